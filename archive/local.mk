@@ -1,0 +1,1 @@
+# archive/: see DESIGN.md (module added by its issue).

@@ -1,0 +1,7 @@
+# bench/: benchmark programs; `make bench` builds and runs them and prints
+# their figures (medians of several runs).  Not part of `make check`.
+WZ_BENCH_PROGS =
+WZ_BENCH_SH =
+bench: $(WZ_BENCH_PROGS) wzplan
+	@for b in $(WZ_BENCH_PROGS); do echo "== $$b"; ./$$b || exit 1; done
+	@for s in $(WZ_BENCH_SH); do echo "== $$s"; WZPLAN=$(abs_top_builddir)/wzplan $(SHELL) $(top_srcdir)/$$s || exit 1; done

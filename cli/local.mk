@@ -1,0 +1,15 @@
+# cli/: the wzplan program; one file per subcommand.
+noinst_LIBRARIES += libwzcli.a
+libwzcli_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzcli_a_SOURCES = \
+	cli/cli.c cli/cli.h \
+	cli/commands.c cli/commands.h \
+	cli/cost_report.c \
+	cli/cmd_cost.c \
+	cli/cmd_propose.c
+
+bin_PROGRAMS += wzplan
+wzplan_SOURCES = cli/main.c
+wzplan_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+wzplan_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+wzplan_DEPENDENCIES = $(WZ_LIBS)

@@ -1,0 +1,138 @@
+/* The cache-format registry: names, ids and record sizes (DESIGN.md,
+ * "Cache formats"). */
+#include "codec/format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/wz_str.h"
+
+static const wzc_format_info registry[] = {
+	{ WZC_FMT_BF16, "bf16", WZC_TIER_GPU, 0,
+	  "576 x bf16: the uncompressed cache" },
+	{ WZC_FMT_FP8_MIX, "fp8-mix", WZC_TIER_GPU, 0,
+	  "latent e4m3 + fp16 scale (absmax/448), position int8 + fp16 scale (absmax/127)" },
+	{ WZC_FMT_FP8_BF16ROPE, "fp8-bf16rope", WZC_TIER_GPU, 0,
+	  "latent e4m3 + fp16 scale, position part kept in bf16" },
+	{ WZC_FMT_FP8_DS_MLA, "fp8-ds-mla", WZC_TIER_GPU, 0,
+	  "FlashMLA FP8 with scale: latent e4m3 + fp32 scale per 128, position bf16 (656 B)" },
+	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
+	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)" },
+	{ WZC_FMT_INT4_G64, "int4-g64", WZC_TIER_GPU, 0,
+	  "latent uint4 asymmetric in groups of 64 (fp16 scale+zero), position int8 + fp16 scale" },
+	{ WZC_FMT_NVFP4, "nvfp4", WZC_TIER_GPU, 0,
+	  "latent e2m1 with an e4m3 scale per 16, position e4m3 + fp16 scale" },
+	{ WZC_FMT_WZ, "wz", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: fixed record per token at the requested bits/value" },
+	{ WZC_FMT_WZX, "wzx", WZC_TIER_OFFLOAD, 1,
+	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer" },
+};
+
+#define REGISTRY_N ((int)(sizeof registry / sizeof registry[0]))
+
+int wzc_format_count(void)
+{
+	return REGISTRY_N;
+}
+
+const wzc_format_info *wzc_format_info_at(int i)
+{
+	return i >= 0 && i < REGISTRY_N ? &registry[i] : NULL;
+}
+
+const wzc_format_info *wzc_format_info_of(wzc_format_id id)
+{
+	for (int i = 0; i < REGISTRY_N; i++)
+		if (registry[i].id == id)
+			return &registry[i];
+	return NULL;
+}
+
+static wz_err unknown(const char *name, wz_diag *diag)
+{
+	char known[512] = "";
+	for (int i = 0; i < REGISTRY_N; i++) {
+		strncat(known, i ? ", " : "", sizeof known - strlen(known) - 1);
+		strncat(known, registry[i].name, sizeof known - strlen(known) - 1);
+		if (registry[i].parametric)
+			strncat(known, "-<bits>", sizeof known - strlen(known) - 1);
+	}
+	return wz_diag_set(diag, WZ_ERR_NOT_FOUND, "unknown cache format '%s' (known: %s)", name,
+			   known);
+}
+
+wz_err wzc_format_parse(const char *name, wzc_format *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	for (int i = 0; i < REGISTRY_N; i++) {
+		const wzc_format_info *info = &registry[i];
+		size_t n = strlen(info->name);
+		if (!info->parametric) {
+			if (strcasecmp(name, info->name) == 0) {
+				out->id = info->id;
+				snprintf(out->name, sizeof out->name, "%s", info->name);
+				return WZ_OK;
+			}
+			continue;
+		}
+		if (strncasecmp(name, info->name, n) != 0 || name[n] != '-')
+			continue;
+		double bits;
+		if (wz_parse_double(name + n + 1, &bits))
+			continue;
+		if (bits < WZC_WZ_MIN_BITS || bits > WZC_WZ_MAX_BITS)
+			return wz_diag_set(diag, WZ_ERR_RANGE,
+					   "format '%s': rate must be between %.0f and %.0f bits/value",
+					   name, WZC_WZ_MIN_BITS, WZC_WZ_MAX_BITS);
+		out->id = info->id;
+		out->rate_bits = bits;
+		snprintf(out->name, sizeof out->name, "%s-%s", info->name, name + n + 1);
+		return WZ_OK;
+	}
+	return unknown(name, diag);
+}
+
+size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
+{
+	if (R <= 0 || P < 0)
+		return 0;
+	size_t r = (size_t)R, p = (size_t)P;
+	switch (fmt->id) {
+	case WZC_FMT_BF16:
+		return 2 * (r + p);
+	case WZC_FMT_FP8_MIX:
+		return r + 2 + (p ? p + 2 : 0);
+	case WZC_FMT_FP8_BF16ROPE:
+		return r + 2 + 2 * p;
+	case WZC_FMT_FP8_DS_MLA:
+		if (r % 128)
+			return 0;
+		return r + 4 * (r / 128) + 2 * p;
+	case WZC_FMT_FP8_FLAT:
+		/* The one per-tensor scale is not per token. */
+		return r + p;
+	case WZC_FMT_INT4_G64:
+		if (r % 64)
+			return 0;
+		return r / 2 + 4 * (r / 64) + (p ? p + 2 : 0);
+	case WZC_FMT_NVFP4:
+		if (r % 16)
+			return 0;
+		return r / 2 + r / 16 + (p ? p + 2 : 0);
+	case WZC_FMT_WZ:
+	case WZC_FMT_WZX:
+		/* The codec must fit a record in this budget, so wz-R never
+		 * exceeds R bits/value. */
+		return (size_t)floor(fmt->rate_bits * (double)(r + p) / 8.0 + 1e-9);
+	}
+	return 0;
+}
+
+double wzc_bits_per_value(const wzc_format *fmt, int R, int P)
+{
+	size_t bytes = wzc_record_bytes(fmt, R, P);
+	return (double)bytes * 8.0 / (double)(R + P);
+}

@@ -1,0 +1,66 @@
+/* The cache-format registry: stable names and ids, record sizes, and the
+ * parser for format names such as "fp8-mix" or "wz-5.44". */
+#ifndef WZC_FORMAT_H
+#define WZC_FORMAT_H
+
+#include <stddef.h>
+
+#include "common/wz_error.h"
+
+/* Numeric ids are stored in files and archives: never reuse or renumber. */
+typedef enum {
+	WZC_FMT_BF16 = 1,
+	WZC_FMT_FP8_MIX = 2,
+	WZC_FMT_FP8_BF16ROPE = 3,
+	WZC_FMT_FP8_DS_MLA = 4,
+	WZC_FMT_FP8_FLAT = 5,
+	WZC_FMT_INT4_G64 = 6,
+	WZC_FMT_NVFP4 = 7,
+	WZC_FMT_WZ = 16,  /* fixed rate, GPU tier: "wz-<bits>" */
+	WZC_FMT_WZX = 17, /* entropy coded, offload tier: "wzx-<bits>" */
+} wzc_format_id;
+
+/* Where a format lives. */
+typedef enum {
+	WZC_TIER_GPU = 1,     /* fixed record per token: random access */
+	WZC_TIER_OFFLOAD = 2, /* variable rate, blocks of tokens */
+} wzc_tier;
+
+/* A parsed format: the registry id plus, for wz/wzx, the requested rate. */
+typedef struct {
+	wzc_format_id id;
+	double rate_bits;  /* requested bits/value for wz and wzx; 0 for baselines */
+	char name[32];     /* canonical name, e.g. "wz-5.44" */
+} wzc_format;
+
+/* Static facts about a registry entry. */
+typedef struct {
+	wzc_format_id id;
+	const char *name;        /* "fp8-mix"; "wz" and "wzx" take a "-<bits>" suffix */
+	wzc_tier tier;
+	int parametric;          /* 1 when the name needs "-<bits>" */
+	const char *description; /* one line for `wzplan codec formats` */
+} wzc_format_info;
+
+int wzc_format_count(void);
+const wzc_format_info *wzc_format_info_at(int i);
+const wzc_format_info *wzc_format_info_of(wzc_format_id id);
+
+/* Parses "fp8-mix", "wz-5.44", "wzx-5.43" (case-insensitive).  Unknown names
+ * give WZ_ERR_NOT_FOUND with the known names listed in the message. */
+wz_err wzc_format_parse(const char *name, wzc_format *out /* OUT */, wz_diag *diag);
+
+/* Lowest and highest rates accepted for wz-<bits>. */
+#define WZC_WZ_MIN_BITS 1.0
+#define WZC_WZ_MAX_BITS 16.0
+
+/* Bytes of one token's record for one layer, for latent width R and position
+ * width P (e.g. 512 and 64).  For wzx it is the nominal (average) size.
+ * Returns 0 when the format cannot hold that shape (e.g. R not a multiple of
+ * the group size). */
+size_t wzc_record_bytes(const wzc_format *fmt, int R, int P);
+
+/* Bits per value implied by wzc_record_bytes: bytes * 8 / (R + P). */
+double wzc_bits_per_value(const wzc_format *fmt, int R, int P);
+
+#endif

@@ -1,0 +1,9 @@
+# common/: error codes, file helpers, key=value files shared by every module.
+noinst_LIBRARIES += libwzcommon.a
+libwzcommon_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzcommon_a_SOURCES = \
+	common/wz_error.c common/wz_error.h \
+	common/wz_io.c common/wz_io.h \
+	common/wz_kv.c common/wz_kv.h \
+	common/wz_str.c common/wz_str.h \
+	common/wz_csv.c common/wz_csv.h

@@ -1,0 +1,206 @@
+/* Whole-file reads, atomic writes, hashing and fault injection (wz_io.h). */
+#include "common/wz_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+wz_err wz_read_file(const char *path, size_t max_bytes, char **data, size_t *size,
+		    wz_diag *diag)
+{
+	*data = NULL;
+	*size = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
+				   "%s: cannot open: %s", path, strerror(errno));
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(f);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	}
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap > max_bytes) {
+				free(buf);
+				fclose(f);
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s: larger than the %zu bytes allowed", path, max_bytes);
+			}
+			char *grown = realloc(buf, cap * 2);
+			if (!grown) {
+				free(buf);
+				fclose(f);
+				return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		size_t got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	int failed = ferror(f);
+	fclose(f);
+	if (failed) {
+		free(buf);
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: read error", path);
+	}
+	if (len > max_bytes) {
+		free(buf);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: larger than the %zu bytes allowed",
+				   path, max_bytes);
+	}
+	buf[len] = '\0';
+	*data = buf;
+	*size = len;
+	return WZ_OK;
+}
+
+int wz_fault_write_due(void)
+{
+	static long count;
+	const char *spec = getenv("WZ_FAULT_WRITE");
+	count++;
+	if (!spec || !*spec)
+		return 0;
+	return atol(spec) == count;
+}
+
+wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag)
+{
+	size_t plen = strlen(path);
+	char *tmp = malloc(plen + 16);
+	if (!tmp)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path,
+				       strerror(errno));
+		free(tmp);
+		return e;
+	}
+	const char *p = bytes;
+	size_t left = n;
+	int err = 0;
+	if (wz_fault_write_due()) {
+		err = ENOSPC;
+		left = 0;
+	}
+	while (left > 0) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			break;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	if (!err && fsync(fd) != 0)
+		err = errno;
+	if (close(fd) != 0 && !err)
+		err = errno;
+	if (!err) {
+		/* mkstemp makes 0600; outputs are ordinary files. */
+		mode_t mask = umask(0);
+		umask(mask);
+		chmod(tmp, 0666 & ~mask);
+		if (rename(tmp, path) != 0)
+			err = errno;
+	}
+	if (err) {
+		unlink(tmp);
+		free(tmp);
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(err));
+	}
+	free(tmp);
+	return WZ_OK;
+}
+
+wz_err wz_mkdir_p(const char *path, wz_diag *diag)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (char *s = copy + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char saved = *s;
+			*s = '\0';
+			if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+				wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create folder: %s",
+						       copy, strerror(errno));
+				free(copy);
+				return e;
+			}
+			*s = saved;
+			if (!saved)
+				break;
+		}
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		free(copy);
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: not a folder", path);
+	}
+	free(copy);
+	return WZ_OK;
+}
+
+uint64_t wz_hash_bytes(const void *bytes, size_t n)
+{
+	return XXH3_64bits(bytes, n);
+}
+
+wz_err wz_hash_file(const char *path, char hex[17], uint64_t *size, wz_diag *diag)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+	XXH3_state_t *state = XXH3_createState();
+	if (!state) {
+		fclose(f);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	XXH3_64bits_reset(state);
+	char buf[1 << 16];
+	uint64_t total = 0;
+	size_t got;
+	while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+		XXH3_64bits_update(state, buf, got);
+		total += got;
+	}
+	int failed = ferror(f);
+	fclose(f);
+	uint64_t h = XXH3_64bits_digest(state);
+	XXH3_freeState(state);
+	if (failed)
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: read error", path);
+	snprintf(hex, 17, "%016llx", (unsigned long long)h);
+	if (size)
+		*size = total;
+	return WZ_OK;
+}
+
+char *wz_path_join(const char *folder, const char *name)
+{
+	size_t a = strlen(folder), b = strlen(name);
+	char *out = malloc(a + b + 2);
+	if (!out)
+		return NULL;
+	memcpy(out, folder, a);
+	size_t k = a;
+	if (k > 0 && out[k - 1] != '/')
+		out[k++] = '/';
+	memcpy(out + k, name, b + 1);
+	return out;
+}

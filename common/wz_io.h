@@ -1,0 +1,40 @@
+/* File helpers: whole-file reads, atomic writes (nothing half-written),
+ * content hashes, and I/O fault injection for tests. */
+#ifndef WZ_IO_H
+#define WZ_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wz_error.h"
+
+/* Reads a whole file (at most max_bytes) into a NUL-terminated buffer the
+ * caller frees with free().  *size gets the byte count (without the NUL). */
+wz_err wz_read_file(const char *path, size_t max_bytes, char **data /* OUT */,
+		    size_t *size /* OUT */, wz_diag *diag);
+
+/* Writes bytes to path atomically: a temporary file in the same folder,
+ * fsync, then rename.  On failure the old file (if any) is untouched and no
+ * temporary is left behind. */
+wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag);
+
+/* Creates a folder and its parents (mode 0777 & ~umask); existing is fine. */
+wz_err wz_mkdir_p(const char *path, wz_diag *diag);
+
+/* 64-bit XXH3 hash of a file's bytes, as 16 lowercase hex digits in hex[17];
+ * *size gets the file size. */
+wz_err wz_hash_file(const char *path, char hex[17] /* OUT */, uint64_t *size /* OUT */,
+		    wz_diag *diag);
+
+/* 64-bit XXH3 of a buffer. */
+uint64_t wz_hash_bytes(const void *bytes, size_t n);
+
+/* Joins folder and name with one '/' into a new string the caller frees. */
+char *wz_path_join(const char *folder, const char *name);
+
+/* Test hook: when the environment variable WZ_FAULT_WRITE=N is set, the Nth
+ * atomic write of this process (counting from 1) fails as if the disk were
+ * full.  Returns nonzero when the current write must fail. */
+int wz_fault_write_due(void);
+
+#endif

@@ -1,0 +1,67 @@
+/* Memory accounting per GPU: how much HBM is left for the cache after the
+ * weights and the activation reserve, and how many users of a given context
+ * fit in it (DESIGN.md, "Replica"). */
+#ifndef WZM_CAPACITY_H
+#define WZM_CAPACITY_H
+
+#include "common/wz_error.h"
+#include "costmodel/catalog.h"
+
+#define WZM_GIB 1073741824.0
+#define WZM_BLOCK_TOKENS 64
+
+/* How attention is spread over a replica's GPUs.  MLA caches are not split
+ * across tensor-parallel ranks: with tensor parallelism every rank holds the
+ * full latent of every request, so the replica holds only one GPU's worth of
+ * users; with attention data parallelism each GPU holds its own users. */
+typedef enum {
+	WZM_PAR_ATTN_DP = 0,
+	WZM_PAR_TP = 1,
+} wzm_parallelism;
+
+wz_err wzm_parallelism_parse(const char *name, wzm_parallelism *out /* OUT */, wz_diag *diag);
+const char *wzm_parallelism_name(wzm_parallelism par);
+
+typedef struct {
+	double mem_util;         /* share of HBM the engine may use (0..1] */
+	double act_reserve_gib;  /* per GPU, for activations and graphs */
+	int gpus_per_replica;    /* GPUs holding one copy of the weights */
+	wzm_parallelism par;
+	double weight_bits;      /* NaN: the model's catalog value */
+	int block_tokens;        /* cache block size in tokens */
+} wzm_memory_params;
+
+/* Defaults: mem_util 0.90 (vLLM's default gpu_memory_utilization),
+ * act_reserve 4 GiB, 8 GPUs per replica, attention data parallel, model's
+ * weight bits, 64-token blocks. */
+void wzm_memory_params_default(wzm_memory_params *p /* OUT */);
+
+/* One format's capacity on one GPU, all in bytes unless named otherwise. */
+typedef struct {
+	double hbm;               /* hbm_gib * 2^30 */
+	double usable;            /* hbm * mem_util */
+	double weights;           /* this GPU's share of the weights */
+	double reserve;           /* activation reserve */
+	double cache;             /* usable - weights - reserve */
+	double record_per_layer;  /* bytes of one token for one layer */
+	double per_token;         /* record_per_layer * layers */
+	double per_block;         /* per_token * block_tokens */
+	long blocks_per_gpu;      /* floor(cache / per_block) */
+	long blocks_per_user;     /* ceil(context / block_tokens) */
+	long users_per_gpu;       /* floor(blocks_per_gpu / blocks_per_user) */
+	long users_per_replica;   /* x gpus_per_replica with attention DP */
+} wzm_memory;
+
+/* Computes the memory breakdown for a format whose record is
+ * record_per_layer bytes per token per layer, at `context` tokens per user.
+ * Fails with WZ_ERR_MISSING naming the catalog field when a needed value is
+ * empty, and WZ_ERR_RANGE when the weights and reserve do not fit. */
+wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
+			  const wzm_memory_params *params, double record_per_layer, long context,
+			  wzm_memory *out /* OUT */, wz_diag *diag);
+
+/* Weight bytes of a model at the given bits per weight (NaN: catalog's). */
+wz_err wzm_weight_bytes(const wzm_model *model, double weight_bits, double *out /* OUT */,
+			wz_diag *diag);
+
+#endif

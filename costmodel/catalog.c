@@ -1,0 +1,393 @@
+/* Catalog loading and look-ups (catalog.h). */
+#include "costmodel/catalog.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/wz_csv.h"
+#include "common/wz_io.h"
+#include "common/wz_str.h"
+#include "data/embedded.h"
+
+/* How a CSV column maps onto a struct field. */
+typedef struct {
+	const char *column;
+	int numeric;    /* 1: double (NaN when empty), 0: string */
+	int required;   /* the cell must not be empty */
+	size_t offset;
+} field_spec;
+
+#define NUM(T, f, req) { #f, 1, req, offsetof(T, f) }
+#define STR(T, f, req) { #f, 0, req, offsetof(T, f) }
+
+static const field_spec model_fields[] = {
+	STR(wzm_model, name, 1), STR(wzm_model, attention, 0), NUM(wzm_model, layers, 0),
+	NUM(wzm_model, kv_lora_rank, 0), NUM(wzm_model, rope_dim, 0), NUM(wzm_model, kv_heads, 0),
+	NUM(wzm_model, head_dim, 0), NUM(wzm_model, hidden_size, 0),
+	NUM(wzm_model, params_total_b, 0), NUM(wzm_model, params_active_b, 0),
+	NUM(wzm_model, weight_bits, 0), NUM(wzm_model, max_context, 0),
+	{ "source_url", 0, 0, offsetof(wzm_model, source) },
+};
+
+static const field_spec gpu_fields[] = {
+	STR(wzm_gpu, name, 1), NUM(wzm_gpu, hbm_gib, 0), NUM(wzm_gpu, hbm_tbps, 0),
+	NUM(wzm_gpu, bf16_tflops, 0), NUM(wzm_gpu, fp8_tflops, 0), NUM(wzm_gpu, nvlink_gbps, 0),
+	NUM(wzm_gpu, pcie_gbps, 0),
+	{ "price_reserved_usd_h", 1, 0, offsetof(wzm_gpu, price_reserved_usd_h) },
+	{ "price_ondemand_usd_h", 1, 0, offsetof(wzm_gpu, price_ondemand_usd_h) },
+	STR(wzm_gpu, price_source, 0), STR(wzm_gpu, price_date, 0),
+};
+
+static const field_spec price_fields[] = {
+	STR(wzm_price, set, 1), STR(wzm_price, gpu, 1), NUM(wzm_price, reserved_usd_h, 0),
+	NUM(wzm_price, ondemand_usd_h, 0), STR(wzm_price, source, 1), STR(wzm_price, date, 0),
+};
+
+#define NFIELDS(a) ((int)(sizeof a / sizeof a[0]))
+
+static void free_strings(void *row, const field_spec *spec, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!spec[i].numeric)
+			free(*(char **)((char *)row + spec[i].offset));
+}
+
+void wzm_catalog_free(wzm_catalog *cat)
+{
+	if (!cat)
+		return;
+	for (int i = 0; i < cat->nmodels; i++)
+		free_strings(&cat->models[i], model_fields, NFIELDS(model_fields));
+	for (int i = 0; i < cat->ngpus; i++)
+		free_strings(&cat->gpus[i], gpu_fields, NFIELDS(gpu_fields));
+	for (int i = 0; i < cat->nprices; i++)
+		free_strings(&cat->prices[i], price_fields, NFIELDS(price_fields));
+	free(cat->models);
+	free(cat->gpus);
+	free(cat->prices);
+	free(cat->origin_models);
+	free(cat->origin_gpus);
+	free(cat->origin_prices);
+	free(cat);
+}
+
+/* Parses rows of a CSV into an array of structs described by spec. */
+static wz_err parse_rows(const char *text, const char *origin, const field_spec *spec,
+			 int nspec, size_t row_size, size_t origin_off, size_t line_off,
+			 void **rows_out, int *n_out, wz_diag *diag)
+{
+	wz_csv *csv;
+	wz_err err = wz_csv_parse(text, strlen(text), origin, &csv, diag);
+	if (err)
+		return err;
+	if (csv->nrows == 0) {
+		wz_csv_free(csv);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: empty file (a header row is needed)",
+				   origin);
+	}
+	int col[32];
+	for (int i = 0; i < nspec; i++) {
+		col[i] = wz_csv_column(csv, spec[i].column);
+		if (col[i] < 0) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: missing column '%s'", origin,
+					  csv->rows[0].line, spec[i].column);
+			wz_csv_free(csv);
+			return err;
+		}
+	}
+	int ncols = csv->rows[0].nfields;
+	char *rows = calloc((size_t)csv->nrows, row_size);
+	if (!rows) {
+		wz_csv_free(csv);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	int n = 0;
+	for (int r = 1; r < csv->nrows; r++) {
+		const wz_csv_row *in = &csv->rows[r];
+		char *row = rows + (size_t)n * row_size;
+		if (in->nfields != ncols) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %d fields, the header has %d",
+					  origin, in->line, in->nfields, ncols);
+			break;
+		}
+		n++;
+		*(const char **)(row + origin_off) = origin;
+		*(int *)(row + line_off) = in->line;
+		for (int i = 0; i < nspec && !err; i++) {
+			const char *raw = wz_csv_field(in, col[i]);
+			char *value = wz_strdup_trim(raw);
+			if (!value) {
+				err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+				break;
+			}
+			if (spec[i].required && !*value)
+				err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: empty", origin,
+						  in->line, spec[i].column);
+			if (spec[i].numeric) {
+				double v = NAN;
+				if (*value && (wz_parse_double(value, &v) || v < 0))
+					err = wz_diag_set(diag, WZ_ERR_INPUT,
+							  "%s:%d: field %s: '%s' is not a number >= 0",
+							  origin, in->line, spec[i].column, value);
+				*(double *)(row + spec[i].offset) = v;
+				free(value);
+			} else {
+				*(char **)(row + spec[i].offset) = value;
+			}
+		}
+		if (err)
+			break;
+	}
+	wz_csv_free(csv);
+	if (err) {
+		for (int i = 0; i < n; i++)
+			free_strings(rows + (size_t)i * row_size, spec, nspec);
+		free(rows);
+		return err;
+	}
+	*rows_out = rows;
+	*n_out = n;
+	return WZ_OK;
+}
+
+/* Rows are structs of row_size bytes with a name and a line member. */
+static wz_err check_unique(const char *origin, const void *rows, size_t row_size,
+			   size_t name_off, size_t line_off, int n, wz_diag *diag)
+{
+	const char *base = rows;
+#define ROW_NAME(i) (*(char *const *)(base + (size_t)(i) * row_size + name_off))
+#define ROW_LINE(i) (*(const int *)(base + (size_t)(i) * row_size + line_off))
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (wz_name_eq(ROW_NAME(i), ROW_NAME(j)))
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s:%d: field name: '%s' repeats line %d", origin,
+						   ROW_LINE(i), ROW_NAME(i), ROW_LINE(j));
+#undef ROW_NAME
+#undef ROW_LINE
+	return WZ_OK;
+}
+
+wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
+			 const char *origin, wz_diag *diag)
+{
+	wz_err err;
+	void *rows = NULL;
+	int n = 0;
+	char *origin_copy = strdup(origin);
+	if (!origin_copy)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (!strcmp(kind, "models")) {
+		err = parse_rows(text, origin_copy, model_fields, NFIELDS(model_fields),
+				 sizeof(wzm_model), offsetof(wzm_model, origin),
+				 offsetof(wzm_model, line), &rows, &n, diag);
+		if (!err) {
+			for (int i = 0; i < cat->nmodels; i++)
+				free_strings(&cat->models[i], model_fields, NFIELDS(model_fields));
+			free(cat->models);
+			free(cat->origin_models);
+			cat->models = rows;
+			cat->nmodels = n;
+			cat->origin_models = origin_copy;
+			return check_unique(origin_copy, cat->models, sizeof(wzm_model),
+					    offsetof(wzm_model, name), offsetof(wzm_model, line), n, diag);
+		}
+	} else if (!strcmp(kind, "gpus")) {
+		err = parse_rows(text, origin_copy, gpu_fields, NFIELDS(gpu_fields), sizeof(wzm_gpu),
+				 offsetof(wzm_gpu, origin), offsetof(wzm_gpu, line), &rows, &n, diag);
+		if (!err) {
+			for (int i = 0; i < cat->ngpus; i++)
+				free_strings(&cat->gpus[i], gpu_fields, NFIELDS(gpu_fields));
+			free(cat->gpus);
+			free(cat->origin_gpus);
+			cat->gpus = rows;
+			cat->ngpus = n;
+			cat->origin_gpus = origin_copy;
+			return check_unique(origin_copy, cat->gpus, sizeof(wzm_gpu),
+					    offsetof(wzm_gpu, name), offsetof(wzm_gpu, line), n, diag);
+		}
+	} else if (!strcmp(kind, "prices")) {
+		err = parse_rows(text, origin_copy, price_fields, NFIELDS(price_fields),
+				 sizeof(wzm_price), offsetof(wzm_price, origin),
+				 offsetof(wzm_price, line), &rows, &n, diag);
+		if (!err) {
+			for (int i = 0; i < cat->nprices; i++)
+				free_strings(&cat->prices[i], price_fields, NFIELDS(price_fields));
+			free(cat->prices);
+			free(cat->origin_prices);
+			cat->prices = rows;
+			cat->nprices = n;
+			cat->origin_prices = origin_copy;
+			return WZ_OK;
+		}
+	} else {
+		err = wz_diag_set(diag, WZ_ERR_INTERNAL, "unknown catalog kind '%s'", kind);
+	}
+	free(origin_copy);
+	return err;
+}
+
+static int file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
+{
+	static const char *const kinds[] = { "models", "gpus", "prices" };
+	*out = NULL;
+	wzm_catalog *cat = calloc(1, sizeof *cat);
+	if (!cat)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (dir) {
+		struct stat st;
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			free(cat);
+			return wz_diag_set(diag, WZ_ERR_INPUT, "--catalog %s: not a folder", dir);
+		}
+	}
+	for (int k = 0; k < 3; k++) {
+		char file[32];
+		snprintf(file, sizeof file, "%s.csv", kinds[k]);
+		char *path = dir ? wz_path_join(dir, file) : NULL;
+		wz_err err;
+		if (path && file_exists(path)) {
+			char *text;
+			size_t size;
+			err = wz_read_file(path, 16 << 20, &text, &size, diag);
+			if (!err) {
+				err = wzm_catalog_parse(cat, kinds[k], text, path, diag);
+				free(text);
+			}
+		} else {
+			char origin[64];
+			snprintf(origin, sizeof origin, "embedded:%s", file);
+			const char *text = wz_embedded_file(file, NULL);
+			err = text ? wzm_catalog_parse(cat, kinds[k], text, origin, diag)
+				   : wz_diag_set(diag, WZ_ERR_INTERNAL, "no embedded %s", file);
+		}
+		free(path);
+		if (err) {
+			wzm_catalog_free(cat);
+			return err;
+		}
+	}
+	*out = cat;
+	return WZ_OK;
+}
+
+static void list_names(char *out, size_t n, const char *const *names, int count)
+{
+	out[0] = '\0';
+	for (int i = 0; i < count; i++) {
+		strncat(out, i ? ", " : "", n - strlen(out) - 1);
+		strncat(out, names[i], n - strlen(out) - 1);
+	}
+}
+
+const wzm_model *wzm_find_model(const wzm_catalog *cat, const char *name, wz_diag *diag)
+{
+	for (int i = 0; i < cat->nmodels; i++)
+		if (wz_name_eq(name, cat->models[i].name))
+			return &cat->models[i];
+	const char *names[cat->nmodels > 0 ? cat->nmodels : 1];
+	for (int i = 0; i < cat->nmodels; i++)
+		names[i] = cat->models[i].name;
+	char known[4096];
+	list_names(known, sizeof known, names, cat->nmodels);
+	wz_diag_set(diag, WZ_ERR_NOT_FOUND, "unknown model '%s' in %s (known: %s)", name,
+		    cat->origin_models, known);
+	return NULL;
+}
+
+const wzm_gpu *wzm_find_gpu(const wzm_catalog *cat, const char *name, wz_diag *diag)
+{
+	for (int i = 0; i < cat->ngpus; i++)
+		if (wz_name_eq(name, cat->gpus[i].name))
+			return &cat->gpus[i];
+	const wzm_gpu *match = NULL;
+	int nmatch = 0;
+	for (int i = 0; i < cat->ngpus; i++)
+		if (wz_name_prefix(name, cat->gpus[i].name)) {
+			match = &cat->gpus[i];
+			nmatch++;
+		}
+	if (nmatch == 1)
+		return match;
+	const char *names[cat->ngpus > 0 ? cat->ngpus : 1];
+	for (int i = 0; i < cat->ngpus; i++)
+		names[i] = cat->gpus[i].name;
+	char known[4096];
+	list_names(known, sizeof known, names, cat->ngpus);
+	wz_diag_set(diag, WZ_ERR_NOT_FOUND, "%s GPU '%s' in %s (known: %s)",
+		    nmatch > 1 ? "ambiguous" : "unknown", name, cat->origin_gpus, known);
+	return NULL;
+}
+
+wz_err wzm_need(double value, const char *what, const char *field, const char *origin,
+		int line, wz_diag *diag)
+{
+	if (!isnan(value))
+		return WZ_OK;
+	return wz_diag_set(diag, WZ_ERR_MISSING,
+			   "%s:%d: field %s is empty for %s, and this calculation needs it "
+			   "(fill it in a catalog of your own and pass --catalog DIR)",
+			   origin, line, field, what);
+}
+
+wz_err wzm_find_rates(const wzm_catalog *cat, const char *set, const wzm_gpu *gpu,
+		      wzm_rates *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	if (!strcmp(set, "catalog")) {
+		wz_err err = wzm_need(gpu->price_reserved_usd_h, gpu->name, "price_reserved_usd_h",
+				      gpu->origin, gpu->line, diag);
+		if (!err)
+			err = wzm_need(gpu->price_ondemand_usd_h, gpu->name, "price_ondemand_usd_h",
+				       gpu->origin, gpu->line, diag);
+		if (err)
+			return err;
+		*out = (wzm_rates){ gpu->price_reserved_usd_h, gpu->price_ondemand_usd_h,
+				    gpu->price_source, gpu->price_date, gpu->origin, gpu->line };
+		return WZ_OK;
+	}
+	int set_known = 0;
+	for (int i = 0; i < cat->nprices; i++) {
+		const wzm_price *p = &cat->prices[i];
+		if (strcmp(p->set, set) != 0)
+			continue;
+		set_known = 1;
+		if (!wz_name_eq(p->gpu, gpu->name))
+			continue;
+		wz_err err = wzm_need(p->reserved_usd_h, gpu->name, "reserved_usd_h", p->origin,
+				      p->line, diag);
+		if (!err)
+			err = wzm_need(p->ondemand_usd_h, gpu->name, "ondemand_usd_h", p->origin,
+				       p->line, diag);
+		if (err)
+			return err;
+		*out = (wzm_rates){ p->reserved_usd_h, p->ondemand_usd_h, p->source, p->date,
+				    p->origin, p->line };
+		return WZ_OK;
+	}
+	if (!set_known) {
+		char known[2048] = "catalog";
+		for (int i = 0; i < cat->nprices; i++) {
+			int seen = 0;
+			for (int j = 0; j < i; j++)
+				seen |= !strcmp(cat->prices[j].set, cat->prices[i].set);
+			if (!seen) {
+				strncat(known, ", ", sizeof known - strlen(known) - 1);
+				strncat(known, cat->prices[i].set, sizeof known - strlen(known) - 1);
+			}
+		}
+		return wz_diag_set(diag, WZ_ERR_NOT_FOUND, "unknown price set '%s' in %s (known: %s)",
+				   set, cat->origin_prices, known);
+	}
+	return wz_diag_set(diag, WZ_ERR_NOT_FOUND, "price set '%s' in %s has no row for GPU '%s'",
+			   set, cat->origin_prices, gpu->name);
+}

@@ -1,0 +1,102 @@
+/* Model, GPU and price catalogs: CSV files with a source on every row, read
+ * from the embedded defaults or from a user's folder (--catalog DIR). */
+#ifndef WZM_CATALOG_H
+#define WZM_CATALOG_H
+
+#include "common/wz_error.h"
+
+/* Numeric fields hold NaN when the catalog cell is empty ("not verified"). */
+typedef struct {
+	char *name;
+	char *attention;        /* "MLA", "MLA+DSA", "GQA" */
+	double layers;
+	double kv_lora_rank;    /* R: latent values per token per layer */
+	double rope_dim;        /* P: position values per token per layer */
+	double kv_heads;
+	double head_dim;
+	double hidden_size;
+	double params_total_b;  /* billions */
+	double params_active_b; /* billions, per token (mixture of experts) */
+	double weight_bits;     /* bits per weight as served */
+	double max_context;     /* tokens */
+	char *source;
+	const char *origin;     /* file the row came from */
+	int line;
+} wzm_model;
+
+typedef struct {
+	char *name;
+	double hbm_gib;
+	double hbm_tbps;
+	double bf16_tflops;
+	double fp8_tflops;
+	double nvlink_gbps;
+	double pcie_gbps;
+	double price_reserved_usd_h;
+	double price_ondemand_usd_h;
+	char *price_source;
+	char *price_date;
+	const char *origin;
+	int line;
+} wzm_gpu;
+
+typedef struct {
+	char *set;
+	char *gpu;
+	double reserved_usd_h;
+	double ondemand_usd_h;
+	char *source;
+	char *date;
+	const char *origin;
+	int line;
+} wzm_price;
+
+typedef struct {
+	wzm_model *models;
+	int nmodels;
+	wzm_gpu *gpus;
+	int ngpus;
+	wzm_price *prices;
+	int nprices;
+	char *origin_models; /* "embedded:models.csv" or a path */
+	char *origin_gpus;
+	char *origin_prices;
+} wzm_catalog;
+
+/* Loads models.csv, gpus.csv and prices.csv.  With dir NULL all come from
+ * the embedded defaults; with a dir, each file present there replaces the
+ * embedded one.  Malformed rows fail with file:line and field.  The caller
+ * frees the result with wzm_catalog_free. */
+wz_err wzm_catalog_load(const char *dir, wzm_catalog **out /* OUT */, wz_diag *diag);
+void wzm_catalog_free(wzm_catalog *cat);
+
+/* Parses one catalog file's text (exposed for tests). kind is "models",
+ * "gpus" or "prices". */
+wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
+			 const char *origin, wz_diag *diag);
+
+/* Look-ups by name: exact (ignoring case, blanks, '-', '_', '.') or, for
+ * GPUs, a unique prefix ("H100 SXM").  Unknown names give WZ_ERR_NOT_FOUND
+ * with the known names in the message. */
+const wzm_model *wzm_find_model(const wzm_catalog *cat, const char *name, wz_diag *diag);
+const wzm_gpu *wzm_find_gpu(const wzm_catalog *cat, const char *name, wz_diag *diag);
+
+/* Rates for a GPU under a price set.  The set "catalog" takes the prices in
+ * gpus.csv; any other set name is looked up in prices.csv. */
+typedef struct {
+	double reserved_usd_h;
+	double ondemand_usd_h;
+	const char *source;
+	const char *date;
+	const char *origin;
+	int line;
+} wzm_rates;
+wz_err wzm_find_rates(const wzm_catalog *cat, const char *set, const wzm_gpu *gpu,
+		      wzm_rates *out /* OUT */, wz_diag *diag);
+
+/* WZ_ERR_MISSING naming the catalog row and the field when value is NaN, so
+ * "the program says which value it needs". */
+wz_err wzm_need(double value, const char *what, const char *field, const char *origin,
+		int line, wz_diag *diag);
+
+#endif

@@ -1,0 +1,1 @@
+# sim/: see DESIGN.md (module added by its issue).

@@ -1,0 +1,17 @@
+#!/bin/sh
+# Runs every example in the man pages: lines "$ wzplan ..." between .EX and
+# .EE.  Each must exit 0.  Examples run in a scratch folder.
+. "$top_srcdir/tests/cli/lib.sh"
+bindir=$(dirname "$WZPLAN")
+for page in "$top_srcdir"/man/*.[15]; do
+	sed -n '/^\.EX/,/^\.EE/p' "$page" | sed -n 's/^\\\$ //p; s/^\$ //p' | sed 's/\\-/-/g; s/\\(aq/'"'"'/g' > "$tmp/examples"
+	while IFS= read -r line; do
+		case "$line" in wzplan*) ;; *) continue ;; esac
+		(cd "$tmp" && PATH="$bindir:$PATH" eval "$line") > "$tmp/ex.out" 2> "$tmp/ex.err"
+		s=$?
+		ok $s "$(basename "$page"): $line"
+		[ $s -eq 0 ] || sed 's/^/#   /' "$tmp/ex.err" | head -5
+	done < "$tmp/examples"
+done
+[ "$n" -gt 0 ]; ok $? "the man pages have examples"
+done_testing

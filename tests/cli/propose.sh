@@ -1,0 +1,17 @@
+#!/bin/sh
+# CLI tests for `wzplan propose`: files written, nothing written on bad input.
+. "$top_srcdir/tests/cli/lib.sh"
+
+run "$WZPLAN" propose --out "$tmp/p"
+expect_rc 0 "propose on the embedded default"
+[ -s "$tmp/p/proposal.md" ] && [ -s "$tmp/p/cost.csv" ] && [ -s "$tmp/p/cost.json" ]
+ok $? "proposal.md, cost.csv and cost.json written"
+md=$(cat "$tmp/p/proposal.md")
+contains "$md" "DeepSeek-V3" "proposal names the model"
+contains "$md" "config_671B.json" "assumptions cite the catalog source"
+contains "$md" '$17.52M' "proposal carries the cost table"
+contains "$md" "Not measured" "says what was not measured"
+run "$WZPLAN" propose --out "$tmp/q" --users 0
+expect_rc 2 "bad input"
+[ ! -e "$tmp/q" ]; ok $? "no output folder on bad input"
+done_testing

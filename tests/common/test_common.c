@@ -1,0 +1,112 @@
+/* Unit tests for common/: number parsing, names, lists, CSV, key=value files,
+ * atomic writes. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/wz_csv.h"
+#include "common/wz_io.h"
+#include "common/wz_kv.h"
+#include "common/wz_str.h"
+#include "tests/tap.h"
+
+static void test_numbers(void)
+{
+	long v = 0;
+	double d = 0;
+	ok(wz_parse_count("10,000", &v) == 0 && v == 10000, "count with thousands separator");
+	ok(wz_parse_count("100k", &v) == 0 && v == 100000, "count with k suffix");
+	ok(wz_parse_count("1.5M", &v) == 0 && v == 1500000, "count with M suffix");
+	ok(wz_parse_count("12x", &v) != 0, "count rejects trailing garbage");
+	ok(wz_parse_count("", &v) != 0, "count rejects empty");
+	ok(wz_parse_double(" 2.5 ", &d) == 0 && d == 2.5, "double with blanks");
+	ok(wz_parse_double("nan", &d) != 0, "double rejects NaN");
+	ok(wz_parse_double("1e999", &d) != 0, "double rejects overflow");
+	char text[64];
+	wz_format_thousands(17520000, 0, text, sizeof text);
+	is_str(text, "17,520,000", "thousands separators");
+	wz_format_thousands(-1234.5, 1, text, sizeof text);
+	is_str(text, "-1,234.5", "negative with decimals");
+}
+
+static void test_names(void)
+{
+	ok(wz_name_eq("h100-sxm-80gb", "H100 SXM 80GB"), "names ignore case and separators");
+	ok(!wz_name_eq("H100", "H100 SXM 80GB"), "a prefix is not equal");
+	ok(wz_name_prefix("H100 SXM", "H100 SXM 80GB"), "prefix match");
+	ok(!wz_name_prefix("H200", "H100 SXM 80GB"), "prefix mismatch");
+	char **items;
+	int n = wz_split_list(" a, b ,,c ", &items);
+	ok(n == 3 && !strcmp(items[0], "a") && !strcmp(items[1], "b") && !strcmp(items[2], "c"),
+	   "list split trims and drops empty items");
+	wz_strlist_free(items, n);
+}
+
+static void test_csv(void)
+{
+	const char *text = "a,b\n1,\"x,y\"\n\n2,\"multi\nline\"\n3,z\n";
+	wz_csv *csv;
+	wz_diag diag;
+	ok(wz_csv_parse(text, strlen(text), "t.csv", &csv, &diag) == WZ_OK, "csv parses");
+	is_long(csv->nrows, 4, "blank line skipped");
+	is_str(csv->rows[1].fields[1], "x,y", "quoted comma");
+	is_long(csv->rows[2].line, 4, "record line number");
+	is_long(csv->rows[3].line, 6, "line after a quoted newline");
+	is_long(wz_csv_column(csv, "B"), 1, "header look-up ignores case");
+	wz_csv_free(csv);
+}
+
+static void test_kv(void)
+{
+	wz_kv *kv;
+	wz_diag diag;
+	ok(wz_kv_parse("# c\nusers = 10k\nname = x # y\n", "s", &kv, &diag) == WZ_OK, "kv parses");
+	long users = 0;
+	ok(wz_kv_get_long(kv, "users", 1, 0, &users, &diag) == WZ_OK && users == 10000, "kv long");
+	is_str(wz_kv_get(kv, "name"), "x", "comment stripped");
+	ok(wz_kv_get_long(kv, "missing", 1, 0, &users, &diag) == WZ_ERR_MISSING, "required key");
+	wz_kv_free(kv);
+	ok(wz_kv_parse("a = 1\na = 2\n", "s", &kv, &diag) == WZ_ERR_INPUT, "duplicate key refused");
+	has_str(diag.msg, "s:2", "duplicate names the line");
+	ok(wz_kv_parse("a = 1\nbogus line\n", "s", &kv, &diag) == WZ_ERR_INPUT, "line without =");
+	has_str(diag.msg, "s:2", "error names the line");
+	ok(wz_kv_parse("a = x\n", "s", &kv, &diag) == WZ_OK, "kv parses");
+	double d;
+	ok(wz_kv_get_double(kv, "a", 1, 0, &d, &diag) == WZ_ERR_INPUT, "not a number");
+	has_str(diag.msg, "s:1: a:", "number error names line and key");
+	wz_kv_free(kv);
+}
+
+static void test_atomic_write(void)
+{
+	char dir[] = "test_common_XXXXXX";
+	ok(mkdtemp(dir) != NULL, "temporary folder");
+	char *path = wz_path_join(dir, "out.txt");
+	wz_diag diag;
+	ok(wz_write_file_atomic(path, "first", 5, &diag) == WZ_OK, "atomic write");
+	setenv("WZ_FAULT_WRITE", "2", 1);
+	ok(wz_write_file_atomic(path, "second", 6, &diag) == WZ_ERR_IO, "injected disk-full fails");
+	unsetenv("WZ_FAULT_WRITE");
+	char *data;
+	size_t n;
+	ok(wz_read_file(path, 100, &data, &n, &diag) == WZ_OK && n == 5 && !memcmp(data, "first", 5),
+	   "old content survives a failed write");
+	free(data);
+	char hex[17];
+	uint64_t size;
+	ok(wz_hash_file(path, hex, &size, &diag) == WZ_OK && size == 5 && strlen(hex) == 16,
+	   "file hash");
+	unlink(path);
+	ok(rmdir(dir) == 0, "no temporary file left behind");
+	free(path);
+}
+
+int main(void)
+{
+	test_numbers();
+	test_names();
+	test_csv();
+	test_kv();
+	test_atomic_write();
+	return tap_done();
+}

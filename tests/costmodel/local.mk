@@ -1,0 +1,10 @@
+check_PROGRAMS += tests/costmodel/test_costmodel tests/costmodel/test_catalog
+TESTS += tests/costmodel/test_costmodel tests/costmodel/test_catalog
+tests_costmodel_test_costmodel_SOURCES = tests/costmodel/test_costmodel.c
+tests_costmodel_test_costmodel_CFLAGS = $(TEST_CFLAGS)
+tests_costmodel_test_costmodel_LDADD = $(TEST_LDADD)
+tests_costmodel_test_costmodel_DEPENDENCIES = $(WZ_LIBS)
+tests_costmodel_test_catalog_SOURCES = tests/costmodel/test_catalog.c
+tests_costmodel_test_catalog_CFLAGS = $(TEST_CFLAGS)
+tests_costmodel_test_catalog_LDADD = $(TEST_LDADD)
+tests_costmodel_test_catalog_DEPENDENCIES = $(WZ_LIBS)

@@ -1,0 +1,66 @@
+/* Catalog parsing tests: the embedded catalogs, look-ups, and malformed rows
+ * reported with file:line and field. */
+#include <string.h>
+
+#include "costmodel/catalog.h"
+#include "tests/tap.h"
+
+static void expect_error(const char *kind, const char *text, wz_err code, const char *where,
+			 const char *name)
+{
+	wzm_catalog cat = { 0 };
+	wz_diag diag = { 0 };
+	wz_err err = wzm_catalog_parse(&cat, kind, text, "my.csv", &diag);
+	ok(err == code, "%s: error code", name);
+	has_str(diag.msg, where, name);
+	free(cat.models);
+	free(cat.gpus);
+	free(cat.prices);
+}
+
+int main(void)
+{
+	wzm_catalog *cat;
+	wz_diag diag;
+	ok(wzm_catalog_load(NULL, &cat, &diag) == WZ_OK, "embedded catalogs load");
+	ok(cat->nmodels >= 20 && cat->ngpus >= 10, "all rows read");
+	const wzm_model *v3 = wzm_find_model(cat, "deepseek-v3", &diag);
+	ok(v3 && v3->layers == 61 && v3->kv_lora_rank == 512 && v3->rope_dim == 64,
+	   "DeepSeek-V3 architecture");
+	ok(v3 && strstr(v3->source, "config_671B.json") != NULL, "every row keeps its source");
+	ok(isnan(wzm_find_model(cat, "Kimi-K2-Instruct", &diag)->rope_dim), "empty cells stay empty");
+	ok(wzm_find_gpu(cat, "H100 SXM", &diag) != NULL, "GPU by unique prefix");
+	ok(wzm_find_gpu(cat, "H100", &diag) == NULL, "ambiguous prefix refused");
+	has_str(diag.msg, "ambiguous", "ambiguity is said");
+	ok(wzm_find_model(cat, "GPT-9", &diag) == NULL, "unknown model");
+	has_str(diag.msg, "DeepSeek-V2-Lite", "the known models are listed");
+	wzm_rates rates;
+	ok(wzm_find_rates(cat, "product-page", wzm_find_gpu(cat, "H100 SXM", NULL), &rates, &diag) ==
+		   WZ_OK && rates.reserved_usd_h == 2.00 && rates.ondemand_usd_h == 3.61,
+	   "product-page price set");
+	ok(wzm_find_rates(cat, "nope", wzm_find_gpu(cat, "H100 SXM", NULL), &rates, &diag) ==
+		   WZ_ERR_NOT_FOUND,
+	   "unknown price set");
+	wzm_catalog_free(cat);
+
+	const char *hdr = "name,hbm_gib,hbm_tbps,bf16_tflops,fp8_tflops,nvlink_gbps,pcie_gbps,"
+			  "price_reserved_usd_h,price_ondemand_usd_h,price_source,price_date\n";
+	char text[1024];
+	snprintf(text, sizeof text, "%sX,80,3.35,,,,,,,,\nY,eighty,3,,,,,,,,\n", hdr);
+	expect_error("gpus", text, WZ_ERR_INPUT, "my.csv:3: field hbm_gib", "non-number names line and field");
+	snprintf(text, sizeof text, "%sX,80,3.35,,,,\n", hdr);
+	expect_error("gpus", text, WZ_ERR_INPUT, "my.csv:2: 7 fields", "short row");
+	snprintf(text, sizeof text, "%s,80,3.35,,,,,,,,\n", hdr);
+	expect_error("gpus", text, WZ_ERR_INPUT, "my.csv:2: field name: empty", "empty name");
+	snprintf(text, sizeof text, "%sX,-80,3.35,,,,,,,,\n", hdr);
+	expect_error("gpus", text, WZ_ERR_INPUT, "field hbm_gib", "negative value");
+	expect_error("gpus", "name,hbm_gib\nX,80\n", WZ_ERR_INPUT, "missing column 'hbm_tbps'",
+		     "missing column");
+	snprintf(text, sizeof text, "%sX,80,,,,,,,,,\nx,81,,,,,,,,,\n", hdr);
+	expect_error("gpus", text, WZ_ERR_INPUT, "my.csv:3: field name: 'x' repeats line 2",
+		     "duplicate names");
+	expect_error("models", "", WZ_ERR_INPUT, "empty file", "empty file");
+	expect_error("prices", "set,gpu,reserved_usd_h,ondemand_usd_h,source,date\np,H100,2,3,\"open\n",
+		     WZ_ERR_INPUT, "my.csv", "unterminated quote");
+	return tap_done();
+}

@@ -1,0 +1,8 @@
+# tests/: unit tests per module, CLI tests, fuzz corpora replays, GPU tests.
+# Every test prints TAP; each folder lists its own tests in its local.mk.
+EXTRA_DIST += tests/tap.h tests/cli/lib.sh
+TEST_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+TEST_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+include tests/common/local.mk
+include tests/costmodel/local.mk
+include tests/cli/local.mk

@@ -1,0 +1,1 @@
+# traces/: see DESIGN.md (module added by its issue).
