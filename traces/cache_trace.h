@@ -1,0 +1,63 @@
+/* Cache traces: captured (or synthetic) MLA caches per layer and token, with
+ * optional absorbed queries, held in memory as float32.  File format: a
+ * safetensors file, specified in docs/cache-trace.md (DESIGN.md, "Cache
+ * trace file"). */
+#ifndef WZT_CACHE_TRACE_H
+#define WZT_CACHE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wz_error.h"
+
+typedef enum {
+	WZT_DTYPE_F32 = 0,
+	WZT_DTYPE_F16 = 1,
+	WZT_DTYPE_BF16 = 2,
+} wzt_dtype;
+
+/* All arrays are row-major float32 (converted on read), owned by the trace. */
+typedef struct {
+	int L;              /* layers */
+	int T;              /* tokens */
+	int R;              /* latent values per token per layer (kv_lora_rank) */
+	int P;              /* position values per token per layer (qk_rope_head_dim) */
+	int Q;              /* queries (0 when the trace has none) */
+	int H;              /* heads per query (0 when none) */
+	float *latent;      /* [L][T][R] */
+	float *rope;        /* [L][T][P], after RoPE, unnormalized */
+	int64_t *positions; /* [T] absolute positions (0..T-1 when the file has none) */
+	float *q_latent;    /* [L][Q][H][R] absorbed queries, or NULL */
+	float *q_rope;      /* [L][Q][H][P], or NULL */
+	int64_t *q_index;   /* [Q]: query q attends to tokens 0..q_index[q], or NULL */
+	/* __metadata__ */
+	char *model;
+	double softmax_scale;
+	char *split;        /* "calibration" or "test" */
+	char *window;
+	char *source;       /* "synthetic:<family> seed=..." or what captured it */
+} wzt_cache_trace;
+
+/* Reads and checks a cache-trace file: every shape and offset against the
+ * file size, dtypes, required tensors, metadata.  NaN or Inf in any tensor
+ * is refused with WZ_ERR_INPUT naming tensor, layer, token and channel (the
+ * documented policy: a cache with non-finite values is a capture bug, and no
+ * format's error can be measured against it).  The caller frees the result
+ * with wzt_cache_trace_free. */
+wz_err wzt_cache_trace_read(const char *path, wzt_cache_trace **out /* OUT */, wz_diag *diag);
+
+/* The same on bytes in memory (used by the fuzz target); origin names the
+ * source in messages. */
+wz_err wzt_cache_trace_parse(const void *bytes, size_t n, const char *origin,
+			     wzt_cache_trace **out /* OUT */, wz_diag *diag);
+
+/* Writes a trace atomically, tensors stored in dtype. */
+wz_err wzt_cache_trace_write(const char *path, const wzt_cache_trace *trace, wzt_dtype dtype,
+			     wz_diag *diag);
+
+/* Allocates an empty trace of the given shape (Q = H = 0 for no queries),
+ * positions 0..T-1, all values zero.  NULL when out of memory. */
+wzt_cache_trace *wzt_cache_trace_new(int L, int T, int R, int P, int Q, int H);
+void wzt_cache_trace_free(wzt_cache_trace *trace);
+
+#endif

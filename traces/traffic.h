@@ -1,0 +1,47 @@
+/* Traffic: the normalized request table every importer produces and the
+ * simulator replays.  File format: CSV, specified in wzplan-traffic(5):
+ *   session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens
+ * one row per request, sorted by arrival time. */
+#ifndef WZT_TRAFFIC_H
+#define WZT_TRAFFIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wz_error.h"
+
+typedef struct {
+	int64_t session;        /* session id (dense, 0-based after import) */
+	int32_t turn;           /* 0-based turn within the session */
+	double arrival_s;       /* seconds from the start of the trace */
+	int64_t prompt_tokens;  /* new prompt tokens this turn */
+	int64_t output_tokens;  /* tokens generated */
+	int64_t prefix_tokens;  /* tokens of this request's context that an earlier
+				   request of the session (or a shared prefix) already
+				   computed and could reuse */
+} wzt_request;
+
+typedef struct {
+	wzt_request *requests;
+	size_t n;
+	char *origin;           /* file it came from, for messages */
+	char *source;           /* "azure-csv:<file>", "mooncake:<file>", ... */
+} wzt_traffic;
+
+/* What to do with arrival times out of order. */
+typedef enum {
+	WZT_UNSORTED_REFUSE = 0, /* error naming the first row out of order */
+	WZT_UNSORTED_SORT = 1,   /* stable sort, with a warning count */
+} wzt_unsorted_policy;
+
+/* Reads a normalized request table.  Malformed rows, negative or absurd
+ * token counts (> 10^8) fail with file:line and field.  *n_reordered (may be
+ * NULL) gets how many rows were out of order when sorting.  The caller frees
+ * the result with wzt_traffic_free. */
+wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffic **out /* OUT */,
+			size_t *n_reordered /* OUT */, wz_diag *diag);
+/* Writes the table atomically. */
+wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *diag);
+void wzt_traffic_free(wzt_traffic *traffic);
+
+#endif
