@@ -6,3 +6,4 @@ TEST_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 include tests/common/local.mk
 include tests/costmodel/local.mk
 include tests/cli/local.mk
+include tests/fuzz/local.mk

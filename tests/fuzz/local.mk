@@ -1,0 +1,8 @@
+# tests/fuzz/: libFuzzer targets (built with --enable-fuzzers and clang) and
+# their corpora, replayed by `make check` through tests/fuzz/replay.c.
+# A target FOO is fuzz_FOO.c defining LLVMFuzzerTestOneInput; its corpus is
+# tests/fuzz/corpus/FOO/.  Each target adds a replay program and a test:
+#   check_PROGRAMS += tests/fuzz/replay_FOO
+#   tests_fuzz_replay_FOO_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_FOO.c
+#   (CFLAGS/LDADD as below) and a tests/fuzz/FOO.sh that runs it on the corpus.
+EXTRA_DIST += tests/fuzz/replay.c

@@ -1,0 +1,42 @@
+/* Synthetic MLA cache traces from a written statistical model (families
+ * iid, mla-a, mla-b; docs/synthetic-cache.md), deterministic for a seed, so
+ * the codec can be tested without a GPU.  Results are always labelled
+ * synthetic in the trace's source metadata. */
+#ifndef WZT_SYNTH_CACHE_H
+#define WZT_SYNTH_CACHE_H
+
+#include <stdint.h>
+
+#include "common/wz_error.h"
+#include "traces/cache_trace.h"
+
+typedef enum {
+	WZT_FAMILY_IID = 0,
+	WZT_FAMILY_MLA_A = 1,
+	WZT_FAMILY_MLA_B = 2,
+} wzt_family;
+
+wz_err wzt_family_parse(const char *name, wzt_family *out /* OUT */, wz_diag *diag);
+const char *wzt_family_name(wzt_family family);
+
+typedef struct {
+	wzt_family family;
+	uint64_t seed;          /* the model (bases, gains, per-layer scales) */
+	int L, T, R, P;         /* shape; R, P default 512, 64 */
+	int Q, H;               /* queries per window and heads (0: none) */
+	int64_t start_position; /* absolute position of the window's first token */
+	uint64_t window_seed;   /* the tokens of this window (different per window) */
+	const char *split;      /* "calibration" or "test" */
+	const char *window;     /* window name */
+	const char *model;      /* model name for the metadata */
+} wzt_synth_params;
+
+/* Fills defaults: mla-a, seed 1, L 4, T 1024, R 512, P 64, Q 32, H 16, ... */
+void wzt_synth_params_default(wzt_synth_params *p /* OUT */);
+
+/* Generates one window.  Windows with the same seed and family share the
+ * model (bases, gains, per-layer scales) and differ in their tokens by
+ * window_seed.  The caller frees the result with wzt_cache_trace_free. */
+wz_err wzt_synth_cache(const wzt_synth_params *p, wzt_cache_trace **out /* OUT */, wz_diag *diag);
+
+#endif
