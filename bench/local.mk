@@ -2,6 +2,8 @@
 # their figures (medians of several runs).  Not part of `make check`.
 WZ_BENCH_PROGS =
 WZ_BENCH_SH =
+WZ_BENCH_SH += bench/bench_sim.sh
+EXTRA_DIST += bench/bench_sim.sh
 bench: $(WZ_BENCH_PROGS) wzplan
 	@for b in $(WZ_BENCH_PROGS); do echo "== $$b"; ./$$b || exit 1; done
 	@for s in $(WZ_BENCH_SH); do echo "== $$s"; WZPLAN=$(abs_top_builddir)/wzplan $(SHELL) $(top_srcdir)/$$s || exit 1; done

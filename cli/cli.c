@@ -10,6 +10,7 @@
 #include "codec/format.h"
 #include "common/wz_io.h"
 #include "costmodel/catalog.h"
+#include "sim/params.h"
 
 int wz_cli_fail(const char *cmd, const wz_diag *diag)
 {
@@ -217,6 +218,7 @@ static int apply_overrides(const char *cmd, const wz_scenario_opts *o, wzm_scena
  * list here. */
 static const char *const *const scenario_key_lists[] = {
 	wzm_scenario_keys,
+	wzs_scenario_keys,
 	NULL,
 };
 

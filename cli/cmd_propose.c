@@ -1,13 +1,15 @@
-/* `wzplan propose`: a pilot proposal for a scenario, written as Markdown and
- * CSV into an output folder. */
-#include <getopt.h>
+/* `wzplan propose`: a pilot proposal for a scenario: Markdown, CSV tables and
+ * charts written into an output folder, and the run stored in the archive. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
-#include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/propose.h"
+#include "cli/publish.h"
 #include "common/wz_io.h"
 #include "config.h"
 
@@ -17,14 +19,24 @@ static void help(void)
 	       "\n"
 	       "Writes a pilot proposal for a scenario (the embedded product-page scenario by\n"
 	       "default): the cost comparison of cache formats by scaling and by memory\n"
-	       "accounting, the assumptions with their catalog sources, and what was not\n"
-	       "measured.  Files: OUT/proposal.md, OUT/cost.csv, OUT/cost.json.\n"
+	       "accounting, the assumptions with their catalog sources, charts, measured\n"
+	       "cache quality when the archive holds codec measurements, and what was not\n"
+	       "measured.  The run is stored in the archive and its id printed.\n"
+	       "Files: OUT/proposal.md, OUT/cost.csv, OUT/cost.json, OUT/memory.csv,\n"
+	       "OUT/context.csv, OUT/charts/ (gnuplot data, scripts, PNG and SVG).\n"
 	       "\n"
 	       "%s"
 	       "\n"
 	       "Output:\n"
 	       "  --out DIR              output folder (default: wzplan-out)\n"
+	       "  --archive FILE         archive to store the run in (default: $WZPLAN_ARCHIVE,\n"
+	       "                         else $XDG_DATA_HOME/wzplan/archive.sqlite, else\n"
+	       "                         ~/.local/share/wzplan/archive.sqlite; when that cannot\n"
+	       "                         be used, OUT/archive.sqlite)\n"
 	       "  -h, --help             this help\n"
+	       "\n"
+	       "Charts need gnuplot ($WZ_GNUPLOT, or gnuplot on $PATH); without it the\n"
+	       "proposal is written without images and says so.\n"
 	       "\n"
 	       "Example:\n"
 	       "  wzplan propose --out wzplan-out\n",
@@ -72,14 +84,125 @@ static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
 	wz_buf_puts(md, "\n");
 }
 
-static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, wz_err *err)
+/* A chart title on one line ("Title: subtitle"), for Markdown. */
+static const char *one_line(const char *title, char *out, size_t n)
+{
+	size_t j = 0;
+	for (const char *p = title; *p && j + 3 < n; p++) {
+		if (*p == '\n') {
+			out[j++] = ':';
+			out[j++] = ' ';
+		} else {
+			out[j++] = *p;
+		}
+	}
+	out[j] = '\0';
+	return out;
+}
+
+static void charts_section(wz_buf *md, wzp_chart **charts, int n, int rendered,
+			   const char *why_not, const char *skipped)
+{
+	char alt[512];
+	wz_buf_puts(md, "## Charts\n\n");
+	if (!rendered) {
+		wz_buf_printf(md, "**The charts were not drawn:** %s.  Their data and gnuplot "
+				  "scripts are in `charts/`; run `gnuplot NAME.gp` there to draw "
+				  "them.\n\n",
+			      why_not);
+		for (int i = 0; i < n; i++)
+			wz_buf_printf(md, "- %s: `charts/%s.gp`\n", one_line(wzp_chart_title(charts[i]), alt,
+								     sizeof alt),
+				      wzp_chart_name(charts[i]));
+		wz_buf_puts(md, "\n");
+	} else {
+		for (int i = 0; i < n; i++)
+			wz_buf_printf(md, "![%s](charts/%s.png)\n\n",
+				      one_line(wzp_chart_title(charts[i]), alt, sizeof alt),
+				      wzp_chart_name(charts[i]));
+		wz_buf_puts(md, "Each chart is also in SVG, with its data (`.dat`) and gnuplot "
+				"script (`.gp`) beside it in `charts/`.\n\n");
+	}
+	if (*skipped) {
+		for (const char *p = skipped; *p;) {
+			const char *nl = strchr(p, '\n');
+			size_t len = nl ? (size_t)(nl - p) : strlen(p);
+			wz_buf_puts(md, "- ");
+			wz_buf_append(md, p, len);
+			wz_buf_puts(md, "\n");
+			p += len + (nl ? 1 : 0);
+		}
+		wz_buf_puts(md, "\n");
+	}
+}
+
+/* Measured quality with where each figure came from: the codec run, the
+ * trace window and the trace file's hash. */
+static void quality_section(wz_buf *md, const wza_run *codec)
+{
+	if (!codec || !codec->ncodec)
+		return;
+	wz_buf_puts(md, "## Measured cache quality\n\n");
+	wzp_table *t = wzp_table_new("Codec measurements in the archive");
+	if (!t)
+		return;
+	wzp_table_column(t, "format", "Format", 0);
+	wzp_table_column(t, "bits", "Bits/value", 1);
+	wzp_table_column(t, "metric", "Metric", 0);
+	wzp_table_column(t, "value", "Value", 1);
+	wzp_table_column(t, "ci", "95% CI", 0);
+	wzp_table_column(t, "window", "Trace window", 0);
+	wzp_table_column(t, "run", "Run", 1);
+	wzp_table_column(t, "trace", "Trace hash", 0);
+	int shown = 0;
+	for (int i = 0; i < codec->ncodec && shown < 60; i++, shown++) {
+		const wza_codec *m = &codec->codec[i];
+		char v[32], ci[64];
+		snprintf(v, sizeof v, "%.4g", m->value);
+		if (isnan(m->ci_low) || isnan(m->ci_high))
+			snprintf(ci, sizeof ci, "-");
+		else
+			snprintf(ci, sizeof ci, "%.4g .. %.4g", m->ci_low, m->ci_high);
+		wzp_table_row(t);
+		wzp_table_str(t, m->format);
+		wzp_table_numf(t, m->bits_per_value, 2);
+		wzp_table_str(t, m->metric);
+		wzp_table_num(t, m->value, v);
+		wzp_table_str(t, ci);
+		wzp_table_str(t, m->window);
+		wzp_table_numf(t, (double)m->run, 0);
+		wzp_table_str(t, m->trace_hash ? m->trace_hash : "");
+	}
+	if (codec->ncodec > shown)
+		wzp_table_note(t, "%d more measurements: see 'wzplan archive show RUN'.",
+			       codec->ncodec - shown);
+	wzp_table_note(t, "Quality is measured on the cache traces named by their hash; the "
+			  "cost figures above use each format's size, not these measurements.");
+	wzp_table_render(t, WZP_MD, md);
+	wzp_table_free(t);
+	wz_buf_puts(md, "\n");
+}
+
+typedef struct {
+	wzp_chart **charts;
+	int ncharts, rendered;
+	const char *why_not, *skipped;
+	const wza_run *codec;
+	long long run_id;
+	const char *archive_path;
+} md_extras;
+
+static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const md_extras *x,
+			    wz_err *err)
 {
 	wz_buf md = { 0 };
 	wz_buf_printf(&md, "# Pilot proposal: %s cache formats for %s on %s\n\n", s->name,
 		      c->model->name, c->gpu->name);
 	wz_buf_printf(&md, "Generated by wzplan %s.  Every figure below is computed by the "
-			  "program from the scenario and the catalogs named with it.\n\n",
-		      PACKAGE_VERSION);
+			  "program from the scenario and the catalogs named with it.  This is "
+			  "run %lld in the archive `%s`; `wzplan verify %lld --archive %s` "
+			  "recomputes it.\n\n",
+		      PACKAGE_VERSION, x->run_id, x->archive_path, x->run_id, x->archive_path);
 	if (c->context_over_limit)
 		wz_buf_printf(&md, "**Warning:** the context (%ld tokens) is beyond %s's limit "
 				   "of %.0f tokens.\n\n",
@@ -87,102 +210,175 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, wz_err 
 	assumptions(&md, s, c);
 	wz_buf_puts(&md, "## Cost\n\n");
 	*err = wz_report_render(s, c, WZP_MD, &md);
-	wz_buf_puts(&md, "\n## Not measured in this run\n\n"
-			 "- Cache quality (error against the uncompressed cache) of each format: "
-			 "no cache trace was given.\n"
-			 "- Latency under real traffic: no traffic was simulated; the memory "
+	wz_buf_puts(&md, "\n");
+	charts_section(&md, x->charts, x->ncharts, x->rendered, x->why_not, x->skipped);
+	quality_section(&md, x->codec);
+	wz_buf_puts(&md, "## Not measured in this run\n\n");
+	if (!x->codec || !x->codec->ncodec)
+		wz_buf_puts(&md, "- Cache quality (error against the uncompressed cache) of each "
+				 "format: no cache trace was given and the archive holds no codec "
+				 "measurements.\n");
+	else
+		wz_buf_puts(&md, "- Quality of the `iso:` formats: their ratio is an input, not "
+				 "a measurement.\n");
+	wz_buf_puts(&md, "- Latency under real traffic: no traffic was simulated; the memory "
 			 "mode assumes every user's cache stays resident.\n");
+	if (!x->rendered)
+		wz_buf_puts(&md, "- Charts: not drawn in this run (see above).\n");
 	if (md.failed)
 		*err = WZ_ERR_NOMEM;
 	return wz_buf_take(&md);
 }
 
+static wz_err render_table(wzp_table *t, wz_buf *out)
+{
+	if (!t)
+		return WZ_ERR_NOMEM;
+	wz_err err = wzp_table_render(t, WZP_CSV, out);
+	wzp_table_free(t);
+	return err;
+}
+
+/* The GPUs-by-context figures as one CSV row per format. */
+static void context_csv(const wza_run *run, wz_buf *out)
+{
+	wz_buf_puts(out, "format,context_tokens,gpus,users_per_gpu\n");
+	for (int i = 0; i < run->nfigures; i++) {
+		const wza_figure *f = &run->figures[i];
+		if (strcmp(f->table, "gpus_by_context"))
+			continue;
+		const wza_figure *u = wza_run_find_figure(run, "users_per_gpu_by_context", f->row,
+							  f->col);
+		wz_buf_printf(out, "%s,%s,", f->row, f->col);
+		if (!isnan(f->value))
+			wz_buf_printf(out, "%.0f", f->value);
+		wz_buf_puts(out, ",");
+		if (u && !isnan(u->value))
+			wz_buf_printf(out, "%.0f", u->value);
+		wz_buf_puts(out, "\n");
+	}
+}
+
 int wz_cmd_propose(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WZ_SCENARIO_LONGOPTS,
-		{ "out", required_argument, NULL, 'O' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	wz_scenario_opts opts = { 0 };
-	const char *out_dir = "wzplan-out";
+	wz_propose_opts o;
+	int rc = wz_propose_parse(argc, argv, &o);
+	if (rc == 0)
+		help();
+	if (rc >= 0)
+		return rc;
 	wz_diag diag;
 	wz_diag_clear(&diag);
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'O':
-			out_dir = optarg;
-			break;
-		case 'h':
-			help();
-			return 0;
-		case ':':
-			return wz_cli_usage("propose", "option %s needs a value", argv[optind - 1]);
-		case '?':
-			return wz_cli_usage("propose", "unknown option '%s'", argv[optind - 1]);
-		default:
-			if (wz_scenario_opt(&opts, c, optarg))
-				return wz_cli_usage("propose", "unknown option");
-		}
+	wza_run *run = wza_run_new("propose", argc - 1, argv + 1, PACKAGE_VERSION);
+	if (!run) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_cli_fail("propose", &diag);
 	}
-	if (optind < argc)
-		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
-
-	wzm_catalog *cat;
-	wzm_scenario *scn;
-	int rc = wz_scenario_setup("propose", &opts, &cat, &scn);
-	if (rc)
-		return rc;
+	wzm_catalog *cat = NULL;
+	wzm_scenario *scn = NULL;
 	wzm_compare cmp;
-	rc = wz_cost_compare("propose", scn, cat, &cmp);
-	if (rc)
-		goto done;
+	rc = wz_propose_compute("propose", &o, run, &scn, &cat, &cmp);
+	if (rc) {
+		wza_run_free(run);
+		return rc;
+	}
 
-	/* Everything is built in memory first, so a failure leaves no partial
-	 * proposal behind. */
-	wz_err err = WZ_OK, err_csv, err_json, err_text;
-	char *md = build_markdown(scn, &cmp, &err);
-	wz_buf csv = { 0 }, json = { 0 }, text = { 0 };
-	err_csv = wz_report_render(scn, &cmp, WZP_CSV, &csv);
-	err_json = wz_report_render(scn, &cmp, WZP_JSON, &json);
-	err_text = wz_report_render(scn, &cmp, WZP_TEXT, &text);
-	if (err || err_csv || err_json || err_text || !md) {
+	/* The archive: the one asked for, else the default place, else (no
+	 * writable home) the output folder, so a proposal never needs $HOME. */
+	wza_archive *archive = NULL;
+	char *fallback = NULL;
+	if (o.archive) {
+		rc = wz_archive_open_cli("propose", o.archive, 1, &archive);
+	} else {
+		char *def = NULL;
+		wz_diag why;
+		if (wza_default_path(&def, &why) || wza_open(def, 1, &archive, &why)) {
+			fallback = wz_path_join(o.out_dir, WZA_DEFAULT_NAME);
+			wz_cli_warn("propose", "%s; storing the run in %s instead", why.msg,
+				    fallback ? fallback : "?");
+		}
+		free(def);
+	}
+	wza_run *codec = NULL;
+	if (!rc && archive && wza_load_codec(archive, &codec, &diag))
+		rc = wz_cli_fail("propose", &diag);
+
+	/* Everything is built in a staging folder first; the proposal appears
+	 * in OUT only when all of it was made. */
+	wzp_chart **charts = NULL;
+	int ncharts = 0, rendered = 0;
+	wz_buf skipped = { 0 }, why_not = { 0 }, csv = { 0 }, json = { 0 }, mem = { 0 },
+	       ctx = { 0 }, text = { 0 };
+	char *staging = NULL, *md = NULL;
+	if (!rc && (wz_charts_build(run, codec, &charts, &ncharts, &skipped) ||
+		    wz_report_render(scn, &cmp, WZP_CSV, &csv) ||
+		    wz_report_render(scn, &cmp, WZP_JSON, &json) ||
+		    wz_report_render(scn, &cmp, WZP_TEXT, &text) ||
+		    render_table(wz_report_breakdown(scn, &cmp), &mem))) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("propose", &diag);
-	} else if (wz_mkdir_p(out_dir, &diag)) {
+	}
+	context_csv(run, &ctx);
+	if (!rc && wz_staging_create(o.out_dir, &staging, &diag))
 		rc = wz_cli_fail("propose", &diag);
-	} else {
-		struct { const char *name; const char *text; } files[] = {
-			{ "cost.csv", wz_buf_str(&csv) },
-			{ "cost.json", wz_buf_str(&json) },
-			{ "proposal.md", md },
-		};
-		for (size_t i = 0; i < sizeof files / sizeof files[0] && !rc; i++) {
-			char *path = wz_path_join(out_dir, files[i].name);
-			if (!path || wz_write_file_atomic(path, files[i].text, strlen(files[i].text),
-							  &diag)) {
-				if (!path)
-					wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-				rc = wz_cli_fail("propose", &diag);
-			}
-			free(path);
-		}
-		if (!rc) {
-			fputs(wz_buf_str(&text), stdout);
-			printf("\nProposal written to %s/proposal.md\n", out_dir);
+	if (!rc) {
+		char *dir = wz_path_join(staging, "charts");
+		if (!dir || wz_charts_write(charts, ncharts, dir, &rendered, &why_not, &diag))
+			rc = wz_cli_fail("propose", &diag);
+		free(dir);
+	}
+	const char *files[][2] = {
+		{ "cost.csv", wz_buf_str(&csv) }, { "cost.json", wz_buf_str(&json) },
+		{ "memory.csv", wz_buf_str(&mem) }, { "context.csv", wz_buf_str(&ctx) },
+	};
+	for (size_t i = 0; !rc && i < sizeof files / sizeof files[0]; i++)
+		if (wz_staging_file(staging, files[i][0], files[i][1], &diag))
+			rc = wz_cli_fail("propose", &diag);
+
+	if (!rc && fallback)
+		rc = wz_archive_open_cli("propose", fallback, 1, &archive);
+	if (!rc) {
+		wza_run_finish(run, "ok");
+		if (wza_store(archive, run, &diag))
+			rc = wz_cli_fail("propose", &diag);
+	}
+	if (!rc) {
+		wz_err err = WZ_OK;
+		md_extras x = { charts, ncharts, rendered, wz_buf_str(&why_not), wz_buf_str(&skipped),
+				codec, run->id, wza_path(archive) };
+		md = build_markdown(scn, &cmp, &x, &err);
+		if (err || !md) {
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			rc = wz_cli_fail("propose", &diag);
+		} else if (wz_staging_file(staging, "proposal.md", md, &diag) ||
+			   wz_staging_publish(staging, o.out_dir, &diag)) {
+			rc = wz_cli_fail("propose", &diag);
 		}
 	}
+	if (rc && staging)
+		wz_staging_remove(staging);
+	if (!rc) {
+		fputs(wz_buf_str(&text), stdout);
+		printf("\nProposal written to %s/proposal.md\n", o.out_dir);
+		if (rendered)
+			printf("Charts: %d, in %s/charts (PNG and SVG, with data and gnuplot "
+			       "scripts)\n", ncharts, o.out_dir);
+		else
+			printf("Charts not drawn: %s; their data and gnuplot scripts are in "
+			       "%s/charts\n", wz_buf_str(&why_not), o.out_dir);
+		printf("Run %lld archived in %s\n", run->id, wza_path(archive));
+	}
 	free(md);
-	wz_buf_free(&csv);
-	wz_buf_free(&json);
-	wz_buf_free(&text);
+	free(staging);
+	free(fallback);
+	wz_charts_free(charts, ncharts);
+	wz_buf_free(&skipped), wz_buf_free(&why_not), wz_buf_free(&csv), wz_buf_free(&json);
+	wz_buf_free(&mem), wz_buf_free(&ctx), wz_buf_free(&text);
+	wza_run_free(codec);
+	wza_close(archive);
 	wzm_compare_free(&cmp);
-done:
 	wzm_scenario_free(scn);
 	wzm_catalog_free(cat);
+	wza_run_free(run);
 	return rc;
 }

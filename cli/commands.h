@@ -4,5 +4,12 @@
 
 int wz_cmd_cost(int argc, char **argv);
 int wz_cmd_propose(int argc, char **argv);
+int wz_cmd_archive(int argc, char **argv);
+int wz_cmd_verify(int argc, char **argv);
+int wz_cmd_plot(int argc, char **argv);
+int wz_cmd_trace(int argc, char **argv);
+int wz_cmd_traffic(int argc, char **argv);
+int wz_cmd_sim(int argc, char **argv);
+int wz_cmd_size(int argc, char **argv);
 
 #endif

@@ -4,6 +4,8 @@ WZ_EMBEDDED_FILES = \
 	data/models.csv data/gpus.csv data/prices.csv \
 	data/scenarios/product-page.scenario
 nobase_dist_pkgdata_DATA += $(WZ_EMBEDDED_FILES)
+# A small synthetic cache trace (docs/cache-trace.md, "Sample").
+nobase_dist_pkgdata_DATA += data/sample-mla-a.safetensors
 noinst_LIBRARIES += libwzdata.a
 libwzdata_a_SOURCES = data/embedded.h
 nodist_libwzdata_a_SOURCES = data/embedded.c

@@ -1,3 +1,7 @@
 # man/: wzplan(1) and one page per subcommand; their EXAMPLES are run by
 # tests/cli/man_examples.sh.
 dist_man_MANS += man/wzplan.1 man/wzplan-cost.1 man/wzplan-propose.1 man/wzplan-scenario.5
+dist_man_MANS += man/wzplan-traffic.1 man/wzplan-traffic.5
+dist_man_MANS += man/wzplan-trace.1
+dist_man_MANS += man/wzplan-sim.1 man/wzplan-size.1
+dist_man_MANS += man/wzplan-archive.1 man/wzplan-verify.1 man/wzplan-plot.1

@@ -2,4 +2,5 @@
 noinst_LIBRARIES += libwzplots.a
 libwzplots_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzplots_a_SOURCES = \
-	plots/table.c plots/table.h
+	plots/table.c plots/table.h \
+	plots/chart.c plots/chart.h

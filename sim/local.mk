@@ -1,1 +1,13 @@
-# sim/: see DESIGN.md (module added by its issue).
+# sim/: the discrete-event simulator: event queue, replicas, scheduler,
+# offload tier, population, metrics and the fleet-size search.
+noinst_LIBRARIES += libwzsim.a
+libwzsim_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzsim_a_SOURCES = \
+	sim/engine.c sim/engine.h \
+	sim/params.c sim/params.h \
+	sim/replica.c sim/replica.h \
+	sim/metrics.c sim/metrics.h \
+	sim/population.c sim/population.h \
+	sim/scheduler.c sim/fleet.h \
+	sim/sim.c sim/sim.h \
+	sim/search.c sim/search.h

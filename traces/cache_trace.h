@@ -51,12 +51,29 @@ wz_err wzt_cache_trace_read(const char *path, wzt_cache_trace **out /* OUT */, w
 wz_err wzt_cache_trace_parse(const void *bytes, size_t n, const char *origin,
 			     wzt_cache_trace **out /* OUT */, wz_diag *diag);
 
-/* Writes a trace atomically, tensors stored in dtype. */
+/* Writes a trace atomically, tensors stored in dtype.  Refuses (and writes
+ * nothing) what the reader would refuse: non-finite values, values that
+ * overflow dtype (WZ_ERR_RANGE), a split other than calibration or test, a
+ * trace with queries but no positive softmax_scale, out-of-range indices. */
 wz_err wzt_cache_trace_write(const char *path, const wzt_cache_trace *trace, wzt_dtype dtype,
 			     wz_diag *diag);
 
+/* The file's bytes in memory, as wzt_cache_trace_write would write them.
+ * The caller frees *bytes with free(). */
+wz_err wzt_cache_trace_encode(const wzt_cache_trace *trace, wzt_dtype dtype,
+			      unsigned char **bytes /* OUT */, size_t *n /* OUT */, wz_diag *diag);
+
+/* "F32", "F16", "BF16" (the safetensors names). */
+const char *wzt_dtype_name(wzt_dtype dtype);
+/* Parses bf16, f16, f32 (or bfloat16, float16, float32), any case;
+ * WZ_ERR_USAGE otherwise. */
+wz_err wzt_dtype_parse(const char *name, wzt_dtype *out /* OUT */, wz_diag *diag);
+
 /* Allocates an empty trace of the given shape (Q = H = 0 for no queries),
- * positions 0..T-1, all values zero.  NULL when out of memory. */
+ * positions 0..T-1, all values zero, metadata strings NULL (set split,
+ * and softmax_scale when there are queries, before writing; the trace
+ * frees the strings, so give it malloc'd ones).  NULL when out of memory
+ * or a dimension is out of range. */
 wzt_cache_trace *wzt_cache_trace_new(int L, int T, int R, int P, int Q, int H);
 void wzt_cache_trace_free(wzt_cache_trace *trace);
 

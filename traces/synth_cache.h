@@ -31,12 +31,22 @@ typedef struct {
 	const char *model;      /* model name for the metadata */
 } wzt_synth_params;
 
-/* Fills defaults: mla-a, seed 1, L 4, T 1024, R 512, P 64, Q 32, H 16, ... */
+/* Fills defaults: mla-a, seed 1, L 4, T 1024, R 512, P 64, Q 32, H 16,
+ * start position 0, window seed 0, split calibration; window and model NULL
+ * (then "synthetic" and "synthetic-<family>-seed<seed>"). */
 void wzt_synth_params_default(wzt_synth_params *p /* OUT */);
 
 /* Generates one window.  Windows with the same seed and family share the
  * model (bases, gains, per-layer scales) and differ in their tokens by
  * window_seed.  The caller frees the result with wzt_cache_trace_free. */
 wz_err wzt_synth_cache(const wzt_synth_params *p, wzt_cache_trace **out /* OUT */, wz_diag *diag);
+
+/* Rotates consecutive pairs (v[2i], v[2i+1]) by position x base^(-2i/P),
+ * the RoPE of DeepSeek's reference code (inverse: by minus that angle). */
+void wzt_rope_rotate(float *v, int P, int64_t position, double base, int inverse);
+
+/* DeepSeek-V3's softmax scale with YaRN (rope factor 40):
+ * (0.1 ln 40 + 1)^2 / sqrt(192) = 1.874 / sqrt(192). */
+double wzt_deepseek_softmax_scale(void);
 
 #endif

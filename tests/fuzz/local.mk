@@ -6,3 +6,4 @@
 #   tests_fuzz_replay_FOO_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_FOO.c
 #   (CFLAGS/LDADD as below) and a tests/fuzz/FOO.sh that runs it on the corpus.
 EXTRA_DIST += tests/fuzz/replay.c
+include tests/fuzz/cache_trace.mk

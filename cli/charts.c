@@ -1,0 +1,433 @@
+/* The charts of a run, drawn from its archived figures only, so `propose`
+ * and `plot RUN` make the same charts (propose.h). */
+#include "cli/propose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wz_io.h"
+
+/* Distinct values of a figure field in first-seen order, for one table. */
+typedef struct {
+	const char *items[256];
+	int n;
+} name_list;
+
+static void add_name(name_list *l, const char *s)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i], s))
+			return;
+	if (l->n < 256)
+		l->items[l->n++] = s;
+}
+
+static void rows_of(const wza_run *run, const char *table, name_list *rows, name_list *cols)
+{
+	rows->n = 0;
+	if (cols)
+		cols->n = 0;
+	for (int i = 0; i < run->nfigures; i++)
+		if (!strcmp(run->figures[i].table, table)) {
+			add_name(rows, run->figures[i].row);
+			if (cols)
+				add_name(cols, run->figures[i].col);
+		}
+}
+
+static double fig(const wza_run *run, const char *table, const char *row, const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f ? f->value : NAN;
+}
+
+static const char *fig_text(const wza_run *run, const char *table, const char *row,
+			    const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f && f->text ? f->text : "?";
+}
+
+/* "10,000 users at 100k tokens, DeepSeek-V3 on H100 SXM 80GB" */
+static void scenario_line(const wza_run *run, char *out, size_t n)
+{
+	char users[32];
+	wz_format_thousands(fig(run, "scenario", "scenario", "users"), 0, users, sizeof users);
+	snprintf(out, n, "%s users at %.0fk tokens, %s on %s", users,
+		 fig(run, "scenario", "scenario", "context") / 1000.0,
+		 fig_text(run, "scenario", "scenario", "model"),
+		 fig_text(run, "scenario", "scenario", "gpu"));
+}
+
+static int has_iso(const name_list *formats)
+{
+	for (int i = 0; i < formats->n; i++)
+		if (!strncmp(formats->items[i], "iso:", 4))
+			return 1;
+	return 0;
+}
+
+static void source_note(wzp_chart *c, const wza_run *run, const name_list *formats)
+{
+	if (has_iso(formats))
+		wzp_chart_note(c, "iso:X = a wz format at %s quality in X times fewer bits (the ratio "
+				  "is an input, not a measurement).",
+			       fig_text(run, "scenario", "scenario", "baseline_format"));
+	/* No run id here: propose draws before it stores the run, and `plot`
+	 * must make the same script from the archived figures. */
+	(void)run;
+}
+
+static wzp_chart *cost_chart(const wza_run *run, int savings)
+{
+	name_list formats;
+	rows_of(run, "cost", &formats, NULL);
+	if (!formats.n)
+		return NULL;
+	char line[256], title[400];
+	scenario_line(run, line, sizeof line);
+	const char *base = fig_text(run, "scenario", "scenario", "baseline_format");
+	if (savings)
+		snprintf(title, sizeof title, "Annual saving against %s\n%s", base, line);
+	else
+		snprintf(title, sizeof title, "Annual GPU cost per cache format\n%s", line);
+	wzp_chart *c = wzp_chart_new(WZP_CHART_BARS, savings ? "savings" : "cost", title);
+	if (!c)
+		return NULL;
+	char ylabel[128];
+	if (savings)
+		snprintf(ylabel, sizeof ylabel, "Saving per year against %s (million US$)", base);
+	else
+		snprintf(ylabel, sizeof ylabel, "GPU cost per year (million US$)");
+	wzp_chart_axes(c, "Cache format", ylabel);
+	static const char *const methods[] = { "scaling", "memory" };
+	static const char *const method_names[] = { "scaling", "memory accounting" };
+	int series[4], col = 0;
+	const char *keys[4];
+	for (int m = 0; m < 2; m++) {
+		char key[64];
+		snprintf(key, sizeof key, "%s_%s", methods[m], savings ? "saving_reserved"
+								       : "reserved_usd_year");
+		if (isnan(fig(run, "cost", formats.items[0], key)))
+			continue;
+		char name[96];
+		snprintf(name, sizeof name, "Reserved, %s", method_names[m]);
+		series[col] = wzp_chart_series(c, name);
+		keys[col++] = methods[m];
+		snprintf(name, sizeof name, "On demand, %s", method_names[m]);
+		series[col] = wzp_chart_series(c, name);
+		keys[col++] = methods[m];
+	}
+	for (int i = 0; i < formats.n; i++) {
+		const char *f = formats.items[i];
+		if (savings && !strcmp(f, base))
+			continue;
+		wzp_chart_row(c, f, i);
+		for (int k = 0; k < col; k++) {
+			char key[64];
+			if (savings)
+				snprintf(key, sizeof key, "%s_saving_%s", keys[k],
+					 k % 2 ? "ondemand" : "reserved");
+			else
+				snprintf(key, sizeof key, "%s_%s_usd_year", keys[k],
+					 k % 2 ? "ondemand" : "reserved");
+			wzp_chart_value(c, series[k], fig(run, "cost", f, key) / 1e6, NAN, NAN);
+		}
+	}
+	wzp_chart_note(c, "Prices: $%.2f per GPU-hour reserved, $%.2f on demand (price set '%s'), "
+			  "x 8,760 hours a year.",
+		       fig(run, "scenario", "scenario", "reserved_usd_h"),
+		       fig(run, "scenario", "scenario", "ondemand_usd_h"),
+		       fig_text(run, "scenario", "scenario", "price_set"));
+	source_note(c, run, &formats);
+	return c;
+}
+
+static wzp_chart *context_chart(const wza_run *run, int users)
+{
+	const char *table = users ? "users_per_gpu_by_context" : "gpus_by_context";
+	name_list formats, contexts;
+	rows_of(run, table, &formats, &contexts);
+	if (!formats.n)
+		return NULL;
+	char line[256], title[400];
+	scenario_line(run, line, sizeof line);
+	if (users)
+		snprintf(title, sizeof title, "Users per GPU against context\n%s on %s",
+			 fig_text(run, "scenario", "scenario", "model"),
+			 fig_text(run, "scenario", "scenario", "gpu"));
+	else
+		snprintf(title, sizeof title, "GPUs needed against context (memory accounting)\n%s",
+			 line);
+	wzp_chart *c = wzp_chart_new(WZP_CHART_LINES, users ? "users_per_gpu" : "gpus_by_context",
+				     title);
+	if (!c)
+		return NULL;
+	wzp_chart_axes(c, "Context per user (thousand tokens, log scale)",
+		       users ? "Users per GPU (log scale)" : "GPUs needed");
+	wzp_chart_log(c, 1, users);
+	for (int s = 0; s < formats.n; s++)
+		wzp_chart_series(c, formats.items[s]);
+	for (int k = 0; k < contexts.n; k++) {
+		double ctx = atof(contexts.items[k]);
+		wzp_chart_row(c, contexts.items[k], ctx / 1000.0);
+		for (int s = 0; s < formats.n; s++) {
+			double v = fig(run, table, formats.items[s], contexts.items[k]);
+			/* Zero users cannot be drawn on a log scale: it is "does not fit". */
+			wzp_chart_value(c, s, users && v <= 0 ? NAN : v, NAN, NAN);
+		}
+	}
+	char mark[64];
+	snprintf(mark, sizeof mark, "scenario: %.0fk tokens",
+		 fig(run, "scenario", "scenario", "context") / 1000.0);
+	wzp_chart_mark_x(c, fig(run, "scenario", "scenario", "context") / 1000.0, mark);
+	wzp_chart_note(c, "Whole replicas of %.0f GPUs; every user's cache stays resident; a gap "
+			  "means not one user fits.",
+		       fig(run, "scenario", "scenario", "gpus_per_replica"));
+	source_note(c, run, &formats);
+	return c;
+}
+
+static wzp_chart *memory_chart(const wza_run *run)
+{
+	name_list formats;
+	rows_of(run, "memory_gib", &formats, NULL);
+	if (!formats.n)
+		return NULL;
+	char title[400];
+	snprintf(title, sizeof title, "Per-GPU memory\n%s on %s, %.0fk tokens per user",
+		 fig_text(run, "scenario", "scenario", "model"),
+		 fig_text(run, "scenario", "scenario", "gpu"),
+		 fig(run, "scenario", "scenario", "context") / 1000.0);
+	wzp_chart *c = wzp_chart_new(WZP_CHART_STACKED, "memory", title);
+	if (!c)
+		return NULL;
+	wzp_chart_axes(c, "Cache format", "Memory per GPU (GiB)");
+	static const char *const parts[] = { "weights", "reserve", "cache_used", "cache_free",
+					     "outside_engine" };
+	static const char *const names[] = { "Weights (this GPU's share)", "Activation reserve",
+					     "Cache in use", "Cache pool unused",
+					     "Left outside the engine (mem-util)" };
+	for (int p = 0; p < 5; p++)
+		wzp_chart_series(c, names[p]);
+	for (int i = 0; i < formats.n; i++) {
+		wzp_chart_row(c, formats.items[i], i);
+		for (int p = 0; p < 5; p++)
+			wzp_chart_value(c, p, fig(run, "memory_gib", formats.items[i], parts[p]), NAN,
+					NAN);
+	}
+	wzp_chart_note(c, "Bars add up to the GPU's HBM (%.0f GiB); cache in use = users per GPU x "
+			  "their 64-token blocks.",
+		       fig(run, "memory_gib", formats.items[0], "hbm"));
+	source_note(c, run, &formats);
+	return c;
+}
+
+/* "wz-5.44" and "wz-6.31" are points of one rate-distortion curve. */
+static void family_of(const char *format, char *out, size_t n)
+{
+	snprintf(out, n, "%s", format);
+	char *dash = strrchr(out, '-');
+	if (dash && dash[1] >= '0' && dash[1] <= '9' && (!strncmp(out, "wz-", 3) ||
+							  !strncmp(out, "wzx-", 4)))
+		*dash = '\0';
+}
+
+static int is_bound(const char *metric)
+{
+	return strstr(metric, "bound") != NULL;
+}
+
+static wzp_chart *quality_chart(const wza_run *codec, wz_buf *skipped)
+{
+	const char *metric = "nmse";
+	int n = 0;
+	for (int i = 0; codec && i < codec->ncodec; i++)
+		if (!strcmp(codec->codec[i].metric, metric) && !isnan(codec->codec[i].bits_per_value))
+			n++;
+	if (!n) {
+		wz_buf_puts(skipped, "Error against bits/value (rate-distortion): left out, because "
+				     "the archive holds no codec measurements (run 'wzplan codec "
+				     "measure' on a cache trace).\n");
+		return NULL;
+	}
+	wzp_chart *c = wzp_chart_new(WZP_CHART_POINTS, "quality",
+				     "Cache error against bits per value (rate-distortion)");
+	if (!c)
+		return NULL;
+	wzp_chart_axes(c, "Bits per value (counted from the bytes written)",
+		       "Normalized squared error, NMSE (log scale)");
+	wzp_chart_log(c, 0, 1);
+	name_list fams = { .n = 0 };
+	char names[256][48];
+	int nn = 0;
+	for (int i = 0; i < codec->ncodec && nn < 256; i++) {
+		const wza_codec *m = &codec->codec[i];
+		if (strcmp(m->metric, metric) && !(is_bound(m->metric) && strstr(m->metric, metric)))
+			continue;
+		if (is_bound(m->metric))
+			snprintf(names[nn], sizeof names[nn], "Gaussian bound");
+		else
+			family_of(m->format, names[nn], sizeof names[nn]);
+		add_name(&fams, names[nn]);
+		nn++;
+	}
+	for (int s = 0; s < fams.n; s++)
+		wzp_chart_series(c, fams.items[s]);
+	/* Rows sorted by family, then bits, so each family's line runs left to
+	 * right. */
+	long long first = 0, last = 0;
+	for (int s = 0; s < fams.n; s++) {
+		int used[4096] = { 0 };
+		for (;;) {
+			int best = -1;
+			for (int i = 0, k = 0; i < codec->ncodec && i < 4096; i++) {
+				const wza_codec *m = &codec->codec[i];
+				if (strcmp(m->metric, metric) &&
+				    !(is_bound(m->metric) && strstr(m->metric, metric)))
+					continue;
+				if (k >= nn)
+					break;
+				const char *fam = names[k++];
+				if (strcmp(fam, fams.items[s]) || used[i] || isnan(m->bits_per_value))
+					continue;
+				if (best < 0 || m->bits_per_value < codec->codec[best].bits_per_value)
+					best = i;
+			}
+			if (best < 0)
+				break;
+			used[best] = 1;
+			const wza_codec *m = &codec->codec[best];
+			char label[128];
+			snprintf(label, sizeof label, "%s %s", m->format, m->window);
+			wzp_chart_row(c, label, m->bits_per_value);
+			wzp_chart_value(c, s, m->value, m->ci_low, m->ci_high);
+			if (!first || m->run < first)
+				first = m->run;
+			if (m->run > last)
+				last = m->run;
+		}
+	}
+	wzp_chart_note(c, "Measured on cache traces by wzplan codec runs %lld..%lld; error bars: "
+			  "bootstrap 95%% confidence intervals over tokens.",
+		       first, last);
+	return c;
+}
+
+static const char *series_axis(const char *series, int y)
+{
+	static const struct { const char *name, *x, *y; } known[] = {
+		{ "ttft_cdf", "Time to first token (s)", "Share of requests at or below" },
+		{ "tpot_cdf", "Time per output token (ms)", "Share of requests at or below" },
+		{ "latency_cdf", "Latency (s)", "Share of requests at or below" },
+		{ "occupancy", "Simulated time (s)", "Cache blocks in use (share of the pool)" },
+	};
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (!strcmp(series, known[i].name))
+			return y ? known[i].y : known[i].x;
+	return y ? "value" : "x";
+}
+
+static wzp_chart *sim_chart(const wza_run *run, const char *series)
+{
+	char name[64], title[160];
+	snprintf(name, sizeof name, "sim_");
+	for (size_t i = 0, j = 4; series[i] && j < sizeof name - 1; i++) {
+		char ch = series[i];
+		name[j++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ? ch : '_';
+		name[j] = '\0';
+	}
+	snprintf(title, sizeof title, "Simulation: %s", series);
+	wzp_chart *c = wzp_chart_new(WZP_CHART_LINES, name, title);
+	if (!c)
+		return NULL;
+	wzp_chart_axes(c, series_axis(series, 0), series_axis(series, 1));
+	name_list formats = { .n = 0 };
+	for (int i = 0; i < run->npoints; i++)
+		if (!strcmp(run->points[i].series, series))
+			add_name(&formats, run->points[i].format);
+	for (int s = 0; s < formats.n; s++)
+		wzp_chart_series(c, formats.items[s]);
+	for (int i = 0; i < run->npoints; i++) {
+		const wza_point *p = &run->points[i];
+		if (strcmp(p->series, series))
+			continue;
+		for (int s = 0; s < formats.n; s++)
+			if (!strcmp(formats.items[s], p->format)) {
+				wzp_chart_row(c, p->format, p->x);
+				wzp_chart_value(c, s, p->y, NAN, NAN);
+			}
+	}
+	if (run->id)
+		wzp_chart_note(c, "wzplan run %lld (%s).", run->id, run->started ? run->started : "");
+	return c;
+}
+
+wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***out, int *n,
+		       wz_buf *skipped)
+{
+	*out = NULL;
+	*n = 0;
+	wzp_chart **charts = calloc(64, sizeof *charts);
+	if (!charts)
+		return WZ_ERR_NOMEM;
+	int k = 0;
+	charts[k++] = cost_chart(run, 0);
+	charts[k++] = cost_chart(run, 1);
+	charts[k++] = context_chart(run, 0);
+	charts[k++] = context_chart(run, 1);
+	charts[k++] = memory_chart(run);
+	charts[k++] = quality_chart(codec, skipped);
+	name_list series = { .n = 0 };
+	for (int i = 0; i < run->npoints; i++)
+		add_name(&series, run->points[i].series);
+	for (int i = 0; i < series.n && k < 64; i++)
+		charts[k++] = sim_chart(run, series.items[i]);
+	if (!series.n)
+		wz_buf_puts(skipped, "Latency distributions and cache occupancy: left out, because "
+				     "no traffic was simulated in this run.\n");
+	/* Drop the charts this run has no data for. */
+	int m = 0;
+	for (int i = 0; i < k; i++)
+		if (charts[i])
+			charts[m++] = charts[i];
+	*out = charts;
+	*n = m;
+	return skipped->failed ? WZ_ERR_NOMEM : WZ_OK;
+}
+
+void wz_charts_free(wzp_chart **charts, int n)
+{
+	for (int i = 0; i < n; i++)
+		wzp_chart_free(charts[i]);
+	free(charts);
+}
+
+wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered,
+		       wz_buf *why_not, wz_diag *diag)
+{
+	*rendered = 0;
+	wz_err err = wz_mkdir_p(dir, diag);
+	for (int i = 0; i < n && !err; i++)
+		err = wzp_chart_write(charts[i], dir, diag);
+	if (err)
+		return err;
+	char *gnuplot = NULL;
+	wz_diag why;
+	if (wzp_gnuplot_find(&gnuplot, &why)) {
+		wz_buf_puts(why_not, why.msg);
+		return WZ_OK;
+	}
+	for (int i = 0; i < n; i++) {
+		if (wzp_chart_render(gnuplot, dir, wzp_chart_name(charts[i]), &why)) {
+			wz_buf_puts(why_not, why.msg);
+			free(gnuplot);
+			return WZ_OK;
+		}
+	}
+	free(gnuplot);
+	*rendered = 1;
+	return WZ_OK;
+}

@@ -1,0 +1,237 @@
+/* `wzplan size`: the smallest fleet per cache format that meets the latency
+ * targets with no refused request, found by simulation, with its annual
+ * cost. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/sim_cli.h"
+#include "sim/search.h"
+
+static void help(void)
+{
+	printf("Usage: wzplan size [options]\n"
+	       "\n"
+	       "For each cache format of the scenario (--formats), finds by simulation the\n"
+	       "smallest whole number of replicas whose run meets the p99 time-to-first-token\n"
+	       "and p99 time-per-output-token targets with no refused request (search 1, 2,\n"
+	       "4, ... then bisect), and prices that fleet at reserved and on-demand rates,\n"
+	       "with the saving against the baseline format.  Each run is reported on\n"
+	       "standard error.\n"
+	       "\n"
+	       "%s\n%s"
+	       "\n"
+	       "Search and output:\n"
+	       "  --max-replicas N       give up above N replicas (default 100000)\n"
+	       "  --report F             text (default), md, csv or json\n"
+	       "  -o, --output FILE      write there instead of standard output\n"
+	       "  -q, --quiet            no progress on standard error\n"
+	       "  -h, --help             this help\n"
+	       "\n"
+	       "Examples:\n"
+	       "  wzplan size --users 500 --duration 900 --formats fp8-mix,wz-5.44\n"
+	       "  wzplan size --idle-policy offload --formats fp8-mix,wz-5.44,int4-g64\n",
+	       wz_scenario_opts_help, wz_sim_opts_help);
+}
+
+typedef struct {
+	const char *format;
+	int quiet;
+} run_note;
+
+static void on_run(void *ud, long replicas, const wzs_result *r, int ok)
+{
+	const run_note *n = ud;
+	if (n->quiet)
+		return;
+	fprintf(stderr,
+		"wzplan size: %s: %ld replicas: p99 TTFT %.3f s, p99 TPOT %.4f s, %llu refused, "
+		"%llu events%s -> %s\n",
+		n->format, replicas, r->ttft.p99, r->tpot.p99, r->refused, r->events,
+		r->stopped_early ? " (stopped at the first refusal)" : "", ok ? "meets" : "fails");
+}
+
+typedef struct {
+	wzm_format_size size;
+	wzs_replica_model model;
+	wzs_search search;
+	wzm_fleet fleet;
+} size_row;
+
+static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
+{
+	wzp_table *t = wzp_table_new("Fleets sized by simulation");
+	if (!t)
+		return NULL;
+	wzp_table_column(t, "format", "Format", 0);
+	wzp_table_column(t, "bits_per_value", "Bits/value", 1);
+	wzp_table_column(t, "replicas", "Replicas", 1);
+	wzp_table_column(t, "gpus", "GPUs", 1);
+	wzp_table_column(t, "memory_mode_replicas", "Memory-mode replicas", 1);
+	wzp_table_column(t, "ttft_p99_s", "p99 TTFT s", 1);
+	wzp_table_column(t, "tpot_p99_s", "p99 TPOT s", 1);
+	wzp_table_column(t, "goodput_rps", "Goodput req/s", 1);
+	wzp_table_column(t, "parks", "Parks", 1);
+	wzp_table_column(t, "recomputes", "Recomputes", 1);
+	wzp_table_column(t, "reserved_usd_year", "Reserved $/yr", 1);
+	wzp_table_column(t, "ondemand_usd_year", "On-demand $/yr", 1);
+	wzp_table_column(t, "saving_reserved", "Saving reserved", 1);
+	wzp_table_column(t, "saving_ondemand", "Saving on-demand", 1);
+	wzp_table_column(t, "runs", "Runs", 1);
+	for (int i = 0; i < n; i++) {
+		size_row *r = &rows[i];
+		const wzs_result *res = &r->search.result;
+		wzp_table_row(t);
+		wzp_table_str(t, r->size.name);
+		wzp_table_numf(t, r->size.bits_per_value, 2);
+		if (!r->search.replicas) {
+			wzp_table_str(t, "none");
+			for (int k = 0; k < 11; k++)
+				wzp_table_empty(t);
+			wzp_table_numf(t, (double)r->search.runs, 0);
+			continue;
+		}
+		long upr = r->model.mem.users_per_replica;
+		wzp_table_numf(t, (double)r->search.replicas, 0);
+		wzp_table_numf(t, (double)r->fleet.gpus, 0);
+		if (s->traffic || upr < 1)
+			wzp_table_empty(t);
+		else
+			wzp_table_numf(t, (double)((s->scn->users + upr - 1) / upr), 0);
+		wzp_table_numf(t, res->ttft.p99, 3);
+		wzp_table_numf(t, res->tpot.p99, 4);
+		wzp_table_numf(t, res->goodput_rps, 2);
+		wzp_table_numf(t, (double)(res->parks_cpu + res->parks_ssd), 0);
+		wzp_table_numf(t, (double)res->recomputes, 0);
+		wzp_table_numf(t, r->fleet.reserved_usd_year, 0);
+		wzp_table_numf(t, r->fleet.ondemand_usd_year, 0);
+		wzp_table_numf(t, r->fleet.saving_reserved, 0);
+		wzp_table_numf(t, r->fleet.saving_ondemand, 0);
+		wzp_table_numf(t, (double)r->search.runs, 0);
+	}
+	const wzs_params *p = &s->params;
+	wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s, p99 TPOT "
+			  "<= %g s, no refused request.",
+		       s->model->name, s->scn->mem.gpus_per_replica, s->gpu->name,
+		       wzm_parallelism_name(s->scn->mem.par),
+		       s->traffic ? "replayed traffic" : "closed population", p->ttft_p99_s,
+		       p->tpot_p99_s);
+	if (!s->traffic)
+		wzp_table_note(t, "%ld users starting at %ld tokens; think %g s, %g turns, %g prompt and "
+				  "%g output tokens per turn (%s); %g s simulated after %g s warm-up; "
+				  "seed %llu.",
+			       s->scn->users, s->initial_context, p->think_s, p->turns,
+			       p->prompt_tokens, p->output_tokens,
+			       p->length_dist == WZS_DIST_FIXED ? "fixed" : "exponential means",
+			       p->duration_s - p->warmup_s, p->warmup_s, (unsigned long long)p->seed);
+	wzp_table_note(t, "Idle sessions: %s%s%s.", wzs_idle_policy_name(p->idle_policy),
+		       p->idle_policy == WZS_IDLE_OFFLOAD ? ", offload format " : "",
+		       p->idle_policy == WZS_IDLE_OFFLOAD ? p->offload_format : "");
+	wzp_table_note(t, "Savings against %s; prices: %s.", s->scn->baseline_format,
+		       s->scn->price_set);
+	return t;
+}
+
+int wz_cmd_size(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		WZ_SCENARIO_LONGOPTS,
+		WZ_SIM_LONGOPTS,
+		{ "max-replicas", required_argument, NULL, 'm' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	wz_scenario_opts sopts = { 0 };
+	wz_sim_opts simopts = { 0 };
+	const char *output = NULL;
+	long max_replicas = 100000;
+	wzp_output how = WZP_TEXT;
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	int quiet = 0, c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if ((rc = wz_cli_long("size", "--max-replicas", optarg, 1, 1000000, &max_replicas)))
+				return rc;
+			break;
+		case 'R':
+			if (wzp_output_parse(optarg, &how, &diag))
+				return wz_cli_usage("size", "%s", diag.msg);
+			break;
+		case 'o': output = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': help(); return 0;
+		case ':': return wz_cli_usage("size", "option %s needs a value", argv[optind - 1]);
+		case '?': return wz_cli_usage("size", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (wz_scenario_opt(&sopts, c, optarg) && wz_sim_opt(&simopts, c, optarg))
+				return wz_cli_usage("size", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return wz_cli_usage("size", "unexpected argument '%s'", argv[optind]);
+
+	wz_sim_setup setup;
+	if ((rc = wz_sim_setup_load("size", &sopts, &simopts, &setup)))
+		return rc;
+	int n = setup.scn->nformats;
+	size_row *rows = calloc((size_t)n, sizeof *rows);
+	wzm_rates rates;
+	if (!rows) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		rc = wz_cli_fail("size", &diag);
+	} else if (wzm_find_rates(setup.cat, setup.scn->price_set, setup.gpu, &rates, &diag)) {
+		rc = wz_cli_fail("size", &diag);
+	}
+	int base = -1;
+	for (int i = 0; !rc && i < n; i++) {
+		size_row *r = &rows[i];
+		if ((rc = wz_sim_model("size", &setup, setup.scn->formats[i], &r->model, &r->size)))
+			break;
+		wzs_run_config cfg;
+		wz_sim_config(&setup, &r->model, &cfg);
+		run_note note = { r->size.name, quiet };
+		if (wzs_size(&cfg, max_replicas, on_run, &note, &r->search, &diag)) {
+			rc = wz_cli_fail("size", &diag);
+			break;
+		}
+		if (!r->search.replicas)
+			wz_cli_warn("size", "%s: no fleet of up to %ld replicas meets the targets",
+				    r->size.name, max_replicas);
+		r->fleet.replicas = r->search.replicas;
+		r->fleet.gpus = r->search.replicas * setup.scn->mem.gpus_per_replica;
+		r->fleet.gpus_exact = (double)r->fleet.gpus;
+		r->fleet.gpus_up = r->fleet.gpus_nearest = r->fleet.gpus;
+		wzm_fleet_price(&r->fleet, &rates);
+		if (!strcmp(setup.scn->formats[i], setup.scn->baseline_format))
+			base = i;
+	}
+	if (!rc) {
+		for (int i = 0; i < n; i++)
+			if (base >= 0 && rows[base].search.replicas && rows[i].search.replicas)
+				wzm_fleet_saving(&rows[i].fleet, &rows[base].fleet);
+		wzp_table *t = make_table(&setup, rows, n);
+		wz_buf out = { 0 };
+		if (!t || wzp_table_render(t, how, &out)) {
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			rc = wz_cli_fail("size", &diag);
+		} else {
+			rc = wz_cli_emit("size", output, wz_buf_str(&out));
+		}
+		wz_buf_free(&out);
+		wzp_table_free(t);
+	}
+	for (int i = 0; rows && i < n; i++)
+		wzs_result_free(&rows[i].search.result);
+	free(rows);
+	wz_sim_setup_free(&setup);
+	return rc;
+}

@@ -1,0 +1,57 @@
+/* What `propose`, `verify`, `plot` and `archive` share: the propose options,
+ * the computation of a propose run's figures, the charts drawn from a run's
+ * figures, and opening the archive the user chose. */
+#ifndef WZ_PROPOSE_H
+#define WZ_PROPOSE_H
+
+#include "archive/archive.h"
+#include "cli/cli.h"
+#include "plots/chart.h"
+
+typedef struct {
+	wz_scenario_opts scn;
+	const char *out_dir;  /* default "wzplan-out" */
+	const char *archive;  /* --archive FILE, or NULL for the default */
+} wz_propose_opts;
+
+/* Parses propose's arguments (argv[0] is the command name).  Returns -1 to
+ * go on, 0 after printing help, or an exit status after a usage error. */
+int wz_propose_parse(int argc, char **argv, wz_propose_opts *o /* OUT */);
+
+/* Loads scenario and catalogs, runs the comparison and records into run
+ * every figure the proposal shows (tables "scenario", "cost", "memory_gib",
+ * "gpus_by_context", "users_per_gpu_by_context"), the fleets and the inputs
+ * (scenario and catalog texts with their hashes).  On success the caller
+ * owns *scn, *cat and *cmp.  Returns an exit status after printing errors. */
+int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
+		       wzm_scenario **scn /* OUT */, wzm_catalog **cat /* OUT */,
+		       wzm_compare *cmp /* OUT */);
+
+/* The charts for a run's figures (cost, savings, GPUs and users per GPU
+ * against context, memory breakdown), quality against bits/value when
+ * `codec` holds measurements, and one chart per simulation series.  The
+ * caller frees each chart and the array.  `skipped` gets a sentence per
+ * chart left out, with the reason. */
+wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***charts /* OUT */,
+		       int *n /* OUT */, wz_buf *skipped);
+void wz_charts_free(wzp_chart **charts, int n);
+
+/* Writes every chart's .dat and .gp into dir and renders them when gnuplot
+ * is there.  *rendered is 1 when images were made; otherwise why_not says
+ * why (gnuplot missing).  Errors writing files are returned. */
+wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered /* OUT */,
+		       wz_buf *why_not, wz_diag *diag);
+
+/* Opens the archive at `path`, or at the default location when path is
+ * NULL.  Prints errors; returns an exit status. */
+int wz_archive_open_cli(const char *cmd, const char *path, int create, wza_archive **a /* OUT */);
+
+/* Lists the figures that differ between two runs (value, text, or present
+ * in one only) into out, one line each; returns how many. */
+int wz_figures_diff(const wza_run *a, const wza_run *b, const char *name_a, const char *name_b,
+		    wz_buf *out);
+
+/* Parses a run id ("12"); prints a usage error and returns 2 when bad. */
+int wz_run_id_parse(const char *cmd, const char *text, long long *id /* OUT */);
+
+#endif

@@ -1,0 +1,293 @@
+/* A propose run's figures and inputs, computed the same way by `propose` and
+ * by `verify` (propose.h). */
+#include "cli/propose.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/wz_io.h"
+#include "costmodel/capacity.h"
+#include "data/embedded.h"
+
+int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
+{
+	static const struct option longopts[] = {
+		WZ_SCENARIO_LONGOPTS,
+		{ "out", required_argument, NULL, 'O' },
+		{ "archive", required_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof *o);
+	o->out_dir = "wzplan-out";
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'O':
+			o->out_dir = optarg;
+			break;
+		case 'A':
+			o->archive = optarg;
+			break;
+		case 'h':
+			return 0;
+		case ':':
+			return wz_cli_usage("propose", "option %s needs a value", argv[optind - 1]);
+		case '?':
+			return wz_cli_usage("propose", "unknown option '%s'", argv[optind - 1]);
+		default:
+			if (wz_scenario_opt(&o->scn, c, optarg))
+				return wz_cli_usage("propose", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+/* Records an input's text: embedded ones by their embedded name, files by
+ * their absolute path, so `verify` finds them from any folder. */
+static void record_input(wza_run *run, const char *kind, const char *name, const char *origin,
+			 const char *embedded_name)
+{
+	char hex[17];
+	if (!strncmp(origin, "embedded:", 9)) {
+		size_t len = 0;
+		const char *text = wz_embedded_file(embedded_name, &len);
+		if (!text)
+			return;
+		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
+		wza_run_input(run, kind, name, origin, hex, (long long)len, text);
+		return;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	char abs[PATH_MAX];
+	const char *where = realpath(origin, abs) ? abs : origin;
+	if (wz_read_file(origin, 16 << 20, &text, &len, NULL) == WZ_OK) {
+		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
+		wza_run_input(run, kind, name, where, hex, (long long)len, text);
+	} else {
+		wza_run_input(run, kind, name, where, NULL, -1, NULL);
+	}
+	free(text);
+}
+
+static void record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat)
+{
+	char embedded[128];
+	const char *name = strncmp(s->origin, "embedded:", 9) ? s->origin : s->origin + 9;
+	snprintf(embedded, sizeof embedded, "scenarios/%s.scenario", name);
+	record_input(run, "scenario", "scenario", s->origin, embedded);
+	record_input(run, "catalog", "models.csv", cat->origin_models, "models.csv");
+	record_input(run, "catalog", "gpus.csv", cat->origin_gpus, "gpus.csv");
+	record_input(run, "catalog", "prices.csv", cat->origin_prices, "prices.csv");
+}
+
+static void scenario_figures(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+{
+	const char *t = "scenario", *r = "scenario";
+	wza_run_figure(run, t, r, "name", NAN, s->name);
+	wza_run_figure(run, t, r, "model", NAN, c->model->name);
+	wza_run_figure(run, t, r, "gpu", NAN, c->gpu->name);
+	wza_run_figure(run, t, r, "users", (double)s->users, NULL);
+	wza_run_figure(run, t, r, "context", (double)s->context, NULL);
+	wza_run_figure(run, t, r, "mode", NAN, wzm_mode_name(s->mode));
+	wza_run_figure(run, t, r, "baseline_format", NAN, s->baseline_format);
+	wza_run_figure(run, t, r, "baseline_gpus", (double)s->baseline_gpus, NULL);
+	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->mem.gpus_per_replica, NULL);
+	wza_run_figure(run, t, r, "price_set", NAN, s->price_set);
+	wza_run_figure(run, t, r, "reserved_usd_h", c->rates.reserved_usd_h, NULL);
+	wza_run_figure(run, t, r, "ondemand_usd_h", c->rates.ondemand_usd_h, NULL);
+}
+
+/* The wide cost table, through its JSON rendering so that every column the
+ * report has is recorded without a second list of names. */
+static wz_err cost_figures(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+{
+	wz_buf text = { 0 };
+	wz_err err = wz_report_render(s, c, WZP_JSON, &text);
+	json_t *root = err ? NULL : json_loads(wz_buf_str(&text), 0, NULL);
+	wz_buf_free(&text);
+	json_t *rows = json_object_get(root, "rows");
+	if (!json_is_array(rows)) {
+		json_decref(root);
+		return err ? err : WZ_ERR_INTERNAL;
+	}
+	size_t i;
+	json_t *row;
+	json_array_foreach(rows, i, row) {
+		const char *format = json_string_value(json_object_get(row, "format"));
+		const char *key;
+		json_t *v;
+		json_object_foreach(row, key, v) {
+			if (!strcmp(key, "format") || !format)
+				continue;
+			if (json_is_string(v))
+				wza_run_figure(run, "cost", format, key, NAN, json_string_value(v));
+			else
+				wza_run_figure(run, "cost", format, key,
+					       json_is_number(v) ? json_number_value(v) : NAN, NULL);
+		}
+	}
+	json_decref(root);
+	return WZ_OK;
+}
+
+static void memory_figures(wza_run *run, const wzm_compare *c)
+{
+	for (int i = 0; i < c->nrows; i++) {
+		const wzm_memory *m = &c->rows[i].memory;
+		const char *f = c->rows[i].fmt.name;
+		double used = (double)m->users_per_gpu * m->blocks_per_user * m->per_block;
+		wza_run_figure(run, "memory_gib", f, "hbm", m->hbm / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "outside_engine", (m->hbm - m->usable) / WZM_GIB,
+			       NULL);
+		wza_run_figure(run, "memory_gib", f, "weights", m->weights / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "reserve", m->reserve / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "cache_pool", m->cache / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "cache_used", used / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "cache_free", (m->cache - used) / WZM_GIB, NULL);
+		wza_run_figure(run, "memory_gib", f, "users_per_gpu", (double)m->users_per_gpu, NULL);
+	}
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+/* The memory-mode fleet over a range of contexts: powers of two from 4k
+ * tokens to the model's limit, plus the scenario's own context. */
+static void context_figures(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+{
+	long top = isnan(c->model->max_context) ? 131072 : (long)c->model->max_context;
+	if (s->context > top)
+		top = s->context;
+	long ctx[40];
+	int n = 0;
+	for (long x = 4096; x <= top && n < 36; x *= 2)
+		ctx[n++] = x;
+	ctx[n++] = s->context;
+	ctx[n++] = top;
+	qsort(ctx, (size_t)n, sizeof ctx[0], cmp_long);
+	for (int i = 0; i < c->nrows; i++) {
+		for (int k = 0; k < n; k++) {
+			if (k && ctx[k] == ctx[k - 1])
+				continue;
+			char col[32];
+			snprintf(col, sizeof col, "%ld", ctx[k]);
+			wzm_memory m;
+			wzm_fleet f;
+			double gpus = NAN, users = NAN;
+			if (!wzm_memory_compute(c->model, c->gpu, &s->mem, c->rows[i].fmt.record_per_layer,
+						ctx[k], &m, NULL)) {
+				users = (double)m.users_per_gpu;
+				if (m.users_per_replica > 0 &&
+				    !wzm_fleet_memory(s->users, m.users_per_replica,
+						      s->mem.gpus_per_replica, &f, NULL))
+					gpus = (double)f.gpus;
+			}
+			wza_run_figure(run, "gpus_by_context", c->rows[i].fmt.name, col, gpus, NULL);
+			wza_run_figure(run, "users_per_gpu_by_context", c->rows[i].fmt.name, col, users,
+				       NULL);
+		}
+	}
+}
+
+static void fleet_rows(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+{
+	for (int i = 0; i < c->nrows; i++) {
+		const wzm_compare_row *r = &c->rows[i];
+		const wzm_fleet *fl[2] = { &r->scaling, &r->by_memory };
+		const char *method[2] = { "scaling", "memory" };
+		int on[2] = { (s->mode & WZM_MODE_SCALING) != 0, (s->mode & WZM_MODE_MEMORY) != 0 };
+		for (int k = 0; k < 2; k++) {
+			if (!on[k])
+				continue;
+			wza_fleet f = {
+				.format = (char *)r->fmt.name, .method = (char *)method[k],
+				.gpus = fl[k]->gpus, .replicas = fl[k]->replicas,
+				.reserved_usd_year = fl[k]->reserved_usd_year,
+				.ondemand_usd_year = fl[k]->ondemand_usd_year,
+				.saving_reserved = fl[k]->saving_reserved,
+				.saving_ondemand = fl[k]->saving_ondemand,
+			};
+			wza_run_fleet(run, &f);
+		}
+	}
+}
+
+int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
+		       wzm_scenario **scn, wzm_catalog **cat, wzm_compare *cmp)
+{
+	int rc = wz_scenario_setup(cmd, &o->scn, cat, scn);
+	if (rc)
+		return rc;
+	rc = wz_cost_compare(cmd, *scn, *cat, cmp);
+	if (rc) {
+		wzm_scenario_free(*scn);
+		wzm_catalog_free(*cat);
+		*scn = NULL;
+		*cat = NULL;
+		return rc;
+	}
+	record_inputs(run, *scn, *cat);
+	scenario_figures(run, *scn, cmp);
+	wz_err err = cost_figures(run, *scn, cmp);
+	if ((*scn)->mode & WZM_MODE_MEMORY) {
+		memory_figures(run, cmp);
+		context_figures(run, *scn, cmp);
+	}
+	fleet_rows(run, *scn, cmp);
+	if (err || run->failed) {
+		wz_diag diag;
+		wz_diag_set(&diag, run->failed ? WZ_ERR_NOMEM : err, "%s",
+			    run->failed ? "out of memory" : "cannot tabulate the comparison");
+		wzm_compare_free(cmp);
+		wzm_scenario_free(*scn);
+		wzm_catalog_free(*cat);
+		*scn = NULL;
+		*cat = NULL;
+		return wz_cli_fail(cmd, &diag);
+	}
+	return 0;
+}
+
+int wz_archive_open_cli(const char *cmd, const char *path, int create, wza_archive **a)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	*a = NULL;
+	char *def = NULL;
+	if (!path) {
+		if (wza_default_path(&def, &diag))
+			return wz_cli_fail(cmd, &diag);
+		path = def;
+	}
+	int rc = 0;
+	if (wza_open(path, create, a, &diag))
+		rc = wz_cli_fail(cmd, &diag);
+	free(def);
+	return rc;
+}
+
+int wz_run_id_parse(const char *cmd, const char *text, long long *id)
+{
+	long v;
+	if (wz_parse_long(text, &v) || v < 1)
+		return wz_cli_usage(cmd, "'%s' is not a run id (a number from 'wzplan archive list')",
+				    text);
+	*id = v;
+	return 0;
+}

@@ -1,0 +1,135 @@
+/* Staging folders for output that must not appear half-written (publish.h). */
+#include "cli/publish.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/wz_io.h"
+
+static char *strip_slashes(const char *path)
+{
+	char *p = strdup(path);
+	if (!p)
+		return NULL;
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	return p;
+}
+
+wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
+{
+	*staging = NULL;
+	char *out = strip_slashes(out_dir);
+	if (!out)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	char *slash = strrchr(out, '/');
+	if (slash && slash != out) {
+		*slash = '\0';
+		wz_err err = wz_mkdir_p(out, diag);
+		*slash = '/';
+		if (err) {
+			free(out);
+			return err;
+		}
+	}
+	size_t n = strlen(out) + 16;
+	char *tmp = malloc(n);
+	if (!tmp) {
+		free(out);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	snprintf(tmp, n, "%s.tmpXXXXXX", out);
+	free(out);
+	if (!mkdtemp(tmp)) {
+		wz_err err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create a folder beside it: %s",
+					 out_dir, strerror(errno));
+		free(tmp);
+		return err;
+	}
+	*staging = tmp;
+	return WZ_OK;
+}
+
+wz_err wz_staging_file(const char *staging, const char *name, const char *text, wz_diag *diag)
+{
+	char *path = wz_path_join(staging, name);
+	if (!path)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	wz_err err = wz_write_file_atomic(path, text, strlen(text), diag);
+	free(path);
+	return err;
+}
+
+/* Moves each entry of from/ into to/ (folders one level down too). */
+static wz_err move_entries(const char *from, const char *to, int depth, wz_diag *diag)
+{
+	DIR *d = opendir(from);
+	if (!d)
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", from, strerror(errno));
+	wz_err err = WZ_OK;
+	struct dirent *e;
+	while (!err && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char *src = wz_path_join(from, e->d_name), *dst = wz_path_join(to, e->d_name);
+		struct stat st;
+		if (!src || !dst)
+			err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		else if (depth == 0 && lstat(src, &st) == 0 && S_ISDIR(st.st_mode)) {
+			err = wz_mkdir_p(dst, diag);
+			if (!err)
+				err = move_entries(src, dst, depth + 1, diag);
+			if (!err)
+				rmdir(src);
+		} else if (rename(src, dst) != 0) {
+			err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", dst, strerror(errno));
+		}
+		free(src);
+		free(dst);
+	}
+	closedir(d);
+	return err;
+}
+
+wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *diag)
+{
+	struct stat st;
+	if (stat(out_dir, &st) != 0) {
+		if (rename(staging, out_dir) == 0)
+			return WZ_OK;
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", out_dir, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: exists and is not a folder", out_dir);
+	wz_err err = move_entries(staging, out_dir, 0, diag);
+	if (!err)
+		wz_staging_remove(staging);
+	return err;
+}
+
+void wz_staging_remove(const char *staging)
+{
+	DIR *d = opendir(staging);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char *p = wz_path_join(staging, e->d_name);
+			struct stat st;
+			if (p && lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				wz_staging_remove(p);
+			else if (p)
+				unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(staging);
+}

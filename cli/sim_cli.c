@@ -1,0 +1,160 @@
+/* Option handling and set-up shared by `wzplan sim` and `wzplan size`
+ * (sim_cli.h). */
+#include "cli/sim_cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char wz_sim_opts_help[] =
+	"Simulation (defaults from the scenario; see wzplan-scenario(5)):\n"
+	"  --traffic FILE         replay a request table (wzplan-traffic(5)) instead of\n"
+	"                         the scenario's closed population of --users users\n"
+	"  --sort-traffic         sort a table whose arrivals are out of order (else refused)\n"
+	"  --idle-policy P        resident, offload or drop: idle sessions between turns\n"
+	"  --offload-format F     format of parked sessions (default: the GPU format)\n"
+	"  --duration S           seconds simulated (population; default 3600)\n"
+	"  --warmup S             seconds before measuring (default 300)\n"
+	"  --seed N               random seed (default 1)\n"
+	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
+	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n";
+
+int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
+{
+	switch (val) {
+	case 1100: o->idle_policy = arg; break;
+	case 1101: o->duration = arg; break;
+	case 1102: o->warmup = arg; break;
+	case 1103: o->seed = arg; break;
+	case 1104: o->offload_format = arg; break;
+	case 1105: o->ttft = arg; break;
+	case 1106: o->tpot = arg; break;
+	case 1107: o->traffic = arg; break;
+	case 1108: o->sort_traffic = 1; break;
+	default: return -1;
+	}
+	return 0;
+}
+
+static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
+{
+	wz_diag diag;
+	int rc;
+	if (o->idle_policy && wzs_idle_policy_parse(o->idle_policy, &p->idle_policy, &diag))
+		return wz_cli_usage(cmd, "--idle-policy: %s", diag.msg);
+	if (o->duration && (rc = wz_cli_double(cmd, "--duration", o->duration, 1e-3, 3.2e7,
+					       &p->duration_s)))
+		return rc;
+	if (o->warmup && (rc = wz_cli_double(cmd, "--warmup", o->warmup, 0, 3.2e7, &p->warmup_s)))
+		return rc;
+	if (o->seed) {
+		long v;
+		if ((rc = wz_cli_long(cmd, "--seed", o->seed, 0, 2147483647L, &v)))
+			return rc;
+		p->seed = (uint64_t)v;
+	}
+	if (o->offload_format) {
+		if (strlen(o->offload_format) >= sizeof p->offload_format)
+			return wz_cli_usage(cmd, "--offload-format: name too long");
+		snprintf(p->offload_format, sizeof p->offload_format, "%s", o->offload_format);
+	}
+	if (o->ttft && (rc = wz_cli_double(cmd, "--ttft-p99", o->ttft, 1e-6, 86400, &p->ttft_p99_s)))
+		return rc;
+	if (o->tpot && (rc = wz_cli_double(cmd, "--tpot-p99", o->tpot, 1e-6, 3600, &p->tpot_p99_s)))
+		return rc;
+	return 0;
+}
+
+int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
+		      wz_sim_setup *out)
+{
+	memset(out, 0, sizeof *out);
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	int rc = wz_scenario_setup(cmd, so, &out->cat, &out->scn);
+	if (rc)
+		return rc;
+	wzs_params_default(&out->params);
+	if (wzs_params_from_kv(out->scn->kv, &out->params, &diag))
+		rc = wz_cli_fail(cmd, &diag);
+	if (!rc)
+		rc = apply(cmd, o, &out->params);
+	if (!rc && wzs_params_validate(&out->params, cmd, &diag))
+		rc = wz_cli_usage(cmd, "%s", diag.msg);
+	if (!rc && !(out->model = wzm_find_model(out->cat, out->scn->model, &diag)))
+		rc = wz_cli_fail(cmd, &diag);
+	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
+		rc = wz_cli_fail(cmd, &diag);
+	if (!rc && o->traffic) {
+		size_t reordered = 0;
+		if (wzt_traffic_read(o->traffic, o->sort_traffic ? WZT_UNSORTED_SORT : WZT_UNSORTED_REFUSE,
+				     &out->traffic, &reordered, &diag))
+			rc = wz_cli_fail(cmd, &diag);
+		else if (reordered)
+			wz_cli_warn(cmd, "%s: %zu rows were out of order and were sorted", o->traffic,
+				    reordered);
+	}
+	out->initial_context = out->params.initial_context > 0 ? out->params.initial_context
+							       : out->scn->context;
+	if (rc)
+		wz_sim_setup_free(out);
+	return rc;
+}
+
+void wz_sim_setup_free(wz_sim_setup *s)
+{
+	wzt_traffic_free(s->traffic);
+	wzm_scenario_free(s->scn);
+	wzm_catalog_free(s->cat);
+	memset(s, 0, sizeof *s);
+}
+
+int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
+		 wzs_replica_model *out, wzm_format_size *size)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	const wzm_model *m = s->model;
+	if (wzm_need(m->kv_lora_rank, m->name, "kv_lora_rank", m->origin, m->line, &diag) ||
+	    wzm_need(m->rope_dim, m->name, "rope_dim", m->origin, m->line, &diag))
+		return wz_cli_fail(cmd, &diag);
+	int R = (int)m->kv_lora_rank, P = (int)m->rope_dim;
+	char *spec = (char *)format;
+	if (wz_cli_resolve_formats(&spec, 1, s->scn->baseline_format, R, P, size, &diag))
+		return wz_cli_fail(cmd, &diag);
+	wzm_format_size off = *size;
+	if (strcmp(s->params.offload_format, "same")) {
+		char *ospec = (char *)s->params.offload_format;
+		if (wz_cli_resolve_formats(&ospec, 1, s->scn->baseline_format, R, P, &off, &diag))
+			return wz_cli_fail(cmd, &diag);
+	}
+	double cost;
+	if (wzs_decode_cost(&s->params, size->name, &cost, &diag))
+		return wz_cli_fail(cmd, &diag);
+	if (wzs_replica_model_build(m, s->gpu, &s->scn->mem, s->scn->context, size->record_per_layer,
+				    off.record_per_layer, cost, &s->params, out, &diag))
+		return wz_cli_fail(cmd, &diag);
+	return 0;
+}
+
+void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->params = &s->params;
+	cfg->model = m;
+	cfg->replicas = 1;
+	cfg->users = s->scn->users;
+	cfg->initial_context = s->initial_context;
+	cfg->traffic = s->traffic;
+}
+
+void wz_sim_progress(void *cmd, double sim_time, double end_time, unsigned long long events)
+{
+	if (isnan(end_time) || isinf(end_time))
+		fprintf(stderr, "wzplan %s: simulated %.0f s, %llu events\n", (const char *)cmd,
+			sim_time, events);
+	else
+		fprintf(stderr, "wzplan %s: simulated %.0f of %.0f s (%.0f%%), %llu events\n",
+			(const char *)cmd, sim_time, end_time, 100.0 * sim_time / end_time, events);
+}

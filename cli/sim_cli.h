@@ -1,0 +1,62 @@
+/* Pieces shared by `wzplan sim` and `wzplan size`: their simulator options,
+ * loading scenario, catalog and traffic, and building a replica model for a
+ * cache format. */
+#ifndef WZ_SIM_CLI_H
+#define WZ_SIM_CLI_H
+
+#include "cli/cli.h"
+#include "sim/params.h"
+#include "sim/replica.h"
+#include "sim/sim.h"
+#include "traces/traffic.h"
+
+typedef struct {
+	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
+		*traffic;
+	int sort_traffic;
+} wz_sim_opts;
+
+/* getopt_long entries; `val`s are 1100.. */
+#define WZ_SIM_LONGOPTS                                                                 \
+	{ "idle-policy", required_argument, NULL, 1100 },                               \
+	{ "duration", required_argument, NULL, 1101 },                                  \
+	{ "warmup", required_argument, NULL, 1102 },                                    \
+	{ "seed", required_argument, NULL, 1103 },                                      \
+	{ "offload-format", required_argument, NULL, 1104 },                            \
+	{ "ttft-p99", required_argument, NULL, 1105 },                                  \
+	{ "tpot-p99", required_argument, NULL, 1106 },                                  \
+	{ "traffic", required_argument, NULL, 1107 },                                   \
+	{ "sort-traffic", no_argument, NULL, 1108 }
+
+/* Records option `val` (1100..1108); returns 0 when it was one. */
+int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
+extern const char wz_sim_opts_help[];
+
+typedef struct {
+	wzm_catalog *cat;
+	wzm_scenario *scn;
+	const wzm_model *model;
+	const wzm_gpu *gpu;
+	wzs_params params;
+	wzt_traffic *traffic;     /* NULL: the synthetic population */
+	long initial_context;
+} wz_sim_setup;
+
+/* Loads everything; returns an exit status (0 on success) after printing
+ * any error.  Free with wz_sim_setup_free. */
+int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
+		      wz_sim_setup *out /* OUT */);
+void wz_sim_setup_free(wz_sim_setup *s);
+
+/* The replica model for one format spec; *size gets the resolved format.
+ * Returns an exit status after printing any error. */
+int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
+		 wzs_replica_model *out /* OUT */, wzm_format_size *size /* OUT */);
+
+/* A run configuration for the set-up (replicas left to the caller). */
+void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_config *cfg /* OUT */);
+
+/* Progress callback printing to standard error. */
+void wz_sim_progress(void *cmd, double sim_time, double end_time, unsigned long long events);
+
+#endif

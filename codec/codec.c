@@ -1,0 +1,126 @@
+/* The codec context: one per (format, shape, profile), dispatching records
+ * to the baseline coders or the wz plan. */
+#include "codec/codec.h"
+
+#include <stdlib.h>
+
+#include "codec/codec_internal.h"
+#include "codec/profile.h"
+
+wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profile *profile,
+		     wzc_codec **out, wz_diag *diag)
+{
+	*out = NULL;
+	if (L <= 0 || R <= 0 || P < 0)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "bad cache shape %d x (%d + %d)", L, R, P);
+	size_t bytes = wzc_record_bytes(fmt, R, P);
+	if (!bytes)
+		return wz_diag_set(diag, WZ_ERR_RANGE,
+				   "format %s cannot hold a latent of %d values (group size)",
+				   fmt->name, R);
+	if (fmt->id == WZC_FMT_WZX)
+		return wz_diag_set(diag, WZ_ERR_UNSUPPORTED,
+				   "format %s: the offload tier is not implemented yet", fmt->name);
+	wzc_codec *c = calloc(1, sizeof *c);
+	if (!c)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	c->fmt = *fmt;
+	c->L = L;
+	c->R = R;
+	c->P = P;
+	c->record_bytes = bytes;
+	c->tensor_scale = calloc((size_t)L, sizeof *c->tensor_scale);
+	if (!c->tensor_scale) {
+		wzc_codec_free(c);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	if (fmt->id == WZC_FMT_WZ) {
+		if (!profile) {
+			wzc_codec_free(c);
+			return wz_diag_set(diag, WZ_ERR_MISSING, "format %s needs a profile",
+					   fmt->name);
+		}
+		if (profile->L != L || profile->R != R || profile->P != P) {
+			wzc_codec_free(c);
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "the profile is for %d layers x (%d + %d), the cache is %d x (%d + %d)",
+					   profile->L, profile->R, profile->P, L, R, P);
+		}
+		wz_err e = wzc_wz_plan_new(profile, fmt->rate_bits, bytes, &c->wz, diag);
+		if (e) {
+			wzc_codec_free(c);
+			return e;
+		}
+	}
+	*out = c;
+	return WZ_OK;
+}
+
+void wzc_codec_free(wzc_codec *c)
+{
+	if (!c)
+		return;
+	wzc_wz_plan_free(c->wz);
+	free(c->tensor_scale);
+	free(c);
+}
+
+const wzc_format *wzc_codec_format(const wzc_codec *c)
+{
+	return &c->fmt;
+}
+
+size_t wzc_codec_record_bytes(const wzc_codec *c)
+{
+	return c->record_bytes;
+}
+
+float wzc_codec_tensor_scale(const wzc_codec *c, int layer)
+{
+	return layer >= 0 && layer < c->L ? c->tensor_scale[layer] : 0;
+}
+
+wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, const float *rope,
+			uint8_t *records, wz_diag *diag)
+{
+	if (layer < 0 || layer >= c->L || n < 0)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "layer %d of %d, %d tokens", layer, c->L, n);
+	if (c->wz) {
+		wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+		return WZ_OK;
+	}
+	if (c->fmt.id == WZC_FMT_FP8_FLAT)
+		c->tensor_scale[layer] = wzc_flat_scale(n, c->R, c->P, latent, rope);
+	for (int t = 0; t < n; t++)
+		wzc_baseline_encode(c, layer, latent + (size_t)t * c->R, rope + (size_t)t * c->P,
+				    records + (size_t)t * c->record_bytes);
+	return WZ_OK;
+}
+
+void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+		      float *rope)
+{
+	if (layer < 0 || layer >= c->L)
+		return;
+	if (c->wz)
+		wzc_wz_decode(c->wz, layer, record, latent, rope, 0);
+	else
+		wzc_baseline_decode(c, layer, record, latent, rope);
+}
+
+void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+		      float *latent, float *rope)
+{
+	for (int t = 0; t < n; t++)
+		wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
+				 latent + (size_t)t * c->R, rope + (size_t)t * c->P);
+}
+
+int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t *record,
+				    float *y_latent, float *y_rope)
+{
+	if (!c->wz || layer < 0 || layer >= c->L)
+		return -1;
+	wzc_wz_decode(c->wz, layer, record, y_latent, y_rope, 1);
+	return 0;
+}

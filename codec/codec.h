@@ -1,0 +1,67 @@
+/* Encoding and decoding a cache in any registry format: a codec context per
+ * (format, shape, profile), records of a fixed size per token and layer, and
+ * the view of a cache window the codec and the metrics read. */
+#ifndef WZC_CODEC_H
+#define WZC_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/format.h"
+#include "common/wz_error.h"
+
+/* A window of cache: borrowed arrays, row-major float32 (the traces module
+ * fills one from a cache-trace file; the codec depends on nothing else). */
+typedef struct {
+	int L, T, R, P;         /* layers, tokens, latent and position widths */
+	int Q, H;               /* queries and heads; 0 when there are none */
+	const float *latent;    /* [L][T][R] */
+	const float *rope;      /* [L][T][P] */
+	const float *q_latent;  /* [L][Q][H][R] or NULL */
+	const float *q_rope;    /* [L][Q][H][P] or NULL */
+	const int64_t *q_index; /* [Q]: query q attends to tokens 0..q_index[q] */
+	double softmax_scale;
+	const char *model;      /* may be NULL */
+	const char *split;      /* "calibration" or "test"; may be NULL */
+	const char *name;       /* window name; may be NULL */
+} wzc_window;
+
+typedef struct wzc_profile wzc_profile;
+typedef struct wzc_codec wzc_codec;
+
+/* A codec for format fmt and shape L x (R + P).  wz formats need a profile of
+ * the same shape (borrowed: it must outlive the codec); other formats ignore
+ * it.  WZ_ERR_RANGE when the format cannot hold the shape, WZ_ERR_MISSING
+ * when wz has no profile, WZ_ERR_INPUT for a profile of another shape.
+ * The caller frees the codec with wzc_codec_free. */
+wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profile *profile,
+		     wzc_codec **out /* OUT */, wz_diag *diag);
+void wzc_codec_free(wzc_codec *codec);
+
+const wzc_format *wzc_codec_format(const wzc_codec *codec);
+/* Bytes of one token's record for one layer (wzc_record_bytes of the format). */
+size_t wzc_codec_record_bytes(const wzc_codec *codec);
+
+/* Encodes n tokens of one layer (latent [n][R], rope [n][P]) into n records
+ * of wzc_codec_record_bytes each.  fp8-flat first sets the layer's
+ * per-tensor scale from these tokens (kept in the codec for decoding). */
+wz_err wzc_encode_layer(wzc_codec *codec, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records /* OUT */, wz_diag *diag);
+
+/* Decodes one record (any bytes: a record is untrusted and never makes the
+ * decoder read or write out of bounds). */
+void wzc_decode_token(const wzc_codec *codec, int layer, const uint8_t *record,
+		      float *latent /* OUT [R] */, float *rope /* OUT [P] */);
+void wzc_decode_layer(const wzc_codec *codec, int layer, int n, const uint8_t *records,
+		      float *latent /* OUT [n][R] */, float *rope /* OUT [n][P] */);
+
+/* wz only: decodes into the transformed (orthogonal, per-layer) domain that
+ * attention can read directly: x = mean + basis^T y for each part.  Returns
+ * 0, or -1 for a codec that is not wz. */
+int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uint8_t *record,
+				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
+
+/* The per-tensor scale fp8-flat set for a layer (0 before encoding). */
+float wzc_codec_tensor_scale(const wzc_codec *codec, int layer);
+
+#endif

@@ -1,0 +1,26 @@
+/* Scalar level tables for the wz coder: the admissible level counts, and
+ * for a distribution given as a histogram, minimum-MSE level tables (Lloyd
+ * for small counts, companding by the density's cube root for large) with
+ * their distortion. */
+#ifndef WZC_LEVELS_H
+#define WZC_LEVELS_H
+
+#include <stdint.h>
+
+/* Level counts a component may get: 1, 2, 3 and m * 2^e for m in 4..7, up to
+ * 65536, i.e. steps of a quarter to a third of a bit, so the bit allocation
+ * is fractional without entropy coding. */
+#define WZC_NSET 60
+uint32_t wzc_level_count(int j);
+
+/* Normalized distortion E[(z - Q(z))^2] of the best table with
+ * wzc_level_count(j) levels, for every j, on a histogram of WZC_HIST_BINS
+ * probabilities over [-WZC_HIST_RANGE, WZC_HIST_RANGE]; non-increasing in j. */
+void wzc_levels_distortion(const float *hist, double d[WZC_NSET] /* OUT */);
+
+/* Fills levels[N] (increasing) and thresholds[N - 1] (midpoints) for count
+ * index j.  Deterministic: encoder and decoder derive the same tables. */
+void wzc_levels_table(const float *hist, int j, float *levels /* OUT */,
+		      float *thresholds /* OUT */);
+
+#endif

@@ -1,0 +1,12 @@
+/* Dense symmetric eigendecomposition for the codec's transforms and the
+ * rate-distortion bound. */
+#ifndef WZC_LINALG_H
+#define WZC_LINALG_H
+
+/* Eigen-decomposes the symmetric n x n matrix a (row-major, overwritten by
+ * the eigenvectors: row k is the eigenvector of eigenvalue w[k]), with the
+ * eigenvalues in decreasing order.  Returns 0, or -1 when the iteration did
+ * not converge or memory ran out. */
+int wzc_sym_eigen(double *a, int n, double *w /* OUT [n] */);
+
+#endif

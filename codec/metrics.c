@@ -1,0 +1,482 @@
+/* Quality metrics: errors per token and query from an encode/decode round
+ * trip, resampled for confidence intervals, and the rate-distortion bound. */
+#include "codec/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/linalg.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define WZ_HOT __attribute__((optimize("O3")))
+#else
+#define WZ_HOT
+#endif
+
+void wzc_errors_free(wzc_errors *e)
+{
+	if (!e)
+		return;
+	for (int p = 0; p < 2; p++) {
+		free(e->err[p]);
+		free(e->energy[p]);
+	}
+	free(e->kl);
+	free(e->out_err);
+	free(e);
+}
+
+/* s[t] = sum_j q[j] kt[j][t] over t < n: the axpy form vectorizes. */
+WZ_HOT static void scores(const float *q, int m, const float *kt, int T, int n, double scale,
+			  float *s)
+{
+	for (int t = 0; t < n; t++)
+		s[t] = 0;
+	for (int j = 0; j < m; j++) {
+		float qj = q[j];
+		const float *row = kt + (size_t)j * T;
+		for (int t = 0; t < n; t++)
+			s[t] += qj * row[t];
+	}
+	for (int t = 0; t < n; t++)
+		s[t] = (float)(s[t] * scale);
+}
+
+static void softmax(const float *s, int n, double *p)
+{
+	double mx = -INFINITY, z = 0;
+	for (int t = 0; t < n; t++)
+		mx = s[t] > mx ? s[t] : mx;
+	for (int t = 0; t < n; t++) {
+		p[t] = exp(s[t] - mx);
+		z += p[t];
+	}
+	for (int t = 0; t < n; t++)
+		p[t] /= z;
+}
+
+WZ_HOT static void weighted_sum(const double *p, const float *rows, int n, int R, double *o)
+{
+	for (int i = 0; i < R; i++)
+		o[i] = 0;
+	for (int t = 0; t < n; t++) {
+		double pt = p[t];
+		const float *c = rows + (size_t)t * R;
+		for (int i = 0; i < R; i++)
+			o[i] += pt * c[i];
+	}
+}
+
+/* Keys of one layer, transposed: kt[j][t] for j over latent then position. */
+static void transpose_keys(const float *lat, const float *rope, int T, int R, int P, float *kt)
+{
+	for (int t = 0; t < T; t++) {
+		for (int i = 0; i < R; i++)
+			kt[(size_t)i * T + t] = lat[(size_t)t * R + i];
+		for (int i = 0; i < P; i++)
+			kt[(size_t)(R + i) * T + t] = rope[(size_t)t * P + i];
+	}
+}
+
+static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const float *rope_hat,
+			wzc_errors *e)
+{
+	int T = w->T, R = w->R, P = w->P, m = R + P;
+	const float *lat = w->latent + (size_t)l * T * R, *rope = w->rope + (size_t)l * T * P;
+	float *kt = malloc(sizeof(float) * (size_t)m * T), *kth = malloc(sizeof(float) * (size_t)m * T);
+	float *q = malloc(sizeof(float) * (size_t)m), *s = malloc(sizeof(float) * (size_t)T);
+	float *sh = malloc(sizeof(float) * (size_t)T);
+	double *p = malloc(sizeof(double) * (size_t)T), *ph = malloc(sizeof(double) * (size_t)T);
+	double *o = malloc(sizeof(double) * (size_t)R), *oh = malloc(sizeof(double) * (size_t)R);
+	wz_err rc = WZ_OK;
+	if (!kt || !kth || !q || !s || !sh || !p || !ph || !o || !oh) {
+		rc = WZ_ERR_NOMEM;
+		goto out;
+	}
+	transpose_keys(lat, rope, T, R, P, kt);
+	transpose_keys(lat_hat, rope_hat, T, R, P, kth);
+	for (int qi = 0; qi < w->Q; qi++) {
+		int64_t last = w->q_index[qi];
+		int n = last < 0 ? 0 : last >= T ? T : (int)last + 1;
+		if (n == 0)
+			continue;
+		for (int h = 0; h < w->H; h++) {
+			size_t off = ((size_t)l * w->Q + qi) * w->H + h;
+			memcpy(q, w->q_latent + off * R, sizeof(float) * (size_t)R);
+			if (P)
+				memcpy(q + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
+			scores(q, m, kt, T, n, w->softmax_scale, s);
+			scores(q, m, kth, T, n, w->softmax_scale, sh);
+			softmax(s, n, p);
+			softmax(sh, n, ph);
+			double kl = 0;
+			for (int t = 0; t < n; t++)
+				if (p[t] > 0)
+					kl += p[t] * (log(p[t]) - log(ph[t] > 1e-300 ? ph[t] : 1e-300));
+			weighted_sum(p, lat, n, R, o);
+			weighted_sum(ph, lat_hat, n, R, oh);
+			double num = 0, den = 0;
+			for (int i = 0; i < R; i++) {
+				num += (o[i] - oh[i]) * (o[i] - oh[i]);
+				den += o[i] * o[i];
+			}
+			double scale = 1.0 / ((double)w->L * w->H);
+			e->kl[qi] += (kl > 0 ? kl : 0) * scale;
+			e->out_err[qi] += (den > 0 ? sqrt(num / den) : 0) * scale;
+		}
+	}
+out:
+	free(kt);
+	free(kth);
+	free(q);
+	free(s);
+	free(sh);
+	free(p);
+	free(ph);
+	free(o);
+	free(oh);
+	return rc;
+}
+
+wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_diag *diag)
+{
+	*out = NULL;
+	int T = w->T, R = w->R, P = w->P;
+	size_t rb = wzc_codec_record_bytes(codec);
+	int queries = w->Q > 0 && w->H > 0 && w->q_latent && w->q_index && (w->q_rope || !P);
+	wzc_errors *e = calloc(1, sizeof *e);
+	uint8_t *rec = malloc(rb * (size_t)T);
+	float *lat = malloc(sizeof(float) * (size_t)T * R);
+	float *rope = malloc(sizeof(float) * ((size_t)T * P + 1));
+	if (!e || !rec || !lat || !rope)
+		goto nomem;
+	e->T = T;
+	e->Q = queries ? w->Q : 0;
+	for (int p = 0; p < 2; p++) {
+		e->err[p] = calloc((size_t)T, sizeof(double));
+		e->energy[p] = calloc((size_t)T, sizeof(double));
+		if (!e->err[p] || !e->energy[p])
+			goto nomem;
+	}
+	if (queries) {
+		e->kl = calloc((size_t)w->Q, sizeof(double));
+		e->out_err = calloc((size_t)w->Q, sizeof(double));
+		if (!e->kl || !e->out_err)
+			goto nomem;
+	}
+	for (int l = 0; l < w->L; l++) {
+		const float *x[2] = { w->latent + (size_t)l * T * R, w->rope + (size_t)l * T * P };
+		wz_err rc = wzc_encode_layer(codec, l, T, x[0], x[1], rec, diag);
+		if (rc)
+			goto fail;
+		wzc_decode_layer(codec, l, T, rec, lat, rope);
+		e->bytes += rb * (size_t)T;
+		e->values += (size_t)T * (R + P);
+		const float *xh[2] = { lat, rope };
+		int width[2] = { R, P };
+		for (int p = 0; p < 2; p++)
+			for (int t = 0; t < T; t++) {
+				const float *a = x[p] + (size_t)t * width[p], *b = xh[p] + (size_t)t * width[p];
+				double se = 0, en = 0;
+				for (int i = 0; i < width[p]; i++) {
+					double d = (double)a[i] - b[i];
+					se += d * d;
+					en += (double)a[i] * a[i];
+				}
+				e->err[p][t] += se;
+				e->energy[p][t] += en;
+			}
+		if (queries && attention(w, l, lat, rope, e))
+			goto nomem;
+	}
+	e->bits_per_value = e->values ? (double)e->bytes * 8.0 / (double)e->values : 0;
+	free(rec);
+	free(lat);
+	free(rope);
+	*out = e;
+	return WZ_OK;
+nomem:
+	wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory measuring a window");
+fail:
+	free(rec);
+	free(lat);
+	free(rope);
+	wzc_errors_free(e);
+	return diag ? diag->code : WZ_ERR_NOMEM;
+}
+
+const char *wzc_metric_name(wzc_metric m)
+{
+	static const char *const names[] = { "nmse_latent", "nmse_rope", "nmse", "kl", "out_err" };
+	return m >= 0 && m <= WZC_M_OUT_ERR ? names[m] : "?";
+}
+
+int wzc_metric_available(const wzc_errors *e, wzc_metric m)
+{
+	if (m == WZC_M_KL || m == WZC_M_OUT_ERR)
+		return e->Q > 0 && e->kl != NULL;
+	return e->T > 0;
+}
+
+/* The metric on a resample: idx[] of n units (tokens or queries); NULL
+ * means every unit once. */
+static double metric_on(const wzc_errors *e, wzc_metric m, const int *idx, int n)
+{
+	if (m == WZC_M_KL || m == WZC_M_OUT_ERR) {
+		const double *v = m == WZC_M_KL ? e->kl : e->out_err;
+		double s = 0;
+		for (int i = 0; i < n; i++)
+			s += v[idx ? idx[i] : i];
+		return n ? s / n : NAN;
+	}
+	double num = 0, den = 0;
+	for (int i = 0; i < n; i++) {
+		int t = idx ? idx[i] : i;
+		if (m != WZC_M_NMSE_ROPE) {
+			num += e->err[0][t];
+			den += e->energy[0][t];
+		}
+		if (m != WZC_M_NMSE_LATENT) {
+			num += e->err[1][t];
+			den += e->energy[1][t];
+		}
+	}
+	return den > 0 ? num / den : 0;
+}
+
+static int units(const wzc_errors *e, wzc_metric m)
+{
+	return m == WZC_M_KL || m == WZC_M_OUT_ERR ? e->Q : e->T;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void resample(int *idx, int n, uint64_t *state)
+{
+	for (int i = 0; i < n; i++)
+		idx[i] = (int)(splitmix(state) % (uint64_t)n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	/* NaN sorts last: an unreachable value is "worse than any". */
+	if (isnan(x) || isnan(y))
+		return isnan(x) - isnan(y);
+	return (x > y) - (x < y);
+}
+
+static void percentiles(double *v, int n, double *lo, double *hi)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	*lo = v[(int)floor(0.025 * (n - 1))];
+	*hi = v[(int)ceil(0.975 * (n - 1))];
+}
+
+wzc_ci wzc_metric_ci(const wzc_errors *e, wzc_metric m, int nboot, uint64_t seed)
+{
+	wzc_ci r = { NAN, NAN, NAN };
+	if (!wzc_metric_available(e, m))
+		return r;
+	int n = units(e, m);
+	r.value = metric_on(e, m, NULL, n);
+	int *idx = malloc(sizeof *idx * (size_t)n);
+	double *v = malloc(sizeof *v * (size_t)(nboot > 0 ? nboot : 1));
+	if (idx && v && nboot > 1) {
+		for (int b = 0; b < nboot; b++) {
+			resample(idx, n, &seed);
+			v[b] = metric_on(e, m, idx, n);
+		}
+		percentiles(v, nboot, &r.lo, &r.hi);
+	}
+	free(idx);
+	free(v);
+	return r;
+}
+
+wzc_ci wzc_ratio_ci(const wzc_errors *a, const wzc_errors *ref, wzc_metric m, int nboot,
+		    uint64_t seed)
+{
+	wzc_ci r = { NAN, NAN, NAN };
+	if (!wzc_metric_available(a, m) || !wzc_metric_available(ref, m) ||
+	    units(a, m) != units(ref, m))
+		return r;
+	int n = units(a, m);
+	r.value = metric_on(a, m, NULL, n) / metric_on(ref, m, NULL, n);
+	int *idx = malloc(sizeof *idx * (size_t)n);
+	double *v = malloc(sizeof *v * (size_t)(nboot > 0 ? nboot : 1));
+	if (idx && v && nboot > 1) {
+		for (int b = 0; b < nboot; b++) {
+			resample(idx, n, &seed);
+			v[b] = metric_on(a, m, idx, n) / metric_on(ref, m, idx, n);
+		}
+		percentiles(v, nboot, &r.lo, &r.hi);
+	}
+	free(idx);
+	free(v);
+	return r;
+}
+
+double wzc_share_better(const wzc_errors *a, const wzc_errors *ref, wzc_metric m)
+{
+	if (!wzc_metric_available(a, m) || !wzc_metric_available(ref, m) ||
+	    units(a, m) != units(ref, m))
+		return NAN;
+	int n = units(a, m), better = 0;
+	for (int i = 0; i < n; i++) {
+		double x, y;
+		if (m == WZC_M_KL || m == WZC_M_OUT_ERR) {
+			x = (m == WZC_M_KL ? a->kl : a->out_err)[i];
+			y = (m == WZC_M_KL ? ref->kl : ref->out_err)[i];
+		} else {
+			int p0 = m == WZC_M_NMSE_ROPE, p1 = m != WZC_M_NMSE_LATENT;
+			x = (p0 ? 0 : a->err[0][i]) + (p1 ? a->err[1][i] : 0);
+			y = (p0 ? 0 : ref->err[0][i]) + (p1 ? ref->err[1][i] : 0);
+		}
+		better += x < y;
+	}
+	return n ? (double)better / n : NAN;
+}
+
+double wzc_sqnr_db(double nmse)
+{
+	return nmse > 0 ? -10.0 * log10(nmse) : INFINITY;
+}
+
+/* Reverse water-filling: distortion sum_k min(theta, lam_k) at a rate of
+ * sum_k max(0, log2(lam_k / theta) / 2) = bits. */
+static double rwf_distortion(const double *lam, int n, double bits)
+{
+	double lo = -200, hi = 0, lmax = 0;
+	for (int k = 0; k < n; k++)
+		lmax = lam[k] > lmax ? lam[k] : lmax;
+	if (!(lmax > 0))
+		return 0;
+	hi = log2(lmax);
+	for (int it = 0; it < 200; it++) {
+		double mid = 0.5 * (lo + hi), theta = exp2(mid), rate = 0;
+		for (int k = 0; k < n; k++)
+			if (lam[k] > theta)
+				rate += 0.5 * log2(lam[k] / theta);
+		if (rate > bits)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double theta = exp2(hi), d = 0;
+	for (int k = 0; k < n; k++)
+		d += lam[k] < theta ? (lam[k] > 0 ? lam[k] : 0) : theta;
+	return d;
+}
+
+wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag *diag)
+{
+	int T = w->T, R = w->R, P = w->P, n = R + P;
+	size_t un = (size_t)n;
+	double *cov = malloc(sizeof *cov * un * un), *mean = malloc(sizeof *mean * un);
+	double *lam = malloc(sizeof *lam * un), *x = malloc(sizeof *x * un);
+	double dist = 0, energy = 0;
+	wz_err rc = WZ_OK;
+	if (!cov || !mean || !lam || !x) {
+		rc = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int l = 0; l < w->L && !rc; l++) {
+		memset(cov, 0, sizeof *cov * un * un);
+		memset(mean, 0, sizeof *mean * un);
+		for (int t = 0; t < T; t++) {
+			const float *a = w->latent + ((size_t)l * T + t) * R;
+			const float *b = w->rope + ((size_t)l * T + t) * P;
+			for (int i = 0; i < n; i++) {
+				double v = i < R ? a[i] : b[i - R];
+				mean[i] += v;
+				energy += v * v;
+			}
+		}
+		for (int i = 0; i < n; i++)
+			mean[i] /= T;
+		for (int t = 0; t < T; t++) {
+			const float *a = w->latent + ((size_t)l * T + t) * R;
+			const float *b = w->rope + ((size_t)l * T + t) * P;
+			for (int i = 0; i < n; i++)
+				x[i] = (i < R ? a[i] : b[i - R]) - mean[i];
+			for (int i = 0; i < n; i++) {
+				double *ci = cov + (size_t)i * un;
+				for (int j = 0; j <= i; j++)
+					ci[j] += x[i] * x[j];
+			}
+		}
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j <= i; j++)
+				cov[(size_t)j * un + i] = cov[(size_t)i * un + j] /= T;
+		if (wzc_sym_eigen(cov, n, lam)) {
+			rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigendecomposition did not converge");
+			break;
+		}
+		dist += rwf_distortion(lam, n, bits * n) * T;
+	}
+	*nmse = energy > 0 ? dist / energy : 0;
+out:
+	free(cov);
+	free(mean);
+	free(lam);
+	free(x);
+	return rc;
+}
+
+/* The iso-quality rate on one resample; NAN when unreachable. */
+static double iso_on(const double *rates, wzc_errors *const *errs, int n, const wzc_errors *ref,
+		     wzc_metric m, const int *idx, int nu, int *censored)
+{
+	double target = metric_on(ref, m, idx, nu), prev = NAN;
+	for (int i = 0; i < n; i++) {
+		double cur = metric_on(errs[i], m, idx, nu);
+		if (cur <= target) {
+			if (i == 0) {
+				if (censored)
+					*censored = 1;
+				return rates[0];
+			}
+			if (!(prev > 0 && cur > 0 && target > 0))
+				return rates[i];
+			double f = (log(target) - log(prev)) / (log(cur) - log(prev));
+			return rates[i - 1] + f * (rates[i] - rates[i - 1]);
+		}
+		prev = cur;
+	}
+	return NAN;
+}
+
+wzc_ci wzc_iso_bits(const double *rates, wzc_errors *const *errs, int n, const wzc_errors *ref,
+		    wzc_metric m, int nboot, uint64_t seed, int *censored)
+{
+	wzc_ci r = { NAN, NAN, NAN };
+	if (censored)
+		*censored = 0;
+	if (n < 1 || !wzc_metric_available(ref, m))
+		return r;
+	for (int i = 0; i < n; i++)
+		if (!wzc_metric_available(errs[i], m) || units(errs[i], m) != units(ref, m))
+			return r;
+	int nu = units(ref, m);
+	r.value = iso_on(rates, errs, n, ref, m, NULL, nu, censored);
+	int *idx = malloc(sizeof *idx * (size_t)nu);
+	double *v = malloc(sizeof *v * (size_t)(nboot > 0 ? nboot : 1));
+	if (idx && v && nboot > 1) {
+		for (int b = 0; b < nboot; b++) {
+			resample(idx, nu, &seed);
+			v[b] = iso_on(rates, errs, n, ref, m, idx, nu, NULL);
+		}
+		percentiles(v, nboot, &r.lo, &r.hi);
+	}
+	free(idx);
+	free(v);
+	return r;
+}

@@ -1,0 +1,80 @@
+/* Quality metrics of a format on a window (DESIGN.md, "Quality metrics"):
+ * errors per token and per query, nmse and SQNR, attention KL and output
+ * error, bootstrap confidence intervals, comparisons with a reference
+ * format, and the Gaussian rate-distortion bound. */
+#ifndef WZC_METRICS_H
+#define WZC_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+
+/* What one format did to one window, kept per token and per query so that
+ * comparisons can be paired and resampled. */
+typedef struct {
+	int T, Q;
+	double *err[2];    /* [T] squared error of latent (0) and position part (1), over layers */
+	double *energy[2]; /* [T] squared values, over layers */
+	double *kl;        /* [Q] attention KL, mean over layers and heads; NULL without queries */
+	double *out_err;   /* [Q] attention-output relative error, mean over layers and heads */
+	size_t bytes;      /* bytes the encoder wrote */
+	size_t values;     /* values encoded */
+	double bits_per_value; /* bytes * 8 / values */
+} wzc_errors;
+
+/* Encodes every layer of the window with the codec, decodes, and measures.
+ * The caller frees the result with wzc_errors_free. */
+wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out /* OUT */,
+		   wz_diag *diag);
+void wzc_errors_free(wzc_errors *e);
+
+typedef enum {
+	WZC_M_NMSE_LATENT = 0,
+	WZC_M_NMSE_ROPE = 1,
+	WZC_M_NMSE = 2,    /* both parts */
+	WZC_M_KL = 3,
+	WZC_M_OUT_ERR = 4,
+} wzc_metric;
+
+const char *wzc_metric_name(wzc_metric m);
+/* 1 when the metric can be computed on e (KL and output error need queries). */
+int wzc_metric_available(const wzc_errors *e, wzc_metric m);
+
+/* A value with its bootstrap 95% interval. */
+typedef struct {
+	double value, lo, hi;
+} wzc_ci;
+
+#define WZC_BOOT_DEFAULT 400
+
+/* The metric over the window, and its interval from `nboot` resamples of
+ * tokens (nmse) or queries (KL, output error), seeded. */
+wzc_ci wzc_metric_ci(const wzc_errors *e, wzc_metric m, int nboot, uint64_t seed);
+/* metric(a) / metric(ref) with a paired bootstrap (same resample for both). */
+wzc_ci wzc_ratio_ci(const wzc_errors *a, const wzc_errors *ref, wzc_metric m, int nboot,
+		    uint64_t seed);
+/* Share of tokens (nmse) or queries (KL, output error) where a's error is
+ * below ref's. */
+double wzc_share_better(const wzc_errors *a, const wzc_errors *ref, wzc_metric m);
+
+/* SQNR in dB of an nmse. */
+double wzc_sqnr_db(double nmse);
+
+/* The Gaussian reverse water-filling bound: the smallest nmse (both parts)
+ * any code of `bits` bits/value can reach on a Gaussian source with each
+ * layer's measured covariance (R + P values jointly) of this window. */
+wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse /* OUT */,
+			 wz_diag *diag);
+
+/* Iso-quality bits: given errors of wz at increasing rates rates[0..n-1]
+ * (errs[i]) and a reference, the smallest rate whose metric is not above the
+ * reference's, interpolating log(metric) linearly in the rate; with its
+ * paired bootstrap interval.  value is NAN when no rate in the sweep reaches
+ * the reference (or the first already beats it: then value = rates[0] and
+ * lo = -inf would mislead, so the result is the first rate, flagged by
+ * *censored = 1). */
+wzc_ci wzc_iso_bits(const double *rates, wzc_errors *const *errs, int n, const wzc_errors *ref,
+		    wzc_metric m, int nboot, uint64_t seed, int *censored /* OUT */);
+
+#endif

@@ -1,0 +1,368 @@
+/* `prepare`: the wz profile from calibration windows.  Per layer and part
+ * it estimates mean and covariance, takes the covariance's eigenbasis (KLT)
+ * as the orthogonal transform, weights components by the query statistics
+ * when the windows hold queries, and records the per-token scale and the
+ * distribution of standardized values that the level tables are fitted to. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec_internal.h"
+#include "codec/linalg.h"
+#include "codec/profile.h"
+
+void wzc_prepare_opts_default(wzc_prepare_opts *o)
+{
+	/* Half plain squared error, half attention-score error: the must-show
+	 * metrics are both nmse and attention KL. */
+	o->query_weight = 0.5;
+}
+
+/* Row t of part `pos` (0 latent, 1 position) of layer l of window w. */
+static const float *row(const wzc_window *w, int pos, int l, int t)
+{
+	return pos == 0 ? w->latent + ((size_t)l * w->T + t) * w->R
+			: w->rope + ((size_t)l * w->T + t) * w->P;
+}
+
+/* The position part is rotated by RoPE at each token's position, so its
+ * statistics at calibration positions say little about other positions:
+ * averaged over positions, the mean is zero, pairs of channels rotated
+ * together have equal variance and different pairs are uncorrelated.  So
+ * its transform is the identity and its variances and weights are averaged
+ * over each rotated pair (DeepSeek's interleaved pairs 2i, 2i+1), which
+ * holds at any position, including 100k tokens past the calibration. */
+static void pair_average(float *v, int n)
+{
+	for (int i = 0; i + 1 < n; i += 2)
+		v[i] = v[i + 1] = 0.5f * (v[i] + v[i + 1]);
+}
+
+static void pair_average_d(double *v, int n)
+{
+	for (int i = 0; i + 1 < n; i += 2)
+		v[i] = v[i + 1] = 0.5 * (v[i] + v[i + 1]);
+}
+
+/* Sample eigenvalues of a few thousand tokens in hundreds of dimensions
+ * spread far more than the true ones (Marchenko-Pastur), and a bit
+ * allocation that follows the noise loses on every other window.  The
+ * Ledoit-Wolf estimate of the shrinkage towards the mean eigenvalue (from
+ * the same tokens, no constant to tune) corrects variances and sigmas
+ * alike; on strongly structured caches it is close to zero.  `lw` is the
+ * sum over the N tokens of ||x||^4 - 2 x'Sx. */
+static void shrink(wzc_part_profile *q, const double *eig, double lw, double N)
+{
+	int n = q->n;
+	if (N < 2 || n < 2)
+		return;
+	double mu = 0, s2 = 0, smu = 0;
+	for (int k = 0; k < n; k++) {
+		mu += eig[k];
+		s2 += eig[k] * eig[k];
+		smu += q->sigma[k];
+	}
+	mu /= n;
+	smu /= n;
+	double d2 = 0;
+	for (int k = 0; k < n; k++)
+		d2 += (eig[k] - mu) * (eig[k] - mu);
+	double b2 = (lw + N * s2) / (N * N);
+	double rho = d2 > 0 ? b2 / d2 : 1;
+	rho = rho < 0 ? 0 : rho > 1 ? 1 : rho;
+	for (int k = 0; k < n; k++) {
+		q->var[k] = (float)((1 - rho) * q->var[k] + rho * mu);
+		q->sigma[k] = (float)((1 - rho) * q->sigma[k] + rho * smu);
+	}
+}
+
+static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_part_profile *q,
+		       double *qstat /* [n] query energy per component, OUT, or NULL */,
+		       wz_diag *diag)
+{
+	int n = q->n;
+	size_t un = (size_t)n;
+	if (n == 0) {
+		q->scale_ref = 1;
+		q->hist[WZC_HIST_BINS / 2] = 1;
+		return WZ_OK;
+	}
+	double *mean = calloc(un, sizeof *mean), *cov = calloc(un * un, sizeof *cov);
+	double *eig = calloc(un, sizeof *eig), *x = calloc(un, sizeof *x);
+	if (!mean || !cov || !eig || !x) {
+		free(mean);
+		free(cov);
+		free(eig);
+		free(x);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	double N = 0;
+	for (int w = 0; w < nw; w++)
+		for (int t = 0; t < ws[w]->T; t++) {
+			const float *v = row(ws[w], pos, l, t);
+			for (int i = 0; i < n; i++)
+				mean[i] += v[i];
+			N++;
+		}
+	for (int i = 0; i < n; i++)
+		mean[i] = pos == 0 ? mean[i] / N : 0;
+	/* Lower triangle of the covariance, then mirrored. */
+	for (int w = 0; w < nw; w++)
+		for (int t = 0; t < ws[w]->T; t++) {
+			const float *v = row(ws[w], pos, l, t);
+			for (int i = 0; i < n; i++)
+				x[i] = v[i] - mean[i];
+			for (int i = 0; i < n; i++) {
+				double xi = x[i], *ci = cov + (size_t)i * un;
+				for (int j = 0; j <= i; j++)
+					ci[j] += xi * x[j];
+			}
+		}
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j <= i; j++) {
+			cov[(size_t)i * un + j] /= N;
+			cov[(size_t)j * un + i] = cov[(size_t)i * un + j];
+		}
+	if (pos == 1) {
+		for (int i = 0; i < n; i++) {
+			eig[i] = cov[(size_t)i * un + i];
+			for (int j = 0; j < n; j++)
+				cov[(size_t)i * un + j] = i == j;
+		}
+		pair_average_d(eig, n);
+	} else if (wzc_sym_eigen(cov, n, eig)) {
+		free(mean);
+		free(cov);
+		free(eig);
+		free(x);
+		return wz_diag_set(diag, WZ_ERR_INTERNAL,
+				   "layer %d: the eigendecomposition did not converge", l);
+	}
+	for (int i = 0; i < n; i++) {
+		q->mean[i] = (float)mean[i];
+		q->var[i] = (float)fmax(eig[i], 0);
+	}
+	for (size_t i = 0; i < un * un; i++)
+		q->basis[i] = (float)cov[i];
+
+	/* Query energy along each component: E[(q . u_k)^2] over queries and
+	 * heads, the expected squared score error per unit of error in u_k. */
+	if (qstat) {
+		double nq = 0;
+		for (int k = 0; k < n; k++)
+			qstat[k] = 0;
+		for (int w = 0; w < nw; w++) {
+			const wzc_window *win = ws[w];
+			for (int qi = 0; qi < win->Q; qi++)
+				for (int h = 0; h < win->H; h++) {
+					size_t off = (((size_t)l * win->Q + qi) * win->H + h);
+					const float *qv = pos == 0 ? win->q_latent + off * win->R
+								   : win->q_rope + off * win->P;
+					for (int k = 0; k < n; k++) {
+						const float *u = q->basis + (size_t)k * un;
+						double d = 0;
+						for (int i = 0; i < n; i++)
+							d += (double)u[i] * qv[i];
+						qstat[k] += d * d;
+					}
+					nq++;
+				}
+		}
+		for (int k = 0; k < n; k++)
+			qstat[k] = nq > 0 ? qstat[k] / nq : 0;
+		if (pos == 1)
+			pair_average_d(qstat, n);
+	}
+
+	/* Per-token scale s = RMS of the centered token (an orthogonal transform
+	 * keeps it); sigma_k = RMS of component k over s; then the histogram of
+	 * standardized values y_k / (s sigma_k). */
+	double *ssum = calloc(un, sizeof *ssum);
+	float *yrow = malloc(sizeof *yrow * un);
+	double logs = 0, nlogs = 0, lw = 0;
+	if (!ssum || !yrow) {
+		free(ssum);
+		free(yrow);
+		free(mean);
+		free(cov);
+		free(eig);
+		free(x);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	/* The reference scale first, so the passes below can quantize each
+	 * token's scale exactly as the encoder will. */
+	for (int w = 0; w < nw; w++)
+		for (int t = 0; t < ws[w]->T; t++) {
+			const float *v = row(ws[w], pos, l, t);
+			double ss = 0;
+			for (int i = 0; i < n; i++)
+				ss += (v[i] - mean[i]) * (v[i] - mean[i]);
+			if (ss > 0) {
+				logs += 0.5 * log(ss / n);
+				nlogs++;
+			}
+		}
+	q->scale_ref = nlogs > 0 ? (float)exp(logs / nlogs) : 1;
+	if (!(q->scale_ref > 0) || !isfinite(q->scale_ref))
+		q->scale_ref = 1;
+	nlogs = 0;
+	double *hist = calloc(WZC_HIST_BINS, sizeof *hist);
+	for (int pass = 0; pass < 2 && hist; pass++) {
+		for (int w = 0; w < nw; w++)
+			for (int t = 0; t < ws[w]->T; t++) {
+				const float *v = row(ws[w], pos, l, t);
+				double ss = 0;
+				for (int i = 0; i < n; i++) {
+					x[i] = v[i] - mean[i];
+					ss += x[i] * x[i];
+				}
+				double s = wzc_scale_mult(wzc_scale_code(sqrt(ss / n), q->scale_ref)) *
+					   (double)q->scale_ref;
+				if (s <= 0)
+					continue;
+				for (int k = 0; k < n; k++)
+					yrow[k] = 0;
+				for (int i = 0; i < n; i++) {
+					float xi = (float)(x[i] / s);
+					const float *u = q->basis + (size_t)i; /* column i */
+					for (int k = 0; k < n; k++)
+						yrow[k] += u[(size_t)k * un] * xi;
+				}
+				if (pass == 0) {
+					nlogs++;
+					double y2 = 0, ly2 = 0;
+					for (int k = 0; k < n; k++) {
+						double v2 = (double)yrow[k] * yrow[k];
+						ssum[k] += v2;
+						y2 += v2;
+						ly2 += eig[k] * v2;
+					}
+					/* Ledoit-Wolf: sum over tokens of ||x x^T - S||_F^2
+					 * without the constant ||S||_F^2 term. */
+					lw += s * s * s * s * y2 * y2 - 2 * s * s * ly2;
+					continue;
+				}
+				for (int k = 0; k < n; k++) {
+					if (q->sigma[k] <= 0)
+						continue;
+					double z = yrow[k] / q->sigma[k];
+					int b = (int)floor((z + WZC_HIST_RANGE) * WZC_HIST_BINS /
+							   (2 * WZC_HIST_RANGE));
+					b = b < 0 ? 0 : b >= WZC_HIST_BINS ? WZC_HIST_BINS - 1 : b;
+					hist[b]++;
+				}
+			}
+		if (pass == 0) {
+			for (int k = 0; k < n; k++)
+				q->sigma[k] = nlogs > 0 ? (float)(ssum[k] / nlogs) : 0;
+			if (pos == 1)
+				pair_average(q->sigma, n);
+			else
+				shrink(q, eig, lw, nlogs);
+			for (int k = 0; k < n; k++)
+				q->sigma[k] = sqrtf(q->sigma[k]);
+		}
+	}
+	double total = 0;
+	for (int b = 0; hist && b < WZC_HIST_BINS; b++)
+		total += hist[b];
+	for (int b = 0; hist && b < WZC_HIST_BINS; b++)
+		q->hist[b] = total > 0 ? (float)(hist[b] / total) : 0;
+	if (!(total > 0))
+		q->hist[WZC_HIST_BINS / 2] = 1;
+	int nomem = !hist;
+	free(hist);
+	free(ssum);
+	free(yrow);
+	free(mean);
+	free(cov);
+	free(eig);
+	free(x);
+	return nomem ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
+}
+
+wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *opts,
+		   wzc_profile **out, wz_diag *diag)
+{
+	wzc_prepare_opts defaults;
+	*out = NULL;
+	if (!opts) {
+		wzc_prepare_opts_default(&defaults);
+		opts = &defaults;
+	}
+	if (nw < 1)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "prepare needs at least one calibration window");
+	/* Refuse before reading any value: test windows must never inform the
+	 * profile. */
+	for (int w = 0; w < nw; w++) {
+		const char *name = ws[w]->name ? ws[w]->name : "window";
+		if (!ws[w]->split || strcmp(ws[w]->split, "calibration") != 0)
+			return wz_diag_set(diag, WZ_ERR_REFUSED,
+					   "%s: split is '%s'; prepare reads calibration windows only",
+					   name, ws[w]->split ? ws[w]->split : "(none)");
+	}
+	const wzc_window *w0 = ws[0];
+	int queries = 1;
+	for (int w = 0; w < nw; w++) {
+		const wzc_window *w1 = ws[w];
+		const char *name = w1->name ? w1->name : "window";
+		if (w1->L != w0->L || w1->R != w0->R || w1->P != w0->P || w1->T < 1)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s: shape %d x %d x (%d + %d) differs from the first window's",
+					   name, w1->L, w1->T, w1->R, w1->P);
+		const char *m0 = w0->model ? w0->model : "", *m1 = w1->model ? w1->model : "";
+		if (strcmp(m0, m1) != 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s: model '%s' differs from the first window's '%s'", name,
+					   m1, m0);
+		if (!(w1->Q > 0 && w1->H > 0 && w1->q_latent && (w1->q_rope || w1->P == 0)))
+			queries = 0;
+	}
+	if (w0->model && strlen(w0->model) > WZC_MODEL_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "model name longer than %d bytes",
+				   WZC_MODEL_MAX);
+	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
+	double *qlat = malloc(sizeof(double) * (size_t)w0->R);
+	double *qrope = malloc(sizeof(double) * (size_t)(w0->P + 1));
+	if (!p || !qlat || !qrope) {
+		wzc_profile_free(p);
+		free(qlat);
+		free(qrope);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	snprintf(p->model, sizeof p->model, "%s", w0->model ? w0->model : "");
+	p->query_weighted = queries && opts->query_weight > 0;
+	for (int w = 0; w < nw; w++)
+		p->ntokens += (uint64_t)ws[w]->T;
+	wz_err e = WZ_OK;
+	for (int l = 0; l < p->L && !e; l++) {
+		e = fit_part(ws, nw, l, 0, &p->latent[l], queries ? qlat : NULL, diag);
+		if (!e)
+			e = fit_part(ws, nw, l, 1, &p->rope[l], queries && p->P ? qrope : NULL, diag);
+		if (e)
+			break;
+		/* Weights: 1 for plain squared error, blended with the query
+		 * energy normalized to mean 1 over the layer's components. */
+		double a = p->query_weighted ? opts->query_weight : 0, mq = 0;
+		if (a > 0) {
+			for (int k = 0; k < p->R; k++)
+				mq += qlat[k];
+			for (int k = 0; k < p->P; k++)
+				mq += qrope[k];
+			mq /= (p->R + p->P);
+		}
+		for (int k = 0; k < p->R; k++)
+			p->latent[l].weight[k] = (float)(a > 0 && mq > 0 ? (1 - a) + a * qlat[k] / mq : 1);
+		for (int k = 0; k < p->P; k++)
+			p->rope[l].weight[k] = (float)(a > 0 && mq > 0 ? (1 - a) + a * qrope[k] / mq : 1);
+	}
+	free(qlat);
+	free(qrope);
+	if (e) {
+		wzc_profile_free(p);
+		return e;
+	}
+	*out = p;
+	return WZ_OK;
+}

@@ -1,0 +1,74 @@
+/* The wz profile: per layer and per part (latent, position) an orthogonal
+ * transform with its statistics, prepared once per model from calibration
+ * windows, and its file format (docs/wz-format.md). */
+#ifndef WZC_PROFILE_H
+#define WZC_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+#include "common/wz_error.h"
+
+/* The distribution of standardized component values (value / (token scale
+ * x component sigma)), pooled over a part's components, as a histogram. */
+#define WZC_HIST_BINS 4096
+#define WZC_HIST_RANGE 12.0 /* bins cover [-12, 12]; outside values count in the end bins */
+#define WZC_MODEL_MAX 255   /* bytes of a model name */
+
+typedef struct {
+	int n;           /* components: R for the latent, P for the position part */
+	float *mean;     /* [n] subtracted before the transform (zero for the position part) */
+	float *basis;    /* [n][n]: row k is component k's unit vector */
+	float *var;      /* [n] variance of component k, cache units */
+	float *sigma;    /* [n] RMS of component k divided by the token's scale */
+	float *weight;   /* [n] distortion weight per component (mean 1 over a layer) */
+	float scale_ref; /* geometric mean of the per-token scale over calibration */
+	float *hist;     /* [WZC_HIST_BINS] probabilities, summing to 1 */
+} wzc_part_profile;
+
+struct wzc_profile {
+	char model[WZC_MODEL_MAX + 1];
+	int L, R, P;
+	int query_weighted; /* 1 when the weights come from calibration queries */
+	uint64_t ntokens;   /* calibration tokens per layer */
+	wzc_part_profile *latent; /* [L] */
+	wzc_part_profile *rope;   /* [L] */
+};
+
+typedef struct {
+	/* Share of the distortion weight that follows the queries (attention
+	 * score error) rather than plain squared error; 0..1. */
+	double query_weight;
+} wzc_prepare_opts;
+
+void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);
+
+/* Prepares a profile from calibration windows (all of one model and shape).
+ * A window whose split is "test" is refused (WZ_ERR_REFUSED) before any of
+ * its values is read.  The caller frees the result with wzc_profile_free. */
+wz_err wzc_prepare(const wzc_window *const *windows, int nwindows, const wzc_prepare_opts *opts,
+		   wzc_profile **out /* OUT */, wz_diag *diag);
+
+/* The file: serialize into a new buffer (caller frees with free()), parse
+ * untrusted bytes (checksum first, then every field), read, write
+ * atomically. */
+wz_err wzc_profile_serialize(const wzc_profile *p, uint8_t **bytes /* OUT */, size_t *n /* OUT */,
+			     wz_diag *diag);
+wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin,
+			 wzc_profile **out /* OUT */, wz_diag *diag);
+wz_err wzc_profile_read(const char *path, wzc_profile **out /* OUT */, wz_diag *diag);
+wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag);
+void wzc_profile_free(wzc_profile *p);
+
+/* Allocates a profile of the given shape with zeroed arrays. */
+wzc_profile *wzc_profile_alloc(int L, int R, int P);
+
+/* Checks that a window can be coded with this profile: same model name (when
+ * both have one) and shape.  WZ_ERR_INPUT otherwise. */
+wz_err wzc_profile_check_window(const wzc_profile *p, const wzc_window *w, wz_diag *diag);
+
+/* XXH3-64 of the bytes the checksum covers, exposed for the fuzz target. */
+uint64_t wzc_profile_checksum(const void *bytes, size_t n);
+
+#endif

@@ -1,0 +1,509 @@
+/* The wz fixed-rate coder (GPU tier).  Per layer, both parts' components
+ * (KLT coefficients over a per-token scale) get level counts by greedy
+ * reverse water-filling on the profile's weighted variances; the digits of
+ * a run of components are packed as one mixed-radix number in at most 64
+ * bits, so the rate is fractional without entropy coding and every token's
+ * record has the same size and decodes alone (docs/wz-format.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec_internal.h"
+#include "codec/levels.h"
+#include "codec/profile.h"
+
+/* Hot loops: GCC vectorizes these at -O3; the default -O2 does not. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define WZ_HOT __attribute__((optimize("O3")))
+#else
+#define WZ_HOT
+#endif
+
+typedef unsigned __int128 u128;
+
+typedef struct {
+	int n;              /* R + P components: latent first */
+	uint32_t *nlev;     /* [n] */
+	const float **lev;  /* [n] level table (standardized) */
+	const float **thr;  /* [n] thresholds, nlev - 1 */
+	float *sigma;       /* [n] */
+	int ngroups;
+	int *gstart;        /* [ngroups + 1] into order[] */
+	int *order;         /* components with nlev > 1, in coding order */
+	uint8_t *gbits;     /* [ngroups] */
+	float *tables;      /* storage of the level tables and thresholds */
+	float *basis_t[2];  /* transposed bases for encoding: [i][k] = basis[k][i] */
+	double distortion;  /* model distortion, for choosing among candidates */
+	int total_bits;
+} layer_plan;
+
+struct wzc_wz_plan {
+	const wzc_profile *profile;
+	int L, R, P;
+	int scale_bytes;
+	float scale_mult[2][256]; /* per part: the decoded scale of each code, times scale_ref */
+	layer_plan *layers;
+};
+
+static void free_layer(layer_plan *lp)
+{
+	free(lp->nlev);
+	free(lp->lev);
+	free(lp->thr);
+	free(lp->sigma);
+	free(lp->gstart);
+	free(lp->order);
+	free(lp->gbits);
+	free(lp->tables);
+	free(lp->basis_t[0]);
+	free(lp->basis_t[1]);
+}
+
+void wzc_wz_plan_free(wzc_wz_plan *plan)
+{
+	if (!plan)
+		return;
+	for (int l = 0; plan->layers && l < plan->L; l++)
+		free_layer(&plan->layers[l]);
+	free(plan->layers);
+	free(plan);
+}
+
+/* Groups the components with more than one level in order, each group's
+ * product of counts below 2^64; then raises counts inside each group while
+ * the product stays within the group's whole bits (free precision).
+ * Returns the total bits. */
+static int group_and_fill(int n, int *jidx, const double *v, double (*d)[WZC_NSET],
+			  const int *part, int *order, int *gstart, uint8_t *gbits, int *ngroups)
+{
+	int ng = 0, no = 0, total = 0;
+	u128 M = 1;
+	gstart[0] = 0;
+	for (int k = 0; k <= n; k++) {
+		uint32_t N = k < n ? wzc_level_count(jidx[k]) : 0;
+		if (k < n && N <= 1)
+			continue;
+		if (k == n || M * N > (u128)UINT64_MAX) {
+			if (no > gstart[ng]) {
+				/* close the group: k_g = ceil(log2 M) */
+				int bits = 0;
+				while (((u128)1 << bits) < M)
+					bits++;
+				/* fill: raise counts while M stays <= 2^bits */
+				u128 cap = bits >= 64 ? (u128)UINT64_MAX : (u128)1 << bits;
+				for (;;) {
+					int best = -1;
+					double bestg = 0;
+					for (int i = gstart[ng]; i < no; i++) {
+						int c = order[i], j = jidx[c];
+						if (j + 1 >= WZC_NSET)
+							continue;
+						u128 M2 = M / wzc_level_count(j) * wzc_level_count(j + 1);
+						double g = v[c] * (d[part[c]][j] - d[part[c]][j + 1]);
+						if (M2 <= cap && g > bestg) {
+							bestg = g;
+							best = c;
+						}
+					}
+					if (best < 0)
+						break;
+					M = M / wzc_level_count(jidx[best]) * wzc_level_count(jidx[best] + 1);
+					jidx[best]++;
+				}
+				gbits[ng] = (uint8_t)bits;
+				total += bits;
+				gstart[++ng] = no;
+			}
+			M = 1;
+			if (k == n)
+				break;
+		}
+		order[no++] = k;
+		M *= N;
+	}
+	*ngroups = ng;
+	return total;
+}
+
+/* Greedy reverse water-filling: repeatedly give the component with the best
+ * weighted distortion drop per bit its next level count, within `budget`
+ * bits (sum of log2 counts). */
+static void allocate(int n, const double *v, double (*d)[WZC_NSET], const int *part,
+		     double budget, int *jidx)
+{
+	double cost[WZC_NSET], gain[2][WZC_NSET];
+	for (int j = 0; j + 1 < WZC_NSET; j++) {
+		cost[j] = log2((double)wzc_level_count(j + 1) / wzc_level_count(j));
+		for (int p = 0; p < 2; p++)
+			gain[p][j] = (d[p][j] - d[p][j + 1]) / cost[j];
+	}
+	double used = 0;
+	for (int k = 0; k < n; k++)
+		jidx[k] = 0;
+	for (;;) {
+		int best = -1;
+		double bestg = 0;
+		for (int k = 0; k < n; k++) {
+			int j = jidx[k];
+			if (j + 1 >= WZC_NSET || used + cost[j] > budget)
+				continue;
+			double g = v[k] * gain[part[k]][j];
+			if (g > bestg) {
+				bestg = g;
+				best = k;
+			}
+		}
+		if (best < 0)
+			break;
+		used += cost[jidx[best]];
+		jidx[best]++;
+	}
+}
+
+static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
+{
+	int R = pr->R, P = pr->P, n = R + P;
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	double d[2][WZC_NSET];
+	wzc_levels_distortion(parts[0]->hist, d[0]);
+	wzc_levels_distortion(parts[1]->hist, d[1]);
+	double *v = malloc(sizeof *v * (size_t)n);
+	int *part = malloc(sizeof *part * (size_t)n), *jidx = malloc(sizeof *jidx * (size_t)n);
+	int *best = malloc(sizeof *best * (size_t)n);
+	lp->n = n;
+	lp->nlev = calloc((size_t)n, sizeof *lp->nlev);
+	lp->lev = calloc((size_t)n, sizeof *lp->lev);
+	lp->thr = calloc((size_t)n, sizeof *lp->thr);
+	lp->sigma = calloc((size_t)n, sizeof *lp->sigma);
+	lp->gstart = calloc((size_t)n + 1, sizeof *lp->gstart);
+	lp->order = calloc((size_t)n, sizeof *lp->order);
+	lp->gbits = calloc((size_t)n, 1);
+	if (!v || !part || !jidx || !best || !lp->nlev || !lp->lev || !lp->thr || !lp->sigma ||
+	    !lp->gstart || !lp->order || !lp->gbits) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int k = 0; k < n; k++) {
+		int p = k < R ? 0 : 1, i = k < R ? k : k - R;
+		part[k] = p;
+		v[k] = (double)parts[p]->weight[i] * parts[p]->var[i];
+		lp->sigma[k] = parts[p]->sigma[i];
+		if (!(lp->sigma[k] > 0))
+			v[k] = 0; /* nothing to code: the component is constant */
+	}
+	/* Find the largest allocation whose packed size fits; a few rounds of
+	 * correcting the budget by the grouping's overhead. */
+	double budget = bits, bestdist = INFINITY;
+	int found = 0;
+	for (int it = 0; it < 8; it++) {
+		allocate(n, v, d, part, budget, jidx);
+		int ng;
+		int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
+		double dist = 0;
+		for (int k = 0; k < n; k++)
+			dist += v[k] * d[part[k]][jidx[k]];
+		if (total <= bits) {
+			if (dist < bestdist) {
+				bestdist = dist;
+				memcpy(best, jidx, sizeof *best * (size_t)n);
+				found = 1;
+			}
+			if (total == bits)
+				break;
+			budget += bits - total;
+		} else {
+			budget -= total - bits;
+		}
+	}
+	if (!found) {
+		for (int k = 0; k < n; k++)
+			best[k] = 0;
+		bestdist = 0;
+	}
+	/* Re-derive the grouping of the chosen allocation (the fill step is
+	 * deterministic, and a no-op on an allocation it produced). */
+	lp->total_bits = group_and_fill(n, best, v, d, part, lp->order, lp->gstart, lp->gbits,
+					&lp->ngroups);
+	lp->distortion = bestdist;
+	/* Level tables for the counts used, shared per (part, count). */
+	size_t need = 0;
+	int used[2][WZC_NSET] = { { 0 } };
+	for (int k = 0; k < n; k++)
+		used[part[k]][best[k]] = 1;
+	for (int p = 0; p < 2; p++)
+		for (int j = 0; j < WZC_NSET; j++)
+			if (used[p][j])
+				need += 2 * (size_t)wzc_level_count(j);
+	lp->tables = malloc(sizeof(float) * (need ? need : 1));
+	if (!lp->tables) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	float *at = lp->tables, *tab[2][WZC_NSET];
+	for (int p = 0; p < 2; p++)
+		for (int j = 0; j < WZC_NSET; j++) {
+			tab[p][j] = NULL;
+			if (!used[p][j])
+				continue;
+			tab[p][j] = at;
+			wzc_levels_table(parts[p]->hist, j, at, at + wzc_level_count(j));
+			at += 2 * (size_t)wzc_level_count(j);
+		}
+	for (int k = 0; k < n; k++) {
+		lp->nlev[k] = wzc_level_count(best[k]);
+		lp->lev[k] = tab[part[k]][best[k]];
+		lp->thr[k] = lp->lev[k] + lp->nlev[k];
+	}
+	for (int p = 0; p < 2; p++) {
+		int m = parts[p]->n;
+		lp->basis_t[p] = malloc(sizeof(float) * (size_t)(m ? m * m : 1));
+		if (!lp->basis_t[p]) {
+			free(v);
+			free(part);
+			free(jidx);
+			free(best);
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+		for (int k = 0; k < m; k++)
+			for (int i = 0; i < m; i++)
+				lp->basis_t[p][(size_t)i * m + k] = parts[p]->basis[(size_t)k * m + i];
+	}
+	free(v);
+	free(part);
+	free(jidx);
+	free(best);
+	return WZ_OK;
+}
+
+wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_bytes,
+		       wzc_wz_plan **out, wz_diag *diag)
+{
+	(void)rate_bits; /* the record size already says it */
+	*out = NULL;
+	wzc_wz_plan *plan = calloc(1, sizeof *plan);
+	if (!plan)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	plan->profile = pr;
+	plan->L = pr->L;
+	plan->R = pr->R;
+	plan->P = pr->P;
+	plan->scale_bytes = pr->P ? 2 : 1;
+	long bits = (long)record_bytes * 8 - 8 * plan->scale_bytes;
+	if (bits < 0) {
+		free(plan);
+		return wz_diag_set(diag, WZ_ERR_RANGE, "a record of %zu bytes cannot hold the scales",
+				   record_bytes);
+	}
+	plan->layers = calloc((size_t)pr->L, sizeof *plan->layers);
+	if (!plan->layers) {
+		free(plan);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int c = 0; c < 256; c++)
+		plan->scale_mult[0][c] = wzc_scale_mult((uint8_t)c);
+	memcpy(plan->scale_mult[1], plan->scale_mult[0], sizeof plan->scale_mult[0]);
+	for (int l = 0; l < pr->L; l++) {
+		wz_err e = plan_layer(pr, l, (int)bits, &plan->layers[l], diag);
+		if (e) {
+			wzc_wz_plan_free(plan);
+			return e;
+		}
+	}
+	*out = plan;
+	return WZ_OK;
+}
+
+static void put_bits(uint8_t *rec, int off, int k, uint64_t val)
+{
+	for (int i = 0; i < k;) {
+		int byte = (off + i) >> 3, sh = (off + i) & 7;
+		int take = 8 - sh < k - i ? 8 - sh : k - i;
+		uint8_t mask = (uint8_t)(((1u << take) - 1) << sh);
+		rec[byte] = (uint8_t)((rec[byte] & ~mask) | ((uint8_t)((val >> i) << sh) & mask));
+		i += take;
+	}
+}
+
+static uint64_t get_bits(const uint8_t *rec, int off, int k)
+{
+	int first = off >> 3, last = (off + k - 1) >> 3;
+	u128 acc = 0;
+	for (int b = last; b >= first; b--)
+		acc = acc << 8 | rec[b];
+	acc >>= (off & 7);
+	return k >= 64 ? (uint64_t)acc : (uint64_t)acc & (((uint64_t)1 << k) - 1);
+}
+
+/* Index of the nearest level: thresholds are sorted midpoints. */
+static inline uint32_t quantize(const float *thr, uint32_t N, float z)
+{
+	uint32_t lo = 0, hi = N - 1; /* answer in [lo, hi] */
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) >> 1;
+		if (z > thr[mid])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* y[k] = sum_i x[i] * bt[i][k] for rows of n tokens at once. */
+WZ_HOT static void transform_rows(int ntok, int m, const float *bt, const float *x, float *y)
+{
+	for (int t = 0; t < ntok; t++) {
+		float *yt = y + (size_t)t * m;
+		for (int k = 0; k < m; k++)
+			yt[k] = 0;
+	}
+	for (int i = 0; i < m; i++) {
+		const float *bi = bt + (size_t)i * m;
+		for (int t = 0; t < ntok; t++) {
+			float xi = x[(size_t)t * m + i];
+			float *yt = y + (size_t)t * m;
+			for (int k = 0; k < m; k++)
+				yt[k] += xi * bi[k];
+		}
+	}
+}
+
+#define BLOCK 8
+
+void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			 const float *rope, uint8_t *records, size_t record_bytes)
+{
+	const layer_plan *lp = &plan->layers[layer];
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, width[2] = { R, P };
+	const float *src[2] = { latent, rope };
+	float *xc = malloc(sizeof(float) * (size_t)BLOCK * (R > P ? R : P));
+	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
+	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P));
+	if (!xc || !y || !dig) {
+		/* Out of memory inside a void encoder: write zero records, which
+		 * decode to the mean; callers checked sizes before. */
+		memset(records, 0, record_bytes * (size_t)n);
+		free(xc);
+		free(y);
+		free(dig);
+		return;
+	}
+	for (int t0 = 0; t0 < n; t0 += BLOCK) {
+		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
+		uint8_t codes[BLOCK][2];
+		for (int p = 0; p < 2; p++) {
+			int m = width[p];
+			if (!m)
+				continue;
+			for (int t = 0; t < nb; t++) {
+				const float *x = src[p] + (size_t)(t0 + t) * m;
+				double ss = 0;
+				for (int i = 0; i < m; i++) {
+					float c = x[i] - parts[p]->mean[i];
+					xc[(size_t)t * m + i] = c;
+					ss += (double)c * c;
+				}
+				codes[t][p] = wzc_scale_code(sqrt(ss / m), parts[p]->scale_ref);
+				float s = plan->scale_mult[p][codes[t][p]] * parts[p]->scale_ref;
+				float inv = s > 0 ? 1.0f / s : 0;
+				for (int i = 0; i < m; i++)
+					xc[(size_t)t * m + i] *= inv;
+			}
+			float *yp = y + (p ? (size_t)BLOCK * R : 0);
+			transform_rows(nb, m, lp->basis_t[p], xc, yp);
+		}
+		for (int t = 0; t < nb; t++) {
+			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
+			memset(rec, 0, record_bytes);
+			rec[0] = codes[t][0];
+			if (P)
+				rec[1] = codes[t][1];
+			for (int k = 0; k < R + P; k++) {
+				float yk = k < R ? y[(size_t)t * R + k]
+						 : y[(size_t)BLOCK * R + (size_t)t * P + (k - R)];
+				float z = lp->sigma[k] > 0 ? yk / lp->sigma[k] : 0;
+				dig[k] = lp->nlev[k] > 1 ? quantize(lp->thr[k], lp->nlev[k], z) : 0;
+			}
+			int off = 8 * plan->scale_bytes;
+			for (int g = 0; g < lp->ngroups; g++) {
+				uint64_t V = 0, M = 1;
+				for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+					int c = lp->order[i];
+					V = V * lp->nlev[c] + dig[c];
+					M *= lp->nlev[c];
+				}
+				int kb = lp->gbits[g];
+				/* the smallest kb-bit y with y / 2^kb >= V / M */
+				u128 num = (u128)V << kb;
+				uint64_t word = (uint64_t)((num + M - 1) / M);
+				put_bits(rec, off, kb, word);
+				off += kb;
+			}
+		}
+	}
+	free(xc);
+	free(y);
+	free(dig);
+}
+
+WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
+			  float *rope, int transformed)
+{
+	const layer_plan *lp = &plan->layers[layer];
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P;
+	float s[2];
+	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
+	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
+	float ybuf[1024];
+	float *y = R + P <= 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
+	if (!y)
+		return;
+	/* Components with one level decode to that level. */
+	for (int k = 0; k < R + P; k++)
+		y[k] = lp->nlev[k] == 1 ? lp->lev[k][0] * lp->sigma[k] * s[k >= R] : 0;
+	int off = 8 * plan->scale_bytes;
+	for (int g = 0; g < lp->ngroups; g++) {
+		int kb = lp->gbits[g];
+		uint64_t x = get_bits(rec, off, kb) << (64 - kb);
+		off += kb;
+		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+			int c = lp->order[i];
+			u128 prod = (u128)x * lp->nlev[c];
+			uint32_t digit = (uint32_t)(prod >> 64);
+			x = (uint64_t)prod;
+			y[c] = lp->lev[c][digit] * lp->sigma[c] * s[c >= R];
+		}
+	}
+	if (transformed) {
+		memcpy(latent, y, sizeof(float) * (size_t)R);
+		memcpy(rope, y + R, sizeof(float) * (size_t)P);
+	} else {
+		float *out[2] = { latent, rope };
+		const float *yy[2] = { y, y + R };
+		for (int p = 0; p < 2; p++) {
+			int m = parts[p]->n;
+			float *o = out[p];
+			for (int i = 0; i < m; i++)
+				o[i] = parts[p]->mean[i];
+			for (int k = 0; k < m; k++) {
+				const float *u = parts[p]->basis + (size_t)k * m;
+				float yk = yy[p][k];
+				if (yk == 0)
+					continue;
+				for (int i = 0; i < m; i++)
+					o[i] += yk * u[i];
+			}
+		}
+	}
+	if (y != ybuf)
+		free(y);
+}

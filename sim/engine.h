@@ -1,0 +1,58 @@
+/* The simulator's event queue and random numbers: a binary heap ordered by
+ * (time, priority, sequence number) and a seeded generator, so that a run is
+ * a pure function of its inputs and seed. */
+#ifndef WZS_ENGINE_H
+#define WZS_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/wz_error.h"
+
+/* One event.  `kind`, `a` and `b` are the caller's (what happened, to
+ * which replica or session, and a generation number for lazy cancelling). */
+typedef struct {
+	double time;
+	uint32_t prio;  /* lower first among events at the same time */
+	uint32_t kind;
+	uint64_t seq;   /* insertion order: the last tie-break, so FIFO */
+	uint32_t a;
+	uint32_t b;
+} wzs_event;
+
+typedef struct {
+	wzs_event *heap;
+	size_t n, cap;
+	uint64_t next_seq;
+	uint64_t popped;  /* events handled so far, for events/s figures */
+} wzs_queue;
+
+/* Zero-initialise a queue, or call wzs_queue_init; free with wzs_queue_free. */
+void wzs_queue_init(wzs_queue *q);
+void wzs_queue_free(wzs_queue *q);
+wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
+		      uint32_t b, wz_diag *diag);
+/* Takes the earliest event into *ev; returns 0 when the queue is empty. */
+int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
+/* The earliest event's time, or INFINITY when empty. */
+double wzs_queue_peek_time(const wzs_queue *q);
+
+/* Random numbers.  We carry our own generator (splitmix64 to seed,
+ * xoshiro256** to draw) rather than rand(): the C library's differs between
+ * systems and keeps one global state, while a plan must give the same bytes
+ * everywhere for a seed, and every user needs an independent stream so that
+ * runs with different fleet sizes see the same users (common random
+ * numbers), which keeps the fleet-size search monotone in practice. */
+typedef struct {
+	uint64_t s[4];
+} wzs_rng;
+
+/* Seeds a stream from (seed, stream id). */
+void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream);
+uint64_t wzs_rng_next(wzs_rng *r);
+/* Uniform in (0, 1): never 0, so logarithms are safe. */
+double wzs_rng_uniform(wzs_rng *r);
+/* Exponential with the given mean. */
+double wzs_rng_exp(wzs_rng *r, double mean);
+
+#endif

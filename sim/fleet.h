@@ -1,0 +1,128 @@
+/* Internal state of a simulation run shared by sim.c (event loop, traffic
+ * sources, metrics) and scheduler.c (admission, batching, offload); not part
+ * of the module's interface. */
+#ifndef WZS_FLEET_H
+#define WZS_FLEET_H
+
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/metrics.h"
+#include "sim/sim.h"
+
+enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE };
+/* Same-time order: finished work first frees blocks for what arrives. */
+enum { PRIO_OP_END = 0, PRIO_RESTORE = 1, PRIO_PARK = 2, PRIO_ARRIVAL = 3, PRIO_TIMEOUT = 4,
+       PRIO_SAMPLE = 5 };
+
+enum { CACHE_NONE, CACHE_RESIDENT, CACHE_CPU, CACHE_SSD };
+enum { RQ_FREE, RQ_DEFERRED, RQ_QUEUED, RQ_RESTORING, RQ_PENDING, RQ_PREFILL, RQ_DECODE,
+       RQ_REFUSED };
+enum { OP_IDLE, OP_PREFILL, OP_DECODE };
+
+typedef struct {
+	int32_t replica, rank;        /* rank -1 unless resident */
+	int64_t ctx;                  /* tokens cached (resident or parked) */
+	int64_t blocks;               /* blocks held on rank */
+	uint8_t cache, busy, in_lru;
+	uint8_t fresh;                /* a new session: its first prefill is not a recompute */
+	uint32_t gen;                 /* invalidates pending park events */
+	int32_t lru_prev, lru_next;
+	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
+	int32_t turns_left;           /* population: turns before the session ends */
+	int32_t last_turn;            /* replay: the session's last row's turn */
+	double idle_since;
+	wzs_rng rng;                  /* population: this user's own stream */
+} wzs_sess;
+
+typedef struct {
+	int32_t session, next, prev;
+	uint32_t serial;
+	uint8_t state, counted;
+	int32_t rank;
+	int32_t turn;
+	int64_t prefix, prompt, output, reuse, need_blocks;
+	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
+	int64_t finish_step;
+	double tok_contrib;           /* this request's share of its rank's token sum */
+	double arrival, admitted, first_token;
+} wzs_req;
+
+typedef struct {
+	int64_t step;
+	int32_t req;
+} wzs_dslot;
+
+typedef struct {
+	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
+	double *tok_a, *link_free;
+	int32_t *lru_head, *lru_tail;
+	double ssd_free, cpu_used, ssd_used;
+	long parked_cpu, parked_ssd, resident_idle;
+	int32_t q_head, q_tail;
+	long q_len;
+	int32_t pf_head, pf_tail;     /* waiting for prefill */
+	long op_count;                /* pending requests the running prefill pass covers */
+	int last_op;
+	wzs_dslot *dheap;             /* decoding, by finish step */
+	long dn, dcap;
+	int64_t steps;
+	int op;
+	uint32_t gen;
+	double op_start, t0, dt;
+	int64_t op_k;
+	long sessions;
+} wzs_rep;
+
+typedef struct {
+	const wzs_run_config *cfg;
+	const wzs_params *p;
+	const wzs_replica_model *m;
+	wzs_queue q;
+	double now;
+	wzs_rep *reps;
+	wzs_sess *sess;
+	long nsess;
+	wzs_req *reqs;
+	long nreqs, capreqs;
+	int32_t free_req;
+	uint32_t next_serial;
+	/* metrics */
+	wzs_hist *h_ttft, *h_tpot, *h_e2e, *h_queue;
+	wzs_result *res;
+	double in_sys_area, in_sys_last;
+	long in_sys;
+	long live;                    /* requests in the system, counted or not */
+	int replay_done;              /* the last traffic row has arrived */
+	double tokens_done, good_tokens;
+	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
+	wz_diag *diag;
+	wz_err err;
+} wzs_fleet;
+
+/* scheduler.c */
+wz_err wzs_fleet_alloc_replicas(wzs_fleet *f);
+void wzs_fleet_free_replicas(wzs_fleet *f);
+/* A request (already counted as arrived) asks its session's replica. */
+void wzs_submit(wzs_fleet *f, int32_t req);
+/* Event handlers. */
+void wzs_on_op_end(wzs_fleet *f, int32_t rep, uint32_t gen);
+void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
+void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);
+void wzs_on_timeout(wzs_fleet *f, int32_t req, uint32_t serial);
+/* Places a session's cache at the start of a run as its idle state would
+ * be: resident where there is room (and the policy keeps it), parked, or
+ * nowhere. */
+void wzs_place_initial(wzs_fleet *f, int32_t sess);
+/* Frees a session's blocks and parked bytes (its session ended). */
+void wzs_session_release(wzs_fleet *f, int32_t sess);
+/* A session between turns: kept, parked or dropped by the idle policy. */
+void wzs_session_idle(wzs_fleet *f, int32_t sess);
+/* Blocks of 64 (block_tokens) tokens holding `tokens`. */
+int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens);
+
+/* sim.c: called by the scheduler when a request leaves the system. */
+void wzs_request_done(wzs_fleet *f, int32_t req, double finish, int refused, int too_big);
+void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a, uint32_t b);
+
+#endif

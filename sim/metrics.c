@@ -1,0 +1,126 @@
+/* Histograms, summaries and result text of a simulation run (metrics.h). */
+#include "sim/metrics.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Bins grow by 0.5% from 1 microsecond: 6000 bins reach ~1e7 s, beyond
+ * any latency we simulate; larger values land in the last bin. */
+#define HIST_MIN 1e-6
+#define HIST_RATIO 1.005
+
+static int bin_of(double v)
+{
+	double k = log(v / HIST_MIN) / log(HIST_RATIO);
+	if (k < 0)
+		return -1;
+	if (k >= WZS_HIST_BINS - 1)
+		return WZS_HIST_BINS - 1;
+	return (int)k;
+}
+
+void wzs_hist_add(wzs_hist *h, double v)
+{
+	h->n++;
+	h->sum += v;
+	if (v > h->max)
+		h->max = v;
+	int b = v > HIST_MIN ? bin_of(v) : -1;
+	if (b < 0)
+		h->zero++;
+	else
+		h->bins[b]++;
+}
+
+double wzs_hist_quantile(const wzs_hist *h, double p)
+{
+	if (h->n == 0)
+		return 0;
+	unsigned long long rank = (unsigned long long)ceil(p * (double)h->n);
+	if (rank < 1)
+		rank = 1;
+	unsigned long long seen = h->zero;
+	if (seen >= rank)
+		return 0; /* at or below a microsecond: no wait worth reporting */
+	for (int b = 0; b < WZS_HIST_BINS; b++) {
+		seen += h->bins[b];
+		if (seen >= rank) {
+			double edge = HIST_MIN * pow(HIST_RATIO, b + 1);
+			return edge < h->max ? edge : h->max;
+		}
+	}
+	return h->max;
+}
+
+double wzs_hist_mean(const wzs_hist *h)
+{
+	return h->n ? h->sum / (double)h->n : 0;
+}
+
+void wzs_hist_summary(const wzs_hist *h, wzs_summary *out)
+{
+	out->p50 = wzs_hist_quantile(h, 0.50);
+	out->p90 = wzs_hist_quantile(h, 0.90);
+	out->p99 = wzs_hist_quantile(h, 0.99);
+	out->mean = wzs_hist_mean(h);
+	out->max = h->max;
+	out->n = h->n;
+}
+
+void wzs_result_free(wzs_result *r)
+{
+	if (!r)
+		return;
+	free(r->samples);
+	r->samples = NULL;
+	r->nsamples = 0;
+}
+
+static void summary(wz_buf *out, const char *name, const wzs_summary *s)
+{
+	wz_buf_printf(out, "%s_p50_s = %.6f\n%s_p90_s = %.6f\n%s_p99_s = %.6f\n%s_mean_s = %.6f\n"
+		      "%s_max_s = %.6f\n",
+		      name, s->p50, name, s->p90, name, s->p99, name, s->mean, name, s->max);
+}
+
+void wzs_result_describe(const wzs_result *r, wz_buf *out)
+{
+	wz_buf_printf(out, "replicas = %ld\nsimulated_s = %.3f\nmeasured_window_s = %.3f\n",
+		      r->replicas, r->sim_time_s, r->window_s);
+	wz_buf_printf(out, "requests_arrived = %llu\nrequests_completed = %llu\n"
+		      "requests_refused = %llu\nrefused_too_big = %llu\nrefused_timeout = %llu\n"
+		      "requests_unfinished = %llu\n",
+		      r->arrived, r->completed, r->refused, r->refused_too_big, r->refused_timeout,
+		      r->unfinished);
+	summary(out, "ttft", &r->ttft);
+	summary(out, "tpot", &r->tpot);
+	summary(out, "e2e", &r->e2e);
+	summary(out, "queue", &r->queue);
+	wz_buf_printf(out, "met_slo = %llu\ngoodput_rps = %.6f\ngoodput_tokens_s = %.3f\n"
+		      "throughput_tokens_s = %.3f\n",
+		      r->met_slo, r->goodput_rps, r->goodput_tok_s, r->throughput_tok_s);
+	wz_buf_printf(out, "arrival_rate_rps = %.6f\nmean_in_system = %.6f\nmean_time_in_system_s = %.6f\n",
+		      r->arrival_rate, r->mean_in_system, r->mean_wait_system);
+	wz_buf_printf(out, "parks_cpu = %llu\nparks_ssd = %llu\nrestores = %llu\nrecomputes = %llu\n"
+		      "drops = %llu\nevictions = %llu\nsessions_started = %llu\nsessions_ended = %llu\n",
+		      r->parks_cpu, r->parks_ssd, r->restores, r->recomputes, r->drops, r->evictions,
+		      r->sessions_started, r->sessions_ended);
+	wz_buf_printf(out, "cache_occupancy_mean = %.6f\ncache_occupancy_peak = %.6f\n",
+		      r->occupancy_mean, r->occupancy_peak);
+	wz_buf_printf(out, "events = %llu\nstopped_at_first_refusal = %d\n", r->events,
+		      r->stopped_early);
+}
+
+void wzs_result_occupancy_csv(const wzs_result *r, wz_buf *out)
+{
+	wz_buf_puts(out, "time_s,blocks_used,blocks_total,occupancy,running,queued,resident_idle,"
+			 "parked_cpu,parked_ssd,cpu_gib,ssd_gib\n");
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const wzs_sample *s = &r->samples[i];
+		wz_buf_printf(out, "%.3f,%.0f,%.0f,%.6f,%ld,%ld,%ld,%ld,%ld,%.3f,%.3f\n", s->time,
+			      s->blocks_used, s->blocks_total,
+			      s->blocks_total > 0 ? s->blocks_used / s->blocks_total : 0, s->running,
+			      s->queued, s->resident_idle, s->parked_cpu, s->parked_ssd,
+			      s->cpu_bytes / 1073741824.0, s->ssd_bytes / 1073741824.0);
+	}
+}

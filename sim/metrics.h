@@ -1,0 +1,78 @@
+/* What a simulation run measures: latency distributions in log-spaced
+ * histograms (fixed memory for a day of traffic, percentiles within 0.5%),
+ * counters, and the cache occupancy over time. */
+#ifndef WZS_METRICS_H
+#define WZS_METRICS_H
+
+#include <stddef.h>
+
+#include "common/wz_error.h"
+#include "common/wz_str.h"
+
+/* Log-spaced bins, 0.5% wide from 1 microsecond (metrics.c). */
+#define WZS_HIST_BINS 6000
+
+typedef struct {
+	unsigned long long n;
+	double sum, max;
+	unsigned long long zero;            /* values <= the lowest bin */
+	unsigned long long bins[WZS_HIST_BINS];
+} wzs_hist;
+
+void wzs_hist_add(wzs_hist *h, double seconds);
+/* The p-quantile (0 < p <= 1): the upper edge of its bin, so it never
+ * understates; 0 when empty. */
+double wzs_hist_quantile(const wzs_hist *h, double p);
+double wzs_hist_mean(const wzs_hist *h);
+
+typedef struct {
+	double p50, p90, p99, mean, max;
+	unsigned long long n;
+} wzs_summary;
+
+void wzs_hist_summary(const wzs_hist *h, wzs_summary *out /* OUT */);
+
+/* One row of the occupancy series, fleet totals at one instant. */
+typedef struct {
+	double time;
+	double blocks_used, blocks_total;
+	long running, queued, resident_idle, parked_cpu, parked_ssd;
+	double cpu_bytes, ssd_bytes;
+} wzs_sample;
+
+typedef struct {
+	/* latency, over requests arriving after the warm-up */
+	wzs_summary ttft, tpot, e2e, queue;
+	unsigned long long arrived, completed, refused, unfinished, met_slo;
+	unsigned long long refused_too_big, refused_timeout;
+	/* cache movements */
+	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
+	unsigned long long sessions_started, sessions_ended;
+	/* rates over the measured window */
+	double window_s;
+	double arrival_rate;      /* requests/s arriving in the window */
+	double mean_in_system;    /* time-average requests in the system (L) */
+	double mean_wait_system;  /* mean e2e of completed requests (W) */
+	double throughput_tok_s;  /* output tokens/s of completed requests */
+	double goodput_rps;       /* completed requests/s meeting both targets */
+	double goodput_tok_s;
+	double occupancy_mean, occupancy_peak; /* share of cache blocks in use */
+	/* the run */
+	double sim_time_s;
+	unsigned long long events;
+	int stopped_early;        /* 1: stopped at the first refusal (fleet search) */
+	long replicas;
+	wzs_sample *samples;      /* occupancy series; owned by the result */
+	size_t nsamples;
+} wzs_result;
+
+void wzs_result_free(wzs_result *r);
+
+/* Appends the results as "key = value" lines (stable order, fixed
+ * precision, so equal runs give equal bytes). */
+void wzs_result_describe(const wzs_result *r, wz_buf *out);
+
+/* Appends the occupancy series as CSV with a header. */
+void wzs_result_occupancy_csv(const wzs_result *r, wz_buf *out);
+
+#endif

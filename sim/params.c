@@ -1,0 +1,282 @@
+/* Simulator parameters: defaults, scenario keys and validation (params.h). */
+#include "sim/params.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const wzs_scenario_keys[] = {
+	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
+	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost", "max_batch", "queue_timeout_s",
+	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
+	"host_link_gbps", "ssd_gbps", "gpus_per_node", "pop_think_s", "pop_turns",
+	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
+	"duration_s", "warmup_s", "occupancy_interval_s", "seed", NULL
+};
+
+wz_err wzs_idle_policy_parse(const char *name, wzs_idle_policy *out, wz_diag *diag)
+{
+	if (!strcmp(name, "resident"))
+		*out = WZS_IDLE_RESIDENT;
+	else if (!strcmp(name, "offload"))
+		*out = WZS_IDLE_OFFLOAD;
+	else if (!strcmp(name, "drop"))
+		*out = WZS_IDLE_DROP;
+	else
+		return wz_diag_set(diag, WZ_ERR_INPUT, "idle policy '%s': use resident, offload or drop",
+				   name);
+	return WZ_OK;
+}
+
+const char *wzs_idle_policy_name(wzs_idle_policy p)
+{
+	return p == WZS_IDLE_OFFLOAD ? "offload" : p == WZS_IDLE_DROP ? "drop" : "resident";
+}
+
+void wzs_params_default(wzs_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->ttft_p99_s = 5.0;
+	p->tpot_p99_s = 0.10;
+	/* Sustained shares of the data-sheet peaks that serving kernels reach
+	 * (FlashMLA reports ~3 of 3.35 TB/s and ~660 of 989 TFLOPS on H800). */
+	p->hbm_efficiency = 0.80;
+	p->compute_efficiency = 0.60;
+	p->step_overhead_s = 0.005;
+	p->attention_heads = 128; /* DeepSeek-V3's num_attention_heads */
+	p->attention_fp8 = 0;     /* FlashMLA computes attention in BF16 */
+	/* Prefill runs MLA un-absorbed, as multi-head attention with query/key
+	 * heads of 128 + 64 and value heads of 128 (DeepSeek-V3's
+	 * qk_nope_head_dim, qk_rope_head_dim, v_head_dim). */
+	p->prefill_pair_dims = 320;
+	/* Chunked prefill, as vLLM and SGLang schedule it (SGLang's default
+	 * chunked_prefill_size), so a long prompt does not stall decode. */
+	p->prefill_chunk_tokens = 8192;
+	p->decode_cost[0] = '\0';
+	p->max_batch = 256;
+	p->queue_timeout_s = 60;
+	p->idle_policy = WZS_IDLE_RESIDENT;
+	p->park_after_s = 0;
+	snprintf(p->offload_format, sizeof p->offload_format, "same");
+	p->offload_cpu_gib = 1536;  /* of a 2 TiB 8-GPU node */
+	p->offload_ssd_gib = 28000; /* 8 x 3.84 TB NVMe, as in a DGX H100 */
+	p->host_link_gbps = 0;
+	p->ssd_gbps = 25;
+	p->gpus_per_node = 8;
+	p->think_s = 30;
+	p->turns = 10;
+	p->prompt_tokens = 1000;
+	p->output_tokens = 400;
+	p->length_dist = WZS_DIST_EXP;
+	p->initial_context = 0;
+	p->duration_s = 3600;
+	p->warmup_s = 300;
+	p->occupancy_interval_s = 60;
+	p->seed = 1;
+}
+
+typedef struct {
+	const char *key;
+	double *dest;
+	double scale;    /* file unit -> internal unit */
+	double min, max; /* in file units */
+	int min_open;    /* 1: min itself is not allowed */
+} range;
+
+static wz_err check_range(const range *r, double v, const char *where, int line, wz_diag *diag)
+{
+	if (isnan(v) || v > r->max || v < r->min || (r->min_open && v == r->min)) {
+		if (line > 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %g is not in %s%g, %g]", where,
+					   line, r->key, v, r->min_open ? "(" : "[", r->min, r->max);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: %g is not in %s%g, %g]", where, r->key,
+				   v, r->min_open ? "(" : "[", r->min, r->max);
+	}
+	return WZ_OK;
+}
+
+/* The numeric keys with what the model allows; anything outside is a typo
+ * or a unit mistake, refused rather than simulated. */
+#define RANGES(p)                                                                            \
+	range ranges[] = {                                                                   \
+		{ "ttft_p99_s", &(p)->ttft_p99_s, 1, 0, 86400, 1 },                          \
+		{ "tpot_p99_s", &(p)->tpot_p99_s, 1, 0, 3600, 1 },                           \
+		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0, 1, 1 },                      \
+		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0, 1, 1 },              \
+		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
+		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
+		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
+		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
+		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
+		{ "offload_cpu_gib", &(p)->offload_cpu_gib, 1, 0, 1e6, 0 },                  \
+		{ "offload_ssd_gib", &(p)->offload_ssd_gib, 1, 0, 1e8, 0 },                  \
+		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
+		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
+		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
+		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
+		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
+		{ "pop_output_tokens", &(p)->output_tokens, 1, 1, 1e8, 0 },                  \
+		{ "duration_s", &(p)->duration_s, 1, 0, 3.2e7, 1 },                          \
+		{ "warmup_s", &(p)->warmup_s, 1, 0, 3.2e7, 0 },                              \
+		{ "occupancy_interval_s", &(p)->occupancy_interval_s, 1, 0, 1e7, 1 },        \
+	}
+
+wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
+{
+	const char *origin = wz_kv_origin(kv);
+	wz_err err;
+	RANGES(p);
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+		range *r = &ranges[i];
+		if (!wz_kv_get(kv, r->key))
+			continue;
+		double v;
+		if ((err = wz_kv_get_double(kv, r->key, 0, 0, &v, diag)))
+			return err;
+		if ((err = check_range(r, v, origin, wz_kv_line(kv, r->key), diag)))
+			return err;
+		*r->dest = v * r->scale;
+	}
+	struct { const char *key; long *dest; long min, max; } longs[] = {
+		{ "max_batch", &p->max_batch, 1, 1000000 },
+		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
+		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
+		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
+	};
+	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
+		const char *v = wz_kv_get(kv, longs[i].key);
+		if (!v)
+			continue;
+		long x;
+		if (wz_parse_count(v, &x))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s' is not a whole number",
+					   origin, wz_kv_line(kv, longs[i].key), longs[i].key, v);
+		if (x < longs[i].min || x > longs[i].max)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %ld is not in %ld..%ld", origin,
+					   wz_kv_line(kv, longs[i].key), longs[i].key, x, longs[i].min,
+					   longs[i].max);
+		*longs[i].dest = x;
+	}
+	const char *v;
+	if ((v = wz_kv_get(kv, "seed"))) {
+		long x;
+		if (wz_parse_long(v, &x) || x < 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: seed: '%s' is not a whole number >= 0",
+					   origin, wz_kv_line(kv, "seed"), v);
+		p->seed = (uint64_t)x;
+	}
+	if ((v = wz_kv_get(kv, "idle_policy"))) {
+		wz_diag inner;
+		if (wzs_idle_policy_parse(v, &p->idle_policy, &inner))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: idle_policy: %s", origin,
+					   wz_kv_line(kv, "idle_policy"), inner.msg);
+	}
+	if ((v = wz_kv_get(kv, "attention_math"))) {
+		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
+					   origin, wz_kv_line(kv, "attention_math"), v);
+		p->attention_fp8 = !strcmp(v, "fp8");
+	}
+	if ((v = wz_kv_get(kv, "pop_length_dist"))) {
+		if (strcmp(v, "exponential") && strcmp(v, "fixed"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: pop_length_dist: '%s': use exponential or fixed", origin,
+					   wz_kv_line(kv, "pop_length_dist"), v);
+		p->length_dist = !strcmp(v, "fixed") ? WZS_DIST_FIXED : WZS_DIST_EXP;
+	}
+	struct { const char *key; char *dest; size_t size; } strings[] = {
+		{ "offload_format", p->offload_format, sizeof p->offload_format },
+		{ "decode_cost", p->decode_cost, sizeof p->decode_cost },
+	};
+	for (size_t i = 0; i < 2; i++) {
+		if (!(v = wz_kv_get(kv, strings[i].key)))
+			continue;
+		if (strlen(v) >= strings[i].size)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: value too long", origin,
+					   wz_kv_line(kv, strings[i].key), strings[i].key);
+		snprintf(strings[i].dest, strings[i].size, "%s", v);
+	}
+	double factor;
+	wz_diag inner;
+	if (wzs_decode_cost(p, "", &factor, &inner))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: decode_cost: %s", origin,
+				   wz_kv_line(kv, "decode_cost"), inner.msg);
+	if (p->warmup_s >= p->duration_s)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: warmup_s: %g s leaves nothing of duration_s %g s",
+				   origin, wz_kv_line(kv, "warmup_s") ? wz_kv_line(kv, "warmup_s")
+								: wz_kv_line(kv, "duration_s"),
+				   p->warmup_s, p->duration_s);
+	return WZ_OK;
+}
+
+wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag)
+{
+	wzs_params copy = *p;
+	RANGES(&copy);
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+		wz_err err = check_range(&ranges[i], *ranges[i].dest / ranges[i].scale, where, 0, diag);
+		if (err)
+			return err;
+	}
+	if (p->warmup_s >= p->duration_s)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
+				   where, p->warmup_s, p->duration_s);
+	return WZ_OK;
+}
+
+wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out, wz_diag *diag)
+{
+	*out = 1.0;
+	char **items;
+	int n = wz_split_list(p->decode_cost, &items);
+	if (n < 0)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	wz_err err = WZ_OK;
+	for (int i = 0; i < n && !err; i++) {
+		char *colon = strrchr(items[i], ':');
+		double f;
+		if (!colon || colon == items[i] || wz_parse_double(colon + 1, &f) || !(f > 0) || f > 100) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "'%s': use format:factor with a factor in (0, 100]", items[i]);
+			break;
+		}
+		*colon = '\0';
+		if (wz_name_eq(items[i], format))
+			*out = f;
+	}
+	wz_strlist_free(items, n);
+	return err;
+}
+
+void wzs_params_describe(const wzs_params *p, wz_buf *out)
+{
+	wz_buf_printf(out, "ttft_p99_s = %g\ntpot_p99_s = %g\n", p->ttft_p99_s, p->tpot_p99_s);
+	wz_buf_printf(out, "hbm_efficiency = %g\ncompute_efficiency = %g\nstep_overhead_ms = %g\n",
+		      p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3);
+	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nprefill_pair_dims = %g\n"
+		      "prefill_chunk_tokens = %ld\ndecode_cost = %s\n",
+		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
+		      p->prefill_chunk_tokens,
+		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
+	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
+		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
+		      p->park_after_s);
+	wz_buf_printf(out, "offload_format = %s\noffload_cpu_gib = %g\noffload_ssd_gib = %g\n",
+		      p->offload_format, p->offload_cpu_gib, p->offload_ssd_gib);
+	if (p->host_link_gbps > 0)
+		wz_buf_printf(out, "host_link_gbps = %g\n", p->host_link_gbps);
+	else
+		wz_buf_printf(out, "host_link_gbps = (half the GPU's pcie_gbps)\n");
+	wz_buf_printf(out, "ssd_gbps = %g\ngpus_per_node = %ld\n", p->ssd_gbps, p->gpus_per_node);
+	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
+		      "pop_output_tokens = %g\npop_length_dist = %s\n",
+		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,
+		      p->length_dist == WZS_DIST_FIXED ? "fixed" : "exponential");
+	if (p->initial_context > 0)
+		wz_buf_printf(out, "pop_initial_context = %ld\n", p->initial_context);
+	else
+		wz_buf_printf(out, "pop_initial_context = (the scenario's context)\n");
+	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
+		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
+		      (unsigned long long)p->seed);
+}

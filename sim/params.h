@@ -1,0 +1,79 @@
+/* The simulator's parameters: latency targets, roofline efficiencies,
+ * scheduler and offload settings, the synthetic population and the run
+ * length, read from a scenario's keys (wzplan-scenario(5)).  Every default
+ * lives in wzs_params_default and is printed with the results. */
+#ifndef WZS_PARAMS_H
+#define WZS_PARAMS_H
+
+#include <stdint.h>
+
+#include "common/wz_error.h"
+#include "common/wz_kv.h"
+#include "common/wz_str.h"
+
+typedef enum {
+	WZS_IDLE_RESIDENT = 0, /* idle sessions keep their cache blocks */
+	WZS_IDLE_OFFLOAD = 1,  /* parked in CPU memory, then SSD; dropped when both are full */
+	WZS_IDLE_DROP = 2,     /* freed; recomputed by prefill on the next turn */
+} wzs_idle_policy;
+
+typedef enum {
+	WZS_DIST_EXP = 0,   /* exponential with the given mean */
+	WZS_DIST_FIXED = 1, /* always the mean */
+} wzs_dist;
+
+wz_err wzs_idle_policy_parse(const char *name, wzs_idle_policy *out /* OUT */, wz_diag *diag);
+const char *wzs_idle_policy_name(wzs_idle_policy p);
+
+typedef struct {
+	/* latency targets (fleet search) */
+	double ttft_p99_s, tpot_p99_s;
+	/* roofline step time */
+	double hbm_efficiency, compute_efficiency, step_overhead_s;
+	double attention_heads;   /* query heads, for attention FLOPs */
+	double prefill_pair_dims; /* per head: FLOPs / 2 of one (query, key) pair in prefill */
+	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
+	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
+	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
+	/* scheduler */
+	long max_batch;           /* running requests per attention rank */
+	double queue_timeout_s;   /* a request waiting longer is refused */
+	wzs_idle_policy idle_policy;
+	double park_after_s;      /* idle time before a session is parked or dropped */
+	/* offload tier, per node */
+	char offload_format[48];  /* "same" or a codec format name */
+	double offload_cpu_gib, offload_ssd_gib;
+	double host_link_gbps;    /* GB/s per GPU; 0: half the catalog's pcie_gbps */
+	double ssd_gbps;          /* GB/s per node */
+	long gpus_per_node;
+	/* synthetic closed population */
+	double think_s;           /* mean think time between turns */
+	double turns;             /* mean turns per session (geometric) */
+	double prompt_tokens, output_tokens; /* means per turn */
+	wzs_dist length_dist;     /* for think time, prompt and output lengths */
+	long initial_context;     /* tokens a new session starts with; 0: the scenario's context */
+	/* run */
+	double duration_s, warmup_s, occupancy_interval_s;
+	uint64_t seed;
+} wzs_params;
+
+/* Keys this module reads from a scenario (NULL-ended). */
+extern const char *const wzs_scenario_keys[];
+
+void wzs_params_default(wzs_params *p /* OUT */);
+
+/* Reads the keys present in kv over the defaults.  Malformed or absurd
+ * values fail with WZ_ERR_INPUT naming origin:line and the key. */
+wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p /* OUT */, wz_diag *diag);
+
+/* Checks values set from the command line too; `where` prefixes messages. */
+wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag);
+
+/* The decode cost factor for a format from p->decode_cost (1 when absent). */
+wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* OUT */,
+		       wz_diag *diag);
+
+/* Appends "key = value" lines for every parameter (the report's inputs). */
+void wzs_params_describe(const wzs_params *p, wz_buf *out);
+
+#endif

@@ -1,0 +1,38 @@
+/* Draws for the synthetic closed population (population.h). */
+#include "sim/population.h"
+
+#include <math.h>
+
+int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
+{
+	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1)
+		return p->turns <= 1 ? 1 : (int32_t)llround(p->turns);
+	/* Geometric on 1, 2, ...: a session ends after each turn with
+	 * probability 1 / mean. */
+	double q = 1.0 - 1.0 / p->turns;
+	double n = 1.0 + floor(log(wzs_rng_uniform(rng)) / log(q));
+	return n > 1e9 ? 1000000000 : (int32_t)n;
+}
+
+static int64_t draw_tokens(const wzs_params *p, wzs_rng *rng, double mean)
+{
+	double v = p->length_dist == WZS_DIST_FIXED ? mean : wzs_rng_exp(rng, mean);
+	int64_t n = (int64_t)llround(v);
+	return n < 1 ? 1 : n;
+}
+
+void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt, int64_t *output)
+{
+	*prompt = draw_tokens(p, rng, p->prompt_tokens);
+	*output = draw_tokens(p, rng, p->output_tokens);
+}
+
+double wzs_pop_think(const wzs_params *p, wzs_rng *rng)
+{
+	return p->length_dist == WZS_DIST_FIXED ? p->think_s : wzs_rng_exp(rng, p->think_s);
+}
+
+double wzs_pop_first_delay(const wzs_params *p, wzs_rng *rng)
+{
+	return p->think_s * wzs_rng_uniform(rng);
+}

@@ -1,0 +1,24 @@
+/* The synthetic closed population: what each user does next (turn lengths,
+ * think times, how many turns a session lasts), drawn from the user's own
+ * random stream. */
+#ifndef WZS_POPULATION_H
+#define WZS_POPULATION_H
+
+#include <stdint.h>
+
+#include "sim/engine.h"
+#include "sim/params.h"
+
+/* Turns in a new session: geometric with mean p->turns (at least 1), or
+ * exactly round(p->turns) with fixed lengths. */
+int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng);
+/* A turn's new prompt and output tokens (each at least 1). */
+void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt /* OUT */,
+		  int64_t *output /* OUT */);
+/* Think time before the next turn. */
+double wzs_pop_think(const wzs_params *p, wzs_rng *rng);
+/* The first turn's delay from the start: users start out of step, at a
+ * uniform phase of their think time, so the run begins near steady state. */
+double wzs_pop_first_delay(const wzs_params *p, wzs_rng *rng);
+
+#endif

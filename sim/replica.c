@@ -1,0 +1,142 @@
+/* Replica memory, offload tier and roofline step times (replica.h). */
+#include "sim/replica.h"
+
+#include <math.h>
+#include <string.h>
+
+wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
+			       const wzm_memory_params *mem, long context, double record_per_layer,
+			       double offload_per_layer, double decode_cost, const wzs_params *p,
+			       wzs_replica_model *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	/* Blocks come from costmodel's accounting so that the simulator and the
+	 * memory mode can never disagree on how many users fit. */
+	wz_err err = wzm_memory_compute(model, gpu, mem, record_per_layer, context, &out->mem, diag);
+	if (err)
+		return err;
+#define NEED(v, obj, field)                                                                  \
+	if ((err = wzm_need(v, (obj)->name, field, (obj)->origin, (obj)->line, diag)))        \
+		return err;
+	NEED(model->params_active_b, model, "params_active_b")
+	NEED(gpu->hbm_tbps, gpu, "hbm_tbps")
+	NEED(gpu->bf16_tflops, gpu, "bf16_tflops")
+	double wbits = isnan(mem->weight_bits) ? model->weight_bits : mem->weight_bits;
+	int weights_fp8 = wbits <= 8;
+	if (weights_fp8 || p->attention_fp8)
+		NEED(gpu->fp8_tflops, gpu, "fp8_tflops")
+	double pair_dims;
+	if (!isnan(model->kv_lora_rank) && !isnan(model->rope_dim))
+		/* Absorbed MLA: scores over R + P values, output over R. */
+		pair_dims = 2 * model->kv_lora_rank + model->rope_dim;
+	else {
+		NEED(model->head_dim, model, "head_dim")
+		pair_dims = 2 * model->head_dim;
+	}
+	if (p->idle_policy == WZS_IDLE_OFFLOAD && !(p->host_link_gbps > 0))
+		NEED(gpu->pcie_gbps, gpu, "pcie_gbps")
+#undef NEED
+	out->gpus = mem->gpus_per_replica;
+	out->tensor_parallel = mem->par == WZM_PAR_TP;
+	out->ranks = out->tensor_parallel ? 1 : out->gpus;
+	out->blocks_per_rank = out->mem.blocks_per_gpu;
+	out->block_tokens = mem->block_tokens > 0 ? mem->block_tokens : WZM_BLOCK_TOKENS;
+	out->token_bytes = out->mem.per_token;
+	out->offload_token_bytes = offload_per_layer * model->layers;
+	out->weight_bytes_gpu = out->mem.weights;
+	out->active_share = model->params_active_b / model->params_total_b;
+	if (out->active_share > 1)
+		out->active_share = 1;
+	out->active_params = model->params_active_b * 1e9;
+	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
+	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
+	out->peak_attn_field = p->attention_fp8 ? "fp8_tflops" : "bf16_tflops";
+	out->weight_flops = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
+			    p->compute_efficiency;
+	out->attn_flops = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
+			  p->compute_efficiency;
+	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
+	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
+	out->overhead_s = p->step_overhead_s;
+	out->decode_cost = decode_cost;
+	double nodes = ceil((double)out->gpus / (double)p->gpus_per_node);
+	out->cpu_bytes = nodes * p->offload_cpu_gib * WZM_GIB;
+	out->ssd_bytes = nodes * p->offload_ssd_gib * WZM_GIB;
+	/* PCIe figures in the catalog count both directions; a restore uses one. */
+	out->host_link_bps = (p->host_link_gbps > 0 ? p->host_link_gbps
+				: (isnan(gpu->pcie_gbps) ? 0 : gpu->pcie_gbps / 2)) * 1e9;
+	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
+	if (out->blocks_per_rank < 1)
+		return wz_diag_set(diag, WZ_ERR_RANGE,
+				   "%s on %d x %s: the cache pool holds less than one block",
+				   model->name, out->gpus, gpu->name);
+	return WZ_OK;
+}
+
+double wzs_weights_touched(const wzs_replica_model *m, double batch)
+{
+	if (batch <= 0)
+		return 0;
+	if (m->active_share >= 1)
+		return 1;
+	return 1 - pow(1 - m->active_share, batch);
+}
+
+double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens)
+{
+	if (batch <= 0)
+		return 0;
+	/* Expert parallelism spreads the weights, and their FLOPs, over every
+	 * GPU; attention work stays with the rank holding the request, except
+	 * with TP, where heads are split but each rank reads the whole latent
+	 * (MLA caches are not split across tensor-parallel ranks). */
+	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, batch);
+	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
+	double mem_s = (weight_read + cache_read) / m->hbm_bps;
+	double weight_fl = 2.0 * m->active_params * batch / m->gpus;
+	double attn_fl = rank_tokens * m->attn_flops_pair;
+	if (m->tensor_parallel)
+		attn_fl /= m->gpus;
+	double compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
+	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+}
+
+double wzs_prefill_pairs(double prefix, double n)
+{
+	/* Each new token attends to the prefix and to the new tokens before it. */
+	return n * prefix + n * (n + 1) / 2;
+}
+
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	double compute_s = 2.0 * m->active_params * new_tokens / (m->gpus * m->weight_flops) +
+			   pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops);
+	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
+	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+}
+
+void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
+{
+	wz_buf_printf(out, "gpus_per_replica = %d\nattention = %s\ncache_pools_per_replica = %d\n",
+		      m->gpus, m->tensor_parallel ? "tp" : "attention-dp", m->ranks);
+	wz_buf_printf(out, "cache_gib_per_gpu = %.3f\nblocks_per_pool = %ld\nblock_tokens = %d\n",
+		      m->mem.cache / WZM_GIB, m->blocks_per_rank, m->block_tokens);
+	wz_buf_printf(out, "bytes_per_token = %.1f\noffload_bytes_per_token = %.1f\n",
+		      m->token_bytes, m->offload_token_bytes);
+	wz_buf_printf(out, "memory_mode_users_per_replica = %ld\n", m->mem.users_per_replica);
+	wz_buf_printf(out, "weights_gib_per_gpu = %.3f\nactive_share = %.4f\n",
+		      m->weight_bytes_gpu / WZM_GIB, m->active_share);
+	wz_buf_printf(out, "hbm_effective_gbps = %.1f\nweight_tflops_effective = %.1f (%s)\n"
+		      "attention_tflops_effective = %.1f (%s)\n",
+		      m->hbm_bps / 1e9, m->weight_flops / 1e12, m->peak_weights_field,
+		      m->attn_flops / 1e12, m->peak_attn_field);
+	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
+		      "decode_cost_factor = %g\n",
+		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);
+	wz_buf_printf(out, "offload_cpu_gib_per_replica = %.0f\noffload_ssd_gib_per_replica = %.0f\n"
+		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
+		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
+		      m->ssd_bps / 1e9);
+}

@@ -1,0 +1,75 @@
+/* A serving replica as the simulator sees it: its cache pools in blocks
+ * (from costmodel's memory accounting), its offload tier, and roofline times
+ * for a decode step and a prefill (DESIGN.md, "Traffic and serving model"). */
+#ifndef WZS_REPLICA_H
+#define WZS_REPLICA_H
+
+#include "common/wz_error.h"
+#include "common/wz_str.h"
+#include "costmodel/capacity.h"
+#include "costmodel/catalog.h"
+#include "sim/params.h"
+
+typedef struct {
+	/* memory (from wzm_memory_compute) */
+	wzm_memory mem;
+	int gpus;                  /* GPUs per replica */
+	int ranks;                 /* cache pools: one per GPU with attention DP, one with TP */
+	int tensor_parallel;
+	long blocks_per_rank;
+	int block_tokens;
+	double token_bytes;        /* GPU-tier bytes of one token, all layers */
+	double offload_token_bytes;/* offload-tier bytes of one token, all layers */
+	/* roofline */
+	double weight_bytes_gpu;   /* this GPU's share of the weights */
+	double active_share;       /* params_active / params_total: share a token reads */
+	double active_params;      /* per token */
+	double hbm_bps;            /* bytes/s per GPU, times efficiency */
+	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
+	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
+	double attn_flops_pair;    /* FLOPs of one query token against one cached token, all layers */
+	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
+	double overhead_s;
+	double decode_cost;        /* cache bytes read are multiplied by this */
+	/* offload tier, per replica */
+	double cpu_bytes, ssd_bytes;
+	double host_link_bps;      /* per GPU */
+	double ssd_bps;            /* per replica (nodes x per-node) */
+	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
+} wzs_replica_model;
+
+/* Builds the model for one format whose GPU record is record_per_layer bytes
+ * per token per layer and whose offload record is offload_per_layer.
+ * `context` is the scenario's (for the memory breakdown's users per GPU).
+ * Fails naming the catalog field when a value is missing. */
+wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
+			       const wzm_memory_params *mem, long context, double record_per_layer,
+			       double offload_per_layer, double decode_cost, const wzs_params *p,
+			       wzs_replica_model *out /* OUT */, wz_diag *diag);
+
+/* Share of the weights a decode step over `batch` tokens reads.  Each token
+ * reads a share a = active/total of the weights (its experts); if tokens
+ * choose experts independently and uniformly, the expected number of
+ * distinct experts out of E with k per token is E(1 - (1 - k/E)^b), so the
+ * share touched is 1 - (1 - a)^b: exactly a for one token, all of it for
+ * large batches.  Dense models (a = 1) always read everything.  Shared
+ * experts and attention weights make the real share somewhat larger at
+ * small batches; this errs on the fast side there. */
+double wzs_weights_touched(const wzs_replica_model *m, double batch);
+
+/* Time of one decode step of the replica: `batch` requests in all, the
+ * busiest attention rank holding `rank_tokens` cached tokens of its running
+ * requests (with TP, every running request's). */
+double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens);
+
+/* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
+ * (query, key) pairs in all, on the whole replica. */
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs);
+
+/* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
+double wzs_prefill_pairs(double prefix, double n);
+
+/* Appends the model's derived figures as "key = value" lines. */
+void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out);
+
+#endif

@@ -1,0 +1,29 @@
+/* The fleet-size search: the smallest whole number of replicas whose run
+ * meets the latency targets with no refused request (DESIGN.md, "Fleet
+ * search"). */
+#ifndef WZS_SEARCH_H
+#define WZS_SEARCH_H
+
+#include "common/wz_error.h"
+#include "sim/sim.h"
+
+typedef struct {
+	long replicas;      /* smallest feasible, or 0 when none up to the limit */
+	long runs;          /* simulations run */
+	wzs_result result;  /* the run at `replicas` (free with wzs_result_free) */
+	double seconds;     /* wall time is the caller's; simulated seconds summed */
+	unsigned long long events;
+} wzs_search;
+
+/* Searches 1, 2, 4, ... until a run meets the targets (at most
+ * max_replicas), then bisects between the last failing and the first
+ * passing count.  This assumes feasibility is monotone in the fleet size,
+ * which holds for the model's queueing in expectation and, with each user
+ * on its own random stream, nearly always run by run.  Runs below the
+ * answer stop at their first refusal.  `base` gives everything but the
+ * replica count. */
+wz_err wzs_size(const wzs_run_config *base, long max_replicas,
+		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		wzs_search *out /* OUT */, wz_diag *diag);
+
+#endif

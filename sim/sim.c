@@ -1,0 +1,415 @@
+/* The simulation run: event loop, the two traffic sources (replay and
+ * closed population), request bookkeeping and the measurements (sim.h). */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/fleet.h"
+#include "sim/population.h"
+
+#define PROGRESS_EVERY (1u << 20)
+
+void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a, uint32_t b)
+{
+	if (f->err)
+		return;
+	wz_err err = wzs_queue_push(&f->q, time, prio, kind, a, b, f->diag);
+	if (err) {
+		f->err = err;
+		f->stop = 1;
+	}
+}
+
+static int32_t alloc_req(wzs_fleet *f)
+{
+	int32_t id;
+	if (f->free_req >= 0) {
+		id = f->free_req;
+		f->free_req = f->reqs[id].next;
+	} else {
+		if (f->nreqs == f->capreqs) {
+			long cap = f->capreqs ? f->capreqs * 2 : 1024;
+			if (cap > INT32_MAX) {
+				f->err = wz_diag_set(f->diag, WZ_ERR_RANGE, "more than 2^31 requests in flight");
+				f->stop = 1;
+				return -1;
+			}
+			wzs_req *r = realloc(f->reqs, (size_t)cap * sizeof *r);
+			if (!r) {
+				f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (requests)");
+				f->stop = 1;
+				return -1;
+			}
+			f->reqs = r;
+			f->capreqs = cap;
+		}
+		id = (int32_t)f->nreqs++;
+	}
+	wzs_req *q = &f->reqs[id];
+	memset(q, 0, sizeof *q);
+	q->serial = f->next_serial++;
+	q->next = q->prev = q->rank = -1;
+	return id;
+}
+
+/* The time-average of requests in the system, over the measured window. */
+static void in_system_advance(wzs_fleet *f)
+{
+	double from = f->in_sys_last > f->p->warmup_s ? f->in_sys_last : f->p->warmup_s;
+	if (f->now > from)
+		f->in_sys_area += (double)f->in_sys * (f->now - from);
+	f->in_sys_last = f->now;
+}
+
+static void arrive(wzs_fleet *f, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	q->arrival = f->now;
+	q->counted = f->now >= f->p->warmup_s;
+	f->live++;
+	if (q->counted) {
+		f->res->arrived++;
+		in_system_advance(f);
+		f->in_sys++;
+	}
+}
+
+static void population_turn(wzs_fleet *f, int32_t sid)
+{
+	wzs_sess *s = &f->sess[sid];
+	if (s->busy)
+		return;
+	int32_t id = alloc_req(f);
+	if (id < 0)
+		return;
+	wzs_req *q = &f->reqs[id];
+	q->session = sid;
+	q->prefix = s->ctx;
+	wzs_pop_turn(f->p, &s->rng, &q->prompt, &q->output);
+	arrive(f, id);
+	wzs_submit(f, id);
+}
+
+static void new_session(wzs_fleet *f, int32_t sid)
+{
+	wzs_sess *s = &f->sess[sid];
+	s->ctx = f->cfg->initial_context;
+	s->turns_left = wzs_pop_session_turns(f->p, &s->rng);
+	s->cache = CACHE_NONE;
+	s->fresh = 1;
+	f->res->sessions_started++;
+}
+
+static int32_t least_loaded_replica(wzs_fleet *f)
+{
+	long best = 0;
+	for (long i = 1; i < f->cfg->replicas; i++)
+		if (f->reps[i].sessions < f->reps[best].sessions)
+			best = i;
+	return (int32_t)best;
+}
+
+static void replay_row(wzs_fleet *f, uint32_t index)
+{
+	const wzt_traffic *t = f->cfg->traffic;
+	if (index + 1 < t->n) {
+		double next = t->requests[index + 1].arrival_s;
+		wzs_push(f, next > f->now ? next : f->now, PRIO_ARRIVAL, EV_REPLAY, index + 1, 0);
+	} else {
+		f->replay_done = 1;
+	}
+	const wzt_request *row = &t->requests[index];
+	int32_t sid = (int32_t)row->session;
+	wzs_sess *s = &f->sess[sid];
+	if (s->replica < 0) {
+		s->replica = least_loaded_replica(f);
+		f->reps[s->replica].sessions++;
+		f->res->sessions_started++;
+	}
+	int32_t id = alloc_req(f);
+	if (id < 0)
+		return;
+	wzs_req *q = &f->reqs[id];
+	q->session = sid;
+	q->turn = row->turn;
+	q->prefix = row->prefix_tokens > 0 ? row->prefix_tokens : 0;
+	q->prompt = row->prompt_tokens > 0 ? row->prompt_tokens : 1;
+	q->output = row->output_tokens > 0 ? row->output_tokens : 1;
+	arrive(f, id);
+	if (s->busy) {
+		/* A turn that arrives before the previous one finished waits for it:
+		 * it needs that turn's cache. */
+		q->state = RQ_DEFERRED;
+		q->next = -1;
+		if (s->deferred_tail >= 0)
+			f->reqs[s->deferred_tail].next = id;
+		else
+			s->deferred_head = id;
+		s->deferred_tail = id;
+		return;
+	}
+	wzs_submit(f, id);
+}
+
+void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int too_big)
+{
+	wzs_req *q = &f->reqs[id];
+	wzs_sess *s = &f->sess[q->session];
+	int32_t sid = q->session;
+	int32_t turn = q->turn;
+	s->busy = 0;
+	if (q->counted) {
+		if (refused) {
+			f->res->refused++;
+			if (too_big)
+				f->res->refused_too_big++;
+			else
+				f->res->refused_timeout++;
+			if (f->cfg->stop_on_refusal)
+				f->stop = 1;
+		} else {
+			double ttft = q->first_token - q->arrival;
+			double tpot = q->output > 1 ? (finish - q->first_token) / (double)(q->output - 1) : 0;
+			f->res->completed++;
+			wzs_hist_add(f->h_ttft, ttft);
+			if (q->output > 1)
+				wzs_hist_add(f->h_tpot, tpot);
+			wzs_hist_add(f->h_e2e, finish - q->arrival);
+			f->tokens_done += (double)q->output;
+			if (ttft <= f->p->ttft_p99_s && tpot <= f->p->tpot_p99_s) {
+				f->res->met_slo++;
+				f->good_tokens += (double)q->output;
+			}
+		}
+		in_system_advance(f);
+		f->in_sys--;
+	}
+	q->state = RQ_FREE;
+	q->next = f->free_req;
+	f->free_req = id;
+	f->live--;
+
+	if (!f->cfg->traffic) {
+		if (--s->turns_left <= 0) {
+			wzs_session_release(f, sid);
+			f->res->sessions_ended++;
+			new_session(f, sid);
+		} else {
+			wzs_session_idle(f, sid);
+		}
+		wzs_push(f, finish + wzs_pop_think(f->p, &s->rng), PRIO_ARRIVAL, EV_USER_TURN,
+			 (uint32_t)sid, 0);
+		return;
+	}
+	if (s->deferred_head >= 0) {
+		int32_t next = s->deferred_head;
+		s->deferred_head = f->reqs[next].next;
+		if (s->deferred_head < 0)
+			s->deferred_tail = -1;
+		wzs_submit(f, next);
+	} else if (turn >= s->last_turn) {
+		wzs_session_release(f, sid);
+		f->res->sessions_ended++;
+	} else {
+		wzs_session_idle(f, sid);
+	}
+	/* A replay ends when its last request leaves, not at the timeouts
+	 * still queued far in the future. */
+	if (f->replay_done && f->live == 0 && !f->stop)
+		f->stop = 2;
+}
+
+static wz_err sample(wzs_fleet *f)
+{
+	wzs_result *res = f->res;
+	if (res->nsamples % 256 == 0) {
+		wzs_sample *s = realloc(res->samples, (res->nsamples + 256) * sizeof *s);
+		if (!s)
+			return wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (occupancy series)");
+		res->samples = s;
+	}
+	wzs_sample *s = &res->samples[res->nsamples++];
+	memset(s, 0, sizeof *s);
+	s->time = f->now;
+	for (long i = 0; i < f->cfg->replicas; i++) {
+		const wzs_rep *r = &f->reps[i];
+		for (int k = 0; k < f->m->ranks; k++) {
+			s->blocks_used += (double)(f->m->blocks_per_rank - r->free_blocks[k]);
+			s->blocks_total += (double)f->m->blocks_per_rank;
+			s->running += (long)r->admitted[k];
+		}
+		s->queued += r->q_len;
+		s->resident_idle += r->resident_idle;
+		s->parked_cpu += r->parked_cpu;
+		s->parked_ssd += r->parked_ssd;
+		s->cpu_bytes += r->cpu_used;
+		s->ssd_bytes += r->ssd_used;
+	}
+	double occ = s->blocks_total > 0 ? s->blocks_used / s->blocks_total : 0;
+	if (occ > res->occupancy_peak)
+		res->occupancy_peak = occ;
+	res->occupancy_mean += occ; /* divided by the count at the end */
+	return WZ_OK;
+}
+
+static wz_err setup_sessions(wzs_fleet *f)
+{
+	const wzs_run_config *c = f->cfg;
+	if (c->traffic) {
+		int64_t max = -1;
+		for (size_t i = 0; i < c->traffic->n; i++) {
+			const wzt_request *r = &c->traffic->requests[i];
+			if (r->session < 0 || r->session >= INT32_MAX)
+				return wz_diag_set(f->diag, WZ_ERR_INPUT,
+						   "traffic row %zu: session id %lld is out of range", i + 1,
+						   (long long)r->session);
+			if (r->session > max)
+				max = r->session;
+		}
+		f->nsess = (long)(max + 1);
+	} else {
+		f->nsess = c->users;
+	}
+	f->sess = calloc((size_t)(f->nsess > 0 ? f->nsess : 1), sizeof *f->sess);
+	if (!f->sess)
+		return wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (sessions)");
+	for (long i = 0; i < f->nsess; i++) {
+		wzs_sess *s = &f->sess[i];
+		s->replica = s->rank = -1;
+		s->lru_prev = s->lru_next = s->deferred_head = s->deferred_tail = -1;
+		s->last_turn = -1;
+		wzs_rng_seed(&s->rng, f->p->seed, (uint64_t)i);
+	}
+	if (c->traffic) {
+		for (size_t i = 0; i < c->traffic->n; i++) {
+			const wzt_request *r = &c->traffic->requests[i];
+			if (r->turn > f->sess[r->session].last_turn)
+				f->sess[r->session].last_turn = r->turn;
+		}
+		if (c->traffic->n > 0)
+			wzs_push(f, c->traffic->requests[0].arrival_s, PRIO_ARRIVAL, EV_REPLAY, 0, 0);
+		return f->err;
+	}
+	for (long i = 0; i < f->nsess; i++) {
+		wzs_sess *s = &f->sess[i];
+		s->replica = (int32_t)(i % c->replicas);
+		f->reps[s->replica].sessions++;
+		new_session(f, (int32_t)i);
+		/* At the start each user is between turns of a session already
+		 * under way, so its cache sits where the idle policy keeps it. */
+		s->fresh = 0;
+		wzs_place_initial(f, (int32_t)i);
+		wzs_push(f, wzs_pop_first_delay(f->p, &s->rng), PRIO_ARRIVAL, EV_USER_TURN,
+			 (uint32_t)i, 0);
+	}
+	return f->err;
+}
+
+static void finish_results(wzs_fleet *f, double end)
+{
+	wzs_result *res = f->res;
+	f->now = end;
+	in_system_advance(f);
+	res->sim_time_s = end;
+	res->window_s = end > f->p->warmup_s ? end - f->p->warmup_s : 0;
+	res->unfinished = (unsigned long long)f->in_sys;
+	wzs_hist_summary(f->h_ttft, &res->ttft);
+	wzs_hist_summary(f->h_tpot, &res->tpot);
+	wzs_hist_summary(f->h_e2e, &res->e2e);
+	wzs_hist_summary(f->h_queue, &res->queue);
+	double w = res->window_s > 0 ? res->window_s : 1;
+	res->arrival_rate = (double)res->arrived / w;
+	res->mean_in_system = f->in_sys_area / w;
+	res->mean_wait_system = res->e2e.mean;
+	res->throughput_tok_s = f->tokens_done / w;
+	res->goodput_rps = (double)res->met_slo / w;
+	res->goodput_tok_s = f->good_tokens / w;
+	if (res->nsamples)
+		res->occupancy_mean /= (double)res->nsamples;
+	res->events = f->q.popped;
+	res->replicas = f->cfg->replicas;
+}
+
+wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	const wzs_params *p = cfg->params;
+	if (cfg->replicas < 1 || cfg->replicas > 1000000)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "replicas: %ld is not in 1..1000000",
+				   cfg->replicas);
+	if (!cfg->traffic && (cfg->users < 1 || cfg->users > 100000000))
+		return wz_diag_set(diag, WZ_ERR_RANGE, "users: %ld is not in 1..100000000", cfg->users);
+	if (!cfg->traffic && cfg->initial_context < 1)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "a session must start with at least one token");
+	wzs_fleet f;
+	memset(&f, 0, sizeof f);
+	f.cfg = cfg;
+	f.p = p;
+	f.m = cfg->model;
+	f.res = out;
+	f.diag = diag;
+	f.free_req = -1;
+	wzs_queue_init(&f.q);
+	wz_err err = WZ_OK;
+	wzs_hist *h = calloc(4, sizeof *h);
+	if (!h || wzs_fleet_alloc_replicas(&f)) {
+		err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (replicas)");
+		goto done;
+	}
+	f.h_ttft = &h[0];
+	f.h_tpot = &h[1];
+	f.h_e2e = &h[2];
+	f.h_queue = &h[3];
+	if ((err = setup_sessions(&f)))
+		goto done;
+	wzs_push(&f, 0, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
+	double end = cfg->traffic ? INFINITY : p->duration_s;
+	wzs_event ev;
+	while (!f.stop && wzs_queue_pop(&f.q, &ev)) {
+		if (ev.time > end) {
+			f.now = end;
+			break;
+		}
+		f.now = ev.time;
+		switch (ev.kind) {
+		case EV_OP_END: wzs_on_op_end(&f, (int32_t)ev.a, ev.b); break;
+		case EV_RESTORE: wzs_on_restore(&f, (int32_t)ev.a, ev.b); break;
+		case EV_PARK: wzs_on_park(&f, (int32_t)ev.a, ev.b); break;
+		case EV_USER_TURN: population_turn(&f, (int32_t)ev.a); break;
+		case EV_REPLAY: replay_row(&f, ev.a); break;
+		case EV_TIMEOUT: wzs_on_timeout(&f, (int32_t)ev.a, ev.b); break;
+		case EV_SAMPLE:
+			if ((err = sample(&f)))
+				goto done;
+			/* A replay samples while work remains; a population to the end. */
+			if (cfg->traffic ? f.q.n > 0 : f.now + p->occupancy_interval_s <= end)
+				wzs_push(&f, f.now + p->occupancy_interval_s, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
+			break;
+		}
+		if (cfg->progress && f.q.popped % PROGRESS_EVERY == 0)
+			cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, f.q.popped);
+	}
+	if (f.err) {
+		err = f.err;
+		goto done;
+	}
+	out->stopped_early = f.stop == 1;
+	finish_results(&f, cfg->traffic || f.stop == 1 ? f.now : end);
+	if (cfg->progress)
+		cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, f.q.popped);
+done:
+	wzs_fleet_free_replicas(&f);
+	wzs_queue_free(&f.q);
+	free(f.sess);
+	free(f.reqs);
+	free(h);
+	return err;
+}
+
+int wzs_meets_targets(const wzs_params *p, const wzs_result *r)
+{
+	return r->refused == 0 && r->completed > 0 && r->ttft.p99 <= p->ttft_p99_s &&
+	       r->tpot.p99 <= p->tpot_p99_s;
+}

@@ -1,0 +1,35 @@
+/* One simulation run: a fleet of identical replicas serving a replayed
+ * traffic table (open loop) or a synthetic closed population, with the
+ * results of metrics.h. */
+#ifndef WZS_SIM_H
+#define WZS_SIM_H
+
+#include "common/wz_error.h"
+#include "sim/metrics.h"
+#include "sim/params.h"
+#include "sim/replica.h"
+#include "traces/traffic.h"
+
+typedef struct {
+	const wzs_params *params;
+	const wzs_replica_model *model;
+	long replicas;
+	/* the synthetic population, used when traffic is NULL */
+	long users;
+	long initial_context;        /* tokens each new session starts with */
+	const wzt_traffic *traffic;  /* replayed to the end, then drained */
+	int stop_on_refusal;         /* end the run at the first counted refusal */
+	/* Called every 2^20 events and at the end (may be NULL). */
+	void (*progress)(void *ud, double sim_time, double end_time, unsigned long long events);
+	void *progress_ud;
+} wzs_run_config;
+
+/* Runs the simulation.  The caller frees out's samples with wzs_result_free
+ * (also after a failure). */
+wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out /* OUT */, wz_diag *diag);
+
+/* Whether a run meets the targets: no refused request, p99 TTFT and p99
+ * TPOT within the parameters' targets, and at least one completed request. */
+int wzs_meets_targets(const wzs_params *p, const wzs_result *r);
+
+#endif

@@ -1,0 +1,128 @@
+/* The quality must-shows of the wz GPU format (issue 3) on synthetic test
+ * windows never read by prepare: against fp8-mix and int4-g64 on mla-a and
+ * mla-b, and the distance to the Gaussian rate-distortion bound on iid.
+ * Numbers are printed as TAP comments whether or not a check passes. */
+#include "tests/tap.h"
+
+#include "codec/metrics.h"
+#include "codec/profile.h"
+#include "tests/codec/window.h"
+
+#define NCAL 2
+#define NTEST 2
+#define NBOOT 200
+
+static const char *const formats[] = { "fp8-mix", "int4-g64", "wz-4.97", "wz-5.44", "wz-6.31" };
+#define NF 5
+
+static wzc_errors *measure(const wzc_window *w, const wzc_profile *prof, const char *name)
+{
+	wzc_format f;
+	wzc_codec *c;
+	wzc_errors *e = NULL;
+	wz_diag d;
+	if (wzc_format_parse(name, &f, &d) || wzc_codec_new(&f, w->L, w->R, w->P, prof, &c, &d)) {
+		printf("# %s: %s\n", name, d.msg);
+		return NULL;
+	}
+	if (wzc_measure(w, c, &e, &d))
+		printf("# measure %s: %s\n", name, d.msg);
+	wzc_codec_free(c);
+	return e;
+}
+
+static void family(wzt_family fam, int L, int T, int Q, int H)
+{
+	const char *fname = wzt_family_name(fam);
+	wzt_cache_trace *cal[NCAL], *test[NTEST];
+	wzc_window cw[NCAL];
+	const wzc_window *cp[NCAL];
+	for (int i = 0; i < NCAL; i++) {
+		cal[i] = synth(fam, L, T, Q, H, 4096 * i, 100 + i, "calibration");
+		if (!cal[i])
+			return;
+		cw[i] = window_of(cal[i]);
+		cp[i] = &cw[i];
+	}
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (!ok(wzc_prepare(cp, NCAL, NULL, &prof, &d) == WZ_OK, "%s: prepare", fname)) {
+		printf("#   %s\n", d.msg);
+		return;
+	}
+	for (int i = 0; i < NTEST; i++) {
+		/* Test windows far from the calibration positions (100k context). */
+		test[i] = synth(fam, L, T, Q, H, 100000 + 30000 * i, 200 + i, "test");
+		if (!test[i])
+			return;
+		wzc_window w = window_of(test[i]);
+		wzc_errors *e[NF];
+		for (int f = 0; f < NF; f++)
+			e[f] = measure(&w, prof, formats[f]);
+		if (!e[0] || !e[1] || !e[2] || !e[3] || !e[4])
+			return;
+		for (int f = 0; f < NF; f++) {
+			wzc_ci n = wzc_metric_ci(e[f], WZC_M_NMSE, NBOOT, 1);
+			wzc_ci k = wzc_metric_ci(e[f], WZC_M_KL, NBOOT, 1);
+			wzc_ci r = wzc_ratio_ci(e[f], e[0], WZC_M_NMSE, NBOOT, 1);
+			wzc_ci rk = wzc_ratio_ci(e[f], e[0], WZC_M_KL, NBOOT, 1);
+			printf("# %s test%d %-9s %.2f b/v  nmse %.3g [%.3g, %.3g] (%.1f dB, latent %.3g, rope %.3g)"
+			       "  kl %.3g [%.3g, %.3g]  vs fp8-mix: nmse %.3fx [%.3f, %.3f], kl %.3fx [%.3f, %.3f]"
+			       ", tokens better %.0f%%\n",
+			       fname, i, formats[f], e[f]->bits_per_value, n.value, n.lo, n.hi,
+			       wzc_sqnr_db(n.value), wzc_metric_ci(e[f], WZC_M_NMSE_LATENT, 0, 1).value,
+			       wzc_metric_ci(e[f], WZC_M_NMSE_ROPE, 0, 1).value, k.value, k.lo, k.hi,
+			       r.value, r.lo, r.hi, rk.value, rk.lo, rk.hi,
+			       100 * wzc_share_better(e[f], e[0], WZC_M_NMSE));
+		}
+		double b544;
+		if (!wzc_rd_bound_nmse(&w, e[3]->bits_per_value, &b544, &d)) {
+			double gap = 10 * log10(wzc_metric_ci(e[3], WZC_M_NMSE, 0, 1).value / b544);
+			printf("# %s test%d wz-5.44: %.2f dB from the Gaussian bound at %.3f b/v\n", fname,
+			       i, gap, e[3]->bits_per_value);
+			if (fam == WZT_FAMILY_IID)
+				ok(gap <= 5.0, "iid test%d: wz-5.44 within 5.0 dB of the bound (%.2f dB)", i,
+				   gap);
+		}
+		double n_fp8 = wzc_metric_ci(e[0], WZC_M_NMSE, 0, 1).value;
+		double n_int4 = wzc_metric_ci(e[1], WZC_M_NMSE, 0, 1).value;
+		double k_fp8 = wzc_metric_ci(e[0], WZC_M_KL, 0, 1).value;
+		double k_int4 = wzc_metric_ci(e[1], WZC_M_KL, 0, 1).value;
+		double n497 = wzc_metric_ci(e[2], WZC_M_NMSE, 0, 1).value;
+		double n544 = wzc_metric_ci(e[3], WZC_M_NMSE, 0, 1).value;
+		double n631 = wzc_metric_ci(e[4], WZC_M_NMSE, 0, 1).value;
+		double k497 = wzc_metric_ci(e[2], WZC_M_KL, 0, 1).value;
+		double k544 = wzc_metric_ci(e[3], WZC_M_KL, 0, 1).value;
+		double k631 = wzc_metric_ci(e[4], WZC_M_KL, 0, 1).value;
+		if (fam == WZT_FAMILY_MLA_B) {
+			ok(n544 <= n_fp8, "mla-b test%d: wz-5.44 nmse <= fp8-mix (%.3fx)", i, n544 / n_fp8);
+			ok(k544 <= k_fp8, "mla-b test%d: wz-5.44 KL <= fp8-mix (%.3fx)", i, k544 / k_fp8);
+			ok(n631 <= 0.5 * n_fp8, "mla-b test%d: wz-6.31 nmse <= fp8-mix / 2 (%.3fx)", i,
+			   n631 / n_fp8);
+			ok(k631 <= 0.5 * k_fp8, "mla-b test%d: wz-6.31 KL <= fp8-mix / 2 (%.3fx)", i,
+			   k631 / k_fp8);
+		}
+		if (fam != WZT_FAMILY_IID) {
+			ok(n497 <= n_int4 / 3, "%s test%d: wz-4.97 nmse <= int4-g64 / 3 (%.3fx)", fname, i,
+			   n497 / n_int4);
+			ok(k497 <= k_int4 / 3, "%s test%d: wz-4.97 KL <= int4-g64 / 3 (%.3fx)", fname, i,
+			   k497 / k_int4);
+		}
+		for (int f = 0; f < NF; f++)
+			wzc_errors_free(e[f]);
+		wzt_cache_trace_free(test[i]);
+	}
+	wzc_profile_free(prof);
+	for (int i = 0; i < NCAL; i++)
+		wzt_cache_trace_free(cal[i]);
+}
+
+int main(void)
+{
+	family(WZT_FAMILY_MLA_B, 2, 1024, 16, 8);
+	family(WZT_FAMILY_MLA_A, 2, 1024, 16, 8);
+	/* iid: one layer of many tokens, so the window's measured covariance
+	 * (which the bound uses) is close to the true one. */
+	family(WZT_FAMILY_IID, 1, 4096, 0, 0);
+	return tap_done();
+}

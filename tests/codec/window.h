@@ -1,0 +1,45 @@
+/* Test helpers: a codec window viewing a cache trace, and synthetic windows
+ * from the traces module's generator. */
+#ifndef WZ_TEST_CODEC_WINDOW_H
+#define WZ_TEST_CODEC_WINDOW_H
+
+#include "codec/codec.h"
+#include "traces/cache_trace.h"
+#include "traces/synth_cache.h"
+
+static inline wzc_window window_of(const wzt_cache_trace *t)
+{
+	wzc_window w = {
+		.L = t->L, .T = t->T, .R = t->R, .P = t->P, .Q = t->Q, .H = t->H,
+		.latent = t->latent, .rope = t->rope, .q_latent = t->q_latent,
+		.q_rope = t->q_rope, .q_index = t->q_index, .softmax_scale = t->softmax_scale,
+		.model = t->model, .split = t->split, .name = t->window,
+	};
+	return w;
+}
+
+/* One synthetic window; NULL on failure (printed as a TAP comment). */
+static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int H,
+				     int64_t start, uint64_t window_seed, const char *split)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = family;
+	p.seed = 7;
+	p.L = L;
+	p.T = T;
+	p.Q = Q;
+	p.H = H;
+	p.start_position = start;
+	p.window_seed = window_seed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d)) {
+		printf("# synth: %s\n", d.msg);
+		return NULL;
+	}
+	return t;
+}
+
+#endif

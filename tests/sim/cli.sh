@@ -1,0 +1,79 @@
+#!/bin/sh
+# CLI tests for `wzplan sim` and `wzplan size`: a small run, byte-identical
+# output for a seed, the occupancy CSV, and exit 2 with file:line and key
+# for bad input.
+. "$top_srcdir/tests/cli/lib.sh"
+
+small="--users 120 --replicas 1 --duration 300 --warmup 30 --context 32k -q"
+
+run "$WZPLAN" sim $small
+expect_rc 0 "sim runs a small population"
+contains "$out" "ttft_p99_s = " "reports p99 TTFT"
+contains "$out" "tpot_p50_s = " "reports TPOT"
+contains "$out" "queue_p90_s = " "reports queueing delay"
+contains "$out" "goodput_rps = " "reports goodput"
+contains "$out" "requests_refused = " "reports refused requests"
+contains "$out" "memory_mode_users_per_replica = " "reports the memory mode's users per replica"
+contains "$out" "hbm_efficiency = 0.8" "reports the defaults it used"
+first=$out
+
+run "$WZPLAN" sim $small
+[ "$out" = "$first" ]; ok $? "the same seed gives byte-identical output"
+
+run "$WZPLAN" sim $small --seed 7 --occupancy "$tmp/occ.csv" --idle-policy offload
+expect_rc 0 "sim with offload and an occupancy file"
+[ "$out" != "$first" ]; ok $? "another seed and policy give other output"
+head -1 "$tmp/occ.csv" | grep -q '^time_s,blocks_used,blocks_total,occupancy'; ok $? "occupancy CSV header"
+[ "$(wc -l < "$tmp/occ.csv")" -gt 3 ]; ok $? "occupancy CSV has rows"
+contains "$out" "parks_cpu = " "reports parks"
+
+run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix,wz-5.44 --report csv -q
+expect_rc 0 "size on a small population"
+contains "$out" "format,bits_per_value,replicas,gpus" "size CSV header"
+contains "$out" "wz-5.44" "size has a row per format"
+
+cat > "$tmp/bad.scenario" <<'EOS'
+model = DeepSeek-V3
+gpu = H100 SXM
+users = 100
+context = 10k
+hbm_efficiency = 2
+EOS
+run "$WZPLAN" sim --scenario "$tmp/bad.scenario" -q
+expect_rc 2 "an efficiency above 1 is refused"
+contains "$err" "bad.scenario:5: hbm_efficiency" "message names file:line and key"
+
+sed 's/^hbm_efficiency = 2$/idle_policy = sometimes/' "$tmp/bad.scenario" > "$tmp/bad2.scenario"
+run "$WZPLAN" sim --scenario "$tmp/bad2.scenario" -q
+expect_rc 2 "an unknown idle policy is refused"
+contains "$err" "bad2.scenario:5: idle_policy" "message names file:line and key"
+
+sed 's/^hbm_efficiency = 2$/pop_prompt_tokens = -5/' "$tmp/bad.scenario" > "$tmp/bad3.scenario"
+run "$WZPLAN" size --scenario "$tmp/bad3.scenario" -q
+expect_rc 2 "negative prompt tokens are refused"
+contains "$err" "bad3.scenario:5: pop_prompt_tokens" "message names file:line and key"
+
+sed 's/^hbm_efficiency = 2$/duration_s = 1e12/' "$tmp/bad.scenario" > "$tmp/bad4.scenario"
+run "$WZPLAN" sim --scenario "$tmp/bad4.scenario" -q
+expect_rc 2 "an absurd duration is refused"
+contains "$err" "bad4.scenario:5: duration_s" "message names file:line and key"
+
+grep -v '^model' "$tmp/bad.scenario" | grep -v hbm_eff > "$tmp/nomodel.scenario"
+run "$WZPLAN" sim --scenario "$tmp/nomodel.scenario" -q
+expect_rc 2 "a scenario without a model is refused"
+contains "$err" "model" "message names the missing key"
+
+printf 'session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n0,0,0.0,100,-3,0\n' > "$tmp/bad.csv"
+run "$WZPLAN" sim --traffic "$tmp/bad.csv" -q
+expect_rc 2 "a traffic table with negative tokens is refused"
+contains "$err" "bad.csv:2" "message names file:line"
+
+printf 'session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n0,0,0.0,1000,50,0\n1,0,0.5,2000,80,0\n0,1,3.0,200,40,1050\n' > "$tmp/good.csv"
+run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 -q
+expect_rc 0 "sim replays a traffic table"
+contains "$out" "requests_completed = 3" "every replayed request completes"
+
+run "$WZPLAN" sim --replicas 0 -q
+expect_rc 2 "zero replicas is bad usage"
+
+done_testing

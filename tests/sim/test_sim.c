@@ -1,0 +1,270 @@
+/* Simulator tests: agreement with costmodel's memory accounting, queueing
+ * theory (M/D/1 mean wait, Little's law), determinism per seed, and the
+ * engine's event order. */
+#include "tests/tap.h"
+
+#include <stdint.h>
+
+#include "codec/format.h"
+#include "costmodel/capacity.h"
+#include "costmodel/catalog.h"
+#include "sim/engine.h"
+#include "sim/search.h"
+#include "sim/sim.h"
+
+static wzm_catalog *cat;
+static const wzm_model *dsv3;
+static const wzm_gpu *h100;
+
+static double fp8_mix_record(void)
+{
+	wzc_format fmt;
+	if (wzc_format_parse("fp8-mix", &fmt, NULL))
+		return 0;
+	return (double)wzc_record_bytes(&fmt, 512, 64);
+}
+
+static void memory_params(wzm_memory_params *mem, wzm_parallelism par)
+{
+	wzm_memory_params_default(mem);
+	mem->gpus_per_replica = 16;
+	mem->par = par;
+}
+
+static void test_engine_order(void)
+{
+	wzs_queue q;
+	wzs_queue_init(&q);
+	wzs_queue_push(&q, 2.0, 0, 1, 0, 0, NULL);
+	wzs_queue_push(&q, 1.0, 5, 2, 0, 0, NULL);
+	wzs_queue_push(&q, 1.0, 1, 3, 0, 0, NULL);
+	wzs_queue_push(&q, 1.0, 1, 4, 0, 0, NULL);
+	wzs_event ev;
+	int order[4], n = 0;
+	while (n < 4 && wzs_queue_pop(&q, &ev))
+		order[n++] = (int)ev.kind;
+	ok(n == 4 && order[0] == 3 && order[1] == 4 && order[2] == 2 && order[3] == 1,
+	   "events leave by time, then priority, then insertion order");
+	wzs_queue_free(&q);
+	wzs_rng a, b;
+	wzs_rng_seed(&a, 7, 3);
+	wzs_rng_seed(&b, 7, 3);
+	int same = 1;
+	for (int i = 0; i < 1000; i++)
+		same &= wzs_rng_next(&a) == wzs_rng_next(&b);
+	ok(same, "a seeded stream repeats");
+}
+
+/* The largest closed population one replica sustains with every cache
+ * resident equals the memory mode's users per replica. */
+static void test_capacity(wzm_parallelism par)
+{
+	const long context = 64000; /* 1000 blocks exactly */
+	wzm_memory_params mem;
+	memory_params(&mem, par);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.idle_policy = WZS_IDLE_RESIDENT;
+	p.length_dist = WZS_DIST_FIXED;
+	p.prompt_tokens = 4;
+	p.output_tokens = 4;
+	p.think_s = 20;
+	p.turns = 1e6; /* sessions outlast the run */
+	p.duration_s = 600;
+	p.warmup_s = 0;
+	p.queue_timeout_s = 30;
+	/* Sessions start 1,000 tokens short of the context and grow by 8 tokens
+	 * a turn, so over the run they stay within the context's blocks. */
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, context, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	long users = m.mem.users_per_replica;
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.initial_context = context - 1000;
+	wzs_result at, over;
+	cfg.users = users;
+	wz_err e1 = wzs_run(&cfg, &at, &diag);
+	cfg.users = users + 1;
+	wz_err e2 = wzs_run(&cfg, &over, &diag);
+	ok(!e1 && !e2, "capacity runs (%s)", wzm_parallelism_name(par));
+	ok(at.refused == 0 && at.completed > (unsigned long long)users,
+	   "%s: %ld users (memory mode's users per replica) all served: %llu completed, %llu refused",
+	   wzm_parallelism_name(par), users, at.completed, at.refused);
+	ok(over.refused > 0, "%s: %ld users: one too many, %llu refused", wzm_parallelism_name(par),
+	   users + 1, over.refused);
+	wzs_result_free(&at);
+	wzs_result_free(&over);
+}
+
+/* Poisson arrivals to one replica that serves one request at a time, each
+ * the same length: an M/D/1 queue. */
+static void test_md1(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_TP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.max_batch = 1;
+	p.warmup_s = 0;
+	p.queue_timeout_s = 1e6 - 1;
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(), fp8_mix_record(), 1, &p,
+				    &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	const size_t n = 200000;
+	wzt_traffic t = { 0 };
+	t.requests = calloc(n, sizeof *t.requests);
+	t.n = 1;
+	t.requests[0] = (wzt_request){ 0, 0, 0.0, 500, 50, 0 };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.traffic = &t;
+	wzs_result one;
+	if (wzs_run(&cfg, &one, &diag)) {
+		ok(0, "single request: %s", diag.msg);
+		free(t.requests);
+		return;
+	}
+	double service = one.e2e.mean;
+	wzs_result_free(&one);
+	double rho = 0.7, lambda = rho / service;
+	wzs_rng rng;
+	wzs_rng_seed(&rng, 42, 0);
+	double time = 0;
+	for (size_t i = 0; i < n; i++) {
+		time += wzs_rng_exp(&rng, 1 / lambda);
+		t.requests[i] = (wzt_request){ (int64_t)i, 0, time, 500, 50, 0 };
+	}
+	t.n = n;
+	wzs_result r;
+	wz_err err = wzs_run(&cfg, &r, &diag);
+	ok(!err, "M/D/1 run");
+	if (!err) {
+		double want = rho * service / (2 * (1 - rho));
+		double got = r.queue.mean;
+		ok(fabs(got - want) <= 0.03 * want,
+		   "M/D/1 mean wait %.6f s vs rho D / 2(1 - rho) = %.6f s (D = %.6f s)", got, want,
+		   service);
+		double little = r.arrival_rate * r.mean_wait_system;
+		ok(fabs(r.mean_in_system - little) <= 0.01 * r.mean_in_system,
+		   "Little's law: L = %.6f, lambda W = %.6f", r.mean_in_system, little);
+		ok(r.completed == n && r.refused == 0, "every request completed");
+	}
+	wzs_result_free(&r);
+	free(t.requests);
+}
+
+static void describe(const wzs_run_config *cfg, wz_buf *out)
+{
+	wzs_result r;
+	if (wzs_run(cfg, &r, NULL)) {
+		wz_buf_puts(out, "failed");
+		return;
+	}
+	wzs_result_describe(&r, out);
+	wzs_result_occupancy_csv(&r, out);
+	wzs_result_free(&r);
+}
+
+static void test_determinism(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.idle_policy = WZS_IDLE_OFFLOAD;
+	p.duration_s = 900;
+	p.warmup_s = 60;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record() / 2,
+				    1, &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 2;
+	cfg.users = 600;
+	cfg.initial_context = 32000;
+	wz_buf a = { 0 }, b = { 0 }, c = { 0 };
+	describe(&cfg, &a);
+	describe(&cfg, &b);
+	p.seed = 2;
+	describe(&cfg, &c);
+	ok(a.len > 0 && a.len == b.len && !memcmp(a.data, b.data, a.len),
+	   "the same seed gives byte-identical results");
+	ok(strcmp(wz_buf_str(&a), wz_buf_str(&c)) != 0, "another seed gives other results");
+	has_str(wz_buf_str(&a), "parks_cpu", "results count parks");
+	wz_buf_free(&a);
+	wz_buf_free(&b);
+	wz_buf_free(&c);
+}
+
+static void test_search(void)
+{
+	/* A fleet search on a small population finds a count whose run meets
+	 * the targets and one fewer that does not. */
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.duration_s = 600;
+	p.warmup_s = 60;
+	p.ttft_p99_s = 30;
+	p.tpot_p99_s = 0.2;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.users = 1500;
+	cfg.initial_context = 32000;
+	wzs_search s;
+	wz_err err = wzs_size(&cfg, 1000, NULL, NULL, &s, NULL);
+	ok(!err && s.replicas > 0, "search finds a fleet (%ld replicas, %ld runs)", s.replicas, s.runs);
+	if (!err && s.replicas > 1) {
+		wzs_result r;
+		cfg.replicas = s.replicas - 1;
+		wzs_run(&cfg, &r, NULL);
+		ok(!wzs_meets_targets(&p, &r), "one replica fewer misses the targets");
+		wzs_result_free(&r);
+	}
+	wzs_result_free(&s.result);
+}
+
+int main(void)
+{
+	wz_diag diag;
+	if (wzm_catalog_load(NULL, &cat, &diag)) {
+		ok(0, "catalog: %s", diag.msg);
+		return tap_done();
+	}
+	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
+	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
+	ok(dsv3 && h100, "catalog has DeepSeek-V3 and H100 SXM");
+	test_engine_order();
+	test_capacity(WZM_PAR_ATTN_DP);
+	test_capacity(WZM_PAR_TP);
+	test_md1();
+	test_determinism();
+	test_search();
+	wzm_catalog_free(cat);
+	return tap_done();
+}

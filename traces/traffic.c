@@ -1,0 +1,363 @@
+/* The normalized request table: reading and checking it, writing it
+ * atomically, and the helpers importers use to build one (traffic.h). */
+#include "traces/traffic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wz_csv.h"
+#include "common/wz_io.h"
+#include "common/wz_str.h"
+#include "traces/traffic_import.h"
+
+static const char *const columns[] = { "session",       "turn",          "arrival_s",
+				       "prompt_tokens", "output_tokens", "prefix_tokens" };
+enum { COL_SESSION, COL_TURN, COL_ARRIVAL, COL_PROMPT, COL_OUTPUT, COL_PREFIX, NCOLS };
+
+typedef struct {
+	wzt_traffic t;
+	size_t cap;
+} traffic_impl;
+
+wzt_traffic *wzt_traffic_new(const char *origin, const char *source)
+{
+	traffic_impl *impl = calloc(1, sizeof *impl);
+	if (!impl)
+		return NULL;
+	impl->t.origin = strdup(origin ? origin : "");
+	impl->t.source = strdup(source ? source : "");
+	if (!impl->t.origin || !impl->t.source) {
+		wzt_traffic_free(&impl->t);
+		return NULL;
+	}
+	return &impl->t;
+}
+
+void wzt_traffic_free(wzt_traffic *traffic)
+{
+	if (!traffic)
+		return;
+	free(traffic->requests);
+	free(traffic->origin);
+	free(traffic->source);
+	/* Every table comes from wzt_traffic_new, so t is the first member of
+	 * its traffic_impl. */
+	free((traffic_impl *)traffic);
+}
+
+wz_err wzt_traffic_push(wzt_traffic *traffic, const wzt_request *req, wz_diag *diag)
+{
+	traffic_impl *impl = (traffic_impl *)traffic;
+	if (traffic->n == impl->cap) {
+		size_t cap = impl->cap ? impl->cap * 2 : 1024;
+		wzt_request *grown = realloc(traffic->requests, sizeof *grown * cap);
+		if (!grown)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", traffic->origin);
+		traffic->requests = grown;
+		impl->cap = cap;
+	}
+	traffic->requests[traffic->n++] = *req;
+	return WZ_OK;
+}
+
+/* Merge sort: stable, so requests with equal times keep their file order
+ * (qsort makes no such promise). */
+static void merge_sort(wzt_request *a, wzt_request *tmp, size_t n)
+{
+	if (n < 2)
+		return;
+	size_t h = n / 2;
+	merge_sort(a, tmp, h);
+	merge_sort(a + h, tmp, n - h);
+	if (a[h - 1].arrival_s <= a[h].arrival_s)
+		return;
+	size_t i = 0, j = h, k = 0;
+	while (i < h && j < n)
+		tmp[k++] = a[j].arrival_s < a[i].arrival_s ? a[j++] : a[i++];
+	while (i < h)
+		tmp[k++] = a[i++];
+	memcpy(a, tmp, sizeof *a * k);
+}
+
+/* Rows earlier than the latest arrival listed before them. */
+static size_t count_out_of_order(const wzt_traffic *t)
+{
+	size_t n = 0;
+	double latest = -INFINITY;
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->requests[i].arrival_s < latest)
+			n++;
+		else
+			latest = t->requests[i].arrival_s;
+	}
+	return n;
+}
+
+size_t wzt_traffic_sort(wzt_traffic *traffic)
+{
+	size_t moved = count_out_of_order(traffic);
+	if (!moved)
+		return 0;
+	wzt_request *tmp = malloc(sizeof *tmp * traffic->n);
+	if (tmp) {
+		merge_sort(traffic->requests, tmp, traffic->n);
+		free(tmp);
+	} else {
+		/* Out of memory for the buffer: an insertion sort is slow but
+		 * stable and needs none. */
+		for (size_t i = 1; i < traffic->n; i++) {
+			wzt_request r = traffic->requests[i];
+			size_t j = i;
+			while (j > 0 && traffic->requests[j - 1].arrival_s > r.arrival_s) {
+				traffic->requests[j] = traffic->requests[j - 1];
+				j--;
+			}
+			traffic->requests[j] = r;
+		}
+	}
+	return moved;
+}
+
+typedef struct {
+	int64_t key;
+	int64_t dense;
+	int32_t turns;
+	int used;
+} session_slot;
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+wz_err wzt_traffic_renumber(wzt_traffic *traffic, wz_diag *diag)
+{
+	size_t cap = 16;
+	while (cap < traffic->n * 2)
+		cap *= 2;
+	session_slot *slots = calloc(cap, sizeof *slots);
+	if (!slots)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", traffic->origin);
+	int64_t next = 0;
+	for (size_t i = 0; i < traffic->n; i++) {
+		wzt_request *r = &traffic->requests[i];
+		size_t h = (size_t)mix64((uint64_t)r->session) & (cap - 1);
+		while (slots[h].used && slots[h].key != r->session)
+			h = (h + 1) & (cap - 1);
+		if (!slots[h].used)
+			slots[h] = (session_slot){ r->session, next++, 0, 1 };
+		r->session = slots[h].dense;
+		r->turn = slots[h].turns++;
+	}
+	free(slots);
+	return WZ_OK;
+}
+
+void wzt_traffic_rebase(wzt_traffic *traffic)
+{
+	if (!traffic->n)
+		return;
+	double first = traffic->requests[0].arrival_s;
+	for (size_t i = 1; i < traffic->n; i++)
+		if (traffic->requests[i].arrival_s < first)
+			first = traffic->requests[i].arrival_s;
+	for (size_t i = 0; i < traffic->n; i++)
+		traffic->requests[i].arrival_s -= first;
+}
+
+wz_err wzt_csv_load(const char *path, wz_csv **out, wz_diag *diag)
+{
+	char *text;
+	size_t n;
+	wz_err err = wz_read_file(path, WZT_MAX_FILE_BYTES, &text, &n, diag);
+	if (err)
+		return err;
+	size_t bom = n >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3) ? 3 : 0;
+	err = wz_csv_parse(text + bom, n - bom, path, out, diag);
+	free(text);
+	return err;
+}
+
+wz_err wzt_check_order(double *latest, double t, wzt_unsorted_policy policy, const char *origin,
+		       int line, const char *field, wz_diag *diag)
+{
+	if (t < *latest && policy == WZT_UNSORTED_REFUSE)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field %s: %.17g is earlier than a record before it "
+				   "(%.17g); records must be in arrival order (or sort them)",
+				   origin, line, field, t, *latest);
+	if (t > *latest)
+		*latest = t;
+	return WZ_OK;
+}
+
+wz_err wzt_traffic_finish(wzt_traffic *traffic, size_t *n_reordered, wz_diag *diag)
+{
+	size_t moved = wzt_traffic_sort(traffic);
+	if (n_reordered)
+		*n_reordered = moved;
+	wzt_traffic_rebase(traffic);
+	return wzt_traffic_renumber(traffic, diag);
+}
+
+wz_err wzt_parse_tokens(const char *text, const char *origin, int line, const char *field,
+			int64_t *out, wz_diag *diag)
+{
+	long v;
+	double d;
+	if (wz_parse_long(text, &v) != 0) {
+		/* Some exports write counts as floats ("12.0"); accept those
+		 * that are whole numbers. */
+		if (wz_parse_double(text, &d) != 0 || d != floor(d) || fabs(d) > 9.0e15)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field %s: '%s' is not a whole number of tokens",
+					   origin, line, field, text);
+		v = (long)d;
+	}
+	if (v < 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: negative token count %ld",
+				   origin, line, field, v);
+	if (v > WZT_MAX_TOKENS)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field %s: %ld tokens is absurd (more than 10^8)", origin,
+				   line, field, v);
+	*out = v;
+	return WZ_OK;
+}
+
+static wz_err parse_row(const wz_csv *csv, const wz_csv_row *row, const int *col,
+			wzt_request *r, wz_diag *diag)
+{
+	const char *o = csv->origin;
+	int line = row->line;
+	long v;
+	const char *s = wz_csv_field(row, col[COL_SESSION]);
+	if (wz_parse_long(s, &v) != 0 || v < 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field session: '%s' is not a non-negative integer", o, line,
+				   s);
+	/* The simulator indexes sessions with 32-bit ids. */
+	if (v >= INT32_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field session: %ld is too large (at most %ld)", o, line, v,
+				   (long)INT32_MAX - 1);
+	r->session = v;
+	s = wz_csv_field(row, col[COL_TURN]);
+	if (wz_parse_long(s, &v) != 0 || v < 0 || v > INT32_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field turn: '%s' is not a non-negative integer", o, line, s);
+	r->turn = (int32_t)v;
+	s = wz_csv_field(row, col[COL_ARRIVAL]);
+	/* wz_parse_double refuses nan and inf as well as text. */
+	if (wz_parse_double(s, &r->arrival_s) != 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field arrival_s: '%s' is not a finite number of seconds", o,
+				   line, s);
+	if (r->arrival_s < 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field arrival_s: negative time %s", o,
+				   line, s);
+	wz_err err = wzt_parse_tokens(wz_csv_field(row, col[COL_PROMPT]), o, line,
+				      "prompt_tokens", &r->prompt_tokens, diag);
+	if (!err)
+		err = wzt_parse_tokens(wz_csv_field(row, col[COL_OUTPUT]), o, line, "output_tokens",
+				       &r->output_tokens, diag);
+	r->prefix_tokens = 0;
+	if (!err && col[COL_PREFIX] >= 0)
+		err = wzt_parse_tokens(wz_csv_field(row, col[COL_PREFIX]), o, line, "prefix_tokens",
+				       &r->prefix_tokens, diag);
+	return err;
+}
+
+wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffic **out,
+			size_t *n_reordered, wz_diag *diag)
+{
+	*out = NULL;
+	if (n_reordered)
+		*n_reordered = 0;
+	wz_csv *csv;
+	wz_err err = wzt_csv_load(path, &csv, diag);
+	if (err)
+		return err;
+	if (csv->nrows == 0) {
+		wz_csv_free(csv);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:1: empty file: no header line", path);
+	}
+	int col[NCOLS];
+	for (int c = 0; c < NCOLS; c++) {
+		col[c] = wz_csv_column(csv, columns[c]);
+		/* prefix_tokens may be left out: no reuse is known. */
+		if (col[c] < 0 && c != COL_PREFIX) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: header: no column '%s' (want "
+					  "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens)",
+					  path, csv->rows[0].line, columns[c]);
+			wz_csv_free(csv);
+			return err;
+		}
+	}
+	wzt_traffic *t = wzt_traffic_new(path, "wzplan-traffic");
+	if (!t) {
+		wz_csv_free(csv);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	double latest = -INFINITY;
+	for (int i = 1; i < csv->nrows && !err; i++) {
+		const wz_csv_row *row = &csv->rows[i];
+		wzt_request r = { 0 };
+		err = parse_row(csv, row, col, &r, diag);
+		if (err)
+			break;
+		err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line, "arrival_s",
+				      diag);
+		if (!err)
+			err = wzt_traffic_push(t, &r, diag);
+	}
+	wz_csv_free(csv);
+	if (err) {
+		wzt_traffic_free(t);
+		return err;
+	}
+	size_t moved = wzt_traffic_sort(t);
+	if (n_reordered)
+		*n_reordered = moved;
+	*out = t;
+	return WZ_OK;
+}
+
+/* Shortest decimal that reads back as the same double, so a round trip is
+ * exact without printing 17 digits for every time. */
+static void format_seconds(double v, char *buf, size_t n)
+{
+	for (int digits = 9; digits <= 17; digits++) {
+		snprintf(buf, n, "%.*g", digits, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *diag)
+{
+	wz_buf b = { 0 };
+	wz_buf_puts(&b, "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n");
+	for (size_t i = 0; i < traffic->n && !b.failed; i++) {
+		const wzt_request *r = &traffic->requests[i];
+		char t[40];
+		format_seconds(r->arrival_s, t, sizeof t);
+		wz_buf_printf(&b, "%lld,%ld,%s,%lld,%lld,%lld\n", (long long)r->session,
+			      (long)r->turn, t, (long long)r->prompt_tokens,
+			      (long long)r->output_tokens, (long long)r->prefix_tokens);
+	}
+	if (b.failed) {
+		wz_buf_free(&b);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	}
+	wz_err err = wz_write_file_atomic(path, b.data, b.len, diag);
+	wz_buf_free(&b);
+	return err;
+}
