@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "common/wz_io.h"
 #include "common/wz_str.h"
@@ -198,6 +199,22 @@ static void apply_test_limits(wza_archive *a)
 	}
 }
 
+/* Switching to WAL needs the file to itself for a moment, and SQLite does
+ * not call the busy handler for it: two processes creating one archive at
+ * once retry here instead of failing. */
+static wz_err set_wal(wza_archive *a, wz_diag *diag)
+{
+	for (int tries = 0;; tries++) {
+		int rc = sqlite3_exec(a->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return WZ_OK;
+		if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) || tries >= 750)
+			return wza_sqlite_err(a->db, rc, a->path, "set up the archive", diag);
+		struct timespec ts = { 0, 20 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
 static int reopen_immutable(wza_archive *a)
 {
 	wz_buf uri = { 0 };
@@ -301,7 +318,7 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 		if (!a->readonly && version == 0) {
 			/* WAL lets readers work while one process writes; set once, it
 			 * stays with the file. */
-			err = wza_exec(a, "PRAGMA journal_mode = WAL", "set up the archive", diag);
+			err = set_wal(a, diag);
 		}
 		if (!err && !a->readonly)
 			err = wza_exec(a, "PRAGMA foreign_keys = ON", "set up the archive", diag);

@@ -258,7 +258,7 @@ static wzp_chart *quality_chart(const wza_run *codec, wz_buf *skipped)
 	if (!c)
 		return NULL;
 	wzp_chart_axes(c, "Bits per value (counted from the bytes written)",
-		       "Normalized squared error, NMSE (log scale)");
+		       "Normalized squared error, NMSE (log scale, lower is better)");
 	wzp_chart_log(c, 0, 1);
 	name_list fams = { .n = 0 };
 	char names[256][48];
@@ -310,9 +310,14 @@ static wzp_chart *quality_chart(const wza_run *codec, wz_buf *skipped)
 				last = m->run;
 		}
 	}
-	wzp_chart_note(c, "Measured on cache traces by wzplan codec runs %lld..%lld; error bars: "
-			  "bootstrap 95%% confidence intervals over tokens.",
-		       first, last);
+	char runs[64];
+	if (first == last)
+		snprintf(runs, sizeof runs, "run %lld", first);
+	else
+		snprintf(runs, sizeof runs, "runs %lld to %lld", first, last);
+	wzp_chart_note(c, "Measured on cache traces by wzplan codec %s (see 'wzplan archive show'); "
+			  "error bars: bootstrap 95%% confidence intervals over tokens.",
+		       runs);
 	return c;
 }
 

@@ -84,6 +84,47 @@ static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
 	wz_buf_puts(md, "\n");
 }
 
+/* Both sizing methods side by side, and which one binds (needs more GPUs),
+ * as DESIGN.md asks of a proposal. */
+static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
+{
+	if (s->mode != WZM_MODE_BOTH)
+		return;
+	wzp_table *t = wzp_table_new("GPUs needed by each method; the larger binds");
+	if (!t)
+		return;
+	wzp_table_column(t, "format", "Cache format", 0);
+	wzp_table_column(t, "scaling", "GPUs, scaling", 1);
+	wzp_table_column(t, "memory", "GPUs, memory", 1);
+	wzp_table_column(t, "binds", "Binds", 0);
+	wzp_table_column(t, "saving", "Saving per year, reserved (binding method)", 1);
+	for (int i = 0; i < c->nrows; i++) {
+		const wzm_compare_row *r = &c->rows[i];
+		int mem = r->by_memory.gpus > r->scaling.gpus;
+		const wzm_fleet *f = mem ? &r->by_memory : &r->scaling;
+		char money[48];
+		snprintf(money, sizeof money, "%s$%.2fM", f->saving_reserved < 0 ? "-" : "",
+			 fabs(f->saving_reserved) / 1e6);
+		wzp_table_row(t);
+		wzp_table_str(t, r->fmt.label);
+		wzp_table_numf(t, (double)r->scaling.gpus, 0);
+		wzp_table_numf(t, (double)r->by_memory.gpus, 0);
+		wzp_table_str(t, r->by_memory.gpus == r->scaling.gpus ? "both" : mem ? "memory"
+											 : "scaling");
+		if (i == c->baseline)
+			wzp_table_str(t, "baseline");
+		else
+			wzp_table_num(t, f->saving_reserved, money);
+	}
+	wzp_table_note(t, "Scaling starts from today's fleet and scales users per GPU with cache "
+			  "size; memory counts what each GPU's HBM can hold.  Where they differ, "
+			  "the larger count binds.");
+	wz_buf_puts(md, "## Summary\n\n");
+	wzp_table_render(t, WZP_MD, md);
+	wzp_table_free(t);
+	wz_buf_puts(md, "\n");
+}
+
 /* A chart title on one line ("Title: subtitle"), for Markdown. */
 static const char *one_line(const char *title, char *out, size_t n)
 {
@@ -207,6 +248,7 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 		wz_buf_printf(&md, "**Warning:** the context (%ld tokens) is beyond %s's limit "
 				   "of %.0f tokens.\n\n",
 			      s->context, c->model->name, c->model->max_context);
+	summary(&md, s, c);
 	assumptions(&md, s, c);
 	wz_buf_puts(&md, "## Cost\n\n");
 	*err = wz_report_render(s, c, WZP_MD, &md);

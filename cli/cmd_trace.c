@@ -411,10 +411,8 @@ static int cmd_info(int argc, char **argv)
 
 int wz_cmd_trace(int argc, char **argv)
 {
-	if (argc < 2) {
-		help();
-		return 2;
-	}
+	if (argc < 2)
+		return wz_cli_usage("trace", "which subcommand? synth-cache or info");
 	const char *sub = argv[1];
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
 		help();

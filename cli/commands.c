@@ -8,6 +8,7 @@ const wz_command wz_commands[] = {
 	{ "archive", wz_cmd_archive, "list, show, export and compare archived runs" },
 	{ "verify", wz_cmd_verify, "recompute an archived run and report what differs" },
 	{ "plot", wz_cmd_plot, "draw an archived run's charts with gnuplot" },
+	{ "codec", wz_cmd_codec, "cache formats: registry, wz profile, quality on traces" },
 	{ "trace", wz_cmd_trace, "cache traces: synthetic windows, file summaries" },
 	{ "traffic", wz_cmd_traffic, "import LLM-serving traces into a request table; summarize one" },
 	{ "sim", wz_cmd_sim, "simulate one fleet serving a scenario's traffic" },

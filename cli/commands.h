@@ -7,6 +7,7 @@ int wz_cmd_propose(int argc, char **argv);
 int wz_cmd_archive(int argc, char **argv);
 int wz_cmd_verify(int argc, char **argv);
 int wz_cmd_plot(int argc, char **argv);
+int wz_cmd_codec(int argc, char **argv);
 int wz_cmd_trace(int argc, char **argv);
 int wz_cmd_traffic(int argc, char **argv);
 int wz_cmd_sim(int argc, char **argv);

@@ -95,8 +95,8 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 			wz_cli_warn(cmd, "%s: %zu rows were out of order and were sorted", o->traffic,
 				    reordered);
 	}
-	out->initial_context = out->params.initial_context > 0 ? out->params.initial_context
-							       : out->scn->context;
+	if (!rc)
+		out->initial_context = wzs_initial_context(&out->params, out->scn->context);
 	if (rc)
 		wz_sim_setup_free(out);
 	return rc;

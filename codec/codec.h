@@ -20,6 +20,7 @@ typedef struct {
 	const float *q_latent;  /* [L][Q][H][R] or NULL */
 	const float *q_rope;    /* [L][Q][H][P] or NULL */
 	const int64_t *q_index; /* [Q]: query q attends to tokens 0..q_index[q] */
+	const int64_t *positions; /* [T] absolute positions, or NULL for 0..T-1 */
 	double softmax_scale;
 	const char *model;      /* may be NULL */
 	const char *split;      /* "calibration" or "test"; may be NULL */

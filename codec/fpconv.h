@@ -106,7 +106,7 @@ static inline WZ_HD float wzc_e4m3_to_f32(uint8_t c)
 	uint32_t e = (c >> 3) & 0xfu, m = c & 7u;
 	float v;
 	if (e == 15 && m == 7)
-		return wzc_f32_from_bits(0x7fc00000u);
+		return wzc_f32_from_bits(((uint32_t)(c & 0x80) << 24) | 0x7fc00000u);
 	if (e == 0)
 		v = (float)m * 0.001953125f; /* m/8 * 2^-6 */
 	else

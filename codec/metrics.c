@@ -376,18 +376,32 @@ static double rwf_distortion(const double *lam, int n, double bits)
 	return d;
 }
 
-wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag *diag)
+void wzc_spectrum_free(wzc_spectrum *s)
+{
+	if (!s)
+		return;
+	free(s->lam);
+	free(s);
+}
+
+wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
 {
 	int T = w->T, R = w->R, P = w->P, n = R + P;
 	size_t un = (size_t)n;
+	*out = NULL;
+	wzc_spectrum *sp = calloc(1, sizeof *sp);
 	double *cov = malloc(sizeof *cov * un * un), *mean = malloc(sizeof *mean * un);
-	double *lam = malloc(sizeof *lam * un), *x = malloc(sizeof *x * un);
-	double dist = 0, energy = 0;
+	double *x = malloc(sizeof *x * un);
 	wz_err rc = WZ_OK;
-	if (!cov || !mean || !lam || !x) {
+	if (sp)
+		sp->lam = malloc(sizeof *sp->lam * un * (size_t)w->L);
+	if (!sp || !sp->lam || !cov || !mean || !x) {
 		rc = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	sp->L = w->L;
+	sp->n = n;
+	sp->T = T;
 	for (int l = 0; l < w->L && !rc; l++) {
 		memset(cov, 0, sizeof *cov * un * un);
 		memset(mean, 0, sizeof *mean * un);
@@ -397,7 +411,7 @@ wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag
 			for (int i = 0; i < n; i++) {
 				double v = i < R ? a[i] : b[i - R];
 				mean[i] += v;
-				energy += v * v;
+				sp->energy += v * v;
 			}
 		}
 		for (int i = 0; i < n; i++)
@@ -416,19 +430,37 @@ wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j <= i; j++)
 				cov[(size_t)j * un + i] = cov[(size_t)i * un + j] /= T;
-		if (wzc_sym_eigen(cov, n, lam)) {
+		if (wzc_sym_eigen(cov, n, sp->lam + (size_t)l * un))
 			rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigendecomposition did not converge");
-			break;
-		}
-		dist += rwf_distortion(lam, n, bits * n) * T;
 	}
-	*nmse = energy > 0 ? dist / energy : 0;
 out:
 	free(cov);
 	free(mean);
-	free(lam);
 	free(x);
+	if (rc)
+		wzc_spectrum_free(sp);
+	else
+		*out = sp;
 	return rc;
+}
+
+double wzc_spectrum_bound_nmse(const wzc_spectrum *sp, double bits)
+{
+	double dist = 0;
+	for (int l = 0; l < sp->L; l++)
+		dist += rwf_distortion(sp->lam + (size_t)l * sp->n, sp->n, bits * sp->n) * sp->T;
+	return sp->energy > 0 ? dist / sp->energy : 0;
+}
+
+wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag *diag)
+{
+	wzc_spectrum *sp;
+	wz_err rc = wzc_spectrum_of(w, &sp, diag);
+	if (rc)
+		return rc;
+	*nmse = wzc_spectrum_bound_nmse(sp, bits);
+	wzc_spectrum_free(sp);
+	return WZ_OK;
 }
 
 /* The iso-quality rate on one resample; NAN when unreachable. */

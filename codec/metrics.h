@@ -67,6 +67,16 @@ double wzc_sqnr_db(double nmse);
 wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse /* OUT */,
 			 wz_diag *diag);
 
+/* The same bound at many rates: each layer's covariance eigenvalues once. */
+typedef struct {
+	int L, n, T;
+	double *lam;   /* [L][n] */
+	double energy; /* sum of squared values of the window */
+} wzc_spectrum;
+wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out /* OUT */, wz_diag *diag);
+double wzc_spectrum_bound_nmse(const wzc_spectrum *sp, double bits);
+void wzc_spectrum_free(wzc_spectrum *sp);
+
 /* Iso-quality bits: given errors of wz at increasing rates rates[0..n-1]
  * (errs[i]) and a reference, the smallest rate whose metric is not above the
  * reference's, interpolating log(metric) linearly in the rate; with its

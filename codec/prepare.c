@@ -26,6 +26,31 @@ static const float *row(const wzc_window *w, int pos, int l, int t)
 			: w->rope + ((size_t)l * w->T + t) * w->P;
 }
 
+/* The token at position 0 (the attention sink: the same token at the same
+ * position in every sequence, so the same cache) is kept out of the
+ * statistics and stored whole as the part's anchor. */
+static int is_sink(const wzc_window *w, int t)
+{
+	return w->positions ? w->positions[t] == 0 : t == 0;
+}
+
+static void fit_anchor(const wzc_window *const *ws, int nw, int l, int pos, wzc_part_profile *q)
+{
+	int n = q->n, count = 0;
+	double *acc = calloc((size_t)(n ? n : 1), sizeof *acc);
+	for (int w = 0; acc && w < nw; w++)
+		for (int t = 0; t < ws[w]->T; t++)
+			if (is_sink(ws[w], t)) {
+				const float *v = row(ws[w], pos, l, t);
+				for (int i = 0; i < n; i++)
+					acc[i] += v[i];
+				count++;
+			}
+	for (int i = 0; i < n; i++)
+		q->anchor[i] = acc && count ? (float)(acc[i] / count) : q->mean[i];
+	free(acc);
+}
+
 /* The position part is rotated by RoPE at each token's position, so its
  * statistics at calibration positions say little about other positions:
  * averaged over positions, the mean is zero, pairs of channels rotated
@@ -100,16 +125,20 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 	double N = 0;
 	for (int w = 0; w < nw; w++)
 		for (int t = 0; t < ws[w]->T; t++) {
+			if (is_sink(ws[w], t))
+				continue;
 			const float *v = row(ws[w], pos, l, t);
 			for (int i = 0; i < n; i++)
 				mean[i] += v[i];
 			N++;
 		}
 	for (int i = 0; i < n; i++)
-		mean[i] = pos == 0 ? mean[i] / N : 0;
+		mean[i] = pos == 0 && N > 0 ? mean[i] / N : 0;
 	/* Lower triangle of the covariance, then mirrored. */
 	for (int w = 0; w < nw; w++)
 		for (int t = 0; t < ws[w]->T; t++) {
+			if (is_sink(ws[w], t))
+				continue;
 			const float *v = row(ws[w], pos, l, t);
 			for (int i = 0; i < n; i++)
 				x[i] = v[i] - mean[i];
@@ -194,6 +223,8 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 	 * token's scale exactly as the encoder will. */
 	for (int w = 0; w < nw; w++)
 		for (int t = 0; t < ws[w]->T; t++) {
+			if (is_sink(ws[w], t))
+				continue;
 			const float *v = row(ws[w], pos, l, t);
 			double ss = 0;
 			for (int i = 0; i < n; i++)
@@ -211,7 +242,9 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 	for (int pass = 0; pass < 2 && hist; pass++) {
 		for (int w = 0; w < nw; w++)
 			for (int t = 0; t < ws[w]->T; t++) {
-				const float *v = row(ws[w], pos, l, t);
+				if (is_sink(ws[w], t))
+				continue;
+			const float *v = row(ws[w], pos, l, t);
 				double ss = 0;
 				for (int i = 0; i < n; i++) {
 					x[i] = v[i] - mean[i];
@@ -279,6 +312,8 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 	free(cov);
 	free(eig);
 	free(x);
+	if (!nomem)
+		fit_anchor(ws, nw, l, pos, q);
 	return nomem ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
 }
 

@@ -23,6 +23,8 @@ typedef struct {
 	float *var;      /* [n] variance of component k, cache units */
 	float *sigma;    /* [n] RMS of component k divided by the token's scale */
 	float *weight;   /* [n] distortion weight per component (mean 1 over a layer) */
+	float *anchor;   /* [n] the position-0 token's values (the attention sink, the
+			  * same in every sequence), or the mean when calibration had none */
 	float scale_ref; /* geometric mean of the per-token scale over calibration */
 	float *hist;     /* [WZC_HIST_BINS] probabilities, summing to 1 */
 } wzc_part_profile;

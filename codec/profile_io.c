@@ -23,6 +23,7 @@ static void free_part(wzc_part_profile *q)
 	free(q->var);
 	free(q->sigma);
 	free(q->weight);
+	free(q->anchor);
 	free(q->hist);
 }
 
@@ -35,8 +36,9 @@ static int alloc_part(wzc_part_profile *q, int n)
 	q->var = calloc(un ? un : 1, sizeof(float));
 	q->sigma = calloc(un ? un : 1, sizeof(float));
 	q->weight = calloc(un ? un : 1, sizeof(float));
+	q->anchor = calloc(un ? un : 1, sizeof(float));
 	q->hist = calloc(WZC_HIST_BINS, sizeof(float));
-	return q->mean && q->basis && q->var && q->sigma && q->weight && q->hist ? 0 : -1;
+	return q->mean && q->basis && q->var && q->sigma && q->weight && q->anchor && q->hist ? 0 : -1;
 }
 
 wzc_profile *wzc_profile_alloc(int L, int R, int P)
@@ -145,6 +147,7 @@ static uint8_t *put_part(uint8_t *p, const wzc_part_profile *q)
 	p = put_floats(p, q->var, n);
 	p = put_floats(p, q->sigma, n);
 	p = put_floats(p, q->weight, n);
+	p = put_floats(p, q->anchor, n);
 	return put_floats(p, q->hist, WZC_HIST_BINS);
 }
 
@@ -198,11 +201,12 @@ static wz_err get_part(const uint8_t **pp, wzc_part_profile *q, const char *orig
 	p = get_floats(p, q->var, n);
 	p = get_floats(p, q->sigma, n);
 	p = get_floats(p, q->weight, n);
+	p = get_floats(p, q->anchor, n);
 	p = get_floats(p, q->hist, WZC_HIST_BINS);
 	*pp = p;
 	if (!(isfinite(q->scale_ref) && q->scale_ref > 0) || !all_finite(q->mean, n, 0) ||
 	    !all_finite(q->basis, n * n, 0) || !all_finite(q->var, n, 1) ||
-	    !all_finite(q->sigma, n, 1) || !all_finite(q->weight, n, 1) ||
+	    !all_finite(q->sigma, n, 1) || !all_finite(q->weight, n, 1) || !all_finite(q->anchor, n, 0) ||
 	    !all_finite(q->hist, WZC_HIST_BINS, 1))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: layer %d, %s part: a value is negative, infinite or NaN",

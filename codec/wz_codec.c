@@ -22,7 +22,7 @@
 typedef unsigned __int128 u128;
 
 typedef struct {
-	int n;              /* R + P components: latent first */
+	int n;              /* R + P components (latent first) and the anchor flag */
 	uint32_t *nlev;     /* [n] */
 	const float **lev;  /* [n] level table (standardized) */
 	const float **thr;  /* [n] thresholds, nlev - 1 */
@@ -33,6 +33,7 @@ typedef struct {
 	uint8_t *gbits;     /* [ngroups] */
 	float *tables;      /* storage of the level tables and thresholds */
 	float *basis_t[2];  /* transposed bases for encoding: [i][k] = basis[k][i] */
+	float *delta[2];    /* basis (anchor - mean): the anchor in the transformed domain */
 	double distortion;  /* model distortion, for choosing among candidates */
 	int total_bits;
 } layer_plan;
@@ -57,6 +58,8 @@ static void free_layer(layer_plan *lp)
 	free(lp->tables);
 	free(lp->basis_t[0]);
 	free(lp->basis_t[1]);
+	free(lp->delta[0]);
+	free(lp->delta[1]);
 }
 
 void wzc_wz_plan_free(wzc_wz_plan *plan)
@@ -162,7 +165,9 @@ static void allocate(int n, const double *v, double (*d)[WZC_NSET], const int *p
 
 static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
 {
-	int R = pr->R, P = pr->P, n = R + P;
+	/* Components: R latent, P position, and last the anchor flag (two
+	 * levels: relative to the mean or to the anchor). */
+	int R = pr->R, P = pr->P, nv = R + P, n = nv + 1;
 	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
 	double d[2][WZC_NSET];
 	wzc_levels_distortion(parts[0]->hist, d[0]);
@@ -186,7 +191,10 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(best);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	for (int k = 0; k < n; k++) {
+	part[nv] = 0;
+	v[nv] = 0;
+	lp->sigma[nv] = 0;
+	for (int k = 0; k < nv; k++) {
 		int p = k < R ? 0 : 1, i = k < R ? k : k - R;
 		part[k] = p;
 		v[k] = (double)parts[p]->weight[i] * parts[p]->var[i];
@@ -196,10 +204,11 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	}
 	/* Find the largest allocation whose packed size fits; a few rounds of
 	 * correcting the budget by the grouping's overhead. */
-	double budget = bits, bestdist = INFINITY;
+	double budget = bits - 1, bestdist = INFINITY;
 	int found = 0;
 	for (int it = 0; it < 8; it++) {
-		allocate(n, v, d, part, budget, jidx);
+		allocate(nv, v, d, part, budget, jidx);
+		jidx[nv] = 1;
 		int ng;
 		int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
 		double dist = 0;
@@ -221,6 +230,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	if (!found) {
 		for (int k = 0; k < n; k++)
 			best[k] = 0;
+		best[nv] = bits >= 1;
 		bestdist = 0;
 	}
 	/* Re-derive the grouping of the chosen allocation (the fill step is
@@ -263,7 +273,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	for (int p = 0; p < 2; p++) {
 		int m = parts[p]->n;
 		lp->basis_t[p] = malloc(sizeof(float) * (size_t)(m ? m * m : 1));
-		if (!lp->basis_t[p]) {
+		lp->delta[p] = calloc((size_t)(m ? m : 1), sizeof(float));
+		if (!lp->basis_t[p] || !lp->delta[p]) {
 			free(v);
 			free(part);
 			free(jidx);
@@ -273,6 +284,14 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		for (int k = 0; k < m; k++)
 			for (int i = 0; i < m; i++)
 				lp->basis_t[p][(size_t)i * m + k] = parts[p]->basis[(size_t)k * m + i];
+		/* the anchor in the transformed domain, relative to the mean */
+		for (int k = 0; k < m; k++) {
+			double acc = 0;
+			for (int i = 0; i < m; i++)
+				acc += (double)parts[p]->basis[(size_t)k * m + i] *
+				       (parts[p]->anchor[i] - parts[p]->mean[i]);
+			lp->delta[p][k] = (float)acc;
+		}
 	}
 	free(v);
 	free(part);
@@ -385,7 +404,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	const float *src[2] = { latent, rope };
 	float *xc = malloc(sizeof(float) * (size_t)BLOCK * (R > P ? R : P));
 	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
-	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P));
+	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 1));
 	if (!xc || !y || !dig) {
 		/* Out of memory inside a void encoder: write zero records, which
 		 * decode to the mean; callers checked sizes before. */
@@ -397,7 +416,21 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
-		uint8_t codes[BLOCK][2];
+		uint8_t codes[BLOCK][2], flag[BLOCK];
+		/* Each token is coded relative to the mean or to the anchor,
+		 * whichever is nearer (the sink is then almost exact). */
+		for (int t = 0; t < nb; t++) {
+			double dm = 0, da = 0;
+			for (int p = 0; p < 2; p++) {
+				const float *x = src[p] + (size_t)(t0 + t) * width[p];
+				for (int i = 0; i < width[p]; i++) {
+					double a = x[i] - parts[p]->mean[i], b = x[i] - parts[p]->anchor[i];
+					dm += a * a;
+					da += b * b;
+				}
+			}
+			flag[t] = lp->nlev[R + P] == 2 && da < dm;
+		}
 		for (int p = 0; p < 2; p++) {
 			int m = width[p];
 			if (!m)
@@ -405,8 +438,9 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			for (int t = 0; t < nb; t++) {
 				const float *x = src[p] + (size_t)(t0 + t) * m;
 				double ss = 0;
+				const float *base = flag[t] ? parts[p]->anchor : parts[p]->mean;
 				for (int i = 0; i < m; i++) {
-					float c = x[i] - parts[p]->mean[i];
+					float c = x[i] - base[i];
 					xc[(size_t)t * m + i] = c;
 					ss += (double)c * c;
 				}
@@ -431,6 +465,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				float z = lp->sigma[k] > 0 ? yk / lp->sigma[k] : 0;
 				dig[k] = lp->nlev[k] > 1 ? quantize(lp->thr[k], lp->nlev[k], z) : 0;
 			}
+			dig[R + P] = flag[t];
 			int off = 8 * plan->scale_bytes;
 			for (int g = 0; g < lp->ngroups; g++) {
 				uint64_t V = 0, M = 1;
@@ -464,7 +499,9 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
 	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
 	float ybuf[1024];
-	float *y = R + P <= 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
+	float *y = R + P < 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P + 1));
+	int nv = R + P;
+	uint32_t flag = 0;
 	if (!y)
 		return;
 	/* Components with one level decode to that level. */
@@ -480,20 +517,33 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 			u128 prod = (u128)x * lp->nlev[c];
 			uint32_t digit = (uint32_t)(prod >> 64);
 			x = (uint64_t)prod;
-			y[c] = lp->lev[c][digit] * lp->sigma[c] * s[c >= R];
+			if (c == nv)
+				flag = digit;
+			else
+				y[c] = lp->lev[c][digit] * lp->sigma[c] * s[c >= R];
 		}
 	}
 	if (transformed) {
-		memcpy(latent, y, sizeof(float) * (size_t)R);
-		memcpy(rope, y + R, sizeof(float) * (size_t)P);
+		/* relative to the mean for every token, so attention needs one
+		 * correction term per layer (q . mean), not one per token */
+		if (flag) {
+			for (int k = 0; k < R; k++)
+				latent[k] = y[k] + lp->delta[0][k];
+			for (int k = 0; k < P; k++)
+				rope[k] = y[R + k] + lp->delta[1][k];
+		} else {
+			memcpy(latent, y, sizeof(float) * (size_t)R);
+			memcpy(rope, y + R, sizeof(float) * (size_t)P);
+		}
 	} else {
 		float *out[2] = { latent, rope };
 		const float *yy[2] = { y, y + R };
 		for (int p = 0; p < 2; p++) {
 			int m = parts[p]->n;
 			float *o = out[p];
+			const float *base = flag ? parts[p]->anchor : parts[p]->mean;
 			for (int i = 0; i < m; i++)
-				o[i] = parts[p]->mean[i];
+				o[i] = base[i];
 			for (int k = 0; k < m; k++) {
 				const float *u = parts[p]->basis + (size_t)k * m;
 				float yk = yy[p][k];

@@ -17,6 +17,7 @@ typedef struct {
 	int cap_fields;
 	int line;       /* current physical line */
 	int row_line;   /* line where the current record started */
+	int next_line;  /* line where the next record will start */
 	int failed;
 } csv_state;
 
@@ -26,7 +27,7 @@ static void on_field(void *data, size_t len, void *ctx)
 	if (st->failed)
 		return;
 	if (st->nfields == 0)
-		st->row_line = st->line;
+		st->row_line = st->next_line;
 	if (st->nfields == st->cap_fields) {
 		int cap = st->cap_fields ? st->cap_fields * 2 : 16;
 		char **grown = realloc(st->fields, sizeof *grown * (size_t)cap);
@@ -110,12 +111,19 @@ wz_err wz_csv_parse(const char *text, size_t n, const char *origin, wz_csv **out
 		wz_csv_free(csv);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	csv_state st = { .csv = csv, .line = 1 };
-	/* Feed one physical line at a time so records know their line. */
+	csv_state st = { .csv = csv, .line = 1, .next_line = 1 };
+	/* Feed one physical line at a time so records know their line.  A
+	 * record starts on a line reached outside quotes with no field pending;
+	 * the parity of quote characters tells (an escaped "" keeps it). */
 	size_t pos = 0;
+	int in_quotes = 0;
 	while (pos < n && !st.failed) {
 		const char *nl = memchr(text + pos, '\n', n - pos);
 		size_t len = nl ? (size_t)(nl - (text + pos)) + 1 : n - pos;
+		if (!in_quotes && st.nfields == 0)
+			st.next_line = st.line;
+		for (size_t k = 0; k < len; k++)
+			in_quotes ^= text[pos + k] == '"';
 		if (csv_parse(&parser, text + pos, len, on_field, on_row, &st) != len) {
 			wz_err e = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s", origin, st.line,
 					       csv_strerror(csv_error(&parser)));

@@ -340,6 +340,8 @@ wz_err wzp_chart_script(const wzp_chart *c, wz_buf *data, wz_buf *script)
 			      c->kind == WZP_CHART_BARS ? "clustered gap 1" : "rowstacked");
 		wz_buf_puts(g, "set style fill solid 0.9 border rgb '#404040'\n"
 			       "set boxwidth 0.75\nset xtics scale 0\n");
+		/* Histogram slots are 0..n-1: half a slot of air on either side. */
+		wz_buf_printf(g, "set xrange [-0.6:%.1f]\n", c->nrows - 0.4);
 		/* Bars start at zero; negative ones (a format costing more than the
 		 * baseline) hang below a zero line. */
 		wz_buf_puts(g, any_negative(c) ? "set xzeroaxis lt -1\n" : "set yrange [0:*]\n");

@@ -63,10 +63,13 @@ void wzs_params_default(wzs_params *p)
 	p->host_link_gbps = 0;
 	p->ssd_gbps = 25;
 	p->gpus_per_node = 8;
+	/* Long sessions of modest turns: a session's first prefill (its whole
+	 * initial context) is then a small share of the work, as it is for users
+	 * who stay at long context. */
 	p->think_s = 30;
-	p->turns = 10;
-	p->prompt_tokens = 1000;
-	p->output_tokens = 400;
+	p->turns = 50;
+	p->prompt_tokens = 500;
+	p->output_tokens = 300;
 	p->length_dist = WZS_DIST_EXP;
 	p->initial_context = 0;
 	p->duration_s = 3600;
@@ -248,6 +251,14 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out, wz_
 	return err;
 }
 
+long wzs_initial_context(const wzs_params *p, long context)
+{
+	if (p->initial_context > 0)
+		return p->initial_context;
+	double start = (double)context - p->turns * (p->prompt_tokens + p->output_tokens) / 2.0;
+	return start < 1 ? 1 : (long)llround(start);
+}
+
 void wzs_params_describe(const wzs_params *p, wz_buf *out)
 {
 	wz_buf_printf(out, "ttft_p99_s = %g\ntpot_p99_s = %g\n", p->ttft_p99_s, p->tpot_p99_s);
@@ -275,7 +286,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	if (p->initial_context > 0)
 		wz_buf_printf(out, "pop_initial_context = %ld\n", p->initial_context);
 	else
-		wz_buf_printf(out, "pop_initial_context = (the scenario's context)\n");
+		wz_buf_printf(out, "pop_initial_context = (context - pop_turns x (pop_prompt_tokens + "
+				   "pop_output_tokens) / 2)\n");
 	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);

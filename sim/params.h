@@ -51,7 +51,7 @@ typedef struct {
 	double turns;             /* mean turns per session (geometric) */
 	double prompt_tokens, output_tokens; /* means per turn */
 	wzs_dist length_dist;     /* for think time, prompt and output lengths */
-	long initial_context;     /* tokens a new session starts with; 0: the scenario's context */
+	long initial_context;     /* tokens a new session starts with; 0: wzs_initial_context */
 	/* run */
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;
@@ -72,6 +72,11 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 /* The decode cost factor for a format from p->decode_cost (1 when absent). */
 wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* OUT */,
 		       wz_diag *diag);
+
+/* The tokens a new session starts with: p->initial_context when set, else
+ * the scenario's context less half a session's expected growth, so that
+ * users sit at `context` tokens on average over their sessions. */
+long wzs_initial_context(const wzs_params *p, long context);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */
 void wzs_params_describe(const wzs_params *p, wz_buf *out);

@@ -127,6 +127,9 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 		s->replica = least_loaded_replica(f);
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
+		/* Its first prefix (a prefix shared with other sessions, which
+		 * the simulator does not share) is computed, not recomputed. */
+		s->fresh = 1;
 	}
 	int32_t id = alloc_req(f);
 	if (id < 0)

@@ -28,6 +28,15 @@ wait $p2; r2=$?
 run "$WZPLAN" archive check --archive "$A"
 expect_rc 0 "integrity check after concurrent writes"
 
+# Three writers creating a new archive at the same moment.
+B="$tmp/b.sqlite"
+for i in 1 2 3; do
+	"$WZPLAN" propose --out "$tmp/b$i" --archive "$B" >"$tmp/b$i.out" 2>&1 &
+done
+wait
+[ "$(count_runs "$B")" -eq 3 ]; ok $? "three writers creating one archive at once all land"
+[ "$(count_runs "$B")" -eq 3 ] || sed 's/^/#   /' "$tmp"/b?.out | grep -v '^#   [A-Z|-]' | head -6
+
 # SIGKILL inside the write transaction.
 WZ_ARCHIVE_TEST_SLEEP_MS=20000 "$WZPLAN" propose --out "$tmp/k" --archive "$A" >/dev/null 2>&1 &
 pk=$!

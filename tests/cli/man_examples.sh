@@ -3,6 +3,9 @@
 # .EE.  Each must exit 0.  Examples run in a scratch folder.
 . "$top_srcdir/tests/cli/lib.sh"
 bindir=$(dirname "$WZPLAN")
+# Examples that archive runs must not touch the real archive.
+XDG_DATA_HOME="$tmp/xdg"
+export XDG_DATA_HOME
 for page in "$top_srcdir"/man/*.[15]; do
 	sed -n '/^\.EX/,/^\.EE/p' "$page" | sed -n 's/^\\\$ //p; s/^\$ //p' | sed 's/\\-/-/g; s/\\(aq/'"'"'/g' > "$tmp/examples"
 	while IFS= read -r line; do

@@ -2,7 +2,7 @@
 # CLI tests for `wzplan propose`: files written, nothing written on bad input.
 . "$top_srcdir/tests/cli/lib.sh"
 
-run "$WZPLAN" propose --out "$tmp/p"
+run "$WZPLAN" propose --out "$tmp/p" --archive "$tmp/a.sqlite"
 expect_rc 0 "propose on the embedded default"
 [ -s "$tmp/p/proposal.md" ] && [ -s "$tmp/p/cost.csv" ] && [ -s "$tmp/p/cost.json" ]
 ok $? "proposal.md, cost.csv and cost.json written"
@@ -11,7 +11,7 @@ contains "$md" "DeepSeek-V3" "proposal names the model"
 contains "$md" "config_671B.json" "assumptions cite the catalog source"
 contains "$md" '$17.52M' "proposal carries the cost table"
 contains "$md" "Not measured" "says what was not measured"
-run "$WZPLAN" propose --out "$tmp/q" --users 0
+run "$WZPLAN" propose --out "$tmp/q" --archive "$tmp/a.sqlite" --users 0
 expect_rc 2 "bad input"
 [ ! -e "$tmp/q" ]; ok $? "no output folder on bad input"
 done_testing

@@ -54,6 +54,12 @@ static void test_csv(void)
 	is_long(csv->rows[3].line, 6, "line after a quoted newline");
 	is_long(wz_csv_column(csv, "B"), 1, "header look-up ignores case");
 	wz_csv_free(csv);
+	const char *spanning = "h,i\r\n\"a\r\nb\",c\r\nd,e\r\n";
+	ok(wz_csv_parse(spanning, strlen(spanning), "t.csv", &csv, &diag) == WZ_OK, "CRLF csv parses");
+	is_long(csv->rows[1].line, 2, "a record whose first field spans lines starts where it starts");
+	is_long(csv->rows[2].line, 4, "the next record's line");
+	is_str(csv->rows[2].fields[0], "d", "CRLF does not leak into fields");
+	wz_csv_free(csv);
 }
 
 static void test_kv(void)

@@ -202,8 +202,6 @@ static void test_scales_and_sink(void)
 			ok(memcmp(&t->latent[R], &w2->latent[R], sizeof(float) * R),
 			   "%s: other tokens differ between windows", name);
 			wzt_cache_trace_free(w2);
-			/* RMSNorm: latent / gains has the same RMS for every token;
-			 * checked through the ratio of token RMS spreads. */
 		}
 		/* Attention: the sink gets far more than a uniform share. */
 		double share = 0, lsd = 0;
