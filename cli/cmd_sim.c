@@ -113,9 +113,9 @@ int wz_cmd_sim(int argc, char **argv)
 			      setup.scn->origin, setup.model->name, setup.gpu->name, size.name,
 			      size.bits_per_value, replicas);
 		if (setup.traffic)
-			wz_buf_printf(&out, "traffic = %s\ntraffic_requests = %zu\n",
+			wz_buf_printf(&out, "traffic = %s\ntraffic_requests = %zu\nspeedup = %g\n",
 				      setup.traffic->source ? setup.traffic->source : setup.traffic->origin,
-				      setup.traffic->n);
+				      setup.traffic->n, setup.speedup);
 		else
 			wz_buf_printf(&out, "traffic = closed population\nusers = %ld\ncontext = %ld\n"
 				      "initial_context = %ld\n",

@@ -60,7 +60,7 @@ typedef struct {
 	wzm_fleet fleet;
 } size_row;
 
-static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
+static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n, int base)
 {
 	wzp_table *t = wzp_table_new("Fleets sized by simulation");
 	if (!t)
@@ -70,6 +70,11 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
 	wzp_table_column(t, "replicas", "Replicas", 1);
 	wzp_table_column(t, "gpus", "GPUs", 1);
 	wzp_table_column(t, "memory_mode_replicas", "Memory-mode replicas", 1);
+	/* The product page's method, for comparison: GPUs in proportion to
+	 * bytes per token from the known baseline fleet. */
+	int scaling = !s->traffic && s->scn->baseline_gpus > 0 && base >= 0;
+	if (scaling)
+		wzp_table_column(t, "scaling_gpus", "Scaling GPUs", 1);
 	wzp_table_column(t, "ttft_p99_s", "p99 TTFT s", 1);
 	wzp_table_column(t, "tpot_p99_s", "p99 TPOT s", 1);
 	wzp_table_column(t, "goodput_rps", "Goodput req/s", 1);
@@ -88,7 +93,7 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
 		wzp_table_numf(t, r->size.bits_per_value, 2);
 		if (!r->search.replicas) {
 			wzp_table_str(t, "none");
-			for (int k = 0; k < 11; k++)
+			for (int k = 0; k < 11 + scaling; k++)
 				wzp_table_empty(t);
 			wzp_table_numf(t, (double)r->search.runs, 0);
 			continue;
@@ -100,6 +105,12 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
 			wzp_table_empty(t);
 		else
 			wzp_table_numf(t, (double)((s->scn->users + upr - 1) / upr), 0);
+		if (scaling) {
+			wzm_fleet f;
+			wzm_fleet_scaling(s->scn->baseline_gpus, rows[base].size.record_per_layer,
+					  r->size.record_per_layer, 1, s->scn->rounding, &f);
+			wzp_table_numf(t, (double)f.gpus, 0);
+		}
 		wzp_table_numf(t, res->ttft.p99, 3);
 		wzp_table_numf(t, res->tpot.p99, 4);
 		wzp_table_numf(t, res->goodput_rps, 2);
@@ -126,11 +137,26 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n)
 			       p->prompt_tokens, p->output_tokens,
 			       p->length_dist == WZS_DIST_FIXED ? "fixed" : "exponential means",
 			       p->duration_s - p->warmup_s, p->warmup_s, (unsigned long long)p->seed);
+	else
+		wzp_table_note(t, "Traffic: %s (%zu requests), replayed %g times faster.",
+			       s->traffic->source ? s->traffic->source : s->traffic->origin,
+			       s->traffic->n, s->speedup);
+	wzp_table_note(t, "Roofline: HBM x %g, compute x %g, %g ms per step, %g heads, attention "
+			  "at %s; prefill chunks of %ld tokens; at most %ld running per GPU; "
+			  "refused after %g s in the queue.",
+		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
+		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
+		       p->max_batch, p->queue_timeout_s);
 	wzp_table_note(t, "Idle sessions: %s%s%s.", wzs_idle_policy_name(p->idle_policy),
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? ", offload format " : "",
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? p->offload_format : "");
 	wzp_table_note(t, "Savings against %s; prices: %s.", s->scn->baseline_format,
 		       s->scn->price_set);
+	if (scaling)
+		wzp_table_note(t, "Scaling GPUs: %ld GPUs with %s today, times bytes per token, rounded "
+				  "%s (wzplan cost --mode scaling).",
+			       s->scn->baseline_gpus, s->scn->baseline_format,
+			       wzm_rounding_name(s->scn->rounding));
 	return t;
 }
 
@@ -204,8 +230,9 @@ int wz_cmd_size(int argc, char **argv)
 			break;
 		}
 		if (!r->search.replicas)
-			wz_cli_warn("size", "%s: no fleet of up to %ld replicas meets the targets",
-				    r->size.name, max_replicas);
+			wz_cli_warn("size", "%s: no fleet of up to %ld replicas meets the targets%s",
+				    r->size.name, r->search.largest,
+				    r->search.largest < max_replicas ? " (one per session)" : "");
 		r->fleet.replicas = r->search.replicas;
 		r->fleet.gpus = r->search.replicas * setup.scn->mem.gpus_per_replica;
 		r->fleet.gpus_exact = (double)r->fleet.gpus;
@@ -218,7 +245,7 @@ int wz_cmd_size(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			if (base >= 0 && rows[base].search.replicas && rows[i].search.replicas)
 				wzm_fleet_saving(&rows[i].fleet, &rows[base].fleet);
-		wzp_table *t = make_table(&setup, rows, n);
+		wzp_table *t = make_table(&setup, rows, n, base);
 		wz_buf out = { 0 };
 		if (!t || wzp_table_render(t, how, &out)) {
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");

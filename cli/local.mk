@@ -11,7 +11,7 @@ libwzcli_a_SOURCES = \
 	cli/publish.h cli/publish.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
-	cli/cmd_codec.c \
+	cli/cmd_codec.c cli/codec_measure.c cli/codec_cli.h \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c
 

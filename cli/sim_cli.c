@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/format.h"
+
 const char wz_sim_opts_help[] =
 	"Simulation (defaults from the scenario; see wzplan-scenario(5)):\n"
 	"  --traffic FILE         replay a request table (wzplan-traffic(5)) instead of\n"
 	"                         the scenario's closed population of --users users\n"
 	"  --sort-traffic         sort a table whose arrivals are out of order (else refused)\n"
+	"  --speedup X            replay X times faster: arrival times divided by X (1)\n"
 	"  --idle-policy P        resident, offload or drop: idle sessions between turns\n"
 	"  --offload-format F     format of parked sessions (default: the GPU format)\n"
 	"  --duration S           seconds simulated (population; default 3600)\n"
@@ -32,6 +35,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1106: o->tpot = arg; break;
 	case 1107: o->traffic = arg; break;
 	case 1108: o->sort_traffic = 1; break;
+	case 1109: o->speedup = arg; break;
 	default: return -1;
 	}
 	return 0;
@@ -66,6 +70,15 @@ static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
 	return 0;
 }
 
+/* A bad value read from the scenario: exit 2 naming file:line and key. */
+static int fail_at(const char *cmd, const wz_kv *kv, const char *key, const char *msg)
+{
+	wz_diag diag;
+	wz_diag_set(&diag, WZ_ERR_INPUT, "%s:%d: %s: %s", wz_kv_origin(kv), wz_kv_line(kv, key), key,
+		    msg);
+	return wz_cli_fail(cmd, &diag);
+}
+
 int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
 		      wz_sim_setup *out)
 {
@@ -82,10 +95,23 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 		rc = apply(cmd, o, &out->params);
 	if (!rc && wzs_params_validate(&out->params, cmd, &diag))
 		rc = wz_cli_usage(cmd, "%s", diag.msg);
+	wzc_format ofmt;
+	if (!rc && strcmp(out->params.offload_format, "same") &&
+	    strncmp(out->params.offload_format, "iso:", 4) &&
+	    wzc_format_parse(out->params.offload_format, &ofmt, &diag)) {
+		if (o->offload_format)
+			rc = wz_cli_usage(cmd, "--offload-format: %s", diag.msg);
+		else
+			rc = fail_at(cmd, out->scn->kv, "offload_format", diag.msg);
+	}
 	if (!rc && !(out->model = wzm_find_model(out->cat, out->scn->model, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
+	out->speedup = 1;
+	if (!rc && o->speedup)
+		rc = o->traffic ? wz_cli_double(cmd, "--speedup", o->speedup, 1e-6, 1e6, &out->speedup)
+				: wz_cli_usage(cmd, "--speedup needs --traffic");
 	if (!rc && o->traffic) {
 		size_t reordered = 0;
 		if (wzt_traffic_read(o->traffic, o->sort_traffic ? WZT_UNSORTED_SORT : WZT_UNSORTED_REFUSE,
@@ -94,6 +120,14 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 		else if (reordered)
 			wz_cli_warn(cmd, "%s: %zu rows were out of order and were sorted", o->traffic,
 				    reordered);
+		/* Compressing time raises the load while keeping the trace's mix of
+		 * lengths and its session structure. */
+		for (size_t i = 0; !rc && i < out->traffic->n; i++)
+			out->traffic->requests[i].arrival_s /= out->speedup;
+		size_t n = out->traffic ? out->traffic->n : 0;
+		if (!rc && (n == 0 || out->traffic->requests[n - 1].arrival_s < out->params.warmup_s))
+			rc = wz_cli_usage(cmd, "%s: no request arrives after the %g s warm-up; "
+					  "give a shorter --warmup", o->traffic, out->params.warmup_s);
 	}
 	if (!rc)
 		out->initial_context = wzs_initial_context(&out->params, out->scn->context);
@@ -146,6 +180,7 @@ void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_co
 	cfg->replicas = 1;
 	cfg->users = s->scn->users;
 	cfg->initial_context = s->initial_context;
+	cfg->max_context = isnan(s->model->max_context) ? 0 : (long)s->model->max_context;
 	cfg->traffic = s->traffic;
 }
 

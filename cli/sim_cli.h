@@ -12,7 +12,7 @@
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic;
+		*traffic, *speedup;
 	int sort_traffic;
 } wz_sim_opts;
 
@@ -26,9 +26,10 @@ typedef struct {
 	{ "ttft-p99", required_argument, NULL, 1105 },                                  \
 	{ "tpot-p99", required_argument, NULL, 1106 },                                  \
 	{ "traffic", required_argument, NULL, 1107 },                                   \
-	{ "sort-traffic", no_argument, NULL, 1108 }
+	{ "sort-traffic", no_argument, NULL, 1108 },                                    \
+	{ "speedup", required_argument, NULL, 1109 }
 
-/* Records option `val` (1100..1108); returns 0 when it was one. */
+/* Records option `val` (1100..1109); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 
@@ -40,6 +41,7 @@ typedef struct {
 	wzs_params params;
 	wzt_traffic *traffic;     /* NULL: the synthetic population */
 	long initial_context;
+	double speedup;           /* replay: arrival times were divided by this */
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing

@@ -62,6 +62,13 @@ void wzc_decode_layer(const wzc_codec *codec, int layer, int n, const uint8_t *r
 int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uint8_t *record,
 				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
 
+/* wz only: the layer's plan as flat arrays for the GPU (codec/wz_flat.h).
+ * The caller frees it with wzc_wz_flat_free. */
+typedef struct wzc_wz_flat wzc_wz_flat;
+wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **flat /* OUT */,
+		      wz_diag *diag);
+void wzc_wz_flat_free(wzc_wz_flat *flat);
+
 /* The per-tensor scale fp8-flat set for a layer (0 before encoding). */
 float wzc_codec_tensor_scale(const wzc_codec *codec, int layer);
 

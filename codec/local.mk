@@ -9,5 +9,25 @@ libwzcodec_a_SOURCES = \
 	codec/linalg.c codec/linalg.h \
 	codec/levels.c codec/levels.h \
 	codec/profile.h codec/profile_io.c codec/prepare.c \
-	codec/wz_codec.c \
+	codec/wz_codec.c codec/wz_plan.h codec/wz_flat.c codec/wz_flat.h \
 	codec/metrics.c codec/metrics.h
+
+# codec/cuda/: the CUDA kernels and their test program (tests/gpu/), built
+# with nvcc by `make check` when configure found it (not with sanitizers:
+# nvcc does not link ASan).  The test needs a GPU, so it is not in TESTS:
+# run tests/gpu/test_wz_gpu on a machine with one (it skips, exit 77,
+# without).
+EXTRA_DIST += codec/cuda/wz_kernels.cu codec/cuda/wz_kernels.h tests/gpu/test_wz_gpu.cu
+if HAVE_CUDA
+if !SANITIZERS
+check_SCRIPTS = tests/gpu/test_wz_gpu
+CLEANFILES += tests/gpu/test_wz_gpu
+tests/gpu/test_wz_gpu: $(top_srcdir)/tests/gpu/test_wz_gpu.cu \
+		$(top_srcdir)/codec/cuda/wz_kernels.cu $(top_srcdir)/codec/cuda/wz_kernels.h \
+		$(top_srcdir)/codec/wz_flat.h $(top_srcdir)/codec/fpconv.h $(WZ_LIBS)
+	@$(MKDIR_P) tests/gpu
+	$(AM_V_GEN)$(NVCC) -O2 -I$(top_srcdir) -I$(top_builddir) -o $@ \
+		$(top_srcdir)/tests/gpu/test_wz_gpu.cu $(top_srcdir)/codec/cuda/wz_kernels.cu \
+		$(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+endif
+endif

@@ -377,20 +377,38 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 			e = fit_part(ws, nw, l, 1, &p->rope[l], queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;
-		/* Weights: 1 for plain squared error, blended with the query
-		 * energy normalized to mean 1 over the layer's components. */
-		double a = p->query_weighted ? opts->query_weight : 0, mq = 0;
-		if (a > 0) {
-			for (int k = 0; k < p->R; k++)
-				mq += qlat[k];
-			for (int k = 0; k < p->P; k++)
-				mq += qrope[k];
-			mq /= (p->R + p->P);
+		/* Weights blend two relative objectives: the layer's squared error
+		 * over its energy (weight 1 / sum var) and its expected squared
+		 * attention-score error over the score variance (weight
+		 * q_k^2 / sum q^2 var).  Both are unit-free, so a layer whose latent
+		 * is 100x smaller than its position part gets the same blend as
+		 * any other.  Scaled to mean 1 (only ratios matter). */
+		double a = p->query_weighted ? opts->query_weight : 0, ev = 0, eq = 0;
+		for (int k = 0; k < p->R; k++) {
+			ev += p->latent[l].var[k];
+			eq += a > 0 ? qlat[k] * p->latent[l].var[k] : 0;
 		}
-		for (int k = 0; k < p->R; k++)
-			p->latent[l].weight[k] = (float)(a > 0 && mq > 0 ? (1 - a) + a * qlat[k] / mq : 1);
-		for (int k = 0; k < p->P; k++)
-			p->rope[l].weight[k] = (float)(a > 0 && mq > 0 ? (1 - a) + a * qrope[k] / mq : 1);
+		for (int k = 0; k < p->P; k++) {
+			ev += p->rope[l].var[k];
+			eq += a > 0 ? qrope[k] * p->rope[l].var[k] : 0;
+		}
+		if (!(eq > 0))
+			a = 0;
+		double mw = 0;
+		for (int k = 0; k < p->R + p->P; k++) {
+			double q = k < p->R ? (a > 0 ? qlat[k] : 0) : (a > 0 ? qrope[k - p->R] : 0);
+			double wk = (ev > 0 ? (1 - a) / ev : 1) + (a > 0 ? a * q / eq : 0);
+			if (k < p->R)
+				p->latent[l].weight[k] = (float)wk;
+			else
+				p->rope[l].weight[k - p->R] = (float)wk;
+			mw += wk;
+		}
+		mw /= (p->R + p->P);
+		for (int k = 0; mw > 0 && k < p->R; k++)
+			p->latent[l].weight[k] = (float)(p->latent[l].weight[k] / mw);
+		for (int k = 0; mw > 0 && k < p->P; k++)
+			p->rope[l].weight[k] = (float)(p->rope[l].weight[k] / mw);
 	}
 	free(qlat);
 	free(qrope);

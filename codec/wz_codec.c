@@ -11,40 +11,25 @@
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
 #include "codec/profile.h"
+#include "codec/wz_plan.h"
 
-/* Hot loops: GCC vectorizes these at -O3; the default -O2 does not. */
+/* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
+ * transform also gets an AVX2 clone chosen at run time: the same additions
+ * in the same order (ISO C mode does not contract to FMA), so the bytes do
+ * not depend on the machine. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define WZ_HOT __attribute__((optimize("O3")))
+#if defined(__x86_64__) && defined(__linux__)
+#define WZ_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
 #else
 #define WZ_HOT
 #endif
+#ifndef WZ_CLONES
+#define WZ_CLONES
+#endif
 
 typedef unsigned __int128 u128;
-
-typedef struct {
-	int n;              /* R + P components (latent first) and the anchor flag */
-	uint32_t *nlev;     /* [n] */
-	const float **lev;  /* [n] level table (standardized) */
-	const float **thr;  /* [n] thresholds, nlev - 1 */
-	float *sigma;       /* [n] */
-	int ngroups;
-	int *gstart;        /* [ngroups + 1] into order[] */
-	int *order;         /* components with nlev > 1, in coding order */
-	uint8_t *gbits;     /* [ngroups] */
-	float *tables;      /* storage of the level tables and thresholds */
-	float *basis_t[2];  /* transposed bases for encoding: [i][k] = basis[k][i] */
-	float *delta[2];    /* basis (anchor - mean): the anchor in the transformed domain */
-	double distortion;  /* model distortion, for choosing among candidates */
-	int total_bits;
-} layer_plan;
-
-struct wzc_wz_plan {
-	const wzc_profile *profile;
-	int L, R, P;
-	int scale_bytes;
-	float scale_mult[2][256]; /* per part: the decoded scale of each code, times scale_ref */
-	layer_plan *layers;
-};
 
 static void free_layer(layer_plan *lp)
 {
@@ -55,6 +40,8 @@ static void free_layer(layer_plan *lp)
 	free(lp->gstart);
 	free(lp->order);
 	free(lp->gbits);
+	free(lp->ones);
+	free(lp->dec);
 	free(lp->tables);
 	free(lp->basis_t[0]);
 	free(lp->basis_t[1]);
@@ -165,9 +152,9 @@ static void allocate(int n, const double *v, double (*d)[WZC_NSET], const int *p
 
 static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
 {
-	/* Components: R latent, P position, and last the anchor flag (two
-	 * levels: relative to the mean or to the anchor). */
-	int R = pr->R, P = pr->P, nv = R + P, n = nv + 1;
+	/* Components: R latent, P position, and last one anchor flag per part
+	 * (two levels: relative to the mean or to the anchor). */
+	int R = pr->R, P = pr->P, nv = R + P, n = nv + 2;
 	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
 	double d[2][WZC_NSET];
 	wzc_levels_distortion(parts[0]->hist, d[0]);
@@ -191,9 +178,11 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(best);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	part[nv] = 0;
-	v[nv] = 0;
-	lp->sigma[nv] = 0;
+	for (int k = nv; k < n; k++) {
+		part[k] = 0;
+		v[k] = 0;
+		lp->sigma[k] = 0;
+	}
 	for (int k = 0; k < nv; k++) {
 		int p = k < R ? 0 : 1, i = k < R ? k : k - R;
 		part[k] = p;
@@ -204,11 +193,11 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	}
 	/* Find the largest allocation whose packed size fits; a few rounds of
 	 * correcting the budget by the grouping's overhead. */
-	double budget = bits - 1, bestdist = INFINITY;
+	double budget = bits - 2, bestdist = INFINITY;
 	int found = 0;
 	for (int it = 0; it < 8; it++) {
 		allocate(nv, v, d, part, budget, jidx);
-		jidx[nv] = 1;
+		jidx[nv] = jidx[nv + 1] = 1;
 		int ng;
 		int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
 		double dist = 0;
@@ -230,7 +219,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	if (!found) {
 		for (int k = 0; k < n; k++)
 			best[k] = 0;
-		best[nv] = bits >= 1;
+		best[nv] = best[nv + 1] = bits >= 2;
 		bestdist = 0;
 	}
 	/* Re-derive the grouping of the chosen allocation (the fill step is
@@ -247,6 +236,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		for (int j = 0; j < WZC_NSET; j++)
 			if (used[p][j])
 				need += 2 * (size_t)wzc_level_count(j);
+	lp->ntables = need;
 	lp->tables = malloc(sizeof(float) * (need ? need : 1));
 	if (!lp->tables) {
 		free(v);
@@ -265,10 +255,33 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			wzc_levels_table(parts[p]->hist, j, at, at + wzc_level_count(j));
 			at += 2 * (size_t)wzc_level_count(j);
 		}
+	lp->ones = malloc(sizeof *lp->ones * (size_t)n);
+	if (!lp->ones) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int k = 0; k < nv; k++)
+		if (best[k] == 0)
+			lp->ones[lp->nones++] = k;
 	for (int k = 0; k < n; k++) {
 		lp->nlev[k] = wzc_level_count(best[k]);
 		lp->lev[k] = tab[part[k]][best[k]];
 		lp->thr[k] = lp->lev[k] + lp->nlev[k];
+	}
+	lp->dec = calloc((size_t)n, sizeof *lp->dec);
+	if (!lp->dec) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
+		int c = lp->order[i];
+		lp->dec[i] = (wzc_dec_entry){ lp->lev[c], lp->sigma[c], lp->nlev[c], c, c >= R };
 	}
 	for (int p = 0; p < 2; p++) {
 		int m = parts[p]->n;
@@ -313,6 +326,7 @@ wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_by
 	plan->R = pr->R;
 	plan->P = pr->P;
 	plan->scale_bytes = pr->P ? 2 : 1;
+	plan->record_bytes = record_bytes;
 	long bits = (long)record_bytes * 8 - 8 * plan->scale_bytes;
 	if (bits < 0) {
 		free(plan);
@@ -349,9 +363,20 @@ static void put_bits(uint8_t *rec, int off, int k, uint64_t val)
 	}
 }
 
-static uint64_t get_bits(const uint8_t *rec, int off, int k)
+static uint64_t get_bits(const uint8_t *rec, size_t nrec, int off, int k)
 {
 	int first = off >> 3, last = (off + k - 1) >> 3;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one unaligned load when 16 bytes are inside the record */
+	if ((size_t)first + 16 <= nrec) {
+		u128 w;
+		memcpy(&w, rec + first, 16);
+		w >>= (off & 7);
+		return k >= 64 ? (uint64_t)w : (uint64_t)w & (((uint64_t)1 << k) - 1);
+	}
+#else
+	(void)nrec;
+#endif
 	u128 acc = 0;
 	for (int b = last; b >= first; b--)
 		acc = acc << 8 | rec[b];
@@ -359,22 +384,23 @@ static uint64_t get_bits(const uint8_t *rec, int off, int k)
 	return k >= 64 ? (uint64_t)acc : (uint64_t)acc & (((uint64_t)1 << k) - 1);
 }
 
-/* Index of the nearest level: thresholds are sorted midpoints. */
+/* Index of the nearest level: the number of thresholds (sorted midpoints)
+ * below z.  Written with conditional moves, not branches: the branch of a
+ * binary search is a coin flip, and mispredicting it dominated encoding. */
 static inline uint32_t quantize(const float *thr, uint32_t N, float z)
 {
-	uint32_t lo = 0, hi = N - 1; /* answer in [lo, hi] */
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) >> 1;
-		if (z > thr[mid])
-			lo = mid + 1;
-		else
-			hi = mid;
+	uint32_t lo = 0, n = N - 1;
+	while (n > 0) {
+		uint32_t half = n >> 1;
+		int gt = z > thr[lo + half];
+		lo = gt ? lo + half + 1 : lo;
+		n = gt ? n - half - 1 : half;
 	}
 	return lo;
 }
 
 /* y[k] = sum_i x[i] * bt[i][k] for rows of n tokens at once. */
-WZ_HOT static void transform_rows(int ntok, int m, const float *bt, const float *x, float *y)
+WZ_HOT WZ_CLONES static void transform_rows(int ntok, int m, const float *bt, const float *x, float *y)
 {
 	for (int t = 0; t < ntok; t++) {
 		float *yt = y + (size_t)t * m;
@@ -404,7 +430,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	const float *src[2] = { latent, rope };
 	float *xc = malloc(sizeof(float) * (size_t)BLOCK * (R > P ? R : P));
 	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
-	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 1));
+	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 2));
 	if (!xc || !y || !dig) {
 		/* Out of memory inside a void encoder: write zero records, which
 		 * decode to the mean; callers checked sizes before. */
@@ -416,21 +442,20 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
-		uint8_t codes[BLOCK][2], flag[BLOCK];
-		/* Each token is coded relative to the mean or to the anchor,
-		 * whichever is nearer (the sink is then almost exact). */
-		for (int t = 0; t < nb; t++) {
-			double dm = 0, da = 0;
+		uint8_t codes[BLOCK][2], flag[BLOCK][2];
+		/* Each part of a token is coded relative to the mean or to the
+		 * anchor, whichever is nearer (the sink is then almost exact). */
+		for (int t = 0; t < nb; t++)
 			for (int p = 0; p < 2; p++) {
 				const float *x = src[p] + (size_t)(t0 + t) * width[p];
+				double dm = 0, da = 0;
 				for (int i = 0; i < width[p]; i++) {
 					double a = x[i] - parts[p]->mean[i], b = x[i] - parts[p]->anchor[i];
 					dm += a * a;
 					da += b * b;
 				}
+				flag[t][p] = lp->nlev[R + P + p] == 2 && da < dm;
 			}
-			flag[t] = lp->nlev[R + P] == 2 && da < dm;
-		}
 		for (int p = 0; p < 2; p++) {
 			int m = width[p];
 			if (!m)
@@ -438,7 +463,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			for (int t = 0; t < nb; t++) {
 				const float *x = src[p] + (size_t)(t0 + t) * m;
 				double ss = 0;
-				const float *base = flag[t] ? parts[p]->anchor : parts[p]->mean;
+				const float *base = flag[t][p] ? parts[p]->anchor : parts[p]->mean;
 				for (int i = 0; i < m; i++) {
 					float c = x[i] - base[i];
 					xc[(size_t)t * m + i] = c;
@@ -465,7 +490,8 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				float z = lp->sigma[k] > 0 ? yk / lp->sigma[k] : 0;
 				dig[k] = lp->nlev[k] > 1 ? quantize(lp->thr[k], lp->nlev[k], z) : 0;
 			}
-			dig[R + P] = flag[t];
+			dig[R + P] = flag[t][0];
+			dig[R + P + 1] = flag[t][1];
 			int off = 8 * plan->scale_bytes;
 			for (int g = 0; g < lp->ngroups; g++) {
 				uint64_t V = 0, M = 1;
@@ -499,49 +525,47 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
 	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
 	float ybuf[1024];
-	float *y = R + P < 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P + 1));
+	float *y = R + P < 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
 	int nv = R + P;
-	uint32_t flag = 0;
+	uint32_t flag[2] = { 0, 0 };
 	if (!y)
 		return;
 	/* Components with one level decode to that level. */
-	for (int k = 0; k < R + P; k++)
-		y[k] = lp->nlev[k] == 1 ? lp->lev[k][0] * lp->sigma[k] * s[k >= R] : 0;
+	for (int i = 0; i < lp->nones; i++) {
+		int k = lp->ones[i];
+		y[k] = lp->lev[k][0] * lp->sigma[k] * s[k >= R];
+	}
 	int off = 8 * plan->scale_bytes;
+	const wzc_dec_entry *de = lp->dec;
 	for (int g = 0; g < lp->ngroups; g++) {
 		int kb = lp->gbits[g];
-		uint64_t x = get_bits(rec, off, kb) << (64 - kb);
+		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
 		off += kb;
 		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
-			int c = lp->order[i];
-			u128 prod = (u128)x * lp->nlev[c];
+			const wzc_dec_entry *e = &de[i];
+			u128 prod = (u128)x * e->nlev;
 			uint32_t digit = (uint32_t)(prod >> 64);
 			x = (uint64_t)prod;
-			if (c == nv)
-				flag = digit;
+			if (e->comp >= nv)
+				flag[e->comp - nv] = digit;
 			else
-				y[c] = lp->lev[c][digit] * lp->sigma[c] * s[c >= R];
+				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
 		}
 	}
 	if (transformed) {
 		/* relative to the mean for every token, so attention needs one
 		 * correction term per layer (q . mean), not one per token */
-		if (flag) {
-			for (int k = 0; k < R; k++)
-				latent[k] = y[k] + lp->delta[0][k];
-			for (int k = 0; k < P; k++)
-				rope[k] = y[R + k] + lp->delta[1][k];
-		} else {
-			memcpy(latent, y, sizeof(float) * (size_t)R);
-			memcpy(rope, y + R, sizeof(float) * (size_t)P);
-		}
+		for (int k = 0; k < R; k++)
+			latent[k] = flag[0] ? y[k] + lp->delta[0][k] : y[k];
+		for (int k = 0; k < P; k++)
+			rope[k] = flag[1] ? y[R + k] + lp->delta[1][k] : y[R + k];
 	} else {
 		float *out[2] = { latent, rope };
 		const float *yy[2] = { y, y + R };
 		for (int p = 0; p < 2; p++) {
 			int m = parts[p]->n;
 			float *o = out[p];
-			const float *base = flag ? parts[p]->anchor : parts[p]->mean;
+			const float *base = flag[p] ? parts[p]->anchor : parts[p]->mean;
 			for (int i = 0; i < m; i++)
 				o[i] = base[i];
 			for (int k = 0; k < m; k++) {
@@ -557,3 +581,4 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 	if (y != ybuf)
 		free(y);
 }
+

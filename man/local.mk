@@ -5,3 +5,4 @@ dist_man_MANS += man/wzplan-traffic.1 man/wzplan-traffic.5
 dist_man_MANS += man/wzplan-trace.1
 dist_man_MANS += man/wzplan-sim.1 man/wzplan-size.1
 dist_man_MANS += man/wzplan-archive.1 man/wzplan-verify.1 man/wzplan-plot.1
+dist_man_MANS += man/wzplan-codec.1

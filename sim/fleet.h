@@ -94,7 +94,7 @@ typedef struct {
 	long in_sys;
 	long live;                    /* requests in the system, counted or not */
 	int replay_done;              /* the last traffic row has arrived */
-	double tokens_done, good_tokens;
+	double tokens_done, good_tokens, context_sum;
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;

@@ -57,6 +57,7 @@ typedef struct {
 	double goodput_rps;       /* completed requests/s meeting both targets */
 	double goodput_tok_s;
 	double occupancy_mean, occupancy_peak; /* share of cache blocks in use */
+	double mean_context;      /* tokens of context + prompt per arriving request */
 	/* the run */
 	double sim_time_s;
 	unsigned long long events;

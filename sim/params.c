@@ -11,6 +11,7 @@ const char *const wzs_scenario_keys[] = {
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
+	"pop_steady_start",
 	"duration_s", "warmup_s", "occupancy_interval_s", "seed", NULL
 };
 
@@ -72,6 +73,7 @@ void wzs_params_default(wzs_params *p)
 	p->output_tokens = 300;
 	p->length_dist = WZS_DIST_EXP;
 	p->initial_context = 0;
+	p->steady_start = 1;
 	p->duration_s = 3600;
 	p->warmup_s = 300;
 	p->occupancy_interval_s = 60;
@@ -180,6 +182,12 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   origin, wz_kv_line(kv, "attention_math"), v);
 		p->attention_fp8 = !strcmp(v, "fp8");
 	}
+	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: pop_steady_start: '%s': use yes or no",
+					   origin, wz_kv_line(kv, "pop_steady_start"), v);
+		p->steady_start = !strcmp(v, "yes");
+	}
 	if ((v = wz_kv_get(kv, "pop_length_dist"))) {
 		if (strcmp(v, "exponential") && strcmp(v, "fixed"))
 			return wz_diag_set(diag, WZ_ERR_INPUT,
@@ -255,7 +263,8 @@ long wzs_initial_context(const wzs_params *p, long context)
 {
 	if (p->initial_context > 0)
 		return p->initial_context;
-	double start = (double)context - p->turns * (p->prompt_tokens + p->output_tokens) / 2.0;
+	double age = p->length_dist == WZS_DIST_FIXED ? (p->turns - 1) / 2.0 : p->turns - 1;
+	double start = (double)context - age * (p->prompt_tokens + p->output_tokens);
 	return start < 1 ? 1 : (long)llround(start);
 }
 
@@ -286,8 +295,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	if (p->initial_context > 0)
 		wz_buf_printf(out, "pop_initial_context = %ld\n", p->initial_context);
 	else
-		wz_buf_printf(out, "pop_initial_context = (context - pop_turns x (pop_prompt_tokens + "
-				   "pop_output_tokens) / 2)\n");
+		wz_buf_printf(out, "pop_initial_context = (context - mean turns taken x "
+				   "(pop_prompt_tokens + pop_output_tokens))\n");
+	wz_buf_printf(out, "pop_steady_start = %s\n", p->steady_start ? "yes" : "no");
 	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);

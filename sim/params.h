@@ -52,6 +52,7 @@ typedef struct {
 	double prompt_tokens, output_tokens; /* means per turn */
 	wzs_dist length_dist;     /* for think time, prompt and output lengths */
 	long initial_context;     /* tokens a new session starts with; 0: wzs_initial_context */
+	int steady_start;         /* users start part-way through sessions (else all new) */
 	/* run */
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;
@@ -74,8 +75,11 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* O
 		       wz_diag *diag);
 
 /* The tokens a new session starts with: p->initial_context when set, else
- * the scenario's context less half a session's expected growth, so that
- * users sit at `context` tokens on average over their sessions. */
+ * the scenario's context less a session's mean growth at a random moment,
+ * so that users sit at `context` tokens on average: the mean number of
+ * turns already taken is (turns - 1) / 2 for fixed-length sessions and
+ * turns - 1 for geometric ones (a random moment falls in a long session
+ * more often). */
 long wzs_initial_context(const wzs_params *p, long context);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */

@@ -32,6 +32,27 @@ double wzs_pop_think(const wzs_params *p, wzs_rng *rng)
 	return p->length_dist == WZS_DIST_FIXED ? p->think_s : wzs_rng_exp(rng, p->think_s);
 }
 
+void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32_t *turns_left)
+{
+	int32_t taken;
+	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1) {
+		/* Fixed lengths: uniformly placed in a session of exactly T turns. */
+		int32_t total = wzs_pop_session_turns(p, rng);
+		taken = (int32_t)(wzs_rng_uniform(rng) * total);
+		*turns_left = total - taken;
+	} else {
+		/* Geometric sessions are memoryless: the turns taken and the turns
+		 * left are independent geometric counts. */
+		taken = wzs_pop_session_turns(p, rng) - 1;
+		*turns_left = wzs_pop_session_turns(p, rng);
+	}
+	for (int32_t i = 0; i < taken; i++) {
+		int64_t prompt, output;
+		wzs_pop_turn(p, rng, &prompt, &output);
+		*ctx += prompt + output;
+	}
+}
+
 double wzs_pop_first_delay(const wzs_params *p, wzs_rng *rng)
 {
 	return p->think_s * wzs_rng_uniform(rng);

@@ -17,6 +17,12 @@ void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt /* OUT */,
 		  int64_t *output /* OUT */);
 /* Think time before the next turn. */
 double wzs_pop_think(const wzs_params *p, wzs_rng *rng);
+/* A user met at a random moment of its sessions, so that a run starts in
+ * the steady state: draws the turns its session has taken (growing *ctx
+ * from the initial context by their lengths) and the turns left. */
+void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx /* IN/OUT */,
+			  int32_t *turns_left /* OUT */);
+
 /* The first turn's delay from the start: users start out of step, at a
  * uniform phase of their think time, so the run begins near steady state. */
 double wzs_pop_first_delay(const wzs_params *p, wzs_rng *rng);

@@ -32,12 +32,22 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 		wzs_search *out, wz_diag *diag)
 {
 	memset(out, 0, sizeof *out);
+	/* Past one replica per session, more replicas cannot help. */
+	long sessions = base->users;
+	if (base->traffic) {
+		sessions = 1;
+		for (size_t i = 0; i < base->traffic->n; i++)
+			if (base->traffic->requests[i].session + 1 > sessions)
+				sessions = (long)(base->traffic->requests[i].session + 1);
+	}
+	if (max_replicas > sessions)
+		max_replicas = sessions > 0 ? sessions : 1;
+	out->largest = max_replicas;
 	long bad = 0, good = 0;
 	wzs_result res;
 	int ok = 0;
 	wz_err err;
-	for (long n = 1; n <= max_replicas; n = n * 2 > max_replicas && n < max_replicas
-								? max_replicas : n * 2) {
+	for (long n = 1;; n = n * 2 < max_replicas ? n * 2 : max_replicas) {
 		if ((err = try_size(base, n, 1, &res, &ok, out, on_run, ud, diag)))
 			return err;
 		if (ok) {
@@ -47,7 +57,7 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 		}
 		wzs_result_free(&res);
 		bad = n;
-		if (n == max_replicas)
+		if (n >= max_replicas)
 			break;
 	}
 	if (!good)

@@ -10,6 +10,7 @@
 typedef struct {
 	long replicas;      /* smallest feasible, or 0 when none up to the limit */
 	long runs;          /* simulations run */
+	long largest;       /* the largest fleet the search would try */
 	wzs_result result;  /* the run at `replicas` (free with wzs_result_free) */
 	double seconds;     /* wall time is the caller's; simulated seconds summed */
 	unsigned long long events;
@@ -20,7 +21,8 @@ typedef struct {
  * passing count.  This assumes feasibility is monotone in the fleet size,
  * which holds for the model's queueing in expectation and, with each user
  * on its own random stream, nearly always run by run.  Runs below the
- * answer stop at their first refusal.  `base` gives everything but the
+ * answer stop at their first refusal.  The search ends at one replica per
+ * session, beyond which more cannot help.  `base` gives everything but the
  * replica count. */
 wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,

@@ -71,10 +71,13 @@ static void arrive(wzs_fleet *f, int32_t id)
 	f->live++;
 	if (q->counted) {
 		f->res->arrived++;
+		f->context_sum += (double)(q->prefix + q->prompt);
 		in_system_advance(f);
 		f->in_sys++;
 	}
 }
+
+static void new_session(wzs_fleet *f, int32_t sid);
 
 static void population_turn(wzs_fleet *f, int32_t sid)
 {
@@ -86,8 +89,16 @@ static void population_turn(wzs_fleet *f, int32_t sid)
 		return;
 	wzs_req *q = &f->reqs[id];
 	q->session = sid;
-	q->prefix = s->ctx;
 	wzs_pop_turn(f->p, &s->rng, &q->prompt, &q->output);
+	long limit = f->cfg->max_context;
+	if (limit > 0 && s->ctx + q->prompt + q->output > limit &&
+	    f->cfg->initial_context + q->prompt + q->output <= limit) {
+		/* The context window is full: the user starts a new session. */
+		wzs_session_release(f, sid);
+		f->res->sessions_ended++;
+		new_session(f, sid);
+	}
+	q->prefix = s->ctx;
 	arrive(f, id);
 	wzs_submit(f, id);
 }
@@ -303,6 +314,11 @@ static wz_err setup_sessions(wzs_fleet *f)
 		/* At the start each user is between turns of a session already
 		 * under way, so its cache sits where the idle policy keeps it. */
 		s->fresh = 0;
+		if (f->p->steady_start) {
+			wzs_pop_steady_start(f->p, &s->rng, &s->ctx, &s->turns_left);
+			if (c->max_context > 0 && s->ctx > c->max_context)
+				s->ctx = c->initial_context; /* that session already ended */
+		}
 		wzs_place_initial(f, (int32_t)i);
 		wzs_push(f, wzs_pop_first_delay(f->p, &s->rng), PRIO_ARRIVAL, EV_USER_TURN,
 			 (uint32_t)i, 0);
@@ -324,6 +340,7 @@ static void finish_results(wzs_fleet *f, double end)
 	wzs_hist_summary(f->h_queue, &res->queue);
 	double w = res->window_s > 0 ? res->window_s : 1;
 	res->arrival_rate = (double)res->arrived / w;
+	res->mean_context = res->arrived ? f->context_sum / (double)res->arrived : 0;
 	res->mean_in_system = f->in_sys_area / w;
 	res->mean_wait_system = res->e2e.mean;
 	res->throughput_tok_s = f->tokens_done / w;

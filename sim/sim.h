@@ -17,6 +17,8 @@ typedef struct {
 	/* the synthetic population, used when traffic is NULL */
 	long users;
 	long initial_context;        /* tokens each new session starts with */
+	long max_context;            /* a session whose next turn would pass this ends
+					and is replaced (the model's window); 0: none */
 	const wzt_traffic *traffic;  /* replayed to the end, then drained */
 	int stop_on_refusal;         /* end the run at the first counted refusal */
 	/* Called every 2^20 events and at the end (may be NULL). */

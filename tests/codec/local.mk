@@ -13,3 +13,5 @@ tests_codec_test_formats_SOURCES = tests/codec/test_formats.c
 tests_codec_test_formats_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_formats_LDADD = $(TEST_LDADD)
 tests_codec_test_formats_DEPENDENCIES = $(WZ_LIBS)
+TESTS += tests/codec/codec_cli.sh
+EXTRA_DIST += tests/codec/codec_cli.sh

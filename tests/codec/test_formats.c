@@ -10,6 +10,7 @@
 #include "codec/metrics.h"
 #include "codec/profile.h"
 #include "codec/records.h"
+#include "codec/wz_flat.h"
 #include "tests/codec/window.h"
 
 /* Nearest e4m3 value by brute force, ties to the even code, saturating. */
@@ -294,6 +295,24 @@ static void test_wz(const wzc_window *cal, const wzc_window *test)
 		scale = fmax(scale, fabs(lat[17 * R + i]));
 	}
 	ok(maxd <= 1e-4 * scale, "wz: mean + basis' y of the transformed decode is the decode (%.2g)", maxd / scale);
+	/* The flat plan and the shared per-group steps (what the CUDA kernel
+	 * runs) give exactly the reference's transformed decode. */
+	wzc_wz_flat *flat = NULL;
+	int same = wzc_wz_flatten(c, 1, &flat, NULL) == WZ_OK;
+	for (int t = 0; same && t < T; t++) {
+		const uint8_t *rec = r1 + (size_t)t * rb;
+		float y[576], s[2] = { wzc_wz_scale(flat, rec, 0), wzc_wz_scale(flat, rec, 1) };
+		uint32_t flags[2] = { 0, 0 };
+		for (int i = 0; i < flat->nones; i++)
+			y[flat->ones[i]] = flat->ones_lev[i] * flat->ones_sigma[i] * s[flat->ones[i] >= R];
+		for (int g = 0; g < flat->ngroups; g++)
+			wzc_wz_decode_group(flat, rec, g, s, y, flags);
+		wzc_wz_decode_token_transformed(c, 1, rec, yl, yr);
+		for (int k = 0; k < R + P; k++)
+			same &= wzc_wz_transformed(flat, y, flags, k) == (k < R ? yl[k] : yr[k - R]);
+	}
+	ok(same, "wz: the flat plan's shared decode steps match the reference bit for bit");
+	wzc_wz_flat_free(flat);
 	/* any bytes decode without fault */
 	for (size_t i = 0; i < rb; i++)
 		r1[i] = (uint8_t)(i * 37 + 11);
@@ -308,8 +327,48 @@ static void test_wz(const wzc_window *cal, const wzc_window *test)
 	wzc_profile_free(prof2);
 }
 
+/* Iso-quality interpolation on hand-made errors: log-linear in the rate. */
+static wzc_errors *fake(int T, double nmse)
+{
+	wzc_errors *e = calloc(1, sizeof *e);
+	e->T = T;
+	for (int p = 0; p < 2; p++) {
+		e->err[p] = calloc((size_t)T, sizeof(double));
+		e->energy[p] = calloc((size_t)T, sizeof(double));
+	}
+	for (int t = 0; t < T; t++) {
+		e->energy[0][t] = 1;
+		e->err[0][t] = nmse;
+	}
+	return e;
+}
+
+static void test_iso(void)
+{
+	double rates[3] = { 4, 5, 6 };
+	wzc_errors *sweep[3] = { fake(8, 4e-3), fake(8, 1e-3), fake(8, 2.5e-4) };
+	wzc_errors *ref = fake(8, 5e-4), *easy = fake(8, 1e-2), *hard = fake(8, 1e-5);
+	int censored;
+	wzc_ci ci = wzc_iso_bits(rates, sweep, 3, ref, WZC_M_NMSE, 50, 1, &censored);
+	is_double(ci.value, 5.5, 1e-9, "iso bits: log-linear interpolation between sweep rates");
+	ok(ci.lo <= 5.5 && ci.hi >= 5.5 && !censored, "iso bits: the interval holds the value");
+	ci = wzc_iso_bits(rates, sweep, 3, easy, WZC_M_NMSE, 10, 1, &censored);
+	ok(ci.value == 4 && censored, "iso bits: beaten at the lowest rate is flagged censored");
+	ci = wzc_iso_bits(rates, sweep, 3, hard, WZC_M_NMSE, 10, 1, &censored);
+	ok(isnan(ci.value), "iso bits: out of the sweep's reach is NaN");
+	wzc_ci r = wzc_ratio_ci(sweep[1], ref, WZC_M_NMSE, 20, 1);
+	is_double(r.value, 2.0, 1e-12, "ratio to a reference");
+	is_double(wzc_share_better(sweep[2], ref, WZC_M_NMSE), 1.0, 0, "share of tokens better");
+	for (int i = 0; i < 3; i++)
+		wzc_errors_free(sweep[i]);
+	wzc_errors_free(ref);
+	wzc_errors_free(easy);
+	wzc_errors_free(hard);
+}
+
 int main(void)
 {
+	test_iso();
 	test_e4m3();
 	test_e2m1();
 	test_half();

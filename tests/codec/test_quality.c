@@ -51,8 +51,9 @@ static void family(wzt_family fam, int L, int T, int Q, int H)
 		return;
 	}
 	for (int i = 0; i < NTEST; i++) {
-		/* Test windows far from the calibration positions (100k context). */
-		test[i] = synth(fam, L, T, Q, H, 100000 + 30000 * i, 200 + i, "test");
+		/* One test window at the start of a sequence (with the sink), one
+		 * far from the calibration positions (100k context). */
+		test[i] = synth(fam, L, T, Q, H, 100000 * i, 200 + i, "test");
 		if (!test[i])
 			return;
 		wzc_window w = window_of(test[i]);

@@ -3,6 +3,8 @@
 #ifndef WZ_TEST_CODEC_WINDOW_H
 #define WZ_TEST_CODEC_WINDOW_H
 
+#include <stdio.h>
+
 #include "codec/codec.h"
 #include "traces/cache_trace.h"
 #include "traces/synth_cache.h"
@@ -12,7 +14,8 @@ static inline wzc_window window_of(const wzt_cache_trace *t)
 	wzc_window w = {
 		.L = t->L, .T = t->T, .R = t->R, .P = t->P, .Q = t->Q, .H = t->H,
 		.latent = t->latent, .rope = t->rope, .q_latent = t->q_latent,
-		.q_rope = t->q_rope, .q_index = t->q_index, .softmax_scale = t->softmax_scale,
+		.q_rope = t->q_rope, .q_index = t->q_index, .positions = t->positions,
+		.softmax_scale = t->softmax_scale,
 		.model = t->model, .split = t->split, .name = t->window,
 	};
 	return w;

@@ -7,3 +7,4 @@
 #   (CFLAGS/LDADD as below) and a tests/fuzz/FOO.sh that runs it on the corpus.
 EXTRA_DIST += tests/fuzz/replay.c
 include tests/fuzz/cache_trace.mk
+include tests/fuzz/codec.mk

@@ -73,6 +73,13 @@ run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 -q
 expect_rc 0 "sim replays a traffic table"
 contains "$out" "requests_completed = 3" "every replayed request completes"
 
+run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 --speedup 2 -q
+expect_rc 0 "sim replays a table faster"
+contains "$out" "speedup = 2" "reports the speed-up"
+
+run "$WZPLAN" sim --speedup 2 -q
+expect_rc 2 "--speedup without --traffic is bad usage"
+
 run "$WZPLAN" sim --replicas 0 -q
 expect_rc 2 "zero replicas is bad usage"
 

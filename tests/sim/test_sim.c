@@ -70,6 +70,7 @@ static void test_capacity(wzm_parallelism par)
 	p.output_tokens = 4;
 	p.think_s = 20;
 	p.turns = 1e6; /* sessions outlast the run */
+	p.steady_start = 0;
 	p.duration_s = 600;
 	p.warmup_s = 0;
 	p.queue_timeout_s = 30;
@@ -164,6 +165,107 @@ static void test_md1(void)
 	}
 	wzs_result_free(&r);
 	free(t.requests);
+}
+
+/* Decode epochs: one event for a whole run of steps must take the time of
+ * the steps simulated one by one. */
+static void test_epochs(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	const int64_t prompt = 4000, output = 3000;
+	/* Two requests on two ranks, the second joining later, so the epochs
+	 * are cut and the busiest rank changes. */
+	wzt_request rows[2] = { { 0, 0, 0.0, prompt, output, 0 }, { 1, 0, 5.0, 100000, 10, 0 } };
+	wzt_traffic t = { rows, 1, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.traffic = &t;
+	wzs_result r;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "epoch run");
+		return;
+	}
+	double want = wzs_prefill_time(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt));
+	for (int64_t i = 0; i < output - 1; i++)
+		want += wzs_step_time(&m, 1, (double)(prompt + 1 + i));
+	ok(fabs(r.e2e.mean - want) <= 1e-9 * want + 1e-9,
+	   "one request decoding alone: %.9f s in epochs, %.9f s step by step", r.e2e.mean, want);
+	ok(r.events < 20, "...in %llu events for %lld tokens", r.events, (long long)output);
+	wzs_result_free(&r);
+	t.n = 2;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "epoch run with a join");
+		return;
+	}
+	ok(r.completed == 2 && r.e2e.max > want, "a prefill joining mid-epoch delays the first request");
+	wzs_result_free(&r);
+}
+
+/* A session's second turn after its cache stayed resident, was parked
+ * (restored at bytes / host-link bandwidth) or was dropped (recomputed). */
+static void test_idle_policies(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0 }, { 0, 1, 100.0, 2000, 20, 6050 } };
+	wzt_traffic t = { rows, 2, NULL, NULL };
+	const char *names[] = { "resident", "offload", "drop", "offload to SSD" };
+	for (int c = 0; c < 4; c++) {
+		int policy = c == 3 ? WZS_IDLE_OFFLOAD : c;
+		wzs_params p;
+		wzs_params_default(&p);
+		p.warmup_s = 0;
+		p.idle_policy = (wzs_idle_policy)policy;
+		if (c == 3) {
+			p.offload_cpu_gib = 0;
+			p.ssd_gbps = 1; /* slower than the host link: it binds */
+		}
+		wzs_replica_model m;
+		if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(),
+					    fp8_mix_record() / 2, 1, &p, &m, NULL)) {
+			ok(0, "replica model");
+			return;
+		}
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "%s run", names[c]);
+			continue;
+		}
+		double first = wzs_prefill_time(&m, 6000, wzs_prefill_pairs(0, 6000));
+		double second = wzs_prefill_time(&m, 2000, wzs_prefill_pairs(6050, 2000));
+		if (c == 3)
+			second += 6050 * m.offload_token_bytes / m.ssd_bps;
+		else if (policy == WZS_IDLE_OFFLOAD)
+			second += 6050 * m.offload_token_bytes / m.host_link_bps;
+		else if (policy == WZS_IDLE_DROP)
+			second = wzs_prefill_time(&m, 8050, wzs_prefill_pairs(0, 8050));
+		double want = (first + second) / 2;
+		ok(fabs(r.ttft.mean - want) <= 1e-9 * want,
+		   "%s: mean TTFT %.9f s, expected %.9f s (%llu parks, %llu restores, %llu recomputes)",
+		   names[c], r.ttft.mean, want, r.parks_cpu + r.parks_ssd, r.restores, r.recomputes);
+		ok((policy == WZS_IDLE_OFFLOAD) == (r.restores == 1) &&
+			   (c == 1) == (r.parks_cpu == 1) && (c == 3) == (r.parks_ssd == 1) &&
+			   (policy == WZS_IDLE_DROP) == (r.recomputes == 1),
+		   "%s: counts its parks, restores and recomputes", names[c]);
+		wzs_result_free(&r);
+	}
 }
 
 static void describe(const wzs_run_config *cfg, wz_buf *out)
@@ -263,6 +365,8 @@ int main(void)
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
 	test_md1();
+	test_epochs();
+	test_idle_policies();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);

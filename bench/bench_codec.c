@@ -1,0 +1,124 @@
+/* Codec throughput on the CPU: encode and decode of every GPU-tier format in
+ * GB/s of bf16-equivalent cache (576 values x 2 bytes per token and layer),
+ * one core, median of several runs; wz decode both into the transformed
+ * domain attention reads and back to the cache's own domain. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/codec.h"
+#include "codec/profile.h"
+#include "traces/synth_cache.h"
+
+#define RUNS 7
+#define TOKENS 4096
+
+/* CPU time of this thread: the figure is per core even on a shared machine. */
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	return v[n / 2];
+}
+
+static wzt_cache_trace *window(const char *split, uint64_t wseed)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = WZT_FAMILY_MLA_B;
+	p.seed = 11;
+	p.L = 1;
+	p.T = TOKENS;
+	p.Q = 0;
+	p.H = 0;
+	p.window_seed = wseed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d))
+		fprintf(stderr, "bench_codec: %s\n", d.msg);
+	return t;
+}
+
+int main(void)
+{
+	wzt_cache_trace *cal = window("calibration", 1), *test = window("test", 2);
+	if (!cal || !test)
+		return 1;
+	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
+			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
+		fprintf(stderr, "bench_codec: %s\n", d.msg);
+		return 1;
+	}
+	static const char *const names[] = { "bf16", "fp8-mix", "fp8-bf16rope", "fp8-ds-mla",
+					     "fp8-flat", "int4-g64", "nvfp4", "wz-4.97",
+					     "wz-5.44", "wz-6.31" };
+	int R = test->R, P = test->P, T = test->T;
+	double gb = (double)T * (R + P) * 2 / 1e9;
+	float *lat = malloc(sizeof(float) * (size_t)T * R), *rope = malloc(sizeof(float) * (size_t)T * P);
+	uint8_t *rec = malloc((size_t)T * 1152);
+	printf("codec throughput, one core (thread CPU time), median of %d runs, %d tokens x 576 values\n"
+	       "synthetic mla-b layer; GB/s of bf16-equivalent cache (1152 bytes per token and layer)\n\n",
+	       RUNS, T);
+	printf("%-13s %8s %12s %14s %20s\n", "format", "bytes", "encode GB/s", "decode GB/s",
+	       "decode->transformed");
+	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		wzc_format fmt;
+		wzc_codec *c;
+		if (wzc_format_parse(names[f], &fmt, &d) ||
+		    wzc_codec_new(&fmt, 1, R, P, prof, &c, &d)) {
+			fprintf(stderr, "bench_codec: %s\n", d.msg);
+			return 1;
+		}
+		size_t rb = wzc_codec_record_bytes(c);
+		double enc[RUNS], dec[RUNS], dect[RUNS];
+		for (int r = 0; r < RUNS; r++) {
+			double t0 = now();
+			wzc_encode_layer(c, 0, T, test->latent, test->rope, rec, NULL);
+			double t1 = now();
+			wzc_decode_layer(c, 0, T, rec, lat, rope);
+			double t2 = now();
+			dect[r] = 0;
+			if (fmt.id == WZC_FMT_WZ) {
+				for (int t = 0; t < T; t++)
+					wzc_wz_decode_token_transformed(c, 0, rec + (size_t)t * rb,
+									lat + (size_t)t * R,
+									rope + (size_t)t * P);
+				dect[r] = gb / (now() - t2);
+			}
+			enc[r] = gb / (t1 - t0);
+			dec[r] = gb / (t2 - t1);
+		}
+		double mt = median(dect, RUNS);
+		char tr[32] = "-";
+		if (mt > 0)
+			snprintf(tr, sizeof tr, "%.2f", mt);
+		printf("%-13s %8zu %12.2f %14.2f %20s\n", names[f], rb, median(enc, RUNS),
+		       median(dec, RUNS), tr);
+		wzc_codec_free(c);
+	}
+	free(lat);
+	free(rope);
+	free(rec);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+	return 0;
+}

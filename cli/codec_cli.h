@@ -1,0 +1,24 @@
+/* Pieces shared by the files of `wzplan codec` (cli/cmd_codec.c and
+ * cli/codec_measure.c). */
+#ifndef WZ_CODEC_CLI_H
+#define WZ_CODEC_CLI_H
+
+#include "codec/codec.h"
+#include "traces/cache_trace.h"
+
+#define CMD "codec"
+#define MAX_TRACES 256
+#define MAX_FORMATS 32
+
+/* The codec's view of a trace; the window's name, or the path. */
+wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path);
+/* Collects --trace values: the option's argument and the non-option words
+ * that follow it ("--trace a b c").  Returns 0 or an exit status. */
+int wz_codec_add_traces(int argc, char **argv, const char **traces, int *n);
+/* Reads traces, with progress on stderr; on failure frees what it read,
+ * prints the error and returns the exit status. */
+int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces);
+/* `wzplan codec measure`. */
+int wz_codec_measure(int argc, char **argv);
+
+#endif

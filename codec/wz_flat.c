@@ -1,0 +1,100 @@
+/* The wz plan of one layer flattened into one memory block for the GPU
+ * kernels (codec/wz_flat.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec_internal.h"
+#include "codec/wz_flat.h"
+#include "codec/wz_plan.h"
+
+void wzc_wz_flat_free(wzc_wz_flat *f)
+{
+	if (!f)
+		return;
+	free(f->block);
+	free(f);
+}
+
+/* Carves n elements of size sz from the block at *at (4-byte aligned). */
+static void *carve(uint8_t *base, size_t *at, size_t n, size_t sz)
+{
+	void *p = base + *at;
+	*at += (n * sz + 3) & ~(size_t)3;
+	return p;
+}
+
+wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_diag *diag)
+{
+	*out = NULL;
+	if (!codec->wz || layer < 0 || layer >= codec->L)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "flatten: not a wz codec, or no layer %d", layer);
+	const wzc_wz_plan *plan = codec->wz;
+	const layer_plan *lp = &plan->layers[layer];
+	const wzc_profile *pr = plan->profile;
+	int ng = lp->ngroups, ne = lp->gstart[ng], no = lp->nones, nv = plan->R + plan->P;
+	size_t sizes[][2] = { { (size_t)ng, 4 }, { (size_t)ng + 1, 4 }, { (size_t)ne, 4 },
+			      { (size_t)ne, 4 }, { (size_t)ne, 4 }, { (size_t)ne, 4 },
+			      { (size_t)ne, 4 }, { lp->ntables, 4 }, { (size_t)no, 4 },
+			      { (size_t)no, 4 }, { (size_t)no, 4 }, { (size_t)nv, 4 },
+			      { 256, 4 }, { (size_t)ng, 1 } };
+	size_t total = 0;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		total += (sizes[i][0] * sizes[i][1] + 3) & ~(size_t)3;
+	wzc_wz_flat *f = calloc(1, sizeof *f);
+	uint8_t *b = calloc(1, total ? total : 1);
+	if (!f || !b) {
+		free(f);
+		free(b);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	size_t at = 0;
+	uint32_t *goff = carve(b, &at, (size_t)ng, 4);
+	int32_t *gstart = carve(b, &at, (size_t)ng + 1, 4);
+	int32_t *comp = carve(b, &at, (size_t)ne, 4), *part = carve(b, &at, (size_t)ne, 4);
+	uint32_t *nlev = carve(b, &at, (size_t)ne, 4);
+	float *sigma = carve(b, &at, (size_t)ne, 4);
+	uint32_t *tab = carve(b, &at, (size_t)ne, 4);
+	float *tables = carve(b, &at, lp->ntables, 4);
+	int32_t *ones = carve(b, &at, (size_t)no, 4);
+	float *ones_lev = carve(b, &at, (size_t)no, 4), *ones_sigma = carve(b, &at, (size_t)no, 4);
+	float *delta = carve(b, &at, (size_t)nv, 4), *mult = carve(b, &at, 256, 4);
+	uint8_t *gbits = carve(b, &at, (size_t)ng, 1);
+	uint32_t off = 8u * (uint32_t)plan->scale_bytes;
+	for (int g = 0; g < ng; g++) {
+		goff[g] = off;
+		off += lp->gbits[g];
+		gbits[g] = lp->gbits[g];
+	}
+	for (int g = 0; g <= ng; g++)
+		gstart[g] = lp->gstart[g];
+	for (int i = 0; i < ne; i++) {
+		const wzc_dec_entry *e = &lp->dec[i];
+		comp[i] = e->comp;
+		part[i] = e->part;
+		nlev[i] = e->nlev;
+		sigma[i] = e->sigma;
+		tab[i] = (uint32_t)(e->lev - lp->tables);
+	}
+	if (lp->ntables)
+		memcpy(tables, lp->tables, sizeof(float) * lp->ntables);
+	for (int i = 0; i < no; i++) {
+		int k = lp->ones[i];
+		ones[i] = k;
+		ones_lev[i] = lp->lev[k][0];
+		ones_sigma[i] = lp->sigma[k];
+	}
+	memcpy(delta, lp->delta[0], sizeof(float) * (size_t)plan->R);
+	memcpy(delta + plan->R, lp->delta[1], sizeof(float) * (size_t)plan->P);
+	memcpy(mult, plan->scale_mult[0], sizeof(float) * 256);
+	*f = (wzc_wz_flat){
+		.R = plan->R, .P = plan->P, .nv = nv, .scale_bytes = plan->scale_bytes,
+		.record_bytes = (int)plan->record_bytes, .ngroups = ng, .nentries = ne, .nones = no,
+		.goff = goff, .gbits = gbits, .gstart = gstart, .comp = comp, .part = part,
+		.nlev = nlev, .sigma = sigma, .tab = tab, .tables = tables, .ones = ones,
+		.ones_lev = ones_lev, .ones_sigma = ones_sigma, .delta = delta, .scale_mult = mult,
+		.scale_ref = { pr->latent[layer].scale_ref, pr->rope[layer].scale_ref },
+		.block = b, .block_bytes = total,
+	};
+	*out = f;
+	return WZ_OK;
+}

@@ -1,0 +1,106 @@
+/* The wz rate plan of one layer as flat arrays in one memory block (so a
+ * GPU gets it with one copy), and the per-group and per-token decode steps
+ * as WZ_HD inline functions shared by the C reference and the CUDA kernels
+ * (docs/wz-format.md, "Record"). */
+#ifndef WZC_WZ_FLAT_H
+#define WZC_WZ_FLAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/fpconv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct wzc_wz_flat {
+	int R, P, nv;           /* nv = R + P; the anchor flags are components nv, nv + 1 */
+	int scale_bytes, record_bytes;
+	int ngroups, nentries, nones;
+	const uint32_t *goff;   /* [ngroups] bit offset of each group in the record */
+	const uint8_t *gbits;   /* [ngroups] */
+	const int32_t *gstart;  /* [ngroups + 1] into the entries */
+	const int32_t *comp;    /* [nentries] component of each entry, in coding order */
+	const int32_t *part;    /* [nentries] 0 latent, 1 position */
+	const uint32_t *nlev;   /* [nentries] */
+	const float *sigma;     /* [nentries] */
+	const uint32_t *tab;    /* [nentries] offset of the entry's level table in tables[] */
+	const float *tables;
+	const int32_t *ones;    /* [nones] components with a single level */
+	const float *ones_lev;  /* [nones] that level */
+	const float *ones_sigma;/* [nones] */
+	const float *delta;     /* [nv] the anchor minus the mean, transformed (latent, position) */
+	const float *scale_mult;/* [256] decoded scale of each scale code */
+	float scale_ref[2];
+	void *block;            /* the memory all pointers above point into */
+	size_t block_bytes;
+} wzc_wz_flat;
+
+/* 64-bit fraction times a count: the high part is the digit, the low part
+ * the remaining fraction (exact). */
+static inline WZ_HD uint64_t wzc_frac_mul(uint64_t x, uint32_t n, uint32_t *digit)
+{
+#ifdef __CUDA_ARCH__
+	*digit = (uint32_t)__umul64hi(x, (uint64_t)n);
+	return x * (uint64_t)n;
+#else
+	unsigned __int128 p = (unsigned __int128)x * n;
+	*digit = (uint32_t)(p >> 64);
+	return (uint64_t)p;
+#endif
+}
+
+/* k <= 64 bits at bit offset off, LSB first. */
+static inline WZ_HD uint64_t wzc_read_bits(const uint8_t *rec, uint32_t off, int k)
+{
+	uint64_t v = 0;
+	int got = 0;
+	uint32_t byte = off >> 3;
+	int sh = (int)(off & 7);
+	while (got < k) {
+		uint64_t b = (uint64_t)(rec[byte++] >> sh);
+		v |= b << got;
+		got += 8 - sh;
+		sh = 0;
+	}
+	return k >= 64 ? v : v & (((uint64_t)1 << k) - 1);
+}
+
+/* The scale of part p of a record (0 for a missing position part). */
+static inline WZ_HD float wzc_wz_scale(const wzc_wz_flat *f, const uint8_t *rec, int p)
+{
+	if (p == 1 && f->P == 0)
+		return 0.0f;
+	return f->scale_mult[rec[p]] * f->scale_ref[p];
+}
+
+/* Decodes group g: y[c] for its components, flags[] for the anchor flags. */
+static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t *rec, int g,
+					     const float *s, float *y, uint32_t *flags)
+{
+	int k = f->gbits[g];
+	uint64_t x = wzc_read_bits(rec, f->goff[g], k) << (64 - k);
+	for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++) {
+		uint32_t digit;
+		x = wzc_frac_mul(x, f->nlev[i], &digit);
+		int c = f->comp[i];
+		if (c >= f->nv)
+			flags[c - f->nv] = digit;
+		else
+			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
+	}
+}
+
+/* Component k of the transformed-domain output once y and flags are known. */
+static inline WZ_HD float wzc_wz_transformed(const wzc_wz_flat *f, const float *y,
+					     const uint32_t *flags, int k)
+{
+	return flags[k >= f->R] ? y[k] + f->delta[k] : y[k];
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,68 @@
+#!/bin/sh
+# wzplan codec: the registry table, prepare and measure on small synthetic
+# traces, and bad input: exit 2, a clear message, nothing written.
+. "$top_srcdir/tests/cli/lib.sh"
+
+run $WZPLAN codec formats
+expect_rc 0 "codec formats"
+contains "$out" "fp8-mix" "formats lists fp8-mix"
+contains "$out" "8.06" "fp8-mix is 8.06 bits/value"
+contains "$out" "4.92" "int4-g64 and nvfp4 are 4.92 bits/value"
+run $WZPLAN codec formats --format csv
+contains "$out" "name,id,tier,bits_per_value" "formats as CSV"
+
+small="--layers 2 --tokens 256 --queries 4 --heads 4 --quiet"
+run $WZPLAN trace synth-cache --family mla-b --seed 3 $small --calibration 1 --test 1 --out "$tmp/t"
+expect_rc 0 "synthetic traces"
+cal="$tmp/t/mla-b-cal-0.safetensors"
+test="$tmp/t/mla-b-test-0.safetensors"
+
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/p.wzp" --rate 4.97,5.44,6.31
+expect_rc 0 "prepare from a calibration window"
+[ -s "$tmp/p.wzp" ]; ok $? "the profile is written"
+contains "$err" "wz-5.44 plans: 391 bytes" "wz-5.44 records are 391 bytes"
+
+run $WZPLAN codec prepare --trace "$test" --out "$tmp/bad.wzp"
+expect_rc 2 "prepare refuses a test window"
+contains "$err" "calibration windows only" "the message says why"
+[ ! -e "$tmp/bad.wzp" ]; ok $? "nothing written after refusing"
+
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats fp8-mix,int4-g64,wz-5.44 --boot 50
+expect_rc 0 "measure on the test window"
+contains "$out" "wz-5.44" "a wz-5.44 row"
+contains "$out" "nmse / fp8-mix" "the ratio to fp8-mix"
+contains "$err" "mla-b-test-0" "progress on standard error"
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wz-6.31 --format csv --boot 20
+expect_rc 0 "measure as CSV"
+contains "$out" "nmse_vs_fp8_lo" "CSV carries interval bounds"
+
+# A corrupted profile: one byte changed in the middle.
+cp "$tmp/p.wzp" "$tmp/c.wzp"
+size=$(wc -c < "$tmp/c.wzp")
+printf '\377' | dd of="$tmp/c.wzp" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/c.wzp" --formats wz-5.44 -o "$tmp/out.txt"
+expect_rc 2 "a corrupted profile"
+contains "$err" "checksum" "the message names the checksum"
+[ ! -e "$tmp/out.txt" ]; ok $? "nothing written on failure"
+
+# A profile of another model, and one of another shape.
+run $WZPLAN trace synth-cache --family mla-b --seed 3 $small --calibration 0 --test 1 --model other-model --out "$tmp/o"
+run $WZPLAN codec measure --trace "$tmp/o/mla-b-test-0.safetensors" --profile "$tmp/p.wzp" --formats wz-5.44
+expect_rc 2 "a profile of another model"
+contains "$err" "other-model" "the message names the model"
+run $WZPLAN trace synth-cache --family mla-b --seed 3 --layers 1 --tokens 256 --queries 0 --quiet --calibration 0 --test 1 --out "$tmp/s"
+run $WZPLAN codec measure --trace "$tmp/s/mla-b-test-0.safetensors" --profile "$tmp/p.wzp" --formats wz-5.44
+expect_rc 2 "a cache of another shape"
+contains "$err" "profile" "the message compares with the profile"
+
+# A truncated trace.
+head -c 1000 "$test" > "$tmp/trunc.safetensors"
+run $WZPLAN codec measure --trace "$tmp/trunc.safetensors" --formats fp8-mix
+expect_rc 2 "a truncated trace"
+
+run $WZPLAN codec measure --trace "$test" --formats wz-5.44
+expect_rc 2 "wz without a profile"
+run $WZPLAN codec measure --trace "$test" --formats fp9
+expect_rc 2 "an unknown format"
+contains "$err" "unknown cache format" "the message names the problem"
+done_testing
