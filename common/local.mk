@@ -6,4 +6,5 @@ libwzcommon_a_SOURCES = \
 	common/wz_io.c common/wz_io.h \
 	common/wz_kv.c common/wz_kv.h \
 	common/wz_str.c common/wz_str.h \
-	common/wz_csv.c common/wz_csv.h
+	common/wz_csv.c common/wz_csv.h \
+	common/wz_rng.h

@@ -82,47 +82,12 @@ double wzs_queue_peek_time(const wzs_queue *q)
 	return q->n ? q->heap[0].time : INFINITY;
 }
 
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream)
 {
-	uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ULL);
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-uint64_t wzs_rng_next(wzs_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
-
-double wzs_rng_uniform(wzs_rng *r)
-{
-	/* 53 random bits, shifted by half a step so 0 never comes out. */
-	return ((double)(wzs_rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+	wz_rng_seed(r, seed ^ (stream * 0xd1b54a32d192ed03ULL));
 }
 
 double wzs_rng_exp(wzs_rng *r, double mean)
 {
-	return -mean * log(wzs_rng_uniform(r));
+	return -mean * log(wz_rng_uniform(r));
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/wz_rng.h"
+
 #include "common/wz_error.h"
 
 /* One event.  `kind`, `a` and `b` are the caller's (what happened, to
@@ -37,21 +39,17 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
 /* The earliest event's time, or INFINITY when empty. */
 double wzs_queue_peek_time(const wzs_queue *q);
 
-/* Random numbers.  We carry our own generator (splitmix64 to seed,
- * xoshiro256** to draw) rather than rand(): the C library's differs between
- * systems and keeps one global state, while a plan must give the same bytes
- * everywhere for a seed, and every user needs an independent stream so that
- * runs with different fleet sizes see the same users (common random
- * numbers), which keeps the fleet-size search monotone in practice. */
-typedef struct {
-	uint64_t s[4];
-} wzs_rng;
+/* Random numbers from wzplan's seeded generator (common/wz_rng.h).  Every
+ * user gets an independent stream so that runs with different fleet sizes
+ * see the same users (common random numbers), which keeps the fleet-size
+ * search monotone in practice. */
+typedef wz_rng wzs_rng;
 
 /* Seeds a stream from (seed, stream id). */
 void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream);
-uint64_t wzs_rng_next(wzs_rng *r);
+static inline uint64_t wzs_rng_next(wzs_rng *r) { return wz_rng_next(r); }
 /* Uniform in (0, 1): never 0, so logarithms are safe. */
-double wzs_rng_uniform(wzs_rng *r);
+static inline double wzs_rng_uniform(wzs_rng *r) { return wz_rng_uniform(r); }
 /* Exponential with the given mean. */
 double wzs_rng_exp(wzs_rng *r, double mean);
 

@@ -135,7 +135,7 @@ static void axpyd(double *restrict x, const double *restrict u, double a, int n)
  * method: a product of Householder reflections built from Gaussian vectors
  * of decreasing length, with random signs.  About 4n^3/3 operations, done
  * in double so the basis is orthogonal to ~1e-14 before the float copy. */
-static int random_orthogonal(wzt_rng *r, int n, float *out)
+static int random_orthogonal(wzt_synth_rng *r, int n, float *out)
 {
 	double *q = calloc((size_t)n * n, sizeof *q), *v = malloc((size_t)n * sizeof *v),
 	       *w = malloc((size_t)n * sizeof *w);
@@ -243,7 +243,7 @@ static int layer_model_draw(const wzt_synth_params *p, int layer, layer_model *m
 	m->rope_basis = malloc((size_t)P * P * sizeof *m->rope_basis);
 	if (!m->basis || !m->rope_basis)
 		return -1;
-	wzt_rng r;
+	wzt_synth_rng r;
 	wzt_rng_init(&r, p->seed, STREAM_MODEL, (uint64_t)p->family, (uint64_t)layer);
 	if (random_orthogonal(&r, R, m->basis) || random_orthogonal(&r, P, m->rope_basis))
 		return -1;
@@ -275,7 +275,7 @@ static int layer_model_draw(const wzt_synth_params *p, int layer, layer_model *m
 #define BLOCK 8
 
 /* Latent and position part of tokens t0..t0+n-1 of one layer. */
-static void gen_tokens(const wzt_synth_params *p, const layer_model *m, wzt_rng *r, int t0, int n,
+static void gen_tokens(const wzt_synth_params *p, const layer_model *m, wzt_synth_rng *r, int t0, int n,
 		       wzt_cache_trace *t, int layer, float *coef, float *x)
 {
 	const family_shape *f = &families[p->family].shape;
@@ -352,7 +352,7 @@ static void basis_power(const layer_model *m, const wzt_cache_trace *t, int laye
 /* Queries of one layer: Gaussian with covariance on the latent's (and the
  * position part's) basis, head-specific weights, scaled so the logits have
  * the target spread, plus a component that raises the sink's logit. */
-static void gen_queries(const wzt_synth_params *p, const layer_model *m, wzt_rng *r,
+static void gen_queries(const wzt_synth_params *p, const layer_model *m, wzt_synth_rng *r,
 			wzt_cache_trace *t, int layer, double softmax_scale, double *power)
 {
 	int R = p->R, P = p->P, H = p->H;
@@ -483,7 +483,7 @@ wz_err wzt_synth_cache(const wzt_synth_params *p, wzt_cache_trace **out, wz_diag
 			err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory for the synthetic model");
 			goto fail;
 		}
-		wzt_rng r;
+		wzt_synth_rng r;
 		wzt_rng_init(&r, p->seed, STREAM_TOKENS, p->window_seed, (uint64_t)l);
 		for (int t0 = 0; t0 < p->T; t0 += BLOCK)
 			gen_tokens(p, &m, &r, t0, p->T - t0 < BLOCK ? p->T - t0 : BLOCK, t, l, coef, x);

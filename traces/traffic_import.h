@@ -8,6 +8,7 @@
 
 #include "common/wz_csv.h"
 #include "common/wz_error.h"
+#include "common/wz_rng.h"
 #include "traces/traffic.h"
 
 /* Largest token count a row may carry; more is a corrupt or unit-confused
@@ -114,17 +115,14 @@ wz_err wzt_import_burstgpt(const char *path, const char *model, wzt_unsorted_pol
 			   wzt_traffic **out /* OUT */, size_t *n_reordered /* OUT */,
 			   wz_diag *diag);
 
-/* ---- A small seeded PRNG (traces/traffic_rng.c) ----
- * Our own (xoshiro256** seeded by splitmix64) rather than rand() or
- * random(): their sequences differ between C libraries, and a seed must give
- * the same trace on every platform. */
-typedef struct {
-	uint64_t s[4];
-} wzt_rng;
-void wzt_rng_seed(wzt_rng *rng, uint64_t seed);
-uint64_t wzt_rng_next(wzt_rng *rng);
+/* ---- Distributions for the samplers (traces/traffic_rng.c), drawn from
+ * wzplan's seeded generator (common/wz_rng.h) so a seed gives the same
+ * trace on every platform. ---- */
+typedef wz_rng wzt_rng;
+static inline void wzt_rng_seed(wzt_rng *rng, uint64_t seed) { wz_rng_seed(rng, seed); }
+static inline uint64_t wzt_rng_next(wzt_rng *rng) { return wz_rng_next(rng); }
 /* Uniform in (0, 1): never 0, so logs are finite. */
-double wzt_rng_uniform(wzt_rng *rng);
+static inline double wzt_rng_uniform(wzt_rng *rng) { return wz_rng_uniform(rng); }
 double wzt_rng_normal(wzt_rng *rng);
 /* Gamma(shape, scale) by Marsaglia and Tsang. */
 double wzt_rng_gamma(wzt_rng *rng, double shape, double scale);
