@@ -321,34 +321,63 @@ static wzp_chart *quality_chart(const wza_run *codec, wz_buf *skipped)
 	return c;
 }
 
-static const char *series_axis(const char *series, int y)
+/* What a simulation series is, for its chart (sim_record.h names them). */
+static const struct {
+	const char *name, *title, *x, *y, *target;
+	double target_scale;
+} sim_series[] = {
+	{ "ttft_cdf", "Time to first token, distribution per cache format",
+	  "Time to first token (s, log scale)", "Share of requests at or below",
+	  "ttft_p99_target_s", 1 },
+	{ "tpot_cdf", "Time per output token, distribution per cache format",
+	  "Time per output token (ms, log scale)", "Share of requests at or below",
+	  "tpot_p99_target_s", 1e3 },
+	{ "occupancy", "Cache occupancy over time", "Simulated time (s)",
+	  "Cache blocks in use (share of the fleet's pool)", NULL, 0 },
+};
+
+/* "10,000 users, 3,300 s simulated after 300 s warm-up, seed 1" or the
+ * replayed traffic's name. */
+static void sim_line(const wza_run *run, char *out, size_t n)
 {
-	static const struct { const char *name, *x, *y; } known[] = {
-		{ "ttft_cdf", "Time to first token (s)", "Share of requests at or below" },
-		{ "tpot_cdf", "Time per output token (ms)", "Share of requests at or below" },
-		{ "latency_cdf", "Latency (s)", "Share of requests at or below" },
-		{ "occupancy", "Simulated time (s)", "Cache blocks in use (share of the pool)" },
-	};
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (!strcmp(series, known[i].name))
-			return y ? known[i].y : known[i].x;
-	return y ? "value" : "x";
+	const char *t = "sim_setup", *r = "setup";
+	char users[32];
+	double u = fig(run, t, r, "users");
+	if (isnan(u)) {
+		snprintf(out, n, "replay of %s, seed %.0f", fig_text(run, t, r, "traffic"),
+			 fig(run, t, r, "seed"));
+		return;
+	}
+	wz_format_thousands(u, 0, users, sizeof users);
+	snprintf(out, n, "%s users at %.0fk tokens, %.0f s simulated after %.0f s warm-up, "
+			 "idle sessions %s, seed %.0f",
+		 users, fig(run, "scenario", "scenario", "context") / 1000.0,
+		 fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"), fig(run, t, r, "warmup_s"),
+		 fig_text(run, t, r, "idle_policy"), fig(run, t, r, "seed"));
 }
 
 static wzp_chart *sim_chart(const wza_run *run, const char *series)
 {
-	char name[64], title[160];
+	int k = -1;
+	for (size_t i = 0; i < sizeof sim_series / sizeof sim_series[0]; i++)
+		if (!strcmp(series, sim_series[i].name))
+			k = (int)i;
+	char name[64], title[512], line[256];
 	snprintf(name, sizeof name, "sim_");
 	for (size_t i = 0, j = 4; series[i] && j < sizeof name - 1; i++) {
 		char ch = series[i];
 		name[j++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ? ch : '_';
 		name[j] = '\0';
 	}
-	snprintf(title, sizeof title, "Simulation: %s", series);
+	sim_line(run, line, sizeof line);
+	snprintf(title, sizeof title, "%s\n%s", k >= 0 ? sim_series[k].title : series, line);
 	wzp_chart *c = wzp_chart_new(WZP_CHART_LINES, name, title);
 	if (!c)
 		return NULL;
-	wzp_chart_axes(c, series_axis(series, 0), series_axis(series, 1));
+	wzp_chart_axes(c, k >= 0 ? sim_series[k].x : "x", k >= 0 ? sim_series[k].y : "value");
+	/* Latency tails span decades; the targets sit far out in them. */
+	if (k >= 0 && sim_series[k].target)
+		wzp_chart_log(c, 1, 0);
 	name_list formats = { .n = 0 };
 	for (int i = 0; i < run->npoints; i++)
 		if (!strcmp(run->points[i].series, series))
@@ -359,14 +388,36 @@ static wzp_chart *sim_chart(const wza_run *run, const char *series)
 		const wza_point *p = &run->points[i];
 		if (strcmp(p->series, series))
 			continue;
+		/* A zero latency cannot sit on a log axis. */
+		if (k >= 0 && sim_series[k].target && p->x <= 0)
+			continue;
 		for (int s = 0; s < formats.n; s++)
 			if (!strcmp(formats.items[s], p->format)) {
 				wzp_chart_row(c, p->format, p->x);
 				wzp_chart_value(c, s, p->y, NAN, NAN);
 			}
 	}
-	if (run->id)
-		wzp_chart_note(c, "wzplan run %lld (%s).", run->id, run->started ? run->started : "");
+	if (k >= 0 && sim_series[k].target) {
+		/* The target as a series of its own, a vertical line from 0 to 1,
+		 * so the axis always reaches it and the legend names it. */
+		double target = fig(run, "sim_setup", "setup", sim_series[k].target);
+		if (!isnan(target) && target > 0) {
+			char label[64];
+			double x = target * sim_series[k].target_scale;
+			snprintf(label, sizeof label, "p99 target, %g %s", x,
+				 sim_series[k].target_scale > 1 ? "ms" : "s");
+			int t = wzp_chart_series(c, label);
+			for (int y = 0; y <= 1; y++) {
+				wzp_chart_row(c, "target", x);
+				wzp_chart_value(c, t, y, NAN, NAN);
+			}
+		}
+		wzp_chart_note(c, "Each format at the smallest fleet that met the targets (or the "
+				  "fleet simulated); quantiles from 0.5%%-wide histogram bins.");
+	} else {
+		wzp_chart_note(c, "Fleet totals sampled at a fixed interval, warm-up included; "
+				  "each format at the fleet sized or simulated.");
+	}
 	return c;
 }
 
@@ -392,7 +443,8 @@ wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***ou
 		charts[k++] = sim_chart(run, series.items[i]);
 	if (!series.n)
 		wz_buf_puts(skipped, "Latency distributions and cache occupancy: left out, because "
-				     "no traffic was simulated in this run.\n");
+				     "no traffic was simulated in this run (propose --simulate or "
+				     "--traffic FILE simulates).\n");
 	/* Drop the charts this run has no data for. */
 	int m = 0;
 	for (int i = 0; i < k; i++)

@@ -149,6 +149,19 @@ static void show_run(const wza_run *r, wz_buf *out)
 	for (int i = 0; i < r->nsim; i++)
 		wz_buf_printf(out, "  %s / %s = %.6g %s\n", r->sim[i].format, r->sim[i].metric,
 			      r->sim[i].value, r->sim[i].unit ? r->sim[i].unit : "");
+	if (r->npoints)
+		wz_buf_printf(out, "\nSimulation series (%d points; 'archive export RUN --format "
+				   "json' lists them, 'plot RUN' draws them):\n",
+			      r->npoints);
+	/* One line per series and format: points are stored grouped so. */
+	for (int i = 0, start = 0; i < r->npoints; i++) {
+		const wza_point *p = &r->points[i], *next = i + 1 < r->npoints ? p + 1 : NULL;
+		if (next && !strcmp(next->series, p->series) && !strcmp(next->format, p->format))
+			continue;
+		wz_buf_printf(out, "  %-10s %-12s %4d points, x %.6g .. %.6g\n", p->series, p->format,
+			      i + 1 - start, r->points[start].x, p->x);
+		start = i + 1;
+	}
 	if (r->nfleets)
 		wz_buf_printf(out, "\nFleets (%d):\n", r->nfleets);
 	for (int i = 0; i < r->nfleets; i++) {

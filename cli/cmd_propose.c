@@ -21,11 +21,18 @@ static void help(void)
 	       "default): the cost comparison of cache formats by scaling and by memory\n"
 	       "accounting, the assumptions with their catalog sources, charts, measured\n"
 	       "cache quality when the archive holds codec measurements, and what was not\n"
-	       "measured.  The run is stored in the archive and its id printed.\n"
+	       "measured.  With --simulate (the scenario's closed population) or --traffic\n"
+	       "FILE (a request table) it also sizes every format by simulation, adds the\n"
+	       "table \"Sized by simulation\", which sizing method binds, and latency and\n"
+	       "cache occupancy charts.  The run is stored in the archive and its id printed.\n"
 	       "Files: OUT/proposal.md, OUT/cost.csv, OUT/cost.json, OUT/memory.csv,\n"
-	       "OUT/context.csv, OUT/charts/ (gnuplot data, scripts, PNG and SVG).\n"
+	       "OUT/context.csv, OUT/simulation.csv (with a simulation), OUT/charts/\n"
+	       "(gnuplot data, scripts, PNG and SVG).\n"
 	       "\n"
-	       "%s"
+	       "%s\n%s"
+	       "  --simulate             size the fleets by simulating the scenario's users\n"
+	       "  --max-replicas N       the size search's limit (default 100000)\n"
+	       "  -q, --quiet            no simulation progress on standard error\n"
 	       "\n"
 	       "Output:\n"
 	       "  --out DIR              output folder (default: wzplan-out)\n"
@@ -39,8 +46,9 @@ static void help(void)
 	       "proposal is written without images and says so.\n"
 	       "\n"
 	       "Example:\n"
-	       "  wzplan propose --out wzplan-out\n",
-	       wz_scenario_opts_help);
+	       "  wzplan propose --out wzplan-out\n"
+	       "  wzplan propose --simulate --duration 1200 --out sized\n",
+	       wz_scenario_opts_help, wz_sim_opts_help);
 }
 
 static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
@@ -86,39 +94,58 @@ static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
 
 /* Both sizing methods side by side, and which one binds (needs more GPUs),
  * as DESIGN.md asks of a proposal. */
-static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
+static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, const wza_run *run)
 {
 	if (s->mode != WZM_MODE_BOTH)
 		return;
+	int sim = wza_run_find_figure(run, "sim_setup", "setup", "seed") != NULL;
 	wzp_table *t = wzp_table_new("GPUs needed by each method; the larger binds");
 	if (!t)
 		return;
 	wzp_table_column(t, "format", "Cache format", 0);
 	wzp_table_column(t, "scaling", "GPUs, scaling", 1);
 	wzp_table_column(t, "memory", "GPUs, memory", 1);
+	if (sim)
+		wzp_table_column(t, "simulation", "GPUs, simulation", 1);
 	wzp_table_column(t, "binds", "Binds", 0);
 	wzp_table_column(t, "saving", "Saving per year, reserved (binding method)", 1);
 	for (int i = 0; i < c->nrows; i++) {
 		const wzm_compare_row *r = &c->rows[i];
 		int mem = r->by_memory.gpus > r->scaling.gpus;
 		const wzm_fleet *f = mem ? &r->by_memory : &r->scaling;
+		double saving = f->saving_reserved;
+		const char *binds = r->by_memory.gpus == r->scaling.gpus ? "both" : mem ? "memory"
+										   : "scaling";
+		double simg = sim ? wz_propose_sim_gpus(run, r->fmt.name) : NAN;
+		char both[48];
+		if (!isnan(simg) && simg >= (double)f->gpus) {
+			snprintf(both, sizeof both, "%s and simulation", binds);
+			binds = simg == (double)f->gpus ? both : "simulation";
+			saving = wza_run_find_figure(run, "simulation", r->fmt.name, "saving_reserved")
+					 ->value;
+		}
 		char money[48];
-		snprintf(money, sizeof money, "%s$%.2fM", f->saving_reserved < 0 ? "-" : "",
-			 fabs(f->saving_reserved) / 1e6);
+		snprintf(money, sizeof money, "%s$%.2fM", saving < 0 ? "-" : "", fabs(saving) / 1e6);
 		wzp_table_row(t);
 		wzp_table_str(t, r->fmt.label);
 		wzp_table_numf(t, (double)r->scaling.gpus, 0);
 		wzp_table_numf(t, (double)r->by_memory.gpus, 0);
-		wzp_table_str(t, r->by_memory.gpus == r->scaling.gpus ? "both" : mem ? "memory"
-											 : "scaling");
+		if (sim && isnan(simg))
+			wzp_table_str(t, "none met the targets");
+		else if (sim)
+			wzp_table_numf(t, simg, 0);
+		wzp_table_str(t, binds);
 		if (i == c->baseline)
 			wzp_table_str(t, "baseline");
+		else if (isnan(saving))
+			wzp_table_empty(t);
 		else
-			wzp_table_num(t, f->saving_reserved, money);
+			wzp_table_num(t, saving, money);
 	}
 	wzp_table_note(t, "Scaling starts from today's fleet and scales users per GPU with cache "
-			  "size; memory counts what each GPU's HBM can hold.  Where they differ, "
-			  "the larger count binds.");
+			  "size; memory counts what each GPU's HBM can hold%s.  Where they differ, "
+			  "the larger count binds.",
+		       sim ? "; simulation finds the smallest fleet meeting the latency targets" : "");
 	wz_buf_puts(md, "## Summary\n\n");
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);
@@ -231,6 +258,7 @@ typedef struct {
 	const wza_run *codec;
 	long long run_id;
 	const char *archive_path;
+	const wza_run *run;
 } md_extras;
 
 static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const md_extras *x,
@@ -248,11 +276,12 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 		wz_buf_printf(&md, "**Warning:** the context (%ld tokens) is beyond %s's limit "
 				   "of %.0f tokens.\n\n",
 			      s->context, c->model->name, c->model->max_context);
-	summary(&md, s, c);
+	summary(&md, s, c, x->run);
 	assumptions(&md, s, c);
 	wz_buf_puts(&md, "## Cost\n\n");
 	*err = wz_report_render(s, c, WZP_MD, &md);
 	wz_buf_puts(&md, "\n");
+	wz_propose_sim_section(&md, x->run, s, c);
 	charts_section(&md, x->charts, x->ncharts, x->rendered, x->why_not, x->skipped);
 	quality_section(&md, x->codec);
 	wz_buf_puts(&md, "## Not measured in this run\n\n");
@@ -263,8 +292,7 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 	else
 		wz_buf_puts(&md, "- Quality of the `iso:` formats: their ratio is an input, not "
 				 "a measurement.\n");
-	wz_buf_puts(&md, "- Latency under real traffic: no traffic was simulated; the memory "
-			 "mode assumes every user's cache stays resident.\n");
+	wz_propose_sim_not_measured(&md, x->run);
 	if (!x->rendered)
 		wz_buf_puts(&md, "- Charts: not drawn in this run (see above).\n");
 	if (md.failed)
@@ -350,7 +378,7 @@ int wz_cmd_propose(int argc, char **argv)
 	wzp_chart **charts = NULL;
 	int ncharts = 0, rendered = 0;
 	wz_buf skipped = { 0 }, why_not = { 0 }, csv = { 0 }, json = { 0 }, mem = { 0 },
-	       ctx = { 0 }, text = { 0 };
+	       ctx = { 0 }, text = { 0 }, simcsv = { 0 };
 	char *staging = NULL, *md = NULL;
 	if (!rc && (wz_charts_build(run, codec, &charts, &ncharts, &skipped) ||
 		    wz_report_render(scn, &cmp, WZP_CSV, &csv) ||
@@ -361,6 +389,8 @@ int wz_cmd_propose(int argc, char **argv)
 		rc = wz_cli_fail("propose", &diag);
 	}
 	context_csv(run, &ctx);
+	if (o.simulate)
+		wz_propose_sim_csv(run, &simcsv);
 	if (!rc && wz_staging_create(o.out_dir, &staging, &diag))
 		rc = wz_cli_fail("propose", &diag);
 	if (!rc) {
@@ -372,9 +402,11 @@ int wz_cmd_propose(int argc, char **argv)
 	const char *files[][2] = {
 		{ "cost.csv", wz_buf_str(&csv) }, { "cost.json", wz_buf_str(&json) },
 		{ "memory.csv", wz_buf_str(&mem) }, { "context.csv", wz_buf_str(&ctx) },
+		{ "simulation.csv", wz_buf_str(&simcsv) },
 	};
 	for (size_t i = 0; !rc && i < sizeof files / sizeof files[0]; i++)
-		if (wz_staging_file(staging, files[i][0], files[i][1], &diag))
+		if ((i < 4 || o.simulate) &&
+		    wz_staging_file(staging, files[i][0], files[i][1], &diag))
 			rc = wz_cli_fail("propose", &diag);
 
 	if (!rc && fallback)
@@ -387,7 +419,7 @@ int wz_cmd_propose(int argc, char **argv)
 	if (!rc) {
 		wz_err err = WZ_OK;
 		md_extras x = { charts, ncharts, rendered, wz_buf_str(&why_not), wz_buf_str(&skipped),
-				codec, run->id, wza_path(archive) };
+				codec, run->id, wza_path(archive), run };
 		md = build_markdown(scn, &cmp, &x, &err);
 		if (err || !md) {
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
@@ -415,7 +447,7 @@ int wz_cmd_propose(int argc, char **argv)
 	free(fallback);
 	wz_charts_free(charts, ncharts);
 	wz_buf_free(&skipped), wz_buf_free(&why_not), wz_buf_free(&csv), wz_buf_free(&json);
-	wz_buf_free(&mem), wz_buf_free(&ctx), wz_buf_free(&text);
+	wz_buf_free(&mem), wz_buf_free(&ctx), wz_buf_free(&text), wz_buf_free(&simcsv);
 	wza_run_free(codec);
 	wza_close(archive);
 	wzm_compare_free(&cmp);

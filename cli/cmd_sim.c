@@ -7,6 +7,8 @@
 
 #include "cli/commands.h"
 #include "cli/sim_cli.h"
+#include "cli/sim_record.h"
+#include "config.h"
 
 static void help(void)
 {
@@ -17,7 +19,9 @@ static void help(void)
 	       "the inputs, the replica model and the results as 'key = value' lines: time to\n"
 	       "first token, time per output token, end-to-end latency and queueing delay\n"
 	       "(p50/p90/p99), refused requests, goodput, parks/restores/recomputes and cache\n"
-	       "occupancy.\n"
+	       "occupancy.  The run is stored in the archive (inputs, results, latency\n"
+	       "distributions, cache occupancy over time, the fleet and its annual cost)\n"
+	       "and its id printed on standard error; 'wzplan plot RUN' draws it.\n"
 	       "\n"
 	       "%s\n%s"
 	       "\n"
@@ -26,6 +30,10 @@ static void help(void)
 	       "  --replicas N           replicas (default: memory mode's count for the users)\n"
 	       "  --occupancy FILE       write the cache occupancy over time as CSV\n"
 	       "  -o, --output FILE      write the results there instead of standard output\n"
+	       "  --archive FILE         archive to store the run in (default: $WZPLAN_ARCHIVE,\n"
+	       "                         else $XDG_DATA_HOME/wzplan/archive.sqlite, else\n"
+	       "                         ~/.local/share/wzplan/archive.sqlite)\n"
+	       "  --no-archive           do not store the run\n"
 	       "  -q, --quiet            no progress on standard error\n"
 	       "  -h, --help             this help\n"
 	       "\n"
@@ -33,6 +41,40 @@ static void help(void)
 	       "  wzplan sim --users 200 --replicas 2 --duration 600\n"
 	       "  wzplan sim --format wz-5.44 --idle-policy offload --occupancy occ.csv\n",
 	       wz_scenario_opts_help, wz_sim_opts_help);
+}
+
+/* The run with its fleet priced at the scenario's rates. */
+static int store(int argc, char **argv, const char *archive, const wz_sim_setup *setup,
+		 const wzm_format_size *size, const wzs_result *res)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	wzm_rates rates;
+	if (wzm_find_rates(setup->cat, setup->scn->price_set, setup->gpu, &rates, &diag))
+		return wz_cli_fail("sim", &diag);
+	wzm_fleet fleet = { 0 };
+	fleet.replicas = res->replicas;
+	fleet.gpus = res->replicas * setup->scn->mem.gpus_per_replica;
+	fleet.gpus_exact = (double)fleet.gpus;
+	fleet.gpus_up = fleet.gpus_nearest = fleet.gpus;
+	wzm_fleet_price(&fleet, &rates);
+	wza_run *run = wza_run_new("sim", argc - 1, argv + 1, PACKAGE_VERSION);
+	if (run) {
+		wz_record_inputs(run, setup->scn, setup->cat);
+		wz_sim_record_setup(run, setup, setup->traffic ? setup->traffic->origin : NULL);
+		wz_sim_record_scenario(run, setup);
+		wz_sim_record_fleet(run, setup, size->name, res, &fleet, 0, 1);
+		wza_run_figure(run, "simulation", size->name, "bits_per_value", size->bits_per_value,
+			       NULL);
+	}
+	if (!run || run->failed) {
+		wza_run_free(run);
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_cli_fail("sim", &diag);
+	}
+	int rc = wz_sim_store("sim", archive, run);
+	wza_run_free(run);
+	return rc;
 }
 
 int wz_cmd_sim(int argc, char **argv)
@@ -44,14 +86,17 @@ int wz_cmd_sim(int argc, char **argv)
 		{ "replicas", required_argument, NULL, 'r' },
 		{ "occupancy", required_argument, NULL, 'O' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "archive", required_argument, NULL, 'A' },
+		{ "no-archive", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	wz_scenario_opts sopts = { 0 };
 	wz_sim_opts simopts = { 0 };
-	const char *format = NULL, *replicas_arg = NULL, *occupancy = NULL, *output = NULL;
-	int quiet = 0, c, rc;
+	const char *format = NULL, *replicas_arg = NULL, *occupancy = NULL, *output = NULL,
+		   *archive = NULL;
+	int quiet = 0, no_archive = 0, c, rc;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:r:o:qh", longopts, NULL)) != -1) {
@@ -60,6 +105,8 @@ int wz_cmd_sim(int argc, char **argv)
 		case 'r': replicas_arg = optarg; break;
 		case 'O': occupancy = optarg; break;
 		case 'o': output = optarg; break;
+		case 'A': archive = optarg; break;
+		case 'N': no_archive = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': help(); return 0;
 		case ':': return wz_cli_usage("sim", "option %s needs a value", argv[optind - 1]);
@@ -71,6 +118,8 @@ int wz_cmd_sim(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage("sim", "unexpected argument '%s'", argv[optind]);
+	if (archive && no_archive)
+		return wz_cli_usage("sim", "--archive and --no-archive exclude each other");
 	long replicas = 0;
 	if (replicas_arg && (rc = wz_cli_long("sim", "--replicas", replicas_arg, 1, 1000000, &replicas)))
 		return rc;
@@ -140,6 +189,8 @@ int wz_cmd_sim(int argc, char **argv)
 			wz_buf_free(&csv);
 		}
 		wz_buf_free(&out);
+		if (!rc && !no_archive)
+			rc = store(argc, argv, archive, &setup, &size, &res);
 	}
 	wzs_result_free(&res);
 	wz_sim_setup_free(&setup);

@@ -8,7 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/sim_cli.h"
-#include "sim/search.h"
+#include "cli/sim_record.h"
+#include "config.h"
 
 static void help(void)
 {
@@ -19,7 +20,10 @@ static void help(void)
 	       "and p99 time-per-output-token targets with no refused request (search 1, 2,\n"
 	       "4, ... then bisect), and prices that fleet at reserved and on-demand rates,\n"
 	       "with the saving against the baseline format.  Each run is reported on\n"
-	       "standard error.\n"
+	       "standard error.  The sizing is stored in the archive (inputs, figures,\n"
+	       "latency distributions, cache occupancy over time, fleets and costs) and its\n"
+	       "run id printed on standard error; 'wzplan plot RUN' draws it and 'wzplan\n"
+	       "verify RUN' recomputes it.\n"
 	       "\n"
 	       "%s\n%s"
 	       "\n"
@@ -27,6 +31,10 @@ static void help(void)
 	       "  --max-replicas N       give up above N replicas (default 100000)\n"
 	       "  --report F             text (default), md, csv or json\n"
 	       "  -o, --output FILE      write there instead of standard output\n"
+	       "  --archive FILE         archive to store the run in (default: $WZPLAN_ARCHIVE,\n"
+	       "                         else $XDG_DATA_HOME/wzplan/archive.sqlite, else\n"
+	       "                         ~/.local/share/wzplan/archive.sqlite)\n"
+	       "  --no-archive           do not store the run\n"
 	       "  -q, --quiet            no progress on standard error\n"
 	       "  -h, --help             this help\n"
 	       "\n"
@@ -36,31 +44,7 @@ static void help(void)
 	       wz_scenario_opts_help, wz_sim_opts_help);
 }
 
-typedef struct {
-	const char *format;
-	int quiet;
-} run_note;
-
-static void on_run(void *ud, long replicas, const wzs_result *r, int ok)
-{
-	const run_note *n = ud;
-	if (n->quiet)
-		return;
-	fprintf(stderr,
-		"wzplan size: %s: %ld replicas: p99 TTFT %.3f s, p99 TPOT %.4f s, %llu refused, "
-		"%llu events%s -> %s\n",
-		n->format, replicas, r->ttft.p99, r->tpot.p99, r->refused, r->events,
-		r->stopped_early ? " (stopped at the first refusal)" : "", ok ? "meets" : "fails");
-}
-
-typedef struct {
-	wzm_format_size size;
-	wzs_replica_model model;
-	wzs_search search;
-	wzm_fleet fleet;
-} size_row;
-
-static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n, int base)
+static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int n, int base)
 {
 	wzp_table *t = wzp_table_new("Fleets sized by simulation");
 	if (!t)
@@ -86,7 +70,7 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n, int b
 	wzp_table_column(t, "saving_ondemand", "Saving on-demand", 1);
 	wzp_table_column(t, "runs", "Runs", 1);
 	for (int i = 0; i < n; i++) {
-		size_row *r = &rows[i];
+		const wz_size_row *r = &rows[i];
 		const wzs_result *res = &r->search.result;
 		wzp_table_row(t);
 		wzp_table_str(t, r->size.name);
@@ -160,7 +144,7 @@ static wzp_table *make_table(const wz_sim_setup *s, size_row *rows, int n, int b
 	return t;
 }
 
-int wz_cmd_size(int argc, char **argv)
+int wz_size_parse(int argc, char **argv, wz_size_opts *o)
 {
 	static const struct option longopts[] = {
 		WZ_SCENARIO_LONGOPTS,
@@ -168,97 +152,115 @@ int wz_cmd_size(int argc, char **argv)
 		{ "max-replicas", required_argument, NULL, 'm' },
 		{ "report", required_argument, NULL, 'R' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "archive", required_argument, NULL, 'A' },
+		{ "no-archive", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	wz_scenario_opts sopts = { 0 };
-	wz_sim_opts simopts = { 0 };
-	const char *output = NULL;
-	long max_replicas = 100000;
-	wzp_output how = WZP_TEXT;
+	memset(o, 0, sizeof *o);
+	o->max_replicas = 100000;
+	o->how = WZP_TEXT;
 	wz_diag diag;
-	wz_diag_clear(&diag);
-	int quiet = 0, c, rc;
+	int c, rc;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if ((rc = wz_cli_long("size", "--max-replicas", optarg, 1, 1000000, &max_replicas)))
+			if ((rc = wz_cli_long("size", "--max-replicas", optarg, 1, 1000000,
+					      &o->max_replicas)))
 				return rc;
 			break;
 		case 'R':
-			if (wzp_output_parse(optarg, &how, &diag))
+			if (wzp_output_parse(optarg, &o->how, &diag))
 				return wz_cli_usage("size", "%s", diag.msg);
 			break;
-		case 'o': output = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'h': help(); return 0;
+		case 'o': o->output = optarg; break;
+		case 'A': o->archive = optarg; break;
+		case 'N': o->no_archive = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': return 0;
 		case ':': return wz_cli_usage("size", "option %s needs a value", argv[optind - 1]);
 		case '?': return wz_cli_usage("size", "unknown option '%s'", argv[optind - 1]);
 		default:
-			if (wz_scenario_opt(&sopts, c, optarg) && wz_sim_opt(&simopts, c, optarg))
+			if (wz_scenario_opt(&o->scn, c, optarg) && wz_sim_opt(&o->sim, c, optarg))
 				return wz_cli_usage("size", "unknown option");
 		}
 	}
 	if (optind < argc)
 		return wz_cli_usage("size", "unexpected argument '%s'", argv[optind]);
+	if (o->archive && o->no_archive)
+		return wz_cli_usage("size", "--archive and --no-archive exclude each other");
+	return -1;
+}
 
-	wz_sim_setup setup;
-	if ((rc = wz_sim_setup_load("size", &sopts, &simopts, &setup)))
+int wz_size_compute(const char *cmd, const wz_size_opts *o, wza_run *run, wz_sim_setup *setup,
+		    wz_size_row **rows, int *base)
+{
+	*rows = NULL;
+	int rc = wz_sim_setup_load(cmd, &o->scn, &o->sim, setup);
+	if (rc)
 		return rc;
+	rc = wz_size_formats(cmd, setup, o->max_replicas, o->quiet, rows, base);
+	if (!rc && run) {
+		wz_record_inputs(run, setup->scn, setup->cat);
+		wz_sim_record_setup(run, setup, o->sim.traffic);
+		wz_sim_record_scenario(run, setup);
+		wz_size_record(run, setup, *rows, setup->scn->nformats, *base);
+		if (run->failed) {
+			wz_diag diag;
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			rc = wz_cli_fail(cmd, &diag);
+		}
+	}
+	if (rc) {
+		wz_size_rows_free(*rows, setup->scn ? setup->scn->nformats : 0);
+		*rows = NULL;
+		wz_sim_setup_free(setup);
+	}
+	return rc;
+}
+
+int wz_cmd_size(int argc, char **argv)
+{
+	wz_size_opts o;
+	int rc = wz_size_parse(argc, argv, &o);
+	if (rc == 0)
+		help();
+	if (rc >= 0)
+		return rc;
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	wza_run *run = NULL;
+	if (!o.no_archive && !(run = wza_run_new("size", argc - 1, argv + 1, PACKAGE_VERSION))) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_cli_fail("size", &diag);
+	}
+	wz_sim_setup setup;
+	wz_size_row *rows = NULL;
+	int base = -1;
+	if ((rc = wz_size_compute("size", &o, run, &setup, &rows, &base))) {
+		wza_run_free(run);
+		return rc;
+	}
 	int n = setup.scn->nformats;
-	size_row *rows = calloc((size_t)n, sizeof *rows);
-	wzm_rates rates;
-	if (!rows) {
+	wzp_table *t = make_table(&setup, rows, n, base);
+	wz_buf out = { 0 };
+	if (!t || wzp_table_render(t, o.how, &out)) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("size", &diag);
-	} else if (wzm_find_rates(setup.cat, setup.scn->price_set, setup.gpu, &rates, &diag)) {
-		rc = wz_cli_fail("size", &diag);
+	} else {
+		rc = wz_cli_emit("size", o.output, wz_buf_str(&out));
 	}
-	int base = -1;
-	for (int i = 0; !rc && i < n; i++) {
-		size_row *r = &rows[i];
-		if ((rc = wz_sim_model("size", &setup, setup.scn->formats[i], &r->model, &r->size)))
-			break;
-		wzs_run_config cfg;
-		wz_sim_config(&setup, &r->model, &cfg);
-		run_note note = { r->size.name, quiet };
-		if (wzs_size(&cfg, max_replicas, on_run, &note, &r->search, &diag)) {
-			rc = wz_cli_fail("size", &diag);
-			break;
-		}
-		if (!r->search.replicas)
-			wz_cli_warn("size", "%s: no fleet of up to %ld replicas meets the targets%s",
-				    r->size.name, r->search.largest,
-				    r->search.largest < max_replicas ? " (one per session)" : "");
-		r->fleet.replicas = r->search.replicas;
-		r->fleet.gpus = r->search.replicas * setup.scn->mem.gpus_per_replica;
-		r->fleet.gpus_exact = (double)r->fleet.gpus;
-		r->fleet.gpus_up = r->fleet.gpus_nearest = r->fleet.gpus;
-		wzm_fleet_price(&r->fleet, &rates);
-		if (!strcmp(setup.scn->formats[i], setup.scn->baseline_format))
-			base = i;
-	}
-	if (!rc) {
-		for (int i = 0; i < n; i++)
-			if (base >= 0 && rows[base].search.replicas && rows[i].search.replicas)
-				wzm_fleet_saving(&rows[i].fleet, &rows[base].fleet);
-		wzp_table *t = make_table(&setup, rows, n, base);
-		wz_buf out = { 0 };
-		if (!t || wzp_table_render(t, how, &out)) {
-			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-			rc = wz_cli_fail("size", &diag);
-		} else {
-			rc = wz_cli_emit("size", output, wz_buf_str(&out));
-		}
-		wz_buf_free(&out);
-		wzp_table_free(t);
-	}
-	for (int i = 0; rows && i < n; i++)
-		wzs_result_free(&rows[i].search.result);
-	free(rows);
+	/* The results are out first: a sizing is not lost to an archive that
+	 * cannot be written. */
+	if (!rc && run)
+		rc = wz_sim_store("size", o.archive, run);
+	wz_buf_free(&out);
+	wzp_table_free(t);
+	wz_size_rows_free(rows, n);
 	wz_sim_setup_free(&setup);
+	wza_run_free(run);
 	return rc;
 }

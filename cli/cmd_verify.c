@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/propose.h"
 #include "cli/publish.h"
+#include "cli/sim_cli.h"
 #include "common/wz_io.h"
 #include "config.h"
 #include "data/embedded.h"
@@ -21,10 +22,17 @@ static void help(void)
 	printf("Usage: wzplan verify RUN [options]\n"
 	       "\n"
 	       "Recomputes an archived run from the inputs it recorded and compares every\n"
-	       "figure with the stored one.  Inputs are read as they are now (files from\n"
-	       "their recorded paths, embedded catalogs from this program); any whose\n"
-	       "hash differs from the recorded one is named.  With --stored the recorded\n"
-	       "texts are used instead, which checks the program alone.\n"
+	       "figure with the stored one, and for simulations every result and every\n"
+	       "point of the latency and occupancy series (the recorded seed gives the\n"
+	       "same figures).  Inputs are read as they are now (files from their recorded\n"
+	       "paths, embedded catalogs from this program); any whose hash differs from\n"
+	       "the recorded one is named.  With --stored the recorded texts are used\n"
+	       "instead, which checks the program alone (a traffic file over 1 MiB is not\n"
+	       "stored, so it is always read from its path).\n"
+	       "\n"
+	       "Runs of 'propose' (with or without a simulation) and of 'size' can be\n"
+	       "recomputed; 'sim' runs cannot yet (rerun 'wzplan sim' with the recorded\n"
+	       "arguments and compare with 'wzplan archive diff').\n"
 	       "\n"
 	       "Exit status: 0 every figure reproduced exactly, 1 some figure differs (or\n"
 	       "the run could not be recomputed), 2 bad usage or unknown run.\n"
@@ -55,13 +63,54 @@ static char *current_text(const wza_input *in, size_t *len)
 	return text;
 }
 
+/* A traffic file can be far larger than the texts kept in the archive: it
+ * is hashed where it lies and read from there, unless its recorded text is
+ * to be used (--stored, or the file is gone).  *path gets the file to
+ * replay; the caller frees it. */
+static int stage_traffic(const wza_input *in, int stored, const char *dir, wz_buf *changes,
+			 int *nchanged, char **path, wz_diag *diag)
+{
+	char hex[17];
+	uint64_t size = 0;
+	int gone = wz_hash_file(in->origin, hex, &size, NULL) != WZ_OK;
+	if (gone) {
+		(*nchanged)++;
+		wz_buf_printf(changes, "  %s %s: %s is gone%s\n", in->kind, in->name, in->origin,
+			      in->content ? "; using the recorded text" : "");
+	} else if (!in->hash || strcmp(hex, in->hash)) {
+		(*nchanged)++;
+		wz_buf_printf(changes, "  %s %s: %s changed (recorded XXH3 %s, %lld bytes; now %s, "
+				       "%llu bytes)\n",
+			      in->kind, in->name, in->origin, in->hash ? in->hash : "none", in->size,
+			      hex, (unsigned long long)size);
+	}
+	if ((stored || gone) && in->content) {
+		*path = wz_path_join(dir, "traffic.csv");
+		if (!*path)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_staging_file(dir, "traffic.csv", in->content, diag);
+	}
+	if (gone)
+		return wz_diag_set(diag, WZ_ERR_MISSING,
+				   "input %s (%s) was not recorded and cannot be read", in->name,
+				   in->origin);
+	*path = strdup(in->origin);
+	return *path ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+}
+
 /* Writes the inputs to use into dir and notes those that changed. */
 static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf *changes,
-			int *nchanged, wz_diag *diag)
+			int *nchanged, char **traffic, wz_diag *diag)
 {
 	*nchanged = 0;
 	for (int i = 0; i < run->ninputs; i++) {
 		const wza_input *in = &run->inputs[i];
+		if (!strcmp(in->kind, "trace") && !strcmp(in->name, "traffic")) {
+			wz_err err = stage_traffic(in, stored, dir, changes, nchanged, traffic, diag);
+			if (err)
+				return err;
+			continue;
+		}
 		if (strcmp(in->kind, "scenario") && strcmp(in->kind, "catalog"))
 			continue;
 		size_t len;
@@ -127,7 +176,98 @@ static char **args_to_argv(const wza_run *run, int *argc)
 	return argv;
 }
 
-static int verify_propose(const wza_run *run, int stored)
+/* Simulation results and series that differ between two runs, counted
+ * and listed like figures. */
+static int series_diff(const wza_run *a, const wza_run *b, wz_buf *out)
+{
+	int n = 0;
+	if (a->nsim != b->nsim || a->npoints != b->npoints) {
+		wz_buf_printf(out, "  simulation: archived %d results and %d series points, "
+				   "recomputed %d and %d\n",
+			      a->nsim, a->npoints, b->nsim, b->npoints);
+		return 1;
+	}
+	for (int i = 0; i < a->nsim; i++) {
+		const wza_sim *x = &a->sim[i], *y = &b->sim[i];
+		if (strcmp(x->format, y->format) || strcmp(x->metric, y->metric) ||
+		    (x->value != y->value && !(isnan(x->value) && isnan(y->value)))) {
+			n++;
+			wz_buf_printf(out, "  simulation / %s / %s: archived %.10g, recomputed %s %.10g\n",
+				      x->format, x->metric, x->value, y->metric, y->value);
+		}
+	}
+	for (int i = 0; i < a->npoints; i++) {
+		const wza_point *x = &a->points[i], *y = &b->points[i];
+		if (strcmp(x->format, y->format) || strcmp(x->series, y->series) || x->x != y->x ||
+		    x->y != y->y) {
+			n++;
+			wz_buf_printf(out, "  series %s / %s point %d: archived (%.10g, %.10g), "
+					   "recomputed (%.10g, %.10g)\n",
+				      x->series, x->format, i + 1, x->x, x->y, y->x, y->y);
+		}
+	}
+	return n;
+}
+
+/* Recomputes a propose or size run into fresh; returns an exit status. */
+static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
+		     const char *traffic, wza_run *fresh)
+{
+	wz_diag diag;
+	char *scn_path = wz_path_join(dir, "run.scenario");
+	int rc = 0;
+	if (!scn_path) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		rc = wz_cli_fail("verify", &diag);
+	} else if (!strcmp(run->command, "propose")) {
+		wz_propose_opts o;
+		if (wz_propose_parse(argc, argv, &o) >= 0) {
+			wz_diag_set(&diag, WZ_ERR_CORRUPT,
+				    "run %lld: its recorded arguments do not parse", run->id);
+			rc = wz_cli_fail("verify", &diag);
+		} else {
+			o.scn.scenario_path = scn_path;
+			o.scn.catalog_dir = dir;
+			o.quiet = 1;
+			if (traffic)
+				o.sim.traffic = traffic;
+			wzm_scenario *scn;
+			wzm_catalog *cat;
+			wzm_compare cmp;
+			rc = wz_propose_compute("verify", &o, fresh, &scn, &cat, &cmp);
+			if (!rc) {
+				wzm_compare_free(&cmp);
+				wzm_scenario_free(scn);
+				wzm_catalog_free(cat);
+			}
+		}
+	} else {
+		wz_size_opts o;
+		if (wz_size_parse(argc, argv, &o) >= 0) {
+			wz_diag_set(&diag, WZ_ERR_CORRUPT,
+				    "run %lld: its recorded arguments do not parse", run->id);
+			rc = wz_cli_fail("verify", &diag);
+		} else {
+			o.scn.scenario_path = scn_path;
+			o.scn.catalog_dir = dir;
+			o.quiet = 1;
+			if (traffic)
+				o.sim.traffic = traffic;
+			wz_sim_setup setup;
+			wz_size_row *rows;
+			int base;
+			rc = wz_size_compute("verify", &o, fresh, &setup, &rows, &base);
+			if (!rc) {
+				wz_size_rows_free(rows, setup.scn->nformats);
+				wz_sim_setup_free(&setup);
+			}
+		}
+	}
+	free(scn_path);
+	return rc;
+}
+
+static int verify_recompute(const wza_run *run, int stored)
 {
 	wz_diag diag;
 	wz_diag_clear(&diag);
@@ -142,44 +282,30 @@ static int verify_propose(const wza_run *run, int stored)
 	char **copy = calloc((size_t)argc + 1, sizeof *copy);
 	if (copy)
 		memcpy(copy, argv, (size_t)argc * sizeof *argv);
-	wz_propose_opts o;
-	int prc = copy ? wz_propose_parse(argc, copy, &o) : 1;
-	if (prc >= 0) {
-		wz_diag_set(&diag, WZ_ERR_CORRUPT, "run %lld: its recorded arguments do not parse",
-			    run->id);
+	if (!copy) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("verify", &diag);
 	}
 	char tmpl[4096];
 	const char *tmpdir = getenv("TMPDIR");
 	snprintf(tmpl, sizeof tmpl, "%s/wzplan-verify", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	char *dir = NULL;
+	char *dir = NULL, *traffic = NULL;
 	wz_buf changes = { 0 }, diffs = { 0 };
 	int nchanged = 0;
 	if (!rc && wz_staging_create(tmpl, &dir, &diag))
 		rc = wz_cli_fail("verify", &diag);
-	if (!rc && stage_inputs(run, stored, dir, &changes, &nchanged, &diag))
+	if (!rc && stage_inputs(run, stored, dir, &changes, &nchanged, &traffic, &diag))
 		rc = wz_cli_fail("verify", &diag);
-	char *scn_path = dir ? wz_path_join(dir, "run.scenario") : NULL;
 	wza_run *fresh = rc ? NULL : wza_run_new(run->command, 0, NULL, PACKAGE_VERSION);
-	if (!rc && (!scn_path || !fresh)) {
+	if (!rc && !fresh) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("verify", &diag);
 	}
-	if (!rc) {
-		o.scn.scenario_path = scn_path;
-		o.scn.catalog_dir = dir;
-		wzm_scenario *scn;
-		wzm_catalog *cat;
-		wzm_compare cmp;
-		rc = wz_propose_compute("verify", &o, fresh, &scn, &cat, &cmp);
-		if (!rc) {
-			wzm_compare_free(&cmp);
-			wzm_scenario_free(scn);
-			wzm_catalog_free(cat);
-		}
-	}
+	if (!rc)
+		rc = recompute(run, argc, copy, dir, traffic, fresh);
 	if (!rc) {
 		int n = wz_figures_diff(run, fresh, "archived", "recomputed", &diffs);
+		int ns = series_diff(run, fresh, &diffs);
 		printf("Run %lld (wzplan %s, %s, program %s): recomputed from the %s inputs with "
 		       "wzplan %s.\n",
 		       run->id, run->command, run->started, run->version,
@@ -189,16 +315,24 @@ static int verify_propose(const wza_run *run, int stored)
 			       wz_buf_str(&changes));
 		else
 			printf("Every input is as recorded (XXH3 hashes match).\n");
-		if (n)
+		if (n && !ns)
 			printf("%d of %d figures differ:\n%s", n, run->nfigures, wz_buf_str(&diffs));
+		else if (n || ns)
+			printf("%d of %d figures and %d of %d simulation results and series points "
+			       "differ:\n%s",
+			       n, run->nfigures, ns, run->nsim + run->npoints, wz_buf_str(&diffs));
+		else if (run->nsim + run->npoints)
+			printf("All %d figures, %d simulation results and %d series points "
+			       "reproduced exactly.\n",
+			       run->nfigures, run->nsim, run->npoints);
 		else
 			printf("All %d figures reproduced exactly.\n", run->nfigures);
-		rc = n ? 1 : 0;
+		rc = n || ns ? 1 : 0;
 	}
 	if (dir)
 		wz_staging_remove(dir);
 	free(dir);
-	free(scn_path);
+	free(traffic);
 	wz_buf_free(&changes);
 	wz_buf_free(&diffs);
 	wza_run_free(fresh);
@@ -246,12 +380,12 @@ int wz_cmd_verify(int argc, char **argv)
 	wza_close(a);
 	if (rc)
 		return rc;
-	if (!strcmp(run->command, "propose")) {
-		rc = verify_propose(run, stored);
+	if (!strcmp(run->command, "propose") || !strcmp(run->command, "size")) {
+		rc = verify_recompute(run, stored);
 	} else {
 		wz_diag_set(&diag, WZ_ERR_UNSUPPORTED,
-			    "run %lld is a '%s' run; this wzplan recomputes propose runs only", id,
-			    run->command);
+			    "run %lld is a '%s' run; this wzplan recomputes propose and size runs "
+			    "only", id, run->command);
 		rc = wz_cli_fail("verify", &diag);
 	}
 	wza_run_free(run);

@@ -7,13 +7,14 @@ libwzcli_a_SOURCES = \
 	cli/cost_report.c \
 	cli/cmd_cost.c \
 	cli/cmd_propose.c \
-	cli/propose.h cli/propose_run.c cli/charts.c \
+	cli/propose.h cli/propose_run.c cli/propose_sim.c cli/charts.c \
 	cli/publish.h cli/publish.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
 	cli/cmd_codec.c cli/codec_measure.c cli/codec_cli.h \
 	cli/cmd_traffic.c \
-	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c
+	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
+	cli/size_run.c cli/sim_record.h cli/sim_record.c
 
 bin_PROGRAMS += wzplan
 wzplan_SOURCES = cli/main.c

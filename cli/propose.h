@@ -6,12 +6,17 @@
 
 #include "archive/archive.h"
 #include "cli/cli.h"
+#include "cli/sim_cli.h"
 #include "plots/chart.h"
 
 typedef struct {
 	wz_scenario_opts scn;
+	wz_sim_opts sim;      /* --traffic and the simulator's options */
 	const char *out_dir;  /* default "wzplan-out" */
 	const char *archive;  /* --archive FILE, or NULL for the default */
+	int simulate;         /* size the fleets by simulation (--simulate or --traffic) */
+	long max_replicas;    /* the size search's limit */
+	int quiet;            /* no simulation progress on standard error */
 } wz_propose_opts;
 
 /* Parses propose's arguments (argv[0] is the command name).  Returns -1 to
@@ -21,7 +26,10 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o /* OUT */);
 /* Loads scenario and catalogs, runs the comparison and records into run
  * every figure the proposal shows (tables "scenario", "cost", "memory_gib",
  * "gpus_by_context", "users_per_gpu_by_context"), the fleets and the inputs
- * (scenario and catalog texts with their hashes).  On success the caller
+ * (scenario and catalog texts with their hashes).  With o->simulate it also
+ * sizes every format by simulation and records tables "sim_setup" and
+ * "simulation", the latency and occupancy series, the simulated fleets and
+ * the traffic file and seed among the inputs (sim_record.h).  On success the caller
  * owns *scn, *cat and *cmp.  Returns an exit status after printing errors. */
 int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		       wzm_scenario **scn /* OUT */, wzm_catalog **cat /* OUT */,
@@ -41,6 +49,16 @@ void wz_charts_free(wzp_chart **charts, int n);
  * why (gnuplot missing).  Errors writing files are returned. */
 wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered /* OUT */,
 		       wz_buf *why_not, wz_diag *diag);
+
+/* The proposal's simulation parts, from a run's figures (propose_sim.c):
+ * the "Sized by simulation" section with the comparison of the sizing
+ * methods, its CSV, and the line for "Not measured in this run". */
+void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
+			    const wzm_compare *c);
+void wz_propose_sim_csv(const wza_run *run, wz_buf *out);
+void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
+/* GPUs of a format's simulated fleet in a run; NaN when none. */
+double wz_propose_sim_gpus(const wza_run *run, const char *format);
 
 /* Opens the archive at `path`, or at the default location when path is
  * NULL.  Prints errors; returns an exit status. */

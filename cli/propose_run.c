@@ -1,6 +1,7 @@
 /* A propose run's figures and inputs, computed the same way by `propose` and
  * by `verify` (propose.h). */
 #include "cli/propose.h"
+#include "cli/sim_record.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -20,23 +21,40 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 {
 	static const struct option longopts[] = {
 		WZ_SCENARIO_LONGOPTS,
+		WZ_SIM_LONGOPTS,
 		{ "out", required_argument, NULL, 'O' },
 		{ "archive", required_argument, NULL, 'A' },
+		{ "simulate", no_argument, NULL, 'S' },
+		{ "max-replicas", required_argument, NULL, 'm' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	memset(o, 0, sizeof *o);
 	o->out_dir = "wzplan-out";
-	int c;
+	o->max_replicas = 100000;
+	int c, rc, sim_option = 0;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'O':
 			o->out_dir = optarg;
 			break;
 		case 'A':
 			o->archive = optarg;
+			break;
+		case 'S':
+			o->simulate = 1;
+			break;
+		case 'm':
+			if ((rc = wz_cli_long("propose", "--max-replicas", optarg, 1, 1000000,
+					      &o->max_replicas)))
+				return rc;
+			sim_option = 1;
+			break;
+		case 'q':
+			o->quiet = 1;
 			break;
 		case 'h':
 			return 0;
@@ -45,12 +63,19 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		case '?':
 			return wz_cli_usage("propose", "unknown option '%s'", argv[optind - 1]);
 		default:
-			if (wz_scenario_opt(&o->scn, c, optarg))
+			if (!wz_sim_opt(&o->sim, c, optarg))
+				sim_option = 1;
+			else if (wz_scenario_opt(&o->scn, c, optarg))
 				return wz_cli_usage("propose", "unknown option");
 		}
 	}
 	if (optind < argc)
 		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
+	if (o->sim.traffic)
+		o->simulate = 1;
+	/* A simulator option alone would be silently ignored. */
+	if (sim_option && !o->simulate)
+		return wz_cli_usage("propose", "simulation options need --simulate or --traffic FILE");
 	return -1;
 }
 
@@ -82,7 +107,7 @@ static void record_input(wza_run *run, const char *kind, const char *name, const
 	free(text);
 }
 
-static void record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat)
+void wz_record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat)
 {
 	char embedded[128];
 	const char *name = strncmp(s->origin, "embedded:", 9) ? s->origin : s->origin + 9;
@@ -228,6 +253,27 @@ static void fleet_rows(wza_run *run, const wzm_scenario *s, const wzm_compare *c
 	}
 }
 
+/* Sizes every format by simulation, with the scenario and catalogs loaded
+ * once more through the simulator's set-up (the same files, so the same
+ * figures), and records the sizing into run. */
+static int simulate(const char *cmd, const wz_propose_opts *o, wza_run *run)
+{
+	wz_sim_setup setup;
+	int rc = wz_sim_setup_load(cmd, &o->scn, &o->sim, &setup);
+	if (rc)
+		return rc;
+	wz_size_row *rows = NULL;
+	int base = -1;
+	rc = wz_size_formats(cmd, &setup, o->max_replicas, o->quiet, &rows, &base);
+	if (!rc) {
+		wz_sim_record_setup(run, &setup, o->sim.traffic);
+		wz_size_record(run, &setup, rows, setup.scn->nformats, base);
+	}
+	wz_size_rows_free(rows, setup.scn->nformats);
+	wz_sim_setup_free(&setup);
+	return rc;
+}
+
 int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		       wzm_scenario **scn, wzm_catalog **cat, wzm_compare *cmp)
 {
@@ -242,7 +288,7 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		*cat = NULL;
 		return rc;
 	}
-	record_inputs(run, *scn, *cat);
+	wz_record_inputs(run, *scn, *cat);
 	scenario_figures(run, *scn, cmp);
 	wz_err err = cost_figures(run, *scn, cmp);
 	if ((*scn)->mode & WZM_MODE_MEMORY) {
@@ -250,6 +296,14 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		context_figures(run, *scn, cmp);
 	}
 	fleet_rows(run, *scn, cmp);
+	if (!err && o->simulate && (rc = simulate(cmd, o, run))) {
+		wzm_compare_free(cmp);
+		wzm_scenario_free(*scn);
+		wzm_catalog_free(*cat);
+		*scn = NULL;
+		*cat = NULL;
+		return rc;
+	}
 	if (err || run->failed) {
 		wz_diag diag;
 		wz_diag_set(&diag, run->failed ? WZ_ERR_NOMEM : err, "%s",

@@ -4,9 +4,11 @@
 #ifndef WZ_SIM_CLI_H
 #define WZ_SIM_CLI_H
 
+#include "archive/archive.h"
 #include "cli/cli.h"
 #include "sim/params.h"
 #include "sim/replica.h"
+#include "sim/search.h"
 #include "sim/sim.h"
 #include "traces/traffic.h"
 
@@ -57,6 +59,46 @@ int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 
 /* A run configuration for the set-up (replicas left to the caller). */
 void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_config *cfg /* OUT */);
+
+/* A cache format sized by simulation (cli/size_run.c): its replica model,
+ * the search and the smallest fleet that met the targets, priced. */
+typedef struct {
+	wzm_format_size size;
+	wzs_replica_model model;
+	wzs_search search;  /* search.replicas 0: no fleet met the targets */
+	wzm_fleet fleet;
+} wz_size_row;
+
+/* Sizes each of the scenario's formats by simulation (wzs_size), prices the
+ * fleets at the scenario's rates and the savings against the baseline.
+ * *base is the baseline's row or -1.  Progress goes to standard error
+ * unless quiet.  The caller frees *rows with wz_size_rows_free (also after
+ * a failure).  Returns an exit status after printing any error. */
+int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, int quiet,
+		    wz_size_row **rows /* OUT */, int *base /* OUT */);
+void wz_size_rows_free(wz_size_row *rows, int n);
+
+/* `size`'s options, parsed apart from the command so that `verify` can
+ * recompute an archived size run the way `size` computed it. */
+typedef struct {
+	wz_scenario_opts scn;
+	wz_sim_opts sim;
+	const char *output, *archive;
+	long max_replicas;
+	wzp_output how;
+	int quiet, no_archive;
+} wz_size_opts;
+
+/* Parses size's arguments (argv[0] is the command name).  Returns -1 to go
+ * on, 0 when --help was asked, or an exit status after a usage error. */
+int wz_size_parse(int argc, char **argv, wz_size_opts *o /* OUT */);
+
+/* Loads the set-up, sizes every format and records into run (when not
+ * NULL) the inputs, figures, series and fleets.  On success the caller owns
+ * *setup (wz_sim_setup_free) and *rows (wz_size_rows_free, n =
+ * setup->scn->nformats).  Returns an exit status after printing errors. */
+int wz_size_compute(const char *cmd, const wz_size_opts *o, wza_run *run,
+		    wz_sim_setup *setup /* OUT */, wz_size_row **rows /* OUT */, int *base /* OUT */);
 
 /* Progress callback printing to standard error. */
 void wz_sim_progress(void *cmd, double sim_time, double end_time, unsigned long long events);

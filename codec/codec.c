@@ -111,6 +111,10 @@ void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, floa
 void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
 		      float *latent, float *rope)
 {
+	if (c->wz && layer >= 0 && layer < c->L) {
+		wzc_wz_decode_layer(c->wz, layer, n, records, latent, rope);
+		return;
+	}
 	for (int t = 0; t < n; t++)
 		wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
 				 latent + (size_t)t * c->R, rope + (size_t)t * c->P);

@@ -77,5 +77,9 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			 const float *rope, uint8_t *records, size_t record_bytes);
 void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *record, float *latent,
 		   float *rope, int transformed);
+/* n records to the cache's own domain, blocks of tokens through one inverse
+ * transform; the same values as wzc_wz_decode one by one. */
+void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
+			 float *latent, float *rope);
 
 #endif

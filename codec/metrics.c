@@ -145,6 +145,7 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 	int T = w->T, R = w->R, P = w->P;
 	size_t rb = wzc_codec_record_bytes(codec);
 	int queries = w->Q > 0 && w->H > 0 && w->q_latent && w->q_index && (w->q_rope || !P);
+	wz_err rc = WZ_ERR_NOMEM;
 	wzc_errors *e = calloc(1, sizeof *e);
 	uint8_t *rec = malloc(rb * (size_t)T);
 	float *lat = malloc(sizeof(float) * (size_t)T * R);
@@ -167,7 +168,7 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 	}
 	for (int l = 0; l < w->L; l++) {
 		const float *x[2] = { w->latent + (size_t)l * T * R, w->rope + (size_t)l * T * P };
-		wz_err rc = wzc_encode_layer(codec, l, T, x[0], x[1], rec, diag);
+		rc = wzc_encode_layer(codec, l, T, x[0], x[1], rec, diag);
 		if (rc)
 			goto fail;
 		wzc_decode_layer(codec, l, T, rec, lat, rope);
@@ -197,13 +198,13 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 	*out = e;
 	return WZ_OK;
 nomem:
-	wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory measuring a window");
+	rc = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory measuring a window");
 fail:
 	free(rec);
 	free(lat);
 	free(rope);
 	wzc_errors_free(e);
-	return diag ? diag->code : WZ_ERR_NOMEM;
+	return rc;
 }
 
 const char *wzc_metric_name(wzc_metric m)

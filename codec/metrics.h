@@ -63,7 +63,10 @@ double wzc_sqnr_db(double nmse);
 
 /* The Gaussian reverse water-filling bound: the smallest nmse (both parts)
  * any code of `bits` bits/value can reach on a Gaussian source with each
- * layer's measured covariance (R + P values jointly) of this window. */
+ * layer's measured covariance (R + P values jointly) of this window.  The
+ * sample covariance of T tokens spreads its eigenvalues (Marchenko-Pastur),
+ * which lowers the bound when T is not much larger than R + P: by about
+ * 1.5 dB for iid data at T = 1024, 0.3 dB at T = 4096. */
 wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse /* OUT */,
 			 wz_diag *diag);
 

@@ -560,25 +560,58 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 		for (int k = 0; k < P; k++)
 			rope[k] = flag[1] ? y[R + k] + lp->delta[1][k] : y[R + k];
 	} else {
+		/* Through the transformed domain and the blocked inverse
+		 * transform, exactly as wzc_wz_decode_layer does for many tokens,
+		 * so a token decoded alone gives the same values. */
 		float *out[2] = { latent, rope };
-		const float *yy[2] = { y, y + R };
 		for (int p = 0; p < 2; p++) {
 			int m = parts[p]->n;
-			float *o = out[p];
-			const float *base = flag[p] ? parts[p]->anchor : parts[p]->mean;
+			float *t = y + (p ? R : 0);
+			if (flag[p])
+				for (int k = 0; k < m; k++)
+					t[k] += lp->delta[p][k];
+			transform_rows(1, m, parts[p]->basis, t, out[p]);
 			for (int i = 0; i < m; i++)
-				o[i] = base[i];
-			for (int k = 0; k < m; k++) {
-				const float *u = parts[p]->basis + (size_t)k * m;
-				float yk = yy[p][k];
-				if (yk == 0)
-					continue;
-				for (int i = 0; i < m; i++)
-					o[i] += yk * u[i];
-			}
+				out[p][i] += parts[p]->mean[i];
 		}
 	}
 	if (y != ybuf)
 		free(y);
 }
 
+
+void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
+			 float *latent, float *rope)
+{
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, width[2] = { R, P };
+	float *yb[2] = { malloc(sizeof(float) * (size_t)BLOCK * R),
+			 malloc(sizeof(float) * ((size_t)BLOCK * P + 1)) };
+	float *out[2] = { latent, rope };
+	if (!yb[0] || !yb[1]) {
+		/* no memory for blocks: one token at a time (same values) */
+		for (int t = 0; t < n; t++)
+			wzc_wz_decode(plan, layer, records + (size_t)t * plan->record_bytes,
+				      latent + (size_t)t * R, rope + (size_t)t * P, 0);
+		free(yb[0]);
+		free(yb[1]);
+		return;
+	}
+	for (int t0 = 0; t0 < n; t0 += BLOCK) {
+		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
+		for (int t = 0; t < nb; t++)
+			wzc_wz_decode(plan, layer, records + (size_t)(t0 + t) * plan->record_bytes,
+				      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
+		for (int p = 0; p < 2; p++) {
+			int m = width[p];
+			float *o = out[p] + (size_t)t0 * m;
+			transform_rows(nb, m, parts[p]->basis, yb[p], o);
+			for (int t = 0; t < nb; t++)
+				for (int i = 0; i < m; i++)
+					o[(size_t)t * m + i] += parts[p]->mean[i];
+		}
+	}
+	free(yb[0]);
+	free(yb[1]);
+}

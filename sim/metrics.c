@@ -67,6 +67,11 @@ void wzs_hist_summary(const wzs_hist *h, wzs_summary *out)
 	out->n = h->n;
 }
 
+const double wzs_cdf_p[WZS_CDF_POINTS] = {
+	0.01, 0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60,
+	0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999, 1.0,
+};
+
 void wzs_result_free(wzs_result *r)
 {
 	if (!r)

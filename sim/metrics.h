@@ -32,6 +32,12 @@ typedef struct {
 
 void wzs_hist_summary(const wzs_hist *h, wzs_summary *out /* OUT */);
 
+/* The probabilities at which a run keeps the quantiles of its latency
+ * distributions, so that charts can draw them without the histograms:
+ * dense in the tail, where the targets are. */
+#define WZS_CDF_POINTS 26
+extern const double wzs_cdf_p[WZS_CDF_POINTS];
+
 /* One row of the occupancy series, fleet totals at one instant. */
 typedef struct {
 	double time;
@@ -43,6 +49,7 @@ typedef struct {
 typedef struct {
 	/* latency, over requests arriving after the warm-up */
 	wzs_summary ttft, tpot, e2e, queue;
+	double ttft_cdf[WZS_CDF_POINTS], tpot_cdf[WZS_CDF_POINTS]; /* seconds, at wzs_cdf_p */
 	unsigned long long arrived, completed, refused, unfinished, met_slo;
 	unsigned long long refused_too_big, refused_timeout;
 	/* cache movements */

@@ -27,6 +27,16 @@ static wz_err try_size(const wzs_run_config *base, long replicas, int keep, wzs_
 	return WZ_OK;
 }
 
+static void note_failure(wzs_search *out, long replicas, const wzs_result *res)
+{
+	out->below = replicas;
+	out->below_ttft_p99 = res->ttft.p99;
+	out->below_tpot_p99 = res->tpot.p99;
+	out->below_refused_timeout = res->refused_timeout;
+	out->below_refused_too_big = res->refused_too_big;
+	out->below_completed = res->completed;
+}
+
 wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
 		wzs_search *out, wz_diag *diag)
@@ -55,6 +65,7 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 			out->result = res;
 			break;
 		}
+		note_failure(out, n, &res);
 		wzs_result_free(&res);
 		bad = n;
 		if (n >= max_replicas)
@@ -72,6 +83,7 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 			out->result = res;
 		} else {
 			bad = mid;
+			note_failure(out, mid, &res);
 			wzs_result_free(&res);
 		}
 	}

@@ -14,6 +14,13 @@ typedef struct {
 	wzs_result result;  /* the run at `replicas` (free with wzs_result_free) */
 	double seconds;     /* wall time is the caller's; simulated seconds summed */
 	unsigned long long events;
+	/* Why the largest failing fleet failed (replicas - 1 once the search
+	 * has bisected; 0 when every run met the targets): a report can then
+	 * say what binds.  Its run stopped at the first refusal, so the p99s
+	 * cover only the requests until then. */
+	long below;
+	double below_ttft_p99, below_tpot_p99;
+	unsigned long long below_refused_timeout, below_refused_too_big, below_completed;
 } wzs_search;
 
 /* Searches 1, 2, 4, ... until a run meets the targets (at most

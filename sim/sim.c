@@ -338,6 +338,10 @@ static void finish_results(wzs_fleet *f, double end)
 	wzs_hist_summary(f->h_tpot, &res->tpot);
 	wzs_hist_summary(f->h_e2e, &res->e2e);
 	wzs_hist_summary(f->h_queue, &res->queue);
+	for (int i = 0; i < WZS_CDF_POINTS; i++) {
+		res->ttft_cdf[i] = wzs_hist_quantile(f->h_ttft, wzs_cdf_p[i]);
+		res->tpot_cdf[i] = wzs_hist_quantile(f->h_tpot, wzs_cdf_p[i]);
+	}
 	double w = res->window_s > 0 ? res->window_s : 1;
 	res->arrival_rate = (double)res->arrived / w;
 	res->mean_context = res->arrived ? f->context_sum / (double)res->arrived : 0;

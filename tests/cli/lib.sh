@@ -31,3 +31,7 @@ done_testing() {
 }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wzplan-test.XXXXXX")
 : "${WZPLAN:=./wzplan}"
+# sim, size and propose archive their runs by default: never in the real
+# archive of whoever runs the tests.
+WZPLAN_ARCHIVE="$tmp/default-archive.sqlite"
+export WZPLAN_ARCHIVE

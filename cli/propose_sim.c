@@ -1,0 +1,273 @@
+/* The proposal's simulation section: the fleets sized by simulation, and
+ * which of the three sizing methods binds, read from the run's figures
+ * (propose.h). */
+#include "cli/propose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/wz_io.h"
+
+static double fig(const wza_run *run, const char *table, const char *row, const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f ? f->value : NAN;
+}
+
+static const char *fig_text(const wza_run *run, const char *table, const char *row,
+			    const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f && f->text ? f->text : "";
+}
+
+static int simulated(const wza_run *run)
+{
+	return wza_run_find_figure(run, "sim_setup", "setup", "seed") != NULL;
+}
+
+double wz_propose_sim_gpus(const wza_run *run, const char *format)
+{
+	return fig(run, "simulation", format, "gpus");
+}
+
+static void money(char *out, size_t n, double usd)
+{
+	if (isnan(usd))
+		snprintf(out, n, "-");
+	else
+		snprintf(out, n, "%s$%.2fM", usd < 0 ? "-" : "", fabs(usd) / 1e6);
+}
+
+/* "1,760" */
+static const char *count(double v, char *out, size_t n)
+{
+	if (isnan(v))
+		snprintf(out, n, "-");
+	else
+		wz_format_thousands(v, 0, out, n);
+	return out;
+}
+
+/* What was simulated, in one sentence. */
+static void what_was_simulated(wz_buf *md, const wza_run *run)
+{
+	const char *t = "sim_setup", *r = "setup";
+	char n[32];
+	if (isnan(fig(run, t, r, "users")))
+		wz_buf_printf(md, "replay of `%s` (%s requests, arrival times divided by %g) after "
+				  "%g s of warm-up",
+			      fig_text(run, t, r, "traffic"), count(fig(run, t, r, "requests"), n, sizeof n),
+			      fig(run, t, r, "speedup"), fig(run, t, r, "warmup_s"));
+	else
+		wz_buf_printf(md, "the scenario's closed population of %s users, %g s measured "
+				  "after %g s of warm-up",
+			      count(fig(run, t, r, "users"), n, sizeof n),
+			      fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"),
+			      fig(run, t, r, "warmup_s"));
+	wz_buf_printf(md, ", idle sessions %s, seed %.0f", fig_text(run, t, r, "idle_policy"),
+		      fig(run, t, r, "seed"));
+}
+
+/* Where the sized fleet stands against each limit, and why one replica
+ * fewer failed: the search keeps the largest failing run's reason. */
+static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
+{
+	const char *t = "simulation", *u = "simulation_below", *v = "sim_setup", *r = "setup";
+	double ttft_t = fig(run, v, r, "ttft_p99_target_s");
+	double tpot_t = fig(run, v, r, "tpot_p99_target_s");
+	char gpus[32];
+	wz_buf_printf(md, "The simulated fleet of %s GPUs (%.0f replicas) runs at %.0f%% of the "
+			  "p99 TTFT target and %.0f%% of the p99 TPOT target, its cache pool at "
+			  "most %.0f%% full.",
+		      count(fig(run, t, format, "gpus"), gpus, sizeof gpus),
+		      fig(run, t, format, "replicas"), 100 * fig(run, t, format, "ttft_p99_s") / ttft_t,
+		      100 * fig(run, t, format, "tpot_p99_s") / tpot_t,
+		      100 * fig(run, t, format, "occupancy_peak"));
+	double below = fig(run, u, format, "replicas");
+	if (isnan(below))
+		return;
+	wz_buf_printf(md, "  With %.0f replicas the run ", below);
+	if (fig(run, u, format, "refused_too_big") > 0)
+		wz_buf_puts(md, "refused a request too large for a replica's cache pool");
+	else if (fig(run, u, format, "refused_timeout") > 0)
+		wz_buf_printf(md, "refused a request that waited longer than the %g s queue limit, "
+				  "after %s completed",
+			      fig(run, v, r, "queue_timeout_s"),
+			      count(fig(run, u, format, "completed"), gpus, sizeof gpus));
+	else if (fig(run, u, format, "ttft_p99_s") > ttft_t)
+		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)", fig(run, u, format, "ttft_p99_s"));
+	else if (fig(run, u, format, "tpot_p99_s") > tpot_t)
+		wz_buf_printf(md, "missed the p99 TPOT target (%.3g ms)",
+			      1e3 * fig(run, u, format, "tpot_p99_s"));
+	else
+		wz_buf_puts(md, "completed no request");
+	wz_buf_puts(md, ": that is what sets this fleet.");
+}
+
+/* Which method needs the most GPUs for the baseline, by how much, and for
+ * how many formats each method binds. */
+static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+{
+	const wzm_compare_row *b = &c->rows[c->baseline];
+	double g[3] = { (s->mode & WZM_MODE_SCALING) ? (double)b->scaling.gpus : NAN,
+			(s->mode & WZM_MODE_MEMORY) ? (double)b->by_memory.gpus : NAN,
+			wz_propose_sim_gpus(run, b->fmt.name) };
+	static const char *const name[3] = { "scaling", "memory accounting", "simulation" };
+	int k = -1;
+	for (int i = 0; i < 3; i++)
+		if (!isnan(g[i]) && (k < 0 || g[i] > g[k]))
+			k = i;
+	if (k < 0 || isnan(g[2])) {
+		wz_buf_printf(md, "No fleet of the baseline `%s` met the targets in the simulation, "
+				  "so the methods cannot be compared for it.\n\n",
+			      b->fmt.name);
+		return;
+	}
+	char a[32], x[32];
+	wz_buf_printf(md, "**Which sizing binds.** For the baseline `%s`, %s needs the most GPUs: "
+			  "%s",
+		      b->fmt.name, name[k], count(g[k], a, sizeof a));
+	for (int i = 0; i < 3; i++)
+		if (i != k && !isnan(g[i]))
+			wz_buf_printf(md, ", against %s by %s (%+.0f%%)", count(g[i], x, sizeof x),
+				      name[i], g[i] > 0 ? 100 * (g[k] - g[i]) / g[i] : 0.0);
+	wz_buf_puts(md, ".  ");
+	if (!isnan(fig(run, "sim_setup", "setup", "users")))
+		why_this_fleet(md, run, b->fmt.name);
+	else
+		wz_buf_puts(md, "The simulation replays the traffic file while scaling and memory "
+				"accounting size the scenario's users, so the counts answer "
+				"different loads.");
+	int wins[3] = { 0, 0, 0 }, compared = 0;
+	for (int i = 0; i < c->nrows; i++) {
+		const wzm_compare_row *r = &c->rows[i];
+		double h[3] = { (s->mode & WZM_MODE_SCALING) ? (double)r->scaling.gpus : NAN,
+				(s->mode & WZM_MODE_MEMORY) ? (double)r->by_memory.gpus : NAN,
+				wz_propose_sim_gpus(run, r->fmt.name) };
+		int m = -1;
+		for (int j = 0; j < 3; j++)
+			if (!isnan(h[j]) && (m < 0 || h[j] > h[m]))
+				m = j;
+		if (m >= 0 && !isnan(h[2])) {
+			wins[m]++;
+			compared++;
+		}
+	}
+	wz_buf_printf(md, "  Over the %d formats with a simulated fleet, the largest count comes "
+			  "from simulation for %d, memory accounting for %d and scaling for %d; "
+			  "the proposal's savings should be read from the binding method.\n\n",
+		      compared, wins[2], wins[1], wins[0]);
+}
+
+void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
+			    const wzm_compare *c)
+{
+	if (!simulated(run))
+		return;
+	double ttft_t = fig(run, "sim_setup", "setup", "ttft_p99_target_s");
+	double tpot_t = fig(run, "sim_setup", "setup", "tpot_p99_target_s");
+	wz_buf_puts(md, "## Sized by simulation\n\n");
+	wz_buf_puts(md, "Each format's fleet is the smallest whole number of replicas whose "
+			"simulated run meets the latency targets with no refused request: ");
+	what_was_simulated(md, run);
+	wz_buf_puts(md, ".\n\n");
+	wzp_table *t = wzp_table_new("Fleets sized by simulation");
+	if (!t)
+		return;
+	char h_ttft[64], h_tpot[64];
+	snprintf(h_ttft, sizeof h_ttft, "p99 TTFT s (target %g)", ttft_t);
+	snprintf(h_tpot, sizeof h_tpot, "p99 TPOT ms (target %g)", tpot_t * 1e3);
+	wzp_table_column(t, "format", "Cache format", 0);
+	wzp_table_column(t, "replicas", "Replicas", 1);
+	wzp_table_column(t, "gpus", "GPUs", 1);
+	wzp_table_column(t, "reserved", "Reserved per year", 1);
+	wzp_table_column(t, "ondemand", "On demand per year", 1);
+	wzp_table_column(t, "saving", "Saving per year, reserved", 1);
+	wzp_table_column(t, "ttft", h_ttft, 1);
+	wzp_table_column(t, "tpot", h_tpot, 1);
+	wzp_table_column(t, "occupancy", "Cache peak", 1);
+	for (int i = 0; i < c->nrows; i++) {
+		const char *f = c->rows[i].fmt.name;
+		char m[48];
+		wzp_table_row(t);
+		wzp_table_str(t, c->rows[i].fmt.label);
+		double rep = fig(run, "simulation", f, "replicas");
+		if (isnan(rep)) {
+			wzp_table_str(t, "none met the targets");
+			for (int k = 0; k < 7; k++)
+				wzp_table_empty(t);
+			continue;
+		}
+		wzp_table_numf(t, rep, 0);
+		wzp_table_numf(t, fig(run, "simulation", f, "gpus"), 0);
+		money(m, sizeof m, fig(run, "simulation", f, "reserved_usd_year"));
+		wzp_table_num(t, fig(run, "simulation", f, "reserved_usd_year"), m);
+		money(m, sizeof m, fig(run, "simulation", f, "ondemand_usd_year"));
+		wzp_table_num(t, fig(run, "simulation", f, "ondemand_usd_year"), m);
+		if (i == c->baseline) {
+			wzp_table_str(t, "baseline");
+		} else {
+			money(m, sizeof m, fig(run, "simulation", f, "saving_reserved"));
+			wzp_table_num(t, fig(run, "simulation", f, "saving_reserved"), m);
+		}
+		wzp_table_numf(t, fig(run, "simulation", f, "ttft_p99_s"), 3);
+		wzp_table_numf(t, fig(run, "simulation", f, "tpot_p99_s") * 1e3, 1);
+		char occ[32];
+		snprintf(occ, sizeof occ, "%.0f%%", 100 * fig(run, "simulation", f, "occupancy_peak"));
+		wzp_table_num(t, fig(run, "simulation", f, "occupancy_peak"), occ);
+	}
+	wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings against "
+			  "`%s` sized the same way.  Cache peak: the largest share of the fleet's "
+			  "cache blocks in use at a sample.  Figures per run: `wzplan archive show`.",
+		       fig(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
+	wzp_table_render(t, WZP_MD, md);
+	wzp_table_free(t);
+	wz_buf_puts(md, "\n");
+	binding(md, run, s, c);
+}
+
+void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
+{
+	static const char *const cols[] = { "bits_per_value", "replicas", "gpus",
+					    "reserved_usd_year", "ondemand_usd_year",
+					    "saving_reserved", "saving_ondemand", "ttft_p99_s",
+					    "tpot_p99_s", "refused", "goodput_rps", "occupancy_mean",
+					    "occupancy_peak", "runs" };
+	const size_t n = sizeof cols / sizeof cols[0];
+	wz_buf_puts(out, "format");
+	for (size_t k = 0; k < n; k++)
+		wz_buf_printf(out, ",%s", cols[k]);
+	wz_buf_puts(out, "\n");
+	for (int i = 0; i < run->nfigures; i++) {
+		const wza_figure *f = &run->figures[i];
+		if (strcmp(f->table, "simulation") || strcmp(f->col, "replicas"))
+			continue;
+		wz_buf_puts(out, f->row);
+		for (size_t k = 0; k < n; k++) {
+			double v = fig(run, "simulation", f->row, cols[k]);
+			wz_buf_puts(out, ",");
+			if (!isnan(v))
+				wz_buf_printf(out, "%.10g", v);
+		}
+		wz_buf_puts(out, "\n");
+	}
+}
+
+void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run)
+{
+	if (!simulated(run)) {
+		wz_buf_puts(md, "- Latency under traffic: the simulation was not run, so no fleet "
+				"was sized against latency targets and the memory mode assumes every "
+				"user's cache stays resident.  `wzplan propose --simulate` sizes each "
+				"format by simulating the scenario's users (`--duration S` shortens "
+				"it); `--traffic FILE` replays a request table (wzplan-traffic(5)).\n");
+		return;
+	}
+	wz_buf_puts(md, "- Beyond the simulated stretch: the fleets were sized on ");
+	what_was_simulated(md, run);
+	wz_buf_puts(md, "; other seeds, longer runs and other traffic can need other fleets.  "
+			"Decode cost per byte of each format is a parameter, not a codec "
+			"benchmark.\n");
+}

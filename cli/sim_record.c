@@ -1,0 +1,217 @@
+/* Simulation runs into the archive: inputs, figures, series and fleets
+ * (sim_record.h). */
+#include "cli/sim_record.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/propose.h"
+#include "common/wz_io.h"
+
+/* Small enough to keep a copy of: larger traffic files are recorded by
+ * path, size and hash only. */
+#define TRAFFIC_KEEP_BYTES (1 << 20)
+/* A day at the default sampling interval is 1,441 samples; charts and the
+ * archive need no more than this many. */
+#define OCCUPANCY_MAX_POINTS 720
+
+void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffic_path)
+{
+	const wzs_params *p = &s->params;
+	char seed[32];
+	snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
+	wza_run_input(run, "seed", "seed", "simulation", NULL, (long long)strlen(seed), seed);
+	if (traffic_path) {
+		char abs[PATH_MAX], hex[17];
+		const char *where = realpath(traffic_path, abs) ? abs : traffic_path;
+		uint64_t size = 0;
+		char *text = NULL;
+		size_t len = 0;
+		if (wz_hash_file(traffic_path, hex, &size, NULL)) {
+			wza_run_input(run, "trace", "traffic", where, NULL, -1, NULL);
+		} else {
+			if (size <= TRAFFIC_KEEP_BYTES &&
+			    wz_read_file(traffic_path, TRAFFIC_KEEP_BYTES, &text, &len, NULL))
+				text = NULL;
+			wza_run_input(run, "trace", "traffic", where, hex, (long long)size, text);
+			free(text);
+		}
+	}
+	const char *t = "sim_setup", *r = "setup";
+	wza_run_figure(run, t, r, "traffic", NAN,
+		       s->traffic ? (s->traffic->source ? s->traffic->source : s->traffic->origin)
+				  : "closed population");
+	if (s->traffic) {
+		wza_run_figure(run, t, r, "requests", (double)s->traffic->n, NULL);
+		wza_run_figure(run, t, r, "speedup", s->speedup, NULL);
+	} else {
+		wza_run_figure(run, t, r, "users", (double)s->scn->users, NULL);
+		wza_run_figure(run, t, r, "initial_context", (double)s->initial_context, NULL);
+		wza_run_figure(run, t, r, "duration_s", p->duration_s, NULL);
+	}
+	wza_run_figure(run, t, r, "warmup_s", p->warmup_s, NULL);
+	wza_run_figure(run, t, r, "seed", (double)p->seed, NULL);
+	wza_run_figure(run, t, r, "ttft_p99_target_s", p->ttft_p99_s, NULL);
+	wza_run_figure(run, t, r, "tpot_p99_target_s", p->tpot_p99_s, NULL);
+	wza_run_figure(run, t, r, "queue_timeout_s", p->queue_timeout_s, NULL);
+	wza_run_figure(run, t, r, "idle_policy", NAN, wzs_idle_policy_name(p->idle_policy));
+	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->scn->mem.gpus_per_replica, NULL);
+}
+
+void wz_sim_record_scenario(wza_run *run, const wz_sim_setup *s)
+{
+	const char *t = "scenario", *r = "scenario";
+	wza_run_figure(run, t, r, "name", NAN, s->scn->name);
+	wza_run_figure(run, t, r, "model", NAN, s->model->name);
+	wza_run_figure(run, t, r, "gpu", NAN, s->gpu->name);
+	wza_run_figure(run, t, r, "users", (double)s->scn->users, NULL);
+	wza_run_figure(run, t, r, "context", (double)s->scn->context, NULL);
+	wza_run_figure(run, t, r, "baseline_format", NAN, s->scn->baseline_format);
+	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->scn->mem.gpus_per_replica, NULL);
+	wza_run_figure(run, t, r, "price_set", NAN, s->scn->price_set);
+}
+
+static void record_series(wza_run *run, const char *format, const wzs_result *res)
+{
+	/* Each series whole, one after the other, so a listing groups them. */
+	for (int i = 0; i < WZS_CDF_POINTS; i++)
+		wza_run_point(run, format, WZ_SERIES_TTFT, res->ttft_cdf[i], wzs_cdf_p[i]);
+	for (int i = 0; i < WZS_CDF_POINTS; i++)
+		wza_run_point(run, format, WZ_SERIES_TPOT, res->tpot_cdf[i] * 1e3, wzs_cdf_p[i]);
+	size_t step = (res->nsamples + OCCUPANCY_MAX_POINTS - 1) / OCCUPANCY_MAX_POINTS;
+	if (step < 1)
+		step = 1;
+	for (size_t i = 0; i < res->nsamples; i += step) {
+		const wzs_sample *x = &res->samples[i];
+		wza_run_point(run, format, WZ_SERIES_OCCUPANCY, x->time,
+			      x->blocks_total > 0 ? x->blocks_used / x->blocks_total : 0);
+	}
+}
+
+static void record_results(wza_run *run, const char *format, const wzs_result *res)
+{
+	static const char *const names[] = { "ttft", "tpot", "e2e", "queue" };
+	const wzs_summary *sum[] = { &res->ttft, &res->tpot, &res->e2e, &res->queue };
+	for (int i = 0; i < 4; i++) {
+		char m[32];
+		snprintf(m, sizeof m, "%s_p50", names[i]);
+		wza_run_sim(run, format, m, sum[i]->p50, "s");
+		snprintf(m, sizeof m, "%s_p90", names[i]);
+		wza_run_sim(run, format, m, sum[i]->p90, "s");
+		snprintf(m, sizeof m, "%s_p99", names[i]);
+		wza_run_sim(run, format, m, sum[i]->p99, "s");
+		snprintf(m, sizeof m, "%s_mean", names[i]);
+		wza_run_sim(run, format, m, sum[i]->mean, "s");
+	}
+	wza_run_sim(run, format, "requests_arrived", (double)res->arrived, "requests");
+	wza_run_sim(run, format, "requests_completed", (double)res->completed, "requests");
+	wza_run_sim(run, format, "requests_refused", (double)res->refused, "requests");
+	wza_run_sim(run, format, "goodput", res->goodput_rps, "requests/s");
+	wza_run_sim(run, format, "throughput", res->throughput_tok_s, "tokens/s");
+	wza_run_sim(run, format, "parks", (double)(res->parks_cpu + res->parks_ssd), "sessions");
+	wza_run_sim(run, format, "restores", (double)res->restores, "sessions");
+	wza_run_sim(run, format, "recomputes", (double)res->recomputes, "sessions");
+	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
+	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");
+	wza_run_sim(run, format, "simulated", res->sim_time_s, "s");
+	wza_run_sim(run, format, "events", (double)res->events, "events");
+}
+
+void wz_sim_record_fleet(wza_run *run, const wz_sim_setup *s, const char *format,
+			 const wzs_result *res, const wzm_fleet *fleet, int has_saving, long runs)
+{
+	const char *t = "simulation";
+	double replicas = fleet ? (double)fleet->replicas : NAN;
+	wza_run_figure(run, t, format, "replicas", replicas, NULL);
+	wza_run_figure(run, t, format, "gpus", fleet ? (double)fleet->gpus : NAN, NULL);
+	wza_run_figure(run, t, format, "reserved_usd_year", fleet ? fleet->reserved_usd_year : NAN,
+		       NULL);
+	wza_run_figure(run, t, format, "ondemand_usd_year", fleet ? fleet->ondemand_usd_year : NAN,
+		       NULL);
+	wza_run_figure(run, t, format, "saving_reserved",
+		       fleet && has_saving ? fleet->saving_reserved : NAN, NULL);
+	wza_run_figure(run, t, format, "saving_ondemand",
+		       fleet && has_saving ? fleet->saving_ondemand : NAN, NULL);
+	wza_run_figure(run, t, format, "ttft_p99_s", res ? res->ttft.p99 : NAN, NULL);
+	wza_run_figure(run, t, format, "tpot_p99_s", res ? res->tpot.p99 : NAN, NULL);
+	wza_run_figure(run, t, format, "refused", res ? (double)res->refused : NAN, NULL);
+	wza_run_figure(run, t, format, "goodput_rps", res ? res->goodput_rps : NAN, NULL);
+	wza_run_figure(run, t, format, "occupancy_mean", res ? res->occupancy_mean : NAN, NULL);
+	wza_run_figure(run, t, format, "occupancy_peak", res ? res->occupancy_peak : NAN, NULL);
+	wza_run_figure(run, t, format, "meets_targets", NAN,
+		       res && wzs_meets_targets(&s->params, res) ? "yes" : "no");
+	if (runs > 0)
+		wza_run_figure(run, t, format, "runs", (double)runs, NULL);
+	if (!res)
+		return;
+	record_results(run, format, res);
+	record_series(run, format, res);
+	if (fleet) {
+		wza_fleet f = {
+			.format = (char *)format, .method = "simulation", .gpus = fleet->gpus,
+			.replicas = fleet->replicas, .reserved_usd_year = fleet->reserved_usd_year,
+			.ondemand_usd_year = fleet->ondemand_usd_year,
+			.saving_reserved = has_saving ? fleet->saving_reserved : NAN,
+			.saving_ondemand = has_saving ? fleet->saving_ondemand : NAN,
+		};
+		wza_run_fleet(run, &f);
+	}
+}
+
+void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows, int n,
+		    int base)
+{
+	int base_ok = base >= 0 && rows[base].search.replicas > 0;
+	for (int i = 0; i < n; i++) {
+		const wz_size_row *r = &rows[i];
+		int found = r->search.replicas > 0;
+		wz_sim_record_fleet(run, s, r->size.name, found ? &r->search.result : NULL,
+				    found ? &r->fleet : NULL, base_ok, r->search.runs);
+		wza_run_figure(run, "simulation", r->size.name, "bits_per_value",
+			       r->size.bits_per_value, NULL);
+		if (!r->search.below)
+			continue;
+		const char *t = "simulation_below";
+		wza_run_figure(run, t, r->size.name, "replicas", (double)r->search.below, NULL);
+		wza_run_figure(run, t, r->size.name, "refused_timeout",
+			       (double)r->search.below_refused_timeout, NULL);
+		wza_run_figure(run, t, r->size.name, "refused_too_big",
+			       (double)r->search.below_refused_too_big, NULL);
+		wza_run_figure(run, t, r->size.name, "completed", (double)r->search.below_completed,
+			       NULL);
+		wza_run_figure(run, t, r->size.name, "ttft_p99_s", r->search.below_ttft_p99, NULL);
+		wza_run_figure(run, t, r->size.name, "tpot_p99_s", r->search.below_tpot_p99, NULL);
+	}
+}
+
+int wz_sim_store(const char *cmd, const char *path, wza_run *run)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	wza_archive *a = NULL;
+	if (path) {
+		int rc = wz_archive_open_cli(cmd, path, 1, &a);
+		if (rc)
+			return rc;
+	} else {
+		char *def = NULL;
+		if (wza_default_path(&def, &diag) || wza_open(def, 1, &a, &diag)) {
+			wz_cli_warn(cmd, "%s; the run was not archived (give --archive FILE)", diag.msg);
+			free(def);
+			return 0;
+		}
+		free(def);
+	}
+	int rc = 0;
+	wza_run_finish(run, "ok");
+	if (wza_store(a, run, &diag))
+		rc = wz_cli_fail(cmd, &diag);
+	else
+		fprintf(stderr, "Run %lld archived in %s\n", run->id, wza_path(a));
+	wza_close(a);
+	return rc;
+}

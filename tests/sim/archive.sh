@@ -1,0 +1,105 @@
+#!/bin/sh
+# The simulator with the archive and the proposal: `size` and `sim` store
+# their runs (figures, latency and occupancy series, fleets), `plot` draws
+# them, `verify` reproduces size runs and propose runs with a simulation,
+# and `propose --simulate` / `--traffic` write the "Sized by simulation"
+# section; a bad traffic table writes nothing.
+. "$top_srcdir/tests/cli/lib.sh"
+export WZ_GNUPLOT=none  # scripts only: rendering is tested in tests/plots
+A="$tmp/a.sqlite"
+small="--users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix,wz-5.44 -q"
+
+run "$WZPLAN" size $small --archive "$A"
+expect_rc 0 "size stores its run"
+contains "$err" "Run 1 archived in $A" "size prints the run id"
+contains "$out" "Fleets sized by simulation" "size still prints its table"
+run "$WZPLAN" archive export 1 --archive "$A"
+expect_rc 0 "export the size run"
+contains "$out" "1,simulation,fp8-mix,replicas,1," "export has the sized fleet"
+contains "$out" "1,simulation,wz-5.44,tpot_p99_s," "export has p99 TPOT per format"
+contains "$out" "1,sim_setup,setup,seed,1," "export has the seed"
+run "$WZPLAN" archive export 1 --format json --archive "$A"
+contains "$out" '"series": "ttft_cdf"' "JSON has the TTFT distribution"
+contains "$out" '"series": "occupancy"' "JSON has the occupancy series"
+contains "$out" '"method": "simulation"' "JSON has the simulated fleets"
+run "$WZPLAN" archive show 1 --archive "$A"
+contains "$out" "tpot_cdf   wz-5.44" "show lists the series"
+contains "$out" "seed      seed" "show lists the seed among the inputs"
+
+run "$WZPLAN" verify 1 --archive "$A"
+expect_rc 0 "verify reproduces a size run"
+contains "$out" "series points reproduced exactly" "with every series point"
+
+run "$WZPLAN" plot 1 --archive "$A" --out "$tmp/charts"
+expect_rc 0 "plot draws a size run"
+[ -s "$tmp/charts/sim_ttft_cdf.gp" ] && [ -s "$tmp/charts/sim_tpot_cdf.gp" ] &&
+	[ -s "$tmp/charts/sim_occupancy.gp" ]
+ok $? "latency distribution and occupancy chart scripts"
+grep -q 'p99 target, 100 ms' "$tmp/charts/sim_tpot_cdf.dat" "$tmp/charts/sim_tpot_cdf.gp"
+ok $? "the TPOT chart shows the target"
+
+run "$WZPLAN" sim --users 120 --context 32k --duration 300 --warmup 30 -q --archive "$A"
+expect_rc 0 "sim stores its run"
+contains "$err" "Run 2 archived" "sim prints the run id"
+run "$WZPLAN" archive export 2 --archive "$A"
+contains "$out" "2,simulation,fp8-mix,reserved_usd_year," "the simulated fleet is priced"
+run "$WZPLAN" sim --users 120 --context 32k --duration 300 --warmup 30 -q --no-archive \
+	--archive "$A"
+expect_rc 2 "--archive and --no-archive together"
+run "$WZPLAN" verify 2 --archive "$A"
+expect_rc 1 "verify says it cannot recompute sim runs"
+contains "$err" "propose and size runs only" "and which it can"
+
+run "$WZPLAN" propose $small --simulate --out "$tmp/p" --archive "$A"
+expect_rc 0 "propose --simulate"
+md=$(cat "$tmp/p/proposal.md")
+contains "$md" "## Sized by simulation" "the simulation section"
+contains "$md" "| GPUs, simulation |" "the summary has the simulated GPUs"
+contains "$md" "p99 TTFT s (target 5)" "achieved p99 against the target"
+contains "$md" "Which sizing binds." "says which sizing binds"
+contains "$md" "closed population of 120 users, 270 s measured" "says what was simulated"
+[ -s "$tmp/p/charts/sim_ttft_cdf.gp" ] && [ -s "$tmp/p/charts/sim_occupancy.gp" ]
+ok $? "latency and occupancy chart scripts in the proposal"
+head -1 "$tmp/p/simulation.csv" | grep -q '^format,bits_per_value,replicas,gpus'
+ok $? "simulation.csv"
+run "$WZPLAN" verify 3 --archive "$A"
+expect_rc 0 "verify reproduces propose --simulate"
+contains "$out" "series points reproduced exactly" "figures and series"
+
+run "$WZPLAN" propose --users 120 --context 32k --out "$tmp/plain" --archive "$A"
+contains "$(cat "$tmp/plain/proposal.md")" "the simulation was not run" \
+	"without a simulation the proposal says so"
+contains "$(cat "$tmp/plain/proposal.md")" "wzplan propose --simulate" "and how to run it"
+run "$WZPLAN" propose --duration 300 --out "$tmp/x" --archive "$A"
+expect_rc 2 "a simulator option without --simulate"
+[ ! -e "$tmp/x" ]; ok $? "writes nothing"
+
+# 40 sessions of two turns, in arrival order.
+awk 'BEGIN { print "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens"
+	for (i = 0; i < 40; i++) printf "%d,0,%.1f,2000,100,0\n", i, i / 2
+	for (i = 0; i < 40; i++) printf "%d,1,%.1f,300,80,2100\n", i, 30 + i / 2 }' > "$tmp/t.csv"
+run "$WZPLAN" archive list --archive "$A" --format csv
+before=$out
+sed '5s/,100,0$/,-100,0/' "$tmp/t.csv" > "$tmp/bad.csv"
+run "$WZPLAN" propose --traffic "$tmp/bad.csv" --warmup 0 --formats fp8-mix -q --out "$tmp/b" \
+	--archive "$A"
+expect_rc 2 "a traffic table with a bad row"
+contains "$err" "bad.csv:5" "names file and line"
+[ ! -e "$tmp/b" ]; ok $? "no proposal written"
+run "$WZPLAN" archive list --archive "$A" --format csv
+[ "$out" = "$before" ]; ok $? "no run archived"
+
+run "$WZPLAN" propose --traffic "$tmp/t.csv" --warmup 0 --formats fp8-mix,wz-5.44 -q \
+	--out "$tmp/t" --archive "$A"
+expect_rc 0 "propose replays a traffic table"
+contains "$(cat "$tmp/t/proposal.md")" "replay of" "says it replayed the table"
+id=$(printf '%s\n' "$out" | sed -n 's/^Run \([0-9]*\) archived.*/\1/p')
+run "$WZPLAN" verify "$id" --archive "$A"
+expect_rc 0 "verify reproduces a replay"
+printf '99,0,100.0,5000,100,0\n' >> "$tmp/t.csv"
+run "$WZPLAN" verify "$id" --archive "$A"
+expect_rc 1 "a changed traffic file"
+contains "$out" "trace traffic: $tmp/t.csv changed" "is named"
+run "$WZPLAN" verify "$id" --stored --archive "$A"
+expect_rc 0 "--stored uses the recorded traffic table"
+done_testing
