@@ -121,8 +121,9 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 		if (!isnan(simg) && simg >= (double)f->gpus) {
 			snprintf(both, sizeof both, "%s and simulation", binds);
 			binds = simg == (double)f->gpus ? both : "simulation";
-			saving = wza_run_find_figure(run, "simulation", r->fmt.name, "saving_reserved")
-					 ->value;
+			const wza_figure *sv = wza_run_find_figure(run, "simulation", r->fmt.name,
+								   "saving_reserved");
+			saving = sv ? sv->value : NAN;
 		}
 		char money[48];
 		snprintf(money, sizeof money, "%s$%.2fM", saving < 0 ? "-" : "", fabs(saving) / 1e6);

@@ -200,7 +200,7 @@ int wz_sim_store(const char *cmd, const char *path, wza_run *run)
 	} else {
 		char *def = NULL;
 		if (wza_default_path(&def, &diag) || wza_open(def, 1, &a, &diag)) {
-			wz_cli_warn(cmd, "%s; the run was not archived (give --archive FILE)", diag.msg);
+			wz_cli_warn(cmd, "%s; the run was not archived", diag.msg);
 			free(def);
 			return 0;
 		}

@@ -102,4 +102,8 @@ expect_rc 1 "a changed traffic file"
 contains "$out" "trace traffic: $tmp/t.csv changed" "is named"
 run "$WZPLAN" verify "$id" --stored --archive "$A"
 expect_rc 0 "--stored uses the recorded traffic table"
+rm "$tmp/t.csv"
+run "$WZPLAN" verify "$id" --archive "$A"
+expect_rc 0 "a traffic file that is gone: its recorded text is used"
+contains "$out" "t.csv is gone; using the recorded text" "and it is named"
 done_testing
