@@ -129,8 +129,30 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 			rc = wz_cli_usage(cmd, "%s: no request arrives after the %g s warm-up; "
 					  "give a shorter --warmup", o->traffic, out->params.warmup_s);
 	}
-	if (!rc)
-		out->initial_context = wzs_initial_context(&out->params, out->scn->context);
+	if (!rc && !o->traffic) {
+		wzs_params *p = &out->params;
+		double per_turn = p->prompt_tokens + p->output_tokens;
+		int fixed = p->length_dist == WZS_DIST_FIXED;
+		/* The default session length suits long contexts; at a short one
+		 * its turns would outgrow the context, so unless the scenario sets
+		 * the session shape, sessions get as many turns as keep a new one
+		 * at half the context or more (the mean stays the context). */
+		if (!wz_kv_get(out->scn->kv, "pop_turns") &&
+		    !wz_kv_get(out->scn->kv, "pop_initial_context") &&
+		    wzs_initial_context(p, out->scn->context) < out->scn->context / 2) {
+			double room = (double)out->scn->context / 2 / per_turn;
+			double turns = floor(1 + (fixed ? 2 * room : room));
+			p->turns = turns < 1 ? 1 : turns;
+		}
+		out->initial_context = wzs_initial_context(p, out->scn->context);
+		if (out->initial_context < 1)
+			rc = wz_cli_usage(cmd, "a closed population at %ld tokens of context: its sessions "
+					  "grow by about %.0f turns x %.0f tokens, more than the context; "
+					  "set pop_initial_context, or fewer or shorter turns "
+					  "(pop_turns, pop_prompt_tokens, pop_output_tokens)",
+					  out->scn->context, fixed ? (p->turns - 1) / 2.0 : p->turns - 1,
+					  per_turn);
+	}
 	if (rc)
 		wz_sim_setup_free(out);
 	return rc;

@@ -12,7 +12,7 @@
 
 /* The distribution of standardized component values (value / (token scale
  * x component sigma)), pooled over a part's components, as a histogram. */
-#define WZC_HIST_BINS 8192
+#define WZC_HIST_BINS 4096
 #define WZC_HIST_RANGE 12.0 /* bins cover [-12, 12]; outside values count in the end bins */
 #define WZC_MODEL_MAX 255   /* bytes of a model name */
 

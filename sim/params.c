@@ -265,7 +265,9 @@ long wzs_initial_context(const wzs_params *p, long context)
 		return p->initial_context;
 	double age = p->length_dist == WZS_DIST_FIXED ? (p->turns - 1) / 2.0 : p->turns - 1;
 	double start = (double)context - age * (p->prompt_tokens + p->output_tokens);
-	return start < 1 ? 1 : (long)llround(start);
+	/* Below one token the population could not hold `context` on average:
+	 * the caller refuses rather than simulate other users than asked. */
+	return start < 1 ? 0 : (long)llround(start);
 }
 
 void wzs_params_describe(const wzs_params *p, wz_buf *out)

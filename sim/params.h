@@ -80,6 +80,10 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* O
  * turns already taken is (turns - 1) / 2 for fixed-length sessions and
  * turns - 1 for geometric ones (a random moment falls in a long session
  * more often). */
+/* Tokens a new session starts with so that users hold `context` tokens on
+ * average: pop_initial_context, or context - mean turns taken x tokens per
+ * turn.  0 when that leaves less than one token (the turns outgrow the
+ * context). */
 long wzs_initial_context(const wzs_params *p, long context);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */
