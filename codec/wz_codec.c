@@ -19,7 +19,7 @@
  * not depend on the machine. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define WZ_HOT __attribute__((optimize("O3")))
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__GLIBC__)
 #define WZ_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
 #else
