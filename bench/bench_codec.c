@@ -9,6 +9,7 @@
 
 #include "codec/codec.h"
 #include "codec/profile.h"
+#include "codec/wz_gemm.h"
 #include "traces/synth_cache.h"
 
 #define RUNS 7
@@ -75,8 +76,9 @@ int main(void)
 	float *lat = malloc(sizeof(float) * (size_t)T * R), *rope = malloc(sizeof(float) * (size_t)T * P);
 	uint8_t *rec = malloc((size_t)T * 1152);
 	printf("codec throughput, one core (thread CPU time), median of %d runs, %d tokens x 576 values\n"
-	       "synthetic mla-b layer; GB/s of bf16-equivalent cache (1152 bytes per token and layer)\n\n",
+	       "synthetic mla-b layer; GB/s of bf16-equivalent cache (1152 bytes per token and layer)\n",
 	       RUNS, T);
+	printf("wz transform kernel: %s (multiply then add, the reference's bits)\n\n", wzc_gemm_kernel());
 	printf("%-13s %8s %12s %14s %20s\n", "format", "bytes", "encode GB/s", "decode GB/s",
 	       "decode->transformed");
 	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {

@@ -225,102 +225,6 @@ static wzp_chart *memory_chart(const wza_run *run)
 	return c;
 }
 
-/* "wz-5.44" and "wz-6.31" are points of one rate-distortion curve. */
-static void family_of(const char *format, char *out, size_t n)
-{
-	snprintf(out, n, "%s", format);
-	char *dash = strrchr(out, '-');
-	if (dash && dash[1] >= '0' && dash[1] <= '9' && (!strncmp(out, "wz-", 3) ||
-							  !strncmp(out, "wzx-", 4)))
-		*dash = '\0';
-}
-
-static int is_bound(const char *metric)
-{
-	return strstr(metric, "bound") != NULL;
-}
-
-static wzp_chart *quality_chart(const wza_run *codec, wz_buf *skipped)
-{
-	const char *metric = "nmse";
-	int n = 0;
-	for (int i = 0; codec && i < codec->ncodec; i++)
-		if (!strcmp(codec->codec[i].metric, metric) && !isnan(codec->codec[i].bits_per_value))
-			n++;
-	if (!n) {
-		wz_buf_puts(skipped, "Error against bits/value (rate-distortion): left out, because "
-				     "the archive holds no codec measurements (run 'wzplan codec "
-				     "measure' on a cache trace).\n");
-		return NULL;
-	}
-	wzp_chart *c = wzp_chart_new(WZP_CHART_POINTS, "quality",
-				     "Cache error against bits per value (rate-distortion)");
-	if (!c)
-		return NULL;
-	wzp_chart_axes(c, "Bits per value (counted from the bytes written)",
-		       "Normalized squared error, NMSE (log scale, lower is better)");
-	wzp_chart_log(c, 0, 1);
-	name_list fams = { .n = 0 };
-	char names[256][48];
-	int nn = 0;
-	for (int i = 0; i < codec->ncodec && nn < 256; i++) {
-		const wza_codec *m = &codec->codec[i];
-		if (strcmp(m->metric, metric) && !(is_bound(m->metric) && strstr(m->metric, metric)))
-			continue;
-		if (is_bound(m->metric))
-			snprintf(names[nn], sizeof names[nn], "Gaussian bound");
-		else
-			family_of(m->format, names[nn], sizeof names[nn]);
-		add_name(&fams, names[nn]);
-		nn++;
-	}
-	for (int s = 0; s < fams.n; s++)
-		wzp_chart_series(c, fams.items[s]);
-	/* Rows sorted by family, then bits, so each family's line runs left to
-	 * right. */
-	long long first = 0, last = 0;
-	for (int s = 0; s < fams.n; s++) {
-		int used[4096] = { 0 };
-		for (;;) {
-			int best = -1;
-			for (int i = 0, k = 0; i < codec->ncodec && i < 4096; i++) {
-				const wza_codec *m = &codec->codec[i];
-				if (strcmp(m->metric, metric) &&
-				    !(is_bound(m->metric) && strstr(m->metric, metric)))
-					continue;
-				if (k >= nn)
-					break;
-				const char *fam = names[k++];
-				if (strcmp(fam, fams.items[s]) || used[i] || isnan(m->bits_per_value))
-					continue;
-				if (best < 0 || m->bits_per_value < codec->codec[best].bits_per_value)
-					best = i;
-			}
-			if (best < 0)
-				break;
-			used[best] = 1;
-			const wza_codec *m = &codec->codec[best];
-			char label[128];
-			snprintf(label, sizeof label, "%s %s", m->format, m->window);
-			wzp_chart_row(c, label, m->bits_per_value);
-			wzp_chart_value(c, s, m->value, m->ci_low, m->ci_high);
-			if (!first || m->run < first)
-				first = m->run;
-			if (m->run > last)
-				last = m->run;
-		}
-	}
-	char runs[64];
-	if (first == last)
-		snprintf(runs, sizeof runs, "run %lld", first);
-	else
-		snprintf(runs, sizeof runs, "runs %lld to %lld", first, last);
-	wzp_chart_note(c, "Measured on cache traces by wzplan codec %s (see 'wzplan archive show'); "
-			  "error bars: bootstrap 95%% confidence intervals over tokens.",
-		       runs);
-	return c;
-}
-
 /* What a simulation series is, for its chart (sim_record.h names them). */
 static const struct {
 	const char *name, *title, *x, *y, *target;
@@ -435,7 +339,8 @@ wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***ou
 	charts[k++] = context_chart(run, 0);
 	charts[k++] = context_chart(run, 1);
 	charts[k++] = memory_chart(run);
-	charts[k++] = quality_chart(codec, skipped);
+	charts[k++] = wz_chart_codec(codec, "nmse", skipped);
+	charts[k++] = wz_chart_codec(codec, "kl", skipped);
 	name_list series = { .n = 0 };
 	for (int i = 0; i < run->npoints; i++)
 		add_name(&series, run->points[i].series);

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
+#include "cli/codec_record.h"
 #include "cli/commands.h"
 #include "codec/format.h"
 #include "codec/profile.h"
@@ -24,6 +25,8 @@ static void help(void)
 	       "  formats    the registry: name, id, tier, bits/value at R = 512, P = 64\n"
 	       "  prepare    write a wz profile from calibration traces\n"
 	       "  measure    encode trace windows in formats and measure the error\n"
+	       "  pack       write a trace as a wzx offload container\n"
+	       "  unpack     read a wzx container back to wz records or bf16\n"
 	       "\n"
 	       "  wzplan codec <subcommand> --help   help for one subcommand\n");
 }
@@ -276,7 +279,11 @@ int wz_cmd_codec(int argc, char **argv)
 		return cmd_formats(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "prepare"))
 		return cmd_prepare(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "pack"))
+		return wz_codec_pack(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "unpack"))
+		return wz_codec_unpack(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "measure"))
-		return wz_codec_measure(argc - 1, argv + 1);
+		return wz_codec_measure_archived(argc - 1, argv + 1);
 	return wz_cli_usage(CMD, "unknown subcommand '%s'", argv[1]);
 }

@@ -14,8 +14,10 @@ static void help(void)
 	       "\n"
 	       "Draws the charts of an archived run from its stored figures: annual cost and\n"
 	       "saving per format, GPUs and users per GPU against context, the per-GPU\n"
-	       "memory breakdown, error against bits/value when codec measurements were in\n"
-	       "the archive, and simulation series when the run has them.  Each chart is\n"
+	       "memory breakdown, for runs with codec measurements (codec measure, propose\n"
+	       "--trace or --codec-run) error against bits/value per format with the\n"
+	       "Gaussian bound (rate-distortion) and attention KL against bits/value, and\n"
+	       "simulation series when the run has them.  Each chart is\n"
 	       "written as NAME.dat and NAME.gp and rendered by gnuplot to NAME.png and\n"
 	       "NAME.svg.\n"
 	       "\n"
@@ -29,30 +31,16 @@ static void help(void)
 	       "a file could not be written, 2 bad usage or unknown run.\n");
 }
 
-/* The codec measurements the run could see: its own, or for other runs those
- * archived before it, as `propose` used them. */
+/* The codec measurements of a run: its own (codec runs, propose runs that
+ * measured), or the archived codec run a propose run named with
+ * --codec-run; never others, so a chart shows what its run used. */
 static wz_err codec_for(wza_archive *a, const wza_run *run, wza_run **out, wz_diag *diag)
 {
-	wza_run *all;
-	wz_err err = wza_load_codec(a, &all, diag);
-	if (err)
-		return err;
-	int own = 0;
-	for (int i = 0; i < all->ncodec; i++)
-		own |= all->codec[i].run == run->id;
-	int m = 0;
-	for (int i = 0; i < all->ncodec; i++) {
-		wza_codec *c = &all->codec[i];
-		int keep = own ? c->run == run->id : c->run < run->id;
-		if (keep) {
-			all->codec[m++] = *c;
-		} else {
-			free(c->window), free(c->format), free(c->metric), free(c->trace_hash);
-		}
-	}
-	all->ncodec = m;
-	*out = all;
-	return WZ_OK;
+	*out = NULL;
+	const wza_figure *f = wza_run_find_figure(run, "quality", "source", "codec_run");
+	if (run->ncodec || !f)
+		return WZ_OK;
+	return wza_load(a, (long long)f->value, out, diag);
 }
 
 int wz_cmd_plot(int argc, char **argv)
@@ -98,7 +86,7 @@ int wz_cmd_plot(int argc, char **argv)
 	wzp_chart **charts = NULL;
 	int n = 0, rendered = 0;
 	wz_buf skipped = { 0 }, why_not = { 0 };
-	if (!rc && wz_charts_build(run, codec, &charts, &n, &skipped)) {
+	if (!rc && wz_charts_build(run, run && run->ncodec ? run : codec, &charts, &n, &skipped)) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("plot", &diag);
 	}

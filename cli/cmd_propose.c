@@ -19,20 +19,29 @@ static void help(void)
 	       "\n"
 	       "Writes a pilot proposal for a scenario (the embedded product-page scenario by\n"
 	       "default): the cost comparison of cache formats by scaling and by memory\n"
-	       "accounting, the assumptions with their catalog sources, charts, measured\n"
-	       "cache quality when the archive holds codec measurements, and what was not\n"
-	       "measured.  With --simulate (the scenario's closed population) or --traffic\n"
+	       "accounting, the assumptions with their catalog sources, charts, and what\n"
+	       "was not measured.  With --trace FILE... --profile FILE it measures the\n"
+	       "cache formats on those test windows (calibration windows are refused) and\n"
+	       "adds \"Measured quality\" with provenance, the rate-distortion chart and a\n"
+	       "cost row for wz at the measured iso-quality rate; --codec-run RUN uses an\n"
+	       "archived 'wzplan codec measure --iso' run instead.  With --simulate (the scenario's closed population) or --traffic\n"
 	       "FILE (a request table) it also sizes every format by simulation, adds the\n"
 	       "table \"Sized by simulation\", which sizing method binds, and latency and\n"
 	       "cache occupancy charts.  The run is stored in the archive and its id printed.\n"
 	       "Files: OUT/proposal.md, OUT/cost.csv, OUT/cost.json, OUT/memory.csv,\n"
-	       "OUT/context.csv, OUT/simulation.csv (with a simulation), OUT/charts/\n"
+	       "OUT/context.csv, OUT/simulation.csv (with a simulation), OUT/quality.csv\n"
+	       "(with a measurement: every codec row), OUT/charts/\n"
 	       "(gnuplot data, scripts, PNG and SVG).\n"
 	       "\n"
 	       "%s\n%s"
 	       "  --simulate             size the fleets by simulating the scenario's users\n"
 	       "  --max-replicas N       the size search's limit (default 100000)\n"
 	       "  -q, --quiet            no simulation progress on standard error\n"
+	       "\n"
+	       "Measured quality:\n"
+	       "  --trace FILE...        test windows of a cache trace to measure\n"
+	       "  --profile FILE         the wz profile prepared from calibration windows\n"
+	       "  --codec-run RUN        use this archived codec measurement instead\n"
 	       "\n"
 	       "Output:\n"
 	       "  --out DIR              output folder (default: wzplan-out)\n"
@@ -205,53 +214,6 @@ static void charts_section(wz_buf *md, wzp_chart **charts, int n, int rendered,
 	}
 }
 
-/* Measured quality with where each figure came from: the codec run, the
- * trace window and the trace file's hash. */
-static void quality_section(wz_buf *md, const wza_run *codec)
-{
-	if (!codec || !codec->ncodec)
-		return;
-	wz_buf_puts(md, "## Measured cache quality\n\n");
-	wzp_table *t = wzp_table_new("Codec measurements in the archive");
-	if (!t)
-		return;
-	wzp_table_column(t, "format", "Format", 0);
-	wzp_table_column(t, "bits", "Bits/value", 1);
-	wzp_table_column(t, "metric", "Metric", 0);
-	wzp_table_column(t, "value", "Value", 1);
-	wzp_table_column(t, "ci", "95% CI", 0);
-	wzp_table_column(t, "window", "Trace window", 0);
-	wzp_table_column(t, "run", "Run", 1);
-	wzp_table_column(t, "trace", "Trace hash", 0);
-	int shown = 0;
-	for (int i = 0; i < codec->ncodec && shown < 60; i++, shown++) {
-		const wza_codec *m = &codec->codec[i];
-		char v[32], ci[64];
-		snprintf(v, sizeof v, "%.4g", m->value);
-		if (isnan(m->ci_low) || isnan(m->ci_high))
-			snprintf(ci, sizeof ci, "-");
-		else
-			snprintf(ci, sizeof ci, "%.4g .. %.4g", m->ci_low, m->ci_high);
-		wzp_table_row(t);
-		wzp_table_str(t, m->format);
-		wzp_table_numf(t, m->bits_per_value, 2);
-		wzp_table_str(t, m->metric);
-		wzp_table_num(t, m->value, v);
-		wzp_table_str(t, ci);
-		wzp_table_str(t, m->window);
-		wzp_table_numf(t, (double)m->run, 0);
-		wzp_table_str(t, m->trace_hash ? m->trace_hash : "");
-	}
-	if (codec->ncodec > shown)
-		wzp_table_note(t, "%d more measurements: see 'wzplan archive show RUN'.",
-			       codec->ncodec - shown);
-	wzp_table_note(t, "Quality is measured on the cache traces named by their hash; the "
-			  "cost figures above use each format's size, not these measurements.");
-	wzp_table_render(t, WZP_MD, md);
-	wzp_table_free(t);
-	wz_buf_puts(md, "\n");
-}
-
 typedef struct {
 	wzp_chart **charts;
 	int ncharts, rendered;
@@ -284,15 +246,9 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 	wz_buf_puts(&md, "\n");
 	wz_propose_sim_section(&md, x->run, s, c);
 	charts_section(&md, x->charts, x->ncharts, x->rendered, x->why_not, x->skipped);
-	quality_section(&md, x->codec);
+	wz_propose_quality_section(&md, x->run, x->codec);
 	wz_buf_puts(&md, "## Not measured in this run\n\n");
-	if (!x->codec || !x->codec->ncodec)
-		wz_buf_puts(&md, "- Cache quality (error against the uncompressed cache) of each "
-				 "format: no cache trace was given and the archive holds no codec "
-				 "measurements.\n");
-	else
-		wz_buf_puts(&md, "- Quality of the `iso:` formats: their ratio is an input, not "
-				 "a measurement.\n");
+	wz_propose_quality_not_measured(&md, x->codec);
 	wz_propose_sim_not_measured(&md, x->run);
 	if (!x->rendered)
 		wz_buf_puts(&md, "- Charts: not drawn in this run (see above).\n");
@@ -348,11 +304,22 @@ int wz_cmd_propose(int argc, char **argv)
 	wzm_catalog *cat = NULL;
 	wzm_scenario *scn = NULL;
 	wzm_compare cmp;
-	rc = wz_propose_compute("propose", &o, run, &scn, &cat, &cmp);
-	if (rc) {
+	/* Only the codec run asked for: an unrelated archived measurement is
+	 * never picked up silently. */
+	wza_run *codec_run = NULL;
+	if (o.codec_run &&
+	    (rc = wz_propose_load_codec_run("propose", o.archive, o.codec_run, &codec_run))) {
 		wza_run_free(run);
 		return rc;
 	}
+	o.codec_loaded = codec_run;
+	rc = wz_propose_compute("propose", &o, run, &scn, &cat, &cmp);
+	if (rc) {
+		wza_run_free(codec_run);
+		wza_run_free(run);
+		return rc;
+	}
+	const wza_run *codec = run->ncodec ? run : codec_run;
 
 	/* The archive: the one asked for, else the default place, else (no
 	 * writable home) the output folder, so a proposal never needs $HOME. */
@@ -370,16 +337,13 @@ int wz_cmd_propose(int argc, char **argv)
 		}
 		free(def);
 	}
-	wza_run *codec = NULL;
-	if (!rc && archive && wza_load_codec(archive, &codec, &diag))
-		rc = wz_cli_fail("propose", &diag);
 
 	/* Everything is built in a staging folder first; the proposal appears
 	 * in OUT only when all of it was made. */
 	wzp_chart **charts = NULL;
 	int ncharts = 0, rendered = 0;
 	wz_buf skipped = { 0 }, why_not = { 0 }, csv = { 0 }, json = { 0 }, mem = { 0 },
-	       ctx = { 0 }, text = { 0 }, simcsv = { 0 };
+	       ctx = { 0 }, text = { 0 }, simcsv = { 0 }, qcsv = { 0 };
 	char *staging = NULL, *md = NULL;
 	if (!rc && (wz_charts_build(run, codec, &charts, &ncharts, &skipped) ||
 		    wz_report_render(scn, &cmp, WZP_CSV, &csv) ||
@@ -392,6 +356,8 @@ int wz_cmd_propose(int argc, char **argv)
 	context_csv(run, &ctx);
 	if (o.simulate)
 		wz_propose_sim_csv(run, &simcsv);
+	if (codec)
+		wz_propose_quality_csv(codec, &qcsv);
 	if (!rc && wz_staging_create(o.out_dir, &staging, &diag))
 		rc = wz_cli_fail("propose", &diag);
 	if (!rc) {
@@ -403,10 +369,10 @@ int wz_cmd_propose(int argc, char **argv)
 	const char *files[][2] = {
 		{ "cost.csv", wz_buf_str(&csv) }, { "cost.json", wz_buf_str(&json) },
 		{ "memory.csv", wz_buf_str(&mem) }, { "context.csv", wz_buf_str(&ctx) },
-		{ "simulation.csv", wz_buf_str(&simcsv) },
+		{ "simulation.csv", wz_buf_str(&simcsv) }, { "quality.csv", wz_buf_str(&qcsv) },
 	};
 	for (size_t i = 0; !rc && i < sizeof files / sizeof files[0]; i++)
-		if ((i < 4 || o.simulate) &&
+		if ((i < 4 || (i == 4 && o.simulate) || (i == 5 && codec)) &&
 		    wz_staging_file(staging, files[i][0], files[i][1], &diag))
 			rc = wz_cli_fail("propose", &diag);
 
@@ -449,7 +415,8 @@ int wz_cmd_propose(int argc, char **argv)
 	wz_charts_free(charts, ncharts);
 	wz_buf_free(&skipped), wz_buf_free(&why_not), wz_buf_free(&csv), wz_buf_free(&json);
 	wz_buf_free(&mem), wz_buf_free(&ctx), wz_buf_free(&text), wz_buf_free(&simcsv);
-	wza_run_free(codec);
+	wz_buf_free(&qcsv);
+	wza_run_free(codec_run);
 	wza_close(archive);
 	wzm_compare_free(&cmp);
 	wzm_scenario_free(scn);

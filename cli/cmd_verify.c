@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "cli/codec_record.h"
 #include "cli/commands.h"
 #include "cli/propose.h"
 #include "cli/publish.h"
@@ -30,8 +31,10 @@ static void help(void)
 	       "instead, which checks the program alone (a traffic file over 1 MiB is not\n"
 	       "stored, so it is always read from its path).\n"
 	       "\n"
-	       "Runs of 'propose' (with or without a simulation) and of 'size' can be\n"
-	       "recomputed; 'sim' runs cannot yet (rerun 'wzplan sim' with the recorded\n"
+	       "Runs of 'propose' (with or without a simulation or a quality measurement),\n"
+	       "'size' and 'codec measure' can be recomputed (cache traces and the wz\n"
+	       "profile are read from their recorded paths; a changed one is named by its\n"
+	       "hash); 'sim' runs cannot yet (rerun 'wzplan sim' with the recorded\n"
 	       "arguments and compare with 'wzplan archive diff').\n"
 	       "\n"
 	       "Exit status: 0 every figure reproduced exactly, 1 some figure differs (or\n"
@@ -211,7 +214,7 @@ static int series_diff(const wza_run *a, const wza_run *b, wz_buf *out)
 
 /* Recomputes a propose or size run into fresh; returns an exit status. */
 static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
-		     const char *traffic, wza_run *fresh)
+		     const char *traffic, const wza_run *codec_run, wza_run *fresh)
 {
 	wz_diag diag;
 	char *scn_path = wz_path_join(dir, "run.scenario");
@@ -219,6 +222,8 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 	if (!scn_path) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("verify", &diag);
+	} else if (!strcmp(run->command, "codec")) {
+		rc = wz_codec_recompute(run, fresh);
 	} else if (!strcmp(run->command, "propose")) {
 		wz_propose_opts o;
 		if (wz_propose_parse(argc, argv, &o) >= 0) {
@@ -231,6 +236,8 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 			o.quiet = 1;
 			if (traffic)
 				o.sim.traffic = traffic;
+			o.codec_loaded = codec_run;
+			wz_propose_quality_paths(run, &o);
 			wzm_scenario *scn;
 			wzm_catalog *cat;
 			wzm_compare cmp;
@@ -267,7 +274,7 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 	return rc;
 }
 
-static int verify_recompute(const wza_run *run, int stored)
+static int verify_recompute(const wza_run *run, int stored, const wza_run *codec_run)
 {
 	wz_diag diag;
 	wz_diag_clear(&diag);
@@ -302,10 +309,17 @@ static int verify_recompute(const wza_run *run, int stored)
 		rc = wz_cli_fail("verify", &diag);
 	}
 	if (!rc)
-		rc = recompute(run, argc, copy, dir, traffic, fresh);
+		rc = recompute(run, argc, copy, dir, traffic, codec_run, fresh);
+	/* Traces and profiles are named when they changed, even when the
+	 * changed file no longer recomputes. */
+	nchanged += wz_codec_inputs_changed(run, &changes);
+	if (rc && nchanged)
+		printf("%d input%s changed since the run:\n%s", nchanged, nchanged == 1 ? "" : "s",
+		       wz_buf_str(&changes));
 	if (!rc) {
 		int n = wz_figures_diff(run, fresh, "archived", "recomputed", &diffs);
 		int ns = series_diff(run, fresh, &diffs);
+		int nc = wz_codec_rows_diff(run, fresh, &diffs);
 		printf("Run %lld (wzplan %s, %s, program %s): recomputed from the %s inputs with "
 		       "wzplan %s.\n",
 		       run->id, run->command, run->started, run->version,
@@ -315,19 +329,27 @@ static int verify_recompute(const wza_run *run, int stored)
 			       wz_buf_str(&changes));
 		else
 			printf("Every input is as recorded (XXH3 hashes match).\n");
-		if (n && !ns)
+		if (nc)
+			printf("%d of %d figures, %d of %d simulation results and series points and "
+			       "%d of %d codec measurements differ:\n%s",
+			       n, run->nfigures, ns, run->nsim + run->npoints, nc, run->ncodec,
+			       wz_buf_str(&diffs));
+		else if (n && !ns)
 			printf("%d of %d figures differ:\n%s", n, run->nfigures, wz_buf_str(&diffs));
 		else if (n || ns)
 			printf("%d of %d figures and %d of %d simulation results and series points "
 			       "differ:\n%s",
 			       n, run->nfigures, ns, run->nsim + run->npoints, wz_buf_str(&diffs));
+		else if (run->ncodec)
+			printf("All %d figures and %d codec measurements reproduced exactly.\n",
+			       run->nfigures, run->ncodec);
 		else if (run->nsim + run->npoints)
 			printf("All %d figures, %d simulation results and %d series points "
 			       "reproduced exactly.\n",
 			       run->nfigures, run->nsim, run->npoints);
 		else
 			printf("All %d figures reproduced exactly.\n", run->nfigures);
-		rc = n || ns ? 1 : 0;
+		rc = n || ns || nc ? 1 : 0;
 	}
 	if (dir)
 		wz_staging_remove(dir);
@@ -374,20 +396,30 @@ int wz_cmd_verify(int argc, char **argv)
 	if ((rc = wz_archive_open_cli("verify", path, 0, &a)))
 		return rc;
 	wz_diag diag;
-	wza_run *run = NULL;
+	wza_run *run = NULL, *codec_run = NULL;
 	if (wza_load(a, id, &run, &diag))
 		rc = wz_cli_fail("verify", &diag);
+	/* A propose run that used --codec-run RUN recomputes with that run's
+	 * measurements, as stored. */
+	const wza_figure *src = rc ? NULL : wza_run_find_figure(run, "quality", "source",
+								"codec_run");
+	if (src && wza_load(a, (long long)src->value, &codec_run, &diag))
+		rc = wz_cli_fail("verify", &diag);
 	wza_close(a);
-	if (rc)
+	if (rc) {
+		wza_run_free(run);
 		return rc;
-	if (!strcmp(run->command, "propose") || !strcmp(run->command, "size")) {
-		rc = verify_recompute(run, stored);
+	}
+	if (!strcmp(run->command, "propose") || !strcmp(run->command, "size") ||
+	    !strcmp(run->command, "codec")) {
+		rc = verify_recompute(run, stored, codec_run);
 	} else {
 		wz_diag_set(&diag, WZ_ERR_UNSUPPORTED,
-			    "run %lld is a '%s' run; this wzplan recomputes propose and size runs "
-			    "only", id, run->command);
+			    "run %lld is a '%s' run; this wzplan recomputes propose, size and "
+			    "codec runs only", id, run->command);
 		rc = wz_cli_fail("verify", &diag);
 	}
+	wza_run_free(codec_run);
 	wza_run_free(run);
 	return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
+#include "cli/codec_record.h"
 #include "codec/format.h"
 #include "codec/metrics.h"
 #include "codec/profile.h"
@@ -35,6 +36,10 @@ static void help_measure(void)
 	       "  --seed N            bootstrap seed (default 1)\n"
 	       "  --format F          text (default), csv, json or md\n"
 	       "  -o, --output FILE   write there instead of standard output\n"
+	       "  --archive FILE      archive to store the run in (default: $WZPLAN_ARCHIVE,\n"
+	       "                      else $XDG_DATA_HOME/wzplan/archive.sqlite); the run id\n"
+	       "                      goes to standard error; 'wzplan plot RUN' draws it\n"
+	       "  --no-archive        do not store the run\n"
 	       "  -h, --help          this help\n",
 	       WZC_BOOT_DEFAULT);
 }
@@ -274,7 +279,7 @@ int wz_codec_measure(int argc, char **argv)
 			wz_strlist_free(items, nitems);
 			return wz_cli_fail(CMD, &diag);
 		}
-		need_profile |= fmts[nf].id == WZC_FMT_WZ;
+		need_profile |= fmts[nf].id == WZC_FMT_WZ || fmts[nf].id == WZC_FMT_WZX;
 		shown[nf++] = 1;
 	}
 	wz_strlist_free(items, nitems);
@@ -388,6 +393,19 @@ int wz_codec_measure(int argc, char **argv)
 		free(out_rows);
 		free(out_refs);
 	}
+	/* Into the archive (cli/codec_record.c): every row, listed or not. */
+	wz_codec_measured *rec = rc ? NULL : calloc((size_t)nrows + 1, sizeof *rec);
+	for (int r = 0; rec && r < nrows; r++)
+		rec[r] = (wz_codec_measured){ rows[r].window, rows[r].split, rows[r].format,
+					      paths[r / nf], traces[r / nf], rows[r].e, refs[r]->e,
+					      rows[r].gap_db, { rows[r].iso[0], rows[r].iso[1] },
+					      { rows[r].iso_censored[0], rows[r].iso_censored[1] } };
+	if (!rc && !rec)
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+	if (!rc)
+		rc = rec ? wz_codec_record(argc, argv, profile_path, seed, nboot, formats, rec, nrows)
+			 : wz_cli_fail(CMD, &diag);
+	free(rec);
 	for (int r = 0; r < nrows; r++)
 		wzc_errors_free(rows[r].e);
 	for (int i = 0; i < npaths; i++)

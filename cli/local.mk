@@ -8,10 +8,12 @@ libwzcli_a_SOURCES = \
 	cli/cmd_cost.c \
 	cli/cmd_propose.c \
 	cli/propose.h cli/propose_run.c cli/propose_sim.c cli/charts.c \
+	cli/charts_codec.c cli/propose_quality.c \
 	cli/publish.h cli/publish.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
-	cli/cmd_codec.c cli/codec_measure.c cli/codec_cli.h \
+	cli/cmd_codec.c cli/codec_measure.c cli/codec_cli.h cli/codec_pack.c \
+	cli/codec_record.h cli/codec_record.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
 	cli/size_run.c cli/sim_record.h cli/sim_record.c

@@ -9,6 +9,8 @@
 #include "cli/sim_cli.h"
 #include "plots/chart.h"
 
+#define WZ_PROPOSE_MAX_TRACES 64
+
 typedef struct {
 	wz_scenario_opts scn;
 	wz_sim_opts sim;      /* --traffic and the simulator's options */
@@ -17,6 +19,14 @@ typedef struct {
 	int simulate;         /* size the fleets by simulation (--simulate or --traffic) */
 	long max_replicas;    /* the size search's limit */
 	int quiet;            /* no simulation progress on standard error */
+	/* Measured quality (propose_quality.c): --trace FILE... --profile FILE
+	 * measure test windows in this run; --codec-run RUN uses an archived
+	 * measurement, which the caller loads into codec_loaded. */
+	const char *traces[WZ_PROPOSE_MAX_TRACES];
+	int ntraces;
+	const char *profile;
+	long long codec_run;
+	const wza_run *codec_loaded;
 } wz_propose_opts;
 
 /* Parses propose's arguments (argv[0] is the command name).  Returns -1 to
@@ -43,6 +53,12 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***charts /* OUT */,
 		       int *n /* OUT */, wz_buf *skipped);
 void wz_charts_free(wzp_chart **charts, int n);
+/* A codec chart of a run holding codec measurements (charts_codec.c):
+ * metric "nmse" (error against bits/value per format with the Gaussian
+ * bound: rate-distortion) or "kl" (attention KL against bits/value), each
+ * format averaged over the windows.  NULL when there is nothing to draw
+ * (for nmse a sentence saying why goes to skipped). */
+wzp_chart *wz_chart_codec(const wza_run *codec, const char *metric, wz_buf *skipped);
 
 /* Writes every chart's .dat and .gp into dir and renders them when gnuplot
  * is there.  *rendered is 1 when images were made; otherwise why_not says
@@ -59,6 +75,29 @@ void wz_propose_sim_csv(const wza_run *run, wz_buf *out);
 void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
 /* GPUs of a format's simulated fleet in a run; NaN when none. */
 double wz_propose_sim_gpus(const wza_run *run, const char *format);
+
+/* Measured quality in a proposal (propose_quality.c).  wz_propose_measure
+ * refuses any trace that is not a `test` window (exit 2, before anything is
+ * written), then measures the traces into run (codec_record.h): baselines
+ * and wz rates with iso-quality bits.  Returns an exit status. */
+int wz_propose_measure(const char *cmd, const wz_propose_opts *o, wza_run *run);
+/* Loads --codec-run RUN from the archive at path (NULL: the default);
+ * refuses a run without codec measurements.  Returns an exit status. */
+int wz_propose_load_codec_run(const char *cmd, const char *path, long long id,
+			      wza_run **out /* OUT */);
+/* For verify: the traces and profile of o read from the absolute paths run
+ * recorded for them. */
+void wz_propose_quality_paths(const wza_run *run, wz_propose_opts *o);
+/* The highest wz rate, over the windows, at fp8-mix's nmse (the measured
+ * iso-quality bits), rounded up to 0.01; NaN when not measured. */
+double wz_propose_iso_bits(const wza_run *codec);
+/* The "Measured quality" section (nothing without measurements) and the
+ * quality line of "Not measured in this run". */
+void wz_propose_quality_section(wz_buf *md, const wza_run *run, const wza_run *codec);
+void wz_propose_quality_not_measured(wz_buf *md, const wza_run *codec);
+/* Every codec row as CSV: window, format, metric, value, ci_low, ci_high,
+ * bits_per_value, trace_hash. */
+void wz_propose_quality_csv(const wza_run *codec, wz_buf *out);
 
 /* Opens the archive at `path`, or at the default location when path is
  * NULL.  Prints errors; returns an exit status. */

@@ -27,6 +27,9 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		{ "simulate", no_argument, NULL, 'S' },
 		{ "max-replicas", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "trace", required_argument, NULL, 1200 },
+		{ "profile", required_argument, NULL, 1201 },
+		{ "codec-run", required_argument, NULL, 1202 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -56,6 +59,22 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case 1200: /* --trace FILE...: the words that follow are traces too */
+			o->traces[o->ntraces++] = optarg;
+			while (optind < argc && argv[optind][0] != '-' &&
+			       o->ntraces < WZ_PROPOSE_MAX_TRACES)
+				o->traces[o->ntraces++] = argv[optind++];
+			if (o->ntraces >= WZ_PROPOSE_MAX_TRACES)
+				return wz_cli_usage("propose", "at most %d traces",
+						    WZ_PROPOSE_MAX_TRACES - 1);
+			break;
+		case 1201:
+			o->profile = optarg;
+			break;
+		case 1202:
+			if ((rc = wz_run_id_parse("propose", optarg, &o->codec_run)))
+				return rc;
+			break;
 		case 'h':
 			return 0;
 		case ':':
@@ -71,6 +90,13 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 	}
 	if (optind < argc)
 		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
+	if (o->ntraces && !o->profile)
+		return wz_cli_usage("propose", "--trace needs --profile FILE (the wz profile "
+				    "prepared from calibration windows)");
+	if (o->profile && !o->ntraces)
+		return wz_cli_usage("propose", "--profile needs --trace FILE...");
+	if (o->ntraces && o->codec_run)
+		return wz_cli_usage("propose", "--trace and --codec-run exclude each other");
 	if (o->sim.traffic)
 		o->simulate = 1;
 	/* A simulator option alone would be silently ignored. */
@@ -274,13 +300,65 @@ static int simulate(const char *cmd, const wz_propose_opts *o, wza_run *run)
 	return rc;
 }
 
+/* With measured iso-quality bits, the comparison gains a wz format at that
+ * rate, so the GPU and cost figures rest on a measurement rather than the
+ * product page's input ratio. */
+static int add_iso_format(const char *cmd, wza_run *run, const wza_run *codec, wzm_scenario *s,
+			  char name[48])
+{
+	double bits = wz_propose_iso_bits(codec);
+	if (codec && codec != run)
+		wza_run_figure(run, "quality", "source", "codec_run", (double)codec->id, NULL);
+	if (isnan(bits))
+		return 0;
+	snprintf(name, 48, "wz-%.2f", bits);
+	for (int i = 0; i < s->nformats; i++)
+		if (!strcmp(s->formats[i], name)) {
+			name[0] = '\0';
+			return 0;
+		}
+	wz_buf list = { 0 };
+	for (int i = 0; i < s->nformats; i++)
+		wz_buf_printf(&list, "%s,", s->formats[i]);
+	wz_buf_puts(&list, name);
+	wz_diag diag;
+	wz_err err = list.failed ? wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory")
+				 : wzm_scenario_set_formats(s, wz_buf_str(&list), &diag);
+	wz_buf_free(&list);
+	if (err)
+		return wz_cli_fail(cmd, &diag);
+	char label[96];
+	snprintf(label, sizeof label, "wz at measured iso-quality (%.2f bits)", bits);
+	wza_run_figure(run, "quality", "iso", "bits", bits, NULL);
+	wza_run_figure(run, "quality", "iso", "format", NAN, name);
+	wza_run_figure(run, "quality", "iso", "label", NAN, label);
+	return 0;
+}
+
+static void relabel_iso(const wza_run *run, wzm_compare *c, const char *name)
+{
+	const wza_figure *label = wza_run_find_figure(run, "quality", "iso", "label");
+	for (int i = 0; *name && label && i < c->nrows; i++)
+		if (!strcmp(c->rows[i].fmt.name, name))
+			snprintf(c->rows[i].fmt.label, sizeof c->rows[i].fmt.label, "%s", label->text);
+}
+
 int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		       wzm_scenario **scn, wzm_catalog **cat, wzm_compare *cmp)
 {
 	int rc = wz_scenario_setup(cmd, &o->scn, cat, scn);
 	if (rc)
 		return rc;
-	rc = wz_cost_compare(cmd, *scn, *cat, cmp);
+	const wza_run *codec = o->codec_loaded;
+	if (o->ntraces) {
+		rc = wz_propose_measure(cmd, o, run);
+		codec = run;
+	}
+	char iso_name[48] = "";
+	if (!rc)
+		rc = add_iso_format(cmd, run, codec, *scn, iso_name);
+	if (!rc)
+		rc = wz_cost_compare(cmd, *scn, *cat, cmp);
 	if (rc) {
 		wzm_scenario_free(*scn);
 		wzm_catalog_free(*cat);
@@ -288,6 +366,7 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		*cat = NULL;
 		return rc;
 	}
+	relabel_iso(run, cmp, iso_name);
 	wz_record_inputs(run, *scn, *cat);
 	scenario_figures(run, *scn, cmp);
 	wz_err err = cost_figures(run, *scn, cmp);

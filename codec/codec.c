@@ -6,6 +6,7 @@
 
 #include "codec/codec_internal.h"
 #include "codec/profile.h"
+#include "codec/wzx.h"
 
 wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profile *profile,
 		     wzc_codec **out, wz_diag *diag)
@@ -18,9 +19,6 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 		return wz_diag_set(diag, WZ_ERR_RANGE,
 				   "format %s cannot hold a latent of %d values (group size)",
 				   fmt->name, R);
-	if (fmt->id == WZC_FMT_WZX)
-		return wz_diag_set(diag, WZ_ERR_UNSUPPORTED,
-				   "format %s: the offload tier is not implemented yet", fmt->name);
 	wzc_codec *c = calloc(1, sizeof *c);
 	if (!c)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -34,7 +32,7 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 		wzc_codec_free(c);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	if (fmt->id == WZC_FMT_WZ) {
+	if (fmt->id == WZC_FMT_WZ || fmt->id == WZC_FMT_WZX) {
 		if (!profile) {
 			wzc_codec_free(c);
 			return wz_diag_set(diag, WZ_ERR_MISSING, "format %s needs a profile",
@@ -46,7 +44,13 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 					   "the profile is for %d layers x (%d + %d), the cache is %d x (%d + %d)",
 					   profile->L, profile->R, profile->P, L, R, P);
 		}
-		wz_err e = wzc_wz_plan_new(profile, fmt->rate_bits, bytes, &c->wz, diag);
+		/* wzx entropy-codes the records of a wz grid (docs/wzx-format.md):
+		 * the codec is that grid's, records and all. */
+		wz_err e = fmt->id == WZC_FMT_WZX ? wzc_wzx_grid_bytes(profile, fmt->rate_bits,
+								     &c->record_bytes, diag)
+						  : WZ_OK;
+		if (!e)
+			e = wzc_wz_plan_new(profile, fmt->rate_bits, c->record_bytes, &c->wz, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;

@@ -19,6 +19,7 @@ typedef struct {
 	double *kl;        /* [Q] attention KL, mean over layers and heads; NULL without queries */
 	double *out_err;   /* [Q] attention-output relative error, mean over layers and heads */
 	size_t bytes;      /* bytes the encoder wrote */
+	size_t payload_bytes; /* wzx: bytes of the block payloads alone (0 otherwise) */
 	size_t values;     /* values encoded */
 	double bits_per_value; /* bytes * 8 / values */
 } wzc_errors;

@@ -47,6 +47,18 @@ static void free_layer(layer_plan *lp)
 	free(lp->basis_t[1]);
 	free(lp->delta[0]);
 	free(lp->delta[1]);
+	for (int p = 0; p < 2; p++) {
+		free(lp->cod[p]);
+		free(lp->basis_c[p]);
+	}
+	for (int i = 0; lp->qluts && i < lp->nqluts; i++)
+		wzc_qlut_free(&lp->qluts[i]);
+	free(lp->qluts);
+	free(lp->qlut_of);
+	free(lp->comp_c);
+	free(lp->order_c);
+	free(lp->sigma_c);
+	free(lp->qb_block);
 }
 
 void wzc_wz_plan_free(wzc_wz_plan *plan)
@@ -148,6 +160,118 @@ static void allocate(int n, const double *v, double (*d)[WZC_NSET], const int *p
 		used += cost[jidx[best]];
 		jidx[best]++;
 	}
+}
+
+/* The coded components as one list with their grids side by side. */
+static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
+{
+	int nc = lp->ncod[0] + lp->ncod[1];
+	size_t ncells = 0;
+	for (int i = 0; i < lp->nqluts; i++)
+		ncells += (size_t)lp->qluts[i].G + 1;
+	size_t nn = (size_t)nc + 1;
+	lp->comp_c = malloc(sizeof(int) * nn);
+	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
+	lp->sigma_c = malloc(sizeof(float) * nn);
+	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 3 * sizeof(int32_t)) +
+			      (ncells + 1) * sizeof(uint32_t));
+	int *place = malloc(sizeof(int) * (size_t)lp->n);
+	if (!lp->comp_c || !lp->order_c || !lp->sigma_c || !lp->qb_block || !place) {
+		free(place);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	wzc_qbatch *b = &lp->qb;
+	char *at = lp->qb_block;
+	b->q = (const wzc_qlut **)(void *)at;
+	at += nn * sizeof(void *);
+	b->t0 = (float *)(void *)at;
+	b->inv_w = b->t0 + nn;
+	b->gmax = b->inv_w + nn;
+	b->start_off = (int32_t *)(void *)(b->gmax + nn);
+	b->thr_off = b->start_off + nn;
+	b->nthr = b->thr_off + nn;
+	uint32_t *starts = (uint32_t *)(void *)(b->nthr + nn);
+	b->starts = starts;
+	b->thr_base = lp->tables;
+	b->n = nc;
+	size_t *first = malloc(sizeof(size_t) * (size_t)(lp->nqluts + 1));
+	if (!first) {
+		free(place);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	size_t pos = 0;
+	for (int i = 0; i < lp->nqluts; i++) {
+		first[i] = pos;
+		for (int c = 0; c <= lp->qluts[i].G; c++)
+			starts[pos++] = lp->qluts[i].start[c];
+	}
+	int j = 0;
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < lp->ncod[p]; i++, j++) {
+			int k = (p ? R : 0) + lp->cod[p][i];
+			const wzc_qlut *q = &lp->qluts[lp->qlut_of[k]];
+			lp->comp_c[j] = k;
+			lp->sigma_c[j] = lp->sigma[k];
+			place[k] = j;
+			b->q[j] = q;
+			b->t0[j] = q->t0;
+			b->inv_w[j] = q->inv_w;
+			b->gmax[j] = (float)(q->G - 1);
+			b->start_off[j] = (int32_t)first[lp->qlut_of[k]];
+			b->thr_off[j] = (int32_t)(q->thr - lp->tables);
+			b->nthr[j] = (int32_t)q->nthr;
+		}
+	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
+		int c = lp->order[i], nv = lp->n - 2;
+		lp->order_c[i] = c >= nv ? nc + (c - nv) : place[c];
+	}
+	free(first);
+	free(place);
+	return WZ_OK;
+}
+
+/* What the fast encoder needs besides the plan: the coded components'
+ * basis columns and their quantizer grids. */
+static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
+{
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	int R = pr->R;
+	lp->qlut_of = malloc(sizeof *lp->qlut_of * (size_t)lp->n);
+	lp->qluts = calloc((size_t)lp->n, sizeof *lp->qluts);
+	if (!lp->qlut_of || !lp->qluts)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < lp->n; k++) {
+		lp->qlut_of[k] = -1;
+		if (lp->nlev[k] <= 1)
+			continue;
+		for (int i = 0; i < k && lp->qlut_of[k] < 0; i++)
+			if (lp->qlut_of[i] >= 0 && lp->thr[i] == lp->thr[k])
+				lp->qlut_of[k] = lp->qlut_of[i];
+		if (lp->qlut_of[k] >= 0)
+			continue;
+		if (wzc_qlut_init(&lp->qluts[lp->nqluts], lp->thr[k], lp->nlev[k] - 1))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		lp->qlut_of[k] = lp->nqluts++;
+	}
+	for (int p = 0; p < 2; p++) {
+		int m = parts[p]->n, nc = 0;
+		lp->cod[p] = malloc(sizeof(int) * (size_t)(m ? m : 1));
+		if (!lp->cod[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		for (int k = 0; k < m; k++)
+			if (lp->nlev[k + (p ? R : 0)] > 1)
+				lp->cod[p][nc++] = k;
+		lp->ncod[p] = nc;
+		lp->ldc[p] = nc ? (size_t)nc : 1;
+		lp->basis_c[p] = malloc(sizeof(float) * (size_t)(m ? m : 1) * lp->ldc[p]);
+		if (!lp->basis_c[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		for (int i = 0; i < m; i++)
+			for (int j = 0; j < nc; j++)
+				lp->basis_c[p][(size_t)i * lp->ldc[p] + j] =
+					parts[p]->basis[(size_t)lp->cod[p][j] * m + i];
+	}
+	return plan_batch(R, lp, diag);
 }
 
 static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
@@ -310,7 +434,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	free(part);
 	free(jidx);
 	free(best);
-	return WZ_OK;
+	return plan_fast(pr, l, lp, diag);
 }
 
 wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_bytes,
@@ -350,17 +474,6 @@ wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_by
 	}
 	*out = plan;
 	return WZ_OK;
-}
-
-static void put_bits(uint8_t *rec, int off, int k, uint64_t val)
-{
-	for (int i = 0; i < k;) {
-		int byte = (off + i) >> 3, sh = (off + i) & 7;
-		int take = 8 - sh < k - i ? 8 - sh : k - i;
-		uint8_t mask = (uint8_t)(((1u << take) - 1) << sh);
-		rec[byte] = (uint8_t)((rec[byte] & ~mask) | ((uint8_t)((val >> i) << sh) & mask));
-		i += take;
-	}
 }
 
 static uint64_t get_bits(const uint8_t *rec, size_t nrec, int off, int k)
@@ -419,9 +532,10 @@ WZ_HOT WZ_CLONES static void transform_rows(int ntok, int m, const float *bt, co
 }
 
 #define BLOCK 8
+#define DEC_BLOCK 64
 
-void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
-			 const float *rope, uint8_t *records, size_t record_bytes)
+void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			     const float *rope, uint8_t *records, size_t record_bytes)
 {
 	const layer_plan *lp = &plan->layers[layer];
 	const wzc_profile *pr = plan->profile;
@@ -504,7 +618,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				/* the smallest kb-bit y with y / 2^kb >= V / M */
 				u128 num = (u128)V << kb;
 				uint64_t word = (uint64_t)((num + M - 1) / M);
-				put_bits(rec, off, kb, word);
+				wzc_put_bits(rec, off, kb, word);
 				off += kb;
 			}
 		}
@@ -586,8 +700,8 @@ void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P, width[2] = { R, P };
-	float *yb[2] = { malloc(sizeof(float) * (size_t)BLOCK * R),
-			 malloc(sizeof(float) * ((size_t)BLOCK * P + 1)) };
+	float *yb[2] = { malloc(sizeof(float) * (size_t)DEC_BLOCK * R),
+			 malloc(sizeof(float) * ((size_t)DEC_BLOCK * P + 1)) };
 	float *out[2] = { latent, rope };
 	if (!yb[0] || !yb[1]) {
 		/* no memory for blocks: one token at a time (same values) */
@@ -598,15 +712,16 @@ void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_
 		free(yb[1]);
 		return;
 	}
-	for (int t0 = 0; t0 < n; t0 += BLOCK) {
-		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
+	for (int t0 = 0; t0 < n; t0 += DEC_BLOCK) {
+		int nb = n - t0 < DEC_BLOCK ? n - t0 : DEC_BLOCK;
 		for (int t = 0; t < nb; t++)
 			wzc_wz_decode(plan, layer, records + (size_t)(t0 + t) * plan->record_bytes,
 				      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
 		for (int p = 0; p < 2; p++) {
 			int m = width[p];
 			float *o = out[p] + (size_t)t0 * m;
-			transform_rows(nb, m, parts[p]->basis, yb[p], o);
+			/* the same sums as transform_rows, in blocks */
+			wzc_gemm(nb, m, m, parts[p]->basis, (size_t)m, yb[p], (size_t)m, 1, o, (size_t)m);
 			for (int t = 0; t < nb; t++)
 				for (int i = 0; i < m; i++)
 					o[(size_t)t * m + i] += parts[p]->mean[i];

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The proposal's charts: drawn with gnuplot (PNG and SVG beside their data
 # and scripts), left out with a clear note when gnuplot is missing, and the
-# rate-distortion chart when the archive holds codec measurements.
+# rate-distortion chart for the codec run a proposal names.
 . "$top_srcdir/tests/cli/lib.sh"
 unset WZPLAN_ARCHIVE WZ_GNUPLOT
 A="$tmp/a.sqlite"
@@ -45,8 +45,9 @@ ls "$tmp/p/charts"/*.log >/dev/null 2>&1; [ $? -ne 0 ]; ok $? "no gnuplot logs l
 (cd "$tmp/p/charts" && rm cost.png && gnuplot cost.gp) && [ -s "$tmp/p/charts/cost.png" ]
 ok $? "a person can re-render from the script"
 
-# Codec measurements in the archive: the rate-distortion chart and the
-# measured-quality section with provenance.
+# An archived codec run named with --codec-run: the rate-distortion chart
+# and the measured-quality section with provenance.  (An archived run that
+# is not named is never used: run 1 above has no quality section.)
 python3 - "$A" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -59,16 +60,16 @@ for w, f, b, v in rows:
 c.execute("INSERT INTO codec_measurements VALUES (100, 'w1', 'bound-5.44', 'nmse_bound', 1.0e-3, NULL, NULL, 5.44, NULL)")
 c.commit()
 PY
-run "$WZPLAN" propose --out "$tmp/q" --archive "$A"
-expect_rc 0 "propose with codec measurements archived"
+run "$WZPLAN" propose --out "$tmp/q" --archive "$A" --codec-run 100
+expect_rc 0 "propose with an archived codec run"
 contains "$out" "Charts: 6" "six charts"
 [ -s "$tmp/q/charts/quality.png" ]; ok $? "the rate-distortion chart is drawn"
 q=$(cat "$tmp/q/charts/quality.gp")
 contains "$q" "with yerrorlines" "with confidence intervals"
-contains "$q" "title 'wz'" "wz rates form one curve"
-contains "$q" "title 'Gaussian bound'" "with the bound"
+contains "$q" "title 'wz (rates measured)'" "wz rates form one curve"
+contains "$q" "title 'Gaussian bound (reverse water-filling)'" "with the bound"
 md=$(cat "$tmp/q/proposal.md")
-contains "$md" "## Measured cache quality" "the proposal reports measured quality"
+contains "$md" "## Measured quality" "the proposal reports measured quality"
 contains "$md" "abcdef0123456789" "with the trace's hash as provenance"
 run "$WZPLAN" plot 1 --archive "$A" --out "$tmp/replot"
 expect_rc 0 "plot redraws an archived run"

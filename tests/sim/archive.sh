@@ -48,7 +48,7 @@ run "$WZPLAN" sim --users 120 --context 32k --duration 300 --warmup 30 -q --no-a
 expect_rc 2 "--archive and --no-archive together"
 run "$WZPLAN" verify 2 --archive "$A"
 expect_rc 1 "verify says it cannot recompute sim runs"
-contains "$err" "propose and size runs only" "and which it can"
+contains "$err" "propose, size and codec runs only" "and which it can"
 
 run "$WZPLAN" propose $small --simulate --out "$tmp/p" --archive "$A"
 expect_rc 0 "propose --simulate"

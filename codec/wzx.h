@@ -1,0 +1,102 @@
+/* The wzx offload-tier container (docs/wzx-format.md): wz GPU-tier records
+ * entropy-coded losslessly in blocks of 64 tokens x one layer, with a block
+ * index and a checksum per block; restoring a block gives back exactly the
+ * GPU-tier records. */
+#ifndef WZC_WZX_H
+#define WZC_WZX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+#include "codec/profile.h"
+#include "common/wz_error.h"
+
+#define WZC_WZX_VERSION 1
+#define WZC_WZX_BLOCK_TOKENS 64
+#define WZC_WZX_HEADER_FIXED 56 /* bytes before the model name */
+#define WZC_WZX_BLOCK_OVERHEAD 24 /* block header 16 + checksum 8 */
+#define WZC_WZX_INDEX_ENTRY 16
+#define WZC_WZX_FOOTER 24
+
+/* The coder of one grid: the wz plan of record size B and the static rANS
+ * tables derived from the profile. */
+typedef struct wzc_wzx wzc_wzx;
+
+/* A coder for the grid of a wz or wzx codec (borrowed: it must outlive the
+ * result).  The caller frees it with wzc_wzx_free. */
+wz_err wzc_wzx_of_codec(const wzc_codec *codec, wzc_wzx **out /* OUT */, wz_diag *diag);
+/* A coder for profile p at wz record size record_bytes (the profile is
+ * borrowed).  The caller frees it with wzc_wzx_free. */
+wz_err wzc_wzx_new(const wzc_profile *p, size_t record_bytes, wzc_wzx **out /* OUT */,
+		   wz_diag *diag);
+void wzc_wzx_free(wzc_wzx *x);
+
+size_t wzc_wzx_record_bytes(const wzc_wzx *x);
+/* Expected coded bits/value under the static tables, block overhead included
+ * (the estimate that chooses the grid; reports use written bytes). */
+double wzc_wzx_expected_bits(const wzc_wzx *x);
+
+/* The grid for wzx-<bits>: the largest wz record size whose expected coded
+ * size is at most `bits` bits/value (docs/wzx-format.md). */
+wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_bytes /* OUT */,
+			  wz_diag *diag);
+
+/* Most bytes a container of L x T tokens at record size B can take (blocks
+ * fall back to raw records); 0 when the shape is out of range. */
+size_t wzc_wzx_bound(int L, int T, int R, int P, size_t record_bytes, size_t model_len);
+
+typedef struct {
+	size_t total;    /* bytes of the container */
+	size_t header;   /* header with its checksum */
+	size_t index;    /* index and footer */
+	size_t payload;  /* block payloads alone */
+	size_t blocks;   /* blocks with their headers and checksums */
+	int nblocks, nraw;
+} wzc_wzx_stats;
+
+/* Writes a container of T tokens from wz records [L][T][B] of this grid into
+ * dst (cap bytes; wzc_wzx_bound is always enough). */
+wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *dst, size_t cap,
+		     size_t *written /* OUT */, wzc_wzx_stats *stats /* OUT, may be NULL */,
+		     wz_diag *diag);
+
+/* What a container's header says (after every check of wzc_wzx_open). */
+typedef struct {
+	int L, R, P, T;
+	int blocks_per_layer, nblocks;
+	size_t record_bytes;
+	uint64_t profile_hash;
+	char model[WZC_MODEL_MAX + 1];
+} wzc_wzx_info;
+
+/* A container read from untrusted bytes (borrowed: they must outlive it):
+ * header, footer and index are checked here, each block when it is read.
+ * The caller frees it with wzc_wzx_reader_free. */
+typedef struct wzc_wzx_reader wzc_wzx_reader;
+wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin,
+		    wzc_wzx_reader **out /* OUT */, wz_diag *diag);
+void wzc_wzx_reader_free(wzc_wzx_reader *r);
+const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r);
+
+/* A coder for the container's grid with profile p; WZ_ERR_INPUT when the
+ * container was written with another profile or shape.  The caller frees
+ * it with wzc_wzx_free. */
+wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx **out /* OUT */,
+			 wz_diag *diag);
+
+/* Random access: block `block` of `layer` back to wz records (up to 64 x B
+ * bytes); *ntok gets its token count.  WZ_ERR_CORRUPT names the block. */
+wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+			  uint8_t *records /* OUT */, int *ntok /* OUT */, wz_diag *diag);
+/* Every block: records [L][T][B]. */
+wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records /* OUT */,
+			wz_diag *diag);
+
+/* For the metrics: encodes every layer of a window with the codec's grid,
+ * writes the container in memory, reads it back, and returns the records
+ * decoded from it [L][T][B] (caller frees with free()) and its stats. */
+wz_err wzc_wzx_roundtrip(wzc_codec *codec, const wzc_window *w, uint8_t **records /* OUT */,
+			 wzc_wzx_stats *stats /* OUT */, wz_diag *diag);
+
+#endif

@@ -1,0 +1,341 @@
+/* The wzx container: writing header, blocks, index and footer, and reading
+ * them back from untrusted bytes with every field checked
+ * (docs/wzx-format.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "codec/wzx.h"
+#include "codec/wzx_internal.h"
+
+static const uint8_t MAGIC[8] = { 0x89, 'W', 'Z', 'X', '\r', '\n', 0x1a, '\n' };
+static const uint8_t END_MAGIC[8] = { 0x89, 'W', 'Z', 'X', 'I', 'D', 'X', '\n' };
+
+#define MAX_L 4096
+#define MAX_R 8192
+#define MAX_P 1024
+#define MAX_T 0x7fffffffL
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t header_bytes(size_t model_len)
+{
+	return WZC_WZX_HEADER_FIXED + pad8(model_len) + 8;
+}
+
+size_t wzc_wzx_bound(int L, int T, int R, int P, size_t B, size_t model_len)
+{
+	if (L < 1 || L > MAX_L || T < 1 || R < 1 || R > MAX_R || P < 0 || P > MAX_P ||
+	    model_len > WZC_MODEL_MAX || B < 1 || B > 2 * (size_t)(R + P))
+		return 0;
+	size_t nb = (size_t)L * (((size_t)T + WZC_WZX_BLOCK_TOKENS - 1) / WZC_WZX_BLOCK_TOKENS);
+	/* At most 2^12 * 2^25 blocks and 2^31 * 2^12 * 2^14 bytes: fits 64 bits. */
+	return header_bytes(model_len) + nb * (WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_INDEX_ENTRY) +
+	       (size_t)L * (size_t)T * B + WZC_WZX_FOOTER;
+}
+
+wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *dst, size_t cap,
+		     size_t *written, wzc_wzx_stats *stats, wz_diag *diag)
+{
+	*written = 0;
+	int L = wzc_wzx_layers(x), R = wzc_wzx_R(x), P = wzc_wzx_P(x);
+	size_t B = wzc_wzx_record_bytes(x), mlen = strlen(wzc_wzx_model(x));
+	size_t bound = wzc_wzx_bound(L, T, R, P, B, mlen);
+	if (!bound)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "wzx: %d layers x %d tokens is out of range", L, T);
+	if (cap < bound)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "wzx: a buffer of %zu bytes, %zu needed (wzc_wzx_bound)",
+				   cap, bound);
+	wzc_wzx_stats st = { 0 };
+	int nb = (T + WZC_WZX_BLOCK_TOKENS - 1) / WZC_WZX_BLOCK_TOKENS;
+	size_t H = header_bytes(mlen);
+	memset(dst, 0, H);
+	memcpy(dst, MAGIC, 8);
+	wzx_put32(dst + 8, WZC_WZX_VERSION);
+	wzx_put32(dst + 16, (uint32_t)L);
+	wzx_put32(dst + 20, (uint32_t)R);
+	wzx_put32(dst + 24, (uint32_t)P);
+	wzx_put32(dst + 28, (uint32_t)T);
+	wzx_put32(dst + 32, (uint32_t)B);
+	wzx_put32(dst + 36, WZC_WZX_BLOCK_TOKENS);
+	wzx_put64(dst + 40, wzc_wzx_profile_hash(x));
+	wzx_put32(dst + 48, (uint32_t)mlen);
+	memcpy(dst + WZC_WZX_HEADER_FIXED, wzc_wzx_model(x), mlen);
+	wzx_put64(dst + H - 8, XXH3_64bits(dst, H - 8));
+	st.header = H;
+	/* The index goes after the blocks; keep it aside meanwhile. */
+	size_t nblocks = (size_t)L * nb;
+	uint8_t *index = malloc(nblocks * WZC_WZX_INDEX_ENTRY);
+	if (!index)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	size_t at = H;
+	for (int l = 0; l < L; l++)
+		for (int b = 0; b < nb; b++) {
+			int t0 = b * WZC_WZX_BLOCK_TOKENS;
+			int n = T - t0 < WZC_WZX_BLOCK_TOKENS ? T - t0 : WZC_WZX_BLOCK_TOKENS;
+			uint8_t *blk = dst + at;
+			size_t size;
+			int type = wzc_wzx_encode_block(x, l, n, records + ((size_t)l * T + t0) * B,
+							blk + 16, (size_t)n * B, &size);
+			wzx_put32(blk, (uint32_t)l);
+			wzx_put32(blk + 4, (uint32_t)t0);
+			wzx_put32(blk + 8, (uint32_t)size);
+			blk[12] = (uint8_t)n;
+			blk[13] = (uint8_t)type;
+			blk[14] = blk[15] = 0;
+			wzx_put64(blk + 16 + size, XXH3_64bits(blk, 16 + size));
+			uint8_t *e = index + ((size_t)l * nb + b) * WZC_WZX_INDEX_ENTRY;
+			wzx_put64(e, at);
+			wzx_put32(e + 8, (uint32_t)(size + WZC_WZX_BLOCK_OVERHEAD));
+			wzx_put32(e + 12, 0);
+			at += size + WZC_WZX_BLOCK_OVERHEAD;
+			st.payload += size;
+			st.nraw += type == 0;
+		}
+	st.blocks = at - H;
+	st.nblocks = (int)nblocks;
+	size_t ioff = at;
+	memcpy(dst + at, index, nblocks * WZC_WZX_INDEX_ENTRY);
+	at += nblocks * WZC_WZX_INDEX_ENTRY;
+	free(index);
+	wzx_put64(dst + at, ioff);
+	wzx_put64(dst + at + 8, XXH3_64bits(dst + ioff, at - ioff));
+	memcpy(dst + at + 16, END_MAGIC, 8);
+	at += WZC_WZX_FOOTER;
+	st.index = at - ioff;
+	st.total = at;
+	*written = at;
+	if (stats)
+		*stats = st;
+	return WZ_OK;
+}
+
+struct wzc_wzx_reader {
+	const uint8_t *b;
+	size_t n, index_off;
+	wzc_wzx_info info;
+	char origin[128];
+};
+
+void wzc_wzx_reader_free(wzc_wzx_reader *r)
+{
+	free(r);
+}
+
+const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r)
+{
+	return &r->info;
+}
+
+static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
+{
+	const uint8_t *b = r->b;
+	size_t n = r->n;
+	const char *o = r->origin;
+	if (n < WZC_WZX_HEADER_FIXED + 8 + WZC_WZX_FOOTER)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %zu bytes is too short for a wzx container", o, n);
+	if (memcmp(b, MAGIC, 8))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a wzx container (bad magic)", o);
+	uint32_t version = wzx_get32(b + 8);
+	if (version != WZC_WZX_VERSION)
+		return wz_diag_set(diag, version > WZC_WZX_VERSION ? WZ_ERR_VERSION : WZ_ERR_INPUT,
+				   "%s: wzx version %u (this build reads %d)", o, version, WZC_WZX_VERSION);
+	uint32_t mlen = wzx_get32(b + 48);
+	if (mlen > WZC_MODEL_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: model name of %u bytes", o, mlen);
+	size_t H = header_bytes(mlen);
+	if (n < H + WZC_WZX_FOOTER)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: truncated header", o);
+	if (wzx_get64(b + H - 8) != XXH3_64bits(b, H - 8))
+		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: header checksum mismatch", o);
+	if (wzx_get32(b + 12) || wzx_get32(b + 52))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: reserved header bits are not zero", o);
+	for (size_t i = mlen; i < pad8(mlen); i++)
+		if (b[WZC_WZX_HEADER_FIXED + i])
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: model name padding is not zero", o);
+	uint32_t L = wzx_get32(b + 16), R = wzx_get32(b + 20), P = wzx_get32(b + 24);
+	uint32_t T = wzx_get32(b + 28), B = wzx_get32(b + 32), bt = wzx_get32(b + 36);
+	if (L < 1 || L > MAX_L || R < 1 || R > MAX_R || P > MAX_P || T < 1 || T > MAX_T)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: shape %u layers x %u tokens x (%u + %u) out of range",
+				   o, L, T, R, P);
+	if (B < (P ? 2u : 1u) || B > 2 * (R + P))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: record size %u out of range", o, B);
+	if (bt != WZC_WZX_BLOCK_TOKENS)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (version 1 has 64)", o, bt);
+	const uint8_t *name = b + WZC_WZX_HEADER_FIXED;
+	for (uint32_t i = 0; i < mlen; i++)
+		if (name[i] < 0x20 || name[i] == 0x7f)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: control character in the model name", o);
+	size_t nbl = (T + (size_t)WZC_WZX_BLOCK_TOKENS - 1) / WZC_WZX_BLOCK_TOKENS;
+	size_t nblocks = (size_t)L * nbl;
+	/* every block takes at least its overhead and an index entry: checked
+	 * before anything is sized by these counts */
+	if (nblocks > (n - H - WZC_WZX_FOOTER) / (WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_INDEX_ENTRY))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %zu blocks cannot fit in %zu bytes", o,
+				   nblocks, n);
+	const uint8_t *foot = b + n - WZC_WZX_FOOTER;
+	if (memcmp(foot + 16, END_MAGIC, 8))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: no wzx index footer (truncated?)", o);
+	uint64_t ioff = wzx_get64(foot);
+	if (ioff != n - WZC_WZX_FOOTER - nblocks * WZC_WZX_INDEX_ENTRY)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: index offset %llu, expected %zu", o,
+				   (unsigned long long)ioff, n - WZC_WZX_FOOTER - nblocks * WZC_WZX_INDEX_ENTRY);
+	if (wzx_get64(foot + 8) != XXH3_64bits(b + ioff, nblocks * WZC_WZX_INDEX_ENTRY))
+		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: index checksum mismatch", o);
+	uint64_t prev_end = H;
+	for (size_t i = 0; i < nblocks; i++) {
+		const uint8_t *e = b + ioff + i * WZC_WZX_INDEX_ENTRY;
+		uint64_t off = wzx_get64(e);
+		uint32_t size = wzx_get32(e + 8);
+		if (wzx_get32(e + 12) || size < WZC_WZX_BLOCK_OVERHEAD || off < prev_end ||
+		    off > ioff || size > ioff - off)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: index entry %zu is inconsistent", o, i);
+		prev_end = off + size;
+	}
+	r->index_off = (size_t)ioff;
+	r->info = (wzc_wzx_info){ (int)L, (int)R, (int)P, (int)T, (int)nbl, (int)nblocks, B,
+				  wzx_get64(b + 40), "" };
+	memcpy(r->info.model, name, mlen);
+	r->info.model[mlen] = 0;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin, wzc_wzx_reader **out,
+		    wz_diag *diag)
+{
+	*out = NULL;
+	wzc_wzx_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	r->b = bytes;
+	r->n = n;
+	snprintf(r->origin, sizeof r->origin, "%s", origin ? origin : "wzx");
+	wz_err e = open_checks(r, diag);
+	if (e) {
+		free(r);
+		return e;
+	}
+	*out = r;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx **out,
+			 wz_diag *diag)
+{
+	*out = NULL;
+	const wzc_wzx_info *in = &r->info;
+	if (in->L != p->L || in->R != p->R || in->P != p->P)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: the container is %d layers x (%d + %d), the profile %d x (%d + %d)",
+				   r->origin, in->L, in->R, in->P, p->L, p->R, p->P);
+	wzc_wzx *x;
+	wz_err e = wzc_wzx_new(p, in->record_bytes, &x, diag);
+	if (e)
+		return e;
+	if (wzc_wzx_profile_hash(x) != in->profile_hash) {
+		wzc_wzx_free(x);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: written with another profile (hash %016llx)",
+				   r->origin, (unsigned long long)in->profile_hash);
+	}
+	*out = x;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+			  uint8_t *records, int *ntok, wz_diag *diag)
+{
+	const wzc_wzx_info *in = &r->info;
+	*ntok = 0;
+	if (layer < 0 || layer >= in->L || block < 0 || block >= in->blocks_per_layer)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "%s: no block %d of layer %d", r->origin, block,
+				   layer);
+	if (wzc_wzx_layers(x) != in->L || wzc_wzx_record_bytes(x) != in->record_bytes)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "%s: a coder for another grid", r->origin);
+	size_t i = (size_t)layer * in->blocks_per_layer + block;
+	const uint8_t *e = r->b + r->index_off + i * WZC_WZX_INDEX_ENTRY;
+	size_t off = (size_t)wzx_get64(e), size = wzx_get32(e + 8);
+	const uint8_t *blk = r->b + off;
+	int t0 = block * WZC_WZX_BLOCK_TOKENS;
+	int n = in->T - t0 < WZC_WZX_BLOCK_TOKENS ? in->T - t0 : WZC_WZX_BLOCK_TOKENS;
+	size_t payload = size - WZC_WZX_BLOCK_OVERHEAD, B = in->record_bytes;
+	char what[96];
+	snprintf(what, sizeof what, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
+	if (wzx_get64(blk + 16 + payload) != XXH3_64bits(blk, 16 + payload))
+		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: checksum mismatch", r->origin, what);
+	if (wzx_get32(blk) != (uint32_t)layer || wzx_get32(blk + 4) != (uint32_t)t0 ||
+	    wzx_get32(blk + 8) != payload || blk[12] != n || blk[14] || blk[15] || blk[13] > 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: header does not match the index", r->origin,
+				   what);
+	if (blk[13] == WZC_WZX_RAW) {
+		if (payload != (size_t)n * B)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
+					   what, payload);
+		memcpy(records, blk + 16, payload);
+	} else if (wzc_wzx_decode_block(x, layer, n, blk + 16, payload, records)) {
+		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode", r->origin,
+				   what);
+	}
+	*ntok = n;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records,
+			wz_diag *diag)
+{
+	const wzc_wzx_info *in = &r->info;
+	for (int l = 0; l < in->L; l++)
+		for (int b = 0; b < in->blocks_per_layer; b++) {
+			int n;
+			size_t t0 = (size_t)b * WZC_WZX_BLOCK_TOKENS;
+			wz_err e = wzc_wzx_read_block(r, x, l, b,
+						      records + ((size_t)l * in->T + t0) * in->record_bytes,
+						      &n, diag);
+			if (e)
+				return e;
+		}
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_roundtrip(wzc_codec *codec, const wzc_window *w, uint8_t **out,
+			 wzc_wzx_stats *stats, wz_diag *diag)
+{
+	*out = NULL;
+	wzc_wzx *x;
+	wz_err e = wzc_wzx_of_codec(codec, &x, diag);
+	if (e)
+		return e;
+	size_t B = wzc_wzx_record_bytes(x), per = (size_t)w->T * B;
+	size_t cap = wzc_wzx_bound(w->L, w->T, w->R, w->P, B, strlen(wzc_wzx_model(x)));
+	uint8_t *rec = malloc(per * (size_t)w->L), *buf = malloc(cap ? cap : 1);
+	wzc_wzx_reader *r = NULL;
+	if (!rec || !buf) {
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	for (int l = 0; l < w->L && !e; l++)
+		e = wzc_encode_layer(codec, l, w->T, w->latent + (size_t)l * w->T * w->R,
+				     w->rope + (size_t)l * w->T * w->P, rec + per * l, diag);
+	size_t n = 0;
+	if (!e)
+		e = wzc_wzx_write(x, w->T, rec, buf, cap, &n, stats, diag);
+	/* what is measured is what comes back out of the container */
+	if (!e) {
+		memset(rec, 0, per * (size_t)w->L);
+		e = wzc_wzx_open(buf, n, "wzx", &r, diag);
+	}
+	if (!e)
+		e = wzc_wzx_read_all(r, x, rec, diag);
+done:
+	wzc_wzx_reader_free(r);
+	free(buf);
+	wzc_wzx_free(x);
+	if (e)
+		free(rec);
+	else
+		*out = rec;
+	return e;
+}

@@ -1,0 +1,83 @@
+/* The non-inline parts of the wzx rANS coder: buffer set-up and flush, the
+ * exact-end check, and quantizing probabilities to a 2^16 table. */
+#include "codec/wzx_rans.h"
+
+#include <math.h>
+
+void wzc_rans_enc_init(wzc_rans_enc *e, uint8_t *buf, size_t cap)
+{
+	e->x = WZC_RANS_L;
+	e->begin = buf;
+	e->ptr = buf + cap;
+	e->overflow = 0;
+}
+
+uint8_t *wzc_rans_enc_flush(wzc_rans_enc *e)
+{
+	if (e->overflow || (size_t)(e->ptr - e->begin) < 4)
+		return NULL;
+	e->ptr -= 4;
+	for (int i = 0; i < 4; i++)
+		e->ptr[i] = (uint8_t)(e->x >> (8 * i));
+	return e->ptr;
+}
+
+void wzc_rans_dec_init(wzc_rans_dec *d, const uint8_t *payload, size_t n)
+{
+	d->bad = n < 4;
+	d->x = 0;
+	d->ptr = payload;
+	d->end = payload + n;
+	if (d->bad) {
+		d->x = WZC_RANS_L;
+		d->ptr = d->end;
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		d->x |= (uint32_t)payload[i] << (8 * i);
+	d->ptr += 4;
+	/* A state below L cannot come from the encoder; decoding it anyway is
+	 * harmless (no overflow), and the end check rejects it. */
+}
+
+int wzc_rans_dec_done(const wzc_rans_dec *d)
+{
+	return !d->bad && d->ptr == d->end && d->x == WZC_RANS_L;
+}
+
+void wzc_rans_quantize(const double *p, uint32_t n, uint32_t *cum)
+{
+	double sum = 0;
+	for (uint32_t i = 0; i < n; i++)
+		sum += p[i] > 0 ? p[i] : 0;
+	uint32_t total = 0, best = 0, bestf = 0;
+	double room = (double)(WZC_RANS_M - n);
+	cum[0] = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double q = sum > 0 && p[i] > 0 ? p[i] / sum : 0;
+		uint32_t f = 1 + (uint32_t)floor(q * room);
+		if (f > bestf) {
+			bestf = f;
+			best = i;
+		}
+		cum[i + 1] = cum[i] + f;
+		total += f;
+	}
+	/* floor() leaves a remainder in [0, n): give it to the most frequent
+	 * symbol, where it costs the least. */
+	uint32_t rest = WZC_RANS_M - total;
+	for (uint32_t i = best + 1; i <= n; i++)
+		cum[i] += rest;
+}
+
+double wzc_rans_cost_bits(const wzc_rans_table *t, const double *p)
+{
+	double bits = 0;
+	for (uint32_t s = 0; s < t->n; s++) {
+		uint32_t c, f;
+		wzc_rans_sym(t, s, &c, &f);
+		if (p[s] > 0)
+			bits += p[s] * (WZC_RANS_BITS - log2((double)f));
+	}
+	return bits;
+}

@@ -1,0 +1,182 @@
+/* The fast wz paths against their scalar references: the matrix product
+ * bit for bit, the grid quantizer index for index, and the fast encoder's
+ * record bytes on all three synthetic families at several rates. */
+#include "tests/tap.h"
+
+#include <stdint.h>
+
+#include "codec/codec_internal.h"
+#include "codec/profile.h"
+#include "codec/wz_gemm.h"
+#include "codec/wz_plan.h"
+#include "tests/codec/window.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (float)((rng >> 40) * (1.0 / (1 << 24))) * 2 - 1;
+}
+
+static void test_gemm(void)
+{
+	static const int toks[] = { 1, 5, 8, 13, 64 }, kdims[] = { 1, 7, 64, 512 },
+			 cols[] = { 1, 15, 16, 17, 47, 48, 49, 100, 512 };
+	int same = 1, cases = 0;
+	for (size_t a = 0; a < sizeof toks / sizeof *toks; a++)
+		for (size_t b = 0; b < sizeof kdims / sizeof *kdims; b++)
+			for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+				int nt = toks[a], kd = kdims[b], nc = cols[c];
+				size_t ldb = (size_t)nc + 3, ldx = (size_t)kd + 1, ldy = (size_t)nc + 5;
+				float *B = malloc(sizeof(float) * kd * ldb);
+				float *X = malloc(sizeof(float) * nt * ldx);
+				float *Y1 = malloc(sizeof(float) * nt * ldy);
+				float *Y2 = malloc(sizeof(float) * nt * ldy);
+				/* wide magnitudes and cancellation: a fused multiply-add
+				 * or another summation order would show */
+				for (size_t i = 0; i < kd * ldb; i++)
+					B[i] = uniform() * (i % 3 ? 1.0f : 1e4f);
+				for (size_t i = 0; i < nt * ldx; i++)
+					X[i] = uniform() * (i % 5 ? 1.0f : 3e3f);
+				for (size_t i = 0; i < nt * ldy; i++)
+					Y1[i] = Y2[i] = 7.0f;
+				wzc_gemm_ref(nt, kd, nc, B, ldb, X, ldx, 1, Y1, ldy);
+				wzc_gemm(nt, kd, nc, B, ldb, X, ldx, 1, Y2, ldy);
+				same &= !memcmp(Y1, Y2, sizeof(float) * nt * ldy);
+				/* X transposed: X(t, r) at r * nt + t */
+				float *XT = malloc(sizeof(float) * nt * kd);
+				for (int t = 0; t < nt; t++)
+					for (int r = 0; r < kd; r++)
+						XT[(size_t)r * nt + t] = X[t * ldx + r];
+				wzc_gemm(nt, kd, nc, B, ldb, XT, 1, (size_t)nt, Y2, ldy);
+				same &= !memcmp(Y1, Y2, sizeof(float) * nt * ldy);
+				free(XT);
+				cases++;
+				free(B);
+				free(X);
+				free(Y1);
+				free(Y2);
+			}
+	ok(same, "gemm: the %s kernel equals the reference bit for bit (%d shapes)",
+	   wzc_gemm_kernel(), cases);
+}
+
+static void test_quantize(void)
+{
+	static const uint32_t counts[] = { 2, 3, 4, 7, 16, 64, 1000, 65536 };
+	int same = 1, tried = 0;
+	for (size_t c = 0; c < sizeof counts / sizeof *counts; c++) {
+		uint32_t n = counts[c] - 1;
+		float *thr = malloc(sizeof(float) * n);
+		/* denser in the middle, with a run of equal thresholds */
+		for (uint32_t i = 0; i < n; i++) {
+			double u = (i + 0.5) / n * 2 - 1;
+			thr[i] = (float)(4 * u * u * u + 0.5 * u);
+		}
+		if (n > 8)
+			thr[n / 2 + 1] = thr[n / 2 + 2] = thr[n / 2];
+		wzc_qlut q;
+		if (wzc_qlut_init(&q, thr, n)) {
+			ok(0, "qlut: memory");
+			free(thr);
+			return;
+		}
+		for (uint32_t i = 0; i < n; i++) {
+			float z[3] = { thr[i], nextafterf(thr[i], -INFINITY), nextafterf(thr[i], INFINITY) };
+			for (int k = 0; k < 3; k++, tried++)
+				same &= wzc_quantize(&q, z[k]) == wzc_quantize_ref(thr, n, z[k]);
+		}
+		for (int i = 0; i < 20000; i++, tried++) {
+			float z = uniform() * 6;
+			same &= wzc_quantize(&q, z) == wzc_quantize_ref(thr, n, z);
+		}
+		float odd[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1e30f, -1e30f };
+		for (size_t i = 0; i < sizeof odd / sizeof *odd; i++, tried++)
+			same &= wzc_quantize(&q, odd[i]) == wzc_quantize_ref(thr, n, odd[i]);
+		wzc_qlut_free(&q);
+		free(thr);
+	}
+	ok(same, "quantize: the grid gives the binary search's index (%d values)", tried);
+}
+
+static void test_records(wzt_family family, const char *name)
+{
+	wzt_cache_trace *cal = synth(family, 2, 512, 0, 0, 0, 1, "calibration");
+	wzt_cache_trace *test = synth(family, 2, 200, 0, 0, 0, 2, "test");
+	if (!cal || !test) {
+		ok(0, "%s: synthetic windows", name);
+		return;
+	}
+	wzc_window cw = window_of(cal);
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (!ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "%s: prepare", name))
+		return;
+	static const double rates[] = { 2.5, 4.97, 5.44, 6.31, 8.0, 11.0 };
+	int T = test->T, R = test->R, P = test->P;
+	for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
+		char fname[32];
+		snprintf(fname, sizeof fname, "wz-%g", rates[i]);
+		wzc_format f;
+		wzc_codec *c = NULL;
+		if (wzc_format_parse(fname, &f, &d) || wzc_codec_new(&f, 2, R, P, prof, &c, &d)) {
+			ok(0, "%s %s: codec (%s)", name, fname, d.msg);
+			continue;
+		}
+		size_t rb = wzc_codec_record_bytes(c);
+		uint8_t *fast = malloc(rb * T), *ref = malloc(rb * T);
+		int same = 1;
+		for (int l = 0; l < 2; l++) {
+			const float *lat = test->latent + (size_t)l * T * R;
+			const float *rope = test->rope + (size_t)l * T * P;
+			memset(fast, 0xa5, rb * T);
+			memset(ref, 0x5a, rb * T);
+			wzc_wz_encode_layer(c->wz, l, T, lat, rope, fast, rb);
+			wzc_wz_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
+			same &= !memcmp(fast, ref, rb * T);
+		}
+		ok(same, "%s %s: the fast encoder writes the reference's bytes", name, fname);
+		/* the batch quantizer on the plan's own grids, edges included */
+		const wzc_qbatch *qb = &c->wz->layers[0].qb;
+		float *z = malloc(sizeof(float) * (qb->n + 1));
+		uint32_t *d1 = malloc(sizeof(uint32_t) * (qb->n + 1)), *d2 = malloc(sizeof(uint32_t) * (qb->n + 1));
+		int qsame = 1;
+		for (int rep = 0; rep < 200; rep++) {
+			for (int j = 0; j < qb->n; j++) {
+				const wzc_qlut *q = qb->q[j];
+				uint32_t at = (uint32_t)(rng % q->nthr);
+				float e = q->thr[at];
+				z[j] = rep % 4 == 0 ? e : rep % 4 == 1 ? nextafterf(e, INFINITY)
+				     : rep % 4 == 2 ? uniform() * 8 : (rep & 8 ? NAN : -INFINITY);
+				(void)uniform();
+			}
+			wzc_quantize_batch_ref(qb, z, d1);
+			wzc_quantize_batch(qb, z, d2);
+			qsame &= !memcmp(d1, d2, sizeof(uint32_t) * qb->n);
+		}
+		ok(qsame, "%s %s: the batch quantizer equals the scalar one", name, fname);
+		free(z);
+		free(d1);
+		free(d2);
+		free(fast);
+		free(ref);
+		wzc_codec_free(c);
+	}
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+}
+
+int main(void)
+{
+	test_gemm();
+	test_quantize();
+	test_records(WZT_FAMILY_IID, "iid");
+	test_records(WZT_FAMILY_MLA_A, "mla-a");
+	test_records(WZT_FAMILY_MLA_B, "mla-b");
+	return tap_done();
+}

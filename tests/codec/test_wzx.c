@@ -1,0 +1,482 @@
+/* Tests of the wzx offload container: the rANS coder, lossless round trip,
+ * exact restore to the wz GPU-tier records on all three synthetic families,
+ * random access, corruption detection, bits from written bytes, the golden
+ * container, and the offload must-show against fp8-mix on mla-a and mla-b.
+ * Figures are printed as TAP comments whether or not a check passes. */
+#include "tests/tap.h"
+
+#include <time.h>
+
+#include "codec/metrics.h"
+#include "codec/profile.h"
+#include "codec/wzx.h"
+#include "codec/wzx_rans.h"
+#include "common/wz_io.h"
+#include "tests/codec/window.h"
+#include <xxhash.h>
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static void test_rans(void)
+{
+	/* a skewed table and a uniform one, random symbols drawn from both */
+	double p[40];
+	for (int i = 0; i < 40; i++)
+		p[i] = exp(-0.3 * i);
+	uint32_t cum[41];
+	wzc_rans_quantize(p, 40, cum);
+	ok(cum[40] == WZC_RANS_M, "rans: quantized table sums to 2^16");
+	int allpos = 1;
+	for (int i = 0; i < 40; i++)
+		allpos &= cum[i + 1] > cum[i];
+	ok(allpos, "rans: every symbol keeps a frequency >= 1");
+	wzc_rans_table t[3] = { { 40, 0, cum }, { 256, 256, NULL }, { 3000, WZC_RANS_M / 3000, NULL } };
+	enum { N = 20000 };
+	static uint32_t sym[N], got[N];
+	static uint8_t buf[4 * N + 8];
+	for (int i = 0; i < N; i++) {
+		uint32_t u = next();
+		sym[i] = i % 3 == 0 ? (u % 1000 < 900 ? u % 8 : u % 40) : u % t[i % 3].n;
+	}
+	wzc_rans_enc e;
+	wzc_rans_enc_init(&e, buf, sizeof buf);
+	for (int i = N - 1; i >= 0; i--)
+		wzc_rans_put(&e, &t[i % 3], sym[i]);
+	uint8_t *start = wzc_rans_enc_flush(&e);
+	size_t n = start ? (size_t)(buf + sizeof buf - start) : 0;
+	ok(start != NULL, "rans: %d symbols in %zu bytes", N, n);
+	wzc_rans_dec d;
+	wzc_rans_dec_init(&d, start, n);
+	for (int i = 0; i < N; i++)
+		got[i] = wzc_rans_get(&d, &t[i % 3]);
+	ok(!memcmp(sym, got, sizeof sym) && wzc_rans_dec_done(&d), "rans: round trip exact");
+	/* one flipped byte: decoding must not fault, and must not end clean */
+	start[n / 2] ^= 0x10;
+	wzc_rans_dec_init(&d, start, n);
+	for (int i = 0; i < N; i++)
+		got[i] = wzc_rans_get(&d, &t[i % 3]);
+	ok(!wzc_rans_dec_done(&d) || memcmp(sym, got, sizeof sym), "rans: a flipped byte is noticed");
+	wzc_rans_dec_init(&d, start, n - 1);
+	for (int i = 0; i < N; i++)
+		got[i] = wzc_rans_get(&d, &t[i % 3]);
+	ok(!wzc_rans_dec_done(&d), "rans: a truncated payload is noticed");
+	/* too small a buffer overflows instead of writing out of bounds */
+	wzc_rans_enc_init(&e, buf, 16);
+	for (int i = N - 1; i >= 0; i--)
+		wzc_rans_put(&e, &t[i % 3], sym[i]);
+	ok(wzc_rans_enc_flush(&e) == NULL, "rans: overflow reported");
+}
+
+static wzc_profile *prepare(wzt_family fam, int L, int T, int R, int P)
+{
+	wzt_cache_trace *cal[2];
+	wzc_window cw[2];
+	const wzc_window *cp[2];
+	for (int i = 0; i < 2; i++) {
+		wzt_synth_params sp;
+		wzt_synth_params_default(&sp);
+		sp.family = fam;
+		sp.seed = 7;
+		sp.L = L;
+		sp.T = T;
+		sp.R = R;
+		sp.P = P;
+		sp.Q = 8;
+		sp.H = 4;
+		sp.start_position = 4096 * i;
+		sp.window_seed = 100 + i;
+		sp.split = "calibration";
+		wz_diag d;
+		if (wzt_synth_cache(&sp, &cal[i], &d)) {
+			printf("# synth: %s\n", d.msg);
+			return NULL;
+		}
+		cw[i] = window_of(cal[i]);
+		cp[i] = &cw[i];
+	}
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (wzc_prepare(cp, 2, NULL, &prof, &d))
+		printf("# prepare: %s\n", d.msg);
+	for (int i = 0; i < 2; i++)
+		wzt_cache_trace_free(cal[i]);
+	return prof;
+}
+
+/* wz records of a window at record size B, straight from the wz encoder. */
+static uint8_t *wz_records(const wzc_profile *prof, const wzc_window *w, size_t B)
+{
+	wzc_format f = { .id = WZC_FMT_WZ, .rate_bits = B * 8.0 / (w->R + w->P) };
+	snprintf(f.name, sizeof f.name, "wz-%.3f", f.rate_bits);
+	wzc_codec *c;
+	wz_diag d;
+	if (wzc_codec_new(&f, w->L, w->R, w->P, prof, &c, &d)) {
+		printf("# %s\n", d.msg);
+		return NULL;
+	}
+	uint8_t *rec = malloc(B * w->T * w->L);
+	for (int l = 0; rec && l < w->L; l++)
+		wzc_encode_layer(c, l, w->T, w->latent + (size_t)l * w->T * w->R,
+				 w->rope + (size_t)l * w->T * w->P, rec + B * w->T * l, &d);
+	wzc_codec_free(c);
+	return rec;
+}
+
+static void reseal_header(uint8_t *b, size_t H)
+{
+	uint64_t h = XXH3_64bits(b, H - 8);
+	for (int i = 0; i < 8; i++)
+		b[H - 8 + i] = (uint8_t)(h >> (8 * i));
+}
+
+/* Exactness, random access and corruption on one family. */
+static void family_exact(wzt_family fam)
+{
+	const char *fname = wzt_family_name(fam);
+	const int L = 2, T = 300; /* 300: the last block of a layer is partial */
+	wzc_profile *prof = prepare(fam, L, 1024, 512, 64);
+	if (!ok(prof != NULL, "%s: prepare", fname))
+		return;
+	wzt_cache_trace *tr = synth(fam, L, T, 0, 0, 50000, 300, "test");
+	wzc_window w = window_of(tr);
+	wz_diag d;
+	/* the grid of wzx-5.43, and the grid of the wz-5.44 GPU tier */
+	size_t grids[2];
+	wz_err ge = wzc_wzx_grid_bytes(prof, 5.43, &grids[0], &d);
+	ok(ge == WZ_OK, "%s: grid for wzx-5.43: %zu bytes", fname, grids[0]);
+	grids[1] = (size_t)floor(5.44 * 576 / 8);
+	for (int g = 0; g < 2; g++) {
+		size_t B = grids[g];
+		uint8_t *want = wz_records(prof, &w, B);
+		wzc_wzx *x = NULL;
+		if (!want || wzc_wzx_new(prof, B, &x, &d)) {
+			ok(0, "%s: coder for %zu-byte records: %s", fname, B, d.msg);
+			free(want);
+			continue;
+		}
+		size_t cap = wzc_wzx_bound(L, T, 512, 64, B, strlen(prof->model)), n;
+		uint8_t *buf = malloc(cap), *got = calloc(B * T * L, 1);
+		wzc_wzx_stats st;
+		wz_err e = wzc_wzx_write(x, T, want, buf, cap, &n, &st, &d);
+		ok(!e && n <= cap && n == st.total, "%s B=%zu: written %zu bytes <= bound %zu", fname, B, n, cap);
+		printf("# %s B=%zu (%.3f b/v grid): container %.3f b/v, payload %.3f b/v, expected %.3f,"
+		       " %d of %d blocks raw\n",
+		       fname, B, B * 8.0 / 576, n * 8.0 / ((double)L * T * 576),
+		       st.payload * 8.0 / ((double)L * T * 576), wzc_wzx_expected_bits(x), st.nraw,
+		       st.nblocks);
+		wzc_wzx_reader *r = NULL;
+		wzc_wzx *xr = NULL;
+		e = wzc_wzx_open(buf, n, "test", &r, &d);
+		if (!e)
+			e = wzc_wzx_coder_for(r, prof, &xr, &d);
+		if (!e)
+			e = wzc_wzx_read_all(r, xr, got, &d);
+		if (!ok(!e, "%s B=%zu: read back", fname, B))
+			printf("#   %s\n", d.msg);
+		ok(!memcmp(want, got, B * T * L),
+		   "%s B=%zu: restored records equal the wz encoder's, byte for byte", fname, B);
+		if (g == 0) {
+			/* random access: layer 1, block 2 (tokens 128..191) alone */
+			uint8_t *one = calloc(64 * B, 1);
+			int nt = 0;
+			e = wzc_wzx_read_block(r, xr, 1, 2, one, &nt, &d);
+			ok(!e && nt == 64 && !memcmp(one, want + B * ((size_t)T + 128), 64 * B),
+			   "%s: random access to layer 1 block 2", fname);
+			e = wzc_wzx_read_block(r, xr, 1, 4, one, &nt, &d);
+			ok(!e && nt == T - 256 && !memcmp(one, want + B * ((size_t)T + 256), nt * B),
+			   "%s: the partial last block (%d tokens)", fname, nt);
+			/* a flipped payload byte in block 6 (layer 1, block 1) */
+			const uint8_t *ix = buf + n - 24 - 16 * (size_t)st.nblocks;
+			uint64_t off = 0;
+			for (int i = 0; i < 8; i++)
+				off |= (uint64_t)ix[16 * 6 + i] << (8 * i);
+			buf[off + 30] ^= 4;
+			e = wzc_wzx_read_all(r, xr, got, &d);
+			ok(e == WZ_ERR_CORRUPT && strstr(d.msg, "block 6 (layer 1"),
+			   "%s: corrupt block named: %s", fname, d.msg);
+			buf[off + 30] ^= 4;
+			free(one);
+		}
+		wzc_wzx_free(xr);
+		wzc_wzx_reader_free(r);
+		free(buf);
+		free(got);
+		free(want);
+		wzc_wzx_free(x);
+	}
+	wzt_cache_trace_free(tr);
+	wzc_profile_free(prof);
+}
+
+/* Header checks on a valid container from the mla-b profile. */
+static void header_checks(void)
+{
+	wzc_profile *prof = prepare(WZT_FAMILY_MLA_B, 1, 512, 32, 8), *other = prepare(WZT_FAMILY_MLA_A, 1, 512, 32, 8);
+	if (!ok(prof && other, "small profiles"))
+		return;
+	wzt_synth_params sp;
+	wzt_synth_params_default(&sp);
+	sp.family = WZT_FAMILY_MLA_B;
+	sp.seed = 7;
+	sp.L = 1;
+	sp.T = 100;
+	sp.R = 32;
+	sp.P = 8;
+	sp.split = "test";
+	wzt_cache_trace *tr;
+	wz_diag d;
+	wzt_synth_cache(&sp, &tr, &d);
+	wzc_window w = window_of(tr);
+	size_t B = 30;
+	uint8_t *rec = wz_records(prof, &w, B);
+	wzc_wzx *x;
+	wzc_wzx_new(prof, B, &x, &d);
+	size_t cap = wzc_wzx_bound(1, 100, 32, 8, B, strlen(prof->model)), n;
+	uint8_t *buf = malloc(cap), *bad = malloc(cap);
+	wzc_wzx_write(x, 100, rec, buf, cap, &n, NULL, &d);
+	ok(wzc_wzx_write(x, 100, rec, buf, cap - 1, &n, NULL, &d) == WZ_ERR_RANGE,
+	   "a buffer below wzc_wzx_bound is refused");
+	wzc_wzx_write(x, 100, rec, buf, cap, &n, NULL, &d);
+	size_t H = 56 + ((strlen(prof->model) + 7) & ~(size_t)7) + 8;
+	wzc_wzx_reader *r;
+	struct { const char *what; size_t at; uint8_t val; int reseal; wz_err want; } cases[] = {
+		{ "bad magic", 1, 'Q', 0, WZ_ERR_INPUT },
+		{ "header byte flipped", 20, 0x41, 0, WZ_ERR_CORRUPT },
+		{ "newer version", 8, 2, 1, WZ_ERR_VERSION },
+		{ "reserved flags", 12, 1, 1, WZ_ERR_INPUT },
+		{ "zero layers", 16, 0, 1, WZ_ERR_INPUT },
+		{ "tokens beyond the file", 31, 0x10, 1, WZ_ERR_INPUT },
+		{ "record size too large", 33, 0x40, 1, WZ_ERR_INPUT },
+		{ "block tokens", 36, 32, 1, WZ_ERR_INPUT },
+		{ "index checksum", 0, 0, 2, WZ_ERR_CORRUPT },
+		{ "end magic", 0, 0, 3, WZ_ERR_INPUT },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(bad, buf, n);
+		if (cases[i].reseal == 2)
+			bad[n - 16] ^= 1;
+		else if (cases[i].reseal == 3)
+			bad[n - 1] ^= 1;
+		else
+			bad[cases[i].at] = cases[i].val;
+		if (cases[i].reseal == 1)
+			reseal_header(bad, H);
+		wz_err e = wzc_wzx_open(bad, n, "t", &r, &d);
+		ok(e == cases[i].want, "header: %s -> %s (%s)", cases[i].what, wz_strerror(e), d.msg);
+		if (!e)
+			wzc_wzx_reader_free(r);
+	}
+	for (size_t cut = 0; cut < n; cut += 7) {
+		wz_err e = wzc_wzx_open(buf, cut, "t", &r, &d);
+		if (!e) {
+			ok(0, "truncated to %zu bytes accepted", cut);
+			wzc_wzx_reader_free(r);
+			break;
+		}
+	}
+	ok(1, "every truncation refused");
+	wzc_wzx *xo;
+	ok(wzc_wzx_open(buf, n, "t", &r, &d) == WZ_OK &&
+	   wzc_wzx_coder_for(r, other, &xo, &d) == WZ_ERR_INPUT,
+	   "a container is refused with another profile: %s", d.msg);
+	wzc_wzx_reader_free(r);
+	/* golden: this container's bytes must never change */
+	const char *gdir = getenv("WZX_GOLDEN_WRITE");
+	if (gdir) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/tiny.wzx", gdir);
+		wz_write_file_atomic(path, buf, n, &d);
+		snprintf(path, sizeof path, "%s/tiny.wzp", gdir);
+		wzc_profile_write(path, prof, &d);
+		snprintf(path, sizeof path, "%s/tiny.rec", gdir);
+		wz_write_file_atomic(path, rec, B * 100, &d);
+	}
+	free(buf);
+	free(bad);
+	free(rec);
+	wzc_wzx_free(x);
+	wzt_cache_trace_free(tr);
+	wzc_profile_free(prof);
+	wzc_profile_free(other);
+}
+
+/* The golden container: it decodes to the stored records with the stored
+ * profile, and writing those records again gives the same bytes. */
+static void golden(void)
+{
+	const char *src = getenv("srcdir");
+	char p1[512], p2[512], p3[512];
+	snprintf(p1, sizeof p1, "%s/tests/codec/golden/tiny.wzx", src ? src : ".");
+	snprintf(p2, sizeof p2, "%s/tests/codec/golden/tiny.wzp", src ? src : ".");
+	snprintf(p3, sizeof p3, "%s/tests/codec/golden/tiny.rec", src ? src : ".");
+	char *cont, *recs;
+	size_t n, nrec;
+	wzc_profile *prof;
+	wz_diag d;
+	if (!ok(!wz_read_file(p1, 1 << 20, &cont, &n, &d) && !wz_read_file(p3, 1 << 20, &recs, &nrec, &d) &&
+		!wzc_profile_read(p2, &prof, &d), "golden files read"))
+		return;
+	wzc_wzx_reader *r;
+	wzc_wzx *x = NULL;
+	wz_err e = wzc_wzx_open(cont, n, "golden", &r, &d);
+	if (!e)
+		e = wzc_wzx_coder_for(r, prof, &x, &d);
+	uint8_t *got = calloc(nrec, 1);
+	if (!e)
+		e = wzc_wzx_read_all(r, x, got, &d);
+	ok(!e && !memcmp(got, recs, nrec), "golden container decodes to its records");
+	if (!e) {
+		const wzc_wzx_info *in = wzc_wzx_reader_info(r);
+		size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes, strlen(prof->model)), m;
+		uint8_t *again = malloc(cap);
+		e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
+		ok(!e && m == n && !memcmp(again, cont, n), "golden container written again byte for byte");
+		free(again);
+	}
+	free(got);
+	wzc_wzx_free(x);
+	wzc_wzx_reader_free(r);
+	wzc_profile_free(prof);
+	free(cont);
+	free(recs);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Entropy coding alone: records to container and back, timed. */
+static void speed(wzc_codec *c, const wzc_window *w, const char *fname)
+{
+	wzc_wzx *x;
+	wz_diag d;
+	if (wzc_wzx_of_codec(c, &x, &d))
+		return;
+	size_t B = wzc_wzx_record_bytes(x), per = (size_t)w->T * B, n;
+	size_t cap = wzc_wzx_bound(w->L, w->T, w->R, w->P, B, WZC_MODEL_MAX);
+	uint8_t *rec = malloc(per * w->L), *back = malloc(per * w->L), *buf = malloc(cap);
+	double t0 = now();
+	for (int l = 0; l < w->L; l++)
+		wzc_encode_layer(c, l, w->T, w->latent + (size_t)l * w->T * w->R,
+				 w->rope + (size_t)l * w->T * w->P, rec + per * l, &d);
+	double t1 = now();
+	wzc_wzx_write(x, w->T, rec, buf, cap, &n, NULL, &d);
+	double t2 = now();
+	wzc_wzx_reader *r;
+	if (!wzc_wzx_open(buf, n, "speed", &r, &d)) {
+		wzc_wzx_read_all(r, x, back, &d);
+		wzc_wzx_reader_free(r);
+	}
+	double t3 = now(), tok = (double)w->L * w->T;
+	printf("# %s speed: wz encode %.0f, wzx pack %.0f, wzx unpack %.0f thousand token-layers/s"
+	       " (%.0f / %.0f / %.0f MB/s of bf16)\n",
+	       fname, tok / (t1 - t0) / 1e3, tok / (t2 - t1) / 1e3, tok / (t3 - t2) / 1e3,
+	       tok * 1152 / (t1 - t0) / 1e6, tok * 1152 / (t2 - t1) / 1e6, tok * 1152 / (t3 - t2) / 1e6);
+	free(rec);
+	free(back);
+	free(buf);
+	wzc_wzx_free(x);
+}
+
+static wzc_errors *measured(const wzc_window *w, const wzc_profile *prof, const char *name,
+			    const char *fname, int i)
+{
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_errors *e = NULL;
+	wz_diag d;
+	if (wzc_format_parse(name, &fmt, &d) || wzc_codec_new(&fmt, w->L, w->R, w->P, prof, &c, &d) ||
+	    wzc_measure(w, c, &e, &d))
+		printf("# %s: %s\n", name, d.msg);
+	if (c && e && fmt.id == WZC_FMT_WZX) {
+		/* bits/value from bytes: the container written again here */
+		uint8_t *rec;
+		wzc_wzx_stats st;
+		if (!wzc_wzx_roundtrip(c, w, &rec, &st, &d)) {
+			ok(e->bytes == st.total && e->payload_bytes == st.payload &&
+			   e->values == (size_t)w->L * w->T * (w->R + w->P),
+			   "%s test%d: measure counts the container's %zu bytes (payload %zu)", fname, i,
+			   st.total, st.payload);
+			free(rec);
+		}
+		if (i == 0)
+			speed(c, w, fname);
+	}
+	wzc_codec_free(c);
+	return e;
+}
+
+/* The offload must-show: wzx near 0.67x fp8-mix's bytes (wzx-5.40), error
+ * against fp8-mix, and against wz at the same measured bytes (what the
+ * entropy coder buys).  Bits are from the bytes of the container. */
+static void must_show(wzt_family fam, const char *rate)
+{
+	const char *fname = wzt_family_name(fam);
+	wzc_profile *prof = prepare(fam, 2, 1024, 512, 64);
+	if (!prof)
+		return;
+	for (int i = 0; i < 2; i++) {
+		wzt_cache_trace *tr = synth(fam, 2, 1024, 16, 8, 100000 * i, 200 + i, "test");
+		wzc_window w = window_of(tr);
+		wzc_errors *fp8 = measured(&w, prof, "fp8-mix", fname, i);
+		wzc_errors *x = measured(&w, prof, rate, fname, i), *wz = NULL;
+		char same[32];
+		if (x) {
+			snprintf(same, sizeof same, "wz-%.3f", x->bits_per_value);
+			wz = measured(&w, prof, same, fname, i);
+		}
+		if (fp8 && x && wz) {
+			wzc_ci r = wzc_ratio_ci(x, fp8, WZC_M_NMSE, 200, 1);
+			wzc_ci rk = wzc_ratio_ci(x, fp8, WZC_M_KL, 200, 1);
+			wzc_ci rw = wzc_ratio_ci(x, wz, WZC_M_NMSE, 200, 1);
+			double bytes_ratio = x->bits_per_value / fp8->bits_per_value;
+			printf("# %s test%d %s: %.3f b/v (payload %.3f) = %.3fx fp8-mix's bytes; nmse %.3fx"
+			       " [%.3f, %.3f], KL %.3fx [%.3f, %.3f] of fp8-mix; nmse %.3fx [%.3f, %.3f] of %s\n",
+			       fname, i, rate, x->bits_per_value, x->payload_bytes * 8.0 / x->values,
+			       bytes_ratio, r.value, r.lo, r.hi, rk.value, rk.lo, rk.hi, rw.value, rw.lo,
+			       rw.hi, same);
+			ok(bytes_ratio <= 0.70, "%s test%d: %s at <= 0.70x fp8-mix's bytes (%.3fx)", fname, i,
+			   rate, bytes_ratio);
+			ok(rw.hi <= 0.9, "%s test%d: nmse >= 10%% below wz at the same bytes (upper CI %.3f)",
+			   fname, i, rw.hi);
+			if (fam == WZT_FAMILY_MLA_B) {
+				ok(r.hi <= 0.5, "%s test%d: nmse >= 2x below fp8-mix (upper CI %.3f)", fname, i,
+				   r.hi);
+				ok(rk.hi <= 0.6, "%s test%d: KL well below fp8-mix (upper CI %.3f)", fname, i,
+				   rk.hi);
+			} else {
+				/* mla-a is the harder family: wz-5.44 itself is above
+				 * fp8-mix there; wzx gets below it, not 2.5x below. */
+				ok(r.value <= 1.0, "%s test%d: nmse not above fp8-mix (%.3fx)", fname, i, r.value);
+			}
+		}
+		wzc_errors_free(fp8);
+		wzc_errors_free(x);
+		wzc_errors_free(wz);
+		wzt_cache_trace_free(tr);
+	}
+	wzc_profile_free(prof);
+}
+
+int main(void)
+{
+	test_rans();
+	family_exact(WZT_FAMILY_IID);
+	family_exact(WZT_FAMILY_MLA_A);
+	family_exact(WZT_FAMILY_MLA_B);
+	header_checks();
+	golden();
+	must_show(WZT_FAMILY_MLA_B, "wzx-5.40");
+	must_show(WZT_FAMILY_MLA_A, "wzx-5.40");
+	return tap_done();
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# wzplan codec pack/unpack and measure with wzx: bytes counted from the
+# container, exact restore to the wz GPU tier, random access, and damaged
+# containers refused with exit 2 and the block named.
+. "$top_srcdir/tests/cli/lib.sh"
+
+small="--layers 2 --tokens 200 --queries 4 --heads 4 --quiet"
+run $WZPLAN trace synth-cache --family mla-b --seed 3 $small --calibration 1 --test 1 --out "$tmp/t"
+expect_rc 0 "synthetic traces"
+cal="$tmp/t/mla-b-cal-0.safetensors"
+test="$tmp/t/mla-b-test-0.safetensors"
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/p.wzp"
+expect_rc 0 "prepare"
+
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wz-5.44,wzx-5.4 --boot 20
+expect_rc 0 "measure accepts wzx"
+contains "$out" "wzx-5.4" "a wzx row"
+
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/g.wzx"
+expect_rc 0 "pack the wz-5.44 tier"
+contains "$out" "grid 391 bytes/token/layer" "the grid is wz-5.44's record"
+contains "$out" "bits/value (payload" "bits and payload reported"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/g.rec"
+expect_rc 0 "unpack to wz records"
+[ "$(wc -c < "$tmp/g.rec")" -eq $((2 * 200 * 391)) ]; ok $? "2 x 200 records of 391 bytes"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/b.bf16" --to bf16 --layer 1 --block 3
+expect_rc 0 "one block by random access, as bf16"
+[ "$(wc -c < "$tmp/b.bf16")" -eq $((8 * 576 * 2)) ]; ok $? "the last block holds 8 tokens"
+
+# One byte of the second block's payload changed: its checksum names it.
+cp "$tmp/g.wzx" "$tmp/c.wzx"
+off=$(od -An -t u8 -j $(( $(wc -c < "$tmp/g.wzx") - 24 - 8 * 16 + 16 )) -N 8 "$tmp/g.wzx" | tr -d ' ')
+printf 'Z' | dd of="$tmp/c.wzx" bs=1 seek=$((off + 40)) conv=notrunc 2>/dev/null
+run $WZPLAN codec unpack --in "$tmp/c.wzx" --profile "$tmp/p.wzp" --out "$tmp/c.rec"
+expect_rc 2 "a damaged block exits 2"
+contains "$err" "block 1 (layer 0, tokens 64..127): checksum mismatch" "the message names the block"
+[ ! -e "$tmp/c.rec" ]; ok $? "nothing written"
+
+# A header byte changed.
+cp "$tmp/g.wzx" "$tmp/h.wzx"
+printf '\003' | dd of="$tmp/h.wzx" bs=1 seek=16 conv=notrunc 2>/dev/null
+run $WZPLAN codec unpack --in "$tmp/h.wzx" --profile "$tmp/p.wzp" --out "$tmp/h.rec"
+expect_rc 2 "a damaged header exits 2"
+contains "$err" "header checksum mismatch" "the message says so"
+
+# Another profile.
+run $WZPLAN trace synth-cache --family mla-a --seed 3 $small --calibration 1 --test 0 --out "$tmp/a"
+run $WZPLAN codec prepare --trace "$tmp/a/mla-a-cal-0.safetensors" --out "$tmp/q.wzp"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/q.wzp" --out "$tmp/q.rec"
+expect_rc 2 "a container with another profile exits 2"
+contains "$err" "another profile" "the message says so"
+done_testing
