@@ -168,12 +168,12 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	int nc = lp->ncod[0] + lp->ncod[1];
 	size_t ncells = 0;
 	for (int i = 0; i < lp->nqluts; i++)
-		ncells += (size_t)lp->qluts[i].G + 1;
+		ncells += (size_t)lp->qluts[i].G;
 	size_t nn = (size_t)nc + 1;
 	lp->comp_c = malloc(sizeof(int) * nn);
 	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
 	lp->sigma_c = malloc(sizeof(float) * nn);
-	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 3 * sizeof(int32_t)) +
+	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 4 * sizeof(int32_t)) +
 			      (ncells + 1) * sizeof(uint32_t));
 	int *place = malloc(sizeof(int) * (size_t)lp->n);
 	if (!lp->comp_c || !lp->order_c || !lp->sigma_c || !lp->qb_block || !place) {
@@ -190,7 +190,8 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	b->start_off = (int32_t *)(void *)(b->gmax + nn);
 	b->thr_off = b->start_off + nn;
 	b->nthr = b->thr_off + nn;
-	uint32_t *starts = (uint32_t *)(void *)(b->nthr + nn);
+	b->exact = b->nthr + nn;
+	uint32_t *starts = (uint32_t *)(void *)(b->exact + nn);
 	b->starts = starts;
 	b->thr_base = lp->tables;
 	b->n = nc;
@@ -202,7 +203,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	size_t pos = 0;
 	for (int i = 0; i < lp->nqluts; i++) {
 		first[i] = pos;
-		for (int c = 0; c <= lp->qluts[i].G; c++)
+		for (int c = 0; c < lp->qluts[i].G; c++)
 			starts[pos++] = lp->qluts[i].start[c];
 	}
 	int j = 0;
@@ -220,6 +221,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 			b->start_off[j] = (int32_t)first[lp->qlut_of[k]];
 			b->thr_off[j] = (int32_t)(q->thr - lp->tables);
 			b->nthr[j] = (int32_t)q->nthr;
+			b->exact[j] = q->exact;
 		}
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
 		int c = lp->order[i], nv = lp->n - 2;
@@ -263,6 +265,8 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
 				lp->cod[p][nc++] = k;
 		lp->ncod[p] = nc;
 		lp->ldc[p] = nc ? (size_t)nc : 1;
+		if (nc == m) /* every component coded: the columns are basis_t's */
+			continue;
 		lp->basis_c[p] = malloc(sizeof(float) * (size_t)(m ? m : 1) * lp->ldc[p]);
 		if (!lp->basis_c[p])
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");

@@ -43,7 +43,7 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 					  uint8_t *code /* OUT [BLOCK] */)
 {
 	const float *mean = pp->mean, *anchor = pp->anchor;
-	double dm[BLOCK], da[BLOCK], ss[BLOCK];
+	double dm[BLOCK], da[BLOCK];
 	float inv[BLOCK];
 	int use_anchor[BLOCK];
 	/* transposed in tiles of 16 values x the block's tokens, which stay
@@ -65,7 +65,7 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 		}
 	}
 	for (int t = 0; t < BLOCK; t++)
-		dm[t] = da[t] = ss[t] = 0;
+		dm[t] = da[t] = 0;
 	for (int i = 0; i < m; i++) {
 		const float *row = xt + (size_t)i * BLOCK;
 		float mi = mean[i], ai = anchor[i];
@@ -75,19 +75,13 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 			da[t] += b * b;
 		}
 	}
-	for (int t = 0; t < BLOCK; t++)
-		use_anchor[t] = can_flag && da[t] < dm[t];
-	for (int i = 0; i < m; i++) {
-		float *row = xt + (size_t)i * BLOCK;
-		float mi = mean[i], ai = anchor[i];
-		for (int t = 0; t < BLOCK; t++) {
-			float c = row[t] - (use_anchor[t] ? ai : mi);
-			row[t] = c;
-			ss[t] += (double)c * c;
-		}
-	}
 	for (int t = 0; t < BLOCK; t++) {
-		uint8_t cd = wzc_scale_code(sqrt(ss[t] / m), pp->scale_ref);
+		use_anchor[t] = can_flag && da[t] < dm[t];
+		/* The reference's sum of squares about the chosen base is the
+		 * same sum over the same values in the same order as dm or da:
+		 * the same double, without a third pass. */
+		double ss = use_anchor[t] ? da[t] : dm[t];
+		uint8_t cd = wzc_scale_code(sqrt(ss / m), pp->scale_ref);
 		float s = scale_mult[cd] * pp->scale_ref;
 		inv[t] = s > 0 ? 1.0f / s : 0;
 		flag[t] = (uint8_t)use_anchor[t];
@@ -95,8 +89,11 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 	}
 	for (int i = 0; i < m; i++) {
 		float *row = xt + (size_t)i * BLOCK;
-		for (int t = 0; t < BLOCK; t++)
-			row[t] *= inv[t];
+		float mi = mean[i], ai = anchor[i];
+		for (int t = 0; t < BLOCK; t++) {
+			float c = row[t] - (use_anchor[t] ? ai : mi);
+			row[t] = c * inv[t];
+		}
 	}
 }
 
@@ -174,8 +171,9 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			prepare_part(plan->scale_mult[p], parts[p], lp->nlev[R + P + p] == 2, m, nb,
 				     src[p] + (size_t)t0 * m, xt, flag[p], code[p]);
 			if (lp->ncod[p])
-				wzc_gemm(nb, m, lp->ncod[p], lp->basis_c[p], lp->ldc[p], xt, 1, BLOCK,
-					 yc[p], lp->ldc[p]);
+				wzc_gemm(nb, m, lp->ncod[p],
+					 lp->basis_c[p] ? lp->basis_c[p] : lp->basis_t[p], lp->ldc[p],
+					 xt, 1, BLOCK, yc[p], lp->ldc[p]);
 		}
 		for (int t = 0; t < nb; t++) {
 			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;

@@ -36,6 +36,41 @@ WZ_NOCONTRACT void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, si
 	}
 }
 
+/* Without AVX-512: the reference's loops, vectorized by the compiler
+ * (-O3, an AVX2 clone on x86-64), the same operations in the same order. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define WZ_PORTABLE __attribute__((optimize("O3", "fp-contract=off")))
+#if defined(__x86_64__) && defined(__GLIBC__)
+#define WZ_PORTABLE_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#else
+#define WZ_PORTABLE
+#endif
+#ifndef WZ_PORTABLE_CLONES
+#define WZ_PORTABLE_CLONES
+#endif
+
+WZ_PORTABLE WZ_PORTABLE_CLONES static void gemm_portable(int ntok, int kdim, int ncol,
+							 const float *B, size_t ldb,
+							 const float *X, size_t xst, size_t xsr,
+							 float *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++)
+		for (int c = 0; c < ncol; c++)
+			Y[(size_t)t * ldy + c] = 0;
+	for (int r = 0; r < kdim; r++) {
+		const float *br = B + (size_t)r * ldb;
+		for (int t = 0; t < ntok; t++) {
+			float xr = X[(size_t)t * xst + (size_t)r * xsr];
+			float *yt = Y + (size_t)t * ldy;
+			for (int c = 0; c < ncol; c++) {
+				float prod = xr * br[c];
+				yt[c] = yt[c] + prod;
+			}
+		}
+	}
+}
+
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(WZ_NO_SIMD)
 #include <immintrin.h>
 #define WZ_HAVE_AVX512 1
@@ -111,8 +146,8 @@ static WZ_AVX512 void gemm_avx512(int ntok, int kdim, int ncol, const float *B, 
 	}
 }
 
-/* 16 components per step: the cell's start and two steps by gathers, the
- * check of every lane, and the scalar search for any lane that fails. */
+/* 16 components per step: the cell's start and two comparisons by
+ * gathers; lanes whose table has no exact grid take the binary search. */
 static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z, uint32_t *digit)
 {
 	const int *starts = (const int *)b->starts;
@@ -121,6 +156,7 @@ static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z,
 		int nl = b->n - j0 < 16 ? b->n - j0 : 16;
 		__mmask16 m = (__mmask16)((1u << nl) - 1);
 		__m512 zv = _mm512_maskz_loadu_ps(m, z + j0);
+		/* wzc_qlut_cell, lane by lane */
 		__m512 f = _mm512_mul_ps(_mm512_sub_ps(zv, _mm512_maskz_loadu_ps(m, b->t0 + j0)),
 					 _mm512_maskz_loadu_ps(m, b->inv_w + j0));
 		f = _mm512_max_ps(f, _mm512_setzero_ps()); /* NaN gives 0 */
@@ -130,33 +166,18 @@ static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z,
 		__m512i s = _mm512_mask_i32gather_epi32(zero, m, cell, starts, 4);
 		__m512i n = _mm512_maskz_loadu_epi32(m, b->nthr + j0);
 		__m512i toff = _mm512_maskz_loadu_epi32(m, b->thr_off + j0);
-		__m512i nm1 = _mm512_sub_epi32(n, one);
-		/* Two steps; a lane's check then needs one more threshold at
-		 * most: after an increment, thr[s - 1] < z is known; when the
-		 * last step did not increment, thr[s] < z is known false. */
-		__mmask16 inc[2];
-		for (int step = 0; step < 2; step++) {
-			__m512i at = _mm512_add_epi32(toff, _mm512_min_epi32(s, nm1));
-			__m512 t = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, at, b->thr_base, 4);
-			inc[step] = _mm512_mask_cmp_ps_mask(_mm512_mask_cmplt_epi32_mask(m, s, n), t, zv,
-							    _CMP_LT_OQ);
-			s = _mm512_mask_add_epi32(s, inc[step], s, one);
-		}
-		/* above: s < n and thr[s] < z; below: s > 0 and not thr[s-1] < z */
-		/* (masked gathers, not branches: whether a block of lanes needs
-		 * one is a coin flip the branch predictor would lose) */
-		__mmask16 need_above = _mm512_mask_cmplt_epi32_mask(inc[1], s, n);
-		__m512i at = _mm512_add_epi32(toff, _mm512_min_epi32(s, nm1));
-		__m512 ta = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), need_above, at, b->thr_base, 4);
-		__mmask16 above = _mm512_mask_cmp_ps_mask(need_above, ta, zv, _CMP_LT_OQ);
-		__mmask16 need_below = _mm512_mask_cmpgt_epi32_mask(m & (__mmask16)~(inc[0] | inc[1]),
-								    s, zero);
-		__m512i bt = _mm512_add_epi32(toff, _mm512_sub_epi32(s, one));
-		__m512 tb = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), need_below, bt, b->thr_base, 4);
-		__mmask16 below = need_below & (__mmask16)~_mm512_mask_cmp_ps_mask(need_below, tb, zv,
-										    _CMP_LT_OQ);
+		__m512i s1 = _mm512_add_epi32(s, one);
+		__mmask16 in0 = _mm512_mask_cmplt_epi32_mask(m, s, n);
+		__mmask16 in1 = _mm512_mask_cmplt_epi32_mask(m, s1, n);
+		__m512 t0 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), in0, _mm512_add_epi32(toff, s),
+						     b->thr_base, 4);
+		__m512 t1 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), in1, _mm512_add_epi32(toff, s1),
+						     b->thr_base, 4);
+		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(in0, t0, zv, _CMP_LT_OQ), s, one);
+		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(in1, t1, zv, _CMP_LT_OQ), s, one);
 		_mm512_mask_storeu_epi32(digit + j0, m, s);
-		unsigned bad = (unsigned)(above | below) & m;
+		unsigned bad = (unsigned)_mm512_mask_cmpeq_epi32_mask(
+			m, _mm512_maskz_loadu_epi32(m, b->exact + j0), zero);
 		while (bad) {
 			int l = __builtin_ctz(bad);
 			bad &= bad - 1;
@@ -184,7 +205,7 @@ static int choose(void)
 
 const char *wzc_gemm_kernel(void)
 {
-	return choose() ? "avx512f" : "scalar";
+	return choose() ? "avx512f" : "portable";
 }
 
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
@@ -196,7 +217,7 @@ void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const fl
 		return;
 	}
 #endif
-	wzc_gemm_ref(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
+	gemm_portable(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
 }
 
 void wzc_quantize_batch_ref(const wzc_qbatch *b, const float *z, uint32_t *digit)
@@ -221,31 +242,31 @@ int wzc_qlut_init(wzc_qlut *q, const float *thr, uint32_t nthr)
 	q->thr = thr;
 	q->nthr = nthr;
 	q->start = NULL;
-	double t0 = thr[0], t1 = thr[nthr - 1], range = t1 - t0;
+	q->exact = 0;
+	float range = thr[nthr - 1] - thr[0];
 	/* Enough cells that none holds more than two thresholds, within a cap
-	 * (a table with near-equal thresholds then searches more often). */
+	 * (a table with three equal thresholds keeps the binary search). */
 	for (int G = 2 * (int)nthr + 2;; G *= 2) {
-		uint32_t *start = malloc(sizeof *start * ((size_t)G + 1));
+		uint32_t *start = calloc((size_t)G + 1, sizeof *start);
 		if (!start) {
 			wzc_qlut_free(q);
 			return -1;
 		}
-		double w = range > 0 ? range / (G - 1) : 1;
-		uint32_t s = 0, most = 0;
-		for (int b = 0; b <= G; b++) {
-			double edge = t0 + b * w;
-			while (s < nthr && thr[s] < edge)
-				s++;
-			start[b] = s;
-			if (b > 0 && start[b] - start[b - 1] > most)
-				most = start[b] - start[b - 1];
+		q->t0 = thr[0];
+		q->inv_w = range > 0 && isfinite((G - 1) / range) ? (float)((G - 1) / range) : 1.0f;
+		q->G = G;
+		/* count per cell, then the counts of the cells below */
+		for (uint32_t i = 0; i < nthr; i++)
+			start[wzc_qlut_cell(q->t0, q->inv_w, G, thr[i]) + 1]++;
+		uint32_t most = 0;
+		for (int c = 1; c <= G; c++) {
+			most = start[c] > most ? start[c] : most;
+			start[c] += start[c - 1];
 		}
 		free(q->start);
 		q->start = start;
-		q->G = G;
-		q->t0 = (float)t0;
-		q->inv_w = (float)(1 / w);
-		if (most <= 2 || G > 8 * (int)nthr + 4096)
+		q->exact = most <= 2;
+		if (q->exact || G > 8 * (int)nthr + 4096)
 			return 0;
 	}
 }

@@ -20,14 +20,14 @@ void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, size_t ldb, cons
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
 	      size_t xst, size_t xsr, float *Y /* OUT */, size_t ldy);
 
-/* Name of the kernel wzc_gemm uses here ("avx512f" or "scalar"), for the
+/* Name of the kernel wzc_gemm uses here ("avx512f" or "portable"), for the
  * benchmark's report. */
 const char *wzc_gemm_kernel(void);
 
 /* Index of the nearest level of a sorted table given its nthr thresholds
  * (midpoints): the number of thresholds below z (0 for NaN).  The
- * reference is a binary search; wzc_qlut finds the same index from a
- * uniform grid over the thresholds and at most two steps. */
+ * reference is a binary search; wzc_qlut finds the same index from a grid
+ * over the thresholds and two comparisons. */
 static inline uint32_t wzc_quantize_ref(const float *thr, uint32_t nthr, float z)
 {
 	uint32_t lo = 0, n = nthr;
@@ -40,12 +40,19 @@ static inline uint32_t wzc_quantize_ref(const float *thr, uint32_t nthr, float z
 	return lo;
 }
 
+/* The grid: cell(z) = trunc(clamp((z - t0) * inv_w, 0, G - 1)) in float
+ * arithmetic is non-decreasing in z, so a threshold in a lower cell than
+ * z's is below z and one in a higher cell is not; start[c] counts the
+ * thresholds in cells below c, and when no cell holds more than two
+ * (`exact`), the index is start[c] plus two comparisons.  Exact by that
+ * argument alone, whatever the rounding of t0 and inv_w. */
 typedef struct {
 	const float *thr;
 	uint32_t nthr;      /* >= 1 */
-	int G;              /* grid cells */
-	float t0, inv_w;    /* cell of z: (z - t0) * inv_w */
-	uint32_t *start;    /* [G + 1] thresholds below each cell's left edge */
+	int G;              /* cells */
+	int exact;          /* no cell holds more than two thresholds */
+	float t0, inv_w;
+	uint32_t *start;    /* [G] thresholds in the cells below */
 } wzc_qlut;
 
 /* Builds the grid for thresholds thr[nthr] (sorted); returns 0, or -1 when
@@ -53,24 +60,25 @@ typedef struct {
 int wzc_qlut_init(wzc_qlut *q, const float *thr, uint32_t nthr);
 void wzc_qlut_free(wzc_qlut *q);
 
+/* The cell of z; written once, used by the grid's construction and the
+ * scalar lookup (the vector lookup repeats the same operations). */
+static inline int wzc_qlut_cell(float t0, float inv_w, int G, float z)
+{
+	float f = (z - t0) * inv_w;
+	f = f > 0 ? f : 0; /* NaN goes to cell 0 */
+	f = f < (float)(G - 1) ? f : (float)(G - 1);
+	return (int)f;
+}
+
 static inline uint32_t wzc_quantize(const wzc_qlut *q, float z)
 {
 	const float *thr = q->thr;
 	uint32_t n = q->nthr;
-	float f = (z - q->t0) * q->inv_w;
-	f = f > 0 ? f : 0; /* NaN goes to cell 0 */
-	f = f < (float)(q->G - 1) ? f : (float)(q->G - 1);
-	uint32_t s = q->start[(int)f];
-	/* a cell holds at most two thresholds: two branch-free steps */
-	s += (uint32_t)(s < n) & (uint32_t)(thr[s < n ? s : n - 1] < z);
-	s += (uint32_t)(s < n) & (uint32_t)(thr[s < n ? s : n - 1] < z);
-	/* rounding at a cell's edge: check without branches, and search when
-	 * wrong (rare, so the one branch predicts well) */
-	uint32_t above = (uint32_t)(s < n) & (uint32_t)(thr[s < n ? s : n - 1] < z);
-	uint32_t below = (uint32_t)(s > 0) & (uint32_t)!(thr[s > 0 ? s - 1 : 0] < z);
-	if (__builtin_expect(above | below, 0))
-		s = wzc_quantize_ref(thr, n, z);
-	return s;
+	if (!q->exact)
+		return wzc_quantize_ref(thr, n, z);
+	uint32_t s = q->start[wzc_qlut_cell(q->t0, q->inv_w, q->G, z)];
+	return s + ((uint32_t)(s < n) & (uint32_t)(thr[s < n ? s : n - 1] < z)) +
+	       ((uint32_t)(s + 1 < n) & (uint32_t)(thr[s + 1 < n ? s + 1 : n - 1] < z));
 }
 
 /* Many components at once, each with its own grid: digit[j] = the nearest
@@ -82,6 +90,7 @@ typedef struct {
 	const wzc_qlut **q;   /* [n] */
 	float *t0, *inv_w, *gmax;             /* [n] gmax = G - 1 */
 	int32_t *start_off, *thr_off, *nthr;  /* [n] */
+	int32_t *exact;                       /* [n] the grid's `exact` */
 	const uint32_t *starts;
 	const float *thr_base;
 } wzc_qbatch;

@@ -36,7 +36,8 @@ typedef struct {
 	float *delta[2];    /* basis (anchor - mean): the anchor in the transformed domain */
 	/* For the fast encoder: per part, the components with more than one
 	 * level (ncod, cod[] within the part), the basis columns of just those
-	 * (basis_c[i][j] = basis[cod[j]][i], row length ldc), and per coded
+	 * (basis_c[i][j] = basis[cod[j]][i], row length ldc; NULL when every
+ * component is coded: then they are basis_t), and per coded
 	 * component the grid of its level table (qlut[] indexes qluts). */
 	int ncod[2], *cod[2];
 	size_t ldc[2];

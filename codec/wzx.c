@@ -14,13 +14,13 @@
 #include "codec/wz_plan.h"
 #include "codec/wzx_internal.h"
 #include "codec/wzx_rans.h"
-
-typedef unsigned __int128 u128;
+#include "codec/wzx_token.h"
 
 typedef struct {
 	wzc_wz_flat *flat;
 	wzc_rans_table *etab;              /* [nentries] the table of each coded component */
 	uint32_t *cum[2][WZC_NSET];        /* histogram tables per (part, count index) */
+	uint16_t *hint[2][WZC_NSET];       /* their decoder search hints */
 	double bits;                       /* expected bits of one token's symbols */
 } wzx_layer;
 
@@ -53,8 +53,10 @@ void wzc_wzx_free(wzc_wzx *x)
 		wzc_wz_flat_free(ly->flat);
 		free(ly->etab);
 		for (int p = 0; p < 2; p++)
-			for (int j = 0; j < WZC_NSET; j++)
+			for (int j = 0; j < WZC_NSET; j++) {
 				free(ly->cum[p][j]);
+				free(ly->hint[p][j]);
+			}
 	}
 	free(x->layers);
 	wzc_codec_free(x->owned);
@@ -89,7 +91,10 @@ static wz_err hist_table(wzx_layer *ly, const wzc_part_profile *pp, const double
 	uint32_t n = wzc_level_count(j);
 	double *prob = malloc(sizeof *prob * n);
 	float *lev = malloc(sizeof *lev * 2 * n);
-	if (!prob || !lev || (!ly->cum[p][j] && !(ly->cum[p][j] = malloc(sizeof(uint32_t) * (n + 1))))) {
+	ly->cum[p][j] = malloc(sizeof(uint32_t) * (n + 1));
+	uint32_t shift = wzc_rans_hint_shift(n);
+	ly->hint[p][j] = malloc(sizeof(uint16_t) * (WZC_RANS_M >> shift));
+	if (!prob || !lev || !ly->cum[p][j] || !ly->hint[p][j]) {
 		free(prob);
 		free(lev);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -104,7 +109,10 @@ static wz_err hist_table(wzx_layer *ly, const wzc_part_profile *pp, const double
 		lo = hi > lo ? hi : lo;
 	}
 	wzc_rans_quantize(prob, n, ly->cum[p][j]);
-	*t = (wzc_rans_table){ n, 0, ly->cum[p][j] };
+	*t = (wzc_rans_table){ n, 0, ly->cum[p][j], NULL, 0 };
+	wzc_rans_hint(t, shift, ly->hint[p][j]);
+	t->hint = ly->hint[p][j];
+	t->hint_shift = shift;
 	for (uint32_t d = 0; d < n; d++)
 		prob[d] = sum > 0 ? prob[d] / sum : 1.0 / n;
 	*bits = wzc_rans_cost_bits(t, prob);
@@ -115,7 +123,7 @@ static wz_err hist_table(wzx_layer *ly, const wzc_part_profile *pp, const double
 
 static wzc_rans_table uniform(uint32_t n)
 {
-	return (wzc_rans_table){ n, WZC_RANS_M / n, NULL };
+	return (wzc_rans_table){ n, WZC_RANS_M / n, NULL, NULL, 0 };
 }
 
 static double uniform_bits(uint32_t n)
@@ -291,45 +299,6 @@ wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_byte
 	return WZ_OK;
 }
 
-/* The digits of a record's groups, in coding order. */
-static void digits_of(const wzc_wz_flat *f, const uint8_t *rec, uint32_t *dig)
-{
-	for (int g = 0; g < f->ngroups; g++) {
-		int k = f->gbits[g];
-		uint64_t x = k ? wzc_read_bits(rec, f->goff[g], k) << (64 - k) : 0;
-		for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++)
-			x = wzc_frac_mul(x, f->nlev[i], &dig[i]);
-	}
-}
-
-/* ORs v (< 2^k) into a zeroed record at bit offset off, LSB first. */
-static void put_bits(uint8_t *rec, uint32_t off, int k, uint64_t v)
-{
-	u128 w = (u128)v << (off & 7);
-	uint8_t *p = rec + (off >> 3);
-	for (int i = 0; i < k + (int)(off & 7); i += 8)
-		*p++ |= (uint8_t)(w >> i);
-}
-
-/* The record the wz encoder writes for these scale codes and digits
- * (docs/wz-format.md: w = ceil(V 2^k / M), unused bits 0). */
-static void record_of(const wzc_wz_flat *f, size_t B, const uint8_t *scales, const uint32_t *dig,
-		      uint8_t *rec)
-{
-	memset(rec, 0, B);
-	memcpy(rec, scales, (size_t)f->scale_bytes);
-	for (int g = 0; g < f->ngroups; g++) {
-		uint64_t V = 0, M = 1;
-		for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++) {
-			V = V * f->nlev[i] + dig[i];
-			M *= f->nlev[i];
-		}
-		int k = f->gbits[g];
-		uint64_t w = (uint64_t)((((u128)V << k) + M - 1) / M);
-		put_bits(rec, f->goff[g], k, w);
-	}
-}
-
 int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			 uint8_t *out, size_t cap, size_t *size)
 {
@@ -345,7 +314,7 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 			const uint8_t *rec = records + (size_t)t * x->B;
 			for (int b = 0; b < sb; b++)
 				sym[(size_t)t * S + b] = rec[b];
-			digits_of(f, rec, sym + (size_t)t * S + sb);
+			wzc_wzx_digits(f, rec, sym + (size_t)t * S + sb);
 		}
 		wzc_rans_enc enc;
 		wzc_rans_enc_init(&enc, tmp, raw + 4);
@@ -387,7 +356,7 @@ int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payl
 			scales[b] = (uint8_t)wzc_rans_get(&dec, &x->scale_tab);
 		for (int i = 0; i < ne; i++)
 			dig[i] = wzc_rans_get(&dec, &ly->etab[i]);
-		record_of(f, x->B, scales, dig, records + (size_t)t * x->B);
+		wzc_wzx_record(f, x->B, scales, dig, records + (size_t)t * x->B);
 	}
 	free(dig);
 	return wzc_rans_dec_done(&dec) ? 0 : -1;

@@ -81,3 +81,19 @@ double wzc_rans_cost_bits(const wzc_rans_table *t, const double *p)
 	}
 	return bits;
 }
+
+uint32_t wzc_rans_hint_shift(uint32_t n)
+{
+	uint32_t shift = 8;
+	while (shift > 4 && (WZC_RANS_M >> shift) < 4 * n)
+		shift--;
+	return shift;
+}
+
+void wzc_rans_hint(const wzc_rans_table *t, uint32_t shift, uint16_t *hint)
+{
+	wzc_rans_table plain = *t;
+	plain.hint = NULL;
+	for (uint32_t h = 0; h < WZC_RANS_M >> shift; h++)
+		hint[h] = (uint16_t)wzc_rans_find(&plain, h << shift);
+}

@@ -23,6 +23,10 @@ typedef struct {
 	uint32_t n;
 	uint32_t f;            /* uniform frequency; 0 when cum is used */
 	const uint32_t *cum;
+	const uint16_t *hint;  /* [M >> hint_shift] or NULL: the symbol at slot
+				* h << hint_shift, where a decoder's search starts
+				* (speed only, not part of the format) */
+	uint32_t hint_shift;
 } wzc_rans_table;
 
 static inline WZ_HD void wzc_rans_sym(const wzc_rans_table *t, uint32_t s, uint32_t *c,
@@ -37,13 +41,20 @@ static inline WZ_HD void wzc_rans_sym(const wzc_rans_table *t, uint32_t s, uint3
 	}
 }
 
-/* The symbol whose interval holds slot (binary search: tables are small and
- * one lookup array per table would cost 128 KiB each). */
+/* The symbol whose interval holds slot: from a 256-entry hint, else by
+ * binary search (a full lookup array would cost 128 KiB per table). */
 static inline WZ_HD uint32_t wzc_rans_find(const wzc_rans_table *t, uint32_t slot)
 {
 	if (!t->cum) {
 		uint32_t s = slot / t->f;
 		return s < t->n ? s : t->n - 1;
+	}
+	if (t->hint) {
+		/* a short forward scan from the hint (usually 0-2 steps) */
+		uint32_t s = t->hint[slot >> t->hint_shift];
+		while (t->cum[s + 1] <= slot)
+			s++;
+		return s;
 	}
 	uint32_t lo = 0, hi = t->n; /* cum[lo] <= slot < cum[hi] */
 	while (hi - lo > 1) {
@@ -115,6 +126,12 @@ int wzc_rans_dec_done(const wzc_rans_dec *d);
  * scale): f = 1 + floor(p / sum * (M - n)), remainder to the first most
  * frequent.  cum gets n + 1 entries.  n must be 1..WZC_RANS_MAX_TABLE. */
 void wzc_rans_quantize(const double *p, uint32_t n, uint32_t *cum /* OUT [n + 1] */);
+
+/* The hint resolution for n symbols: about 4 hint entries per symbol, at
+ * least 256 and at most 4096 entries. */
+uint32_t wzc_rans_hint_shift(uint32_t n);
+/* Fills hint[M >> shift] for a table with cum (n <= WZC_RANS_MAX_TABLE). */
+void wzc_rans_hint(const wzc_rans_table *t, uint32_t shift, uint16_t *hint /* OUT */);
 
 /* Cross-entropy in bits of coding a source with probabilities p (summing to
  * about 1) with table t. */
