@@ -18,9 +18,9 @@ libwzcodec_a_SOURCES = \
 # codec/cuda/: the CUDA kernels and their test program (tests/gpu/), built
 # with nvcc by `make check` when configure found it (not with sanitizers:
 # nvcc does not link ASan).  The test needs a GPU, so it is not in TESTS:
-# run tests/gpu/test_wz_gpu on a machine with one (it skips, exit 77,
+# run tests/gpu/run.sh (or tests/gpu/test_wz_gpu) on a machine with one (it skips, exit 77,
 # without).
-EXTRA_DIST += codec/cuda/wz_kernels.cu codec/cuda/wz_kernels.h tests/gpu/test_wz_gpu.cu
+EXTRA_DIST += codec/cuda/wz_kernels.cu codec/cuda/wz_kernels.h tests/gpu/test_wz_gpu.cu tests/gpu/run.sh
 if HAVE_CUDA
 if !SANITIZERS
 check_SCRIPTS = tests/gpu/test_wz_gpu
