@@ -119,7 +119,7 @@ static void test_gnuplot(void)
 		printf("ok %d - # SKIP gnuplot is not installed: %s\n", ++tap_count, d.msg);
 		return;
 	}
-	char dir[] = "/tmp/wzplan-chart.XXXXXX";
+	char dir[] = "test-chart.XXXXXX";
 	if (!mkdtemp(dir)) {
 		ok(0, "temporary folder");
 		free(path);

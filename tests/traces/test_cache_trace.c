@@ -383,7 +383,7 @@ static void test_read_errors(const char *dir)
 
 int main(void)
 {
-	char dir[] = "/tmp/wz-test-trace.XXXXXX";
+	char dir[] = "test-trace.XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
 	test_failed_write(dir);
