@@ -2,6 +2,7 @@
  * subcommands (cli.h). */
 #include "cli/cli.h"
 
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -28,6 +29,13 @@ int wz_cli_usage(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "\nTry 'wzplan %s --help'.\n", cmd);
 	va_end(ap);
 	return 2;
+}
+
+int wz_cli_bad_option(const char *cmd, int result, char *const *argv)
+{
+	if (result == ':')
+		return wz_cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
+	return wz_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
 }
 
 void wz_cli_warn(const char *cmd, const char *fmt, ...)

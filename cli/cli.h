@@ -28,6 +28,9 @@ extern const int wz_ncommands;
 int wz_cli_fail(const char *cmd, const wz_diag *diag);
 /* Prints a usage error and the hint to run --help; returns 2. */
 int wz_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For getopt_long's ':' (missing value) and '?' (unknown option) results:
+ * names the offending option, as argv[optind - 1], and returns 2. */
+int wz_cli_bad_option(const char *cmd, int result, char *const *argv);
 /* Prints a warning to stderr. */
 void wz_cli_warn(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

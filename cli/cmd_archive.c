@@ -330,8 +330,8 @@ int wz_cmd_archive(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
 		case 'h': help(); return 0;
-		case ':': return wz_cli_usage("archive", "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage("archive", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("archive", ':', argv);
+		default: return wz_cli_bad_option("archive", '?', argv);
 		}
 	}
 	if (optind >= argc)

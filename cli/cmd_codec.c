@@ -98,9 +98,9 @@ static int cmd_formats(int argc, char **argv)
 			help_formats();
 			return 0;
 		case ':':
-			return wz_cli_usage(CMD, "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, ':', argv);
 		default:
-			return wz_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, '?', argv);
 		}
 	}
 	if (optind < argc)
@@ -212,9 +212,9 @@ static int cmd_prepare(int argc, char **argv)
 			help_prepare();
 			return 0;
 		case ':':
-			return wz_cli_usage(CMD, "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, ':', argv);
 		default:
-			return wz_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, '?', argv);
 		}
 	}
 	if (optind < argc)

@@ -59,9 +59,9 @@ int wz_cmd_cost(int argc, char **argv)
 			help();
 			return 0;
 		case ':':
-			return wz_cli_usage("cost", "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option("cost", ':', argv);
 		case '?':
-			return wz_cli_usage("cost", "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option("cost", '?', argv);
 		default:
 			if (wz_scenario_opt(&opts, c, optarg))
 				return wz_cli_usage("cost", "unknown option");

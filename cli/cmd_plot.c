@@ -60,8 +60,8 @@ int wz_cmd_plot(int argc, char **argv)
 		case 'A': path = optarg; break;
 		case 'O': out_dir = optarg; break;
 		case 'h': help(); return 0;
-		case ':': return wz_cli_usage("plot", "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage("plot", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("plot", ':', argv);
+		default: return wz_cli_bad_option("plot", '?', argv);
 		}
 	}
 	if (argc - optind != 1)

@@ -109,8 +109,8 @@ int wz_cmd_sim(int argc, char **argv)
 		case 'N': no_archive = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': help(); return 0;
-		case ':': return wz_cli_usage("sim", "option %s needs a value", argv[optind - 1]);
-		case '?': return wz_cli_usage("sim", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("sim", ':', argv);
+		case '?': return wz_cli_bad_option("sim", '?', argv);
 		default:
 			if (wz_scenario_opt(&sopts, c, optarg) && wz_sim_opt(&simopts, c, optarg))
 				return wz_cli_usage("sim", "unknown option");

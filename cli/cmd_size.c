@@ -181,8 +181,8 @@ int wz_size_parse(int argc, char **argv, wz_size_opts *o)
 		case 'N': o->no_archive = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': return 0;
-		case ':': return wz_cli_usage("size", "option %s needs a value", argv[optind - 1]);
-		case '?': return wz_cli_usage("size", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("size", ':', argv);
+		case '?': return wz_cli_bad_option("size", '?', argv);
 		default:
 			if (wz_scenario_opt(&o->scn, c, optarg) && wz_sim_opt(&o->sim, c, optarg))
 				return wz_cli_usage("size", "unknown option");

@@ -237,8 +237,8 @@ static int cmd_synth(int argc, char **argv)
 			break;
 		case 'q': o.quiet = 1; break;
 		case 'h': help_synth(); return 0;
-		case ':': return wz_cli_usage("trace", "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage("trace", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("trace", ':', argv);
+		default: return wz_cli_bad_option("trace", '?', argv);
 		}
 	}
 	if (optind < argc)
@@ -336,8 +336,8 @@ static int cmd_info(int argc, char **argv)
 				return wz_cli_usage("trace", "%s", diag.msg);
 			break;
 		case 'h': help_info(); return 0;
-		case ':': return wz_cli_usage("trace", "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage("trace", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("trace", ':', argv);
+		default: return wz_cli_bad_option("trace", '?', argv);
 		}
 	}
 	if (optind >= argc)

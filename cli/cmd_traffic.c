@@ -288,10 +288,10 @@ static int cmd_import(int argc, char **argv)
 			free(o.clients);
 			return 0;
 		case ':':
-			rc = wz_cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
+			rc = wz_cli_bad_option(cmd, ':', argv);
 			break;
 		default:
-			rc = wz_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+			rc = wz_cli_bad_option(cmd, '?', argv);
 		}
 	}
 	static const char *const formats[] = { "azure", "mooncake", "lengths", "servegen",
@@ -402,9 +402,9 @@ static int cmd_info(int argc, char **argv)
 			help();
 			return 0;
 		case ':':
-			return wz_cli_usage(cmd, "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option(cmd, ':', argv);
 		default:
-			return wz_cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option(cmd, '?', argv);
 		}
 	}
 	if (optind != argc - 1)

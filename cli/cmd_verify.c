@@ -212,6 +212,14 @@ static int series_diff(const wza_run *a, const wza_run *b, wz_buf *out)
 	return n;
 }
 
+/* A run whose recorded command line no longer parses cannot be recomputed. */
+static int arguments_unparsable(const wza_run *run)
+{
+	wz_diag diag;
+	wz_diag_set(&diag, WZ_ERR_CORRUPT, "run %lld: its recorded arguments do not parse", run->id);
+	return wz_cli_fail("verify", &diag);
+}
+
 /* Recomputes a propose or size run into fresh; returns an exit status. */
 static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 		     const char *traffic, const wza_run *codec_run, wza_run *fresh)
@@ -227,9 +235,7 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 	} else if (!strcmp(run->command, "propose")) {
 		wz_propose_opts o;
 		if (wz_propose_parse(argc, argv, &o) >= 0) {
-			wz_diag_set(&diag, WZ_ERR_CORRUPT,
-				    "run %lld: its recorded arguments do not parse", run->id);
-			rc = wz_cli_fail("verify", &diag);
+			rc = arguments_unparsable(run);
 		} else {
 			o.scn.scenario_path = scn_path;
 			o.scn.catalog_dir = dir;
@@ -251,9 +257,7 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 	} else {
 		wz_size_opts o;
 		if (wz_size_parse(argc, argv, &o) >= 0) {
-			wz_diag_set(&diag, WZ_ERR_CORRUPT,
-				    "run %lld: its recorded arguments do not parse", run->id);
-			rc = wz_cli_fail("verify", &diag);
+			rc = arguments_unparsable(run);
 		} else {
 			o.scn.scenario_path = scn_path;
 			o.scn.catalog_dir = dir;
@@ -382,8 +386,8 @@ int wz_cmd_verify(int argc, char **argv)
 		case 'A': path = optarg; break;
 		case 'S': stored = 1; break;
 		case 'h': help(); return 0;
-		case ':': return wz_cli_usage("verify", "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage("verify", "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option("verify", ':', argv);
+		default: return wz_cli_bad_option("verify", '?', argv);
 		}
 	}
 	if (argc - optind != 1)

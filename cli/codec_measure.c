@@ -259,9 +259,9 @@ int wz_codec_measure(int argc, char **argv)
 			help_measure();
 			return 0;
 		case ':':
-			return wz_cli_usage(CMD, "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, ':', argv);
 		default:
-			return wz_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option(CMD, '?', argv);
 		}
 	}
 	if (optind < argc)

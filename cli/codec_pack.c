@@ -62,8 +62,8 @@ int wz_codec_pack(int argc, char **argv)
 				return rc;
 			break;
 		case 'h': help_pack(); return 0;
-		case ':': return wz_cli_usage(CMD, "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option(CMD, ':', argv);
+		default: return wz_cli_bad_option(CMD, '?', argv);
 		}
 	}
 	if (optind < argc)
@@ -167,8 +167,8 @@ int wz_codec_unpack(int argc, char **argv)
 				return rc;
 			break;
 		case 'h': help_unpack(); return 0;
-		case ':': return wz_cli_usage(CMD, "option %s needs a value", argv[optind - 1]);
-		default: return wz_cli_usage(CMD, "unknown option '%s'", argv[optind - 1]);
+		case ':': return wz_cli_bad_option(CMD, ':', argv);
+		default: return wz_cli_bad_option(CMD, '?', argv);
 		}
 	}
 	if (optind < argc)

@@ -78,9 +78,9 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		case 'h':
 			return 0;
 		case ':':
-			return wz_cli_usage("propose", "option %s needs a value", argv[optind - 1]);
+			return wz_cli_bad_option("propose", ':', argv);
 		case '?':
-			return wz_cli_usage("propose", "unknown option '%s'", argv[optind - 1]);
+			return wz_cli_bad_option("propose", '?', argv);
 		default:
 			if (!wz_sim_opt(&o->sim, c, optarg))
 				sim_option = 1;
