@@ -54,7 +54,8 @@ static wzt_cache_trace *window(const char *split, uint64_t wseed)
 	return t;
 }
 
-int main(void)
+/* With arguments, only the formats they name (for profiling one). */
+int main(int argc, char **argv)
 {
 	wzt_cache_trace *cal = window("calibration", 1), *test = window("test", 2);
 	if (!cal || !test)
@@ -78,10 +79,17 @@ int main(void)
 	printf("codec throughput, one core (thread CPU time), median of %d runs, %d tokens x 576 values\n"
 	       "synthetic mla-b layer; GB/s of bf16-equivalent cache (1152 bytes per token and layer)\n",
 	       RUNS, T);
-	printf("wz transform kernel: %s (multiply then add, the reference's bits)\n\n", wzc_gemm_kernel());
+	printf("wz transform kernels: encode %s (exact integer sums), decode %s (fused multiply-add\n"
+	       "chains); both give the scalar reference's bits\n\n",
+	       wzc_igemm_kernel(), wzc_gemm_kernel());
 	printf("%-13s %8s %12s %14s %20s\n", "format", "bytes", "encode GB/s", "decode GB/s",
 	       "decode->transformed");
 	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+		int wanted = argc < 2;
+		for (int a = 1; a < argc; a++)
+			wanted |= !strcmp(argv[a], names[f]);
+		if (!wanted)
+			continue;
 		wzc_format fmt;
 		wzc_codec *c;
 		if (wzc_format_parse(names[f], &fmt, &d) ||

@@ -211,6 +211,18 @@ static wz_err get_part(const uint8_t **pp, wzc_part_profile *q, const char *orig
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: layer %d, %s part: a value is negative, infinite or NaN",
 				   origin, layer, part);
+	/* Unit rows: the encoder's integer sums rely on them not to overflow
+	 * (codec/wz_gemm.h); prepare writes eigenvectors with norms within
+	 * about 1e-6 of 1. */
+	for (size_t k = 0; k < n; k++) {
+		double rn = 0;
+		for (size_t i = 0; i < n; i++)
+			rn += (double)q->basis[k * n + i] * q->basis[k * n + i];
+		if (fabs(rn - 1.0) > 1e-3)
+			return wz_diag_set(diag, WZ_ERR_CORRUPT,
+					   "%s: layer %d, %s part: basis row %zu has squared norm %g, not 1",
+					   origin, layer, part, k, rn);
+	}
 	double sum = 0;
 	for (int i = 0; i < WZC_HIST_BINS; i++)
 		sum += q->hist[i];

@@ -14,13 +14,13 @@
 #include "codec/wz_plan.h"
 
 /* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
- * transform also gets an AVX2 clone chosen at run time: the same additions
- * in the same order (ISO C mode does not contract to FMA), so the bytes do
- * not depend on the machine. */
+ * transform also gets an AVX2 and FMA clone chosen at run time: the same
+ * fused multiply-adds in the same order, so the bytes do not depend on the
+ * machine (ISO C mode contracts nothing else into FMA). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define WZ_HOT __attribute__((optimize("O3")))
 #if defined(__x86_64__) && defined(__GLIBC__)
-#define WZ_CLONES __attribute__((target_clones("avx2", "default")))
+#define WZ_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 #else
 #define WZ_HOT
@@ -43,13 +43,13 @@ static void free_layer(layer_plan *lp)
 	free(lp->ones);
 	free(lp->dec);
 	free(lp->tables);
-	free(lp->basis_t[0]);
-	free(lp->basis_t[1]);
+	free(lp->bq[0]);
+	free(lp->bq[1]);
 	free(lp->delta[0]);
 	free(lp->delta[1]);
 	for (int p = 0; p < 2; p++) {
 		free(lp->cod[p]);
-		free(lp->basis_c[p]);
+		free(lp->bp_c[p]);
 	}
 	for (int i = 0; lp->qluts && i < lp->nqluts; i++)
 		wzc_qlut_free(&lp->qluts[i]);
@@ -57,7 +57,7 @@ static void free_layer(layer_plan *lp)
 	free(lp->qlut_of);
 	free(lp->comp_c);
 	free(lp->order_c);
-	free(lp->sigma_c);
+	free(lp->rsig_c);
 	free(lp->qb_block);
 }
 
@@ -172,11 +172,11 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	size_t nn = (size_t)nc + 1;
 	lp->comp_c = malloc(sizeof(int) * nn);
 	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
-	lp->sigma_c = malloc(sizeof(float) * nn);
+	lp->rsig_c = malloc(sizeof(float) * nn);
 	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 4 * sizeof(int32_t)) +
 			      (ncells + 1) * sizeof(uint32_t));
 	int *place = malloc(sizeof(int) * (size_t)lp->n);
-	if (!lp->comp_c || !lp->order_c || !lp->sigma_c || !lp->qb_block || !place) {
+	if (!lp->comp_c || !lp->order_c || !lp->rsig_c || !lp->qb_block || !place) {
 		free(place);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
@@ -212,7 +212,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 			int k = (p ? R : 0) + lp->cod[p][i];
 			const wzc_qlut *q = &lp->qluts[lp->qlut_of[k]];
 			lp->comp_c[j] = k;
-			lp->sigma_c[j] = lp->sigma[k];
+			lp->rsig_c[j] = wzc_rsigma(lp->sigma[k]);
 			place[k] = j;
 			b->q[j] = q;
 			b->t0[j] = q->t0;
@@ -233,7 +233,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 }
 
 /* What the fast encoder needs besides the plan: the coded components'
- * basis columns and their quantizer grids. */
+ * integer basis in pairs and their quantizer grids. */
 static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
 {
 	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
@@ -265,15 +265,16 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
 				lp->cod[p][nc++] = k;
 		lp->ncod[p] = nc;
 		lp->ldc[p] = nc ? (size_t)nc : 1;
-		if (nc == m) /* every component coded: the columns are basis_t's */
-			continue;
-		lp->basis_c[p] = malloc(sizeof(float) * (size_t)(m ? m : 1) * lp->ldc[p]);
-		if (!lp->basis_c[p])
+		int kp = (m + 1) / 2;
+		lp->bp_c[p] = malloc(sizeof(uint32_t) * (size_t)(kp ? kp : 1) * lp->ldc[p]);
+		if (!lp->bp_c[p])
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		for (int i = 0; i < m; i++)
-			for (int j = 0; j < nc; j++)
-				lp->basis_c[p][(size_t)i * lp->ldc[p] + j] =
-					parts[p]->basis[(size_t)lp->cod[p][j] * m + i];
+		for (int q = 0; q < kp; q++)
+			for (int j = 0; j < nc; j++) {
+				const int16_t *row = lp->bq[p] + (size_t)lp->cod[p][j] * m;
+				lp->bp_c[p][(size_t)q * lp->ldc[p] + j] =
+					wzc_pair16(row[2 * q], 2 * q + 1 < m ? row[2 * q + 1] : 0);
+			}
 	}
 	return plan_batch(R, lp, diag);
 }
@@ -413,18 +414,17 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	}
 	for (int p = 0; p < 2; p++) {
 		int m = parts[p]->n;
-		lp->basis_t[p] = malloc(sizeof(float) * (size_t)(m ? m * m : 1));
+		lp->bq[p] = malloc(sizeof(int16_t) * (size_t)(m ? m * m : 1));
 		lp->delta[p] = calloc((size_t)(m ? m : 1), sizeof(float));
-		if (!lp->basis_t[p] || !lp->delta[p]) {
+		if (!lp->bq[p] || !lp->delta[p]) {
 			free(v);
 			free(part);
 			free(jidx);
 			free(best);
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		}
-		for (int k = 0; k < m; k++)
-			for (int i = 0; i < m; i++)
-				lp->basis_t[p][(size_t)i * m + k] = parts[p]->basis[(size_t)k * m + i];
+		for (size_t i = 0; i < (size_t)m * m; i++)
+			lp->bq[p][i] = wzc_basis_q(parts[p]->basis[i]);
 		/* the anchor in the transformed domain, relative to the mean */
 		for (int k = 0; k < m; k++) {
 			double acc = 0;
@@ -516,7 +516,8 @@ static inline uint32_t quantize(const float *thr, uint32_t N, float z)
 	return lo;
 }
 
-/* y[k] = sum_i x[i] * bt[i][k] for rows of n tokens at once. */
+/* y[k] = the fused multiply-add chain over i in order of x[i] * bt[i][k]
+ * (docs/wz-format.md, "Arithmetic"), for rows of n tokens at once. */
 WZ_HOT WZ_CLONES static void transform_rows(int ntok, int m, const float *bt, const float *x, float *y)
 {
 	for (int t = 0; t < ntok; t++) {
@@ -530,9 +531,27 @@ WZ_HOT WZ_CLONES static void transform_rows(int ntok, int m, const float *bt, co
 			float xi = x[(size_t)t * m + i];
 			float *yt = y + (size_t)t * m;
 			for (int k = 0; k < m; k++)
-				yt[k] += xi * bi[k];
+				yt[k] = fmaf(xi, bi[k], yt[k]);
 		}
 	}
+}
+
+/* The encoder's transform of one token part (docs/wz-format.md,
+ * "Arithmetic"): y[k] = (float)(sum_i bq[k][i] xq[i]), the sum exact in
+ * integers (wrapping modulo 2^32 only for a basis that profiles are refused
+ * for); the coefficient is y[k] * 2^(e - 24), returned as that unit. */
+static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /* scratch [m] */,
+			float *y)
+{
+	int e = wzc_input_q(m, x, xq);
+	for (int k = 0; k < m; k++) {
+		const int16_t *row = bq + (size_t)k * m;
+		uint32_t acc = 0;
+		for (int i = 0; i < m; i++)
+			acc += (uint32_t)((int32_t)row[i] * xq[i]);
+		y[k] = (float)(int32_t)acc;
+	}
+	return ldexpf(1.0f, e - WZC_XQ_SHIFT - WZC_BQ_SHIFT);
 }
 
 #define BLOCK 8
@@ -548,19 +567,22 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 	const float *src[2] = { latent, rope };
 	float *xc = malloc(sizeof(float) * (size_t)BLOCK * (R > P ? R : P));
 	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)(R > P ? R : P));
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 2));
-	if (!xc || !y || !dig) {
+	if (!xc || !y || !xq || !dig) {
 		/* Out of memory inside a void encoder: write zero records, which
 		 * decode to the mean; callers checked sizes before. */
 		memset(records, 0, record_bytes * (size_t)n);
 		free(xc);
 		free(y);
+		free(xq);
 		free(dig);
 		return;
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
 		uint8_t codes[BLOCK][2], flag[BLOCK][2];
+		float unit[BLOCK][2];
 		/* Each part of a token is coded relative to the mean or to the
 		 * anchor, whichever is nearer (the sink is then almost exact). */
 		for (int t = 0; t < nb; t++)
@@ -594,7 +616,9 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 					xc[(size_t)t * m + i] *= inv;
 			}
 			float *yp = y + (p ? (size_t)BLOCK * R : 0);
-			transform_rows(nb, m, lp->basis_t[p], xc, yp);
+			for (int t = 0; t < nb; t++)
+				unit[t][p] = itransform(m, lp->bq[p], xc + (size_t)t * m, xq,
+							yp + (size_t)t * m);
 		}
 		for (int t = 0; t < nb; t++) {
 			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
@@ -605,7 +629,8 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 			for (int k = 0; k < R + P; k++) {
 				float yk = k < R ? y[(size_t)t * R + k]
 						 : y[(size_t)BLOCK * R + (size_t)t * P + (k - R)];
-				float z = lp->sigma[k] > 0 ? yk / lp->sigma[k] : 0;
+				/* standardized: a multiply by 1 / sigma in units */
+				float z = yk * (wzc_rsigma(lp->sigma[k]) * unit[t][k >= R]);
 				dig[k] = lp->nlev[k] > 1 ? quantize(lp->thr[k], lp->nlev[k], z) : 0;
 			}
 			dig[R + P] = flag[t][0];
@@ -629,6 +654,7 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 	}
 	free(xc);
 	free(y);
+	free(xq);
 	free(dig);
 }
 

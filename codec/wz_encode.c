@@ -2,9 +2,9 @@
  * wzc_wz_encode_layer_ref) reorganized for speed, same bytes.  A block of
  * tokens is transposed so that the per-token sums (each still over the
  * values in order) run in vector lanes, one token per lane; the transform
- * is one matrix product restricted to the components with more than one
- * level; levels come from a grid, not a search; the groups' fields go out
- * through a bit buffer. */
+ * is one integer matrix product restricted to the components with more
+ * than one level; levels come from a grid, not a search; the groups'
+ * fields go out through a bit buffer. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,8 @@
 typedef unsigned __int128 u128;
 
 /* Vectorized at -O3; never contracted to fused multiply-adds (the sums of
- * squares decide the anchor flag and the scale code). */
+ * squares decide the anchor flag and the scale code, and the reference
+ * computes them with separate multiplies and adds). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define WZ_HOT __attribute__((optimize("O3", "fp-contract=off")))
 #if defined(__x86_64__) && defined(__GLIBC__)
@@ -97,33 +98,83 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 	}
 }
 
-/* z = y / sigma over a token's coded components (0 where sigma is not
- * positive), as the reference divides. */
-WZ_HOT WZ_CLONES static void standardize(int nc, const float *y, const float *sigma, float *z)
+/* The block's scaled values xt[i][t] as 16-bit integers in pairs over i,
+ * xp[q][t] (wz_gemm.h), and each token's exponent e[t].  The lanes compute
+ * e = 0, which is the reference's whenever every value is within range and
+ * the float sum of the squared scaled values v is below 2^31 for m <= 4096:
+ * then sqrt(sum xq^2) <= sqrt(sum v^2) + sqrt(m) / 2 < 2^16.  Any other
+ * token (e[t] = -1 here) is redone by the reference, wzc_input_q. */
+WZ_HOT WZ_CLONES static void quantize_inputs(int m, const float *xt, uint32_t *xp /* OUT */,
+					     int *e /* OUT [BLOCK] */)
 {
-	for (int j = 0; j < nc; j++)
-		z[j] = sigma[j] > 0 ? y[j] / sigma[j] : 0;
+	static const float zero[BLOCK];
+	const float mult = (float)(1 << WZC_XQ_SHIFT), lim = WZC_XQ_MAX + 0.5f;
+	/* adding and subtracting 1.5 * 2^23 rounds to an integer, to nearest
+	 * even, as rintf does, for magnitudes below 2^22 */
+	const float magic = 12582912.0f;
+	float s2[BLOCK];
+	int32_t bad[BLOCK];
+	for (int t = 0; t < BLOCK; t++) {
+		s2[t] = 0;
+		bad[t] = 0;
+	}
+	for (int q = 0; q < (m + 1) / 2; q++) {
+		const float *r0 = xt + (size_t)2 * q * BLOCK;
+		const float *r1 = 2 * q + 1 < m ? r0 + BLOCK : zero;
+		uint32_t *dst = xp + (size_t)q * BLOCK;
+		for (int t = 0; t < BLOCK; t++) {
+			float v0 = r0[t] * mult, v1 = r1[t] * mult;
+			int32_t in0 = fabsf(v0) < lim, in1 = fabsf(v1) < lim;
+			bad[t] |= (in0 & in1) ^ 1;
+			float c0 = in0 ? v0 : 0.0f, c1 = in1 ? v1 : 0.0f;
+			s2[t] += c0 * c0 + c1 * c1;
+			int32_t q0 = (int32_t)((c0 + magic) - magic);
+			int32_t q1 = (int32_t)((c1 + magic) - magic);
+			dst[t] = (uint32_t)(uint16_t)q0 | (uint32_t)q1 << 16;
+		}
+	}
+	for (int t = 0; t < BLOCK; t++)
+		e[t] = bad[t] || !(s2[t] < 2147483648.0f) || m > 4096 ? -1 : 0;
 }
 
-/* ceil(V * 2^kb / M) for V < M <= 2^kb, kb in 1..64: the quotient fits in
- * 64 bits, so one hardware division does on x86-64. */
-static inline uint64_t field_word(uint64_t V, int kb, uint64_t M)
+/* The reference's exponent and integers for token t of the block. */
+static void redo_token(int m, const float *xt, int t, float *col /* [m] */,
+		       int16_t *xq /* [m + 1] */, uint32_t *xp, int *e)
 {
-	u128 num = ((u128)V << kb) + (M - 1);
-#if defined(__GNUC__) && defined(__x86_64__)
-	uint64_t q, r, lo = (uint64_t)num, hi = (uint64_t)(num >> 64);
-	__asm__("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "rm"(M) : "cc");
-	(void)r;
-	return q;
+	for (int i = 0; i < m; i++)
+		col[i] = xt[(size_t)i * BLOCK + t];
+	*e = wzc_input_q(m, col, xq);
+	xq[m] = 0;
+	for (int q = 0; q < (m + 1) / 2; q++)
+		xp[(size_t)q * BLOCK + t] = wzc_pair16(xq[2 * q], xq[2 * q + 1]);
+}
+
+/* z = (float)acc * (rsigma * unit) over a token's coded components, as
+ * the reference computes them. */
+WZ_HOT WZ_CLONES static void standardize(int nc, const int32_t *acc, float unit,
+					 const float *rsig, float *z)
+{
+	for (int j = 0; j < nc; j++)
+		z[j] = (float)acc[j] * (rsig[j] * unit);
+}
+
+static inline void prefetch(const void *p)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch(p, 0, 3);
 #else
-	return (uint64_t)(num / M);
+	(void)p;
 #endif
 }
 
 static inline void store64(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8);
+#else
 	for (int b = 0; b < 8; b++)
 		p[b] = (uint8_t)(v >> (8 * b));
+#endif
 }
 
 void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
@@ -136,32 +187,44 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	const float *src[2] = { latent, rope };
 	int mmax = R > P ? R : P, nc = lp->ncod[0] + lp->ncod[1];
 	float *xt = malloc(sizeof(float) * (size_t)BLOCK * mmax);
-	float *yc[2] = { malloc(sizeof(float) * (size_t)BLOCK * lp->ldc[0]),
-			 malloc(sizeof(float) * (size_t)BLOCK * lp->ldc[1]) };
+	float *col = malloc(sizeof(float) * (size_t)(mmax + 1));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)(mmax + 2));
+	uint32_t *xp = malloc(sizeof(uint32_t) * (size_t)BLOCK * ((mmax + 1) / 2 + 1));
+	int32_t *yc[2] = { malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[0]),
+			   malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[1]) };
 	/* digits of the coded components in list order, then the two flags */
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(nc + 2));
 	float *z = malloc(sizeof(float) * (size_t)(nc + 1));
-	uint64_t *gM = malloc(sizeof(uint64_t) * (size_t)(lp->ngroups + 1));
-	if (!xt || !yc[0] || !yc[1] || !dig || !z || !gM) {
+	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
+	/* the level counts in coding order */
+	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
+	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o) {
 		free(xt);
+		free(col);
+		free(xq);
+		free(xp);
 		free(yc[0]);
 		free(yc[1]);
 		free(dig);
 		free(z);
 		free(gM);
+		free(nlev_o);
 		/* the reference needs less memory */
 		wzc_wz_encode_layer_ref(plan, layer, n, latent, rope, records, record_bytes);
 		return;
 	}
 	for (int g = 0; g < lp->ngroups; g++) {
 		uint64_t M = 1;
-		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
-			M *= lp->nlev[lp->order[i]];
-		gM[g] = M;
+		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+			nlev_o[i] = lp->nlev[lp->order[i]];
+			M *= nlev_o[i];
+		}
+		gM[g] = wzc_divisor_of(M);
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
 		uint8_t code[2][BLOCK], flag[2][BLOCK];
+		int ex[2][BLOCK];
 		memset(code[1], 0, sizeof code[1]);
 		memset(flag[1], 0, sizeof flag[1]);
 		for (int p = 0; p < 2; p++) {
@@ -170,20 +233,37 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				continue;
 			prepare_part(plan->scale_mult[p], parts[p], lp->nlev[R + P + p] == 2, m, nb,
 				     src[p] + (size_t)t0 * m, xt, flag[p], code[p]);
+			quantize_inputs(m, xt, xp, ex[p]);
+			for (int t = 0; t < nb; t++)
+				if (ex[p][t] < 0)
+					redo_token(m, xt, t, col, xq, xp, &ex[p][t]);
 			if (lp->ncod[p])
-				wzc_gemm(nb, m, lp->ncod[p],
-					 lp->basis_c[p] ? lp->basis_c[p] : lp->basis_t[p], lp->ldc[p],
-					 xt, 1, BLOCK, yc[p], lp->ldc[p]);
+				wzc_igemm(nb, (m + 1) / 2, lp->ncod[p], lp->bp_c[p], lp->ldc[p], xp,
+					  BLOCK, yc[p], lp->ldc[p]);
 		}
 		for (int t = 0; t < nb; t++) {
+			/* The next block's token t towards the caches while this
+			 * one is packed: the transposition reads 64 rows side by
+			 * side, more streams than the hardware prefetcher follows. */
+			if (t0 + BLOCK + t < n)
+				for (int p = 0; p < 2; p++) {
+					const char *row = (const char *)(src[p] +
+									 (size_t)(t0 + BLOCK + t) * width[p]);
+					for (size_t b = 0; b < sizeof(float) * (size_t)width[p]; b += 64)
+						prefetch(row + b);
+				}
 			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
 			memset(rec, 0, record_bytes);
 			rec[0] = code[0][t];
 			if (P)
 				rec[1] = code[1][t];
-			standardize(lp->ncod[0], yc[0] + (size_t)t * lp->ldc[0], lp->sigma_c, z);
-			standardize(lp->ncod[1], yc[1] + (size_t)t * lp->ldc[1],
-				    lp->sigma_c + lp->ncod[0], z + lp->ncod[0]);
+			const int sh = WZC_XQ_SHIFT + WZC_BQ_SHIFT;
+			standardize(lp->ncod[0], yc[0] + (size_t)t * lp->ldc[0],
+				    ldexpf(1.0f, ex[0][t] - sh), lp->rsig_c, z);
+			if (P)
+				standardize(lp->ncod[1], yc[1] + (size_t)t * lp->ldc[1],
+					    ldexpf(1.0f, ex[1][t] - sh), lp->rsig_c + lp->ncod[0],
+					    z + lp->ncod[0]);
 			wzc_quantize_batch(&lp->qb, z, dig);
 			dig[nc] = flag[0][t];
 			dig[nc + 1] = flag[1][t];
@@ -194,9 +274,9 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			for (int g = 0; g < lp->ngroups; g++) {
 				uint64_t V = 0;
 				for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
-					V = V * lp->nlev[lp->order[i]] + dig[lp->order_c[i]];
+					V = V * nlev_o[i] + dig[lp->order_c[i]];
 				int kb = lp->gbits[g];
-				buf |= (u128)field_word(V, kb, gM[g]) << nbits;
+				buf |= (u128)wzc_field_word(V, kb, &gM[g]) << nbits;
 				nbits += kb;
 				if (nbits >= 64) {
 					store64(w, (uint64_t)buf);
@@ -210,9 +290,13 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 		}
 	}
 	free(xt);
+	free(col);
+	free(xq);
+	free(xp);
 	free(yc[0]);
 	free(yc[1]);
 	free(dig);
 	free(z);
 	free(gM);
+	free(nlev_o);
 }

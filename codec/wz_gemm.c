@@ -1,23 +1,15 @@
 /* The wz transforms' matrix products: a scalar reference and an AVX-512
  * kernel (8 tokens x 48 columns of accumulators in registers, the inner
- * index in order), chosen at run time; and the quantizer's grids. */
+ * index in order), chosen at run time; and the quantizer's grids.  Every
+ * product is one fused multiply-add (fmaf), never a multiply and a separate
+ * add: the chain's bits are then defined by IEEE 754 alone. */
 #include "codec/wz_gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Multiply, then add: contracting the two into one fused multiply-add would
- * round differently and change the written levels. */
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#define WZ_NOCONTRACT
-#elif defined(__GNUC__)
-#define WZ_NOCONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define WZ_NOCONTRACT
-#endif
-
-WZ_NOCONTRACT void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, size_t ldb,
+void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, size_t ldb,
 				const float *X, size_t xst, size_t xsr, float *Y, size_t ldy)
 {
 	for (int t = 0; t < ntok; t++)
@@ -28,20 +20,20 @@ WZ_NOCONTRACT void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, si
 		for (int t = 0; t < ntok; t++) {
 			float xr = X[(size_t)t * xst + (size_t)r * xsr];
 			float *yt = Y + (size_t)t * ldy;
-			for (int c = 0; c < ncol; c++) {
-				float prod = xr * br[c];
-				yt[c] = yt[c] + prod;
-			}
+			for (int c = 0; c < ncol; c++)
+				yt[c] = fmaf(xr, br[c], yt[c]);
 		}
 	}
 }
 
 /* Without AVX-512: the reference's loops, vectorized by the compiler
- * (-O3, an AVX2 clone on x86-64), the same operations in the same order. */
+ * (-O3, an AVX2 and FMA clone on x86-64), the same operations in the same
+ * order.  The default clone calls the C library's fmaf, exact but slow on
+ * x86-64 processors without FMA (made before about 2013). */
 #if defined(__GNUC__) && !defined(__clang__)
-#define WZ_PORTABLE __attribute__((optimize("O3", "fp-contract=off")))
+#define WZ_PORTABLE __attribute__((optimize("O3")))
 #if defined(__x86_64__) && defined(__GLIBC__)
-#define WZ_PORTABLE_CLONES __attribute__((target_clones("avx2", "default")))
+#define WZ_PORTABLE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 #else
 #define WZ_PORTABLE
@@ -63,9 +55,80 @@ WZ_PORTABLE WZ_PORTABLE_CLONES static void gemm_portable(int ntok, int kdim, int
 		for (int t = 0; t < ntok; t++) {
 			float xr = X[(size_t)t * xst + (size_t)r * xsr];
 			float *yt = Y + (size_t)t * ldy;
-			for (int c = 0; c < ncol; c++) {
-				float prod = xr * br[c];
-				yt[c] = yt[c] + prod;
+			for (int c = 0; c < ncol; c++)
+				yt[c] = fmaf(xr, br[c], yt[c]);
+		}
+	}
+}
+
+int wzc_input_q(int m, const float *x, int16_t *xq)
+{
+	for (int e = 0;; e++) {
+		/* a power of two: the product is exact (or too small to count) */
+		float mult = ldexpf(1.0f, WZC_XQ_SHIFT - e);
+		uint64_t ss = 0;
+		int fits = 1;
+		for (int i = 0; i < m && fits; i++) {
+			float v = isfinite(x[i]) ? x[i] * mult : 0.0f;
+			if (!(fabsf(v) < WZC_XQ_MAX + 0.5f)) {
+				fits = 0;
+				break;
+			}
+			long q = lrintf(v);
+			xq[i] = (int16_t)q;
+			ss += (uint64_t)(q * q);
+		}
+		/* e reaches 160 only if a finite value exceeds 2^140: never */
+		if ((fits && ss <= WZC_XQ_SUMSQ_MAX) || e >= 160)
+			return e;
+	}
+}
+
+static inline int32_t pair_dot(uint32_t a, uint32_t b)
+{
+	int32_t a0 = (int16_t)(uint16_t)a, a1 = (int16_t)(uint16_t)(a >> 16);
+	int32_t b0 = (int16_t)(uint16_t)b, b1 = (int16_t)(uint16_t)(b >> 16);
+	/* each product fits in 32 bits; the sums wrap, as the vector units do */
+	return (int32_t)((uint32_t)(a0 * b0) + (uint32_t)(a1 * b1));
+}
+
+void wzc_igemm_ref(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
+		   const uint32_t *Xp, size_t ldx, int32_t *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++)
+		for (int c = 0; c < ncol; c++) {
+			uint32_t acc = 0;
+			for (int q = 0; q < kpairs; q++)
+				acc += (uint32_t)pair_dot(Xp[(size_t)q * ldx + t], Bp[(size_t)q * ldb + c]);
+			Y[(size_t)t * ldy + c] = (int32_t)acc;
+		}
+}
+
+/* Without 512-bit vectors: the same sums (exact in any order), left to the
+ * compiler's vectorizer. */
+WZ_PORTABLE WZ_PORTABLE_CLONES static void igemm_portable(int ntok, int kpairs, int ncol,
+							  const uint32_t *Bp, size_t ldb,
+							  const uint32_t *Xp, size_t ldx,
+							  int32_t *Y, size_t ldy)
+{
+	/* tokens in fours, so that a row of basis pairs serves four of them
+	 * while it is in the first-level cache */
+	for (int t0 = 0; t0 < ntok; t0 += 4) {
+		int nt = ntok - t0 < 4 ? ntok - t0 : 4;
+		for (int t = t0; t < t0 + nt; t++)
+			for (int c = 0; c < ncol; c++)
+				Y[(size_t)t * ldy + c] = 0;
+		for (int q = 0; q < kpairs; q++) {
+			const uint32_t *bq = Bp + (size_t)q * ldb;
+			for (int t = t0; t < t0 + nt; t++) {
+				uint32_t xp = Xp[(size_t)q * ldx + t];
+				int32_t x0 = (int16_t)(uint16_t)xp, x1 = (int16_t)(uint16_t)(xp >> 16);
+				uint32_t *yt = (uint32_t *)(Y + (size_t)t * ldy);
+				for (int c = 0; c < ncol; c++) {
+					int32_t b0 = (int16_t)(uint16_t)bq[c];
+					int32_t b1 = (int16_t)(uint16_t)(bq[c] >> 16);
+					yt[c] += (uint32_t)(x0 * b0) + (uint32_t)(x1 * b1);
+				}
 			}
 		}
 	}
@@ -77,7 +140,7 @@ WZ_PORTABLE WZ_PORTABLE_CLONES static void gemm_portable(int ntok, int kdim, int
 #if defined(__clang__)
 #define WZ_AVX512 __attribute__((target("avx512f")))
 #else
-#define WZ_AVX512 __attribute__((target("avx512f"), optimize("O3", "fp-contract=off")))
+#define WZ_AVX512 __attribute__((target("avx512f"), optimize("O3")))
 #endif
 
 /* nt tokens x nv vectors of 16 columns; mask for the last vector. */
@@ -98,7 +161,7 @@ tile(int nt, int nv, int kdim, const float *B, size_t ldb, const float *X, size_
 		for (int t = 0; t < nt; t++) {
 			__m512 x = _mm512_set1_ps(X[(size_t)t * xst + (size_t)r * xsr]);
 			for (int v = 0; v < nv; v++)
-				acc[t][v] = _mm512_add_ps(acc[t][v], _mm512_mul_ps(x, b[v]));
+				acc[t][v] = _mm512_fmadd_ps(x, b[v], acc[t][v]);
 		}
 	}
 	for (int t = 0; t < nt; t++)
@@ -146,6 +209,158 @@ static WZ_AVX512 void gemm_avx512(int ntok, int kdim, int ncol, const float *B, 
 	}
 }
 
+/* Integer products: nt tokens x nv vectors of 16 columns, 16-bit pairs
+ * multiplied and summed into 32-bit lanes; `vnni` uses one instruction
+ * (vpdpwssd) where AVX512BW needs two (vpmaddwd, vpaddd).  The sums are
+ * exact (or wrap), so the order does not matter. */
+#define ITILE_BODY(DOT)                                                                    \
+	__m512i acc[8][3];                                                                 \
+	for (int t = 0; t < nt; t++)                                                       \
+		for (int v = 0; v < nv; v++)                                               \
+			acc[t][v] = _mm512_setzero_si512();                                \
+	for (int q = 0; q < kpairs; q++) {                                                 \
+		const uint32_t *bq = Bp + (size_t)q * ldb;                                 \
+		const uint32_t *xq = Xp + (size_t)q * ldx;                                 \
+		__m512i b[3];                                                              \
+		for (int v = 0; v < nv; v++)                                               \
+			b[v] = v == nv - 1 ? _mm512_maskz_loadu_epi32(last, bq + 16 * v)   \
+					   : _mm512_loadu_si512(bq + 16 * v);              \
+		for (int t = 0; t < nt; t++) {                                             \
+			__m512i x = _mm512_set1_epi32((int)xq[t]);                         \
+			for (int v = 0; v < nv; v++)                                       \
+				acc[t][v] = DOT(acc[t][v], x, b[v]);                       \
+		}                                                                          \
+	}                                                                                  \
+	for (int t = 0; t < nt; t++)                                                       \
+		for (int v = 0; v < nv; v++) {                                             \
+			int32_t *y = Y + (size_t)t * ldy + 16 * v;                         \
+			__mmask16 mk = v == nv - 1 ? last : (__mmask16)0xffff;             \
+			__m512i a = _mm512_add_epi32(                                      \
+				acc[t][v], _mm512_maskz_loadu_epi32(first ? 0 : mk, y));   \
+			_mm512_mask_storeu_epi32(y, mk, a);                                \
+		}
+
+#define DOT_BW(a, x, b) _mm512_add_epi32((a), _mm512_madd_epi16((x), (b)))
+/* vpdpwssd through a one-instruction asm: GCC 12 copies and spills the
+ * accumulators of the intrinsic's builtin every iteration. */
+static inline __attribute__((always_inline, target("avx512f,avx512vnni"))) __m512i
+dot_vnni(__m512i a, __m512i x, __m512i b)
+{
+	__asm__("vpdpwssd %2, %1, %0" : "+v"(a) : "v"(x), "v"(b));
+	return a;
+}
+#define DOT_VNNI(a, x, b) dot_vnni((a), (x), (b))
+
+/* One function per tile shape, each compiled on its own: inlined into one
+ * driver, the shapes' accumulators no longer fitted the registers. */
+#define ITILE_FN(NAME, TARGET, DOT, NT, NV)                                                \
+	static __attribute__((noinline, target(TARGET), optimize("O3"))) void NAME(       \
+		int kpairs, const uint32_t *Bp, size_t ldb, const uint32_t *Xp, size_t ldx,  \
+		int32_t *Y, size_t ldy, __mmask16 last, int first)                         \
+	{                                                                                  \
+		const int nt = NT, nv = NV;                                                \
+		ITILE_BODY(DOT)                                                            \
+	}
+/* The full tile, 8 tokens x 48 columns, with its 24 accumulators named:
+ * GCC kept the array version's accumulators in memory as well. */
+#define A3(t) __m512i a##t##0 = z, a##t##1 = z, a##t##2 = z;
+#define D3(t, DOT)                                                                         \
+	x = _mm512_set1_epi32((int)xq[t]);                                                 \
+	a##t##0 = DOT(a##t##0, x, b0);                                                     \
+	a##t##1 = DOT(a##t##1, x, b1);                                                     \
+	a##t##2 = DOT(a##t##2, x, b2);
+#define S3(t)                                                                              \
+	{                                                                                  \
+		int32_t *y = Y + (size_t)(t) * ldy;                                        \
+		a##t##0 = _mm512_add_epi32(a##t##0, _mm512_maskz_loadu_epi32(keep, y));    \
+		a##t##1 = _mm512_add_epi32(a##t##1, _mm512_maskz_loadu_epi32(keep, y + 16)); \
+		a##t##2 = _mm512_add_epi32(a##t##2,                                        \
+					   _mm512_maskz_loadu_epi32(keep & last, y + 32)); \
+		_mm512_storeu_si512(y, a##t##0);                                           \
+		_mm512_storeu_si512(y + 16, a##t##1);                                      \
+		_mm512_mask_storeu_epi32(y + 32, last, a##t##2);                           \
+	}
+#define ITILE83_FN(NAME, TARGET, DOT)                                                      \
+	static __attribute__((noinline, target(TARGET), optimize("O3"))) void NAME(       \
+		int kpairs, const uint32_t *Bp, size_t ldb, const uint32_t *Xp, size_t ldx,  \
+		int32_t *Y, size_t ldy, __mmask16 last, int first)                         \
+	{                                                                                  \
+		const __m512i z = _mm512_setzero_si512();                                  \
+		A3(0) A3(1) A3(2) A3(3) A3(4) A3(5) A3(6) A3(7)                            \
+		for (int q = 0; q < kpairs; q++) {                                         \
+			const uint32_t *bq = Bp + (size_t)q * ldb;                         \
+			const uint32_t *xq = Xp + (size_t)q * ldx;                         \
+			__m512i b0 = _mm512_loadu_si512(bq), b1 = _mm512_loadu_si512(bq + 16); \
+			__m512i b2 = _mm512_maskz_loadu_epi32(last, bq + 32), x;           \
+			D3(0, DOT) D3(1, DOT) D3(2, DOT) D3(3, DOT)                        \
+			D3(4, DOT) D3(5, DOT) D3(6, DOT) D3(7, DOT)                        \
+		}                                                                          \
+		/* the first chunk's sums replace Y; later ones add to it */               \
+		const __mmask16 keep = first ? 0 : 0xffff;                                 \
+		S3(0) S3(1) S3(2) S3(3) S3(4) S3(5) S3(6) S3(7)                            \
+	}
+#define ITILE_SHAPES(PFX, TARGET, DOT)                                                     \
+	ITILE83_FN(PFX##_8_3, TARGET, DOT)                                                 \
+	ITILE_FN(PFX##_8_2, TARGET, DOT, 8, 2)                                             \
+	ITILE_FN(PFX##_8_1, TARGET, DOT, 8, 1)                                             \
+	static __attribute__((noinline, target(TARGET), optimize("O3"))) void PFX##_any(  \
+		int nt, int nv, int kpairs, const uint32_t *Bp, size_t ldb,                \
+		const uint32_t *Xp, size_t ldx, int32_t *Y, size_t ldy, __mmask16 last,    \
+		int first)                                                                 \
+	{                                                                                  \
+		ITILE_BODY(DOT)                                                            \
+	}
+
+ITILE_SHAPES(itile_bw, "avx512f,avx512bw", DOT_BW)
+ITILE_SHAPES(itile_vnni, "avx512f,avx512bw,avx512vnni", DOT_VNNI)
+
+/* Tokens in tiles of 8 (their pairs broadcast) by columns in tiles of 48
+ * (three vectors of the basis pairs), over the inner pairs in chunks of 64
+ * so that a chunk of the basis columns (12 KiB) and of the tokens (16 KiB)
+ * stay in the first-level cache; the chunks' sums add up in Y. */
+#define IGEMM_KC 128
+#define IGEMM_DRIVER(TILE)                                                                 \
+	for (int k0 = 0; k0 < kpairs; k0 += IGEMM_KC) {                                    \
+		int kc = kpairs - k0 < IGEMM_KC ? kpairs - k0 : IGEMM_KC, first = k0 == 0; \
+		const uint32_t *bk = Bp + (size_t)k0 * ldb, *xk = Xp + (size_t)k0 * ldx;   \
+		for (int c0 = 0; c0 < ncol; c0 += 48) {                                    \
+			int nc = ncol - c0 < 48 ? ncol - c0 : 48;                          \
+			int nv = (nc + 15) / 16, rem = nc - 16 * (nv - 1);                 \
+			__mmask16 last = (__mmask16)((1u << rem) - 1);                     \
+			for (int t0 = 0; t0 < ntok; t0 += 8) {                             \
+				int nt = ntok - t0 < 8 ? ntok - t0 : 8;                    \
+				const uint32_t *x = xk + t0;                               \
+				int32_t *y = Y + (size_t)t0 * ldy + c0;                    \
+				if (nt == 8 && nv == 3)                                    \
+					TILE##_8_3(kc, bk + c0, ldb, x, ldx, y, ldy, last, first); \
+				else if (nt == 8 && nv == 2)                               \
+					TILE##_8_2(kc, bk + c0, ldb, x, ldx, y, ldy, last, first); \
+				else if (nt == 8)                                          \
+					TILE##_8_1(kc, bk + c0, ldb, x, ldx, y, ldy, last, first); \
+				else                                                       \
+					TILE##_any(nt, nv, kc, bk + c0, ldb, x, ldx, y, ldy, last, first); \
+			}                                                                  \
+		}                                                                          \
+	}                                                                                  \
+	if (kpairs == 0)                                                                   \
+		for (int t = 0; t < ntok; t++)                                             \
+			for (int c = 0; c < ncol; c++)                                     \
+				Y[(size_t)t * ldy + c] = 0;
+
+static __attribute__((target("avx512f,avx512bw"), optimize("O3"))) void
+igemm_avx512bw(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const uint32_t *Xp,
+	       size_t ldx, int32_t *Y, size_t ldy)
+{
+	IGEMM_DRIVER(itile_bw)
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vnni"), optimize("O3"))) void
+igemm_avx512vnni(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
+		 const uint32_t *Xp, size_t ldx, int32_t *Y, size_t ldy)
+{
+	IGEMM_DRIVER(itile_vnni)
+}
+
 /* 16 components per step: the cell's start and two comparisons by
  * gathers; lanes whose table has no exact grid take the binary search. */
 static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z, uint32_t *digit)
@@ -188,19 +403,147 @@ static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z,
 }
 #endif
 
+#if defined(WZ_HAVE_AVX512)
+/* AVX2 (no 512-bit vectors): 4 tokens x 24 columns of 8-lane accumulators,
+ * vpmaddwd then vpaddd, the inner pairs in order (exact: the order does not
+ * matter). */
+static inline __attribute__((always_inline, target("avx2"))) void
+itile_avx2(int nt, int nv, int kpairs, const uint32_t *Bp, size_t ldb, const uint32_t *Xp,
+	   size_t ldx, int32_t *Y, size_t ldy, int rem)
+{
+	__m256i acc[4][3];
+	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m256i lastm = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem), lanes);
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++)
+			acc[t][v] = _mm256_setzero_si256();
+	for (int q = 0; q < kpairs; q++) {
+		const uint32_t *bq = Bp + (size_t)q * ldb;
+		const uint32_t *xq = Xp + (size_t)q * ldx;
+		__m256i b[3];
+		for (int v = 0; v < nv; v++)
+			b[v] = v == nv - 1 ? _mm256_maskload_epi32((const int *)(bq + 8 * v), lastm)
+					   : _mm256_loadu_si256((const __m256i *)(bq + 8 * v));
+		for (int t = 0; t < nt; t++) {
+			__m256i x = _mm256_set1_epi32((int)xq[t]);
+			for (int v = 0; v < nv; v++)
+				acc[t][v] = _mm256_add_epi32(acc[t][v], _mm256_madd_epi16(x, b[v]));
+		}
+	}
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++) {
+			int *y = (int *)(Y + (size_t)t * ldy + 8 * v);
+			if (v == nv - 1)
+				_mm256_maskstore_epi32(y, lastm, acc[t][v]);
+			else
+				_mm256_storeu_si256((__m256i *)y, acc[t][v]);
+		}
+}
+
+static __attribute__((target("avx2"), optimize("O3"))) void
+igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const uint32_t *Xp,
+	   size_t ldx, int32_t *Y, size_t ldy)
+{
+	for (int c0 = 0; c0 < ncol; c0 += 24) {
+		int nc = ncol - c0 < 24 ? ncol - c0 : 24;
+		int nv = (nc + 7) / 8, rem = nc - 8 * (nv - 1);
+		for (int t0 = 0; t0 < ntok; t0 += 4) {
+			int nt = ntok - t0 < 4 ? ntok - t0 : 4;
+			const uint32_t *x = Xp + t0;
+			int32_t *y = Y + (size_t)t0 * ldy + c0;
+			if (nt == 4 && nv == 3)
+				itile_avx2(4, 3, kpairs, Bp + c0, ldb, x, ldx, y, ldy, rem);
+			else
+				itile_avx2(nt, nv, kpairs, Bp + c0, ldb, x, ldx, y, ldy, rem);
+		}
+	}
+}
+#endif
+
 static int kernel_choice = -1; /* 0 scalar, 1 avx512f */
+/* 0 portable, 1 avx512bw, 2 avx512vnni, 3 avx2 */
+static int ikernel_choice = -1;
 
 static int choose(void)
 {
 	if (kernel_choice < 0) {
-		int k = 0;
+		int k = 0, ik = 0;
 #ifdef WZ_HAVE_AVX512
 		__builtin_cpu_init();
 		k = __builtin_cpu_supports("avx512f") ? 1 : 0;
+		if (k && __builtin_cpu_supports("avx512bw"))
+			ik = __builtin_cpu_supports("avx512vnni") ? 2 : 1;
+		else if (__builtin_cpu_supports("avx2"))
+			ik = 3;
 #endif
+		ikernel_choice = ik;
 		kernel_choice = k;
 	}
 	return kernel_choice;
+}
+
+const char *wzc_igemm_kernel(void)
+{
+	choose();
+	static const char *const names[] = { "portable", "avx512bw", "avx512vnni", "avx2" };
+	return names[ikernel_choice];
+}
+
+int wzc_gemm_force(const char *kernel)
+{
+	choose();
+	static const char *const names[] = { "portable", "avx512bw", "avx512vnni", "avx2" };
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(kernel, names[i])) {
+#ifdef WZ_HAVE_AVX512
+			if (i == 1 && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")))
+				return -1;
+			if (i == 2 && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+					__builtin_cpu_supports("avx512vnni")))
+				return -1;
+			if (i == 3 && !__builtin_cpu_supports("avx2"))
+				return -1;
+#else
+			if (i)
+				return -1;
+#endif
+			ikernel_choice = i;
+			return 0;
+		}
+	if (!strcmp(kernel, "avx512f") || !strcmp(kernel, "scalar")) {
+		int k = kernel[0] == 'a';
+#ifdef WZ_HAVE_AVX512
+		if (k && !__builtin_cpu_supports("avx512f"))
+			return -1;
+#else
+		if (k)
+			return -1;
+#endif
+		kernel_choice = k;
+		return 0;
+	}
+	return -1;
+}
+
+void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
+	       const uint32_t *Xp, size_t ldx, int32_t *Y, size_t ldy)
+{
+	choose();
+#ifdef WZ_HAVE_AVX512
+	if (ikernel_choice == 2) {
+		igemm_avx512vnni(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
+		return;
+	}
+	if (ikernel_choice == 1) {
+		igemm_avx512bw(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
+		return;
+	}
+	if (ikernel_choice == 3) {
+		igemm_avx2(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
+		return;
+	}
+#endif
+	igemm_portable(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
 }
 
 const char *wzc_gemm_kernel(void)

@@ -1,15 +1,18 @@
 /* Row-block matrix products for the wz transforms, Y = X B, and the
- * nearest-level search of the encoder.  Every variant sums each output in
- * the order of the inner index from zero, multiply then add (never a fused
- * multiply-add), so all of them give the scalar reference's bits: the wz
- * records must not depend on the machine that wrote them. */
+ * nearest-level search of the encoder.  Every variant computes each output
+ * as a chain of fused multiply-adds over the inner index in order from
+ * zero, acc = fmaf(x, b, acc) starting at acc = 0 (docs/wz-format.md,
+ * "Arithmetic").  fmaf rounds once, as IEEE 754 defines, on every machine
+ * and on the GPU (__fmaf_rn), so all variants give the scalar reference's
+ * bits: the wz records do not depend on the machine that wrote them. */
 #ifndef WZC_WZ_GEMM_H
 #define WZC_WZ_GEMM_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Y[t][c] = sum over r = 0..kdim-1 in order of X(t, r) * B[r][c], for t <
+/* Y[t][c] = the fused chain over r = 0..kdim-1 of X(t, r) * B[r][c], for t <
  * ntok and c < ncol, where X(t, r) = X[t * xst + r * xsr] (X row-major:
  * xst = row length, xsr = 1; transposed: xst = 1, xsr = its row length);
  * leading dimensions in floats. */
@@ -23,6 +26,70 @@ void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const fl
 /* Name of the kernel wzc_gemm uses here ("avx512f" or "portable"), for the
  * benchmark's report. */
 const char *wzc_gemm_kernel(void);
+
+/* The encoder's transform in integers (docs/wz-format.md, "Arithmetic"):
+ * the scaled token values x and the basis are rounded to 16-bit integers,
+ * x in units of 2^(e - WZC_XQ_SHIFT) with a per-token exponent e >= 0, the
+ * basis in units of 2^-WZC_BQ_SHIFT, and every coefficient is an exact
+ * integer dot product: the same on every machine in any summation order,
+ * and twice the multiply rate of single precision on vector units with
+ * 16-bit dot products (AVX-512 VNNI).  A coefficient is then
+ * (float)acc * 2^(e - WZC_XQ_SHIFT - WZC_BQ_SHIFT). */
+#define WZC_XQ_SHIFT 10
+#define WZC_BQ_SHIFT 14
+#define WZC_XQ_MAX 32767
+/* The bound on the sum of the squared integer inputs: with basis rows of
+ * norm below 2 (2^15 in basis units, which profiles are checked for), every
+ * dot product stays below 2^31 in magnitude. */
+#define WZC_XQ_SUMSQ_MAX ((uint64_t)1 << 32)
+
+/* A basis entry in basis units: round to nearest even, clamped. */
+static inline int16_t wzc_basis_q(float b)
+{
+	float v = b * (float)(1 << WZC_BQ_SHIFT);
+	if (!(v > -WZC_XQ_MAX))
+		return v < 0 ? -WZC_XQ_MAX : 0; /* NaN: 0 (profiles have none) */
+	return (int16_t)(v < WZC_XQ_MAX ? rintf(v) : WZC_XQ_MAX);
+}
+
+/* One token part's m values as integers: the smallest e >= 0 with every
+ * xq[i] = rne(x[i] * 2^(WZC_XQ_SHIFT - e)) within +-WZC_XQ_MAX and their
+ * squares summing to at most WZC_XQ_SUMSQ_MAX (a value that is not finite
+ * counts as 0).  Returns e; e = 0 for any token whose scale code is not
+ * clamped and m < 3900. */
+int wzc_input_q(int m, const float *x, int16_t *xq /* OUT [m] */);
+
+/* Integer products on 16-bit pairs: element q of a row holds the values of
+ * inner indices 2q (low half) and 2q + 1 (high half) as two's-complement
+ * 16-bit fields of a uint32_t.  Y[t][c] = sum over q < kpairs of
+ * X(t, 2q) B(2q, c) + X(t, 2q+1) B(2q+1, c), modulo 2^32 (exact whenever
+ * the inputs meet the bounds above), with Bp[q * ldb + c] holding B's pair
+ * and Xp[q * ldx + t] X's. */
+void wzc_igemm_ref(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
+		   const uint32_t *Xp, size_t ldx, int32_t *Y /* OUT */, size_t ldy);
+/* The same values, by the fastest kernel this CPU runs. */
+void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
+	       const uint32_t *Xp, size_t ldx, int32_t *Y /* OUT */, size_t ldy);
+/* Name of the kernel wzc_igemm uses here ("avx512vnni", "avx512bw",
+ * "avx2" or "portable"). */
+const char *wzc_igemm_kernel(void);
+
+/* For tests: makes wzc_igemm use the named kernel ("portable", "avx2",
+ * "avx512bw", "avx512vnni"), or wzc_gemm and the batch quantizer theirs
+ * ("scalar", "avx512f"); -1 when this CPU cannot run it.  Not thread-safe. */
+int wzc_gemm_force(const char *kernel);
+
+/* 1 / sigma for standardizing a coefficient, 0 for a component whose sigma
+ * is not positive (it then quantizes as 0). */
+static inline float wzc_rsigma(float sigma)
+{
+	return sigma > 0 ? 1.0f / sigma : 0.0f;
+}
+
+static inline uint32_t wzc_pair16(int16_t lo, int16_t hi)
+{
+	return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
+}
 
 /* Index of the nearest level of a sorted table given its nthr thresholds
  * (midpoints): the number of thresholds below z (0 for NaN).  The

@@ -32,16 +32,17 @@ typedef struct {
 	wzc_dec_entry *dec; /* [order] */
 	float *tables;      /* storage of the level tables and thresholds */
 	size_t ntables;     /* floats in tables */
-	float *basis_t[2];  /* transposed bases for encoding: [i][k] = basis[k][i] */
+	int16_t *bq[2];     /* the bases in integers for encoding: [k][i] = wzc_basis_q(basis[k][i]) */
 	float *delta[2];    /* basis (anchor - mean): the anchor in the transformed domain */
 	/* For the fast encoder: per part, the components with more than one
-	 * level (ncod, cod[] within the part), the basis columns of just those
-	 * (basis_c[i][j] = basis[cod[j]][i], row length ldc; NULL when every
- * component is coded: then they are basis_t), and per coded
-	 * component the grid of its level table (qlut[] indexes qluts). */
+	 * level (ncod, cod[] within the part), the integer basis of just those
+	 * in 16-bit pairs over the inner index (bp_c[q][j] = the pair of
+	 * bq[cod[j]][2q] and bq[cod[j]][2q + 1], 0 past the part's width; row
+	 * length ldc), and per coded component the grid of its level table
+	 * (qlut[] indexes qluts). */
 	int ncod[2], *cod[2];
 	size_t ldc[2];
-	float *basis_c[2];
+	uint32_t *bp_c[2];
 	int nqluts;
 	wzc_qlut *qluts;
 	int *qlut_of;       /* [n] index into qluts for components with nlev > 1, else -1 */
@@ -50,7 +51,7 @@ typedef struct {
 	 * order_c[i] is order[i]'s place in that list (the anchor flags come
 	 * after it: ncod[0] + ncod[1] and one more). */
 	int *comp_c, *order_c;
-	float *sigma_c;
+	float *rsig_c;      /* wzc_rsigma of each one's sigma */
 	wzc_qbatch qb;
 	void *qb_block;     /* memory of qb's arrays */
 	double distortion;  /* model distortion, for choosing among candidates */
@@ -76,6 +77,44 @@ static inline void wzc_put_bits(uint8_t *rec, int off, int k, uint64_t val)
 		rec[byte] = (uint8_t)((rec[byte] & ~mask) | ((uint8_t)((val >> i) << sh) & mask));
 		i += take;
 	}
+}
+
+/* A group's divisor M, prepared for division by multiplication (Möller
+ * and Granlund, "Improved division by invariant integers", 2011): d = M
+ * shifted up until its top bit is set, and v = floor((2^128 - 1) / d) -
+ * 2^64.  A hardware 128-by-64-bit division costs more than the rest of a
+ * group's packing. */
+typedef struct {
+	uint64_t M, d, v;
+	int shift;
+} wzc_divisor;
+
+static inline wzc_divisor wzc_divisor_of(uint64_t M)
+{
+	wzc_divisor q = { .M = M, .shift = __builtin_clzll(M) };
+	q.d = M << q.shift;
+	q.v = (uint64_t)((((unsigned __int128)~q.d) << 64 | UINT64_MAX) / q.d);
+	return q;
+}
+
+/* ceil(V * 2^kb / M) for V < M <= 2^kb, kb in 1..64: the numerator
+ * V 2^kb + M - 1 is below M 2^kb, shifted with M it is below d 2^64, so its
+ * high word is below d and the quotient fits in 64 bits.  Algorithm 4 of
+ * the paper: exact, one estimate and at most two corrections. */
+static inline uint64_t wzc_field_word(uint64_t V, int kb, const wzc_divisor *q)
+{
+	unsigned __int128 num = (((unsigned __int128)V << kb) + (q->M - 1)) << q->shift;
+	uint64_t nh = (uint64_t)(num >> 64), nl = (uint64_t)num;
+	unsigned __int128 est = (unsigned __int128)q->v * nh + ((unsigned __int128)(nh + 1) << 64 | nl);
+	uint64_t qh = (uint64_t)(est >> 64), ql = (uint64_t)est;
+	uint64_t r = nl - qh * q->d;
+	if (r > ql) {
+		qh--;
+		r += q->d;
+	}
+	if (r >= q->d)
+		qh++;
+	return qh;
 }
 
 /* The scalar reference encoder (codec/wz_codec.c): the record bytes the

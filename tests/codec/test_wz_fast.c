@@ -1,6 +1,8 @@
-/* The fast wz paths against their scalar references: the matrix product
- * bit for bit, the grid quantizer index for index, and the fast encoder's
- * record bytes on all three synthetic families at several rates. */
+/* The fast wz paths against their scalar references: the matrix products
+ * bit for bit (every kernel this CPU runs for the integer one), the input
+ * integers, the group fields' division, the grid quantizer index for
+ * index, and the fast encoder's record bytes on all three synthetic
+ * families at several rates, outlying tokens included. */
 #include "tests/tap.h"
 
 #include <stdint.h>
@@ -35,7 +37,7 @@ static void test_gemm(void)
 				float *X = malloc(sizeof(float) * nt * ldx);
 				float *Y1 = malloc(sizeof(float) * nt * ldy);
 				float *Y2 = malloc(sizeof(float) * nt * ldy);
-				/* wide magnitudes and cancellation: a fused multiply-add
+				/* wide magnitudes and cancellation: a separate multiply and add
 				 * or another summation order would show */
 				for (size_t i = 0; i < kd * ldb; i++)
 					B[i] = uniform() * (i % 3 ? 1.0f : 1e4f);
@@ -62,6 +64,150 @@ static void test_gemm(void)
 			}
 	ok(same, "gemm: the %s kernel equals the reference bit for bit (%d shapes)",
 	   wzc_gemm_kernel(), cases);
+}
+
+/* The integer products against their reference on every 16-bit value,
+ * the extremes included (the sums may wrap: both must wrap alike). */
+static void test_igemm_kernel(void)
+{
+	static const int toks[] = { 1, 5, 8, 13, 64 }, kps[] = { 1, 4, 64, 129, 256 },
+			 cols[] = { 1, 15, 16, 17, 47, 48, 49, 100, 512 };
+	int same = 1, cases = 0;
+	for (size_t a = 0; a < sizeof toks / sizeof *toks; a++)
+		for (size_t b = 0; b < sizeof kps / sizeof *kps; b++)
+			for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+				int nt = toks[a], kp = kps[b], nc = cols[c];
+				size_t ldb = (size_t)nc + 3, ldx = (size_t)nt + 2, ldy = (size_t)nc + 5;
+				uint32_t *B = malloc(sizeof(uint32_t) * kp * ldb);
+				uint32_t *X = malloc(sizeof(uint32_t) * kp * ldx);
+				int32_t *Y1 = malloc(sizeof(int32_t) * nt * ldy);
+				int32_t *Y2 = malloc(sizeof(int32_t) * nt * ldy);
+				for (size_t i = 0; i < kp * ldb; i++) {
+					(void)uniform();
+					B[i] = (uint32_t)(rng >> 11);
+					if (i % 7 == 0)
+						B[i] = wzc_pair16(-32768, 32767);
+				}
+				for (size_t i = 0; i < kp * ldx; i++) {
+					(void)uniform();
+					X[i] = (uint32_t)(rng >> 13);
+					if (i % 5 == 0)
+						X[i] = wzc_pair16(-32768, -32768);
+				}
+				for (size_t i = 0; i < nt * ldy; i++)
+					Y1[i] = Y2[i] = 7;
+				wzc_igemm_ref(nt, kp, nc, B, ldb, X, ldx, Y1, ldy);
+				wzc_igemm(nt, kp, nc, B, ldb, X, ldx, Y2, ldy);
+				same &= !memcmp(Y1, Y2, sizeof(int32_t) * nt * ldy);
+				cases++;
+				free(B);
+				free(X);
+				free(Y1);
+				free(Y2);
+			}
+	ok(same, "igemm: the %s kernel equals the reference (%d shapes)", wzc_igemm_kernel(), cases);
+}
+
+/* Every integer kernel this CPU runs, then the one it chooses. */
+static void test_igemm(void)
+{
+	const char *chosen = wzc_igemm_kernel();
+	static const char *const kernels[] = { "portable", "avx2", "avx512bw", "avx512vnni" };
+	for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+		if (wzc_gemm_force(kernels[k])) {
+			ok(1, "# SKIP igemm: this CPU does not run the %s kernel", kernels[k]);
+			continue;
+		}
+		test_igemm_kernel();
+	}
+	ok(wzc_gemm_force(chosen) == 0 && !strcmp(wzc_igemm_kernel(), chosen),
+	   "igemm: back to the %s kernel", chosen);
+	/* the reference is the plain sum of products */
+	uint32_t bp[3] = { wzc_pair16(3, -4), wzc_pair16(-32767, 2), wzc_pair16(7, 0) };
+	uint32_t xp[3] = { wzc_pair16(5, 6), wzc_pair16(2, -1), wzc_pair16(-3, 9) };
+	int32_t y;
+	wzc_igemm_ref(1, 3, 1, bp, 1, xp, 1, &y, 1);
+	ok(y == 3 * 5 - 4 * 6 - 32767 * 2 + 2 * -1 + 7 * -3, "igemm: a small product by hand (%d)", (int)y);
+}
+
+/* The inputs' integers: the smallest exponent that meets both bounds. */
+static void test_input_q(void)
+{
+	enum { M = 512 };
+	float x[M];
+	int16_t xq[M], xq2[M];
+	int ok_all = 1, cases = 0;
+	for (int c = 0; c < 8; c++, cases++) {
+		for (int i = 0; i < M; i++)
+			x[i] = uniform() * 1.7f;
+		if (c == 1)
+			x[7] = 31.99f; /* in range at e = 0 */
+		if (c == 2)
+			x[7] = 40.0f; /* 40960 > 32767: e = 1 */
+		if (c == 3)
+			for (int i = 0; i < M; i++)
+				x[i] *= 60.0f; /* norm far past 2^16 / 2^10 */
+		if (c == 4)
+			x[3] = NAN, x[9] = INFINITY, x[11] = -INFINITY;
+		if (c == 5)
+			x[0] = 3e38f;
+		if (c == 6)
+			for (int i = 0; i < M; i++)
+				x[i] = 0;
+		if (c == 7)
+			x[100] = -32.0f - 1.0f / 4096; /* -32768.5: past the bound, not onto -32768 */
+		int e = wzc_input_q(M, x, xq);
+		/* every bound met at e, and not at e - 1 */
+		int meets[2] = { 1, 1 };
+		for (int k = 0; k < 2 && e - k >= 0; k++) {
+			float mult = ldexpf(1.0f, WZC_XQ_SHIFT - (e - k));
+			uint64_t ss = 0;
+			for (int i = 0; i < M; i++) {
+				float v = isfinite(x[i]) ? x[i] * mult : 0.0f;
+				if (!(fabsf(v) < WZC_XQ_MAX + 0.5f)) {
+					meets[k] = 0;
+					break;
+				}
+				long q = lrintf(v);
+				if (k == 0)
+					xq2[i] = (int16_t)q;
+				ss += (uint64_t)(q * q);
+			}
+			meets[k] &= ss <= WZC_XQ_SUMSQ_MAX;
+		}
+		ok_all &= meets[0] && (e == 0 || !meets[1]) && !memcmp(xq, xq2, sizeof xq);
+		if (c == 0 || c == 1 || c == 4 || c == 6)
+			ok_all &= e == 0;
+		if (c == 2)
+			ok_all &= e == 1 && xq[7] == 20480;
+		if (c == 4)
+			ok_all &= xq[3] == 0 && xq[9] == 0 && xq[11] == 0;
+		if (c == 3 || c == 5 || c == 7)
+			ok_all &= e > 0;
+	}
+	ok(ok_all, "input integers: the smallest exponent within both bounds (%d vectors)", cases);
+}
+
+/* Group fields: the division by multiplication against 128-bit division. */
+static void test_field_word(void)
+{
+	int same = 1, n = 0;
+	for (int kb = 1; kb <= 64; kb++)
+		for (int rep = 0; rep < 400; rep++, n++) {
+			(void)uniform();
+			uint64_t top = kb == 64 ? UINT64_MAX : ((uint64_t)1 << kb);
+			uint64_t M = rep == 0 ? top : rep == 1 ? 2 : 2 + rng % (top - 1);
+			if (M > top)
+				M = top;
+			if (M < 2)
+				M = 2;
+			(void)uniform();
+			uint64_t V = rep % 3 == 0 ? M - 1 : rep % 3 == 1 ? 0 : rng % M;
+			unsigned __int128 num = ((unsigned __int128)V << kb) + (M - 1);
+			wzc_divisor q = wzc_divisor_of(M);
+			same &= wzc_field_word(V, kb, &q) == (uint64_t)(num / M);
+		}
+	ok(same, "group fields: division by multiplication is exact (%d cases)", n);
 }
 
 static void test_quantize(void)
@@ -216,6 +362,30 @@ static void test_records(wzt_family family, const char *name)
 			same &= !memcmp(fast, ref, rb * T);
 		}
 		ok(same, "%s %s: the fast encoder writes the reference's bytes", name, fname);
+		/* tokens the lanes hand to the reference: a scale past the
+		 * code's range, one value far out, zeros, NaN and infinity */
+		float *lat = malloc(sizeof(float) * (size_t)T * R);
+		float *rope = malloc(sizeof(float) * (size_t)T * P + 1);
+		memcpy(lat, test->latent, sizeof(float) * (size_t)T * R);
+		memcpy(rope, test->rope, sizeof(float) * (size_t)T * P);
+		for (int k = 0; k < R; k++) {
+			lat[3 * R + k] *= 1e7f;
+			lat[70 * R + k] = 0;
+		}
+		for (int k = 0; k < P; k++)
+			rope[5 * P + k] *= 3e6f;
+		lat[11 * R + 17] = 1e4f;
+		lat[13 * R + 2] = NAN;
+		lat[130 * R + 9] = INFINITY;
+		if (P)
+			rope[140 * P + 1] = -INFINITY;
+		memset(fast, 0xa5, rb * T);
+		memset(ref, 0x5a, rb * T);
+		wzc_wz_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
+		wzc_wz_encode_layer_ref(c->wz, 0, T, lat, rope, ref, rb);
+		ok(!memcmp(fast, ref, rb * T), "%s %s: the same bytes with outlying tokens", name, fname);
+		free(lat);
+		free(rope);
 		/* the batch quantizer on the plan's own grids, edges included */
 		const wzc_qbatch *qb = &c->wz->layers[0].qb;
 		float *z = malloc(sizeof(float) * (qb->n + 1));
@@ -250,6 +420,9 @@ static void test_records(wzt_family family, const char *name)
 int main(void)
 {
 	test_gemm();
+	test_igemm();
+	test_input_q();
+	test_field_word();
 	test_quantize();
 	test_quantize_batch();
 	test_records(WZT_FAMILY_IID, "iid");
