@@ -124,6 +124,30 @@ int main(int argc, char **argv)
 		       median(dec, RUNS), tr);
 		wzc_codec_free(c);
 	}
+	/* wz-5.44 encode by each integer kernel this CPU runs (all write the
+	 * same bytes): what machines without AVX-512 VNNI would see */
+	wzc_format fmt;
+	wzc_codec *c;
+	if (argc < 2 && !wzc_format_parse("wz-5.44", &fmt, &d) &&
+	    !wzc_codec_new(&fmt, 1, R, P, prof, &c, &d)) {
+		const char *chosen = wzc_igemm_kernel();
+		static const char *const kernels[] = { "avx512vnni", "avx512bw", "avx2", "portable" };
+		printf("\nwz-5.44 encode GB/s by integer kernel:");
+		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+			if (wzc_gemm_force(kernels[k]))
+				continue;
+			double enc[RUNS];
+			for (int r = 0; r < RUNS; r++) {
+				double t0 = now();
+				wzc_encode_layer(c, 0, T, test->latent, test->rope, rec, NULL);
+				enc[r] = gb / (now() - t0);
+			}
+			printf(" %s %.2f", kernels[k], median(enc, RUNS));
+		}
+		printf("\n");
+		wzc_gemm_force(chosen);
+		wzc_codec_free(c);
+	}
 	free(lat);
 	free(rope);
 	free(rec);
