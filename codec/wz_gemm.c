@@ -315,9 +315,10 @@ ITILE_SHAPES(itile_bw, "avx512f,avx512bw", DOT_BW)
 ITILE_SHAPES(itile_vnni, "avx512f,avx512bw,avx512vnni", DOT_VNNI)
 
 /* Tokens in tiles of 8 (their pairs broadcast) by columns in tiles of 48
- * (three vectors of the basis pairs), over the inner pairs in chunks of 64
- * so that a chunk of the basis columns (12 KiB) and of the tokens (16 KiB)
- * stay in the first-level cache; the chunks' sums add up in Y. */
+ * (three vectors of the basis pairs), over the inner pairs in chunks of
+ * 128 so that a chunk of the basis columns (24 KiB) and of a tile's
+ * tokens (128 lines, 8 KiB) stay in the first-level cache; the chunks'
+ * sums add up in Y. */
 #define IGEMM_KC 128
 #define IGEMM_DRIVER(TILE)                                                                 \
 	for (int k0 = 0; k0 < kpairs; k0 += IGEMM_KC) {                                    \
@@ -460,24 +461,41 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
 }
 #endif
 
-static int kernel_choice = -1; /* 0 scalar, 1 avx512f */
-/* 0 portable, 1 avx512bw, 2 avx512vnni, 3 avx2 */
-static int ikernel_choice = -1;
+/* The integer kernels by name, each with whether this CPU runs it:
+ * choose() takes the last that runs (the fastest), wzc_gemm_force any. */
+enum { IK_PORTABLE, IK_AVX2, IK_AVX512BW, IK_AVX512VNNI, IK_N };
+static const char *const ikernel_names[IK_N] = { "portable", "avx2", "avx512bw", "avx512vnni" };
+static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f */
+static int ikernel_choice = -1; /* index into ikernel_names */
+
+static int ikernel_runs(int k)
+{
+#ifdef WZ_HAVE_AVX512
+	__builtin_cpu_init();
+	int bw = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+	switch (k) {
+	case IK_AVX2: return __builtin_cpu_supports("avx2");
+	case IK_AVX512BW: return bw;
+	case IK_AVX512VNNI: return bw && __builtin_cpu_supports("avx512vnni");
+	default: return 1;
+	}
+#else
+	return k == IK_PORTABLE;
+#endif
+}
 
 static int choose(void)
 {
 	if (kernel_choice < 0) {
-		int k = 0, ik = 0;
-#ifdef WZ_HAVE_AVX512
-		__builtin_cpu_init();
-		k = __builtin_cpu_supports("avx512f") ? 1 : 0;
-		if (k && __builtin_cpu_supports("avx512bw"))
-			ik = __builtin_cpu_supports("avx512vnni") ? 2 : 1;
-		else if (__builtin_cpu_supports("avx2"))
-			ik = 3;
-#endif
+		int ik = IK_N - 1;
+		while (!ikernel_runs(ik))
+			ik--;
 		ikernel_choice = ik;
-		kernel_choice = k;
+#ifdef WZ_HAVE_AVX512
+		kernel_choice = __builtin_cpu_supports("avx512f") ? 1 : 0;
+#else
+		kernel_choice = 0;
+#endif
 	}
 	return kernel_choice;
 }
@@ -485,43 +503,19 @@ static int choose(void)
 const char *wzc_igemm_kernel(void)
 {
 	choose();
-	static const char *const names[] = { "portable", "avx512bw", "avx512vnni", "avx2" };
-	return names[ikernel_choice];
+	return ikernel_names[ikernel_choice];
 }
 
 int wzc_gemm_force(const char *kernel)
 {
 	choose();
-	static const char *const names[] = { "portable", "avx512bw", "avx512vnni", "avx2" };
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(kernel, names[i])) {
-#ifdef WZ_HAVE_AVX512
-			if (i == 1 && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")))
+	for (int i = 0; i < IK_N; i++)
+		if (!strcmp(kernel, ikernel_names[i])) {
+			if (!ikernel_runs(i))
 				return -1;
-			if (i == 2 && !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-					__builtin_cpu_supports("avx512vnni")))
-				return -1;
-			if (i == 3 && !__builtin_cpu_supports("avx2"))
-				return -1;
-#else
-			if (i)
-				return -1;
-#endif
 			ikernel_choice = i;
 			return 0;
 		}
-	if (!strcmp(kernel, "avx512f") || !strcmp(kernel, "scalar")) {
-		int k = kernel[0] == 'a';
-#ifdef WZ_HAVE_AVX512
-		if (k && !__builtin_cpu_supports("avx512f"))
-			return -1;
-#else
-		if (k)
-			return -1;
-#endif
-		kernel_choice = k;
-		return 0;
-	}
 	return -1;
 }
 
@@ -530,15 +524,15 @@ void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 {
 	choose();
 #ifdef WZ_HAVE_AVX512
-	if (ikernel_choice == 2) {
+	if (ikernel_choice == IK_AVX512VNNI) {
 		igemm_avx512vnni(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
 		return;
 	}
-	if (ikernel_choice == 1) {
+	if (ikernel_choice == IK_AVX512BW) {
 		igemm_avx512bw(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
 		return;
 	}
-	if (ikernel_choice == 3) {
+	if (ikernel_choice == IK_AVX2) {
 		igemm_avx2(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
 		return;
 	}

@@ -74,9 +74,9 @@ void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
  * "avx2" or "portable"). */
 const char *wzc_igemm_kernel(void);
 
-/* For tests: makes wzc_igemm use the named kernel ("portable", "avx2",
- * "avx512bw", "avx512vnni"), or wzc_gemm and the batch quantizer theirs
- * ("scalar", "avx512f"); -1 when this CPU cannot run it.  Not thread-safe. */
+/* For tests and the benchmark: makes wzc_igemm use the named kernel
+ * ("portable", "avx2", "avx512bw", "avx512vnni"); -1 when this CPU cannot
+ * run it.  Not thread-safe. */
 int wzc_gemm_force(const char *kernel);
 
 /* 1 / sigma for standardizing a coefficient, 0 for a component whose sigma
