@@ -1,7 +1,8 @@
 # codec/: format registry, CPU reference encoders/decoders, profiles, metrics.
-noinst_LIBRARIES += libwzcodec.a
-libwzcodec_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
-libwzcodec_a_SOURCES = \
+# A libtool convenience library: its objects go into libwzplan below.
+noinst_LTLIBRARIES += libwzcodec.la
+libwzcodec_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzcodec_la_SOURCES = \
 	codec/format.c codec/format.h \
 	codec/fpconv.h codec/records.h \
 	codec/codec.c codec/codec.h codec/codec_internal.h \
@@ -14,6 +15,21 @@ libwzcodec_a_SOURCES = \
 	codec/wzx_rans.c codec/wzx_rans.h codec/wzx_token.h \
 	codec/wz_encode.c codec/wz_gemm.c codec/wz_gemm.h \
 	codec/metrics.c codec/metrics.h
+
+# libwzplan: the codec as an installed library (shared and static) with its
+# public header and a pkg-config file.  The wzplan program links it too.
+lib_LTLIBRARIES += libwzplan.la
+libwzplan_la_SOURCES = codec/wz_api.c
+libwzplan_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzplan_la_LIBADD = libwzcodec.la libwzcommon.la $(XXHASH_LIBS) $(CSV_LIBS) $(LIBS)
+libwzplan_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+	-export-symbols-regex '^wz_(version|api_version|format_|profile_|codec_|encode_layer|decode_layer|roundtrip_layer|window_bytes|strerror|diag_)'
+pkginclude_HEADERS = codec/wzplan.h
+wzplancommondir = $(pkgincludedir)/common
+wzplancommon_HEADERS = common/wz_error.h
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = libwzplan.pc
+DISTCLEANFILES += libwzplan.pc
 
 # codec/cuda/: the CUDA kernels and their test program (tests/gpu/), built
 # with nvcc by `make check` when configure found it (not with sanitizers:
@@ -31,6 +47,6 @@ tests/gpu/test_wz_gpu: $(top_srcdir)/tests/gpu/test_wz_gpu.cu \
 	@$(MKDIR_P) tests/gpu
 	$(AM_V_GEN)$(NVCC) -O2 -I$(top_srcdir) -I$(top_builddir) -o $@ \
 		$(top_srcdir)/tests/gpu/test_wz_gpu.cu $(top_srcdir)/codec/cuda/wz_kernels.cu \
-		$(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+		$(WZ_NVCC_LINK) $(WZ_EXTERNAL_LIBS)
 endif
 endif

@@ -1,7 +1,7 @@
 # common/: error codes, file helpers, key=value files shared by every module.
-noinst_LIBRARIES += libwzcommon.a
-libwzcommon_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
-libwzcommon_a_SOURCES = \
+noinst_LTLIBRARIES += libwzcommon.la
+libwzcommon_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+libwzcommon_la_SOURCES = \
 	common/wz_error.c common/wz_error.h \
 	common/wz_io.c common/wz_io.h \
 	common/wz_kv.c common/wz_kv.h \

@@ -13,3 +13,4 @@ include tests/traffic/local.mk
 include tests/sim/local.mk
 include tests/archive/local.mk
 include tests/plots/local.mk
+include tests/capture/local.mk
