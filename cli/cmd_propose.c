@@ -42,6 +42,8 @@ static void help(void)
 	       "  --trace FILE...        test windows of a cache trace to measure\n"
 	       "  --profile FILE         the wz profile prepared from calibration windows\n"
 	       "  --codec-run RUN        use this archived codec measurement instead\n"
+	       "  --live-kl FILE         live-model next-token KL per format (the summary\n"
+	       "                         `wzcapture.py report --json` writes; docs/real-model.md)\n"
 	       "\n"
 	       "Output:\n"
 	       "  --out DIR              output folder (default: wzplan-out)\n"
@@ -247,6 +249,7 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 	wz_propose_sim_section(&md, x->run, s, c);
 	charts_section(&md, x->charts, x->ncharts, x->rendered, x->why_not, x->skipped);
 	wz_propose_quality_section(&md, x->run, x->codec);
+	wz_propose_live_kl_section(&md, x->run);
 	wz_buf_puts(&md, "## Not measured in this run\n\n");
 	wz_propose_quality_not_measured(&md, x->codec);
 	wz_propose_sim_not_measured(&md, x->run);

@@ -27,6 +27,9 @@ typedef struct {
 	const char *profile;
 	long long codec_run;
 	const wza_run *codec_loaded;
+	/* --live-kl FILE: the live-model KL summary of traces/capture/
+	 * (propose_livekl.c). */
+	const char *live_kl;
 } wz_propose_opts;
 
 /* Parses propose's arguments (argv[0] is the command name).  Returns -1 to
@@ -98,6 +101,15 @@ void wz_propose_quality_not_measured(wz_buf *md, const wza_run *codec);
 /* Every codec row as CSV: window, format, metric, value, ci_low, ci_high,
  * bits_per_value, trace_hash. */
 void wz_propose_quality_csv(const wza_run *codec, wz_buf *out);
+
+/* Live-model quality (propose_livekl.c): reads and checks the summary
+ * `wzcapture.py report --json` writes, records it as an input of run and
+ * its figures (tables live_kl_source, live_kl_categories, live_kl,
+ * live_kl_iso).  Returns an exit status after printing errors (2 for a
+ * malformed file, naming the member). */
+int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run);
+/* The "Live-model quality" section from a run's figures (nothing without). */
+void wz_propose_live_kl_section(wz_buf *md, const wza_run *run);
 
 /* Opens the archive at `path`, or at the default location when path is
  * NULL.  Prints errors; returns an exit status. */

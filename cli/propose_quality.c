@@ -87,6 +87,8 @@ void wz_propose_quality_paths(const wza_run *run, wz_propose_opts *o)
 		o->traces[i] = origin_of(run, "trace", o->traces[i]);
 	if (o->profile)
 		o->profile = origin_of(run, "profile", o->profile);
+	if (o->live_kl)
+		o->live_kl = origin_of(run, "live_kl", "live-kl.json");
 }
 
 static const wza_codec *row(const wza_run *c, const char *window, const char *format,

@@ -30,6 +30,7 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		{ "trace", required_argument, NULL, 1200 },
 		{ "profile", required_argument, NULL, 1201 },
 		{ "codec-run", required_argument, NULL, 1202 },
+		{ "live-kl", required_argument, NULL, 1203 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -58,6 +59,9 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 			break;
 		case 'q':
 			o->quiet = 1;
+			break;
+		case 1203:
+			o->live_kl = optarg;
 			break;
 		case 1200: /* --trace FILE...: the words that follow are traces too */
 			o->traces[o->ntraces++] = optarg;
@@ -354,6 +358,8 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		rc = wz_propose_measure(cmd, o, run);
 		codec = run;
 	}
+	if (!rc && o->live_kl)
+		rc = wz_propose_live_kl(cmd, o->live_kl, run);
 	char iso_name[48] = "";
 	if (!rc)
 		rc = add_iso_format(cmd, run, codec, *scn, iso_name);

@@ -31,3 +31,10 @@ tests_codec_test_wz_fast_SOURCES = tests/codec/test_wz_fast.c
 tests_codec_test_wz_fast_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wz_fast_LDADD = $(TEST_LDADD)
 tests_codec_test_wz_fast_DEPENDENCIES = $(WZ_LIBS)
+# The public API through the shared library, as an outside program links it.
+check_PROGRAMS += tests/codec/test_api
+TESTS += tests/codec/test_api
+tests_codec_test_api_SOURCES = tests/codec/test_api.c
+tests_codec_test_api_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_api_LDADD = libwzplan.la -lm
+tests_codec_test_api_LDFLAGS = -no-install

@@ -89,7 +89,12 @@ def lr_at(step, steps, peak, warmup):
 
 
 def save_final(model, cfg, out, summary):
+    import shutil
     from safetensors.torch import save_file
+    tok = os.path.join(summary["_dir"], "tokenizer.json")
+    if os.path.abspath(out) != os.path.abspath(summary["_dir"]):
+        shutil.copyfile(tok, os.path.join(out, "tokenizer.json"))
+    summary = {k: v for k, v in summary.items() if k != "_dir"}
     state = {k: v.detach().to(torch.bfloat16).contiguous() for k, v in model.state_dict().items()}
     save_file(state, os.path.join(out, "model.safetensors.tmp"), metadata={"format": "pt"})
     os.replace(os.path.join(out, "model.safetensors.tmp"), os.path.join(out, "model.safetensors"))
@@ -110,9 +115,14 @@ def main():
     ap.add_argument("--max-minutes", type=float, default=1e9, help="stop (with a checkpoint) after this long")
     ap.add_argument("--checkpoint-min", type=float, default=10.0)
     ap.add_argument("--eval-every", type=int, default=250)
+    ap.add_argument("--export-dir", help="with --export-only: where to write (default OUT)")
+    ap.add_argument("--export-only", action="store_true",
+                    help="write the model files from the last checkpoint and stop (training goes on later)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.makedirs(args.out, exist_ok=True)
+    args.export_dir = args.export_dir or args.out
+    os.makedirs(args.export_dir, exist_ok=True)
     tok, streams = prepare_data(args.out, args.corpus or os.path.join(args.out, "corpus"))
     log(f"train {len(streams['train'])} tokens, test {len(streams['test'])} tokens")
 
@@ -144,7 +154,7 @@ def main():
     ctx = ourmodel.TRAIN_CONTEXT
     t0 = last_ckpt = time.time()
     model.train()
-    while step < args.steps:
+    while step < args.steps and not args.export_only:
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args.steps, args.lr, args.warmup)
         loss = lm_loss(model, batch_at(streams["train"], rng, args.batch, ctx))
@@ -166,7 +176,8 @@ def main():
             last_ckpt = time.time()
         if time.time() - t0 > args.max_minutes * 60:
             break
-    checkpoint()
+    if not args.export_only:
+        checkpoint()
     v = val_loss(model, streams["test"], ctx)
     unigram = np.bincount(streams["train"], minlength=cfg.vocab_size) + 1.0
     p = unigram / unigram.sum()
@@ -175,8 +186,8 @@ def main():
                "unigram_cross_entropy_nats": float(-(test_counts * np.log(p)).sum() / test_counts.sum()),
                "parameters": sum(p_.numel() for p_ in model.parameters()), "seed": SEED,
                "train_tokens": int(len(streams["train"])), "test_tokens": int(len(streams["test"])),
-               "history": history, "finished": step >= args.steps}
-    save_final(model, cfg, args.out, summary)
+               "history": history, "finished": step >= args.steps, "_dir": args.out}
+    save_final(model, cfg, args.out if not args.export_only else args.export_dir, summary)
     log(f"done at step {step}: validation loss {v:.3f} nats on held-out test documents")
 
 

@@ -314,6 +314,17 @@ def bits_of(fmt, res):
     return 8.0 * res["bytes"] / res["values"]
 
 
+def finite_or_null(x):
+    """JSON has no NaN: absent values are null (what `wzplan propose --live-kl` reads)."""
+    if isinstance(x, dict):
+        return {k: finite_or_null(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [finite_or_null(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
 def cmd_report(args):
     with open(args.livekl) as f:
         data = json.load(f)
@@ -361,8 +372,8 @@ def cmd_report(args):
             ms = [measure.get((w["window"], f)) for w in ws]
             if ms and all(ms):
                 nmse = "%.3g" % np.mean([float(r["nmse"]) for r in ms])
-                if all(r.get("attn_kl") not in (None, "") for r in ms):
-                    akl = "%.3g" % np.mean([float(r["attn_kl"]) for r in ms])
+                if all(r.get("kl") not in (None, "") for r in ms):
+                    akl = "%.3g" % np.mean([float(r["kl"]) for r in ms])
             rows[f] = {"bits": bits[f], "kl": m, "kl_lo": lo, "kl_hi": hi, "ratio": ratio,
                        "ratio_lo": ratio_lo, "ratio_hi": ratio_hi, "p99": float(np.percentile(kl, 99)),
                        "top1": float(pooled[f]["top1"].mean()), "dlogloss": float(pooled[f]["dlogloss"].mean()),
@@ -416,7 +427,7 @@ def cmd_report(args):
         sys.stdout.write(text)
     if args.json:
         with open(args.json + ".tmp", "w") as f:
-            json.dump(summary, f, indent=1)
+            json.dump(finite_or_null(summary), f, indent=1, allow_nan=False)
         os.replace(args.json + ".tmp", args.json)
 
 

@@ -1,0 +1,56 @@
+#!/bin/sh
+# The real-model measurements of docs/real-model.md, end to end, on the
+# project's own model (or any transformers MLA model folder):
+#
+#   traces/capture/real-model.sh WORK [MODEL]
+#
+# WORK gets the corpus, calibration and test traces, the wz profile and
+# every result; MODEL defaults to WORK/model (train.py's output; run
+# `train.py --out WORK/model` first, or pass a folder).  Settings come from
+# the environment (defaults in brackets): CONTEXT [32768] tokens per test
+# window, WINDOWS [2] per category, SCORE [512] scored tokens per window,
+# TRACE_TOKENS [1024] tokens kept per test trace, CAL_CONTEXTS
+# ["1024 8192"], FORMATS, WZ_GRID (the wz rates for iso-quality bits),
+# WZPLAN [./wzplan].
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${1:?usage: real-model.sh WORK [MODEL]}
+model=${2:-$work/model}
+py=${PYTHON:-$root/.venv/bin/python}
+wzplan=${WZPLAN:-$root/wzplan}
+context=${CONTEXT:-32768}
+windows=${WINDOWS:-2}
+score=${SCORE:-512}
+trace_tokens=${TRACE_TOKENS:-1024}
+cal_contexts=${CAL_CONTEXTS:-1024 8192}
+baselines=${FORMATS:-fp8-mix,fp8-bf16rope,fp8-ds-mla,int4-g64,nvfp4,wzx-5.43}
+grid=${WZ_GRID:-wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
+mkdir -p "$work"
+[ -f "$work/corpus/corpus.jsonl" ] || "$py" "$here/corpus.py" --out "$work/corpus"
+cap() { "$py" "$here/wzcapture.py" capture --model "$model" --corpus "$work/corpus" "$@"; }
+
+# Calibration windows at short contexts, from calibration documents only.
+for c in $cal_contexts; do
+	for cat in prose code; do
+		cap --split calibration --category "$cat" --context "$c" --windows 1 \
+		    --tokens "$trace_tokens" --queries 32 --dtype f32 --out "$work/cal" > /dev/null
+	done
+done
+"$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp"
+
+# Test windows at long context, from test documents only.
+for cat in prose code; do
+	cap --split test --category "$cat" --context "$context" --windows "$windows" \
+	    --tokens "$trace_tokens" --queries 32 --dtype f32 --out "$work/test" > /dev/null
+done
+"$wzplan" codec measure --trace "$work"/test/*-c"$context"-*.safetensors --profile "$work/model.wzp" \
+	--formats "$baselines,$grid" --format csv --no-archive > "$work/measure.csv.tmp"
+mv "$work/measure.csv.tmp" "$work/measure.csv"
+
+"$py" "$here/wzcapture.py" livekl --model "$model" --corpus "$work/corpus" --split test \
+	--context "$context" --windows "$windows" --score "$score" --profile "$work/model.wzp" \
+	--formats "exact,$baselines,$grid" --out "$work/livekl.json"
+"$py" "$here/wzcapture.py" report "$work/livekl.json" --measure "$work/measure.csv" \
+	--out "$work/report.md" --json "$work/report.json"
+cat "$work/report.md"
