@@ -25,7 +25,7 @@ score=${SCORE:-512}
 trace_tokens=${TRACE_TOKENS:-1024}
 cal_contexts=${CAL_CONTEXTS:-1024 8192}
 baselines=${FORMATS:-fp8-mix,fp8-bf16rope,fp8-ds-mla,int4-g64,nvfp4,wzx-5.43}
-grid=${WZ_GRID:-wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
+grid=${WZ_GRID:-wz-3.0,wz-3.5,wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
 mkdir -p "$work"
 [ -f "$work/corpus/corpus.jsonl" ] || "$py" "$here/corpus.py" --out "$work/corpus"
 cap() { "$py" "$here/wzcapture.py" capture --model "$model" --corpus "$work/corpus" "$@"; }

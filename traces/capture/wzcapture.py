@@ -185,6 +185,37 @@ def cmd_capture(args):
         print(p)
 
 
+def cmd_trim(args):
+    """The last --tokens tokens of a trace, its queries among them, in --dtype."""
+    import torch
+    from safetensors import safe_open
+    try:
+        with safe_open(args.input, "pt") as f:
+            meta = dict(f.metadata() or {})
+            t = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as e:  # safetensors raises its own error types
+        die(f"{args.input}: {e}")
+    for k in ("latent", "rope"):
+        if k not in t:
+            die(f"{args.input}: no {k} tensor")
+    T = t["latent"].shape[1]
+    keep = min(args.tokens, T)
+    first = T - keep
+    out = {"latent": t["latent"][:, first:].float().numpy(), "rope": t["rope"][:, first:].float().numpy()}
+    pos = t["positions"] if "positions" in t else torch.arange(T)
+    out["positions"] = pos[first:].numpy()
+    if "q_index" in t:
+        qi = t["q_index"]
+        sel = (qi >= first).nonzero().flatten()
+        if len(sel):
+            out["q_index"] = (qi[sel] - first).numpy()
+            out["q_latent"] = t["q_latent"][:, sel].float().numpy()
+            out["q_rope"] = t["q_rope"][:, sel].float().numpy()
+    meta["source"] = meta.get("source", "") + f"; trimmed to the last {keep} tokens"
+    write_trace(args.out, out, meta, args.dtype)
+    progress(f"wrote {args.out}: {keep} tokens, {len(out.get('q_index', []))} queries")
+
+
 # ---------------------------------------------------------------- live KL
 
 def score(logp_ref, logp, targets):
@@ -362,7 +393,7 @@ def cmd_report(args):
             m, lo, hi = boot_mean(kl, nb, rng)
             ratio = ratio_lo = ratio_hi = float("nan")
             better = float("nan")
-            if refkl is not None and f != ref:
+            if refkl is not None and f not in (ref, "exact"):
                 den = refkl[idx].mean(1)
                 rs = kl[idx].mean(1) / np.where(den > 0, den, np.nan)
                 ratio = float(kl.mean() / refkl.mean()) if refkl.mean() > 0 else float("nan")
@@ -378,7 +409,8 @@ def cmd_report(args):
                        "ratio_lo": ratio_lo, "ratio_hi": ratio_hi, "p99": float(np.percentile(kl, 99)),
                        "top1": float(pooled[f]["top1"].mean()), "dlogloss": float(pooled[f]["dlogloss"].mean()),
                        "better": better, "nmse": nmse, "attn_kl": akl}
-            lines.append(f"| {f} | {bits[f]:.2f} | {m:.3g} [{lo:.3g}, {hi:.3g}] | "
+            bits_txt = "—" if math.isnan(bits[f]) else f"{bits[f]:.2f}"
+            lines.append(f"| {f} | {bits_txt} | {m:.3g} [{lo:.3g}, {hi:.3g}] | "
                          + (f"{ratio:.2f}× [{ratio_lo:.2f}, {ratio_hi:.2f}]" if not math.isnan(ratio) else "—")
                          + f" | {rows[f]['p99']:.3g} | {rows[f]['top1']:.4f} | {rows[f]['dlogloss']:+.2e} | "
                          + (f"{100 * better:.0f}%" if not math.isnan(better) else "—")
@@ -458,6 +490,13 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="folder for the traces")
     p.set_defaults(fn=cmd_capture)
 
+    p = sub.add_parser("trim", help="keep a trace's last tokens (and their queries), e.g. for samples")
+    p.add_argument("input")
+    p.add_argument("out")
+    p.add_argument("--tokens", type=int, default=512)
+    p.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    p.set_defaults(fn=cmd_trim)
+
     p = sub.add_parser("livekl", help="live next-token KL per format")
     model_args(p)
     p.add_argument("--categories", default="prose,code")
@@ -481,7 +520,7 @@ def main(argv=None):
     p.add_argument("--json", help="also a JSON summary")
     p.set_defaults(fn=cmd_report)
     args = ap.parse_args(argv)
-    if args.cmd != "report" and not args.text and not args.corpus:
+    if args.cmd not in ("report", "trim") and not args.text and not args.corpus:
         die("--corpus DIR or --text FILE... is required")
     args.fn(args)
 
