@@ -10,8 +10,9 @@
 # the environment (defaults in brackets): CONTEXT [32768] tokens per test
 # window, WINDOWS [2] per category, SCORE [512] scored tokens per window,
 # TRACE_TOKENS [1024] tokens kept per test trace, CAL_CONTEXTS
-# ["1024 8192"], FORMATS, WZ_GRID (the wz rates for iso-quality bits),
-# WZPLAN [./wzplan].
+# ["1024 8192"], PREFIX [exact] (or live), FORMATS, WZ_GRID (the wz rates
+# for iso-quality bits), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's
+# profile and traces).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -24,6 +25,7 @@ windows=${WINDOWS:-2}
 score=${SCORE:-512}
 trace_tokens=${TRACE_TOKENS:-1024}
 cal_contexts=${CAL_CONTEXTS:-1024 8192}
+prefix=${PREFIX:-exact}
 baselines=${FORMATS:-fp8-mix,fp8-bf16rope,fp8-ds-mla,int4-g64,nvfp4,wzx-5.43}
 grid=${WZ_GRID:-wz-3.0,wz-3.5,wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
 mkdir -p "$work"
@@ -31,26 +33,26 @@ mkdir -p "$work"
 cap() { "$py" "$here/wzcapture.py" capture --model "$model" --corpus "$work/corpus" "$@"; }
 
 # Calibration windows at short contexts, from calibration documents only.
-for c in $cal_contexts; do
+[ -n "${SKIP_CAPTURE:-}" ] || for c in $cal_contexts; do
 	for cat in prose code; do
 		cap --split calibration --category "$cat" --context "$c" --windows 1 \
 		    --tokens "$trace_tokens" --queries 32 --dtype f32 --out "$work/cal" > /dev/null
 	done
 done
-"$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp"
+[ -n "${SKIP_CAPTURE:-}" ] || "$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp"
 
 # Test windows at long context, from test documents only.
-for cat in prose code; do
+[ -n "${SKIP_CAPTURE:-}" ] || for cat in prose code; do
 	cap --split test --category "$cat" --context "$context" --windows "$windows" \
 	    --tokens "$trace_tokens" --queries 32 --dtype f32 --out "$work/test" > /dev/null
 done
 "$wzplan" codec measure --trace "$work"/test/*-c"$context"-*.safetensors --profile "$work/model.wzp" \
-	--formats "$baselines,$grid" --format csv --no-archive > "$work/measure.csv.tmp"
-mv "$work/measure.csv.tmp" "$work/measure.csv"
+	--formats "$baselines,$grid" --format csv --no-archive > "$work/measure-c$context.csv.tmp"
+mv "$work/measure-c$context.csv.tmp" "$work/measure-c$context.csv"
 
 "$py" "$here/wzcapture.py" livekl --model "$model" --corpus "$work/corpus" --split test \
 	--context "$context" --windows "$windows" --score "$score" --profile "$work/model.wzp" \
-	--formats "exact,$baselines,$grid" --out "$work/livekl.json"
-"$py" "$here/wzcapture.py" report "$work/livekl.json" --measure "$work/measure.csv" \
-	--out "$work/report.md" --json "$work/report.json"
-cat "$work/report.md"
+	--prefix "$prefix" --formats "exact,$baselines,$grid" --out "$work/livekl-c$context-$prefix.json"
+"$py" "$here/wzcapture.py" report "$work/livekl-c$context-$prefix.json" --measure "$work/measure-c$context.csv" \
+	--out "$work/report-c$context-$prefix.md" --json "$work/report-c$context-$prefix.json"
+cat "$work/report-c$context-$prefix.md"
