@@ -15,6 +15,8 @@
 
 #include <jansson.h>
 
+#include "common/wz_name.h"
+#include "common/wz_str.h"
 #include "traces/float16.h"
 
 /* The safetensors reference implementation refuses larger headers too. */
@@ -299,13 +301,15 @@ static wz_err check_metadata(const char *origin, json_t *meta, int has_queries,
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: __metadata__: split \"%.40s\" is not \"calibration\" or \"test\"",
 				   origin, split);
+	/* Names reach file names, tables and chart titles: checked here, once. */
+	if (model && *model && (err = wz_name_check(model, origin, 0, "__metadata__: model", diag)))
+		return err;
+	if (window && *window &&
+	    (err = wz_name_check(window, origin, 0, "__metadata__: window", diag)))
+		return err;
 	t->softmax_scale = 0;
 	if (scale) {
-		char *end;
-		errno = 0;
-		t->softmax_scale = strtod(scale, &end);
-		if (end == scale || *end || errno || !isfinite(t->softmax_scale) ||
-		    t->softmax_scale <= 0)
+		if (wz_parse_double(scale, &t->softmax_scale) || t->softmax_scale <= 0)
 			return wz_diag_set(diag, WZ_ERR_INPUT,
 					   "%s: __metadata__: softmax_scale \"%.40s\" is not a positive number",
 					   origin, scale);
