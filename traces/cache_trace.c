@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -489,14 +488,38 @@ wz_err wzt_cache_trace_read(const char *path, wzt_cache_trace **out, wz_diag *di
 		close(fd);
 		return wzt_cache_trace_parse("", 0, path, out, diag);
 	}
-	/* mmap: the data is converted to float32 once, straight from the
-	 * page cache, without a second copy of a possibly large file. */
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	int saved = errno;
+	/* Read, not mapped: a mapped file truncated by someone else while we
+	 * convert it would kill the process with SIGBUS.  A read that comes up
+	 * short says so instead. */
+	if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: too large for this machine", path);
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	unsigned char *bytes = malloc(size);
+	if (!bytes) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+	}
+	while (got < size) {
+		ssize_t r = pread(fd, bytes + got, size - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int saved = errno;
+			close(fd);
+			free(bytes);
+			if (r == 0)
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s: the file shrank while it was read (%zu of %zu "
+						   "bytes); was it being written?",
+						   path, got, size);
+			return wz_diag_set(diag, WZ_ERR_IO, "%s: read error: %s", path, strerror(saved));
+		}
+		got += (size_t)r;
+	}
 	close(fd);
-	if (map == MAP_FAILED)
-		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot map: %s", path, strerror(saved));
-	wz_err err = wzt_cache_trace_parse(map, (size_t)st.st_size, path, out, diag);
-	munmap(map, (size_t)st.st_size);
+	wz_err err = wzt_cache_trace_parse(bytes, size, path, out, diag);
+	free(bytes);
 	return err;
 }

@@ -100,4 +100,5 @@ int main(void)
 		     "set,gpu,reserved_usd_h,ondemand_usd_h,source,date\np,H100,2,3,s,\np,h100,2.5,3,s,\n",
 		     WZ_ERR_INPUT, "my.csv:3: fields set, gpu: 'p', 'h100' repeats line 2",
 		     "a price set's GPU twice");
+	return tap_done();
 }
