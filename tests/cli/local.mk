@@ -1,2 +1,2 @@
-TESTS += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh
-EXTRA_DIST += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh
+TESTS += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
+EXTRA_DIST += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
