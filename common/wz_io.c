@@ -148,6 +148,16 @@ wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_di
 	return WZ_OK;
 }
 
+wz_err wz_mkdir_out(const char *path, wz_diag *diag)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_REFUSED,
+				   "%s: is %s, not a folder; wzplan writes only into real folders",
+				   path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+	return wz_mkdir_p(path, diag);
+}
+
 wz_err wz_mkdir_p(const char *path, wz_diag *diag)
 {
 	char *copy = strdup(path);

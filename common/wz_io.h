@@ -23,6 +23,11 @@ wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_di
  * one); WZ_ERR_REFUSED naming what it is otherwise. */
 wz_err wz_check_replaceable(const char *path, wz_diag *diag);
 
+/* wz_mkdir_p for an output folder the user named: refused (WZ_ERR_REFUSED)
+ * when it is a symbolic link or something other than a folder, so that
+ * nothing is written through a link. */
+wz_err wz_mkdir_out(const char *path, wz_diag *diag);
+
 /* Creates a folder and its parents (mode 0777 & ~umask); existing is fine. */
 wz_err wz_mkdir_p(const char *path, wz_diag *diag);
 

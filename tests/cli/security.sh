@@ -74,6 +74,11 @@ expect_rc 2 "a symbolic link in the output folder is not replaced"
 [ -L o4/proposal.md ] && [ "$(cat target)" = keep ] && [ ! -e o4/summary.csv ] && [ ! -d o4/charts ]
 ok $? "and nothing was published (the folder is as it was)"
 ls -d o4.tmp* >/dev/null 2>&1; [ $? -ne 0 ]; ok $? "no staging folder left behind"
+run "$WZPLAN" plot 1 --archive "$A" --out linkdir
+expect_rc 2 "plot --out onto a symbolic link is refused"
+run "$WZPLAN" trace synth-cache --family iid --calibration 1 --test 0 --out linkdir
+expect_rc 2 "trace synth-cache --out onto a symbolic link is refused"
+[ -z "$(ls realdir)" ]; ok $? "nothing written through the link by either"
 run "$WZPLAN" cost --output plain.csv --format csv
 expect_rc 0 "a new regular file is fine"
 run "$WZPLAN" cost --output plain.csv --format csv
