@@ -128,6 +128,21 @@ static int pragma_int(wza_archive *a, const char *pragma, int *out)
 	return rc;
 }
 
+static int count_schema_objects(wza_archive *a, int *out)
+{
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(a->db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int(st, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
 wz_err wza_default_path(char **out, wz_diag *diag)
 {
 	*out = NULL;
@@ -282,7 +297,7 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 		return err;
 	}
 	sqlite3_busy_timeout(a->db, 15000);
-	int version = 0, app = 0;
+	int version = 0, app = 0, nobjects = 0;
 	rc = pragma_int(a, "user_version", &version);
 	if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
 		/* A WAL archive in a folder we cannot write: SQLite cannot make
@@ -303,6 +318,20 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 	} else if (app == 0 && version != 0) {
 		err = wz_diag_set(diag, WZ_ERR_INPUT,
 				  "%s: not a wzplan archive (another program's SQLite database)",
+				  path);
+	} else if (app == 0 && (rc = count_schema_objects(a, &nobjects)) != SQLITE_OK) {
+		err = wza_sqlite_err(a->db, rc, path, "read the archive", diag);
+	} else if (app == 0 && nobjects > 0) {
+		/* Only an empty file is ever made an archive: another program's
+		 * database is left exactly as it was. */
+		err = wz_diag_set(diag, WZ_ERR_INPUT,
+				  "%s: not a wzplan archive (an SQLite database with %d tables or "
+				  "indexes of another program; left unchanged)",
+				  path, nobjects);
+	} else if (app == 0 && !create) {
+		err = wz_diag_set(diag, WZ_ERR_NOT_FOUND,
+				  "%s: an empty file, not yet a wzplan archive (a command that "
+				  "stores a run makes it one); left unchanged",
 				  path);
 	} else if (version > WZA_SCHEMA_VERSION) {
 		err = wz_diag_set(diag, WZ_ERR_VERSION,

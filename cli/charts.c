@@ -371,7 +371,7 @@ wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered
 		       wz_buf *why_not, wz_diag *diag)
 {
 	*rendered = 0;
-	wz_err err = wz_mkdir_p(dir, diag);
+	wz_err err = wz_mkdir_out(dir, diag);
 	for (int i = 0; i < n && !err; i++)
 		err = wzp_chart_write(charts[i], dir, diag);
 	if (err)

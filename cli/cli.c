@@ -211,14 +211,19 @@ static int apply_overrides(const char *cmd, const wz_scenario_opts *o, wzm_scena
 			return rc;
 		s->mem.gpus_per_replica = (int)v;
 	}
-	if (o->mem_util && (rc = wz_cli_double(cmd, "--mem-util", o->mem_util, 0.01, 1.0, &s->mem.mem_util)))
-		return rc;
-	if (o->act_reserve &&
-	    (rc = wz_cli_double(cmd, "--act-reserve", o->act_reserve, 0, 1e6, &s->mem.act_reserve_gib)))
-		return rc;
-	if (o->weight_bits &&
-	    (rc = wz_cli_double(cmd, "--weight-bits", o->weight_bits, 1, 32, &s->mem.weight_bits)))
-		return rc;
+	/* The same ranges as the scenario file's keys. */
+	struct { const char *value, *flag, *key; double *dest; } numbers[] = {
+		{ o->mem_util, "--mem-util", "mem_util", &s->mem.mem_util },
+		{ o->act_reserve, "--act-reserve", "act_reserve_gib", &s->mem.act_reserve_gib },
+		{ o->weight_bits, "--weight-bits", "weight_bits", &s->mem.weight_bits },
+	};
+	for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+		const wzm_scenario_range *r = wzm_scenario_range_of(numbers[i].key);
+		if (numbers[i].value &&
+		    (rc = wz_cli_double(cmd, numbers[i].flag, numbers[i].value, r->min, r->max,
+					numbers[i].dest)))
+			return rc;
+	}
 	return 0;
 }
 

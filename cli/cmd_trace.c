@@ -116,7 +116,7 @@ static int synth_write(const synth_opts *o)
 {
 	wz_diag diag;
 	wz_diag_clear(&diag);
-	if (wz_mkdir_p(o->out_dir, &diag))
+	if (wz_mkdir_out(o->out_dir, &diag))
 		return wz_cli_fail("trace", &diag);
 	int total = (int)(o->n_cal + o->n_test), nwritten = 0, rc = 0;
 	char **written = calloc((size_t)total + 1, sizeof *written);

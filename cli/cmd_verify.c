@@ -101,6 +101,17 @@ static int stage_traffic(const wza_input *in, int stored, const char *dir, wz_bu
 	return *path ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 }
 
+static const char *staged_name(const wza_input *in)
+{
+	static const char *const catalogs[] = { "models.csv", "gpus.csv", "prices.csv" };
+	if (!strcmp(in->kind, "scenario"))
+		return "run.scenario";
+	for (size_t i = 0; i < sizeof catalogs / sizeof catalogs[0]; i++)
+		if (!strcmp(in->name, catalogs[i]))
+			return catalogs[i];
+	return NULL;
+}
+
 /* Writes the inputs to use into dir and notes those that changed. */
 static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf *changes,
 			int *nchanged, char **traffic, wz_diag *diag)
@@ -116,6 +127,14 @@ static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf 
 		}
 		if (strcmp(in->kind, "scenario") && strcmp(in->kind, "catalog"))
 			continue;
+		/* An archived name is data, never a file name: staged files get
+		 * the names wzplan gives them. */
+		const char *file = staged_name(in);
+		if (!file)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "run %lld: input %s '%.80s' is not one that wzplan records "
+					   "(models.csv, gpus.csv, prices.csv)",
+					   run->id, in->kind, in->name);
 		size_t len;
 		char *now = current_text(in, &len);
 		char hex[17] = "";
@@ -139,7 +158,6 @@ static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf 
 					   "run %lld: input %s (%s) was not recorded and cannot be read",
 					   run->id, in->name, in->origin);
 		}
-		const char *file = strcmp(in->kind, "scenario") ? in->name : "run.scenario";
 		wz_err err = wz_staging_file(dir, file, use, diag);
 		free(now);
 		if (err)

@@ -66,8 +66,21 @@ wz_err wz_staging_file(const char *staging, const char *name, const char *text, 
 	return err;
 }
 
-/* Moves each entry of from/ into to/ (folders one level down too). */
-static wz_err move_entries(const char *from, const char *to, int depth, wz_diag *diag)
+/* A folder that is a symbolic link would send the output elsewhere. */
+static wz_err real_folder_or_absent(const char *path, wz_diag *diag)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0 || (S_ISDIR(st.st_mode)))
+		return WZ_OK;
+	return wz_diag_set(diag, WZ_ERR_REFUSED, "%s: is %s, not a folder; wzplan writes only into "
+						 "real folders",
+			   path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+}
+
+/* Moves each entry of from/ into to/ (folders one level down too); with
+ * dry set, only checks that nothing in to/ is in the way, so that a
+ * refusal leaves the output as it was. */
+static wz_err move_entries(const char *from, const char *to, int depth, int dry, wz_diag *diag)
 {
 	DIR *d = opendir(from);
 	if (!d)
@@ -82,11 +95,15 @@ static wz_err move_entries(const char *from, const char *to, int depth, wz_diag 
 		if (!src || !dst)
 			err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		else if (depth == 0 && lstat(src, &st) == 0 && S_ISDIR(st.st_mode)) {
-			err = wz_mkdir_p(dst, diag);
+			err = real_folder_or_absent(dst, diag);
+			if (!err && !dry)
+				err = wz_mkdir_p(dst, diag);
 			if (!err)
-				err = move_entries(src, dst, depth + 1, diag);
-			if (!err)
+				err = move_entries(src, dst, depth + 1, dry, diag);
+			if (!err && !dry)
 				rmdir(src);
+		} else if ((err = wz_check_replaceable(dst, diag)) || dry) {
+			/* the message says what is in the way */
 		} else if (rename(src, dst) != 0) {
 			err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", dst, strerror(errno));
 		}
@@ -100,14 +117,19 @@ static wz_err move_entries(const char *from, const char *to, int depth, wz_diag 
 wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *diag)
 {
 	struct stat st;
-	if (stat(out_dir, &st) != 0) {
+	wz_err refused = real_folder_or_absent(out_dir, diag);
+	if (refused)
+		return refused;
+	if (lstat(out_dir, &st) != 0) {
 		if (rename(staging, out_dir) == 0)
 			return WZ_OK;
 		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", out_dir, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode))
 		return wz_diag_set(diag, WZ_ERR_IO, "%s: exists and is not a folder", out_dir);
-	wz_err err = move_entries(staging, out_dir, 0, diag);
+	wz_err err = move_entries(staging, out_dir, 0, 1, diag);
+	if (!err)
+		err = move_entries(staging, out_dir, 0, 0, diag);
 	if (!err)
 		wz_staging_remove(staging);
 	return err;

@@ -7,4 +7,5 @@ libwzcommon_la_SOURCES = \
 	common/wz_kv.c common/wz_kv.h \
 	common/wz_str.c common/wz_str.h \
 	common/wz_csv.c common/wz_csv.h \
+	common/wz_name.c common/wz_name.h \
 	common/wz_rng.h

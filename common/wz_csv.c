@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "common/wz_io.h"
+#include "common/wz_name.h"
 #include "common/wz_str.h"
 
 typedef struct {
@@ -101,6 +102,10 @@ wz_err wz_csv_parse(const char *text, size_t n, const char *origin, wz_csv **out
 		    wz_diag *diag)
 {
 	*out = NULL;
+	/* libcsv keeps a NUL inside a field, where every reader would stop. */
+	wz_err bad = wz_text_check(text, n, origin, diag);
+	if (bad)
+		return bad;
 	wz_csv *csv = calloc(1, sizeof *csv);
 	if (!csv || !(csv->origin = strdup(origin))) {
 		free(csv);

@@ -74,8 +74,29 @@ int wz_fault_write_due(void)
 	return atol(spec) == count;
 }
 
+wz_err wz_check_replaceable(const char *path, wz_diag *diag)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? WZ_OK
+				       : wz_diag_set(diag, WZ_ERR_IO, "%s: %s", path, strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return WZ_OK;
+	return wz_diag_set(diag, WZ_ERR_REFUSED,
+			   "%s: is %s; wzplan only replaces regular files (give a new name, or "
+			   "leave the option out to write to standard output where the command can)",
+			   path,
+			   S_ISLNK(st.st_mode)   ? "a symbolic link"
+			   : S_ISDIR(st.st_mode) ? "a folder"
+						 : "not a regular file");
+}
+
 wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag)
 {
+	/* rename() would replace a symbolic link or a device node itself. */
+	wz_err refused = wz_check_replaceable(path, diag);
+	if (refused)
+		return refused;
 	size_t plen = strlen(path);
 	char *tmp = malloc(plen + 16);
 	if (!tmp)
@@ -125,6 +146,16 @@ wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_di
 	}
 	free(tmp);
 	return WZ_OK;
+}
+
+wz_err wz_mkdir_out(const char *path, wz_diag *diag)
+{
+	struct stat st;
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_REFUSED,
+				   "%s: is %s, not a folder; wzplan writes only into real folders",
+				   path, S_ISLNK(st.st_mode) ? "a symbolic link" : "a file");
+	return wz_mkdir_p(path, diag);
 }
 
 wz_err wz_mkdir_p(const char *path, wz_diag *diag)

@@ -15,8 +15,18 @@ wz_err wz_read_file(const char *path, size_t max_bytes, char **data /* OUT */,
 
 /* Writes bytes to path atomically: a temporary file in the same folder,
  * fsync, then rename.  On failure the old file (if any) is untouched and no
- * temporary is left behind. */
+ * temporary is left behind.  An existing path that is not a regular file
+ * (a symbolic link, a folder, a device) is never replaced: WZ_ERR_REFUSED. */
 wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag);
+
+/* WZ_OK when path is absent or a regular file (not a symbolic link to
+ * one); WZ_ERR_REFUSED naming what it is otherwise. */
+wz_err wz_check_replaceable(const char *path, wz_diag *diag);
+
+/* wz_mkdir_p for an output folder the user named: refused (WZ_ERR_REFUSED)
+ * when it is a symbolic link or something other than a folder, so that
+ * nothing is written through a link. */
+wz_err wz_mkdir_out(const char *path, wz_diag *diag);
 
 /* Creates a folder and its parents (mode 0777 & ~umask); existing is fine. */
 wz_err wz_mkdir_p(const char *path, wz_diag *diag);

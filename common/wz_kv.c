@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/wz_io.h"
+#include "common/wz_name.h"
 #include "common/wz_str.h"
 
 typedef struct {
@@ -142,9 +143,9 @@ wz_err wz_kv_load(const char *path, wz_kv **out, wz_diag *diag)
 	wz_err err = wz_read_file(path, 1 << 20, &text, &size, diag);
 	if (err)
 		return err;
-	if (memchr(text, '\0', size)) {
+	if ((err = wz_text_check(text, size, path, diag))) {
 		free(text);
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a text file", path);
+		return err;
 	}
 	err = wz_kv_parse(text, path, out, diag);
 	free(text);

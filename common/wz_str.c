@@ -100,12 +100,45 @@ static int only_blanks(const char *s)
 	return *skip_blanks(s) == '\0';
 }
 
+/* Length of a plain decimal number at s: optional sign, digits with at
+ * most one point (a digit somewhere), optional exponent.  0 when there is
+ * none, so strtod never sees hex, "inf", "nan" or locale forms. */
+static size_t decimal_length(const char *s)
+{
+	size_t i = 0, digits = 0;
+	if (s[i] == '+' || s[i] == '-')
+		i++;
+	while (s[i] >= '0' && s[i] <= '9')
+		i++, digits++;
+	if (s[i] == '.') {
+		i++;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++, digits++;
+	}
+	if (!digits)
+		return 0;
+	if (s[i] == 'e' || s[i] == 'E') {
+		size_t j = i + 1, exp_digits = 0;
+		if (s[j] == '+' || s[j] == '-')
+			j++;
+		while (s[j] >= '0' && s[j] <= '9')
+			j++, exp_digits++;
+		if (!exp_digits)
+			return 0;
+		i = j;
+	}
+	return i;
+}
+
 int wz_parse_double(const char *text, double *out)
 {
 	if (!text)
 		return -1;
 	const char *s = skip_blanks(text);
 	if (!*s)
+		return -1;
+	size_t len = decimal_length(s);
+	if (!len || !only_blanks(s + len))
 		return -1;
 	char *end;
 	errno = 0;
@@ -123,6 +156,9 @@ int wz_parse_long(const char *text, long *out)
 	const char *s = skip_blanks(text);
 	if (!*s)
 		return -1;
+	size_t len = decimal_length(s);
+	if (!len || strcspn(s, ".eE") < len || !only_blanks(s + len))
+		return -1;
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
@@ -132,6 +168,28 @@ int wz_parse_long(const char *text, long *out)
 	return 0;
 }
 
+/* Thousands separators only between groups of three digits of the whole
+ * part, one kind throughout: "10,000" and "1_000_000", never "1,0,0". */
+static int grouped_correctly(const char *s)
+{
+	const char *sep = strpbrk(s, ",_");
+	if (!sep)
+		return 1;
+	char kind = *sep;
+	if (*s == '+' || *s == '-')
+		s++;
+	size_t lead = strspn(s, "0123456789");
+	if (lead < 1 || lead > 3)
+		return 0;
+	s += lead;
+	while (*s == kind) {
+		if (strspn(s + 1, "0123456789") < 3)
+			return 0;
+		s += 4;
+	}
+	return !strpbrk(s, ",_") && !(*s >= '0' && *s <= '9');
+}
+
 int wz_parse_count(const char *text, long *out)
 {
 	if (!text)
@@ -139,6 +197,8 @@ int wz_parse_count(const char *text, long *out)
 	char clean[64];
 	size_t n = 0;
 	const char *s = skip_blanks(text);
+	if (!grouped_correctly(s))
+		return -1;
 	for (; *s && n + 1 < sizeof clean; s++) {
 		if (*s == ',' || *s == '_')
 			continue;

@@ -9,41 +9,54 @@
 
 #include "common/wz_csv.h"
 #include "common/wz_io.h"
+#include "common/wz_name.h"
 #include "common/wz_str.h"
 #include "data/embedded.h"
 
 /* How a CSV column maps onto a struct field. */
+typedef enum { F_TEXT, F_NAME, F_NUMBER, F_WHOLE } field_kind;
+
 typedef struct {
 	const char *column;
-	int numeric;    /* 1: double (NaN when empty), 0: string */
-	int required;   /* the cell must not be empty */
+	field_kind kind;  /* NUMBER and WHOLE: double (NaN when empty) in [lo, hi] */
+	int required;     /* the cell must not be empty */
 	size_t offset;
+	double lo, hi;    /* lo_open: lo itself is outside */
+	int lo_open;
 } field_spec;
 
-#define NUM(T, f, req) { #f, 1, req, offsetof(T, f) }
-#define STR(T, f, req) { #f, 0, req, offsetof(T, f) }
+/* Ranges wide enough for any real model or GPU, narrow enough that no
+ * product or conversion downstream overflows or divides by zero. */
+#define WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0 }
+#define POS(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 1 }
+#define NONNEG(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 0 }
+#define TEXT(T, f, req) { #f, F_TEXT, req, offsetof(T, f), 0, 0, 0 }
+#define NAME(T, f) { #f, F_NAME, 1, offsetof(T, f), 0, 0, 0 }
+
+#define NUMERIC(spec) ((spec).kind == F_NUMBER || (spec).kind == F_WHOLE)
 
 static const field_spec model_fields[] = {
-	STR(wzm_model, name, 1), STR(wzm_model, attention, 0), NUM(wzm_model, layers, 0),
-	NUM(wzm_model, kv_lora_rank, 0), NUM(wzm_model, rope_dim, 0), NUM(wzm_model, kv_heads, 0),
-	NUM(wzm_model, head_dim, 0), NUM(wzm_model, hidden_size, 0),
-	NUM(wzm_model, params_total_b, 0), NUM(wzm_model, params_active_b, 0),
-	NUM(wzm_model, weight_bits, 0), NUM(wzm_model, max_context, 0),
-	{ "source_url", 0, 0, offsetof(wzm_model, source) },
+	NAME(wzm_model, name), TEXT(wzm_model, attention, 0), WHOLE(wzm_model, layers, 1, 1000),
+	WHOLE(wzm_model, kv_lora_rank, 1, 65536), WHOLE(wzm_model, rope_dim, 0, 65536),
+	WHOLE(wzm_model, kv_heads, 1, 65536), WHOLE(wzm_model, head_dim, 1, 65536),
+	WHOLE(wzm_model, hidden_size, 1, 1048576), POS(wzm_model, params_total_b, 1e5),
+	POS(wzm_model, params_active_b, 1e5), POS(wzm_model, weight_bits, 64),
+	WHOLE(wzm_model, max_context, 1, 1e9),
+	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0 },
 };
 
 static const field_spec gpu_fields[] = {
-	STR(wzm_gpu, name, 1), NUM(wzm_gpu, hbm_gib, 0), NUM(wzm_gpu, hbm_tbps, 0),
-	NUM(wzm_gpu, bf16_tflops, 0), NUM(wzm_gpu, fp8_tflops, 0), NUM(wzm_gpu, nvlink_gbps, 0),
-	NUM(wzm_gpu, pcie_gbps, 0),
-	{ "price_reserved_usd_h", 1, 0, offsetof(wzm_gpu, price_reserved_usd_h) },
-	{ "price_ondemand_usd_h", 1, 0, offsetof(wzm_gpu, price_ondemand_usd_h) },
-	STR(wzm_gpu, price_source, 0), STR(wzm_gpu, price_date, 0),
+	NAME(wzm_gpu, name), POS(wzm_gpu, hbm_gib, 1e5), POS(wzm_gpu, hbm_tbps, 1e4),
+	POS(wzm_gpu, bf16_tflops, 1e6), POS(wzm_gpu, fp8_tflops, 1e6), POS(wzm_gpu, nvlink_gbps, 1e6),
+	POS(wzm_gpu, pcie_gbps, 1e6),
+	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0 },
+	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0 },
+	TEXT(wzm_gpu, price_source, 0), TEXT(wzm_gpu, price_date, 0),
 };
 
 static const field_spec price_fields[] = {
-	STR(wzm_price, set, 1), STR(wzm_price, gpu, 1), NUM(wzm_price, reserved_usd_h, 0),
-	NUM(wzm_price, ondemand_usd_h, 0), STR(wzm_price, source, 1), STR(wzm_price, date, 0),
+	NAME(wzm_price, set), NAME(wzm_price, gpu), NONNEG(wzm_price, reserved_usd_h, 1e4),
+	NONNEG(wzm_price, ondemand_usd_h, 1e4), TEXT(wzm_price, source, 1), TEXT(wzm_price, date, 0),
 };
 
 #define NFIELDS(a) ((int)(sizeof a / sizeof a[0]))
@@ -51,7 +64,7 @@ static const field_spec price_fields[] = {
 static void free_strings(void *row, const field_spec *spec, int n)
 {
 	for (int i = 0; i < n; i++)
-		if (!spec[i].numeric)
+		if (!NUMERIC(spec[i]))
 			free(*(char **)((char *)row + spec[i].offset));
 }
 
@@ -74,13 +87,28 @@ void wzm_catalog_free(wzm_catalog *cat)
 	free(cat);
 }
 
+static wz_err parse_number(const field_spec *spec, const char *value, const char *origin,
+			   int line, double *v /* OUT */, wz_diag *diag)
+{
+	if (wz_parse_double(value, v))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: '%.40s' is not a decimal number",
+				   origin, line, spec->column, value);
+	int below = spec->lo_open ? *v <= spec->lo : *v < spec->lo;
+	if (below || *v > spec->hi || (spec->kind == F_WHOLE && *v != floor(*v)))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: %s is not %s in %c%g, %g]",
+				   origin, line, spec->column, value,
+				   spec->kind == F_WHOLE ? "a whole number" : "a number",
+				   spec->lo_open ? '(' : '[', spec->lo, spec->hi);
+	return WZ_OK;
+}
+
 /* Parses rows of a CSV into an array of structs described by spec. */
-static wz_err parse_rows(const char *text, const char *origin, const field_spec *spec,
+static wz_err parse_rows(const char *text, size_t text_len, const char *origin, const field_spec *spec,
 			 int nspec, size_t row_size, size_t origin_off, size_t line_off,
 			 void **rows_out, int *n_out, wz_diag *diag)
 {
 	wz_csv *csv;
-	wz_err err = wz_csv_parse(text, strlen(text), origin, &csv, diag);
+	wz_err err = wz_csv_parse(text, text_len, origin, &csv, diag);
 	if (err)
 		return err;
 	if (csv->nrows == 0) {
@@ -126,15 +154,17 @@ static wz_err parse_rows(const char *text, const char *origin, const field_spec 
 			if (spec[i].required && !*value)
 				err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: empty", origin,
 						  in->line, spec[i].column);
-			if (spec[i].numeric) {
+			if (!err && NUMERIC(spec[i])) {
 				double v = NAN;
-				if (*value && (wz_parse_double(value, &v) || v < 0))
-					err = wz_diag_set(diag, WZ_ERR_INPUT,
-							  "%s:%d: field %s: '%s' is not a number >= 0",
-							  origin, in->line, spec[i].column, value);
+				if (*value)
+					err = parse_number(&spec[i], value, origin, in->line, &v, diag);
 				*(double *)(row + spec[i].offset) = v;
 				free(value);
+			} else if (NUMERIC(spec[i])) {
+				free(value);
 			} else {
+				if (!err && spec[i].kind == F_NAME)
+					err = wz_name_check(value, origin, in->line, spec[i].column, diag);
 				*(char **)(row + spec[i].offset) = value;
 			}
 		}
@@ -171,17 +201,33 @@ static wz_err check_unique(const char *origin, const void *rows, size_t row_size
 	return WZ_OK;
 }
 
+/* One rate per GPU in a price set, as models and GPUs have one row each. */
+static wz_err check_unique_prices(const wzm_catalog *cat, wz_diag *diag)
+{
+	for (int i = 0; i < cat->nprices; i++)
+		for (int j = 0; j < i; j++)
+			if (wz_name_eq(cat->prices[i].set, cat->prices[j].set) &&
+			    wz_name_eq(cat->prices[i].gpu, cat->prices[j].gpu))
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s:%d: fields set, gpu: '%s', '%s' repeats line %d",
+						   cat->origin_prices, cat->prices[i].line,
+						   cat->prices[i].set, cat->prices[i].gpu,
+						   cat->prices[j].line);
+	return WZ_OK;
+}
+
 wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			 const char *origin, wz_diag *diag)
 {
 	wz_err err;
 	void *rows = NULL;
 	int n = 0;
+	size_t text_len = strlen(text);
 	char *origin_copy = strdup(origin);
 	if (!origin_copy)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	if (!strcmp(kind, "models")) {
-		err = parse_rows(text, origin_copy, model_fields, NFIELDS(model_fields),
+		err = parse_rows(text, text_len, origin_copy, model_fields, NFIELDS(model_fields),
 				 sizeof(wzm_model), offsetof(wzm_model, origin),
 				 offsetof(wzm_model, line), &rows, &n, diag);
 		if (!err) {
@@ -196,7 +242,7 @@ wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 					    offsetof(wzm_model, name), offsetof(wzm_model, line), n, diag);
 		}
 	} else if (!strcmp(kind, "gpus")) {
-		err = parse_rows(text, origin_copy, gpu_fields, NFIELDS(gpu_fields), sizeof(wzm_gpu),
+		err = parse_rows(text, text_len, origin_copy, gpu_fields, NFIELDS(gpu_fields), sizeof(wzm_gpu),
 				 offsetof(wzm_gpu, origin), offsetof(wzm_gpu, line), &rows, &n, diag);
 		if (!err) {
 			for (int i = 0; i < cat->ngpus; i++)
@@ -210,7 +256,7 @@ wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 					    offsetof(wzm_gpu, name), offsetof(wzm_gpu, line), n, diag);
 		}
 	} else if (!strcmp(kind, "prices")) {
-		err = parse_rows(text, origin_copy, price_fields, NFIELDS(price_fields),
+		err = parse_rows(text, text_len, origin_copy, price_fields, NFIELDS(price_fields),
 				 sizeof(wzm_price), offsetof(wzm_price, origin),
 				 offsetof(wzm_price, line), &rows, &n, diag);
 		if (!err) {
@@ -221,7 +267,7 @@ wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			cat->prices = rows;
 			cat->nprices = n;
 			cat->origin_prices = origin_copy;
-			return WZ_OK;
+			return check_unique_prices(cat, diag);
 		}
 	} else {
 		err = wz_diag_set(diag, WZ_ERR_INTERNAL, "unknown catalog kind '%s'", kind);
@@ -259,7 +305,9 @@ wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
 			char *text;
 			size_t size;
 			err = wz_read_file(path, 16 << 20, &text, &size, diag);
-			if (!err) {
+			if (!err && (err = wz_text_check(text, size, path, diag)))
+				free(text);
+			else if (!err) {
 				err = wzm_catalog_parse(cat, kinds[k], text, path, diag);
 				free(text);
 			}

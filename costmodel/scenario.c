@@ -14,6 +14,60 @@ const char *const wzm_scenario_keys[] = {
 	"mem_util", "act_reserve_gib", "weight_bits", NULL
 };
 
+static const wzm_scenario_range ranges[] = {
+	{ "users", 1, 1e9, 1 },
+	{ "context", 1, 1e9, 1 },
+	{ "baseline_gpus", 0, 1e8, 1 },
+	{ "gpus_per_replica", 1, 4096, 1 },
+	{ "mem_util", 0.01, 1, 0 },
+	{ "act_reserve_gib", 0, 1e6, 0 },
+	{ "weight_bits", 1, 32, 0 },
+};
+
+const wzm_scenario_range *wzm_scenario_range_of(const char *key)
+{
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+		if (!strcmp(ranges[i].key, key))
+			return &ranges[i];
+	return NULL;
+}
+
+/* Reads a numeric key (absent: *out keeps its value) and checks its range,
+ * naming file:line and key. */
+static wz_err number_key(wz_kv *kv, const char *key, int required, double *out, wz_diag *diag)
+{
+	const wzm_scenario_range *r = wzm_scenario_range_of(key);
+	const char *text = wz_kv_get(kv, key);
+	if (!text || !*text) {
+		if (required)
+			return wz_kv_get_double(kv, key, 1, 0, out, diag);
+		return WZ_OK;
+	}
+	double v;
+	long whole;
+	int bad = r->whole ? wz_parse_count(text, &whole) : wz_parse_double(text, &v);
+	if (r->whole)
+		v = (double)whole;
+	if (bad)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%.40s' is not %s", wz_kv_origin(kv),
+				   wz_kv_line(kv, key), key, text,
+				   r->whole ? "a whole number" : "a decimal number");
+	if (!(v >= r->min && v <= r->max))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %s is not in [%g, %g]",
+				   wz_kv_origin(kv), wz_kv_line(kv, key), key, text, r->min, r->max);
+	*out = v;
+	return WZ_OK;
+}
+
+static wz_err long_key(wz_kv *kv, const char *key, int required, long *out, wz_diag *diag)
+{
+	double v = (double)*out;
+	wz_err err = number_key(kv, key, required, &v, diag);
+	if (!err)
+		*out = (long)v;
+	return err;
+}
+
 wz_err wzm_mode_parse(const char *name, wzm_mode *out, wz_diag *diag)
 {
 	if (!strcmp(name, "scaling"))
@@ -121,11 +175,11 @@ wz_err wzm_scenario_from_kv(wz_kv *kv, wzm_scenario **out, wz_diag *diag)
 	STRING_KEY("price_set", 0, "catalog", price_set)
 #undef STRING_KEY
 	if (!err)
-		err = wz_kv_get_long(kv, "users", 1, 0, &s->users, diag);
+		err = long_key(kv, "users", 1, &s->users, diag);
 	if (!err)
-		err = wz_kv_get_long(kv, "context", 1, 0, &s->context, diag);
+		err = long_key(kv, "context", 1, &s->context, diag);
 	if (!err)
-		err = wz_kv_get_long(kv, "baseline_gpus", 0, 0, &s->baseline_gpus, diag);
+		err = long_key(kv, "baseline_gpus", 0, &s->baseline_gpus, diag);
 	if (!err) {
 		err = wz_kv_get_string(kv, "formats", 0, "fp8-mix, wz-5.44", &v, diag);
 		if (!err)
@@ -139,19 +193,14 @@ wz_err wzm_scenario_from_kv(wz_kv *kv, wzm_scenario **out, wz_diag *diag)
 		PARSE_ENUM(kv, "parallelism", "attention-dp", wzm_parallelism_parse, &s->mem.par);
 	long gpr = s->mem.gpus_per_replica;
 	if (!err)
-		err = wz_kv_get_long(kv, "gpus_per_replica", 0, gpr, &gpr, diag);
-	if (!err && (gpr < 1 || gpr > 4096))
-		err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: gpus_per_replica: %ld is not in 1..4096",
-				  wz_kv_origin(kv), wz_kv_line(kv, "gpus_per_replica"), gpr);
+		err = long_key(kv, "gpus_per_replica", 0, &gpr, diag);
 	s->mem.gpus_per_replica = (int)gpr;
 	if (!err)
-		err = wz_kv_get_double(kv, "mem_util", 0, s->mem.mem_util, &s->mem.mem_util, diag);
+		err = number_key(kv, "mem_util", 0, &s->mem.mem_util, diag);
 	if (!err)
-		err = wz_kv_get_double(kv, "act_reserve_gib", 0, s->mem.act_reserve_gib,
-				       &s->mem.act_reserve_gib, diag);
+		err = number_key(kv, "act_reserve_gib", 0, &s->mem.act_reserve_gib, diag);
 	if (!err)
-		err = wz_kv_get_double(kv, "weight_bits", 0, s->mem.weight_bits, &s->mem.weight_bits,
-				       diag);
+		err = number_key(kv, "weight_bits", 0, &s->mem.weight_bits, diag);
 	if (err) {
 		wzm_scenario_free(s);
 		return err;

@@ -41,6 +41,16 @@ typedef struct {
 /* Keys this module reads; other modules (sim) have their own lists. */
 extern const char *const wzm_scenario_keys[];
 
+/* What a numeric scenario key allows, for the file and its flag alike. */
+typedef struct {
+	const char *key;
+	double min, max;
+	int whole; /* a whole number */
+} wzm_scenario_range;
+
+/* The range of key, or NULL for a key without one. */
+const wzm_scenario_range *wzm_scenario_range_of(const char *key);
+
 /* Loads a scenario file, or with path NULL the embedded default.  The
  * caller frees the result with wzm_scenario_free. */
 wz_err wzm_scenario_load(const char *path, wzm_scenario **out /* OUT */, wz_diag *diag);

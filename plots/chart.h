@@ -17,8 +17,10 @@ typedef enum {
 typedef struct wzp_chart wzp_chart;
 
 /* A new chart; `name` is the file stem ("cost" -> cost.gp, cost.dat,
- * cost.png, cost.svg) and must be [a-z0-9_-].  Returns NULL when out of
- * memory; free with wzp_chart_free. */
+ * cost.png, cost.svg) and must be 1 to 64 of [a-z0-9_-].  Returns NULL when
+ * out of memory or for any other name; free with wzp_chart_free.  Every text
+ * given to a chart (titles, labels, series, notes) is data: it reaches the
+ * script only through wzp_gnuplot_quote. */
 wzp_chart *wzp_chart_new(wzp_chart_kind kind, const char *name, const char *title);
 void wzp_chart_free(wzp_chart *c);
 
@@ -40,6 +42,11 @@ void wzp_chart_note(wzp_chart *c, const char *fmt, ...) __attribute__((format(pr
 const char *wzp_chart_name(const wzp_chart *c);
 const char *wzp_chart_title(const wzp_chart *c);
 int wzp_chart_rows(const wzp_chart *c);
+
+/* Appends text as a gnuplot string constant that gnuplot never evaluates:
+ * single-quoted (a quote doubled), a newline as "\n" joined by '.', other
+ * control bytes as blanks.  No backquote, macro or escape inside survives. */
+void wzp_gnuplot_quote(wz_buf *b, const char *text);
 
 /* The data file and the gnuplot script, appended to the buffers.  The
  * script reads NAME.dat and writes NAME.png and NAME.svg in its folder. */

@@ -80,6 +80,9 @@ void wzs_params_default(wzs_params *p)
 	p->seed = 1;
 }
 
+/* Occupancy samples of one run: each is kept in memory and archived. */
+#define WZS_MAX_SAMPLES 1e6
+
 typedef struct {
 	const char *key;
 	double *dest;
@@ -106,8 +109,8 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 	range ranges[] = {                                                                   \
 		{ "ttft_p99_s", &(p)->ttft_p99_s, 1, 0, 86400, 1 },                          \
 		{ "tpot_p99_s", &(p)->tpot_p99_s, 1, 0, 3600, 1 },                           \
-		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0, 1, 1 },                      \
-		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0, 1, 1 },              \
+		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0.01, 1, 0 },                   \
+		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
@@ -212,6 +215,14 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	if (wzs_decode_cost(p, "", &factor, &inner))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: decode_cost: %s", origin,
 				   wz_kv_line(kv, "decode_cost"), inner.msg);
+	if (p->duration_s / p->occupancy_interval_s > WZS_MAX_SAMPLES)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: occupancy_interval_s: %g s samples the %g s run %.3g times "
+				   "(at most %g)",
+				   origin, wz_kv_line(kv, "occupancy_interval_s") ? wz_kv_line(kv, "occupancy_interval_s")
+										: wz_kv_line(kv, "duration_s"),
+				   p->occupancy_interval_s, p->duration_s,
+				   p->duration_s / p->occupancy_interval_s, WZS_MAX_SAMPLES);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: warmup_s: %g s leaves nothing of duration_s %g s",
 				   origin, wz_kv_line(kv, "warmup_s") ? wz_kv_line(kv, "warmup_s")
@@ -229,6 +240,12 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 		if (err)
 			return err;
 	}
+	if (p->duration_s / p->occupancy_interval_s > WZS_MAX_SAMPLES)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: an occupancy sample every %g s is %.3g samples of the %g s run "
+				   "(at most %g)",
+				   where, p->occupancy_interval_s, p->duration_s / p->occupancy_interval_s,
+				   p->duration_s, WZS_MAX_SAMPLES);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
 				   where, p->warmup_s, p->duration_s);

@@ -9,12 +9,13 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "common/wz_name.h"
+#include "common/wz_str.h"
 #include "traces/float16.h"
 
 /* The safetensors reference implementation refuses larger headers too. */
@@ -299,13 +300,15 @@ static wz_err check_metadata(const char *origin, json_t *meta, int has_queries,
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: __metadata__: split \"%.40s\" is not \"calibration\" or \"test\"",
 				   origin, split);
+	/* Names reach file names, tables and chart titles: checked here, once. */
+	if (model && *model && (err = wz_name_check(model, origin, 0, "__metadata__: model", diag)))
+		return err;
+	if (window && *window &&
+	    (err = wz_name_check(window, origin, 0, "__metadata__: window", diag)))
+		return err;
 	t->softmax_scale = 0;
 	if (scale) {
-		char *end;
-		errno = 0;
-		t->softmax_scale = strtod(scale, &end);
-		if (end == scale || *end || errno || !isfinite(t->softmax_scale) ||
-		    t->softmax_scale <= 0)
+		if (wz_parse_double(scale, &t->softmax_scale) || t->softmax_scale <= 0)
 			return wz_diag_set(diag, WZ_ERR_INPUT,
 					   "%s: __metadata__: softmax_scale \"%.40s\" is not a positive number",
 					   origin, scale);
@@ -485,14 +488,38 @@ wz_err wzt_cache_trace_read(const char *path, wzt_cache_trace **out, wz_diag *di
 		close(fd);
 		return wzt_cache_trace_parse("", 0, path, out, diag);
 	}
-	/* mmap: the data is converted to float32 once, straight from the
-	 * page cache, without a second copy of a possibly large file. */
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	int saved = errno;
+	/* Read, not mapped: a mapped file truncated by someone else while we
+	 * convert it would kill the process with SIGBUS.  A read that comes up
+	 * short says so instead. */
+	if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: too large for this machine", path);
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	unsigned char *bytes = malloc(size);
+	if (!bytes) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+	}
+	while (got < size) {
+		ssize_t r = pread(fd, bytes + got, size - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int saved = errno;
+			close(fd);
+			free(bytes);
+			if (r == 0)
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s: the file shrank while it was read (%zu of %zu "
+						   "bytes); was it being written?",
+						   path, got, size);
+			return wz_diag_set(diag, WZ_ERR_IO, "%s: read error: %s", path, strerror(saved));
+		}
+		got += (size_t)r;
+	}
 	close(fd);
-	if (map == MAP_FAILED)
-		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot map: %s", path, strerror(saved));
-	wz_err err = wzt_cache_trace_parse(map, (size_t)st.st_size, path, out, diag);
-	munmap(map, (size_t)st.st_size);
+	wz_err err = wzt_cache_trace_parse(bytes, size, path, out, diag);
+	free(bytes);
 	return err;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/wz_io.h"
+#include "common/wz_name.h"
 #include "common/wz_str.h"
 #include "traces/traffic_import.h"
 
@@ -312,7 +313,9 @@ wz_err wzt_import_mooncake(const char *path, int block_tokens, wzt_unsorted_poli
 	if (err)
 		return err;
 	parsed p = { 0 };
-	err = parse_file(path, text, size, policy, &p, n_reordered, diag);
+	err = wz_text_check(text, size, path, diag);
+	if (!err)
+		err = parse_file(path, text, size, policy, &p, n_reordered, diag);
 	free(text);
 	wzt_traffic *t = NULL;
 	if (!err) {

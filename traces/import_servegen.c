@@ -17,7 +17,17 @@ enum { DIST_GAMMA, DIST_WEIBULL };
 typedef struct {
 	double start, rate, cv, shape;
 	int dist;
+	int line;
 } window;
+
+/* Bounds that keep sampling finite: a family's shape outside them makes the
+ * Gamma sampler spin or the gaps vanish; a period under a second (windows
+ * 1e-20 s apart) repeats the day forever; a file asking for more requests
+ * than this would fill memory before it finished. */
+#define SHAPE_MIN 1e-3
+#define SHAPE_MAX 1e4
+#define PERIOD_MIN_S 1.0
+#define MAX_REQUESTS 50000000.0
 
 typedef struct {
 	double *values, *cdf; /* cdf[i]: probability of values[0..i], last = 1 */
@@ -85,7 +95,8 @@ static wz_err load_windows(client *c, wz_diag *diag)
 					  row->line, v[0], c->windows[c->nwindows - 1].start);
 			break;
 		}
-		*w = (window){ .start = v[0], .rate = v[1], .cv = v[2], .dist = DIST_GAMMA };
+		*w = (window){ .start = v[0], .rate = v[1], .cv = v[2], .dist = DIST_GAMMA,
+			       .line = row->line };
 		const char *dist = wz_csv_field(row, 3);
 		double shape = 0;
 		if (wz_name_eq(dist, "Weibull"))
@@ -106,6 +117,12 @@ static wz_err load_windows(client *c, wz_diag *diag)
 					  row->line, wz_csv_field(row, 4));
 		/* Without a fitted family, a Gamma with the window's CV. */
 		w->shape = shape > 0 ? shape : (w->cv > 0 ? 1.0 / (w->cv * w->cv) : 1.0);
+		if (!err && w->rate > 0 && !(w->shape >= SHAPE_MIN && w->shape <= SHAPE_MAX))
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: field %s: %s gives a shape of %g, outside [%g, %g]",
+					  path, row->line, shape > 0 ? "shape" : "cv",
+					  wz_csv_field(row, shape > 0 ? 4 : 2), w->shape, SHAPE_MIN,
+					  SHAPE_MAX);
 		c->nwindows++;
 	}
 	wz_csv_free(csv);
@@ -117,6 +134,11 @@ static wz_err load_windows(client *c, wz_diag *diag)
 						c->windows[c->nwindows - 2].start
 				      : 86400.0;
 	c->day = c->windows[c->nwindows - 1].start + step;
+	if (!(c->day >= PERIOD_MIN_S) || !isfinite(c->day))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field window start: the windows make a period of %g s "
+				   "(at least %g s)",
+				   path, c->windows[c->nwindows - 1].line, c->day, PERIOD_MIN_S);
 	return WZ_OK;
 }
 
@@ -366,6 +388,38 @@ static wz_err sample_client(const client *c, const wzt_servegen_opts *o, int64_t
 	return WZ_OK;
 }
 
+/* The number of requests sample_client will draw on average, counted
+ * before any is drawn; more than MAX_REQUESTS (over all clients) is refused
+ * naming the window that asks for the most. */
+static wz_err check_expected(const client *c, const wzt_servegen_opts *o, double *total,
+			     wz_diag *diag)
+{
+	double from = o->start_s, to = o->start_s + o->duration_s;
+	double scale_rate = o->rate_scale > 0 ? o->rate_scale : 1.0;
+	double days = ceil(to / c->day) - floor(from / c->day);
+	double most = 0;
+	int most_line = c->windows[0].line;
+	if (!(days <= 1e6))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: sampling %g s repeats its %g s period %.3g times (at most "
+				   "1e6)",
+				   c->trace_path, o->duration_s, c->day, days);
+	for (int i = 0; i < c->nwindows; i++) {
+		const window *w = &c->windows[i];
+		double len = (i + 1 < c->nwindows ? c->windows[i + 1].start : c->day) - w->start;
+		double n = w->rate * scale_rate * fmin(len * days, o->duration_s);
+		*total += n;
+		if (n > most)
+			most = n, most_line = w->line;
+	}
+	if (!(*total <= MAX_REQUESTS))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field rate: sampling %g s would draw about %.3g requests "
+				   "(at most %.0f); lower the rate, --rate-scale or --duration",
+				   c->trace_path, most_line, o->duration_s, *total, MAX_REQUESTS);
+	return WZ_OK;
+}
+
 /* Finds the chunks: a folder is scanned for chunk-<i>-trace.csv; a file
  * chunk-<i>-trace.csv or chunk-<i>-dataset.json names its pair. */
 static wz_err find_clients(const char *const *paths, int n_paths, client **out, int *n_out,
@@ -472,6 +526,7 @@ wz_err wzt_import_servegen(const char *const *paths, int n_paths, const wzt_serv
 			err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	int64_t next_session = 0;
+	double expected = 0;
 	for (int i = 0; i < n && !err; i++) {
 		int wanted = opts->n_clients == 0;
 		for (int k = 0; k < opts->n_clients; k++)
@@ -479,6 +534,8 @@ wz_err wzt_import_servegen(const char *const *paths, int n_paths, const wzt_serv
 		if (!wanted)
 			continue;
 		err = load_windows(&cs[i], diag);
+		if (!err)
+			err = check_expected(&cs[i], opts, &expected, diag);
 		if (!err)
 			err = load_lengths(&cs[i], diag);
 		if (!err)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
@@ -174,6 +175,33 @@ static void test_refusals(void)
 	ok(wza_open(p, 1, &a, &d) == WZ_ERR_INPUT, "a database with no application id is refused");
 	ok(wza_open(path_in("absent.sqlite"), 0, &a, &d) == WZ_ERR_NOT_FOUND,
 	   "reading an archive that does not exist: not found");
+
+	/* Another program's database without an application id or a version,
+	 * even one with a table named like ours, is left exactly as it was. */
+	const char *names[] = { "foreign.sqlite", "foreign-runs.sqlite" };
+	const char *sql[] = { "CREATE TABLE t(x);", "CREATE TABLE runs(id INTEGER PRIMARY KEY);" };
+	for (int i = 0; i < 2; i++) {
+		p = path_in(names[i]);
+		exec(p, sql[i]);
+		for (int create = 0; create < 2; create++) {
+			ok(wza_open(p, create, &a, &d) == WZ_ERR_INPUT && !a,
+			   "%s, %s: refused", names[i], create ? "writing" : "reading");
+			has_str(d.msg, "not a wzplan archive", "  named as not an archive");
+		}
+		char wal[300];
+		snprintf(wal, sizeof wal, "%s-wal", p);
+		ok(pragma(p, "application_id") == 0 && pragma(p, "user_version") == 0 &&
+			   pragma(p, "page_count") == 2 && access(wal, F_OK) != 0,
+		   "%s: left unchanged (no id, no version, no tables added, not WAL)", names[i]);
+	}
+	/* An empty file is made an archive only by a command that stores. */
+	p = path_in("empty.sqlite");
+	fclose(fopen(p, "w"));
+	ok(wza_open(p, 0, &a, &d) == WZ_ERR_NOT_FOUND && !a, "reading an empty file: no archive");
+	struct stat st;
+	ok(stat(p, &st) == 0 && st.st_size == 0, "  and the file is still empty");
+	ok(wza_open(p, 1, &a, &d) == WZ_OK && a, "storing into an empty file makes it an archive");
+	wza_close(a);
 }
 
 static void test_full_disk(void)

@@ -7,6 +7,7 @@
 #include "common/wz_csv.h"
 #include "common/wz_io.h"
 #include "common/wz_kv.h"
+#include "common/wz_name.h"
 #include "common/wz_str.h"
 #include "tests/tap.h"
 
@@ -22,6 +23,23 @@ static void test_numbers(void)
 	ok(wz_parse_double(" 2.5 ", &d) == 0 && d == 2.5, "double with blanks");
 	ok(wz_parse_double("nan", &d) != 0, "double rejects NaN");
 	ok(wz_parse_double("1e999", &d) != 0, "double rejects overflow");
+	/* One strict parser for every file: decimal only, all of it. */
+	const char *not_decimal[] = { "0x10", "0x1p3", "inf", "-Infinity", "1e", ".", "-", "1.2.3",
+				      "1e5x", "+-1", "1 2", "١٢" };
+	for (size_t i = 0; i < sizeof not_decimal / sizeof not_decimal[0]; i++)
+		ok(wz_parse_double(not_decimal[i], &d) != 0 && wz_parse_long(not_decimal[i], &v) != 0,
+		   "'%s' is not a decimal number", not_decimal[i]);
+	ok(wz_parse_double("-1.5e-3", &d) == 0 && d == -1.5e-3, "signed decimal with exponent");
+	ok(wz_parse_double(".5", &d) == 0 && d == 0.5, "a leading point");
+	ok(wz_parse_long("1e3", &v) != 0 && wz_parse_long("2.0", &v) != 0,
+	   "a whole number has no point or exponent");
+	ok(wz_parse_long("-42", &v) == 0 && v == -42, "negative whole number");
+	const char *bad_counts[] = { "1,0,0", "10,00", "1,0000", ",100", "100,", "1_000,000", "0x10",
+				     "1,,000" };
+	for (size_t i = 0; i < sizeof bad_counts / sizeof bad_counts[0]; i++)
+		ok(wz_parse_count(bad_counts[i], &v) != 0, "count refuses '%s'", bad_counts[i]);
+	ok(wz_parse_count("1,000,000", &v) == 0 && v == 1000000, "count with two separators");
+	ok(wz_parse_count("1_000", &v) == 0 && v == 1000, "count with underscores");
 	char text[64];
 	wz_format_thousands(17520000, 0, text, sizeof text);
 	is_str(text, "17,520,000", "thousands separators");
@@ -40,6 +58,28 @@ static void test_names(void)
 	ok(n == 3 && !strcmp(items[0], "a") && !strcmp(items[1], "b") && !strcmp(items[2], "c"),
 	   "list split trims and drops empty items");
 	wz_strlist_free(items, n);
+	const char *why = NULL;
+	ok(wz_name_valid("Kimi-VL-A3B (text model)", NULL) && wz_name_valid("GLM-5 (FP8)", NULL) &&
+		   wz_name_valid("B200 (HGX)", NULL) && wz_name_valid("Modèle 3 – β", NULL),
+	   "catalog names and UTF-8 are valid names");
+	const char *bad[] = { "", " lead", "trail ", "a`b`", "a\"b", "a\\b", "a$b", "a|b", "a<b",
+			      "a\nb", "a\tb", "a\x7f", "\xc3", "\xc0\x80", "\xed\xa0\x80", "\xc2\x85" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ok(!wz_name_valid(bad[i], &why) && why, "invalid name %zu (%s)", i, why ? why : "?");
+	char longname[300];
+	memset(longname, 'a', sizeof longname);
+	longname[256] = '\0';
+	ok(!wz_name_valid(longname, NULL), "a 256-byte name is too long");
+	longname[255] = '\0';
+	ok(wz_name_valid(longname, NULL), "255 bytes is allowed");
+	wz_diag d;
+	ok(wz_text_check("a,b\n1,2\n3\0,4\n", 13, "t.csv", &d) == WZ_ERR_INPUT &&
+		   strstr(d.msg, "t.csv:3: a NUL byte"),
+	   "a NUL byte is found and its line named");
+	wz_csv *csv = NULL;
+	ok(wz_csv_parse("a,b\n2\0000,20\n", 12, "n.csv", &csv, &d) == WZ_ERR_INPUT && !csv &&
+		   strstr(d.msg, "n.csv:2"),
+	   "CSV with a NUL inside a field is refused, not truncated");
 }
 
 static void test_csv(void)

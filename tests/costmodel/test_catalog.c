@@ -61,5 +61,44 @@ int main(void)
 	expect_error("models", "", WZ_ERR_INPUT, "empty file", "empty file");
 	expect_error("prices", "set,gpu,reserved_usd_h,ondemand_usd_h,source,date\np,H100,2,3,\"open\n",
 		     WZ_ERR_INPUT, "my.csv", "unterminated quote");
+
+	/* Values no real row holds, which used to print inf, nan or zero
+	 * latencies further on: refused here with line and field. */
+	struct {
+		const char *row, *where, *name;
+	} bad_gpus[] = {
+		{ "X,80,3.35,,,,,1e308,,,", "my.csv:2: field price_reserved_usd_h", "a price of 1e308" },
+		{ "X,80,0,,,,,,,,", "my.csv:2: field hbm_tbps", "zero bandwidth" },
+		{ "X,80,3.35,0,,,,,,,", "my.csv:2: field bf16_tflops", "zero BF16 throughput" },
+		{ "X,80,3.35,,0,,,,,,", "my.csv:2: field fp8_tflops", "zero FP8 throughput" },
+		{ "X,0x50,3.35,,,,,,,,", "my.csv:2: field hbm_gib: '0x50' is not a decimal number", "hex" },
+		{ "X,80,inf,,,,,,,,", "field hbm_tbps: 'inf' is not a decimal", "infinity" },
+		{ "X`touch owned`,80,3.35,,,,,,,,", "my.csv:2: field name: a name must", "a backquote in a name" },
+		{ "\"X\nY\",80,3.35,,,,,,,,", "my.csv:2: field name:", "a newline in a name" },
+		{ "\"X\x01\",80,3.35,,,,,,,,", "this one has a control character", "a control byte in a name" },
+	};
+	for (size_t i = 0; i < sizeof bad_gpus / sizeof bad_gpus[0]; i++) {
+		snprintf(text, sizeof text, "%s%s\n", hdr, bad_gpus[i].row);
+		expect_error("gpus", text, WZ_ERR_INPUT, bad_gpus[i].where, bad_gpus[i].name);
+	}
+	const char *mhdr = "name,attention,layers,kv_lora_rank,rope_dim,kv_heads,head_dim,hidden_size,"
+			   "params_total_b,params_active_b,weight_bits,max_context,source_url\n";
+	struct {
+		const char *row, *where, *name;
+	} bad_models[] = {
+		{ "M,MLA,61,1e308,64,,,7168,671,37,8,163840,s", "my.csv:2: field kv_lora_rank", "kv_lora_rank 1e308" },
+		{ "M,MLA,61,0,64,,,7168,671,37,8,163840,s", "my.csv:2: field kv_lora_rank", "kv_lora_rank 0" },
+		{ "M,MLA,61,512.5,64,,,7168,671,37,8,163840,s", "a whole number", "a fractional rank" },
+		{ "M,MLA,61,512,64,,,7168,671,37,0,163840,s", "my.csv:2: field weight_bits", "zero weight bits" },
+		{ "M,MLA,0x10,512,64,,,7168,671,37,8,163840,s", "my.csv:2: field layers", "hex layers" },
+	};
+	for (size_t i = 0; i < sizeof bad_models / sizeof bad_models[0]; i++) {
+		snprintf(text, sizeof text, "%s%s\n", mhdr, bad_models[i].row);
+		expect_error("models", text, WZ_ERR_INPUT, bad_models[i].where, bad_models[i].name);
+	}
+	expect_error("prices",
+		     "set,gpu,reserved_usd_h,ondemand_usd_h,source,date\np,H100,2,3,s,\np,h100,2.5,3,s,\n",
+		     WZ_ERR_INPUT, "my.csv:3: fields set, gpu: 'p', 'h100' repeats line 2",
+		     "a price set's GPU twice");
 	return tap_done();
 }

@@ -39,7 +39,7 @@ static void test_bars(void)
 	has_str(g, "set style histogram clustered", "clustered bars");
 	has_str(g, "plot 'cost.dat' using 3:xtic(1) title 'Reserved'", "first series with labels");
 	has_str(g, "'' using 6 title 'On demand'", "second series column");
-	has_str(g, "set title \"Annual cost\\nscenario 'A'\"", "two-line title, quotes kept");
+	has_str(g, "set title 'Annual cost'.\"\\n\".'scenario ''A'''", "two-line title, quotes kept");
 	has_str(g, "set ylabel 'Cost per year (million US$)'", "y axis label with unit");
 	has_str(g, "set xlabel 'Cache format'", "x axis label");
 	has_str(g, "'Prices: set ''product-page''.'", "note with doubled single quotes");
@@ -105,6 +105,63 @@ static void test_lines_and_points(void)
 	wz_buf_free(&gp);
 }
 
+/* Text meant to make gnuplot run something: each would create a witness
+ * file in the chart's folder (where gnuplot runs) if it were evaluated. */
+static const char *const hostile[] = {
+	"t`touch w_title`",
+	"x\"`touch w_dq`\"",
+	"a' . system('touch w_sys') . '",
+	"b\nsystem(\"touch w_nl\")\n`touch w_nl2`",
+	"c; system(\"touch w_semi\"); print 'x",
+	"@m `touch w_macro` \\",
+	"d\r\\\nsystem('touch w_cont')",
+};
+#define NHOSTILE (sizeof hostile / sizeof hostile[0])
+
+static void test_injection(const char *gnuplot, const char *dir)
+{
+	wz_diag d;
+	wzp_chart_kind kinds[2] = { WZP_CHART_BARS, WZP_CHART_POINTS };
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < NHOSTILE; i++) {
+			wzp_chart *c = wzp_chart_new(kinds[k], "inj", hostile[i]);
+			wzp_chart_axes(c, hostile[(i + 1) % NHOSTILE], hostile[(i + 2) % NHOSTILE]);
+			wzp_chart_series(c, hostile[(i + 3) % NHOSTILE]);
+			wzp_chart_series(c, hostile[(i + 4) % NHOSTILE]);
+			wzp_chart_row(c, hostile[(i + 5) % NHOSTILE], 1);
+			wzp_chart_value(c, 0, 1, 0.5, 1.5);
+			wzp_chart_value(c, 1, 2, NAN, NAN);
+			wzp_chart_row(c, hostile[(i + 6) % NHOSTILE], 2);
+			wzp_chart_value(c, 0, 3, 2.5, 3.5);
+			wzp_chart_mark_x(c, 1.5, hostile[i]);
+			wzp_chart_note(c, "%s", hostile[(i + 1) % NHOSTILE]);
+			int wrote = wzp_chart_write(c, dir, &d) == WZ_OK;
+			int drew = wrote && wzp_chart_render(gnuplot, dir, "inj", &d) == WZ_OK;
+			if (!ok(drew, "hostile text %zu in a %s chart: gnuplot still renders it", i,
+				k ? "points" : "bars"))
+				printf("#   %s\n", d.msg);
+			wzp_chart_free(c);
+		}
+	}
+	const char *witness[] = { "w_title", "w_dq", "w_sys", "w_nl", "w_nl2", "w_semi", "w_macro", "w_cont" };
+	int ran = 0;
+	for (size_t i = 0; i < sizeof witness / sizeof witness[0]; i++) {
+		char p[300];
+		snprintf(p, sizeof p, "%s/%s", dir, witness[i]);
+		if (access(p, F_OK) == 0) {
+			printf("#   gnuplot created %s\n", p);
+			ran = 1;
+		}
+	}
+	ok(!ran, "no command in any text was run by gnuplot");
+	char png[300];
+	snprintf(png, sizeof png, "%s/inj.png", dir);
+	ok(access(png, F_OK) == 0, "the hostile chart was drawn");
+	ok(wzp_chart_new(WZP_CHART_BARS, "../x", "t") == NULL &&
+		   wzp_chart_new(WZP_CHART_BARS, "a b", "t") == NULL,
+	   "a chart name outside [a-z0-9_-] is refused");
+}
+
 static void test_gnuplot(void)
 {
 	char *path = NULL;
@@ -148,6 +205,7 @@ static void test_gnuplot(void)
 	ok(wzp_chart_render(path, dir, "bad", &d) == WZ_ERR_IO, "a failing script is an error");
 	has_str(d.msg, "gnuplot bad.gp failed", "the message names the script");
 	wzp_chart_free(c);
+	test_injection(path, dir);
 	free(path);
 	char cmd[400];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
