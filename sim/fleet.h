@@ -45,7 +45,9 @@ typedef struct {
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
 	int64_t finish_step;
 	double tok_contrib;           /* this request's share of its rank's token sum */
-	double arrival, admitted, first_token;
+	double arrival;               /* when it could run: the queueing clock starts here */
+	double requested;             /* when the trace or the user sent it */
+	double admitted, first_token;
 } wzs_req;
 
 typedef struct {
@@ -95,6 +97,8 @@ typedef struct {
 	long live;                    /* requests in the system, counted or not */
 	int replay_done;              /* the last traffic row has arrived */
 	double tokens_done, good_tokens, context_sum;
+	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
+	double deferred_wait;         /* seconds turns waited for their own previous turn */
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;

@@ -300,7 +300,9 @@ static void cut_epoch(wzs_fleet *f, int32_t ri)
 		return;
 	r->op_k = k;
 	r->gen++;
-	wzs_push(f, r->op_start + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	/* op_start + (now - op_start) can round below now. */
+	double end = r->op_start + epoch_time(r, k);
+	wzs_push(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
 }
 
 static void pending_append(wzs_fleet *f, int32_t ri, int32_t id)

@@ -63,18 +63,42 @@ static void in_system_advance(wzs_fleet *f)
 	f->in_sys_last = f->now;
 }
 
-static void arrive(wzs_fleet *f, int32_t id)
+/* A request is sent: it counts towards the arrival rate from now. */
+static void count_arrival(wzs_fleet *f, int32_t id)
 {
 	wzs_req *q = &f->reqs[id];
-	q->arrival = f->now;
+	q->requested = f->now;
 	q->counted = f->now >= f->p->warmup_s;
 	f->live++;
 	if (q->counted) {
+		if (!f->res->arrived)
+			f->first_arrival = f->now;
+		f->last_arrival = f->now;
 		f->res->arrived++;
 		f->context_sum += (double)(q->prefix + q->prompt);
+	}
+}
+
+/* A request can run (its session's previous turn is done): it enters the
+ * system, and its queueing delay, TTFT and timeout count from now. */
+static void enter_system(wzs_fleet *f, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	q->arrival = f->now;
+	if (q->counted) {
 		in_system_advance(f);
 		f->in_sys++;
+		if (q->arrival > q->requested) {
+			f->res->deferred++;
+			f->deferred_wait += q->arrival - q->requested;
+		}
 	}
+}
+
+static void arrive(wzs_fleet *f, int32_t id)
+{
+	count_arrival(f, id);
+	enter_system(f, id);
 }
 
 static void new_session(wzs_fleet *f, int32_t sid);
@@ -151,10 +175,12 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	q->prefix = row->prefix_tokens > 0 ? row->prefix_tokens : 0;
 	q->prompt = row->prompt_tokens > 0 ? row->prompt_tokens : 1;
 	q->output = row->output_tokens > 0 ? row->output_tokens : 1;
-	arrive(f, id);
+	count_arrival(f, id);
 	if (s->busy) {
 		/* A turn that arrives before the previous one finished waits for it:
-		 * it needs that turn's cache. */
+		 * it needs that turn's cache.  That wait is the trace's timing
+		 * against a slower fleet, not queueing: the turn enters the system
+		 * when it can run. */
 		q->state = RQ_DEFERRED;
 		q->next = -1;
 		if (s->deferred_tail >= 0)
@@ -164,6 +190,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 		s->deferred_tail = id;
 		return;
 	}
+	enter_system(f, id);
 	wzs_submit(f, id);
 }
 
@@ -222,6 +249,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 		s->deferred_head = f->reqs[next].next;
 		if (s->deferred_head < 0)
 			s->deferred_tail = -1;
+		enter_system(f, next);
 		wzs_submit(f, next);
 	} else if (turn >= s->last_turn) {
 		wzs_session_release(f, sid);
@@ -343,7 +371,12 @@ static void finish_results(wzs_fleet *f, double end)
 		res->tpot_cdf[i] = wzs_hist_quantile(f->h_tpot, wzs_cdf_p[i]);
 	}
 	double w = res->window_s > 0 ? res->window_s : 1;
-	res->arrival_rate = (double)res->arrived / w;
+	/* A replay's rate is over its arrival span, so that it does not depend
+	 * on how long the fleet takes to drain the last requests. */
+	double span = f->last_arrival - (f->first_arrival > f->p->warmup_s ? f->first_arrival
+									     : f->p->warmup_s);
+	res->arrival_rate = (double)res->arrived / (f->cfg->traffic && span > 0 ? span : w);
+	res->deferred_wait_mean = res->deferred ? f->deferred_wait / (double)res->deferred : 0;
 	res->mean_context = res->arrived ? f->context_sum / (double)res->arrived : 0;
 	res->mean_in_system = f->in_sys_area / w;
 	res->mean_wait_system = res->e2e.mean;

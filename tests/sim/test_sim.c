@@ -158,7 +158,7 @@ static void test_md1(void)
 		ok(fabs(got - want) <= 0.03 * want,
 		   "M/D/1 mean wait %.6f s vs rho D / 2(1 - rho) = %.6f s (D = %.6f s)", got, want,
 		   service);
-		double little = r.arrival_rate * r.mean_wait_system;
+		double little = (double)r.arrived / r.window_s * r.mean_wait_system;
 		ok(fabs(r.mean_in_system - little) <= 0.01 * r.mean_in_system,
 		   "Little's law: L = %.6f, lambda W = %.6f", r.mean_in_system, little);
 		ok(r.completed == n && r.refused == 0, "every request completed");
@@ -268,6 +268,90 @@ static void test_idle_policies(void)
 	}
 }
 
+/* A turn sent before its session's previous turn finished waits for it,
+ * but that wait is not queueing: its clock (queueing delay, TTFT, timeout)
+ * starts when it can run, and no event is ever scheduled in the past. */
+static void test_deferred_turns(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 5;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzt_request rows[3] = { { 0, 0, 0.0, 1000, 5000, 0 },
+				{ 0, 1, 0.1, 200, 40, 6000 },
+				{ 0, 2, 0.2, 200, 40, 6240 } };
+	wzt_traffic t = { rows, 3, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.traffic = &t;
+	wzs_result r;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "deferred-turn run");
+		return;
+	}
+	ok(r.e2e.max > p.queue_timeout_s, "the first turn outlasts the queue timeout (%.3f s)",
+	   r.e2e.max);
+	ok(r.completed == 3 && r.refused == 0,
+	   "turns waiting for their previous turn are not timed out (%llu completed, %llu refused)",
+	   r.completed, r.refused);
+	ok(r.queue.max < 1e-9, "...and their wait is not queueing (queue max %.6f s)", r.queue.max);
+	ok(r.deferred == 2 && r.deferred_wait_mean > 0,
+	   "...it is reported apart: %llu turns waited %.3f s on average", r.deferred,
+	   r.deferred_wait_mean);
+	double little = (double)r.arrived / r.window_s * r.e2e.mean;
+	ok(fabs(r.mean_in_system - little) <= 1e-6 * little,
+	   "Little's law: L = %.6f, lambda W = %.6f", r.mean_in_system, little);
+	wzs_result_free(&r);
+}
+
+/* A replay's arrival rate is over its arrival span, whatever the fleet. */
+static void test_arrival_rate(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 1e5;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzt_request rows[64];
+	for (int i = 0; i < 64; i++)
+		rows[i] = (wzt_request){ i, 0, 0.25 * i, 20000, 2000, 0 };
+	wzt_traffic t = { rows, 64, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.traffic = &t;
+	wzs_result a, b;
+	cfg.replicas = 1;
+	wz_err e1 = wzs_run(&cfg, &a, NULL);
+	cfg.replicas = 16;
+	wz_err e2 = wzs_run(&cfg, &b, NULL);
+	double want = 64 / (0.25 * 63);
+	ok(!e1 && !e2 && a.window_s > b.window_s + 1,
+	   "1 and 16 replicas drain the trace in %.1f s and %.1f s", a.window_s, b.window_s);
+	ok(fabs(a.arrival_rate - want) < 1e-9 && fabs(b.arrival_rate - want) < 1e-9,
+	   "arrival rate %.6f and %.6f rps: the trace's %.6f over its arrival span", a.arrival_rate,
+	   b.arrival_rate, want);
+	wzs_result_free(&a);
+	wzs_result_free(&b);
+}
+
 static void describe(const wzs_run_config *cfg, wz_buf *out)
 {
 	wzs_result r;
@@ -367,6 +451,8 @@ int main(void)
 	test_md1();
 	test_epochs();
 	test_idle_policies();
+	test_deferred_turns();
+	test_arrival_rate();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);
