@@ -57,6 +57,7 @@ typedef struct {
 
 typedef struct {
 	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
+	int64_t free_total;           /* free blocks over all ranks, for routing */
 	double *tok_a, *link_free;
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
@@ -122,6 +123,9 @@ void wzs_place_initial(wzs_fleet *f, int32_t sess);
 void wzs_session_release(wzs_fleet *f, int32_t sess);
 /* A session between turns: kept, parked or dropped by the idle policy. */
 void wzs_session_idle(wzs_fleet *f, int32_t sess);
+/* The replica a new session goes to: the most free cache blocks, then the
+ * fewest sessions, then the lowest index. */
+int32_t wzs_route_session(const wzs_fleet *f);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */
 int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens);
 

@@ -37,6 +37,7 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
+			r->free_total += f->m->blocks_per_rank;
 			r->lru_head[k] = r->lru_tail[k] = -1;
 		}
 		r->q_head = r->q_tail = r->pf_head = r->pf_tail = -1;
@@ -62,6 +63,18 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 	}
 	free(f->reps);
 	f->reps = NULL;
+}
+
+int32_t wzs_route_session(const wzs_fleet *f)
+{
+	long best = 0;
+	for (long i = 1; i < f->cfg->replicas; i++) {
+		const wzs_rep *r = REP(f, i), *b = REP(f, best);
+		if (r->free_total > b->free_total ||
+		    (r->free_total == b->free_total && r->sessions < b->sessions))
+			best = i;
+	}
+	return (int32_t)best;
 }
 
 /* Idle resident sessions per rank, least recently used first. */
@@ -102,8 +115,10 @@ static void lru_remove(wzs_fleet *f, int32_t sid)
 
 static void release_blocks(wzs_fleet *f, wzs_sess *s)
 {
-	if (s->cache == CACHE_RESIDENT && s->rank >= 0)
+	if (s->cache == CACHE_RESIDENT && s->rank >= 0) {
 		REP(f, s->replica)->free_blocks[s->rank] += s->blocks;
+		REP(f, s->replica)->free_total += s->blocks;
+	}
 	s->blocks = 0;
 	s->rank = -1;
 }
@@ -194,6 +209,7 @@ void wzs_place_initial(wzs_fleet *f, int32_t sid)
 			s->rank = best;
 			s->blocks = need;
 			r->free_blocks[best] -= need;
+			r->free_total -= need;
 			lru_push(f, sid);
 		}
 	} else if (f->p->idle_policy == WZS_IDLE_OFFLOAD) {
@@ -334,35 +350,43 @@ static void queue_unlink(wzs_fleet *f, wzs_rep *r, int32_t id)
 	r->q_len--;
 }
 
-/* Chooses the rank for the queue's head, freeing idle sessions if the
- * policy allows; -1 when it must wait. */
+/* Chooses the rank for the queue's head, evicting idle sessions (least
+ * recently used first) when memory is short: every policy does, as real
+ * engines do; -1 when it must wait for running requests.  A new session
+ * goes to the rank with the most free blocks when one holds it without
+ * evicting, else to the one with the most free and idle blocks. */
 static int place(wzs_fleet *f, wzs_rep *r, wzs_req *q, wzs_sess *s, int64_t *extra /* OUT */)
 {
-	int evictable = f->p->idle_policy != WZS_IDLE_RESIDENT;
 	if (s->cache == CACHE_RESIDENT) {
 		int k = s->rank;
 		*extra = q->need_blocks > s->blocks ? q->need_blocks - s->blocks : 0;
 		if (r->admitted[k] >= f->p->max_batch)
 			return -1;
-		if (evictable)
-			evict_for(f, r, k, *extra);
-		return r->free_blocks[k] >= *extra ? k : -1;
+		if (r->free_blocks[k] + r->idle_blocks[k] < *extra)
+			return -1;
+		evict_for(f, r, k, *extra);
+		return k;
 	}
-	int best = -1;
+	int best_free = -1, best = -1;
 	int64_t best_avail = -1;
 	for (int k = 0; k < f->m->ranks; k++) {
 		if (r->admitted[k] >= f->p->max_batch)
 			continue;
-		int64_t avail = r->free_blocks[k] + (evictable ? r->idle_blocks[k] : 0);
+		if (r->free_blocks[k] >= q->need_blocks &&
+		    (best_free < 0 || r->free_blocks[k] > r->free_blocks[best_free]))
+			best_free = k;
+		int64_t avail = r->free_blocks[k] + r->idle_blocks[k];
 		if (avail > best_avail) {
 			best = k;
 			best_avail = avail;
 		}
 	}
+	*extra = q->need_blocks;
+	if (best_free >= 0)
+		return best_free;
 	if (best < 0 || best_avail < q->need_blocks)
 		return -1;
 	evict_for(f, r, best, q->need_blocks);
-	*extra = q->need_blocks;
 	return best;
 }
 
@@ -379,6 +403,7 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 			break; /* first come, first served: the head blocks the rest */
 		queue_unlink(f, r, id);
 		r->free_blocks[k] -= extra;
+		r->free_total -= extra;
 		r->admitted[k]++;
 		q->rank = k;
 		q->admitted = f->now;

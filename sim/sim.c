@@ -103,6 +103,15 @@ static void arrive(wzs_fleet *f, int32_t id)
 
 static void new_session(wzs_fleet *f, int32_t sid);
 
+/* A user's new session (holding no cache yet) goes where memory is free. */
+static void reroute(wzs_fleet *f, int32_t sid)
+{
+	wzs_sess *s = &f->sess[sid];
+	f->reps[s->replica].sessions--;
+	s->replica = wzs_route_session(f);
+	f->reps[s->replica].sessions++;
+}
+
 static void population_turn(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
@@ -121,6 +130,7 @@ static void population_turn(wzs_fleet *f, int32_t sid)
 		wzs_session_release(f, sid);
 		f->res->sessions_ended++;
 		new_session(f, sid);
+		reroute(f, sid);
 	}
 	q->prefix = s->ctx;
 	arrive(f, id);
@@ -137,15 +147,6 @@ static void new_session(wzs_fleet *f, int32_t sid)
 	f->res->sessions_started++;
 }
 
-static int32_t least_loaded_replica(wzs_fleet *f)
-{
-	long best = 0;
-	for (long i = 1; i < f->cfg->replicas; i++)
-		if (f->reps[i].sessions < f->reps[best].sessions)
-			best = i;
-	return (int32_t)best;
-}
-
 static void replay_row(wzs_fleet *f, uint32_t index)
 {
 	const wzt_traffic *t = f->cfg->traffic;
@@ -159,7 +160,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	int32_t sid = (int32_t)row->session;
 	wzs_sess *s = &f->sess[sid];
 	if (s->replica < 0) {
-		s->replica = least_loaded_replica(f);
+		s->replica = wzs_route_session(f);
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix (a prefix shared with other sessions, which
@@ -237,6 +238,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			wzs_session_release(f, sid);
 			f->res->sessions_ended++;
 			new_session(f, sid);
+			reroute(f, sid);
 		} else {
 			wzs_session_idle(f, sid);
 		}

@@ -55,7 +55,7 @@ static void test_engine_order(void)
 	ok(same, "a seeded stream repeats");
 }
 
-/* The largest closed population one replica sustains with every cache
+/* The largest closed population one replica holds with every cache
  * resident equals the memory mode's users per replica. */
 static void test_capacity(wzm_parallelism par)
 {
@@ -98,8 +98,13 @@ static void test_capacity(wzm_parallelism par)
 	ok(at.refused == 0 && at.completed > (unsigned long long)users,
 	   "%s: %ld users (memory mode's users per replica) all served: %llu completed, %llu refused",
 	   wzm_parallelism_name(par), users, at.completed, at.refused);
-	ok(over.refused > 0, "%s: %ld users: one too many, %llu refused", wzm_parallelism_name(par),
-	   users + 1, over.refused);
+	ok(at.evictions == 0 && at.recomputes == 0, "%s: ...with no eviction",
+	   wzm_parallelism_name(par));
+	/* One more does not fit: the least recently used idle session is
+	 * evicted (the resident policy drops it) rather than a request refused. */
+	ok(over.evictions > 0 && over.recomputes > 0 && over.refused == 0,
+	   "%s: %ld users: one too many, %llu evictions, %llu recomputes, %llu refused",
+	   wzm_parallelism_name(par), users + 1, over.evictions, over.recomputes, over.refused);
 	wzs_result_free(&at);
 	wzs_result_free(&over);
 }
@@ -352,6 +357,46 @@ static void test_arrival_rate(void)
 	wzs_result_free(&b);
 }
 
+/* New sessions go to the replica with the most free memory, not the one
+ * with the fewest sessions: a replica whose pool one long session fills
+ * is passed over, so nobody is evicted while another replica is empty. */
+static void test_routing(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_TP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 1e5;
+	p.idle_policy = WZS_IDLE_RESIDENT;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	int64_t pool = (int64_t)m.blocks_per_rank * m.block_tokens;
+	wzt_request rows[4] = { { 0, 0, 0.0, pool * 9 / 10, 10, 0 },
+				{ 1, 0, 1.0, 1000, 10, 0 },
+				{ 2, 0, 1000.0, pool / 2, 10, 0 },
+				{ 0, 1, 2000.0, 100, 10, pool * 9 / 10 + 10 } };
+	wzt_traffic t = { rows, 4, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 2;
+	cfg.traffic = &t;
+	wzs_result r;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "routing run");
+		return;
+	}
+	ok(r.completed == 4 && r.evictions == 0 && r.recomputes == 0,
+	   "a new session goes to the replica with free memory: %llu completed, %llu evictions, "
+	   "%llu recomputes", r.completed, r.evictions, r.recomputes);
+	wzs_result_free(&r);
+}
+
 static void describe(const wzs_run_config *cfg, wz_buf *out)
 {
 	wzs_result r;
@@ -453,6 +498,7 @@ int main(void)
 	test_idle_policies();
 	test_deferred_turns();
 	test_arrival_rate();
+	test_routing();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);
