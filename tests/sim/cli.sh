@@ -76,6 +76,10 @@ contains "$out" "requests_completed = 3" "every replayed request completes"
 run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 --speedup 2 -q
 expect_rc 0 "sim replays a table faster"
 contains "$out" "speedup = 2" "reports the speed-up"
+contains "$out" "speedup_think_time = kept" "a speed-up keeps think time by default"
+
+run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 --speedup 2 --speedup-think -q
+contains "$out" "speedup_think_time = compressed" "--speedup-think compresses it too"
 
 run "$WZPLAN" sim --speedup 2 -q
 expect_rc 2 "--speedup without --traffic is bad usage"

@@ -11,6 +11,8 @@
 #include "sim/engine.h"
 #include "sim/search.h"
 #include "sim/sim.h"
+#include "sim/speedup.h"
+#include "traces/traffic_import.h"
 
 static wzm_catalog *cat;
 static const wzm_model *dsv3;
@@ -397,6 +399,62 @@ static void test_routing(void)
 	wzs_result_free(&r);
 }
 
+/* --speedup brings sessions closer together, not a user's turns: at 30x
+ * the trace's 60 s between turns stay 60 s, so no turn waits for its own
+ * previous one; compressing think time too makes every turn wait. */
+static void test_speedup(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	enum { SESS = 20, TURNS = 3 };
+	wzs_result r[2];
+	double first_turn1 = 0;
+	for (int mode = 0; mode < 2; mode++) {
+		wzt_traffic *t = wzt_traffic_new("speedup", "test");
+		for (int turn = 0; turn < TURNS; turn++)
+			for (int i = 0; i < SESS; i++) {
+				wzt_request q = { i, turn, 10.0 * i + 60.0 * turn, 500, 300,
+						  turn ? 800 * turn : 0 };
+				wzt_traffic_push(t, &q, NULL);
+			}
+		wzt_traffic_finish(t, NULL, NULL);
+		wz_err e = wzs_traffic_speedup(t, 30, mode ? WZS_SPEEDUP_ALL : WZS_SPEEDUP_SESSIONS, NULL);
+		int sorted = 1;
+		for (size_t i = 1; i < t->n; i++)
+			sorted &= t->requests[i].arrival_s >= t->requests[i - 1].arrival_s;
+		if (mode == 0) {
+			for (size_t i = 0; i < t->n; i++)
+				if (t->requests[i].session == 5 && t->requests[i].turn == 1)
+					first_turn1 = t->requests[i].arrival_s;
+			ok(!e && sorted && fabs(first_turn1 - (50.0 / 30 + 60)) < 1e-9,
+			   "session 5 starts at 50 s / 30, its next turn 60 s later (%.4f s)", first_turn1);
+		}
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = t;
+		if (wzs_run(&cfg, &r[mode], NULL))
+			memset(&r[mode], 0, sizeof r[mode]);
+		wzt_traffic_free(t);
+	}
+	ok(r[0].completed == SESS * TURNS && r[0].deferred == 0,
+	   "sessions 30x faster, think time kept: %llu of %d turns wait for their previous turn",
+	   r[0].deferred, SESS * TURNS);
+	ok(r[1].deferred > 0, "think time compressed too: %llu turns wait", r[1].deferred);
+	wzs_result_free(&r[0]);
+	wzs_result_free(&r[1]);
+}
+
 static void describe(const wzs_run_config *cfg, wz_buf *out)
 {
 	wzs_result r;
@@ -499,6 +557,7 @@ int main(void)
 	test_deferred_turns();
 	test_arrival_rate();
 	test_routing();
+	test_speedup();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);
