@@ -59,6 +59,7 @@ typedef struct {
 	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
 	int64_t free_total;           /* free blocks over all ranks, for routing */
 	double *tok_a, *link_free;
+	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;

@@ -30,10 +30,11 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->idle_blocks = calloc((size_t)ranks, sizeof *r->idle_blocks);
 		r->tok_a = calloc((size_t)ranks, sizeof *r->tok_a);
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
+		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
 		r->lru_head = malloc((size_t)ranks * sizeof *r->lru_head);
 		r->lru_tail = malloc((size_t)ranks * sizeof *r->lru_tail);
 		if (!r->free_blocks || !r->admitted || !r->tok_n || !r->idle_blocks || !r->tok_a ||
-		    !r->link_free || !r->lru_head || !r->lru_tail)
+		    !r->link_free || !r->pf_pairs || !r->lru_head || !r->lru_tail)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
@@ -57,6 +58,7 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->idle_blocks);
 		free(r->tok_a);
 		free(r->link_free);
+		free(r->pf_pairs);
 		free(r->lru_head);
 		free(r->lru_tail);
 		free(r->dheap);
@@ -251,16 +253,22 @@ static void start_op(wzs_fleet *f, int32_t ri)
 	/* Chunked prefill: a pass of at most prefill_chunk_tokens, then (with
 	 * requests decoding) one decode step, and so on. */
 	if (r->pf_head >= 0 && (r->dn == 0 || r->last_op == OP_DECODE)) {
-		double tokens = 0, pairs = 0;
+		double tokens = 0, pairs = 0, rank_pairs = 0;
 		int64_t budget = f->p->prefill_chunk_tokens;
 		long count = 0;
+		for (int k = 0; k < f->m->ranks; k++)
+			r->pf_pairs[k] = 0;
 		for (int32_t i = r->pf_head; i >= 0 && budget > 0; i = f->reqs[i].next) {
 			wzs_req *q = &f->reqs[i];
 			int64_t left = q->prefix - q->reuse + q->prompt - q->prefilled;
 			int64_t take = left < budget ? left : budget;
 			q->op_take = take;
 			tokens += (double)take;
-			pairs += wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			pairs += qp;
+			r->pf_pairs[q->rank] += qp;
+			if (r->pf_pairs[q->rank] > rank_pairs)
+				rank_pairs = r->pf_pairs[q->rank];
 			budget -= take;
 			q->state = RQ_PREFILL;
 			count++;
@@ -269,7 +277,7 @@ static void start_op(wzs_fleet *f, int32_t ri)
 		r->op = OP_PREFILL;
 		r->op_start = f->now;
 		r->gen++;
-		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs), PRIO_OP_END, EV_OP_END,
+		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs), PRIO_OP_END, EV_OP_END,
 			 (uint32_t)ri, r->gen);
 		return;
 	}

@@ -26,6 +26,12 @@ static double fp8_mix_record(void)
 	return (double)wzc_record_bytes(&fmt, 512, 64);
 }
 
+/* Prefill time of one request alone (all its pairs on one rank). */
+static double prefill_alone(const wzs_replica_model *m, double tokens, double pairs)
+{
+	return wzs_prefill_time(m, tokens, pairs, pairs);
+}
+
 static void memory_params(wzm_memory_params *mem, wzm_parallelism par)
 {
 	wzm_memory_params_default(mem);
@@ -204,7 +210,7 @@ static void test_epochs(void)
 		ok(0, "epoch run");
 		return;
 	}
-	double want = wzs_prefill_time(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt));
+	double want = prefill_alone(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt));
 	for (int64_t i = 0; i < output - 1; i++)
 		want += wzs_step_time(&m, 1, (double)(prompt + 1 + i));
 	ok(fabs(r.e2e.mean - want) <= 1e-9 * want + 1e-9,
@@ -255,14 +261,14 @@ static void test_idle_policies(void)
 			ok(0, "%s run", names[c]);
 			continue;
 		}
-		double first = wzs_prefill_time(&m, 6000, wzs_prefill_pairs(0, 6000));
-		double second = wzs_prefill_time(&m, 2000, wzs_prefill_pairs(6050, 2000));
+		double first = prefill_alone(&m, 6000, wzs_prefill_pairs(0, 6000));
+		double second = prefill_alone(&m, 2000, wzs_prefill_pairs(6050, 2000));
 		if (c == 3)
 			second += 6050 * m.offload_token_bytes / m.ssd_bps;
 		else if (policy == WZS_IDLE_OFFLOAD)
 			second += 6050 * m.offload_token_bytes / m.host_link_bps;
 		else if (policy == WZS_IDLE_DROP)
-			second = wzs_prefill_time(&m, 8050, wzs_prefill_pairs(0, 8050));
+			second = prefill_alone(&m, 8050, wzs_prefill_pairs(0, 8050));
 		double want = (first + second) / 2;
 		ok(fabs(r.ttft.mean - want) <= 1e-9 * want,
 		   "%s: mean TTFT %.9f s, expected %.9f s (%llu parks, %llu restores, %llu recomputes)",
@@ -455,6 +461,48 @@ static void test_speedup(void)
 	wzs_result_free(&r[1]);
 }
 
+/* Under attention data parallelism a long prompt's attention runs on its
+ * own rank, not spread over the replica's GPUs (with TP it is). */
+static void test_prefill_attention_dp(void)
+{
+	const double prompt = 100000;
+	double attn_one_gpu = 0, ttft[2] = { 0, 0 };
+	for (int tp = 0; tp < 2; tp++) {
+		wzm_memory_params mem;
+		memory_params(&mem, tp ? WZM_PAR_TP : WZM_PAR_ATTN_DP);
+		wzs_params p;
+		wzs_params_default(&p);
+		p.warmup_s = 0;
+		p.prefill_chunk_tokens = 1000000;
+		wzs_replica_model m;
+		if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(),
+					    fp8_mix_record(), 1, &p, &m, NULL)) {
+			ok(0, "replica model");
+			return;
+		}
+		wzt_request rows[1] = { { 0, 0, 0.0, (int64_t)prompt, 2, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "long prefill run");
+			return;
+		}
+		ttft[tp] = r.ttft.mean;
+		if (!tp)
+			attn_one_gpu = wzs_prefill_pairs(0, prompt) * m.prefill_flops_pair / m.attn_flops;
+		wzs_result_free(&r);
+	}
+	ok(ttft[0] >= attn_one_gpu, "attention-dp: 100k-token prompt TTFT %.3f s >= its attention "
+	   "on one GPU %.3f s", ttft[0], attn_one_gpu);
+	ok(ttft[1] < attn_one_gpu / 4, "tp: attention split over 16 GPUs' heads, TTFT %.3f s",
+	   ttft[1]);
+}
+
 static void describe(const wzs_run_config *cfg, wz_buf *out)
 {
 	wzs_result r;
@@ -558,6 +606,7 @@ int main(void)
 	test_arrival_rate();
 	test_routing();
 	test_speedup();
+	test_prefill_attention_dp();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);
