@@ -60,6 +60,7 @@ typedef struct {
 	int64_t free_total;           /* free blocks over all ranks, for routing */
 	double *tok_a, *link_free;
 	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
+	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;

@@ -31,10 +31,11 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->tok_a = calloc((size_t)ranks, sizeof *r->tok_a);
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
 		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
+		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
 		r->lru_head = malloc((size_t)ranks * sizeof *r->lru_head);
 		r->lru_tail = malloc((size_t)ranks * sizeof *r->lru_tail);
 		if (!r->free_blocks || !r->admitted || !r->tok_n || !r->idle_blocks || !r->tok_a ||
-		    !r->link_free || !r->pf_pairs || !r->lru_head || !r->lru_tail)
+		    !r->link_free || !r->pf_pairs || !r->pf_budget || !r->lru_head || !r->lru_tail)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
@@ -59,6 +60,7 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->tok_a);
 		free(r->link_free);
 		free(r->pf_pairs);
+		free(r->pf_budget);
 		free(r->lru_head);
 		free(r->lru_tail);
 		free(r->dheap);
@@ -250,18 +252,25 @@ static void start_op(wzs_fleet *f, int32_t ri)
 	wzs_rep *r = REP(f, ri);
 	if (r->op != OP_IDLE)
 		return;
-	/* Chunked prefill: a pass of at most prefill_chunk_tokens, then (with
+	/* Chunked prefill: a pass of at most prefill_chunk_tokens per attention
+	 * rank (each rank schedules its own requests, as engines with attention
+	 * data parallelism do; with TP the replica is one rank), then (with
 	 * requests decoding) one decode step, and so on. */
 	if (r->pf_head >= 0 && (r->dn == 0 || r->last_op == OP_DECODE)) {
 		double tokens = 0, pairs = 0, rank_pairs = 0;
-		int64_t budget = f->p->prefill_chunk_tokens;
 		long count = 0;
-		for (int k = 0; k < f->m->ranks; k++)
+		int open = f->m->ranks; /* ranks with budget left */
+		for (int k = 0; k < f->m->ranks; k++) {
 			r->pf_pairs[k] = 0;
-		for (int32_t i = r->pf_head; i >= 0 && budget > 0; i = f->reqs[i].next) {
+			r->pf_budget[k] = f->p->prefill_chunk_tokens;
+		}
+		for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
 			wzs_req *q = &f->reqs[i];
+			int64_t *budget = &r->pf_budget[q->rank];
+			if (*budget <= 0)
+				continue;
 			int64_t left = q->prefix - q->reuse + q->prompt - q->prefilled;
-			int64_t take = left < budget ? left : budget;
+			int64_t take = left < *budget ? left : *budget;
 			q->op_take = take;
 			tokens += (double)take;
 			double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
@@ -269,7 +278,9 @@ static void start_op(wzs_fleet *f, int32_t ri)
 			r->pf_pairs[q->rank] += qp;
 			if (r->pf_pairs[q->rank] > rank_pairs)
 				rank_pairs = r->pf_pairs[q->rank];
-			budget -= take;
+			*budget -= take;
+			if (*budget <= 0)
+				open--;
 			q->state = RQ_PREFILL;
 			count++;
 		}
@@ -604,21 +615,37 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 	if (gen != r->gen || r->op == OP_IDLE)
 		return;
 	if (r->op == OP_PREFILL) {
-		for (long i = 0; i < r->op_count && r->pf_head >= 0; i++) {
-			int32_t id = r->pf_head;
+		/* The pass's requests, in queue order among those still pending. */
+		long seen = 0;
+		int32_t prev = -1;
+		for (int32_t id = r->pf_head; id >= 0 && seen < r->op_count;) {
 			wzs_req *q = &f->reqs[id];
+			int32_t next = q->next;
+			if (q->state != RQ_PREFILL) {
+				prev = id;
+				id = next;
+				continue;
+			}
+			seen++;
 			q->prefilled += q->op_take;
 			if (q->prefilled < q->prefix - q->reuse + q->prompt) {
 				q->state = RQ_PENDING; /* the rest in the next pass */
-				break;
+				prev = id;
+				id = next;
+				continue;
 			}
-			r->pf_head = q->next;
-			if (r->pf_head < 0)
-				r->pf_tail = -1;
+			if (prev >= 0)
+				f->reqs[prev].next = next;
+			else
+				r->pf_head = next;
+			if (next < 0)
+				r->pf_tail = prev;
 			q->next = -1;
 			q->first_token = f->now;
 			if (q->output <= 1) {
+				/* finish may append a deferred turn at the tail: after `next`. */
 				finish(f, r, id);
+				id = next;
 				continue;
 			}
 			q->state = RQ_DECODE;
@@ -627,6 +654,7 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 			r->tok_a[q->rank] += q->tok_contrib;
 			r->tok_n[q->rank]++;
 			dheap_push(r, q->finish_step, id, f);
+			id = next;
 		}
 	} else {
 		r->steps += r->op_k;

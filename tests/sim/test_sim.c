@@ -499,6 +499,34 @@ static void test_prefill_attention_dp(void)
 	}
 	ok(ttft[0] >= attn_one_gpu, "attention-dp: 100k-token prompt TTFT %.3f s >= its attention "
 	   "on one GPU %.3f s", ttft[0], attn_one_gpu);
+	/* Each rank prefills its own requests in the same pass: two long
+	 * prompts on two ranks take little longer than one (the second joins
+	 * from the second pass on), not twice as long. */
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(), fp8_mix_record(), 1,
+				     &p, &m, NULL)) {
+		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0 }, { 1, 0, 0.0, 50000, 2, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result one, two;
+		wz_err e1 = wzs_run(&cfg, &one, NULL);
+		t.n = 2;
+		wz_err e2 = wzs_run(&cfg, &two, NULL);
+		ok(!e1 && !e2 && two.ttft.max < 1.5 * one.ttft.max,
+		   "attention-dp: two 50k-token prompts on two ranks: TTFT %.3f s, one alone %.3f s",
+		   two.ttft.max, one.ttft.max);
+		wzs_result_free(&one);
+		wzs_result_free(&two);
+	}
 	ok(ttft[1] < attn_one_gpu / 4, "tp: attention split over 16 GPUs' heads, TTFT %.3f s",
 	   ttft[1]);
 }
