@@ -162,9 +162,11 @@ int wz_cmd_sim(int argc, char **argv)
 			      setup.scn->origin, setup.model->name, setup.gpu->name, size.name,
 			      size.bits_per_value, replicas);
 		if (setup.traffic)
-			wz_buf_printf(&out, "traffic = %s\ntraffic_requests = %zu\nspeedup = %g\n",
+			wz_buf_printf(&out, "traffic = %s\ntraffic_requests = %zu\nspeedup = %g\n"
+				      "speedup_think_time = %s\n",
 				      setup.traffic->source ? setup.traffic->source : setup.traffic->origin,
-				      setup.traffic->n, setup.speedup);
+				      setup.traffic->n, setup.speedup,
+				      setup.speedup_all ? "compressed" : "kept");
 		else
 			wz_buf_printf(&out, "traffic = closed population\nusers = %ld\ncontext = %ld\n"
 				      "initial_context = %ld\n",

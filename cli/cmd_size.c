@@ -122,9 +122,10 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 			       p->length_dist == WZS_DIST_FIXED ? "fixed" : "exponential means",
 			       p->duration_s - p->warmup_s, p->warmup_s, (unsigned long long)p->seed);
 	else
-		wzp_table_note(t, "Traffic: %s (%zu requests), replayed %g times faster.",
+		wzp_table_note(t, "Traffic: %s (%zu requests), sessions arriving %g times faster "
+			       "(think time %s).",
 			       s->traffic->source ? s->traffic->source : s->traffic->origin,
-			       s->traffic->n, s->speedup);
+			       s->traffic->n, s->speedup, s->speedup_all ? "compressed too" : "kept");
 	wzp_table_note(t, "Roofline: HBM x %g, compute x %g, %g ms per step, %g heads, attention "
 			  "at %s; prefill chunks of %ld tokens; at most %ld running per GPU; "
 			  "refused after %g s in the queue.",

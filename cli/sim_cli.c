@@ -8,13 +8,16 @@
 #include <string.h>
 
 #include "codec/format.h"
+#include "sim/speedup.h"
 
 const char wz_sim_opts_help[] =
 	"Simulation (defaults from the scenario; see wzplan-scenario(5)):\n"
 	"  --traffic FILE         replay a request table (wzplan-traffic(5)) instead of\n"
 	"                         the scenario's closed population of --users users\n"
 	"  --sort-traffic         sort a table whose arrivals are out of order (else refused)\n"
-	"  --speedup X            replay X times faster: arrival times divided by X (1)\n"
+	"  --speedup X            replay sessions X times faster: session starts divided by\n"
+	"                         X, the time between a session's turns kept (1)\n"
+	"  --speedup-think        --speedup divides every arrival time, think time too\n"
 	"  --idle-policy P        resident, offload or drop: idle sessions between turns\n"
 	"  --offload-format F     format of parked sessions (default: the GPU format)\n"
 	"  --duration S           seconds simulated (population; default 3600)\n"
@@ -36,6 +39,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1107: o->traffic = arg; break;
 	case 1108: o->sort_traffic = 1; break;
 	case 1109: o->speedup = arg; break;
+	case 1110: o->speedup_all = 1; break;
 	default: return -1;
 	}
 	return 0;
@@ -120,10 +124,13 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 		else if (reordered)
 			wz_cli_warn(cmd, "%s: %zu rows were out of order and were sorted", o->traffic,
 				    reordered);
-		/* Compressing time raises the load while keeping the trace's mix of
-		 * lengths and its session structure. */
-		for (size_t i = 0; !rc && i < out->traffic->n; i++)
-			out->traffic->requests[i].arrival_s /= out->speedup;
+		/* Speeding up session arrivals raises the load while keeping the
+		 * trace's mix of lengths, its sessions and its users' think time. */
+		out->speedup_all = o->speedup_all;
+		if (!rc && wzs_traffic_speedup(out->traffic, out->speedup,
+					       o->speedup_all ? WZS_SPEEDUP_ALL : WZS_SPEEDUP_SESSIONS,
+					       &diag))
+			rc = wz_cli_fail(cmd, &diag);
 		size_t n = out->traffic ? out->traffic->n : 0;
 		if (!rc && (n == 0 || out->traffic->requests[n - 1].arrival_s < out->params.warmup_s))
 			rc = wz_cli_usage(cmd, "%s: no request arrives after the %g s warm-up; "

@@ -15,7 +15,7 @@
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
 		*traffic, *speedup;
-	int sort_traffic;
+	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
 /* getopt_long entries; `val`s are 1100.. */
@@ -29,9 +29,10 @@ typedef struct {
 	{ "tpot-p99", required_argument, NULL, 1106 },                                  \
 	{ "traffic", required_argument, NULL, 1107 },                                   \
 	{ "sort-traffic", no_argument, NULL, 1108 },                                    \
-	{ "speedup", required_argument, NULL, 1109 }
+	{ "speedup", required_argument, NULL, 1109 },                                   \
+	{ "speedup-think", no_argument, NULL, 1110 }
 
-/* Records option `val` (1100..1109); returns 0 when it was one. */
+/* Records option `val` (1100..1110); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 
@@ -43,7 +44,8 @@ typedef struct {
 	wzs_params params;
 	wzt_traffic *traffic;     /* NULL: the synthetic population */
 	long initial_context;
-	double speedup;           /* replay: arrival times were divided by this */
+	double speedup;           /* replay: session arrivals were sped up by this */
+	int speedup_all;          /* ...and the time between turns too */
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing

@@ -1,6 +1,7 @@
 /* Event heap and seeded random streams for the simulator (engine.h). */
 #include "sim/engine.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -10,6 +11,7 @@ void wzs_queue_init(wzs_queue *q)
 	q->n = q->cap = 0;
 	q->next_seq = 0;
 	q->popped = 0;
+	q->now = -INFINITY;
 }
 
 void wzs_queue_free(wzs_queue *q)
@@ -32,6 +34,7 @@ static int before(const wzs_event *x, const wzs_event *y)
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
 		      uint32_t b, wz_diag *diag)
 {
+	assert(time >= q->now);
 	if (q->n == q->cap) {
 		size_t cap = q->cap ? q->cap * 2 : 1024;
 		wzs_event *heap = realloc(q->heap, cap * sizeof *heap);
@@ -59,6 +62,7 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 		return 0;
 	*ev = q->heap[0];
 	q->popped++;
+	q->now = ev->time;
 	wzs_event last = q->heap[--q->n];
 	size_t i = 0, n = q->n;
 	for (;;) {

@@ -27,11 +27,14 @@ typedef struct {
 	size_t n, cap;
 	uint64_t next_seq;
 	uint64_t popped;  /* events handled so far, for events/s figures */
+	double now;       /* the last popped event's time: nothing may be pushed before it */
 } wzs_queue;
 
 /* Zero-initialise a queue, or call wzs_queue_init; free with wzs_queue_free. */
 void wzs_queue_init(wzs_queue *q);
 void wzs_queue_free(wzs_queue *q);
+/* Pushing an event before the last popped one's time is a bug in the
+ * caller (the clock would go backwards) and fails an assertion. */
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
 		      uint32_t b, wz_diag *diag);
 /* Takes the earliest event into *ev; returns 0 when the queue is empty. */

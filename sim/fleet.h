@@ -45,7 +45,9 @@ typedef struct {
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
 	int64_t finish_step;
 	double tok_contrib;           /* this request's share of its rank's token sum */
-	double arrival, admitted, first_token;
+	double arrival;               /* when it could run: the queueing clock starts here */
+	double requested;             /* when the trace or the user sent it */
+	double admitted, first_token;
 } wzs_req;
 
 typedef struct {
@@ -55,7 +57,10 @@ typedef struct {
 
 typedef struct {
 	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
+	int64_t free_total;           /* free blocks over all ranks, for routing */
 	double *tok_a, *link_free;
+	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
+	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;
@@ -95,6 +100,8 @@ typedef struct {
 	long live;                    /* requests in the system, counted or not */
 	int replay_done;              /* the last traffic row has arrived */
 	double tokens_done, good_tokens, context_sum;
+	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
+	double deferred_wait;         /* seconds turns waited for their own previous turn */
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;
@@ -118,6 +125,9 @@ void wzs_place_initial(wzs_fleet *f, int32_t sess);
 void wzs_session_release(wzs_fleet *f, int32_t sess);
 /* A session between turns: kept, parked or dropped by the idle policy. */
 void wzs_session_idle(wzs_fleet *f, int32_t sess);
+/* The replica a new session goes to: the most free cache blocks, then the
+ * fewest sessions, then the lowest index. */
+int32_t wzs_route_session(const wzs_fleet *f);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */
 int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens);
 

@@ -10,4 +10,5 @@ libwzsim_a_SOURCES = \
 	sim/population.c sim/population.h \
 	sim/scheduler.c sim/fleet.h \
 	sim/sim.c sim/sim.h \
+	sim/speedup.c sim/speedup.h \
 	sim/search.c sim/search.h

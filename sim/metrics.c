@@ -110,6 +110,8 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 		      "drops = %llu\nevictions = %llu\nsessions_started = %llu\nsessions_ended = %llu\n",
 		      r->parks_cpu, r->parks_ssd, r->restores, r->recomputes, r->drops, r->evictions,
 		      r->sessions_started, r->sessions_ended);
+	wz_buf_printf(out, "turns_waiting_for_previous_turn = %llu\nprevious_turn_wait_mean_s = %.6f\n",
+		      r->deferred, r->deferred_wait_mean);
 	wz_buf_printf(out, "mean_request_context_tokens = %.1f\n", r->mean_context);
 	wz_buf_printf(out, "cache_occupancy_mean = %.6f\ncache_occupancy_peak = %.6f\n",
 		      r->occupancy_mean, r->occupancy_peak);

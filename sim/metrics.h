@@ -55,9 +55,13 @@ typedef struct {
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
 	unsigned long long sessions_started, sessions_ended;
+	/* replay: turns sent before their session's previous turn finished,
+	 * and their mean wait for it (not counted as queueing) */
+	unsigned long long deferred;
+	double deferred_wait_mean;
 	/* rates over the measured window */
 	double window_s;
-	double arrival_rate;      /* requests/s arriving in the window */
+	double arrival_rate;      /* requests/s arriving: a replay's over its arrival span */
 	double mean_in_system;    /* time-average requests in the system (L) */
 	double mean_wait_system;  /* mean e2e of completed requests (W) */
 	double throughput_tok_s;  /* output tokens/s of completed requests */

@@ -107,12 +107,14 @@ double wzs_prefill_pairs(double prefix, double n)
 	return n * prefix + n * (n + 1) / 2;
 }
 
-double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
+			double rank_pairs)
 {
 	if (new_tokens <= 0)
 		return 0;
-	double compute_s = 2.0 * m->active_params * new_tokens / (m->gpus * m->weight_flops) +
-			   pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops);
+	double attn_s = m->tensor_parallel ? pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops)
+					   : rank_pairs * m->prefill_flops_pair / m->attn_flops;
+	double compute_s = 2.0 * m->active_params * new_tokens / (m->gpus * m->weight_flops) + attn_s;
 	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
 }

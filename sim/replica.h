@@ -63,8 +63,12 @@ double wzs_weights_touched(const wzs_replica_model *m, double batch);
 double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens);
 
 /* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
- * (query, key) pairs in all, on the whole replica. */
-double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs);
+ * (query, key) pairs in all, of which the busiest attention rank holds
+ * `rank_pairs`.  The weight matmuls spread over every GPU of the replica;
+ * attention does with TP (heads split), but with attention data
+ * parallelism each rank runs attention for its own requests alone. */
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
+			double rank_pairs);
 
 /* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
 double wzs_prefill_pairs(double prefix, double n);

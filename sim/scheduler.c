@@ -30,13 +30,16 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->idle_blocks = calloc((size_t)ranks, sizeof *r->idle_blocks);
 		r->tok_a = calloc((size_t)ranks, sizeof *r->tok_a);
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
+		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
+		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
 		r->lru_head = malloc((size_t)ranks * sizeof *r->lru_head);
 		r->lru_tail = malloc((size_t)ranks * sizeof *r->lru_tail);
 		if (!r->free_blocks || !r->admitted || !r->tok_n || !r->idle_blocks || !r->tok_a ||
-		    !r->link_free || !r->lru_head || !r->lru_tail)
+		    !r->link_free || !r->pf_pairs || !r->pf_budget || !r->lru_head || !r->lru_tail)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
+			r->free_total += f->m->blocks_per_rank;
 			r->lru_head[k] = r->lru_tail[k] = -1;
 		}
 		r->q_head = r->q_tail = r->pf_head = r->pf_tail = -1;
@@ -56,12 +59,26 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->idle_blocks);
 		free(r->tok_a);
 		free(r->link_free);
+		free(r->pf_pairs);
+		free(r->pf_budget);
 		free(r->lru_head);
 		free(r->lru_tail);
 		free(r->dheap);
 	}
 	free(f->reps);
 	f->reps = NULL;
+}
+
+int32_t wzs_route_session(const wzs_fleet *f)
+{
+	long best = 0;
+	for (long i = 1; i < f->cfg->replicas; i++) {
+		const wzs_rep *r = REP(f, i), *b = REP(f, best);
+		if (r->free_total > b->free_total ||
+		    (r->free_total == b->free_total && r->sessions < b->sessions))
+			best = i;
+	}
+	return (int32_t)best;
 }
 
 /* Idle resident sessions per rank, least recently used first. */
@@ -102,8 +119,10 @@ static void lru_remove(wzs_fleet *f, int32_t sid)
 
 static void release_blocks(wzs_fleet *f, wzs_sess *s)
 {
-	if (s->cache == CACHE_RESIDENT && s->rank >= 0)
+	if (s->cache == CACHE_RESIDENT && s->rank >= 0) {
 		REP(f, s->replica)->free_blocks[s->rank] += s->blocks;
+		REP(f, s->replica)->free_total += s->blocks;
+	}
 	s->blocks = 0;
 	s->rank = -1;
 }
@@ -194,6 +213,7 @@ void wzs_place_initial(wzs_fleet *f, int32_t sid)
 			s->rank = best;
 			s->blocks = need;
 			r->free_blocks[best] -= need;
+			r->free_total -= need;
 			lru_push(f, sid);
 		}
 	} else if (f->p->idle_policy == WZS_IDLE_OFFLOAD) {
@@ -232,20 +252,35 @@ static void start_op(wzs_fleet *f, int32_t ri)
 	wzs_rep *r = REP(f, ri);
 	if (r->op != OP_IDLE)
 		return;
-	/* Chunked prefill: a pass of at most prefill_chunk_tokens, then (with
+	/* Chunked prefill: a pass of at most prefill_chunk_tokens per attention
+	 * rank (each rank schedules its own requests, as engines with attention
+	 * data parallelism do; with TP the replica is one rank), then (with
 	 * requests decoding) one decode step, and so on. */
 	if (r->pf_head >= 0 && (r->dn == 0 || r->last_op == OP_DECODE)) {
-		double tokens = 0, pairs = 0;
-		int64_t budget = f->p->prefill_chunk_tokens;
+		double tokens = 0, pairs = 0, rank_pairs = 0;
 		long count = 0;
-		for (int32_t i = r->pf_head; i >= 0 && budget > 0; i = f->reqs[i].next) {
+		int open = f->m->ranks; /* ranks with budget left */
+		for (int k = 0; k < f->m->ranks; k++) {
+			r->pf_pairs[k] = 0;
+			r->pf_budget[k] = f->p->prefill_chunk_tokens;
+		}
+		for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
 			wzs_req *q = &f->reqs[i];
+			int64_t *budget = &r->pf_budget[q->rank];
+			if (*budget <= 0)
+				continue;
 			int64_t left = q->prefix - q->reuse + q->prompt - q->prefilled;
-			int64_t take = left < budget ? left : budget;
+			int64_t take = left < *budget ? left : *budget;
 			q->op_take = take;
 			tokens += (double)take;
-			pairs += wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
-			budget -= take;
+			double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			pairs += qp;
+			r->pf_pairs[q->rank] += qp;
+			if (r->pf_pairs[q->rank] > rank_pairs)
+				rank_pairs = r->pf_pairs[q->rank];
+			*budget -= take;
+			if (*budget <= 0)
+				open--;
 			q->state = RQ_PREFILL;
 			count++;
 		}
@@ -253,7 +288,7 @@ static void start_op(wzs_fleet *f, int32_t ri)
 		r->op = OP_PREFILL;
 		r->op_start = f->now;
 		r->gen++;
-		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs), PRIO_OP_END, EV_OP_END,
+		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs), PRIO_OP_END, EV_OP_END,
 			 (uint32_t)ri, r->gen);
 		return;
 	}
@@ -300,7 +335,9 @@ static void cut_epoch(wzs_fleet *f, int32_t ri)
 		return;
 	r->op_k = k;
 	r->gen++;
-	wzs_push(f, r->op_start + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	/* op_start + (now - op_start) can round below now. */
+	double end = r->op_start + epoch_time(r, k);
+	wzs_push(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
 }
 
 static void pending_append(wzs_fleet *f, int32_t ri, int32_t id)
@@ -332,35 +369,43 @@ static void queue_unlink(wzs_fleet *f, wzs_rep *r, int32_t id)
 	r->q_len--;
 }
 
-/* Chooses the rank for the queue's head, freeing idle sessions if the
- * policy allows; -1 when it must wait. */
+/* Chooses the rank for the queue's head, evicting idle sessions (least
+ * recently used first) when memory is short: every policy does, as real
+ * engines do; -1 when it must wait for running requests.  A new session
+ * goes to the rank with the most free blocks when one holds it without
+ * evicting, else to the one with the most free and idle blocks. */
 static int place(wzs_fleet *f, wzs_rep *r, wzs_req *q, wzs_sess *s, int64_t *extra /* OUT */)
 {
-	int evictable = f->p->idle_policy != WZS_IDLE_RESIDENT;
 	if (s->cache == CACHE_RESIDENT) {
 		int k = s->rank;
 		*extra = q->need_blocks > s->blocks ? q->need_blocks - s->blocks : 0;
 		if (r->admitted[k] >= f->p->max_batch)
 			return -1;
-		if (evictable)
-			evict_for(f, r, k, *extra);
-		return r->free_blocks[k] >= *extra ? k : -1;
+		if (r->free_blocks[k] + r->idle_blocks[k] < *extra)
+			return -1;
+		evict_for(f, r, k, *extra);
+		return k;
 	}
-	int best = -1;
+	int best_free = -1, best = -1;
 	int64_t best_avail = -1;
 	for (int k = 0; k < f->m->ranks; k++) {
 		if (r->admitted[k] >= f->p->max_batch)
 			continue;
-		int64_t avail = r->free_blocks[k] + (evictable ? r->idle_blocks[k] : 0);
+		if (r->free_blocks[k] >= q->need_blocks &&
+		    (best_free < 0 || r->free_blocks[k] > r->free_blocks[best_free]))
+			best_free = k;
+		int64_t avail = r->free_blocks[k] + r->idle_blocks[k];
 		if (avail > best_avail) {
 			best = k;
 			best_avail = avail;
 		}
 	}
+	*extra = q->need_blocks;
+	if (best_free >= 0)
+		return best_free;
 	if (best < 0 || best_avail < q->need_blocks)
 		return -1;
 	evict_for(f, r, best, q->need_blocks);
-	*extra = q->need_blocks;
 	return best;
 }
 
@@ -377,6 +422,7 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 			break; /* first come, first served: the head blocks the rest */
 		queue_unlink(f, r, id);
 		r->free_blocks[k] -= extra;
+		r->free_total -= extra;
 		r->admitted[k]++;
 		q->rank = k;
 		q->admitted = f->now;
@@ -569,21 +615,37 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 	if (gen != r->gen || r->op == OP_IDLE)
 		return;
 	if (r->op == OP_PREFILL) {
-		for (long i = 0; i < r->op_count && r->pf_head >= 0; i++) {
-			int32_t id = r->pf_head;
+		/* The pass's requests, in queue order among those still pending. */
+		long seen = 0;
+		int32_t prev = -1;
+		for (int32_t id = r->pf_head; id >= 0 && seen < r->op_count;) {
 			wzs_req *q = &f->reqs[id];
+			int32_t next = q->next;
+			if (q->state != RQ_PREFILL) {
+				prev = id;
+				id = next;
+				continue;
+			}
+			seen++;
 			q->prefilled += q->op_take;
 			if (q->prefilled < q->prefix - q->reuse + q->prompt) {
 				q->state = RQ_PENDING; /* the rest in the next pass */
-				break;
+				prev = id;
+				id = next;
+				continue;
 			}
-			r->pf_head = q->next;
-			if (r->pf_head < 0)
-				r->pf_tail = -1;
+			if (prev >= 0)
+				f->reqs[prev].next = next;
+			else
+				r->pf_head = next;
+			if (next < 0)
+				r->pf_tail = prev;
 			q->next = -1;
 			q->first_token = f->now;
 			if (q->output <= 1) {
+				/* finish may append a deferred turn at the tail: after `next`. */
 				finish(f, r, id);
+				id = next;
 				continue;
 			}
 			q->state = RQ_DECODE;
@@ -592,6 +654,7 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 			r->tok_a[q->rank] += q->tok_contrib;
 			r->tok_n[q->rank]++;
 			dheap_push(r, q->finish_step, id, f);
+			id = next;
 		}
 	} else {
 		r->steps += r->op_k;

@@ -63,21 +63,54 @@ static void in_system_advance(wzs_fleet *f)
 	f->in_sys_last = f->now;
 }
 
-static void arrive(wzs_fleet *f, int32_t id)
+/* A request is sent: it counts towards the arrival rate from now. */
+static void count_arrival(wzs_fleet *f, int32_t id)
 {
 	wzs_req *q = &f->reqs[id];
-	q->arrival = f->now;
+	q->requested = f->now;
 	q->counted = f->now >= f->p->warmup_s;
 	f->live++;
 	if (q->counted) {
+		if (!f->res->arrived)
+			f->first_arrival = f->now;
+		f->last_arrival = f->now;
 		f->res->arrived++;
 		f->context_sum += (double)(q->prefix + q->prompt);
-		in_system_advance(f);
-		f->in_sys++;
 	}
 }
 
+/* A request can run (its session's previous turn is done): it enters the
+ * system, and its queueing delay, TTFT and timeout count from now. */
+static void enter_system(wzs_fleet *f, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	q->arrival = f->now;
+	if (q->counted) {
+		in_system_advance(f);
+		f->in_sys++;
+		if (q->arrival > q->requested) {
+			f->res->deferred++;
+			f->deferred_wait += q->arrival - q->requested;
+		}
+	}
+}
+
+static void arrive(wzs_fleet *f, int32_t id)
+{
+	count_arrival(f, id);
+	enter_system(f, id);
+}
+
 static void new_session(wzs_fleet *f, int32_t sid);
+
+/* A user's new session (holding no cache yet) goes where memory is free. */
+static void reroute(wzs_fleet *f, int32_t sid)
+{
+	wzs_sess *s = &f->sess[sid];
+	f->reps[s->replica].sessions--;
+	s->replica = wzs_route_session(f);
+	f->reps[s->replica].sessions++;
+}
 
 static void population_turn(wzs_fleet *f, int32_t sid)
 {
@@ -97,6 +130,7 @@ static void population_turn(wzs_fleet *f, int32_t sid)
 		wzs_session_release(f, sid);
 		f->res->sessions_ended++;
 		new_session(f, sid);
+		reroute(f, sid);
 	}
 	q->prefix = s->ctx;
 	arrive(f, id);
@@ -113,15 +147,6 @@ static void new_session(wzs_fleet *f, int32_t sid)
 	f->res->sessions_started++;
 }
 
-static int32_t least_loaded_replica(wzs_fleet *f)
-{
-	long best = 0;
-	for (long i = 1; i < f->cfg->replicas; i++)
-		if (f->reps[i].sessions < f->reps[best].sessions)
-			best = i;
-	return (int32_t)best;
-}
-
 static void replay_row(wzs_fleet *f, uint32_t index)
 {
 	const wzt_traffic *t = f->cfg->traffic;
@@ -135,7 +160,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	int32_t sid = (int32_t)row->session;
 	wzs_sess *s = &f->sess[sid];
 	if (s->replica < 0) {
-		s->replica = least_loaded_replica(f);
+		s->replica = wzs_route_session(f);
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix (a prefix shared with other sessions, which
@@ -151,10 +176,12 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	q->prefix = row->prefix_tokens > 0 ? row->prefix_tokens : 0;
 	q->prompt = row->prompt_tokens > 0 ? row->prompt_tokens : 1;
 	q->output = row->output_tokens > 0 ? row->output_tokens : 1;
-	arrive(f, id);
+	count_arrival(f, id);
 	if (s->busy) {
 		/* A turn that arrives before the previous one finished waits for it:
-		 * it needs that turn's cache. */
+		 * it needs that turn's cache.  That wait is the trace's timing
+		 * against a slower fleet, not queueing: the turn enters the system
+		 * when it can run. */
 		q->state = RQ_DEFERRED;
 		q->next = -1;
 		if (s->deferred_tail >= 0)
@@ -164,6 +191,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 		s->deferred_tail = id;
 		return;
 	}
+	enter_system(f, id);
 	wzs_submit(f, id);
 }
 
@@ -210,6 +238,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			wzs_session_release(f, sid);
 			f->res->sessions_ended++;
 			new_session(f, sid);
+			reroute(f, sid);
 		} else {
 			wzs_session_idle(f, sid);
 		}
@@ -222,6 +251,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 		s->deferred_head = f->reqs[next].next;
 		if (s->deferred_head < 0)
 			s->deferred_tail = -1;
+		enter_system(f, next);
 		wzs_submit(f, next);
 	} else if (turn >= s->last_turn) {
 		wzs_session_release(f, sid);
@@ -343,7 +373,12 @@ static void finish_results(wzs_fleet *f, double end)
 		res->tpot_cdf[i] = wzs_hist_quantile(f->h_tpot, wzs_cdf_p[i]);
 	}
 	double w = res->window_s > 0 ? res->window_s : 1;
-	res->arrival_rate = (double)res->arrived / w;
+	/* A replay's rate is over its arrival span, so that it does not depend
+	 * on how long the fleet takes to drain the last requests. */
+	double span = f->last_arrival - (f->first_arrival > f->p->warmup_s ? f->first_arrival
+									     : f->p->warmup_s);
+	res->arrival_rate = (double)res->arrived / (f->cfg->traffic && span > 0 ? span : w);
+	res->deferred_wait_mean = res->deferred ? f->deferred_wait / (double)res->deferred : 0;
 	res->mean_context = res->arrived ? f->context_sum / (double)res->arrived : 0;
 	res->mean_in_system = f->in_sys_area / w;
 	res->mean_wait_system = res->e2e.mean;

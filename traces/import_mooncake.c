@@ -1,5 +1,6 @@
 /* Imports Mooncake's JSONL traces: prefix-block hashes become each
- * request's reusable prefix and chain requests into sessions. */
+ * request's reusable prefix and chain requests into sessions, apart from
+ * prefixes that many conversations share. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -237,8 +238,15 @@ static wz_err parse_file(const char *path, const char *text, size_t size,
  * of an earlier request continues that request's conversation.  So does one
  * that starts with the ids of an earlier request's full blocks: the next
  * turn's block where the earlier one ended partway holds more tokens, so it
- * has a new id (in the public sample this finds 1,476 continuations where
- * whole chains alone find 213). */
+ * has a new id.
+ *
+ * But many conversations begin with the same blocks (a system prompt, a
+ * tool list, a document): those are shared prefixes, not earlier turns.  A
+ * block is a branch point when, anywhere in the trace, two different full
+ * blocks follow it; a request continues a session only where its match
+ * with that session's chain reaches past the request's last branch point.
+ * Without that rule, a request of one or two blocks that holds only the
+ * shared prompt becomes a chain that every later conversation joins. */
 static int chain_put(id_map *chains, const int64_t *ids, size_t len, int64_t session)
 {
 	/* Chains longer than 2^20 blocks (half a billion tokens) cannot pass
@@ -248,22 +256,53 @@ static int chain_put(id_map *chains, const int64_t *ids, size_t len, int64_t ses
 	return map_put(chains, ids[len - 1], session << 20 | (int64_t)len);
 }
 
+/* Marks every block that two different full blocks follow somewhere in
+ * the trace (branch: block id -> 1). */
+static int find_branches(const parsed *p, int block_tokens, id_map *branch)
+{
+	id_map next = { 0 }; /* block id -> the full block that first followed it */
+	int fail = 0;
+	for (size_t i = 0; i < p->nrecs && !fail; i++) {
+		const record *r = &p->recs[i];
+		const int64_t *ids = p->ids + r->ids_off;
+		size_t full = (size_t)(r->input / block_tokens);
+		if (full > r->nids)
+			full = r->nids;
+		for (size_t k = 0; k + 1 < full && !fail; k++) {
+			int64_t *v = map_find(&next, ids[k]);
+			if (!v)
+				fail = map_put(&next, ids[k], ids[k + 1]);
+			else if (*v != ids[k + 1])
+				fail = map_put(branch, ids[k], 1);
+		}
+	}
+	map_free(&next);
+	return fail;
+}
+
 static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_traffic *t,
 		      wzt_mooncake_stats *stats, wz_diag *diag)
 {
 	id_map seen = { 0 };   /* block id -> 1 */
 	id_map chains = { 0 }; /* last id of a request's ids -> session * 2^20 + length */
+	id_map branch = { 0 }; /* shared-prefix branch points -> 1 */
 	int64_t next_session = 0;
 	wz_err err = WZ_OK;
-	stats->blocks = stats->hit_blocks = 0;
+	stats->blocks = stats->hit_blocks = stats->shared_blocks = 0;
+	if (find_branches(p, block_tokens, &branch))
+		err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
 	for (size_t i = 0; i < p->nrecs && !err; i++) {
 		const record *r = &p->recs[i];
 		const int64_t *ids = p->ids + r->ids_off;
 		size_t hit = 0;
 		while (hit < r->nids && map_find(&seen, ids[hit]))
 			hit++;
+		size_t shared = 0; /* blocks up to the last branch point */
+		for (size_t k = 0; k < r->nids; k++)
+			if (map_find(&branch, ids[k]))
+				shared = k + 1;
 		int64_t session = -1;
-		for (size_t len = r->nids; len > 0 && session < 0; len--) {
+		for (size_t len = r->nids; len > shared && session < 0; len--) {
 			int64_t *v = map_find(&chains, ids[len - 1]);
 			if (v && (size_t)(*v & 0xFFFFF) == len)
 				session = *v >> 20;
@@ -279,6 +318,7 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 			err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
 		stats->blocks += (int64_t)r->nids;
 		stats->hit_blocks += (int64_t)hit;
+		stats->shared_blocks += (int64_t)(shared < hit ? shared : hit);
 		int64_t prefix = (int64_t)hit * block_tokens;
 		if (prefix > r->input)
 			prefix = r->input;
@@ -292,6 +332,7 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 	}
 	map_free(&seen);
 	map_free(&chains);
+	map_free(&branch);
 	return err;
 }
 

@@ -74,6 +74,8 @@ wz_err wzt_import_azure(const char *path, wzt_unsorted_policy policy, wzt_traffi
 typedef struct {
 	int64_t blocks;     /* hash_ids over all requests */
 	int64_t hit_blocks; /* of them, ids seen in an earlier request's prefix */
+	int64_t shared_blocks; /* of the hits, blocks of a prefix that conversations share
+				  (up to a block two different full blocks follow) */
 } wzt_mooncake_stats;
 wz_err wzt_import_mooncake(const char *path, int block_tokens, wzt_unsorted_policy policy,
 			   wzt_traffic **out /* OUT */, size_t *n_reordered /* OUT */,

@@ -11,6 +11,8 @@
 #include "sim/engine.h"
 #include "sim/search.h"
 #include "sim/sim.h"
+#include "sim/speedup.h"
+#include "traces/traffic_import.h"
 
 static wzm_catalog *cat;
 static const wzm_model *dsv3;
@@ -22,6 +24,12 @@ static double fp8_mix_record(void)
 	if (wzc_format_parse("fp8-mix", &fmt, NULL))
 		return 0;
 	return (double)wzc_record_bytes(&fmt, 512, 64);
+}
+
+/* Prefill time of one request alone (all its pairs on one rank). */
+static double prefill_alone(const wzs_replica_model *m, double tokens, double pairs)
+{
+	return wzs_prefill_time(m, tokens, pairs, pairs);
 }
 
 static void memory_params(wzm_memory_params *mem, wzm_parallelism par)
@@ -55,7 +63,7 @@ static void test_engine_order(void)
 	ok(same, "a seeded stream repeats");
 }
 
-/* The largest closed population one replica sustains with every cache
+/* The largest closed population one replica holds with every cache
  * resident equals the memory mode's users per replica. */
 static void test_capacity(wzm_parallelism par)
 {
@@ -98,8 +106,13 @@ static void test_capacity(wzm_parallelism par)
 	ok(at.refused == 0 && at.completed > (unsigned long long)users,
 	   "%s: %ld users (memory mode's users per replica) all served: %llu completed, %llu refused",
 	   wzm_parallelism_name(par), users, at.completed, at.refused);
-	ok(over.refused > 0, "%s: %ld users: one too many, %llu refused", wzm_parallelism_name(par),
-	   users + 1, over.refused);
+	ok(at.evictions == 0 && at.recomputes == 0, "%s: ...with no eviction",
+	   wzm_parallelism_name(par));
+	/* One more does not fit: the least recently used idle session is
+	 * evicted (the resident policy drops it) rather than a request refused. */
+	ok(over.evictions > 0 && over.recomputes > 0 && over.refused == 0,
+	   "%s: %ld users: one too many, %llu evictions, %llu recomputes, %llu refused",
+	   wzm_parallelism_name(par), users + 1, over.evictions, over.recomputes, over.refused);
 	wzs_result_free(&at);
 	wzs_result_free(&over);
 }
@@ -158,7 +171,7 @@ static void test_md1(void)
 		ok(fabs(got - want) <= 0.03 * want,
 		   "M/D/1 mean wait %.6f s vs rho D / 2(1 - rho) = %.6f s (D = %.6f s)", got, want,
 		   service);
-		double little = r.arrival_rate * r.mean_wait_system;
+		double little = (double)r.arrived / r.window_s * r.mean_wait_system;
 		ok(fabs(r.mean_in_system - little) <= 0.01 * r.mean_in_system,
 		   "Little's law: L = %.6f, lambda W = %.6f", r.mean_in_system, little);
 		ok(r.completed == n && r.refused == 0, "every request completed");
@@ -197,7 +210,7 @@ static void test_epochs(void)
 		ok(0, "epoch run");
 		return;
 	}
-	double want = wzs_prefill_time(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt));
+	double want = prefill_alone(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt));
 	for (int64_t i = 0; i < output - 1; i++)
 		want += wzs_step_time(&m, 1, (double)(prompt + 1 + i));
 	ok(fabs(r.e2e.mean - want) <= 1e-9 * want + 1e-9,
@@ -248,14 +261,14 @@ static void test_idle_policies(void)
 			ok(0, "%s run", names[c]);
 			continue;
 		}
-		double first = wzs_prefill_time(&m, 6000, wzs_prefill_pairs(0, 6000));
-		double second = wzs_prefill_time(&m, 2000, wzs_prefill_pairs(6050, 2000));
+		double first = prefill_alone(&m, 6000, wzs_prefill_pairs(0, 6000));
+		double second = prefill_alone(&m, 2000, wzs_prefill_pairs(6050, 2000));
 		if (c == 3)
 			second += 6050 * m.offload_token_bytes / m.ssd_bps;
 		else if (policy == WZS_IDLE_OFFLOAD)
 			second += 6050 * m.offload_token_bytes / m.host_link_bps;
 		else if (policy == WZS_IDLE_DROP)
-			second = wzs_prefill_time(&m, 8050, wzs_prefill_pairs(0, 8050));
+			second = prefill_alone(&m, 8050, wzs_prefill_pairs(0, 8050));
 		double want = (first + second) / 2;
 		ok(fabs(r.ttft.mean - want) <= 1e-9 * want,
 		   "%s: mean TTFT %.9f s, expected %.9f s (%llu parks, %llu restores, %llu recomputes)",
@@ -266,6 +279,256 @@ static void test_idle_policies(void)
 		   "%s: counts its parks, restores and recomputes", names[c]);
 		wzs_result_free(&r);
 	}
+}
+
+/* A turn sent before its session's previous turn finished waits for it,
+ * but that wait is not queueing: its clock (queueing delay, TTFT, timeout)
+ * starts when it can run, and no event is ever scheduled in the past. */
+static void test_deferred_turns(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 5;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzt_request rows[3] = { { 0, 0, 0.0, 1000, 5000, 0 },
+				{ 0, 1, 0.1, 200, 40, 6000 },
+				{ 0, 2, 0.2, 200, 40, 6240 } };
+	wzt_traffic t = { rows, 3, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.traffic = &t;
+	wzs_result r;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "deferred-turn run");
+		return;
+	}
+	ok(r.e2e.max > p.queue_timeout_s, "the first turn outlasts the queue timeout (%.3f s)",
+	   r.e2e.max);
+	ok(r.completed == 3 && r.refused == 0,
+	   "turns waiting for their previous turn are not timed out (%llu completed, %llu refused)",
+	   r.completed, r.refused);
+	ok(r.queue.max < 1e-9, "...and their wait is not queueing (queue max %.6f s)", r.queue.max);
+	ok(r.deferred == 2 && r.deferred_wait_mean > 0,
+	   "...it is reported apart: %llu turns waited %.3f s on average", r.deferred,
+	   r.deferred_wait_mean);
+	double little = (double)r.arrived / r.window_s * r.e2e.mean;
+	ok(fabs(r.mean_in_system - little) <= 1e-6 * little,
+	   "Little's law: L = %.6f, lambda W = %.6f", r.mean_in_system, little);
+	wzs_result_free(&r);
+}
+
+/* A replay's arrival rate is over its arrival span, whatever the fleet. */
+static void test_arrival_rate(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 1e5;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzt_request rows[64];
+	for (int i = 0; i < 64; i++)
+		rows[i] = (wzt_request){ i, 0, 0.25 * i, 20000, 2000, 0 };
+	wzt_traffic t = { rows, 64, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.traffic = &t;
+	wzs_result a, b;
+	cfg.replicas = 1;
+	wz_err e1 = wzs_run(&cfg, &a, NULL);
+	cfg.replicas = 16;
+	wz_err e2 = wzs_run(&cfg, &b, NULL);
+	double want = 64 / (0.25 * 63);
+	ok(!e1 && !e2 && a.window_s > b.window_s + 1,
+	   "1 and 16 replicas drain the trace in %.1f s and %.1f s", a.window_s, b.window_s);
+	ok(fabs(a.arrival_rate - want) < 1e-9 && fabs(b.arrival_rate - want) < 1e-9,
+	   "arrival rate %.6f and %.6f rps: the trace's %.6f over its arrival span", a.arrival_rate,
+	   b.arrival_rate, want);
+	wzs_result_free(&a);
+	wzs_result_free(&b);
+}
+
+/* New sessions go to the replica with the most free memory, not the one
+ * with the fewest sessions: a replica whose pool one long session fills
+ * is passed over, so nobody is evicted while another replica is empty. */
+static void test_routing(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_TP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.queue_timeout_s = 1e5;
+	p.idle_policy = WZS_IDLE_RESIDENT;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	int64_t pool = (int64_t)m.blocks_per_rank * m.block_tokens;
+	wzt_request rows[4] = { { 0, 0, 0.0, pool * 9 / 10, 10, 0 },
+				{ 1, 0, 1.0, 1000, 10, 0 },
+				{ 2, 0, 1000.0, pool / 2, 10, 0 },
+				{ 0, 1, 2000.0, 100, 10, pool * 9 / 10 + 10 } };
+	wzt_traffic t = { rows, 4, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 2;
+	cfg.traffic = &t;
+	wzs_result r;
+	if (wzs_run(&cfg, &r, NULL)) {
+		ok(0, "routing run");
+		return;
+	}
+	ok(r.completed == 4 && r.evictions == 0 && r.recomputes == 0,
+	   "a new session goes to the replica with free memory: %llu completed, %llu evictions, "
+	   "%llu recomputes", r.completed, r.evictions, r.recomputes);
+	wzs_result_free(&r);
+}
+
+/* --speedup brings sessions closer together, not a user's turns: at 30x
+ * the trace's 60 s between turns stay 60 s, so no turn waits for its own
+ * previous one; compressing think time too makes every turn wait. */
+static void test_speedup(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	enum { SESS = 20, TURNS = 3 };
+	wzs_result r[2];
+	double first_turn1 = 0;
+	for (int mode = 0; mode < 2; mode++) {
+		wzt_traffic *t = wzt_traffic_new("speedup", "test");
+		for (int turn = 0; turn < TURNS; turn++)
+			for (int i = 0; i < SESS; i++) {
+				wzt_request q = { i, turn, 10.0 * i + 60.0 * turn, 500, 300,
+						  turn ? 800 * turn : 0 };
+				wzt_traffic_push(t, &q, NULL);
+			}
+		wzt_traffic_finish(t, NULL, NULL);
+		wz_err e = wzs_traffic_speedup(t, 30, mode ? WZS_SPEEDUP_ALL : WZS_SPEEDUP_SESSIONS, NULL);
+		int sorted = 1;
+		for (size_t i = 1; i < t->n; i++)
+			sorted &= t->requests[i].arrival_s >= t->requests[i - 1].arrival_s;
+		if (mode == 0) {
+			for (size_t i = 0; i < t->n; i++)
+				if (t->requests[i].session == 5 && t->requests[i].turn == 1)
+					first_turn1 = t->requests[i].arrival_s;
+			ok(!e && sorted && fabs(first_turn1 - (50.0 / 30 + 60)) < 1e-9,
+			   "session 5 starts at 50 s / 30, its next turn 60 s later (%.4f s)", first_turn1);
+		}
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = t;
+		if (wzs_run(&cfg, &r[mode], NULL))
+			memset(&r[mode], 0, sizeof r[mode]);
+		wzt_traffic_free(t);
+	}
+	ok(r[0].completed == SESS * TURNS && r[0].deferred == 0,
+	   "sessions 30x faster, think time kept: %llu of %d turns wait for their previous turn",
+	   r[0].deferred, SESS * TURNS);
+	ok(r[1].deferred > 0, "think time compressed too: %llu turns wait", r[1].deferred);
+	wzs_result_free(&r[0]);
+	wzs_result_free(&r[1]);
+}
+
+/* Under attention data parallelism a long prompt's attention runs on its
+ * own rank, not spread over the replica's GPUs (with TP it is). */
+static void test_prefill_attention_dp(void)
+{
+	const double prompt = 100000;
+	double attn_one_gpu = 0, ttft[2] = { 0, 0 };
+	for (int tp = 0; tp < 2; tp++) {
+		wzm_memory_params mem;
+		memory_params(&mem, tp ? WZM_PAR_TP : WZM_PAR_ATTN_DP);
+		wzs_params p;
+		wzs_params_default(&p);
+		p.warmup_s = 0;
+		p.prefill_chunk_tokens = 1000000;
+		wzs_replica_model m;
+		if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(),
+					    fp8_mix_record(), 1, &p, &m, NULL)) {
+			ok(0, "replica model");
+			return;
+		}
+		wzt_request rows[1] = { { 0, 0, 0.0, (int64_t)prompt, 2, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "long prefill run");
+			return;
+		}
+		ttft[tp] = r.ttft.mean;
+		if (!tp)
+			attn_one_gpu = wzs_prefill_pairs(0, prompt) * m.prefill_flops_pair / m.attn_flops;
+		wzs_result_free(&r);
+	}
+	ok(ttft[0] >= attn_one_gpu, "attention-dp: 100k-token prompt TTFT %.3f s >= its attention "
+	   "on one GPU %.3f s", ttft[0], attn_one_gpu);
+	/* Each rank prefills its own requests in the same pass: two long
+	 * prompts on two ranks take little longer than one (the second joins
+	 * from the second pass on), not twice as long. */
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(), fp8_mix_record(), 1,
+				     &p, &m, NULL)) {
+		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0 }, { 1, 0, 0.0, 50000, 2, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result one, two;
+		wz_err e1 = wzs_run(&cfg, &one, NULL);
+		t.n = 2;
+		wz_err e2 = wzs_run(&cfg, &two, NULL);
+		ok(!e1 && !e2 && two.ttft.max < 1.5 * one.ttft.max,
+		   "attention-dp: two 50k-token prompts on two ranks: TTFT %.3f s, one alone %.3f s",
+		   two.ttft.max, one.ttft.max);
+		wzs_result_free(&one);
+		wzs_result_free(&two);
+	}
+	ok(ttft[1] < attn_one_gpu / 4, "tp: attention split over 16 GPUs' heads, TTFT %.3f s",
+	   ttft[1]);
 }
 
 static void describe(const wzs_run_config *cfg, wz_buf *out)
@@ -367,6 +630,11 @@ int main(void)
 	test_md1();
 	test_epochs();
 	test_idle_policies();
+	test_deferred_turns();
+	test_arrival_rate();
+	test_routing();
+	test_speedup();
+	test_prefill_attention_dp();
 	test_determinism();
 	test_search();
 	wzm_catalog_free(cat);

@@ -122,9 +122,11 @@ static void test_mooncake(void)
 		is_double(t && t->n ? t->requests[t->n - 1].arrival_s : 0, 1022.025, 1e-9,
 			  "span 1,022,025 ms");
 		is_double(t ? mean_prompt(t) : 0, 15325, 1.0, "input mean 15,325");
-		/* Our session chaining on the sample (1,476 continuations). */
-		is_long(t ? count_sessions(t) : 0,
-			2517, "2,517 sessions");
+		/* Our session chaining on the sample: 1,256 continuations.  Chains
+		 * that matched only up to a block two different full blocks follow
+		 * (the same document with another question) are shared prefixes
+		 * now, not turns: 2,517 sessions before that rule. */
+		is_long(t ? count_sessions(t) : 0, 2737, "2,737 sessions");
 		wzt_traffic_free(t);
 	}
 	/* Sessions and prefixes: request 2 extends request 0's chain, request
@@ -161,6 +163,43 @@ static void test_mooncake(void)
 		ok(r[6].session == 3 && r[6].turn == 1 && r[6].prefix_tokens == 512,
 		   "a request extending an earlier one's full blocks continues its session");
 		ok(st.blocks == 16 && st.hit_blocks == 5, "block counts");
+	}
+	wzt_traffic_free(t);
+	/* Conversations that all begin with one system-prompt block S.  B's
+	 * first turn holds S and a partial block: its full blocks are S alone,
+	 * which must not make every later conversation a turn of B. */
+	p = fx_write("mc-shared.jsonl",
+		     "{\"timestamp\": 0, \"input_length\": 1500, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 1, 2]}\n"
+		     "{\"timestamp\": 1, \"input_length\": 700, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 11]}\n"
+		     "{\"timestamp\": 2, \"input_length\": 2048, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 21, 22, 23]}\n"
+		     "{\"timestamp\": 3, \"input_length\": 2600, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 1, 3, 4, 5, 6]}\n"
+		     "{\"timestamp\": 4, \"input_length\": 900, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 31]}\n"
+		     "{\"timestamp\": 5, \"input_length\": 800, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 41]}\n"
+		     "{\"timestamp\": 6, \"input_length\": 3000, \"output_length\": 5, "
+		     "\"hash_ids\": [100, 21, 22, 23, 24, 25]}\n");
+	e = wzt_import_mooncake(p, 512, WZT_UNSORTED_REFUSE, &t, NULL, &st, &d);
+	if (!ok(e == WZ_OK && t && t->n == 7, "Mooncake shared-prompt fixture imports"))
+		printf("#   %s\n", d.msg);
+	if (t && t->n == 7) {
+		wzt_request *r = t->requests;
+		ok(count_sessions(t) == 5, "5 conversations sharing a prompt block: %ld sessions",
+		   count_sessions(t));
+		ok(r[3].session == r[0].session && r[3].turn == 1 && r[6].session == r[2].session &&
+			   r[6].turn == 1,
+		   "turns extending a chain past the shared prompt continue their sessions");
+		ok(r[4].session != r[1].session && r[5].session != r[1].session &&
+			   r[5].session != r[4].session,
+		   "conversations sharing only the prompt block are sessions of their own");
+		ok(r[4].prefix_tokens == 512 && r[4].prompt_tokens == 388,
+		   "the shared prompt block is still a reusable prefix");
+		ok(st.shared_blocks == 6, "6 hit blocks are a shared prefix (%lld)",
+		   (long long)st.shared_blocks);
 	}
 	wzt_traffic_free(t);
 	static const struct {
