@@ -12,5 +12,6 @@ int wz_cmd_trace(int argc, char **argv);
 int wz_cmd_traffic(int argc, char **argv);
 int wz_cmd_sim(int argc, char **argv);
 int wz_cmd_size(int argc, char **argv);
+int wz_cmd_sweep(int argc, char **argv);
 
 #endif
