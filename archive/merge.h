@@ -5,11 +5,13 @@
 
 #include "archive/archive.h"
 
-/* A sweep's run carries two inputs of kind "sweep": "sweep" (the sweep's
- * id) and "point" (the point's id, 16 hex digits). */
+/* A sweep's run carries three inputs of kind "sweep": "sweep" (the
+ * sweep's id), "point" (the point's id, 16 hex digits) and "params" (the
+ * point's index and parameters as "key = value" lines). */
 #define WZA_SWEEP_KIND "sweep"
 #define WZA_SWEEP_NAME "sweep"
 #define WZA_SWEEP_POINT "point"
+#define WZA_SWEEP_PARAMS "params"
 
 typedef struct {
 	long long run;

@@ -12,8 +12,9 @@
 #include "common/wz_io.h"
 #include "config.h"
 
-/* The point's parameters as table "sweep", row "point": the sweep's
- * figures say which run a report's number came from. */
+/* The sweep's id, the point's id and its parameters go in as inputs, not
+ * figures: the figures stay those of a propose run, so that `verify RUN`
+ * compares like with like. */
 static void tag_run(wza_run *run, const wz_sweep_ctx *c, const wzsw_point *p)
 {
 	const wzsw_sweep *s = c->sweep;
@@ -21,17 +22,16 @@ static void tag_run(wza_run *run, const wz_sweep_ctx *c, const wzsw_point *p)
 		      (long long)strlen(s->name), s->name);
 	wza_run_input(run, WZA_SWEEP_KIND, WZA_SWEEP_POINT, s->name, NULL, (long long)strlen(p->id),
 		      p->id);
-	const char *t = "sweep", *r = "point";
-	wza_run_figure(run, t, r, "sweep", NAN, s->name);
-	wza_run_figure(run, t, r, "point_id", NAN, p->id);
-	wza_run_figure(run, t, r, "index", (double)p->index, NULL);
-	for (int i = 0; i < p->n; i++) {
-		double v;
-		if (wz_parse_double(p->values[i], &v))
-			wza_run_figure(run, t, r, p->keys[i], NAN, p->values[i]);
-		else
-			wza_run_figure(run, t, r, p->keys[i], v, NULL);
-	}
+	wz_buf b = { 0 };
+	wz_buf_printf(&b, "index = %ld\n", p->index);
+	for (int i = 0; i < p->n; i++)
+		wz_buf_printf(&b, "%s = %s\n", p->keys[i], p->values[i]);
+	if (b.failed)
+		run->failed = 1;
+	else
+		wza_run_input(run, WZA_SWEEP_KIND, WZA_SWEEP_PARAMS, s->name, NULL, (long long)b.len,
+			      wz_buf_str(&b));
+	wz_buf_free(&b);
 }
 
 int wz_sweep_run_point(void *ud, long index)

@@ -561,6 +561,10 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 	if (err)
 		return err;
 	wz_diag inner;
+	char **keys = calloc((size_t)s->nparams + 1, sizeof *keys);
+	char **values = calloc((size_t)s->nparams + 1, sizeof *values);
+	if (!keys || !values)
+		err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	for (int a = -1; a < s->naxes && !err; a++) {
 		int nv = a < 0 ? s->nparams : s->axes[a].nvalues;
 		for (int v = 0; v < nv && !err; v++) {
@@ -573,8 +577,15 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 				err = check_run_value(s, key, value, line, what, diag);
 				continue;
 			}
-			char *k = (char *)key, *text;
-			if ((err = build_scenario(s, &k, &value, 1, s->name, &text, diag)))
+			/* Fixed parameters before this one (for an axis: all of them),
+			 * then this value. */
+			int nk = 0;
+			for (int i = 0; i < (a < 0 ? v : s->nparams); i++)
+				if (!run_key(s->params[i].key))
+					keys[nk] = s->params[i].key, values[nk++] = s->params[i].value;
+			keys[nk] = (char *)key, values[nk++] = value;
+			char *text;
+			if ((err = build_scenario(s, keys, values, nk, s->name, &text, diag)))
 				break;
 			if (check_scenario(text, cat, &inner)) {
 				err = inner.code == WZ_ERR_NOMEM
@@ -601,6 +612,8 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 		}
 		wzsw_point_clear(&p);
 	}
+	free(keys);
+	free(values);
 	wzm_catalog_free(cat);
 	return err;
 }
