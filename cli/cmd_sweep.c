@@ -14,11 +14,30 @@
 #include "cli/propose.h"
 #include "cli/sweep_cli.h"
 
+/* `sweep example`: a sweep file to start from (wzplan-sweep(5)). */
+static const char example_sweep[] =
+	"# A wzplan sweep file (wzplan-sweep(5)): the product page's scenario on\n"
+	"# two GPU types at three contexts, with two format lists: 12 points, the\n"
+	"# last axis varying fastest.\n"
+	"sweep = example\n"
+	"set.mode = memory\n"
+	"set.price_set = catalog\n"
+
+	"axis.gpu = H100 SXM 80GB | H200 SXM\n"
+	"axis.context = 32k .. 128k times 2\n"
+	"axis.formats = fp8-mix, wz-5.44 | fp8-mix, int4-g64\n"
+	"# Size fleets by simulation too (slower): uncomment, with a population\n"
+	"# small enough for a quick run.\n"
+	"# simulate = yes\n"
+	"# set.users = 500\n"
+	"# set.duration_s = 900\n";
+
 static void help(void)
 {
 	printf("Usage: wzplan sweep FILE [--jobs N] [--shard K/N] [options]\n"
 	       "       wzplan sweep points FILE [--format text|csv|json]\n"
 	       "       wzplan sweep results FILE [--archive FILE] [-o FILE]\n"
+	       "       wzplan sweep example\n"
 	       "\n"
 	       "Runs every point of the sweep file FILE (a base scenario and axes of its\n"
 	       "parameters; see wzplan-sweep(5)): the cost comparison of each point, and\n"
@@ -33,6 +52,7 @@ static void help(void)
 	       "  results  every archived point's figures as CSV, in point order (the\n"
 	       "           same bytes for the same results; missing points are counted\n"
 	       "           on standard error and make the exit status 1)\n"
+	       "  example  print a sweep file to start from\n"
 	       "\n"
 	       "Options:\n"
 	       "  -j, --jobs N           worker processes (default: the online CPUs, %d here)\n"
@@ -47,6 +67,7 @@ static void help(void)
 	       "  -h, --help             this help\n"
 	       "\n"
 	       "Examples:\n"
+	       "  wzplan sweep example > grid.sweep\n"
 	       "  wzplan sweep points grid.sweep\n"
 	       "  wzplan sweep grid.sweep --jobs 8 --archive grid.sqlite\n"
 	       "  wzplan sweep grid.sweep --shard 3/16 --archive shard-3.sqlite\n"
@@ -280,6 +301,11 @@ int wz_cmd_sweep(int argc, char **argv)
 		case ':': return wz_cli_bad_option("sweep", ':', argv);
 		default: return wz_cli_bad_option("sweep", '?', argv);
 		}
+	}
+	if (optind < argc && !strcmp(argv[optind], "example")) {
+		if (argc - optind != 1)
+			return wz_cli_usage("sweep", "example takes no arguments");
+		return wz_cli_emit("sweep", output, example_sweep);
 	}
 	const char *action = "run";
 	if (optind < argc && (!strcmp(argv[optind], "points") || !strcmp(argv[optind], "results")))

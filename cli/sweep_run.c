@@ -43,7 +43,9 @@ int wz_sweep_run_point(void *ud, long index)
 	wzsw_point p;
 	if (wzsw_point_build(s, index, &p, &diag))
 		return wz_cli_fail("sweep", &diag);
-	char path[4096], maxr[32];
+	/* Messages from the computation name the point. */
+	char cmd[64], path[4096], maxr[32];
+	snprintf(cmd, sizeof cmd, "sweep: point %ld (%s)", index, p.id);
 	snprintf(path, sizeof path, "%s/%s.scenario", c->workdir, p.id);
 	snprintf(maxr, sizeof maxr, "%ld", p.max_replicas);
 	if (wz_write_file_atomic(path, p.scenario, strlen(p.scenario), &diag)) {
@@ -81,15 +83,15 @@ int wz_sweep_run_point(void *ud, long index)
 	wzm_scenario *scn = NULL;
 	wzm_catalog *cat = NULL;
 	wzm_compare cmp;
-	rc = wz_propose_compute("sweep", &o, run, &scn, &cat, &cmp);
+	rc = wz_propose_compute(cmd, &o, run, &scn, &cat, &cmp);
 	if (!rc) {
 		tag_run(run, c, &p);
 		wza_run_finish(run, "ok");
 		wza_archive *a;
+		a = NULL;
 		if (wza_open(c->archive, 1, &a, &diag) || wza_store(a, run, &diag))
-			rc = wz_cli_fail("sweep", &diag);
-		else
-			wza_close(a);
+			rc = wz_cli_fail(cmd, &diag);
+		wza_close(a);
 		wzm_compare_free(&cmp);
 		wzm_scenario_free(scn);
 		wzm_catalog_free(cat);
