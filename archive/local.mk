@@ -5,4 +5,5 @@ libwzarchive_a_SOURCES = \
 	archive/archive.h archive/internal.h \
 	archive/run.c \
 	archive/schema.c \
-	archive/store.c
+	archive/store.c \
+	archive/merge.h archive/merge.c

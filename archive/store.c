@@ -1,5 +1,6 @@
 /* Writing a run in one transaction and reading runs back (archive.h). */
 #include "archive/internal.h"
+#include "archive/merge.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -407,5 +408,38 @@ wz_err wza_load_codec(wza_archive *a, wza_run **out, wz_diag *diag)
 		return err;
 	}
 	*out = run;
+	return WZ_OK;
+}
+
+wz_err wza_store_many(wza_archive *a, wza_run *const *runs, int n, wz_diag *diag)
+{
+	for (int i = 0; i < n; i++)
+		if (runs[i]->failed)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory while collecting run %d", i);
+	if (a->readonly)
+		return wz_diag_set(diag, WZ_ERR_IO,
+				   "%s: cannot store the runs: the archive is read-only; nothing "
+				   "stored before was changed",
+				   a->path);
+	wz_err err = wza_exec(a, "BEGIN IMMEDIATE", "store the runs", diag);
+	if (err)
+		return err;
+	writer w = { a, SQLITE_OK };
+	sqlite3_int64 *ids = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
+	if (!ids)
+		w.rc = SQLITE_NOMEM;
+	for (int i = 0; i < n && w.rc == SQLITE_OK; i++)
+		write_run(&w, runs[i], &ids[i]);
+	if (w.rc == SQLITE_OK)
+		w.rc = sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL);
+	if (w.rc != SQLITE_OK) {
+		err = wza_sqlite_err(a->db, w.rc, a->path, "store the runs", diag);
+		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
+		free(ids);
+		return err;
+	}
+	for (int i = 0; i < n; i++)
+		runs[i]->id = ids[i];
+	free(ids);
 	return WZ_OK;
 }

@@ -18,6 +18,7 @@ static void help(void)
 	       "       wzplan archive export RUN [--format csv|json] [-o FILE] [options]\n"
 	       "       wzplan archive diff RUN1 RUN2 [options]\n"
 	       "       wzplan archive check [options]\n"
+	       "       wzplan archive merge OUT IN... [--skip-duplicates]\n"
 	       "\n"
 	       "The result archive holds every stored run: its command line, program version,\n"
 	       "start and end time, inputs (scenario and catalog texts with their hashes,\n"
@@ -28,6 +29,7 @@ static void help(void)
 	       "  export   one run's figures as CSV (default), or the whole run as JSON\n"
 	       "  diff     the figures that differ between two runs (exit 1 when any)\n"
 	       "  check    SQLite's integrity check of the archive file\n"
+	       "  merge    combine archives into one (see 'wzplan archive merge --help')\n"
 	       "\n"
 	       "Options:\n"
 	       "  --archive FILE         the archive (default: $WZPLAN_ARCHIVE, else\n"
@@ -318,6 +320,8 @@ int wz_cmd_archive(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	if (argc > 1 && !strcmp(argv[1], "merge"))
+		return wz_cmd_archive_merge(argc - 1, argv + 1);
 	const char *path = NULL, *output = NULL, *format = NULL;
 	wz_diag diag;
 	wz_diag_clear(&diag);

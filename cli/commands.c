@@ -13,6 +13,7 @@ const wz_command wz_commands[] = {
 	{ "traffic", wz_cmd_traffic, "import LLM-serving traces into a request table; summarize one" },
 	{ "sim", wz_cmd_sim, "simulate one fleet serving a scenario's traffic" },
 	{ "size", wz_cmd_size, "smallest fleet per cache format meeting latency targets, by simulation" },
+	{ "sweep", wz_cmd_sweep, "run a grid of scenarios on every core or in shards, archived by point" },
 };
 
 const int wz_ncommands = (int)(sizeof wz_commands / sizeof wz_commands[0]);

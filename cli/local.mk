@@ -16,7 +16,8 @@ libwzcli_a_SOURCES = \
 	cli/codec_record.h cli/codec_record.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
-	cli/size_run.c cli/sim_record.h cli/sim_record.c
+	cli/size_run.c cli/sim_record.h cli/sim_record.c \
+	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c
 
 bin_PROGRAMS += wzplan
 wzplan_SOURCES = cli/main.c

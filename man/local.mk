@@ -6,3 +6,4 @@ dist_man_MANS += man/wzplan-trace.1 man/wzplan-cache-trace.5
 dist_man_MANS += man/wzplan-sim.1 man/wzplan-size.1
 dist_man_MANS += man/wzplan-archive.1 man/wzplan-verify.1 man/wzplan-plot.1
 dist_man_MANS += man/wzplan-codec.1
+dist_man_MANS += man/wzplan-sweep.1 man/wzplan-sweep.5

@@ -12,5 +12,6 @@ include tests/traces/local.mk
 include tests/traffic/local.mk
 include tests/sim/local.mk
 include tests/archive/local.mk
+include tests/sweep/local.mk
 include tests/plots/local.mk
 include tests/capture/local.mk

@@ -1,0 +1,29 @@
+/* `wzplan sweep`'s pieces below the argument parsing: running one point
+ * as an archived propose run tagged with the sweep and point ids, and the
+ * sweep's results read back from an archive in point order. */
+#ifndef WZ_SWEEP_CLI_H
+#define WZ_SWEEP_CLI_H
+
+#include "archive/archive.h"
+#include "common/wz_str.h"
+#include "sweep/sweep.h"
+
+typedef struct {
+	const wzsw_sweep *sweep;
+	const char *archive;  /* the archive's path */
+	const char *workdir;  /* where the points' scenario files are written */
+	const char *sweep_abs;/* the sweep file's absolute path, for the run's inputs */
+} wz_sweep_ctx;
+
+/* Runs point `index` and stores it (a wzsw_point_fn; ud is a wz_sweep_ctx).
+ * Errors go to standard error; returns an exit status. */
+int wz_sweep_run_point(void *ud, long index);
+
+/* The figures of every archived point of the sweep, in point order, as CSV
+ * (point index, point id, run, table, row, column, value, text): the same
+ * bytes for the same results whatever order the points ran in.  Points not
+ * in the archive are counted in *missing.  Returns an exit status. */
+int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, wz_buf *out,
+			 long *missing /* OUT */);
+
+#endif

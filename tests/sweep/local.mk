@@ -1,0 +1,9 @@
+# tests/sweep/: sweep files and the worker pool (unit tests); wzplan sweep
+# and archive merge from the command line.
+check_PROGRAMS += tests/sweep/test_sweep
+TESTS += tests/sweep/test_sweep tests/sweep/sweep.sh tests/sweep/merge.sh
+EXTRA_DIST += tests/sweep/sweep.sh tests/sweep/merge.sh
+tests_sweep_test_sweep_SOURCES = tests/sweep/test_sweep.c
+tests_sweep_test_sweep_CFLAGS = $(TEST_CFLAGS)
+tests_sweep_test_sweep_LDADD = $(TEST_LDADD)
+tests_sweep_test_sweep_DEPENDENCIES = $(WZ_LIBS)
