@@ -368,9 +368,9 @@ void wz_propose_quality_not_measured(wz_buf *md, const wza_run *codec)
 			"(`wzplan codec prepare --trace t/mla-b-cal-0.safetensors --out p.wzp`) and "
 			"give the test windows: `wzplan propose --trace t/mla-b-test-0.safetensors "
 			"--profile p.wzp` (or `--codec-run RUN` for an archived `wzplan codec "
-			"measure --iso`).  The sample trace installed with wzplan "
-			"(`data/sample-mla-a.safetensors`) holds one split only, so it cannot both "
-			"prepare a profile and test it; use `wzplan trace synth-cache` for both.\n");
+			"measure --iso`).  Real windows captured from the project's own "
+			"DeepSeek-V3-architecture model are installed with wzplan (`data/real/`: "
+			"test windows, their profile and a live-KL summary; docs/real-model.md).\n");
 }
 
 static void csv_number(wz_buf *out, double v)

@@ -18,3 +18,14 @@ data/embedded.c: $(WZ_EMBEDDED_FILES) $(top_srcdir)/build-aux/embed.sh
 	  gpus.csv=$(top_srcdir)/data/gpus.csv \
 	  prices.csv=$(top_srcdir)/data/prices.csv \
 	  scenarios/product-page.scenario=$(top_srcdir)/data/scenarios/product-page.scenario
+# Real caches (docs/real-model.md): windows captured from the project's own
+# DeepSeek-V3-architecture model on calibration and test documents, the wz
+# profile prepared from the calibration captures, the live-KL summary, and
+# the model itself (weights bf16, config, tokenizer, training summary, the
+# corpus's document split).
+nobase_dist_pkgdata_DATA += \
+	data/real/code-calibration-c4096-w0.safetensors data/real/prose-calibration-c4096-w0.safetensors \
+	data/real/code-test-c8192-w0.safetensors data/real/prose-test-c8192-w0.safetensors \
+	data/real/model.wzp data/real/live-kl-c8192.json \
+	data/model/config.json data/model/model.safetensors data/model/tokenizer.json \
+	data/model/summary.json data/model/split.json

@@ -46,4 +46,16 @@ run "$WZPLAN" propose --live-kl "$tmp/trunc.json" --out "$tmp/c" --archive "$tmp
 expect_rc 2 "a truncated file"
 run "$WZPLAN" propose --live-kl "$tmp/missing.json" --out "$tmp/d" --archive "$tmp/d.db" -q
 contains "$err" "missing.json" "a missing file is named"
+# The shipped real windows, profile and live-KL summary make a proposal
+# with measured and live-model quality and their provenance.
+r="$top_srcdir/data/real"
+run "$WZPLAN" propose --trace "$r/code-test-c8192-w0.safetensors" "$r/prose-test-c8192-w0.safetensors" \
+	--profile "$r/model.wzp" --live-kl "$r/live-kl-c8192.json" --out "$tmp/real" --archive "$tmp/real.db" -q
+expect_rc 0 "propose with the shipped real windows"
+md=$(cat "$tmp/real/proposal.md" 2>/dev/null)
+contains "$md" "split \`test\`" "the windows' split is in the proposal"
+contains "$md" "document-level split" "the capture's provenance is in the proposal"
+contains "$md" "### prose" "live-model KL per category"
+run "$WZPLAN" codec prepare --trace "$r/prose-test-c8192-w0.safetensors" --out "$tmp/x.wzp"
+expect_rc 2 "prepare refuses the shipped test window"
 done_testing
