@@ -13,13 +13,15 @@
 #include "cli/propose.h"
 #include "codec/format.h"
 #include "common/wz_io.h"
+#include "common/wz_name.h"
 
 #define LIVE_MAX_BYTES (16 << 20)
 #define LIVE_MAX_CATEGORIES 16
 #define LIVE_MAX_FORMATS 64
 
-/* A name that reaches Markdown and chart titles: letters, digits and
- * ". _ - / : +" only, 1..max bytes. */
+/* A category name (it becomes a figure row and a heading): letters,
+ * digits and ". _ - / : +" only, 1..max bytes; stricter than wz_name_valid,
+ * which the model name goes through. */
 static int plain_name(const char *s, size_t max)
 {
 	size_t n = s ? strlen(s) : 0;
@@ -80,8 +82,10 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 	const char *prefix = json_string_value(json_object_get(root, "prefix"));
 	json_t *jctx = json_object_get(root, "context"), *jscore = json_object_get(root, "score_tokens");
 	json_t *cats = json_object_get(root, "categories");
-	if (!plain_name(model, 255)) {
-		rc = bad(cmd, path, "model", "missing, or not a plain name (letters, digits, ._-/:+)");
+	const char *why = "missing";
+	if (!model || !wz_name_valid(model, &why)) {
+		snprintf(where, sizeof where, "missing, or not a plain name (%s)", why);
+		rc = bad(cmd, path, "model", where);
 		goto out;
 	}
 	if (!prefix || (strcmp(prefix, "exact") && strcmp(prefix, "live"))) {

@@ -4,4 +4,5 @@
 # makes it); without it they are skipped.
 TESTS += tests/capture/binding.sh tests/capture/capture.sh
 EXTRA_DIST += tests/capture/binding.sh tests/capture/capture.sh \
-	tests/capture/test_binding.py tests/capture/test_capture.py tests/capture/tap.py
+	tests/capture/test_binding.py tests/capture/test_capture.py tests/capture/tap.py \
+	tests/capture/python.sh

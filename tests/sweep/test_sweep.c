@@ -10,7 +10,7 @@
 #include "sweep/sweep.h"
 #include "tests/tap.h"
 
-static char dir[] = "/tmp/wzplan-test-sweep.XXXXXX";
+static char dir[] = "test-sweep.XXXXXX"; /* in the build folder, as the other tests */
 
 static const char *write_sweep(const char *name, const char *text)
 {

@@ -112,14 +112,13 @@ def load(args):
 
 # ---------------------------------------------------------------- capture
 
-def capture_window(model, ids, tokens, nq, seed):
+def capture_window(model, ids, tokens, nq):
     """Runs ids exactly and returns the trace arrays of the last `tokens`."""
     import mla
     s = mla.shape_of(model)
     C = len(ids)
     T = min(tokens, C)
     first = C - T
-    rng = np.random.default_rng(seed)
     # queries spread over the window, so their contexts differ in length
     q_idx = np.unique(np.linspace(T // 8, T - 1, nq).astype(np.int64)) if nq else np.zeros(0, np.int64)
     rec = mla.QueryRecorder(model, first + q_idx) if nq else None
@@ -136,7 +135,6 @@ def capture_window(model, ids, tokens, nq, seed):
         out["q_rope"] = np.stack([np.stack([rec.q_rope[(l, first + q)].numpy() for q in q_idx])
                                   for l in range(s["L"])])
         out["q_index"] = q_idx
-    del rng
     return out, s["scale"]
 
 
@@ -167,7 +165,7 @@ def cmd_capture(args):
     os.makedirs(args.out, exist_ok=True)
     written = []
     for k, ids in enumerate(wins, start=args.first):
-        arrays, scale = capture_window(model, ids, args.tokens, args.queries, seed=k)
+        arrays, scale = capture_window(model, ids, args.tokens, args.queries)
         wname = f"{args.category}-{split}-c{args.context}-w{k}"
         src = (f"capture:wzcapture transformers {model.config.model_type} {name}; "
                f"text {'files' if args.text else 'corpus ' + os.path.basename(os.path.normpath(args.corpus))} "
