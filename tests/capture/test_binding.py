@@ -1,0 +1,91 @@
+"""libwzplan's Python binding (python/wzplan.py) against the library's own
+behaviour and independent references."""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+import numpy as np  # noqa: E402
+
+import wzplan  # noqa: E402
+from tap import ok, raises, done  # noqa: E402
+
+rng = np.random.default_rng(7)
+
+names = [f[0] for f in wzplan.formats()]
+ok({"bf16", "fp8-mix", "int4-g64", "nvfp4", "wz", "wzx"} <= set(names), "the registry lists the formats")
+ok(wzplan.canonical("FP8-MIX") == "fp8-mix", "canonical names")
+e = raises(lambda: wzplan.canonical("fp9"), wzplan.WzError, "unknown format raises")
+ok(e is not None and e.code == 5 and "fp9" in str(e), "error code and message name the format", e)
+ok(wzplan.record_bytes("fp8-mix", 512, 64) == 580 and wzplan.record_bytes("bf16", 512, 64) == 1152,
+   "record sizes of the registry (DESIGN.md)")
+ok(wzplan.record_bytes("int4-g64", 60, 4) == 0, "a shape a format cannot hold has no record size")
+
+# bf16 round trip equals numpy's round-to-nearest-even to bf16
+L, T, R, P = 2, 40, 64, 16
+lat = rng.standard_normal((T, R)).astype(np.float32) * 3
+rp = rng.standard_normal((T, P)).astype(np.float32)
+c = wzplan.Codec("bf16", L, R, P)
+
+
+def bf16(x):
+    u = x.view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+lo, ro = c.roundtrip(1, lat, rp)
+ok(np.array_equal(lo, bf16(lat)) and np.array_equal(ro, bf16(rp)), "bf16 round trip is bf16 rounding")
+rec = c.encode(0, lat, rp)
+ok(rec.shape == (T, (R + P) * 2) and rec.dtype == np.uint8, "records: one row per token")
+d_lat, d_rp = c.decode(0, rec)
+ok(np.array_equal(d_lat, lo) and np.array_equal(d_rp, ro), "decode(encode) equals roundtrip")
+ok(c.window_bytes(np.zeros((L, T, R)), np.zeros((L, T, P))) == L * T * (R + P) * 2,
+   "window bytes of a fixed-rate format: L x T records")
+
+# fp8-mix: error well below int4's, records of the registry size
+c8 = wzplan.Codec("fp8-mix", L, R, P)
+c4 = wzplan.Codec("int4-g64", L, R, P)
+l8, r8 = c8.roundtrip(0, lat, rp)
+l4, r4 = c4.roundtrip(0, lat, rp)
+n8 = np.sum((l8 - lat) ** 2) / np.sum(lat ** 2)
+n4 = np.sum((l4 - lat) ** 2) / np.sum(lat ** 2)
+ok(0 < n8 < n4 / 4, f"fp8-mix latent nmse {n8:.2e} below int4's {n4:.2e} / 4")
+
+raises(lambda: c.roundtrip(2, lat, rp), wzplan.WzError, "a layer outside the codec raises")
+raises(lambda: c.roundtrip(0, lat[:, :10], rp), ValueError, "a wrong width raises before the library")
+raises(lambda: c.decode(0, rec[:, :5]), ValueError, "records of the wrong size raise")
+e = raises(lambda: wzplan.Codec("wz-5.44", L, R, P), wzplan.WzError, "wz without a profile raises")
+ok(e is not None and e.code == 6, "... with WZ_ERR_MISSING", e)
+
+# prepare: refuses test windows, writes a profile the program reads
+win = dict(latent=rng.standard_normal((L, 256, R)).astype(np.float32),
+           rope=rng.standard_normal((L, 256, P)).astype(np.float32), model="binding-test",
+           split="calibration", name="w0")
+e = raises(lambda: wzplan.Profile.prepare([dict(win, split="test")]), wzplan.WzError,
+           "prepare refuses a test window")
+ok(e is not None and e.code == 10, "... with WZ_ERR_REFUSED", e)
+prof = wzplan.Profile.prepare([win])
+ok(prof.shape == (L, R, P) and prof.model == "binding-test", "a prepared profile has the window's shape and model")
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "p.wzp")
+    prof.save(path)
+    again = wzplan.Profile.load(path)
+    ok(again.shape == (L, R, P), "a saved profile loads again")
+    wz = wzplan.Codec("wz-6.31", L, R, P, again)
+    lw, rw = wz.roundtrip(0, win["latent"][0], win["rope"][0])
+    nw = np.sum((lw - win["latent"][0]) ** 2) / np.sum(win["latent"][0] ** 2)
+    ok(0 < nw < 0.05, f"wz-6.31 codes through the binding (nmse {nw:.3g})")
+    ok(wz.record_bytes * 8 / (R + P) <= 6.31 + 1e-9, "wz-6.31 records fit the rate")
+    wzx = wzplan.Codec("wzx-5.43", L, R, P, again)
+    nbytes = wzx.window_bytes(win["latent"], win["rope"])
+    ok(0 < nbytes < L * 256 * wzx.record_bytes * 1.1, f"wzx window bytes come from the container ({nbytes})")
+    bad = os.path.join(tmp, "bad.wzp")
+    with open(bad, "wb") as f:
+        f.write(b"not a profile at all")
+    e = raises(lambda: wzplan.Profile.load(bad), wzplan.WzError, "a corrupt profile raises")
+    ok(e is not None and "bad.wzp" in str(e), "... naming the file", e)
+done()
