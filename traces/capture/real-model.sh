@@ -11,13 +11,15 @@
 # window, WINDOWS [2] per category, SCORE [512] scored tokens per window,
 # TRACE_TOKENS [1024] tokens kept per test trace, CAL_CONTEXTS
 # ["1024 8192"], PREFIX [exact] (or live), FORMATS, WZ_GRID (the wz rates
-# for iso-quality bits), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's
+# for iso-quality bits), MODEL_NAME [MODEL's folder name] (written into
+# every trace and result), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's
 # profile and traces).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${1:?usage: real-model.sh WORK [MODEL]}
 model=${2:-$work/model}
+model_name=${MODEL_NAME:-$(basename "$model")}
 py=${PYTHON:-$root/.venv/bin/python}
 wzplan=${WZPLAN:-$root/wzplan}
 context=${CONTEXT:-32768}
@@ -30,7 +32,7 @@ baselines=${FORMATS:-fp8-mix,fp8-bf16rope,fp8-ds-mla,int4-g64,nvfp4,wzx-5.43}
 grid=${WZ_GRID:-wz-3.0,wz-3.5,wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
 mkdir -p "$work"
 [ -f "$work/corpus/corpus.jsonl" ] || "$py" "$here/corpus.py" --out "$work/corpus"
-cap() { "$py" "$here/wzcapture.py" capture --model "$model" --corpus "$work/corpus" "$@"; }
+cap() { "$py" "$here/wzcapture.py" capture --model "$model" --model-name "$model_name" --corpus "$work/corpus" "$@"; }
 
 # Calibration windows at short contexts, from calibration documents only.
 [ -n "${SKIP_CAPTURE:-}" ] || for c in $cal_contexts; do
@@ -50,7 +52,7 @@ done
 	--formats "$baselines,$grid" --format csv --no-archive > "$work/measure-c$context.csv.tmp"
 mv "$work/measure-c$context.csv.tmp" "$work/measure-c$context.csv"
 
-"$py" "$here/wzcapture.py" livekl --model "$model" --corpus "$work/corpus" --split test \
+"$py" "$here/wzcapture.py" livekl --model "$model" --model-name "$model_name" --corpus "$work/corpus" --split test \
 	--context "$context" --windows "$windows" --score "$score" --profile "$work/model.wzp" \
 	--prefix "$prefix" --formats "exact,$baselines,$grid" --out "$work/livekl-c$context-$prefix.json"
 "$py" "$here/wzcapture.py" report "$work/livekl-c$context-$prefix.json" --measure "$work/measure-c$context.csv" \
