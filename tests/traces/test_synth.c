@@ -262,7 +262,9 @@ static void test_determinism(void)
 	wzt_cache_trace *a = synth(WZT_FAMILY_MLA_A, 4, 1024, 512, 32, 16, 3);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-	ok(secs < 5.0, "a 4-layer x 1024-token window with 32 x 16 queries in %.2f s", secs);
+	/* Speed is bench/'s business, not a test's: a loaded machine must not
+	 * fail the suite.  The time is printed for the log. */
+	printf("# a 4-layer x 1024-token window with 32 x 16 queries in %.2f s\n", secs);
 	wzt_cache_trace *b = synth(WZT_FAMILY_MLA_A, 4, 1024, 512, 32, 16, 3);
 	unsigned char *ba, *bb;
 	size_t na, nb;
