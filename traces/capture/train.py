@@ -5,7 +5,8 @@ trains a byte-level BPE tokenizer on the training split, then trains the
 model (ourmodel.py) for --steps steps of --batch sequences of 1,024 tokens,
 sampled from training documents only.  It checkpoints every --checkpoint-min
 minutes and resumes from the checkpoint, so training can be continued by a
-later run; --max-minutes stops cleanly (checkpoint written) before the end.
+later run; --max-minutes, SIGTERM or SIGINT stops cleanly (checkpoint and
+model files written) before the end.
 Validation loss is measured on the test split's documents, which neither
 training nor `wzplan codec prepare` reads.  At the end it writes
 model.safetensors (bf16), config.json, tokenizer.json and summary.json.
@@ -14,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 
@@ -151,6 +153,12 @@ def main():
                     "rng": rng.bit_generator.state, "args": vars(args)}, ckpt_path + ".tmp")
         os.replace(ckpt_path + ".tmp", ckpt_path)
 
+    # SIGTERM or SIGINT ends training after the current step, with a
+    # checkpoint and the model files written, so a stopped run loses nothing.
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(True))
+
     ctx = ourmodel.TRAIN_CONTEXT
     t0 = last_ckpt = time.time()
     model.train()
@@ -174,7 +182,7 @@ def main():
         if time.time() - last_ckpt > args.checkpoint_min * 60:
             checkpoint()
             last_ckpt = time.time()
-        if time.time() - t0 > args.max_minutes * 60:
+        if time.time() - t0 > args.max_minutes * 60 or stop:
             break
     if not args.export_only:
         checkpoint()
