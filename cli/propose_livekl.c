@@ -189,6 +189,27 @@ static double val(const wza_run *run, const char *table, const char *row, const 
 	return f ? f->value : NAN;
 }
 
+/* Live KL need not fall as the wz rate rises: name the rates above the
+ * iso-quality point that still lose to fp8-mix, from the archived rows. */
+static void losing_higher_rates(wz_buf *md, const wza_run *run, const char *cat, double iso)
+{
+	size_t n = strlen(cat);
+	int nlosing = 0;
+	for (int i = 0; i < run->nfigures; i++) {
+		const wza_figure *f = &run->figures[i];
+		if (strcmp(f->table, "live_kl") || strcmp(f->col, "bits") || strncmp(f->row, cat, n) ||
+		    f->row[n] != '/' || strncmp(f->row + n + 1, "wz-", 3) || !(f->value > iso))
+			continue;
+		double r = val(run, "live_kl", f->row, "ratio");
+		if (!(r > 1))
+			continue;
+		wz_buf_printf(md, "%s%s (%.2f× fp8-mix's live KL)",
+			      nlosing++ ? ", " : "\n**Live KL is not monotone in the rate:** higher rates that still lose to fp8-mix: ",
+			      f->row + n + 1, r);
+	}
+	if (nlosing)
+		wz_buf_puts(md, ".\n");
+}
 static void num(wz_buf *md, double v, const char *fmt)
 {
 	if (isnan(v))
@@ -265,6 +286,8 @@ void wz_propose_live_kl_section(wz_buf *md, const wza_run *run)
 					  "%.2f], **%.2f× fewer bits** than fp8-mix at equal live KL.\n",
 				      iso, val(run, "live_kl_iso", cat, "lo"), val(run, "live_kl_iso", cat, "hi"),
 				      val(run, "live_kl_iso", cat, "fewer_bits"));
+		if (!isnan(iso))
+			losing_higher_rates(md, run, cat, iso);
 		else if (fig(run, "live_kl_iso", cat, "bits"))
 			wz_buf_puts(md, "\nIso-quality bits by live KL: no wz rate of the sweep reached "
 					"fp8-mix's live KL.\n");

@@ -24,8 +24,10 @@ data/embedded.c: $(WZ_EMBEDDED_FILES) $(top_srcdir)/build-aux/embed.sh
 # the model itself (weights bf16, config, tokenizer, training summary, the
 # corpus's document split).
 nobase_dist_pkgdata_DATA += \
-	data/real/code-calibration-c4096-w0.safetensors data/real/prose-calibration-c4096-w0.safetensors \
-	data/real/code-test-c8192-w0.safetensors data/real/prose-test-c8192-w0.safetensors \
-	data/real/model.wzp data/real/live-kl-c8192.json \
+	data/real/code-calibration-c1024-w0.safetensors data/real/prose-calibration-c1024-w0.safetensors \
+	data/real/code-calibration-c8192-w0.safetensors data/real/prose-calibration-c8192-w0.safetensors \
+	data/real/code-test-c32768-w0.safetensors data/real/prose-test-c32768-w0.safetensors \
+	data/real/code-test-c32768-w1.safetensors data/real/prose-test-c32768-w1.safetensors \
+	data/real/model.wzp data/real/live-kl-c32768.json \
 	data/model/config.json data/model/model.safetensors data/model/tokenizer.json \
 	data/model/summary.json data/model/split.json

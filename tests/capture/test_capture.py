@@ -124,6 +124,23 @@ fm = {row.get("format"): row for row in rows}
 ok({"fp8-mix", "int4-g64", "wz-6.31"} <= set(fm) and float(fm["fp8-mix"]["nmse"]) < float(fm["int4-g64"]["nmse"]),
    "... with one row per format and fp8-mix below int4", r.stdout[:400])
 
+# 4b. per-token errors: one row per format and layer; a token pushed far
+# from the profile's distribution is named as an outlier
+import contextlib  # noqa: E402
+from safetensors.numpy import save_file  # noqa: E402
+spiked = {k: v.float().numpy().copy() for k, v in t.items()}
+spiked["latent"][0, 100] = 0.0
+spiked["latent"][0, 100, 7] = 40.0 * float(np.abs(spiked["latent"][0]).max())
+spath = os.path.join(tmp, "spiked.safetensors")
+save_file(spiked, spath, metadata=meta)
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    wzcapture.main(["tokens", "--trace", spath, "--profile", prof, "--formats", "fp8-mix,wz-6.31", "--show", "1000"])
+rows = [line.split("\t") for line in buf.getvalue().splitlines()[1:]]
+ok(len(rows) == 2 * L and all(float(r_[2]) >= 0 for r_ in rows), f"tokens: {len(rows)} rows, one per format and layer")
+wz0 = [r_ for r_ in rows if r_[0] == "wz-6.31" and r_[1] == "0"][0]
+ok(str(int(t["positions"][100])) in wz0[6].split(","), f"tokens: the spiked token is named ({wz0})")
+
 # 5. the corpus split is by document name and stable
 names = [f"pkg:doc{i}.rst" for i in range(2000)]
 splits = [corpus.split_of(n) for n in names]

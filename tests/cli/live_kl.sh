@@ -22,6 +22,7 @@ contains "$md" "## Live-model quality" "the proposal has the live-model section"
 contains "$md" "| wz-5.44 | 5.44 | 8e-06 [7e-06, 9e-06] | 0.80× [0.70, 0.90] | 0.9990 | 61% |" "a format's row"
 contains "$md" "**5.20** bits/value [95% CI 5.00, 5.40], **1.55× fewer bits**" "iso-quality bits by live KL"
 contains "$md" "our-mla-16m" "the model is named"
+case $md in *"not monotone"*) false ;; esac; ok $? "no rate is named as losing where none loses"
 run "$WZPLAN" verify 1 --archive "$tmp/a.db"
 expect_rc 0 "verify recomputes the run with its live-KL figures"
 run "$WZPLAN" archive show 1 --archive "$tmp/a.db"
@@ -49,13 +50,14 @@ contains "$err" "missing.json" "a missing file is named"
 # The shipped real windows, profile and live-KL summary make a proposal
 # with measured and live-model quality and their provenance.
 r="$top_srcdir/data/real"
-run "$WZPLAN" propose --trace "$r/code-test-c8192-w0.safetensors" "$r/prose-test-c8192-w0.safetensors" \
-	--profile "$r/model.wzp" --live-kl "$r/live-kl-c8192.json" --out "$tmp/real" --archive "$tmp/real.db" -q
+run "$WZPLAN" propose --trace "$r"/code-test-c32768-w*.safetensors "$r"/prose-test-c32768-w*.safetensors \
+	--profile "$r/model.wzp" --live-kl "$r/live-kl-c32768.json" --out "$tmp/real" --archive "$tmp/real.db" -q
 expect_rc 0 "propose with the shipped real windows"
 md=$(cat "$tmp/real/proposal.md" 2>/dev/null)
 contains "$md" "split \`test\`" "the windows' split is in the proposal"
 contains "$md" "document-level split" "the capture's provenance is in the proposal"
 contains "$md" "### prose" "live-model KL per category"
-run "$WZPLAN" codec prepare --trace "$r/prose-test-c8192-w0.safetensors" --out "$tmp/x.wzp"
+contains "$md" "higher rates that still lose to fp8-mix: wz-5.44" "rates above the iso point that lose are named"
+run "$WZPLAN" codec prepare --trace "$r/prose-test-c32768-w0.safetensors" --out "$tmp/x.wzp"
 expect_rc 2 "prepare refuses the shipped test window"
 done_testing

@@ -303,6 +303,44 @@ def cmd_livekl(args):
     progress(f"wrote {args.out}")
 
 
+# ---------------------------------------------------------------- tokens
+
+def cmd_tokens(args):
+    """Per layer and format: each token's squared error relative to the
+    layer's mean token energy, its median, and the tokens far above it --
+    the outliers a fixed-rate plan can code badly (real caches vary by token)."""
+    import wzplan
+    from safetensors.torch import load_file
+    try:
+        t = {k: v.float().numpy() for k, v in load_file(args.trace).items()}
+        profile = wzplan.Profile.load(args.profile)
+    except wzplan.WzError as e:
+        die(str(e))
+    except Exception as e:  # safetensors raises its own error types
+        die(f"{args.trace}: {e}")
+    for k in ("latent", "rope"):
+        if k not in t:
+            die(f"{args.trace}: no {k} tensor")
+    lat, rope = t["latent"].astype(np.float32), t["rope"].astype(np.float32)
+    pos = t.get("positions", np.arange(lat.shape[1]))
+    L, T, R = lat.shape
+    P = rope.shape[2]
+    print("format\tlayer\tnmse\tmedian\tmax\toutliers\toutlier positions")
+    for fmt in [f.strip() for f in args.formats.split(",") if f.strip()]:
+        try:
+            codec = wzplan.Codec(fmt, L, R, P, profile)
+        except wzplan.WzError as e:
+            die(str(e))
+        for l in range(L):
+            lo, ro = codec.roundtrip(l, lat[l], rope[l])
+            energy = (lat[l] ** 2).sum(1) + (rope[l] ** 2).sum(1)
+            err = (((lo - lat[l]) ** 2).sum(1) + ((ro - rope[l]) ** 2).sum(1)) / energy.mean()
+            med = float(np.median(err))
+            far = np.nonzero(err > args.factor * med)[0]
+            shown = ",".join(str(int(pos[i])) for i in far[:args.show])
+            print(f"{fmt}\t{l}\t{err.mean():.3g}\t{med:.3g}\t{err.max():.3g}\t{len(far)}\t{shown}")
+
+
 # ---------------------------------------------------------------- report
 
 def boot_mean(x, nboot, rng):
@@ -428,13 +466,21 @@ def cmd_report(args):
             ok = samples[~np.isnan(samples)]
             lo = float(np.percentile(ok, 2.5)) if len(ok) else float("nan")
             hi = float(np.percentile(ok, 97.5)) if len(ok) else float("nan")
+            # Live KL need not fall with the rate (a plan can code a component
+            # that carries some tokens coarsely): rates above the iso point
+            # that still lose to the reference are named, not hidden.
+            above = [f for f in wz if point and bits[f] > point and pooled[f]["kl"].mean() > refkl.mean()]
             iso = {"bits": point, "lo": lo, "hi": hi, "note": note,
                    "fewer_bits": (bits[ref] / point) if point else None,
-                   "censored_share": float(np.mean(np.isnan(samples)))}
+                   "censored_share": float(np.mean(np.isnan(samples))),
+                   "higher_rates_above_reference": above}
             if point:
                 lines.append(f"\nIso-quality bits by live KL against {ref} ({bits[ref]:.2f} b/v): "
                              f"**{point:.2f}** [95% CI {lo:.2f}, {hi:.2f}] {note} → "
                              f"**{bits[ref] / point:.2f}× fewer bits** [{bits[ref] / hi:.2f}, {bits[ref] / lo:.2f}]")
+                if above:
+                    lines.append(f"\n**Not monotone:** higher rates whose live KL is still above {ref}'s: "
+                                 + ", ".join(f"{f} ({pooled[f]['kl'].mean() / refkl.mean():.2f}×)" for f in above))
             else:
                 lines.append(f"\nIso-quality bits by live KL against {ref}: {note} (grid {min(rates):.2f}–{max(rates):.2f})")
         # how well trace metrics predict live KL
@@ -508,6 +554,14 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="results (JSON)")
     p.set_defaults(fn=cmd_livekl)
 
+    p = sub.add_parser("tokens", help="per-token error by layer and format: the outlier tokens")
+    p.add_argument("--trace", required=True, help="a cache-trace file")
+    p.add_argument("--profile", required=True, help="the wz profile")
+    p.add_argument("--formats", required=True, help="e.g. wz-4.97,wz-5.44")
+    p.add_argument("--factor", type=float, default=10.0, help="outlier: error above FACTOR x the median")
+    p.add_argument("--show", type=int, default=8, help="outlier positions printed per row")
+    p.set_defaults(fn=cmd_tokens)
+
     p = sub.add_parser("report", help="tables from livekl results")
     p.add_argument("livekl", help="a livekl JSON file")
     p.add_argument("--measure", nargs="*", help="wzplan codec measure --format csv outputs on the same windows")
@@ -518,7 +572,7 @@ def main(argv=None):
     p.add_argument("--json", help="also a JSON summary")
     p.set_defaults(fn=cmd_report)
     args = ap.parse_args(argv)
-    if args.cmd not in ("report", "trim") and not args.text and not args.corpus:
+    if args.cmd not in ("report", "trim", "tokens") and not args.text and not args.corpus:
         die("--corpus DIR or --text FILE... is required")
     args.fn(args)
 
