@@ -279,6 +279,31 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
 	return plan_batch(R, lp, diag);
 }
 
+/* Bits of budget below which the fallback search of plan_layer stops: the
+ * smallest step of a level count costs log2(8/7) = 0.19 bits. */
+#define BUDGET_RESOLUTION (1.0 / 16)
+
+/* One allocation within `budget` with the two flags and its grouping;
+ * when its packed total fits in `bits` and its model distortion is below
+ * *bestdist, it becomes best[].  Returns the packed total. */
+static int try_budget(int n, const double *v, double (*d)[WZC_NSET], const int *part,
+		      double budget, int *jidx, layer_plan *lp, int bits, int *best,
+		      double *bestdist /* IN/OUT */)
+{
+	int nv = n - 2, ng;
+	allocate(nv, v, d, part, budget, jidx);
+	jidx[nv] = jidx[nv + 1] = 1;
+	int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
+	double dist = 0;
+	for (int k = 0; k < n; k++)
+		dist += v[k] * d[part[k]][jidx[k]];
+	if (total <= bits && dist < *bestdist) {
+		*bestdist = dist;
+		memcpy(best, jidx, sizeof *best * (size_t)n);
+	}
+	return total;
+}
+
 static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
 {
 	/* Components: R latent, P position, and last one anchor flag per part
@@ -322,28 +347,44 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	}
 	/* Find the largest allocation whose packed size fits; a few rounds of
 	 * correcting the budget by the grouping's overhead. */
-	double budget = bits - 2, bestdist = INFINITY;
+	double budget = bits - 2, bestdist = INFINITY, smallest_over = budget;
 	int found = 0;
 	for (int it = 0; it < 8; it++) {
-		allocate(nv, v, d, part, budget, jidx);
-		jidx[nv] = jidx[nv + 1] = 1;
-		int ng;
-		int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
-		double dist = 0;
-		for (int k = 0; k < n; k++)
-			dist += v[k] * d[part[k]][jidx[k]];
+		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, best, &bestdist);
 		if (total <= bits) {
-			if (dist < bestdist) {
-				bestdist = dist;
-				memcpy(best, jidx, sizeof *best * (size_t)n);
-				found = 1;
-			}
+			found = 1;
 			if (total == bits)
 				break;
 			budget += bits - total;
 		} else {
+			smallest_over = fmin(smallest_over, budget);
 			budget -= total - bits;
 		}
+	}
+	/* The rounds above can stall: the fill step hands the bits that a
+	 * smaller budget frees back to the groups, so the total stayed over in
+	 * every round, and the layer used to store nothing at all
+	 * (docs/wz-format.md, "The rate plan").  Then step down from the
+	 * smallest budget that was over, doubling the step until one fits
+	 * (budget 0 does: the two flags alone), and bisect between the two. */
+	if (!found && bits >= 2) {
+		double over = smallest_over, fits = over, step = 1;
+		for (;;) {
+			fits = fmax(over - step, 0);
+			if (try_budget(n, v, d, part, fits, jidx, lp, bits, best, &bestdist) <= bits ||
+			    fits == 0)
+				break;
+			over = fits;
+			step *= 2;
+		}
+		while (over - fits > BUDGET_RESOLUTION) {
+			double mid = 0.5 * (over + fits);
+			if (try_budget(n, v, d, part, mid, jidx, lp, bits, best, &bestdist) <= bits)
+				fits = mid;
+			else
+				over = mid;
+		}
+		found = bestdist < INFINITY;
 	}
 	if (!found) {
 		for (int k = 0; k < n; k++)

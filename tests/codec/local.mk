@@ -38,3 +38,10 @@ tests_codec_test_api_SOURCES = tests/codec/test_api.c
 tests_codec_test_api_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_api_LDADD = libwzplan.la -lm
 tests_codec_test_api_LDFLAGS = -no-install
+# Every wz record size on every synthetic family (issue 10).
+check_PROGRAMS += tests/codec/test_rate_sweep
+TESTS += tests/codec/test_rate_sweep
+tests_codec_test_rate_sweep_SOURCES = tests/codec/test_rate_sweep.c
+tests_codec_test_rate_sweep_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_rate_sweep_LDADD = $(TEST_LDADD)
+tests_codec_test_rate_sweep_DEPENDENCIES = $(WZ_LIBS)
