@@ -515,7 +515,7 @@ int main(int argc, char **argv)
 	printf("%-44s %10.1f\n", "derived tables cached per profile (this build)", 1e3 * median(t[1], RUNS));
 	printf("%-44s %10.1f\n", "every table computed afresh (reference)", 1e3 * median(t[0], RUNS));
 	rate("setup_one_block_ms", 1e3 * median(t[1], RUNS), "ms",
-	     "open a 61-layer profile and container, restore one block");
+	     "open the profile (layers: the header line) and a container, restore one block");
 	if (speed(prof, codec)) {
 		fprintf(stderr, "bench_restore: the throughput runs failed\n");
 		return 1;
