@@ -191,19 +191,24 @@ static inline __attribute__((always_inline)) int lanes_fast(const wzc_wzx_direct
 	long i = 0;
 	int j = 0;
 	while (i + K <= N && end - p >= 2 * K) {
+		/* first every lane's state step (independent chains), then the
+		 * renormalisations in lane order: only they share the read
+		 * pointer, so the lanes' decodes do not wait for each other */
 #pragma GCC unroll 32
 		for (int k = 0; k < K; k++) {
 			const wzc_wzx_direct *t = &pos[j];
 			uint32_t xs = x[k], slot = xs & (WZC_RANS_M - 1);
 			uint32_t s = t->dir[slot], c = t->cum[s], f = t->cum[s + 1] - c;
-			xs = f * (xs >> WZC_RANS_BITS) + slot - c;
-			uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8;
-			uint32_t low = xs < WZC_LANES_LOW;
-			xs = low ? xs << 16 | w : xs;
-			p += 2 * low;
-			x[k] = xs;
+			x[k] = f * (xs >> WZC_RANS_BITS) + slot - c;
 			sym[i + k] = (uint16_t)s;
 			j = j + 1 == S ? 0 : j + 1;
+		}
+#pragma GCC unroll 32
+		for (int k = 0; k < K; k++) {
+			uint32_t w = (uint32_t)p[0] | (uint32_t)p[1] << 8;
+			uint32_t low = x[k] < WZC_LANES_LOW;
+			x[k] = low ? x[k] << 16 | w : x[k];
+			p += 2 * low;
 		}
 		i += K;
 	}
