@@ -251,7 +251,7 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	if (!tr)
 		return -1;
 	float *vl, *vr;
-	wzc_window w = view(tr, "test", SPEED_LAYERS, &vl, &vr);
+	wzc_window w = view(tr, "test", SPEED_LAYERS < LAYERS ? SPEED_LAYERS : LAYERS, &vl, &vr);
 	int L = w.L, T = w.T, R = w.R, P = w.P;
 	wz_diag d;
 	wzc_wzx *x;
