@@ -4,12 +4,20 @@ WZ_BENCH_PROGS =
 WZ_BENCH_SH =
 WZ_BENCH_SH += bench/bench_sim.sh
 EXTRA_DIST += bench/bench_sim.sh
+WZ_BENCH_SH += bench/bench_unpack.sh
+EXTRA_DIST += bench/bench_unpack.sh
 EXTRA_PROGRAMS += bench/bench_codec
 WZ_BENCH_PROGS += bench/bench_codec
 bench_bench_codec_SOURCES = bench/bench_codec.c
 bench_bench_codec_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_codec_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_codec_DEPENDENCIES = $(WZ_LIBS)
+EXTRA_PROGRAMS += bench/bench_restore
+WZ_BENCH_PROGS += bench/bench_restore
+bench_bench_restore_SOURCES = bench/bench_restore.c
+bench_bench_restore_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_restore_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_restore_DEPENDENCIES = $(WZ_LIBS)
 bench: $(WZ_BENCH_PROGS) wzplan
 	@for b in $(WZ_BENCH_PROGS); do echo "== $$b"; ./$$b || exit 1; done
 	@for s in $(WZ_BENCH_SH); do echo "== $$s"; WZPLAN=$(abs_top_builddir)/wzplan $(SHELL) $(top_srcdir)/$$s || exit 1; done

@@ -26,7 +26,7 @@ static void help(void)
 	       "  prepare    write a wz profile from calibration traces\n"
 	       "  measure    encode trace windows in formats and measure the error\n"
 	       "  pack       write a trace as a wzx offload container\n"
-	       "  unpack     read a wzx container back to wz records or bf16\n"
+	       "  unpack     read a wzx container back (wz records, transformed, bf16)\n"
 	       "\n"
 	       "  wzplan codec <subcommand> --help   help for one subcommand\n");
 }

@@ -6,7 +6,32 @@
 
 #include "codec/codec_internal.h"
 #include "codec/profile.h"
+#include "codec/profile_cache.h"
 #include "codec/wzx.h"
+
+static void plan_free(void *plan)
+{
+	wzc_wz_plan_free(plan);
+}
+
+/* The profile's plan for this record size: planned once and shared by
+ * every codec of that grid (a plan is read-only once built). */
+static wz_err shared_plan(wzc_codec *c, const wzc_profile *profile, wz_diag *diag)
+{
+	c->profile = profile;
+	c->wz = wzc_profile_shared_get(profile, WZC_CACHE_PLAN, c->record_bytes);
+	if (c->wz) {
+		c->wz_shared = 1;
+		return WZ_OK;
+	}
+	wz_err e = wzc_wz_plan_new(profile, c->fmt.rate_bits, c->record_bytes, &c->wz, diag);
+	if (e)
+		return e;
+	void *obj = c->wz;
+	c->wz_shared = wzc_profile_shared_put(profile, WZC_CACHE_PLAN, c->record_bytes, &obj, plan_free);
+	c->wz = obj;
+	return WZ_OK;
+}
 
 wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profile *profile,
 		     wzc_codec **out, wz_diag *diag)
@@ -50,7 +75,7 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 								     &c->record_bytes, diag)
 						  : WZ_OK;
 		if (!e)
-			e = wzc_wz_plan_new(profile, fmt->rate_bits, c->record_bytes, &c->wz, diag);
+			e = shared_plan(c, profile, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;
@@ -64,7 +89,10 @@ void wzc_codec_free(wzc_codec *c)
 {
 	if (!c)
 		return;
-	wzc_wz_plan_free(c->wz);
+	if (c->wz_shared)
+		wzc_profile_shared_release(c->profile, WZC_CACHE_PLAN, c->record_bytes);
+	else
+		wzc_wz_plan_free(c->wz);
 	free(c->tensor_scale);
 	free(c);
 }

@@ -59,6 +59,8 @@ struct wzc_codec {
 	size_t record_bytes;
 	float *tensor_scale;  /* [L], fp8-flat */
 	wzc_wz_plan *wz;      /* wz formats */
+	int wz_shared;        /* wz is the profile cache's, referenced, not owned */
+	const wzc_profile *profile; /* wz: the profile (borrowed) */
 };
 
 /* Baselines (codec/baseline.c): one token of one layer. */
@@ -66,6 +68,10 @@ void wzc_baseline_encode(const wzc_codec *c, int layer, const float *latent, con
 			 uint8_t *record);
 void wzc_baseline_decode(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
 			 float *rope);
+/* The value of every e4m3 code [256] and e2m1 code [16] (the conversions
+ * of codec/fpconv.h, tabulated once); the decoders' lookup tables. */
+const float *wzc_e4m3_values(void);
+const float *wzc_e2m1_values(void);
 /* fp8-flat's per-tensor scale for n tokens: absmax over both parts / 448. */
 float wzc_flat_scale(int n, int R, int P, const float *latent, const float *rope);
 

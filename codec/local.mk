@@ -15,6 +15,9 @@ libwzcodec_la_SOURCES = \
 	codec/wzx_rans.c codec/wzx_rans.h codec/wzx_token.h \
 	codec/wz_encode.c codec/wz_gemm.c codec/wz_gemm.h \
 	codec/metrics.c codec/metrics.h
+libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
+libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
+libwzcodec_la_SOURCES += codec/wzx_restore.c
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.

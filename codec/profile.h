@@ -36,6 +36,9 @@ struct wzc_profile {
 	uint64_t ntokens;   /* calibration tokens per layer */
 	wzc_part_profile *latent; /* [L] */
 	wzc_part_profile *rope;   /* [L] */
+	/* what is derived from the profile, built lazily (codec/profile_cache.h);
+	 * NULL computes everything afresh */
+	struct wzc_profile_cache *cache;
 };
 
 typedef struct {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "codec/profile.h"
+#include "codec/profile_cache.h"
 #include "common/wz_io.h"
 
 #include <xxhash.h>
@@ -51,7 +52,8 @@ wzc_profile *wzc_profile_alloc(int L, int R, int P)
 	p->P = P;
 	p->latent = calloc((size_t)L, sizeof *p->latent);
 	p->rope = calloc((size_t)L, sizeof *p->rope);
-	if (!p->latent || !p->rope) {
+	p->cache = wzc_profile_cache_new(L);
+	if (!p->latent || !p->rope || !p->cache) {
 		wzc_profile_free(p);
 		return NULL;
 	}
@@ -73,6 +75,7 @@ void wzc_profile_free(wzc_profile *p)
 		if (p->rope)
 			free_part(&p->rope[l]);
 	}
+	wzc_profile_cache_free(p->cache);
 	free(p->latent);
 	free(p->rope);
 	free(p);
@@ -282,6 +285,9 @@ wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin, wzc_pr
 			return e;
 		}
 	}
+	/* the wzx header's profile hash is this checksum: known without
+	 * serializing the profile again */
+	wzc_profile_cache_set_hash(p, get64(b + n - 8));
 	*out = p;
 	return WZ_OK;
 }

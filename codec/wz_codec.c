@@ -11,6 +11,7 @@
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
 #include "codec/profile.h"
+#include "codec/profile_cache.h"
 #include "codec/wz_plan.h"
 
 /* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
@@ -311,8 +312,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	int R = pr->R, P = pr->P, nv = R + P, n = nv + 2;
 	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
 	double d[2][WZC_NSET];
-	wzc_levels_distortion(parts[0]->hist, d[0]);
-	wzc_levels_distortion(parts[1]->hist, d[1]);
+	wzc_profile_levels_distortion(pr, l, 0, d[0]);
+	wzc_profile_levels_distortion(pr, l, 1, d[1]);
 	double *v = malloc(sizeof *v * (size_t)n);
 	int *part = malloc(sizeof *part * (size_t)n), *jidx = malloc(sizeof *jidx * (size_t)n);
 	int *best = malloc(sizeof *best * (size_t)n);
@@ -422,7 +423,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			if (!used[p][j])
 				continue;
 			tab[p][j] = at;
-			wzc_levels_table(parts[p]->hist, j, at, at + wzc_level_count(j));
+			wzc_profile_levels_table(pr, l, p, j, at, at + wzc_level_count(j));
 			at += 2 * (size_t)wzc_level_count(j);
 		}
 	lp->ones = malloc(sizeof *lp->ones * (size_t)n);

@@ -10,31 +10,14 @@
 
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
+#include "codec/profile_cache.h"
 #include "codec/wz_flat.h"
 #include "codec/wz_plan.h"
+#include "codec/wzx_fast.h"
 #include "codec/wzx_internal.h"
+#include "codec/wzx_lanes.h"
 #include "codec/wzx_rans.h"
 #include "codec/wzx_token.h"
-
-typedef struct {
-	wzc_wz_flat *flat;
-	wzc_rans_table *etab;              /* [nentries] the table of each coded component */
-	uint32_t *cum[2][WZC_NSET];        /* histogram tables per (part, count index) */
-	uint16_t *hint[2][WZC_NSET];       /* their decoder search hints */
-	double bits;                       /* expected bits of one token's symbols */
-} wzx_layer;
-
-struct wzc_wzx {
-	const wzc_codec *codec;
-	wzc_codec *owned;
-	const wzc_profile *profile;
-	int L, R, P, scale_bytes;
-	size_t B;
-	uint64_t profile_hash;
-	wzc_rans_table scale_tab;
-	wzx_layer *layers;
-	double expected_bits;
-};
 
 int wzc_wzx_layers(const wzc_wzx *x) { return x->L; }
 int wzc_wzx_R(const wzc_wzx *x) { return x->R; }
@@ -42,6 +25,7 @@ int wzc_wzx_P(const wzc_wzx *x) { return x->P; }
 uint64_t wzc_wzx_profile_hash(const wzc_wzx *x) { return x->profile_hash; }
 const char *wzc_wzx_model(const wzc_wzx *x) { return x->profile->model; }
 size_t wzc_wzx_record_bytes(const wzc_wzx *x) { return x->B; }
+const wzc_codec *wzc_wzx_codec(const wzc_wzx *x) { return x->codec; }
 double wzc_wzx_expected_bits(const wzc_wzx *x) { return x->expected_bits; }
 
 void wzc_wzx_free(wzc_wzx *x)
@@ -57,7 +41,9 @@ void wzc_wzx_free(wzc_wzx *x)
 				free(ly->cum[p][j]);
 				free(ly->hint[p][j]);
 			}
+		wzc_wzx_fast_free_layer(ly);
 	}
+	wzc_wzx_fast_free(x);
 	free(x->layers);
 	wzc_codec_free(x->owned);
 	free(x);
@@ -85,7 +71,7 @@ static int count_index(uint32_t n)
 
 /* The table of count index j for part p, built once per layer; its
  * expected cost in *bits. */
-static wz_err hist_table(wzx_layer *ly, const wzc_part_profile *pp, const double *prefix, int p,
+static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const double *prefix, int p,
 			 int j, double *bits, wzc_rans_table *t, wz_diag *diag)
 {
 	uint32_t n = wzc_level_count(j);
@@ -99,7 +85,8 @@ static wz_err hist_table(wzx_layer *ly, const wzc_part_profile *pp, const double
 		free(lev);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	wzc_levels_table(pp->hist, j, lev, lev + n);
+	const wzc_part_profile *pp = p ? &pr->rope[l] : &pr->latent[l];
+	wzc_profile_levels_table(pr, l, p, j, lev, lev + n);
 	const float *thr = lev + n;
 	double lo = 0, sum = 0;
 	for (uint32_t d = 0; d < n; d++) {
@@ -172,7 +159,7 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 					prefix[b + 1] = prefix[b] + pp[p]->hist[b];
 				prefix_part = p;
 			}
-			e = hist_table(ly, pp[p], prefix, p, j, &cost[p][j], &made[p][j], diag);
+			e = hist_table(ly, x->profile, l, prefix, p, j, &cost[p][j], &made[p][j], diag);
 			if (e) {
 				free(prefix);
 				return e;
@@ -184,18 +171,6 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 	}
 	free(prefix);
 	return WZ_OK;
-}
-
-static uint64_t profile_hash(const wzc_profile *p, wz_diag *diag, wz_err *err)
-{
-	uint8_t *b;
-	size_t n;
-	*err = wzc_profile_serialize(p, &b, &n, diag);
-	if (*err)
-		return 0;
-	uint64_t h = n >= 8 ? wzx_get64(b + n - 8) : 0;
-	free(b);
-	return h;
 }
 
 /* need_hash 0: a coder only for its estimate (the grid search), which skips
@@ -217,8 +192,14 @@ static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_
 	x->scale_bytes = codec->P ? 2 : 1;
 	x->scale_tab = uniform(256);
 	wz_err e = WZ_OK;
-	if (need_hash)
-		x->profile_hash = profile_hash(x->profile, diag, &e);
+	x->fast_lock = malloc(sizeof *x->fast_lock);
+	if (!x->fast_lock || pthread_mutex_init(x->fast_lock, NULL)) {
+		free(x->fast_lock);
+		x->fast_lock = NULL;
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	if (!e && need_hash)
+		e = wzc_profile_hash(x->profile, &x->profile_hash, diag);
 	x->layers = e ? NULL : calloc((size_t)x->L, sizeof *x->layers);
 	if (!e && !x->layers)
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -278,6 +259,8 @@ wz_err wzc_wzx_new(const wzc_profile *p, size_t record_bytes, wzc_wzx **out, wz_
 
 wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_bytes, wz_diag *diag)
 {
+	if (wzc_profile_grid_get(p, bits, record_bytes))
+		return WZ_OK;
 	int nv = p->R + p->P;
 	long ok = (long)floor(bits * nv / 8.0 + 1e-9), bad = 2L * nv + 1;
 	if (ok < (p->P ? 2 : 1))
@@ -296,47 +279,94 @@ wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_byte
 		wzc_wzx_free(x);
 	}
 	*record_bytes = (size_t)ok;
+	wzc_profile_grid_put(p, bits, *record_bytes);
 	return WZ_OK;
+}
+
+/* The symbols of n records, token-major: scale codes, then the digits. */
+static uint32_t *block_symbols(const wzc_wzx *x, const wzx_layer *ly, int n, const uint8_t *records)
+{
+	const wzc_wz_flat *f = ly->flat;
+	int sb = x->scale_bytes, S = sb + f->nentries;
+	uint32_t *sym = malloc(sizeof *sym * (size_t)S * n);
+	if (!sym)
+		return NULL;
+	for (int t = 0; t < n; t++) {
+		const uint8_t *rec = records + (size_t)t * x->B;
+		for (int b = 0; b < sb; b++)
+			sym[(size_t)t * S + b] = rec[b];
+		wzc_wzx_digits(f, rec, sym + (size_t)t * S + sb);
+	}
+	return sym;
+}
+
+size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
+			    uint8_t *out, size_t cap)
+{
+	const wzx_layer *ly = &x->layers[layer];
+	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
+	size_t room = (size_t)n * x->B + 4 * (size_t)K + 2;
+	uint32_t *sym = block_symbols(x, ly, n, records);
+	uint8_t *tmp = malloc(room);
+	size_t got = 0;
+	if (sym && tmp && K >= 1 && K <= WZC_LANES_MAX) {
+		wzc_lanes_enc enc;
+		wzc_lanes_enc_init(&enc, K, tmp, room);
+		for (long i = (long)n * S - 1; i >= 0 && !enc.overflow; i--) {
+			int j = (int)(i % S);
+			wzc_lanes_put(&enc, (int)(i % K), j < sb ? &x->scale_tab : &ly->etab[j - sb], sym[i]);
+		}
+		uint8_t *start = wzc_lanes_enc_flush(&enc);
+		if (start && (size_t)(tmp + room - start) <= cap) {
+			got = (size_t)(tmp + room - start);
+			memcpy(out, start, got);
+		}
+	}
+	free(sym);
+	free(tmp);
+	return got;
+}
+
+size_t wzc_wzx_encode_rans1(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			    uint8_t *out, size_t cap)
+{
+	const wzx_layer *ly = &x->layers[layer];
+	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
+	size_t room = (size_t)n * x->B + 8;
+	uint32_t *sym = block_symbols(x, ly, n, records);
+	uint8_t *tmp = malloc(room);
+	size_t got = 0;
+	if (sym && tmp) {
+		wzc_rans_enc enc;
+		wzc_rans_enc_init(&enc, tmp, room);
+		for (long i = (long)n * S - 1; i >= 0 && !enc.overflow; i--) {
+			int j = (int)(i % S);
+			wzc_rans_put(&enc, j < sb ? &x->scale_tab : &ly->etab[j - sb], sym[i]);
+		}
+		uint8_t *start = wzc_rans_enc_flush(&enc);
+		if (start && (size_t)(tmp + room - start) <= cap) {
+			got = (size_t)(tmp + room - start);
+			memcpy(out, start, got);
+		}
+	}
+	free(sym);
+	free(tmp);
+	return got;
 }
 
 int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			 uint8_t *out, size_t cap, size_t *size)
 {
-	const wzx_layer *ly = &x->layers[layer];
-	const wzc_wz_flat *f = ly->flat;
-	int ne = f->nentries, sb = x->scale_bytes, S = sb + ne;
 	size_t raw = (size_t)n * x->B;
-	uint32_t *sym = malloc(sizeof *sym * (size_t)S * n);
-	uint8_t *tmp = malloc(raw + 4);
-	int type = WZC_WZX_RAW;
-	if (sym && tmp) {
-		for (int t = 0; t < n; t++) {
-			const uint8_t *rec = records + (size_t)t * x->B;
-			for (int b = 0; b < sb; b++)
-				sym[(size_t)t * S + b] = rec[b];
-			wzc_wzx_digits(f, rec, sym + (size_t)t * S + sb);
-		}
-		wzc_rans_enc enc;
-		wzc_rans_enc_init(&enc, tmp, raw + 4);
-		for (int t = n - 1; t >= 0 && !enc.overflow; t--)
-			for (int i = S - 1; i >= 0; i--)
-				wzc_rans_put(&enc, i < sb ? &x->scale_tab : &ly->etab[i - sb],
-					     sym[(size_t)t * S + i]);
-		uint8_t *start = wzc_rans_enc_flush(&enc);
-		size_t got = start ? (size_t)(tmp + raw + 4 - start) : raw;
-		if (start && got < raw && got <= cap) {
-			memcpy(out, start, got);
-			*size = got;
-			type = WZC_WZX_RANS;
-		}
+	/* interleaved rANS unless it is not smaller than the records */
+	size_t got = wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
+	if (got && got < raw) {
+		*size = got;
+		return WZC_WZX_LANES;
 	}
-	if (type == WZC_WZX_RAW) {
-		memcpy(out, records, raw);
-		*size = raw;
-	}
-	free(sym);
-	free(tmp);
-	return type;
+	memcpy(out, records, raw);
+	*size = raw;
+	return WZC_WZX_RAW;
 }
 
 int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payload,

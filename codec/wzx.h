@@ -12,7 +12,7 @@
 #include "codec/profile.h"
 #include "common/wz_error.h"
 
-#define WZC_WZX_VERSION 1
+#define WZC_WZX_VERSION 2 /* written; 1 is still read */
 #define WZC_WZX_BLOCK_TOKENS 64
 #define WZC_WZX_HEADER_FIXED 56 /* bytes before the model name */
 #define WZC_WZX_BLOCK_OVERHEAD 24 /* block header 16 + checksum 8 */
@@ -33,6 +33,9 @@ wz_err wzc_wzx_new(const wzc_profile *p, size_t record_bytes, wzc_wzx **out /* O
 void wzc_wzx_free(wzc_wzx *x);
 
 size_t wzc_wzx_record_bytes(const wzc_wzx *x);
+/* The wz codec of the coder's grid (borrowed from the coder), for decoding
+ * the records it restores. */
+const wzc_codec *wzc_wzx_codec(const wzc_wzx *x);
 /* Expected coded bits/value under the static tables, block overhead included
  * (the estimate that chooses the grid; reports use written bytes). */
 double wzc_wzx_expected_bits(const wzc_wzx *x);
@@ -68,6 +71,7 @@ typedef struct {
 	size_t record_bytes;
 	uint64_t profile_hash;
 	char model[WZC_MODEL_MAX + 1];
+	int version;
 } wzc_wzx_info;
 
 /* A container read from untrusted bytes (borrowed: they must outlive it):
@@ -79,6 +83,10 @@ wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin,
 void wzc_wzx_reader_free(wzc_wzx_reader *r);
 const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r);
 
+/* Where block i (in block order) starts in the container; the index's
+ * offset for i past the last block. */
+size_t wzc_wzx_block_offset(const wzc_wzx_reader *r, long i);
+
 /* A coder for the container's grid with profile p; WZ_ERR_INPUT when the
  * container was written with another profile or shape.  The caller frees
  * it with wzc_wzx_free. */
@@ -89,9 +97,30 @@ wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx 
  * bytes); *ntok gets its token count.  WZ_ERR_CORRUPT names the block. */
 wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
 			  uint8_t *records /* OUT */, int *ntok /* OUT */, wz_diag *diag);
+/* Random access into the transformed domain attention reads: block `block`
+ * of `layer` to y_latent [ntok][R] and y_rope [ntok][P], exactly the values
+ * wzc_wz_decode_token_transformed gives for its records (version 2 blocks
+ * go there from their digits, never through records). */
+wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				      int block, float *y_latent /* OUT */, float *y_rope /* OUT */,
+				      int *ntok /* OUT */, wz_diag *diag);
 /* Every block: records [L][T][B]. */
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records /* OUT */,
 			wz_diag *diag);
+
+/* What a restore writes per token: the wz records (B bytes), the
+ * transformed domain (R + P floats, latent first), or the cache's own
+ * values in bf16 (R + P, latent first). */
+typedef enum { WZC_RESTORE_RECORDS, WZC_RESTORE_TRANSFORMED, WZC_RESTORE_BF16 } wzc_restore_kind;
+size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind);
+
+/* Blocks first .. first + count - 1 (in block order, layer-major) restored
+ * on nthreads threads (this one among them) into out, token after token as
+ * they follow in the container.  The bytes, and the error (the lowest
+ * damaged block's), are the same for any nthreads.  Memory besides out: a
+ * block's scratch per thread. */
+wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
+		       long first, long count, int nthreads, void *out /* OUT */, wz_diag *diag);
 
 /* For the metrics: encodes every layer of a window with the codec's grid,
  * writes the container in memory, reads it back, and returns the records

@@ -7,7 +7,9 @@
 #include <xxhash.h>
 
 #include "codec/wzx.h"
+#include "codec/wzx_fast.h"
 #include "codec/wzx_internal.h"
+#include "codec/wzx_lanes.h"
 
 static const uint8_t MAGIC[8] = { 0x89, 'W', 'Z', 'X', '\r', '\n', 0x1a, '\n' };
 static const uint8_t END_MAGIC[8] = { 0x89, 'W', 'Z', 'X', 'I', 'D', 'X', '\n' };
@@ -141,9 +143,10 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	if (memcmp(b, MAGIC, 8))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a wzx container (bad magic)", o);
 	uint32_t version = wzx_get32(b + 8);
-	if (version != WZC_WZX_VERSION)
+	if (version < 1 || version > WZC_WZX_VERSION)
 		return wz_diag_set(diag, version > WZC_WZX_VERSION ? WZ_ERR_VERSION : WZ_ERR_INPUT,
-				   "%s: wzx version %u (this build reads %d)", o, version, WZC_WZX_VERSION);
+				   "%s: wzx version %u (this build reads 1 to %d)", o, version,
+				   WZC_WZX_VERSION);
 	uint32_t mlen = wzx_get32(b + 48);
 	if (mlen > WZC_MODEL_MAX)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: model name of %u bytes", o, mlen);
@@ -165,7 +168,7 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	if (B < (P ? 2u : 1u) || B > 2 * (R + P))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: record size %u out of range", o, B);
 	if (bt != WZC_WZX_BLOCK_TOKENS)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (version 1 has 64)", o, bt);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 and 2 have 64)", o, bt);
 	const uint8_t *name = b + WZC_WZX_HEADER_FIXED;
 	for (uint32_t i = 0; i < mlen; i++)
 		if (name[i] < 0x20 || name[i] == 0x7f)
@@ -198,7 +201,7 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	}
 	r->index_off = (size_t)ioff;
 	r->info = (wzc_wzx_info){ (int)L, (int)R, (int)P, (int)T, (int)nbl, (int)nblocks, B,
-				  wzx_get64(b + 40), "" };
+				  wzx_get64(b + 40), "", (int)version };
 	memcpy(r->info.model, name, mlen);
 	r->info.model[mlen] = 0;
 	return WZ_OK;
@@ -245,8 +248,19 @@ wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx 
 	return WZ_OK;
 }
 
-wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
-			  uint8_t *records, int *ntok, wz_diag *diag)
+size_t wzc_wzx_block_offset(const wzc_wzx_reader *r, long i)
+{
+	if (i < 0 || i >= r->info.nblocks)
+		return r->index_off;
+	return (size_t)wzx_get64(r->b + r->index_off + (size_t)i * WZC_WZX_INDEX_ENTRY);
+}
+
+/* A block's checks (docs/wzx-format.md, "Reading untrusted bytes"): its
+ * checksum, its header against its index slot, a type its version allows,
+ * a raw payload's size.  *blk is the block, *ntok its tokens. */
+static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+		       const uint8_t **blk, size_t *payload, int *ntok, char *what, size_t nwhat,
+		       wz_diag *diag)
 {
 	const wzc_wzx_info *in = &r->info;
 	*ntok = 0;
@@ -258,26 +272,105 @@ wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 	size_t i = (size_t)layer * in->blocks_per_layer + block;
 	const uint8_t *e = r->b + r->index_off + i * WZC_WZX_INDEX_ENTRY;
 	size_t off = (size_t)wzx_get64(e), size = wzx_get32(e + 8);
-	const uint8_t *blk = r->b + off;
+	const uint8_t *b = r->b + off;
 	int t0 = block * WZC_WZX_BLOCK_TOKENS;
 	int n = in->T - t0 < WZC_WZX_BLOCK_TOKENS ? in->T - t0 : WZC_WZX_BLOCK_TOKENS;
-	size_t payload = size - WZC_WZX_BLOCK_OVERHEAD, B = in->record_bytes;
-	char what[96];
-	snprintf(what, sizeof what, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
-	if (wzx_get64(blk + 16 + payload) != XXH3_64bits(blk, 16 + payload))
+	size_t pay = size - WZC_WZX_BLOCK_OVERHEAD, B = in->record_bytes;
+	snprintf(what, nwhat, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
+	if (wzx_get64(b + 16 + pay) != XXH3_64bits(b, 16 + pay))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: checksum mismatch", r->origin, what);
-	if (wzx_get32(blk) != (uint32_t)layer || wzx_get32(blk + 4) != (uint32_t)t0 ||
-	    wzx_get32(blk + 8) != payload || blk[12] != n || blk[14] || blk[15] || blk[13] > 1)
+	int coded = in->version == 1 ? WZC_WZX_RANS : WZC_WZX_LANES;
+	if (wzx_get32(b) != (uint32_t)layer || wzx_get32(b + 4) != (uint32_t)t0 ||
+	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] ||
+	    (b[13] != WZC_WZX_RAW && b[13] != coded))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: header does not match the index", r->origin,
 				   what);
+	if (b[13] == WZC_WZX_RAW && pay != (size_t)n * B)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
+				   what, pay);
+	*blk = b;
+	*payload = pay;
+	*ntok = n;
+	return WZ_OK;
+}
+
+/* A version 2 block's symbols, in a buffer the caller frees. */
+static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int n,
+			    const uint8_t *blk, size_t payload, const char *what, uint16_t **sym,
+			    wz_diag *diag)
+{
+	*sym = malloc(sizeof **sym * (size_t)n * wzc_wzx_block_symbols(x, layer));
+	if (!*sym)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (wzc_wzx_decode_lanes(x, layer, WZC_LANES, n, blk + 16, payload, *sym)) {
+		free(*sym);
+		*sym = NULL;
+		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
+				   r->origin, what);
+	}
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+			  uint8_t *records, int *ntok, wz_diag *diag)
+{
+	const uint8_t *blk;
+	size_t payload;
+	int n;
+	char what[96];
+	*ntok = 0;
+	wz_err e = block_at(r, x, layer, block, &blk, &payload, &n, what, sizeof what, diag);
+	if (e)
+		return e;
 	if (blk[13] == WZC_WZX_RAW) {
-		if (payload != (size_t)n * B)
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
-					   what, payload);
 		memcpy(records, blk + 16, payload);
-	} else if (wzc_wzx_decode_block(x, layer, n, blk + 16, payload, records)) {
-		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode", r->origin,
-				   what);
+	} else if (blk[13] == WZC_WZX_RANS) {
+		if (wzc_wzx_decode_block(x, layer, n, blk + 16, payload, records))
+			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
+					   r->origin, what);
+	} else {
+		uint16_t *sym;
+		if ((e = lanes_symbols(r, x, layer, n, blk, payload, what, &sym, diag)))
+			return e;
+		wzc_wzx_symbols_records(x, layer, n, sym, records);
+		free(sym);
+	}
+	*ntok = n;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				      int block, float *y_latent, float *y_rope, int *ntok,
+				      wz_diag *diag)
+{
+	const uint8_t *blk;
+	size_t payload;
+	int n;
+	char what[96];
+	*ntok = 0;
+	wz_err e = block_at(r, x, layer, block, &blk, &payload, &n, what, sizeof what, diag);
+	if (e)
+		return e;
+	const wzc_wzx_info *in = &r->info;
+	if (blk[13] == WZC_WZX_LANES) {
+		uint16_t *sym;
+		if ((e = lanes_symbols(r, x, layer, n, blk, payload, what, &sym, diag)))
+			return e;
+		wzc_wzx_symbols_transformed(x, layer, n, sym, y_latent, y_rope);
+		free(sym);
+	} else {
+		/* raw and version 1 blocks: through their records */
+		uint8_t *rec = malloc(in->record_bytes * (size_t)n);
+		if (!rec)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		int got;
+		e = wzc_wzx_read_block(r, x, layer, block, rec, &got, diag);
+		for (int t = 0; !e && t < n; t++)
+			wzc_wz_decode_token_transformed(wzc_wzx_codec(x), layer, rec + (size_t)t * in->record_bytes,
+							y_latent + (size_t)t * in->R, y_rope + (size_t)t * in->P);
+		free(rec);
+		if (e)
+			return e;
 	}
 	*ntok = n;
 	return WZ_OK;

@@ -3,12 +3,59 @@
 #ifndef WZC_WZX_INTERNAL_H
 #define WZC_WZX_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "codec/wzx.h"
 
-enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1 };
+#include "codec/levels.h"
+#include "codec/wzx_rans.h"
+
+enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2 };
+
+/* A symbol position's table as the fast decoder reads it: the symbol of
+ * every slot (2^16 entries) and the cumulative frequencies. */
+typedef struct {
+	const uint16_t *dir;
+	const uint32_t *cum;
+} wzc_wzx_direct;
+
+typedef struct {
+	wzc_wz_flat *flat;
+	wzc_rans_table *etab;              /* [nentries] the table of each coded component */
+	uint32_t *cum[2][WZC_NSET];        /* histogram tables per (part, count index) */
+	uint16_t *hint[2][WZC_NSET];       /* their decoder search hints */
+	double bits;                       /* expected bits of one token's symbols */
+	/* for the fast decoder (codec/wzx_fast.c), per symbol position of a
+	 * token (scale codes, then the entries): its table */
+	int nsym;
+	wzc_wzx_direct *pos;               /* [nsym] */
+	uint16_t *dirs[2][WZC_NSET];       /* direct tables of the histogram tables */
+	void *extra;                       /* those of large uniform counts */
+	int fast_ready;                    /* pos and dirs built (atomic) */
+} wzx_layer;
+
+struct wzc_wzx {
+	const wzc_codec *codec;
+	wzc_codec *owned;
+	const wzc_profile *profile;
+	int L, R, P, scale_bytes;
+	size_t B;
+	uint64_t profile_hash;
+	wzc_rans_table scale_tab;
+	wzx_layer *layers;
+	double expected_bits;
+	/* direct tables shared by every layer: scale codes and anchor flags */
+	uint16_t *dir_scale, *dir_flag;
+	uint32_t cum_scale[257], cum_flag[3];
+	pthread_mutex_t *fast_lock;        /* guards building them */
+};
+
+/* The fast decoder's tables (codec/wzx_fast.c). */
+void wzc_wzx_fast_free_layer(wzx_layer *ly);
+void wzc_wzx_fast_free(wzc_wzx *x);
+
 
 int wzc_wzx_layers(const wzc_wzx *x);
 int wzc_wzx_R(const wzc_wzx *x);

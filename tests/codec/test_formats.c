@@ -366,9 +366,67 @@ static void test_iso(void)
 	wzc_errors_free(hard);
 }
 
+/* The decoders' lookup tables give the conversions' very floats: every
+ * code bit for bit, and whole fp8-mix and nvfp4 records of random bytes
+ * decoded as the conversion decodes them. */
+static void test_value_tables(void)
+{
+	const float *e4 = wzc_e4m3_values(), *e2 = wzc_e2m1_values();
+	int same = 1;
+	for (int c = 0; c < 256; c++) {
+		float v = wzc_e4m3_to_f32((uint8_t)c);
+		same &= !memcmp(&v, &e4[c], sizeof v);
+	}
+	for (int c = 0; c < 16; c++) {
+		float v = wzc_e2m1_to_f32((uint8_t)c);
+		same &= !memcmp(&v, &e2[c], sizeof v);
+	}
+	ok(same, "value tables: all 256 e4m3 and 16 e2m1 codes equal the conversions bit for bit");
+	static const char *const names[] = { "fp8-mix", "nvfp4" };
+	for (int f = 0; f < 2; f++) {
+		wzc_format fmt;
+		wzc_codec *c;
+		wz_diag d;
+		if (!ok(!wzc_format_parse(names[f], &fmt, &d) &&
+			!wzc_codec_new(&fmt, 1, 512, 64, NULL, &c, &d), "%s codec", names[f]))
+			continue;
+		size_t B = wzc_codec_record_bytes(c);
+		uint8_t rec[1200];
+		float lat[512], rope[64], want[512];
+		uint32_t x = 12345;
+		int match = 1;
+		for (int t = 0; t < 200; t++) {
+			for (size_t i = 0; i < B; i++) {
+				x = x * 1664525u + 1013904223u;
+				rec[i] = (uint8_t)(x >> 24);
+			}
+			wzc_decode_token(c, 0, rec, lat, rope);
+			if (f == 0) {
+				float s = wzc_f16_to_f32((uint16_t)(rec[512] | rec[513] << 8));
+				for (int i = 0; i < 512; i++)
+					want[i] = wzc_e4m3_to_f32(rec[i]) * s;
+			} else {
+				for (int g = 0; g < 32; g++) {
+					float s = wzc_e4m3_to_f32(rec[256 + g]);
+					for (int i = 0; i < 16; i += 2) {
+						uint8_t b = rec[8 * g + i / 2];
+						want[16 * g + i] = wzc_e2m1_to_f32(b & 15) * s;
+						want[16 * g + i + 1] = wzc_e2m1_to_f32(b >> 4) * s;
+					}
+				}
+			}
+			match &= !memcmp(lat, want, sizeof want);
+		}
+		ok(match, "%s: 200 random records decode through the tables as through the conversions",
+		   names[f]);
+		wzc_codec_free(c);
+	}
+}
+
 int main(void)
 {
 	test_iso();
+	test_value_tables();
 	test_e4m3();
 	test_e2m1();
 	test_half();

@@ -253,7 +253,8 @@ static void header_checks(void)
 	struct { const char *what; size_t at; uint8_t val; int reseal; wz_err want; } cases[] = {
 		{ "bad magic", 1, 'Q', 0, WZ_ERR_INPUT },
 		{ "header byte flipped", 20, 0x41, 0, WZ_ERR_CORRUPT },
-		{ "newer version", 8, 2, 1, WZ_ERR_VERSION },
+		{ "newer version", 8, 3, 1, WZ_ERR_VERSION },
+		{ "version 0", 8, 0, 1, WZ_ERR_INPUT },
 		{ "reserved flags", 12, 1, 1, WZ_ERR_INPUT },
 		{ "zero layers", 16, 0, 1, WZ_ERR_INPUT },
 		{ "tokens beyond the file", 31, 0x10, 1, WZ_ERR_INPUT },
@@ -291,11 +292,22 @@ static void header_checks(void)
 	   wzc_wzx_coder_for(r, other, &xo, &d) == WZ_ERR_INPUT,
 	   "a container is refused with another profile: %s", d.msg);
 	wzc_wzx_reader_free(r);
-	/* golden: this container's bytes must never change */
+	/* a version 2 block type in a container that says version 1 is refused */
+	memcpy(bad, buf, n);
+	bad[8] = 1;
+	reseal_header(bad, H);
+	uint8_t one[64 * 30];
+	int nt;
+	ok(wzc_wzx_open(bad, n, "t", &r, &d) == WZ_OK &&
+	   wzc_wzx_read_block(r, x, 0, 0, one, &nt, &d) == WZ_ERR_INPUT,
+	   "a version 2 block in a version 1 container is refused: %s", d.msg);
+	wzc_wzx_reader_free(r);
+	/* golden: this container's bytes must never change (tiny.wzx is the
+	 * version 1 one, read but no longer written) */
 	const char *gdir = getenv("WZX_GOLDEN_WRITE");
 	if (gdir) {
 		char path[512];
-		snprintf(path, sizeof path, "%s/tiny.wzx", gdir);
+		snprintf(path, sizeof path, "%s/tiny-v2.wzx", gdir);
 		wz_write_file_atomic(path, buf, n, &d);
 		snprintf(path, sizeof path, "%s/tiny.wzp", gdir);
 		wzc_profile_write(path, prof, &d);
@@ -311,46 +323,55 @@ static void header_checks(void)
 	wzc_profile_free(other);
 }
 
-/* The golden container: it decodes to the stored records with the stored
- * profile, and writing those records again gives the same bytes. */
+/* The golden containers decode to the stored records with the stored
+ * profile: version 1 (tiny.wzx, written before version 2) and version 2
+ * (tiny-v2.wzx), and writing those records again gives version 2's bytes. */
 static void golden(void)
 {
 	const char *src = getenv("srcdir");
-	char p1[512], p2[512], p3[512];
+	char p1[512], p2[512], p3[512], p4[512];
 	snprintf(p1, sizeof p1, "%s/tests/codec/golden/tiny.wzx", src ? src : ".");
 	snprintf(p2, sizeof p2, "%s/tests/codec/golden/tiny.wzp", src ? src : ".");
 	snprintf(p3, sizeof p3, "%s/tests/codec/golden/tiny.rec", src ? src : ".");
-	char *cont, *recs;
-	size_t n, nrec;
+	snprintf(p4, sizeof p4, "%s/tests/codec/golden/tiny-v2.wzx", src ? src : ".");
+	char *cont[2], *recs;
+	size_t n[2], nrec;
 	wzc_profile *prof;
 	wz_diag d;
-	if (!ok(!wz_read_file(p1, 1 << 20, &cont, &n, &d) && !wz_read_file(p3, 1 << 20, &recs, &nrec, &d) &&
-		!wzc_profile_read(p2, &prof, &d), "golden files read"))
+	if (!ok(!wz_read_file(p1, 1 << 20, &cont[0], &n[0], &d) &&
+		!wz_read_file(p4, 1 << 20, &cont[1], &n[1], &d) &&
+		!wz_read_file(p3, 1 << 20, &recs, &nrec, &d) && !wzc_profile_read(p2, &prof, &d),
+		"golden files read"))
 		return;
-	wzc_wzx_reader *r;
-	wzc_wzx *x = NULL;
-	wz_err e = wzc_wzx_open(cont, n, "golden", &r, &d);
-	if (!e)
-		e = wzc_wzx_coder_for(r, prof, &x, &d);
-	uint8_t *got = calloc(nrec, 1);
-	if (!e)
-		e = wzc_wzx_read_all(r, x, got, &d);
-	/* A failure here is a format change: of the container, the rANS
-	 * tables, or the wz plan they are derived from (docs/wz-format.md). */
-	ok(!e && !memcmp(got, recs, nrec), "golden container decodes to its records");
-	if (!e) {
-		const wzc_wzx_info *in = wzc_wzx_reader_info(r);
-		size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes, strlen(prof->model)), m;
-		uint8_t *again = malloc(cap);
-		e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
-		ok(!e && m == n && !memcmp(again, cont, n), "golden container written again byte for byte");
-		free(again);
+	for (int v = 0; v < 2; v++) {
+		wzc_wzx_reader *r;
+		wzc_wzx *x = NULL;
+		wz_err e = wzc_wzx_open(cont[v], n[v], "golden", &r, &d);
+		if (!e)
+			e = wzc_wzx_coder_for(r, prof, &x, &d);
+		uint8_t *got = calloc(nrec, 1);
+		if (!e)
+			e = wzc_wzx_read_all(r, x, got, &d);
+		/* A failure here is a format change: of the container, the rANS
+		 * tables, or the wz plan they are derived from (docs/wz-format.md). */
+		ok(!e && wzc_wzx_reader_info(r)->version == v + 1 && !memcmp(got, recs, nrec),
+		   "golden version %d container decodes to its records", v + 1);
+		if (!e && v == 1) {
+			const wzc_wzx_info *in = wzc_wzx_reader_info(r);
+			size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes,
+						   strlen(prof->model)), m;
+			uint8_t *again = malloc(cap);
+			e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
+			ok(!e && m == n[v] && !memcmp(again, cont[v], n[v]),
+			   "golden version 2 container written again byte for byte");
+			free(again);
+		}
+		free(got);
+		wzc_wzx_free(x);
+		wzc_wzx_reader_free(r);
+		free(cont[v]);
 	}
-	free(got);
-	wzc_wzx_free(x);
-	wzc_wzx_reader_free(r);
 	wzc_profile_free(prof);
-	free(cont);
 	free(recs);
 }
 

@@ -49,4 +49,22 @@ run $WZPLAN codec prepare --trace "$tmp/a/mla-a-cal-0.safetensors" --out "$tmp/q
 run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/q.wzp" --out "$tmp/q.rec"
 expect_rc 2 "a container with another profile exits 2"
 contains "$err" "another profile" "the message says so"
+# Threads: the same bytes for any count, for every output; the lowest
+# damaged block is the one named whatever thread finds a damaged block first.
+for to in wz transformed bf16; do
+	run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/$to.1" --to $to --threads 1
+	expect_rc 0 "unpack --to $to on one thread"
+	run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/$to.3" --to $to --threads 3
+	expect_rc 0 "unpack --to $to on three threads"
+	cmp -s "$tmp/$to.1" "$tmp/$to.3"; ok $? "--to $to: the same bytes on 1 and 3 threads"
+done
+[ "$(wc -c < "$tmp/transformed.1")" -eq $((2 * 200 * 576 * 4)) ]; ok $? "transformed: 2 x 200 x 576 float32"
+cmp -s "$tmp/wz.1" "$tmp/g.rec"; ok $? "--threads 1 gives what the default gives"
+off5=$(od -An -t u8 -j $(( $(wc -c < "$tmp/g.wzx") - 24 - 8 * 16 + 5 * 16 )) -N 8 "$tmp/g.wzx" | tr -d ' ')
+printf 'Z' | dd of="$tmp/c.wzx" bs=1 seek=$((off5 + 40)) conv=notrunc 2>/dev/null
+run $WZPLAN codec unpack --in "$tmp/c.wzx" --profile "$tmp/p.wzp" --out "$tmp/c.rec" --threads 4
+expect_rc 2 "two damaged blocks on four threads exit 2"
+contains "$err" "block 1 (layer 0, tokens 64..127)" "the lowest damaged block is named"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/x" --threads 0
+expect_rc 2 "--threads 0 is refused"
 done_testing

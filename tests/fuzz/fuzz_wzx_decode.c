@@ -96,6 +96,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t *one = malloc(64 * in->record_bytes);
 		if (one)
 			wzc_wzx_read_block(r, x, in->L - 1, in->blocks_per_layer - 1, one, &nt, NULL);
+		/* and into the transformed domain (version 2 blocks take the fast
+		 * decoder from their digits) */
+		float *yl = malloc(sizeof(float) * 64 * (size_t)in->R);
+		float *yr = malloc(sizeof(float) * (64 * (size_t)in->P + 1));
+		for (int l = 0; yl && yr && l < in->L; l++)
+			wzc_wzx_read_block_transformed(r, x, l, 0, yl, yr, &nt, NULL);
+		free(yl);
+		free(yr);
 		free(rec);
 		free(one);
 		wzc_wzx_free(x);

@@ -10,11 +10,13 @@ import struct
 
 OUT = "tests/fuzz/corpus/wzx_decode"
 prof = open("tests/codec/golden/tiny.wzp", "rb").read()
-cont = open("tests/codec/golden/tiny.wzx", "rb").read()
+# version 1 (read, no longer written) under the old names; version 2 with "v2-"
+CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2),
+              ("v2-", "tests/codec/golden/tiny-v2.wzx", 3))
 
 
 def case(name, c, flags=0):
-    with open(os.path.join(OUT, name), "wb") as f:
+    with open(os.path.join(OUT, prefix + name), "wb") as f:
         f.write(bytes([flags]) + struct.pack("<I", len(prof)) + prof + bytes(c))
 
 
@@ -25,31 +27,33 @@ def patched(at, data):
 
 
 os.makedirs(OUT, exist_ok=True)
-mlen = struct.unpack_from("<I", cont, 48)[0]
-H = 56 + ((mlen + 7) & ~7) + 8
-ioff = struct.unpack_from("<Q", cont, len(cont) - 24)[0]
-nblocks = (len(cont) - 24 - ioff) // 16
-first = struct.unpack_from("<Q", cont, ioff)[0]
-case("valid", cont)
-case("valid-resealed", cont, 1)
-case("empty", b"")
-for flags in (0, 1):
-    s = "-resealed" if flags else ""
-    case("truncated-header" + s, cont[:40], flags)
-    case("truncated-middle" + s, cont[:len(cont) // 2], flags)
-    case("truncated-footer" + s, cont[:-5], flags)
-    case("version-2" + s, patched(8, struct.pack("<I", 2)), flags)
-    case("flags-set" + s, patched(12, struct.pack("<I", 1)), flags)
-    case("layers-huge" + s, patched(16, struct.pack("<I", 0xFFFFFFFF)), flags)
-    case("tokens-huge" + s, patched(28, struct.pack("<I", 0x7FFFFFFF)), flags)
-    case("record-size-zero" + s, patched(32, struct.pack("<I", 0)), flags)
-    case("model-length-huge" + s, patched(48, struct.pack("<I", 4096)), flags)
-    case("index-offset-wrong" + s, patched(len(cont) - 24, struct.pack("<Q", ioff - 16)), flags)
-    case("index-entry-overlap" + s, patched(ioff + 16, struct.pack("<Q", first)), flags)
-    case("index-size-small" + s, patched(ioff + 8, struct.pack("<I", 3)), flags)
-    case("block-type-bad" + s, patched(first + 13, b"\x07"), flags)
-    case("block-payload-size" + s, patched(first + 8, struct.pack("<I", 1)), flags)
-    for i, at in enumerate((first + 16, first + 20, first + 40, ioff - 30)):
-        c = bytearray(cont)
-        c[at] ^= 0x5A
-        case("payload-flipped-%d%s" % (i, s), c, flags)
+for prefix, path, newer in CONTAINERS:
+    cont = open(path, "rb").read()
+    mlen = struct.unpack_from("<I", cont, 48)[0]
+    H = 56 + ((mlen + 7) & ~7) + 8
+    ioff = struct.unpack_from("<Q", cont, len(cont) - 24)[0]
+    nblocks = (len(cont) - 24 - ioff) // 16
+    first = struct.unpack_from("<Q", cont, ioff)[0]
+    case("valid", cont)
+    case("valid-resealed", cont, 1)
+    case("empty", b"")
+    for flags in (0, 1):
+        s = "-resealed" if flags else ""
+        case("truncated-header" + s, cont[:40], flags)
+        case("truncated-middle" + s, cont[:len(cont) // 2], flags)
+        case("truncated-footer" + s, cont[:-5], flags)
+        case("version-%d" % newer + s, patched(8, struct.pack("<I", newer)), flags)
+        case("flags-set" + s, patched(12, struct.pack("<I", 1)), flags)
+        case("layers-huge" + s, patched(16, struct.pack("<I", 0xFFFFFFFF)), flags)
+        case("tokens-huge" + s, patched(28, struct.pack("<I", 0x7FFFFFFF)), flags)
+        case("record-size-zero" + s, patched(32, struct.pack("<I", 0)), flags)
+        case("model-length-huge" + s, patched(48, struct.pack("<I", 4096)), flags)
+        case("index-offset-wrong" + s, patched(len(cont) - 24, struct.pack("<Q", ioff - 16)), flags)
+        case("index-entry-overlap" + s, patched(ioff + 16, struct.pack("<Q", first)), flags)
+        case("index-size-small" + s, patched(ioff + 8, struct.pack("<I", 3)), flags)
+        case("block-type-bad" + s, patched(first + 13, b"\x07"), flags)
+        case("block-payload-size" + s, patched(first + 8, struct.pack("<I", 1)), flags)
+        for i, at in enumerate((first + 16, first + 20, first + 40, ioff - 30)):
+            c = bytearray(cont)
+            c[at] ^= 0x5A
+            case("payload-flipped-%d%s" % (i, s), c, flags)

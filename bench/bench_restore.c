@@ -1,0 +1,540 @@
+/* Restoring parked sessions from wzx on the CPU: the set-up of opening a
+ * DeepSeek-V3-shaped profile (61 layers x (512 + 64)) and a container and
+ * restoring one block, with the profile's derived tables cached (this
+ * build) beside the same work with every table computed afresh (the
+ * reference, measured in the same run); decode throughput per core beside
+ * zstd -3 on fp8-mix's bytes of the same tokens; the restore over threads.
+ * Medians of several runs.  Synthetic mla-b statistics, labelled so: one
+ * prepared layer repeated in every layer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "codec/codec.h"
+#include "codec/profile.h"
+#include "codec/profile_cache.h"
+#include "codec/wzx.h"
+#include "codec/wzx_fast.h"
+#include "codec/wzx_lanes.h"
+#include "traces/synth_cache.h"
+
+#include <zstd.h>
+
+#define RUNS 3
+/* layers of the profile; WZ_BENCH_LAYERS sets another count (a quick run) */
+static int LAYERS = 61;
+#define CAL_TOKENS 1024
+#define TOKENS 256
+#define SPEED_TOKENS 1024
+#define SPEED_LAYERS 4
+#define SPEED_RUNS 3
+#define ZSTD_LEVEL 3
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of this thread: a one-core figure even on a shared machine. */
+static double cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, by_value);
+	return v[n / 2];
+}
+
+/* One synthetic mla-b layer of T tokens. */
+static wzt_cache_trace *window(const char *split, uint64_t wseed, int T)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = WZT_FAMILY_MLA_B;
+	p.seed = 11;
+	p.L = 1;
+	p.T = T;
+	p.Q = 0;
+	p.H = 0;
+	p.window_seed = wseed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d))
+		fprintf(stderr, "bench_restore: %s\n", d.msg);
+	return t;
+}
+
+/* The layer repeated L times (the cost of set-up and decoding per layer
+ * does not depend on which layer it is; preparing 61 layers would take
+ * minutes of the benchmark's time for nothing). */
+static float *repeat(const float *x, size_t n, int L)
+{
+	float *y = malloc(sizeof *y * n * (size_t)L);
+	for (int l = 0; y && l < L; l++)
+		memcpy(y + n * (size_t)l, x, sizeof *y * n);
+	return y;
+}
+
+static void copy_part(wzc_part_profile *to, const wzc_part_profile *from)
+{
+	size_t n = (size_t)from->n;
+	memcpy(to->mean, from->mean, sizeof(float) * n);
+	memcpy(to->basis, from->basis, sizeof(float) * n * n);
+	memcpy(to->var, from->var, sizeof(float) * n);
+	memcpy(to->sigma, from->sigma, sizeof(float) * n);
+	memcpy(to->weight, from->weight, sizeof(float) * n);
+	memcpy(to->anchor, from->anchor, sizeof(float) * n);
+	memcpy(to->hist, from->hist, sizeof(float) * WZC_HIST_BINS);
+	to->scale_ref = from->scale_ref;
+}
+
+static wzc_profile *repeat_profile(const wzc_profile *one, int L)
+{
+	wzc_profile *p = wzc_profile_alloc(L, one->R, one->P);
+	if (!p)
+		return NULL;
+	memcpy(p->model, one->model, sizeof p->model);
+	p->query_weighted = one->query_weighted;
+	p->ntokens = one->ntokens;
+	for (int l = 0; l < L; l++) {
+		copy_part(&p->latent[l], &one->latent[0]);
+		copy_part(&p->rope[l], &one->rope[0]);
+	}
+	return p;
+}
+
+static wzc_window view(const wzt_cache_trace *t, const char *split, int L, float **lat,
+		       float **rope)
+{
+	*lat = repeat(t->latent, (size_t)t->T * t->R, L);
+	*rope = repeat(t->rope, (size_t)t->T * t->P, L);
+	return (wzc_window){ .L = L, .T = t->T, .R = t->R, .P = t->P, .latent = *lat,
+			     .rope = *rope, .positions = t->positions, .split = split };
+}
+
+/* Reads the profile file, opens the container, makes its coder and
+ * restores one block: what a server does to bring back one block of a
+ * parked session.  cached 0 drops the profile's cache first. */
+static int restore_one(const char *profile_path, const uint8_t *cont, size_t n, int cached,
+		       uint8_t *rec)
+{
+	wz_diag d;
+	wzc_profile *p;
+	wzc_wzx_reader *r = NULL;
+	wzc_wzx *x = NULL;
+	int ntok = 0;
+	if (wzc_profile_read(profile_path, &p, &d))
+		goto fail;
+	if (!cached) {
+		wzc_profile_cache_free(p->cache);
+		p->cache = NULL;
+	}
+	if (wzc_wzx_open(cont, n, "bench", &r, &d) || wzc_wzx_coder_for(r, p, &x, &d) ||
+	    wzc_wzx_read_block(r, x, LAYERS / 2, 1, rec, &ntok, &d))
+		goto fail;
+	wzc_wzx_free(x);
+	wzc_wzx_reader_free(r);
+	wzc_profile_free(p);
+	return ntok;
+fail:
+	fprintf(stderr, "bench_restore: %s\n", d.msg);
+	return -1;
+}
+
+/* The blocks of records [L][T][B] coded one way: payloads side by side. */
+typedef struct {
+	uint8_t *bytes;
+	size_t *off, *size, total;
+	int nb;
+} coded;
+
+static int code_all(const wzc_wzx *x, int L, int T, size_t B, const uint8_t *rec, int K,
+		    coded *c)
+{
+	int per = (T + 63) / 64;
+	c->nb = L * per;
+	c->off = malloc(sizeof *c->off * c->nb);
+	c->size = malloc(sizeof *c->size * c->nb);
+	size_t cap = (size_t)L * T * B * 2 + 4096 * (size_t)c->nb;
+	c->bytes = malloc(cap);
+	c->total = 0;
+	if (!c->off || !c->size || !c->bytes)
+		return -1;
+	for (int i = 0; i < c->nb; i++) {
+		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
+		const uint8_t *r = rec + ((size_t)l * T + t0) * B;
+		size_t got = K ? wzc_wzx_encode_lanes(x, l, K, n, r, c->bytes + c->total, cap - c->total)
+			       : wzc_wzx_encode_rans1(x, l, n, r, c->bytes + c->total, cap - c->total);
+		if (!got)
+			return -1;
+		c->off[i] = c->total;
+		c->size[i] = got;
+		c->total += got;
+	}
+	return 0;
+}
+
+static void coded_free(coded *c)
+{
+	free(c->bytes);
+	free(c->off);
+	free(c->size);
+}
+
+enum { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS };
+
+/* One pass over every block, one thread: seconds of CPU time. */
+static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T, size_t B,
+			  const coded *c, int K, int what, uint16_t *sym, uint8_t *rec, float *yl,
+			  float *yr, int R, int P)
+{
+	int per = (T + 63) / 64, bad = 0;
+	(void)L; /* c->nb blocks of L layers */
+	double t0 = cpu();
+	for (int i = 0; i < c->nb; i++) {
+		int l = i / per, t = 64 * (i % per), n = T - t < 64 ? T - t : 64;
+		const uint8_t *p = c->bytes + c->off[i];
+		if (K == 0) {
+			/* version 1: records, then (for the transformed domain) each
+			 * record decoded there, as before version 2 */
+			extern int wzc_wzx_decode_block(const wzc_wzx *, int, int, const uint8_t *, size_t,
+							uint8_t *);
+			bad |= wzc_wzx_decode_block(x, l, n, p, c->size[i], rec);
+			if (what == TO_TRANSFORMED)
+				for (int k = 0; k < n; k++)
+					wzc_wz_decode_token_transformed(codec, l, rec + (size_t)k * B,
+									yl + (size_t)k * R, yr + (size_t)k * P);
+			continue;
+		}
+		if (what == REF_SYMBOLS) {
+			bad |= wzc_wzx_decode_lanes_ref(x, l, K, n, p, c->size[i], sym);
+			continue;
+		}
+		bad |= wzc_wzx_decode_lanes(x, l, K, n, p, c->size[i], sym);
+		if (what == TO_RECORDS)
+			wzc_wzx_symbols_records(x, l, n, sym, rec);
+		else if (what == TO_TRANSFORMED)
+			wzc_wzx_symbols_transformed(x, l, n, sym, yl, yr);
+	}
+	double dt = cpu() - t0;
+	return bad ? -1 : dt;
+}
+
+static FILE *rates;
+
+static void rate(const char *key, double value, const char *unit, const char *what)
+{
+	if (rates)
+		fprintf(rates, "%s\t%.6g\t%s\t%s\n", key, value, unit, what);
+}
+
+/* Decode throughput on one core against zstd -3 on fp8-mix's bytes of the
+ * same tokens, and the restore's scaling over threads. */
+static int speed(const wzc_profile *prof, wzc_codec *codec)
+{
+	wzt_cache_trace *tr = window("test", 3, SPEED_TOKENS);
+	if (!tr)
+		return -1;
+	float *vl, *vr;
+	wzc_window w = view(tr, "test", SPEED_LAYERS < LAYERS ? SPEED_LAYERS : LAYERS, &vl, &vr);
+	int L = w.L, T = w.T, R = w.R, P = w.P;
+	wz_diag d;
+	wzc_wzx *x;
+	size_t B = wzc_codec_record_bytes(codec);
+	uint8_t *rec = malloc((size_t)L * T * B);
+	if (!rec || wzc_wzx_of_codec(codec, &x, &d))
+		return -1;
+	double tok = (double)L * T, gb = tok * (R + P) * 2 / 1e9;
+	double enc[SPEED_RUNS];
+	for (int r = 0; r < SPEED_RUNS; r++) {
+		double t0 = cpu();
+		for (int l = 0; l < L; l++)
+			wzc_encode_layer(codec, l, T, w.latent + (size_t)l * T * R, w.rope + (size_t)l * T * P,
+					 rec + (size_t)l * T * B, &d);
+		enc[r] = cpu() - t0;
+	}
+	uint16_t *sym = malloc(sizeof *sym * 64 * (size_t)wzc_wzx_block_symbols(x, 0) * 2);
+	uint8_t *brec = malloc(64 * B);
+	float *yl = malloc(sizeof(float) * 64 * R), *yr = malloc(sizeof(float) * 64 * P);
+	printf("\ndecode throughput, one core (thread CPU time), median of %d runs, %d layers x %d tokens;\n"
+	       "GB/s of bf16-equivalent output (1152 bytes per token and layer), million token-layers/s\n\n",
+	       SPEED_RUNS, L, T);
+	printf("%-52s %8s %8s %9s\n", "", "GB/s", "Mtok/s", "b/v");
+	static const int lanes[] = { 0, 4, 8, 16, 32 };
+	double best_tr = 0;
+	for (size_t li = 0; li < sizeof lanes / sizeof *lanes; li++) {
+		int K = lanes[li];
+		coded c;
+		if (code_all(x, L, T, B, rec, K, &c))
+			return -1;
+		/* a pass to build the decoder's tables, not timed */
+		decode_pass(x, codec, L, T, B, &c, K, TO_SYMBOLS, sym, brec, yl, yr, R, P);
+		static const int whats[] = { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS };
+		static const char *const names[] = { "symbols", "records", "transformed domain",
+						     "symbols, scalar reference" };
+		for (int wi = 0; wi < 4; wi++) {
+			if (K == 0 && (whats[wi] == TO_SYMBOLS || whats[wi] == REF_SYMBOLS))
+				continue;
+			double t[SPEED_RUNS];
+			for (int r = 0; r < SPEED_RUNS; r++)
+				t[r] = decode_pass(x, codec, L, T, B, &c, K, whats[wi], sym, brec, yl, yr, R, P);
+			double m = median(t, SPEED_RUNS);
+			if (m <= 0)
+				return -1;
+			char label[96];
+			if (K)
+				snprintf(label, sizeof label, "v2, %2d lanes, to %s", K, names[wi]);
+			else
+				snprintf(label, sizeof label, "v1 (one byte-wise state), to %s", names[wi]);
+			printf("%-52s %8.2f %8.3f %9.3f\n", label, gb / m, tok / m / 1e6,
+			       c.total * 8.0 / (tok * (R + P)));
+			if (K == WZC_LANES && whats[wi] == TO_TRANSFORMED) {
+				best_tr = tok / m;
+				rate("restore_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v2 to the transformed domain, one core");
+			}
+			if (K == WZC_LANES && whats[wi] == TO_RECORDS)
+				rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v2 to wz records, one core");
+			if (K == 0 && whats[wi] == TO_TRANSFORMED)
+				rate("restore_v1_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v1 to the transformed domain through records, one core");
+		}
+		coded_free(&c);
+	}
+	/* bf16 (the cache's own domain) and the pack side */
+	{
+		coded c;
+		if (code_all(x, L, T, B, rec, WZC_LANES, &c))
+			return -1;
+		double t[SPEED_RUNS], pk[SPEED_RUNS];
+		float *lat = malloc(sizeof(float) * 64 * R), *rope = malloc(sizeof(float) * 64 * P);
+		for (int r = 0; r < SPEED_RUNS; r++) {
+			t[r] = decode_pass(x, codec, L, T, B, &c, WZC_LANES, TO_RECORDS, sym, brec, yl, yr, R, P);
+			double t0 = cpu();
+			for (int i = 0, per = (T + 63) / 64; i < c.nb; i++) {
+				int l = i / per, t1 = 64 * (i % per), n = T - t1 < 64 ? T - t1 : 64;
+				wzc_wzx_decode_lanes(x, l, WZC_LANES, n, c.bytes + c.off[i], c.size[i], sym);
+				wzc_wzx_symbols_records(x, l, n, sym, brec);
+				wzc_decode_layer(codec, l, n, brec, lat, rope);
+			}
+			t[r] = cpu() - t0;
+			t0 = cpu();
+			coded c2;
+			code_all(x, L, T, B, rec, WZC_LANES, &c2);
+			pk[r] = cpu() - t0 + enc[r];
+			coded_free(&c2);
+		}
+		double m = median(t, SPEED_RUNS), mp = median(pk, SPEED_RUNS);
+		printf("%-52s %8.2f %8.3f\n", "v2, 8 lanes, to the cache's own values (float)", gb / m,
+		       tok / m / 1e6);
+		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v2 entropy coding", gb / mp, tok / mp / 1e6);
+		rate("restore_values_tokens_per_core_s", tok / m, "token-layers/s",
+		     "wzx v2 to the cache's own domain (inverse transform), one core");
+		rate("pack_tokens_per_core_s", tok / mp, "token-layers/s",
+		     "wz encode and wzx v2 entropy coding, one core");
+		free(lat);
+		free(rope);
+		coded_free(&c);
+	}
+	/* zstd -3 on fp8-mix's bytes of the same tokens, a frame per block of
+	 * 64 tokens x one layer as wzx has */
+	{
+		wzc_format ff;
+		wzc_codec *fc;
+		if (wzc_format_parse("fp8-mix", &ff, &d) || wzc_codec_new(&ff, L, R, P, NULL, &fc, &d))
+			return -1;
+		size_t fb = wzc_codec_record_bytes(fc), raw = (size_t)L * T * fb;
+		uint8_t *f8 = malloc(raw), *z = malloc(ZSTD_compressBound(raw) + 64 * (size_t)L * 16);
+		uint8_t *back = malloc(64 * fb);
+		size_t per = (size_t)(T + 63) / 64, nb = (size_t)L * per, zt = 0;
+		size_t *zo = malloc(sizeof *zo * nb), *zs = malloc(sizeof *zs * nb);
+		for (int l = 0; l < L; l++)
+			wzc_encode_layer(fc, l, T, w.latent + (size_t)l * T * R, w.rope + (size_t)l * T * P,
+					 f8 + (size_t)l * T * fb, &d);
+		for (size_t i = 0; i < nb; i++) {
+			size_t t0 = 64 * (i % per), n = (size_t)T - t0 < 64 ? (size_t)T - t0 : 64;
+			const uint8_t *src = f8 + ((i / per) * T + t0) * fb;
+			zo[i] = zt;
+			zs[i] = ZSTD_compress(z + zt, ZSTD_compressBound(n * fb), src, n * fb, ZSTD_LEVEL);
+			zt += zs[i];
+		}
+		ZSTD_DCtx *dc = ZSTD_createDCtx();
+		double t[SPEED_RUNS];
+		for (int r = 0; r < SPEED_RUNS; r++) {
+			double t0 = cpu();
+			for (size_t i = 0; i < nb; i++)
+				ZSTD_decompressDCtx(dc, back, 64 * fb, z + zo[i], zs[i]);
+			t[r] = cpu() - t0;
+		}
+		double m = median(t, SPEED_RUNS);
+		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
+		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
+		printf("\nwzx v2 (8 lanes) to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s\n",
+		       best_tr / (tok / m));
+		rate("zstd3_fp8mix_tokens_per_core_s", tok / m, "token-layers/s",
+		     "zstd -3 decompression of fp8-mix bytes (reference), one core");
+		ZSTD_freeDCtx(dc);
+		free(f8);
+		free(z);
+		free(back);
+		free(zo);
+		free(zs);
+		wzc_codec_free(fc);
+	}
+	/* the restore over threads: the same blocks in a container, wall time */
+	{
+		size_t cap = wzc_wzx_bound(L, T, R, P, B, strlen(prof->model)), n;
+		uint8_t *cont = malloc(cap);
+		wzc_wzx_reader *rd;
+		float *out = malloc(sizeof(float) * (size_t)L * T * (R + P));
+		if (!cont || !out || wzc_wzx_write(x, T, rec, cont, cap, &n, NULL, &d) ||
+		    wzc_wzx_open(cont, n, "bench", &rd, &d))
+			return -1;
+		long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+		printf("\nrestore of the whole container to the transformed domain, wall time, median of %d\n",
+		       SPEED_RUNS);
+		printf("%8s %10s %12s\n", "threads", "Mtok/s", "per thread");
+		double one = 0;
+		for (long th = 1; th <= ncores; th *= 2) {
+			double t[SPEED_RUNS];
+			for (int r = 0; r < SPEED_RUNS; r++) {
+				double t0 = now();
+				if (wzc_wzx_restore(rd, x, WZC_RESTORE_TRANSFORMED, 0, wzc_wzx_reader_info(rd)->nblocks,
+						    (int)th, out, &d))
+					return -1;
+				t[r] = now() - t0;
+			}
+			double m = median(t, SPEED_RUNS);
+			if (th == 1)
+				one = tok / m;
+			printf("%8ld %10.3f %11.2fx\n", th, tok / m / 1e6, tok / m / one / th);
+			if (th * 2 > ncores && th != ncores)
+				th = ncores / 2;
+		}
+		wzc_wzx_reader_free(rd);
+		free(cont);
+		free(out);
+	}
+	free(sym);
+	free(brec);
+	free(yl);
+	free(yr);
+	free(rec);
+	wzc_wzx_free(x);
+	free(vl);
+	free(vr);
+	wzt_cache_trace_free(tr);
+	return 0;
+}
+
+/* With an argument, the rates go to that file too (docs/restore.md). */
+int main(int argc, char **argv)
+{
+	const char *nl = getenv("WZ_BENCH_LAYERS");
+	if (nl && atoi(nl) >= 1 && atoi(nl) <= 4096)
+		LAYERS = atoi(nl);
+	if (argc > 1 && !(rates = fopen(argv[1], "w"))) {
+		perror(argv[1]);
+		return 1;
+	}
+	if (rates)
+		fprintf(rates, "# wzx restore rates (docs/restore.md): key, value, unit, what; "
+			       "bench/bench_restore, synthetic mla-b, %d layers x (512 + 64)\n", LAYERS);
+	wzt_cache_trace *cal = window("calibration", 1, CAL_TOKENS), *test = window("test", 2, TOKENS);
+	if (!cal || !test)
+		return 1;
+	float *cl, *cr, *tl, *trp;
+	wzc_window cw = view(cal, "calibration", 1, &cl, &cr), tw = view(test, "test", LAYERS, &tl, &trp);
+	const wzc_window *cp = &cw;
+	wzc_profile *one = NULL, *prof = NULL;
+	wz_diag d;
+	char path[] = "bench-restore-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = repeat_profile(one, LAYERS)) ||
+	    wzc_profile_write(path, prof, &d)) {
+		fprintf(stderr, "bench_restore: %s\n", fd < 0 ? "no temporary file" : d.msg);
+		return 1;
+	}
+	close(fd);
+	wzc_format fmt;
+	wzc_codec *codec;
+	uint8_t *cont = NULL, *rec = NULL;
+	size_t n = 0;
+	/* the wz-5.44 tier's grid: opening a container plans only its own grid
+	 * (the grid search of wzx-<bits> is pack's cost, not restore's) */
+	if (wzc_format_parse("wz-5.44", &fmt, &d) ||
+	    wzc_codec_new(&fmt, LAYERS, tw.R, tw.P, prof, &codec, &d)) {
+		fprintf(stderr, "bench_restore: %s\n", d.msg);
+		return 1;
+	}
+	wzc_wzx_stats st;
+	if (wzc_wzx_roundtrip(codec, &tw, &rec, &st, &d)) {
+		fprintf(stderr, "bench_restore: %s\n", d.msg);
+		return 1;
+	}
+	wzc_wzx *x;
+	size_t B = wzc_codec_record_bytes(codec);
+	size_t cap = wzc_wzx_bound(LAYERS, TOKENS, tw.R, tw.P, B, strlen(prof->model));
+	cont = malloc(cap);
+	if (!cont || wzc_wzx_of_codec(codec, &x, &d) ||
+	    wzc_wzx_write(x, TOKENS, rec, cont, cap, &n, NULL, &d)) {
+		fprintf(stderr, "bench_restore: %s\n", d.msg);
+		return 1;
+	}
+	wzc_wzx_free(x);
+	printf("wzx restore set-up, synthetic mla-b (one layer repeated), %d layers x (%d + %d),\n"
+	       "grid of wz-5.44 (%zu B), "
+	       "thread CPU time, median of %d runs: read the profile file, open the container, make its\n"
+	       "coder, restore block 1 of layer %d\n\n",
+	       LAYERS, tw.R, tw.P, B, RUNS, LAYERS / 2);
+	double t[2][RUNS];
+	for (int r = 0; r < RUNS; r++)
+		for (int cached = 1; cached >= 0; cached--) {
+			double t0 = cpu();
+			if (restore_one(path, cont, n, cached, rec) != 64)
+				return 1;
+			t[cached][r] = cpu() - t0;
+		}
+	printf("%-44s %10s\n", "", "ms");
+	printf("%-44s %10.1f\n", "derived tables cached per profile (this build)", 1e3 * median(t[1], RUNS));
+	printf("%-44s %10.1f\n", "every table computed afresh (reference)", 1e3 * median(t[0], RUNS));
+	rate("setup_one_block_ms", 1e3 * median(t[1], RUNS), "ms",
+	     "open the profile (layers: the header line) and a container, restore one block");
+	if (speed(prof, codec)) {
+		fprintf(stderr, "bench_restore: the throughput runs failed\n");
+		return 1;
+	}
+	unlink(path);
+	free(cont);
+	free(rec);
+	wzc_codec_free(codec);
+	wzc_profile_free(prof);
+	wzc_profile_free(one);
+	free(cl);
+	free(cr);
+	free(tl);
+	free(trp);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+	if (rates && fclose(rates)) {
+		perror(argv[1]);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,274 @@
+/* `wzplan codec unpack`: a wzx container back to wz GPU-tier records, the
+ * transformed domain or bf16 values, streaming: the container is mapped,
+ * not read into memory, and restored a run of blocks at a time on all
+ * cores into an output written as it goes (atomically: a temporary file
+ * renamed at the end), so memory stays a few blocks per thread whatever
+ * the session's length (docs/wzx-format.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/codec_cli.h"
+#include "codec/profile.h"
+#include "codec/wzx.h"
+#include "common/wz_io.h"
+
+/* Blocks per thread in one run: enough to keep every thread busy between
+ * writes, few enough that memory is a handful of blocks per thread. */
+#define BLOCKS_PER_THREAD 4
+
+static void help_unpack(void)
+{
+	printf("Usage: wzplan codec unpack --in FILE.wzx --profile PROFILE --out FILE\n"
+	       "                           [--to wz|transformed|bf16] [--layer L --block B]\n"
+	       "                           [--threads N]\n"
+	       "\n"
+	       "Reads a wzx container, checking every block's checksum, and writes the\n"
+	       "wz GPU-tier records it holds ([L][T][record bytes], --to wz, the default),\n"
+	       "the transformed domain attention reads ([L][T][R + P] little-endian float32,\n"
+	       "--to transformed) or the decoded values ([L][T][R + P] little-endian bf16,\n"
+	       "latent first).  --layer and --block read one block of 64 tokens through the\n"
+	       "index.  Blocks are restored on N threads (default: every core); the output\n"
+	       "is the same for any N.  A damaged or foreign container exits with status 2.\n");
+}
+
+/* An output written in pieces, then renamed into place: nothing
+ * half-written is ever left at the path. */
+typedef struct {
+	char *tmp;
+	int fd;
+} out_file;
+
+static wz_err out_open(out_file *o, const char *path, wz_diag *diag)
+{
+	o->fd = -1;
+	o->tmp = NULL;
+	wz_err e = wz_check_replaceable(path, diag);
+	if (e)
+		return e;
+	size_t n = strlen(path) + 16;
+	if (!(o->tmp = malloc(n)))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+	if ((o->fd = mkstemp(o->tmp)) < 0) {
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	return e;
+}
+
+static wz_err out_write(out_file *o, const char *path, const void *bytes, size_t n, wz_diag *diag)
+{
+	const char *p = bytes;
+	while (n > 0) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+		p += w;
+		n -= (size_t)w;
+	}
+	return WZ_OK;
+}
+
+/* Commits (ok) or removes the output. */
+static wz_err out_close(out_file *o, const char *path, int ok, wz_diag *diag)
+{
+	wz_err e = WZ_OK;
+	if (o->fd < 0)
+		return e;
+	if (ok && wz_fault_write_due())
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(ENOSPC));
+	if (ok && !e && fsync(o->fd))
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	if (close(o->fd) && ok && !e)
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	if (ok && !e) {
+		mode_t mask = umask(0);
+		umask(mask);
+		chmod(o->tmp, 0666 & ~mask);
+		if (rename(o->tmp, path))
+			e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	}
+	if (!ok || e)
+		unlink(o->tmp);
+	free(o->tmp);
+	return e;
+}
+
+/* The container mapped read-only (an empty file maps to nothing). */
+static wz_err map_in(const char *path, const uint8_t **bytes, size_t *n, wz_diag *diag)
+{
+	*bytes = NULL;
+	*n = 0;
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st)) {
+		wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a regular file", path);
+	}
+	*n = (size_t)st.st_size;
+	static const uint8_t none[1];
+	void *m = *n ? mmap(NULL, *n, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)none;
+	close(fd);
+	if (m == MAP_FAILED)
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
+	if (*n)
+		madvise(m, *n, MADV_SEQUENTIAL);
+	*bytes = m;
+	return WZ_OK;
+}
+
+/* Lets the pages of blocks already restored go (the mapping's resident
+ * share stays a few runs of blocks). */
+static void drop_pages(const uint8_t *bytes, size_t from, size_t to)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	from = (from + pg - 1) / pg * pg;
+	to = to / pg * pg;
+	if (to > from)
+		madvise((void *)(bytes + from), to - from, MADV_DONTNEED);
+}
+
+static int cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
+}
+
+int wz_codec_unpack(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "in", required_argument, NULL, 'i' },	   { "profile", required_argument, NULL, 'p' },
+		{ "out", required_argument, NULL, 'o' },   { "to", required_argument, NULL, 'T' },
+		{ "layer", required_argument, NULL, 'l' }, { "block", required_argument, NULL, 'b' },
+		{ "threads", required_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *in = NULL, *profile = NULL, *out = NULL, *to = "wz";
+	long layer = -1, block = -1, threads = 0;
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:p:o:T:l:b:j:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': in = optarg; break;
+		case 'p': profile = optarg; break;
+		case 'o': out = optarg; break;
+		case 'T': to = optarg; break;
+		case 'l':
+			if ((rc = wz_cli_long(CMD, "--layer", optarg, 0, 4095, &layer)))
+				return rc;
+			break;
+		case 'b':
+			if ((rc = wz_cli_long(CMD, "--block", optarg, 0, 0x7fffffffL, &block)))
+				return rc;
+			break;
+		case 'j':
+			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
+				return rc;
+			break;
+		case 'h': help_unpack(); return 0;
+		case ':': return wz_cli_bad_option(CMD, ':', argv);
+		default: return wz_cli_bad_option(CMD, '?', argv);
+		}
+	}
+	if (optind < argc)
+		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+	if (!in || !profile || !out)
+		return wz_cli_usage(CMD, "unpack needs --in, --profile and --out");
+	wzc_restore_kind kind;
+	if (!strcmp(to, "wz"))
+		kind = WZC_RESTORE_RECORDS;
+	else if (!strcmp(to, "transformed"))
+		kind = WZC_RESTORE_TRANSFORMED;
+	else if (!strcmp(to, "bf16"))
+		kind = WZC_RESTORE_BF16;
+	else
+		return wz_cli_usage(CMD, "--to: wz, transformed or bf16, not '%s'", to);
+	if ((layer < 0) != (block < 0))
+		return wz_cli_usage(CMD, "--layer and --block go together");
+	int nthreads = threads > 0 ? (int)threads : cores();
+	wz_diag diag;
+	wzc_profile *prof;
+	if (wzc_profile_read(profile, &prof, &diag))
+		return wz_cli_fail(CMD, &diag);
+	const uint8_t *bytes = NULL;
+	size_t n = 0;
+	wzc_wzx_reader *r = NULL;
+	wzc_wzx *x = NULL;
+	uint8_t *buf = NULL;
+	out_file of = { NULL, -1 };
+	size_t nout = 0;
+	long first = 0, count = 0, ntok = 0;
+	wz_err e = map_in(in, &bytes, &n, &diag);
+	if (!e)
+		e = wzc_wzx_open(bytes, n, in, &r, &diag);
+	if (!e)
+		e = wzc_wzx_coder_for(r, prof, &x, &diag);
+	const wzc_wzx_info *info = r ? wzc_wzx_reader_info(r) : NULL;
+	if (!e && layer >= 0) {
+		if (layer >= info->L || block >= info->blocks_per_layer)
+			e = wz_diag_set(&diag, WZ_ERR_RANGE, "%s: no block %ld of layer %ld", in, block, layer);
+		first = layer * info->blocks_per_layer + block;
+		count = 1;
+	} else if (!e) {
+		count = info->nblocks;
+	}
+	size_t per = info ? wzc_wzx_restore_token_bytes(info, kind) : 0;
+	long run = (long)nthreads * BLOCKS_PER_THREAD;
+	if (!e && !(buf = malloc(per * WZC_WZX_BLOCK_TOKENS * (size_t)run)))
+		e = wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+	if (!e)
+		e = out_open(&of, out, &diag);
+	for (long b0 = first; !e && b0 < first + count; b0 += run) {
+		long nb = first + count - b0 < run ? first + count - b0 : run;
+		e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, &diag);
+		/* the tokens of these blocks: every block of a layer has 64 but
+		 * the layer's last */
+		long tok = 0;
+		for (long i = b0; i < b0 + nb; i++) {
+			long bl = i % info->blocks_per_layer;
+			long t0 = bl * WZC_WZX_BLOCK_TOKENS;
+			tok += info->T - t0 < WZC_WZX_BLOCK_TOKENS ? info->T - t0 : WZC_WZX_BLOCK_TOKENS;
+		}
+		if (!e)
+			e = out_write(&of, out, buf, per * (size_t)tok, &diag);
+		nout += per * (size_t)tok;
+		ntok += tok;
+		/* blocks lie in order, so everything before the next run is done */
+		if (!e && b0 + nb < info->nblocks)
+			drop_pages(bytes, 0, wzc_wzx_block_offset(r, b0 + nb));
+	}
+	if (of.fd >= 0) {
+		wz_err ce = out_close(&of, out, !e, &diag);
+		e = e ? e : ce;
+	}
+	if (!e) {
+		int nl = layer >= 0 ? 1 : info->L;
+		printf("%s: %d layer%s x %ld tokens as %s, %zu bytes (%d thread%s)\n", out, nl,
+		       nl == 1 ? "" : "s", ntok / nl, to, nout, nthreads, nthreads == 1 ? "" : "s");
+	}
+	free(buf);
+	wzc_wzx_free(x);
+	wzc_wzx_reader_free(r);
+	if (bytes && n)
+		munmap((void *)bytes, n);
+	wzc_profile_free(prof);
+	return e ? wz_cli_fail(CMD, &diag) : 0;
+}
