@@ -9,7 +9,7 @@
 #include "codec/cuda/attn_tiles.h"
 #include "codec/cuda/wz_kernels.h"
 
-__global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(wzk_att_args a)
+__global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(const __grid_constant__ wzk_att_args a)
 {
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	wzk_att_smem *sm = (wzk_att_smem *)smem_raw;
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(wzk_att_
 	wzk_att_finish(&a, s, hg, b, tid, nt, sm);
 }
 
-__global__ void wzk_combine_kernel(wzk_att_args a, float *out)
+__global__ void wzk_combine_kernel(const __grid_constant__ wzk_att_args a, float *out)
 {
 	int bh = blockIdx.x;
 	for (int d = threadIdx.x; d < a.R; d += blockDim.x)

@@ -298,7 +298,7 @@ static inline WZ_HD void wzk_enc_codes(const wzk_enc_args *a, int blk, int tid, 
 		const float *x = &sm->x[t][k];
 		uint8_t *rec = sm->rec[t];
 		int latent = k < R, g = latent && l->glen ? k / l->glen : rg, j = k - R;
-		float inv = sm->inv[t][g];
+		float inv = g >= 0 ? sm->inv[t][g] : 0.0f; /* bf16 has no groups */
 		switch (l->fmt) {
 		case WZK_BF16:
 			for (int e = 0; e < 2; e++)

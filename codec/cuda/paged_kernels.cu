@@ -7,7 +7,7 @@
 #include "codec/cuda/paged_baseline.h"
 #include "codec/cuda/wz_kernels.h"
 
-__global__ void __launch_bounds__(WZK_ENC_THREADS) wzk_encode_kernel(wzk_enc_args a)
+__global__ void __launch_bounds__(WZK_ENC_THREADS) wzk_encode_kernel(const __grid_constant__ wzk_enc_args a)
 {
 	extern __shared__ __align__(16) unsigned char smem_raw[];
 	wzk_enc_smem *sm = (wzk_enc_smem *)smem_raw;
@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(WZK_ENC_THREADS) wzk_encode_kernel(wzk_enc_arg
 	wzk_enc_store(&a, b, tid, nt, sm);
 }
 
-__global__ void wzk_decode_kernel(wzk_dec_args a, long total)
+__global__ void wzk_decode_kernel(const __grid_constant__ wzk_dec_args a, long total)
 {
 	for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
 	     i += (long)gridDim.x * blockDim.x)

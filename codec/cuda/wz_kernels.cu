@@ -65,7 +65,7 @@ extern "C" void wzc_cuda_wz_free(wzc_cuda_wz *p)
 /* One block per token (the steps of codec/cuda/paged_wz.h): threads take
  * groups (each a serial chain of multiplies), then write the
  * transformed-domain values. */
-__global__ void wz_decode_kernel(wzk_wz_dec_args a)
+__global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
 {
 	extern __shared__ float y[];
 	__shared__ wzk_wz_tok st;

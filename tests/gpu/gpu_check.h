@@ -18,7 +18,7 @@ extern "C" {
 #include "codec/cuda/wz_kernels.h"
 
 /* One synthetic window (NULL on failure, with a message on stderr). */
-static wzt_cache_trace *gpu_synth(wzt_family family, int L, int T, int Q, int H,
+static inline wzt_cache_trace *gpu_synth(wzt_family family, int L, int T, int Q, int H,
 				  int64_t start, uint64_t window_seed, const char *split)
 {
 	wzt_synth_params p;
@@ -41,7 +41,7 @@ static wzt_cache_trace *gpu_synth(wzt_family family, int L, int T, int Q, int H,
 	return t;
 }
 
-static wzc_window gpu_window(const wzt_cache_trace *t)
+static inline wzc_window gpu_window(const wzt_cache_trace *t)
 {
 	wzc_window w;
 	memset(&w, 0, sizeof w);
@@ -66,7 +66,7 @@ static wzc_window gpu_window(const wzt_cache_trace *t)
 
 /* A one-layer profile prepared from a calibration window of the family;
  * NULL on failure.  The caller frees it with wzc_profile_free. */
-static wzc_profile *gpu_profile(wzt_family family)
+static inline wzc_profile *gpu_profile(wzt_family family)
 {
 	wzt_cache_trace *cal = gpu_synth(family, 1, 1024, 0, 0, 0, 1, "calibration");
 	if (!cal)
@@ -100,14 +100,14 @@ template <typename T> static T *dev_alloc(size_t n)
 	return cudaMalloc((void **)&d, sizeof(T) * (n ? n : 1)) == cudaSuccess ? d : NULL;
 }
 
-static int host_copy(void *host, const void *dev, size_t bytes)
+static inline int host_copy(void *host, const void *dev, size_t bytes)
 {
 	return cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost) != cudaSuccess;
 }
 
 /* One row of the results file: kind,format,op,batch,context,heads,value,unit,note
  * (empty fields for what does not apply; notes have no commas). */
-static void gpu_row(FILE *f, const char *kind, const char *format, const char *op, long batch,
+static inline void gpu_row(FILE *f, const char *kind, const char *format, const char *op, long batch,
 		    long context, long heads, double value, const char *unit, const char *note)
 {
 	if (!f)
@@ -127,7 +127,7 @@ static void gpu_row(FILE *f, const char *kind, const char *format, const char *o
 }
 
 /* The results file named by $WZ_GPU_RESULTS (appended), or NULL. */
-static FILE *gpu_results(void)
+static inline FILE *gpu_results(void)
 {
 	const char *path = getenv("WZ_GPU_RESULTS");
 	return path && *path ? fopen(path, "a") : NULL;

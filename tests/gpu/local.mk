@@ -5,10 +5,10 @@
 # benchmark for $(CUDA_ARCH), and runs the GPU test through gpu.sh, which
 # reports a skip without a CUDA device.  tests/gpu/run.sh does the whole
 # GPU step on a machine with one (docs/gpu-kernels.md).
-WZ_CUDA_HEADERS = codec/cuda/wz_kernels.h codec/cuda/paged_baseline.h codec/cuda/paged_wz.h \
+WZ_CUDA_HDRS = codec/cuda/wz_kernels.h codec/cuda/paged_baseline.h codec/cuda/paged_wz.h \
 	codec/cuda/attn_tiles.h
-WZ_CUDA_SOURCES = codec/cuda/wz_kernels.cu codec/cuda/paged_kernels.cu codec/cuda/attn_kernels.cu
-EXTRA_DIST += $(WZ_CUDA_HEADERS) $(WZ_CUDA_SOURCES) tests/gpu/emulate.h tests/gpu/inputs.h \
+WZ_CUDA_SRCS = codec/cuda/wz_kernels.cu codec/cuda/paged_kernels.cu codec/cuda/attn_kernels.cu
+EXTRA_DIST += $(WZ_CUDA_HDRS) $(WZ_CUDA_SRCS) tests/gpu/emulate.h tests/gpu/inputs.h \
 	tests/gpu/test_wz_gpu.cu tests/gpu/gpu_check.h tests/gpu/gpu.sh tests/gpu/run.sh \
 	bench/gpu/bench_gpu.cu
 check_PROGRAMS += tests/gpu/test_kernels_cpu tests/gpu/test_attention_cpu
@@ -27,8 +27,8 @@ if !SANITIZERS
 # multiplies and adds (attention asks for its fused ones with fmaf).
 WZ_NVCC_FLAGS = -O2 -arch=$(CUDA_ARCH) -fmad=false -Xcompiler -Wall,-Wextra \
 	-I$(top_srcdir) -I$(top_builddir)
-WZ_CUDA_OBJS = codec/cuda/wz_kernels.cu.o codec/cuda/paged_kernels.cu.o \
-	codec/cuda/attn_kernels.cu.o
+WZ_CUDA_OBJS = codec/cuda/wz_kernels-cu.o codec/cuda/paged_kernels-cu.o \
+	codec/cuda/attn_kernels-cu.o
 WZ_CUDA_DEPS = $(top_srcdir)/codec/cuda/wz_kernels.h $(top_srcdir)/codec/cuda/paged_baseline.h \
 	$(top_srcdir)/codec/cuda/paged_wz.h $(top_srcdir)/codec/cuda/attn_tiles.h \
 	$(top_srcdir)/codec/wz_flat.h $(top_srcdir)/codec/fpconv.h
@@ -38,13 +38,13 @@ WZ_GPU_EXTERNAL_LIBS = $(WZ_EXTERNAL_LIBS)
 check_SCRIPTS = tests/gpu/test_wz_gpu bench/gpu/bench_gpu
 TESTS += tests/gpu/gpu.sh
 CLEANFILES += $(WZ_CUDA_OBJS) tests/gpu/test_wz_gpu bench/gpu/bench_gpu
-codec/cuda/wz_kernels.cu.o: $(top_srcdir)/codec/cuda/wz_kernels.cu $(WZ_CUDA_DEPS)
+codec/cuda/wz_kernels-cu.o: $(top_srcdir)/codec/cuda/wz_kernels.cu $(WZ_CUDA_DEPS)
 	@$(MKDIR_P) codec/cuda
 	$(AM_V_GEN)$(NVCC) $(WZ_NVCC_FLAGS) -c -o $@ $(top_srcdir)/codec/cuda/wz_kernels.cu
-codec/cuda/paged_kernels.cu.o: $(top_srcdir)/codec/cuda/paged_kernels.cu $(WZ_CUDA_DEPS)
+codec/cuda/paged_kernels-cu.o: $(top_srcdir)/codec/cuda/paged_kernels.cu $(WZ_CUDA_DEPS)
 	@$(MKDIR_P) codec/cuda
 	$(AM_V_GEN)$(NVCC) $(WZ_NVCC_FLAGS) -c -o $@ $(top_srcdir)/codec/cuda/paged_kernels.cu
-codec/cuda/attn_kernels.cu.o: $(top_srcdir)/codec/cuda/attn_kernels.cu $(WZ_CUDA_DEPS)
+codec/cuda/attn_kernels-cu.o: $(top_srcdir)/codec/cuda/attn_kernels.cu $(WZ_CUDA_DEPS)
 	@$(MKDIR_P) codec/cuda
 	$(AM_V_GEN)$(NVCC) $(WZ_NVCC_FLAGS) -c -o $@ $(top_srcdir)/codec/cuda/attn_kernels.cu
 tests/gpu/test_wz_gpu: $(top_srcdir)/tests/gpu/test_wz_gpu.cu $(top_srcdir)/tests/gpu/gpu_check.h \

@@ -13,7 +13,8 @@
 #       a GPU machine without the project's packages runs them at once.
 #
 # Without gpu-bin/ (or when its programs cannot run here, or were built for
-# another GPU architecture) it configures and builds in build-gpu/, which
+# another GPU architecture) it configures and builds in build-gpu/ (or
+# $WZ_GPU_BUILD_DIR, which may be an already configured tree), which
 # needs what ./setup.sh lists plus nvcc.  Meant to finish within 5 minutes
 # on one H100/H200 with gpu-bin/ present.
 set -u
@@ -61,22 +62,29 @@ build() {
 		return 1
 	fi
 	[ -x configure ] || autoreconf -fi >&2 || return 1
-	mkdir -p build-gpu && cd build-gpu || return 1
-	if [ ! -f Makefile ] || [ ../configure -nt Makefile ] || ! grep -q "^CUDA_ARCH = $arch\$" Makefile; then
-		../configure -q --with-cuda="$(dirname "$(dirname "$nvcc")")" CUDA_ARCH="$arch" >&2 || return 1
+	bdir=${WZ_GPU_BUILD_DIR:-build-gpu}
+	mkdir -p "$bdir" && cd "$bdir" || return 1
+	if [ ! -f Makefile ] || [ "$root/configure" -nt Makefile ] || ! grep -q "^CUDA_ARCH = $arch\$" Makefile; then
+		"$root/configure" -q --with-cuda="$(dirname "$(dirname "$nvcc")")" CUDA_ARCH="$arch" >&2 || return 1
 	fi
 	# only the C libraries' archives, so the programs need nothing at run
 	# time that a CUDA machine lacks
-	static="-Xlinker -Bstatic -lsqlite3 -ljansson -lxxhash -lzstd -lcsv -Xlinker -Bdynamic -lm -lpthread -ldl"
+	# (archives by path: nvcc moves -l options past -Xlinker -Bstatic)
+	static=
+	for l in sqlite3 jansson xxhash zstd csv; do
+		a=$(gcc -print-file-name="lib$l.a")
+		[ "$a" != "lib$l.a" ] && [ -f "$a" ] && static="$static $a" || static="$static -l$l"
+	done
+	static="$static -lm -lpthread -ldl"
 	jobs=$(nproc 2>/dev/null || echo 2)
 	rm -f tests/gpu/test_wz_gpu bench/gpu/bench_gpu
 	make -j"$jobs" tests/gpu/test_wz_gpu bench/gpu/bench_gpu WZ_GPU_EXTERNAL_LIBS="$static" >&2 ||
 		make -j"$jobs" tests/gpu/test_wz_gpu bench/gpu/bench_gpu >&2 || return 1
 	cd "$root" || return 1
 	mkdir -p gpu-bin
-	cp build-gpu/tests/gpu/test_wz_gpu build-gpu/bench/gpu/bench_gpu gpu-bin/ || return 1
+	cp "$bdir/tests/gpu/test_wz_gpu" "$bdir/bench/gpu/bench_gpu" gpu-bin/ || return 1
 	{
-		echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+		echo "commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
 		echo "arch $arch"
 		echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	} > gpu-bin/BUILD
