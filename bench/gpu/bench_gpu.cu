@@ -94,7 +94,7 @@ static device_facts measure_device(void)
 		exit(1);
 	}
 	CK(cudaMemset(a, 1, n));
-	double ms = time_ms(3, 20, [&] { cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice); });
+	double ms = time_ms(3, 20, [&] { CK(cudaMemcpy(b, a, n, cudaMemcpyDeviceToDevice)); });
 	d.copy_gbs = 2.0 * n / (ms * 1e-3) / 1e9;
 	char note[96];
 	snprintf(note, sizeof note, "device-to-device copy of %zu MiB; read + write; median of 20", n >> 20);
@@ -148,8 +148,8 @@ static void bench_codec(const device_facts &dev, const wzc_profile *prof, int nt
 	for (int f = 0; f < 5; f++) {
 		size_t rb = wzk_cuda_record_bytes(fm[f].id, R, P);
 		double bytes = (double)ntok * (rb + sizeof(float) * nv);
-		double enc = time_ms(2, 10, [&] { wzk_cuda_encode(fm[f].id, R, P, ntok, dl, dr, ds, dp); });
-		double dec = time_ms(2, 10, [&] { wzk_cuda_decode(fm[f].id, R, P, ntok, ds, dp, dol, dor); });
+		double enc = time_ms(2, 10, [&] { CK(wzk_cuda_encode(fm[f].id, R, P, ntok, dl, dr, ds, dp)); });
+		double dec = time_ms(2, 10, [&] { CK(wzk_cuda_decode(fm[f].id, R, P, ntok, ds, dp, dol, dor)); });
 		double eg = bytes / (enc * 1e-3) / 1e9, dg = bytes / (dec * 1e-3) / 1e9;
 		snprintf(note, sizeof note, "%d tokens in shuffled pages; f32 values; read + write; median of 10", ntok);
 		gpu_row(out, "codec", fm[f].name, "encode", -1, -1, -1, eg, "GB/s", note);
@@ -174,7 +174,7 @@ static void bench_codec(const device_facts &dev, const wzc_profile *prof, int nt
 		wzc_encode_layer(c, 0, nbase, lat.data(), rope.data(), rec.data(), NULL);
 		CK(cudaMemcpy(dp, rec.data(), rec.size(), cudaMemcpyHostToDevice));
 		replicate(dp, rec.size(), rb * (size_t)npages * WZK_PAGE_TOKENS);
-		double dec = time_ms(2, 10, [&] { wzc_cuda_wz_decode_slots(plan, ntok, ds, dp, dout); });
+		double dec = time_ms(2, 10, [&] { CK(wzc_cuda_wz_decode_slots(plan, ntok, ds, dp, dout)); });
 		double dg = (double)ntok * (rb + sizeof(float) * nv) / (dec * 1e-3) / 1e9;
 		snprintf(note, sizeof note, "%d tokens in shuffled pages; to the transformed domain in f32; median of 10", ntok);
 		gpu_row(out, "codec", rates[i], "decode", -1, -1, -1, dg, "GB/s", note);
@@ -312,14 +312,15 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 				 * output do not need it */
 				auto step = [&] {
 					if (c.plan) {
-						wzk_cuda_rotate(rows, R, c.basis_l, 0, dq, nv, NULL, dqr, nv);
-						wzk_cuda_rotate(rows, P, c.basis_r, 0, dq + R, nv, NULL, dqr + R, nv);
+						CK(wzk_cuda_rotate(rows, R, c.basis_l, 0, dq, nv, NULL, dqr, nv));
+						CK(wzk_cuda_rotate(rows, P, c.basis_r, 0, dq + R, nv, NULL, dqr + R, nv));
 					}
-					wzk_cuda_attention(&g);
+					CK(wzk_cuda_attention(&g));
 					if (c.plan)
-						wzk_cuda_rotate(rows, R, c.basis_l, 1, dout, R, c.mean_l, dout2, R);
+						CK(wzk_cuda_rotate(rows, R, c.basis_l, 1, dout, R, c.mean_l, dout2, R));
 				};
-				CK(wzk_cuda_attention(&g));
+				step();
+				CK(cudaDeviceSynchronize());
 				int reps = flops > 1e12 ? 3 : 7;
 				ms[f] = time_ms(1, reps, step);
 				double bytes = (double)B * ctx * c.rb;
