@@ -34,22 +34,4 @@ pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = libwzplan.pc
 DISTCLEANFILES += libwzplan.pc
 
-# codec/cuda/: the CUDA kernels and their test program (tests/gpu/), built
-# with nvcc by `make check` when configure found it (not with sanitizers:
-# nvcc does not link ASan).  The test needs a GPU, so it is not in TESTS:
-# run tests/gpu/run.sh (or tests/gpu/test_wz_gpu) on a machine with one (it skips, exit 77,
-# without).
-EXTRA_DIST += codec/cuda/wz_kernels.cu codec/cuda/wz_kernels.h tests/gpu/test_wz_gpu.cu tests/gpu/run.sh
-if HAVE_CUDA
-if !SANITIZERS
-check_SCRIPTS = tests/gpu/test_wz_gpu
-CLEANFILES += tests/gpu/test_wz_gpu
-tests/gpu/test_wz_gpu: $(top_srcdir)/tests/gpu/test_wz_gpu.cu \
-		$(top_srcdir)/codec/cuda/wz_kernels.cu $(top_srcdir)/codec/cuda/wz_kernels.h \
-		$(top_srcdir)/codec/wz_flat.h $(top_srcdir)/codec/fpconv.h $(WZ_LIBS)
-	@$(MKDIR_P) tests/gpu
-	$(AM_V_GEN)$(NVCC) -O2 -I$(top_srcdir) -I$(top_builddir) -o $@ \
-		$(top_srcdir)/tests/gpu/test_wz_gpu.cu $(top_srcdir)/codec/cuda/wz_kernels.cu \
-		$(WZ_NVCC_LINK) $(WZ_EXTERNAL_LIBS)
-endif
-endif
+# codec/cuda/: the CUDA kernels; built and tested by tests/gpu/local.mk.

@@ -15,3 +15,4 @@ include tests/archive/local.mk
 include tests/sweep/local.mk
 include tests/plots/local.mk
 include tests/capture/local.mk
+include tests/gpu/local.mk

@@ -1,10 +1,12 @@
-/* CUDA kernels of the codec (codec/cuda/wz_kernels.h): one block per token,
- * the same inline per-element and per-group code as the C reference, so
- * the GPU writes and reads the reference's bytes. */
+/* CUDA kernels of wz decode and the older contiguous fp8-mix kernels
+ * (codec/cuda/wz_kernels.h): one block per token, the same inline
+ * per-element and per-group code as the C reference, so the GPU writes and
+ * reads the reference's bytes. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/cuda/paged_wz.h"
 #include "codec/cuda/wz_kernels.h"
 
 struct wzc_cuda_wz {
@@ -60,133 +62,52 @@ extern "C" void wzc_cuda_wz_free(wzc_cuda_wz *p)
 	free(p);
 }
 
-/* One block per token: threads take groups (each a serial chain of
- * multiplies), then write the transformed-domain values. */
-__global__ void wz_decode_kernel(wzc_wz_flat f, const uint8_t *records, int ntok, float *out)
+/* One block per token (the steps of codec/cuda/paged_wz.h): threads take
+ * groups (each a serial chain of multiplies), then write the
+ * transformed-domain values. */
+__global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
 {
 	extern __shared__ float y[];
-	__shared__ uint32_t flags[2];
-	int t = blockIdx.x;
-	if (t >= ntok)
-		return;
-	const uint8_t *rec = records + (size_t)t * f.record_bytes;
-	float s[2] = { wzc_wz_scale(&f, rec, 0), wzc_wz_scale(&f, rec, 1) };
-	if (threadIdx.x < 2)
-		flags[threadIdx.x] = 0;
-	for (int i = threadIdx.x; i < f.nones; i += blockDim.x)
-		y[f.ones[i]] = f.ones_lev[i] * f.ones_sigma[i] * s[f.ones[i] >= f.R];
+	__shared__ wzk_wz_tok st;
+	int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
+	const uint8_t *rec = wzk_wz_rec(&a, b);
+	wzk_wz_begin(&a.f, rec, tid, nt, &st, y);
 	__syncthreads();
-	for (int g = threadIdx.x; g < f.ngroups; g += blockDim.x)
-		wzc_wz_decode_group(&f, rec, g, s, y, flags);
+	wzk_wz_groups(&a.f, rec, tid, nt, &st, y);
 	__syncthreads();
-	for (int k = threadIdx.x; k < f.nv; k += blockDim.x)
-		out[(size_t)t * f.nv + k] = wzc_wz_transformed(&f, y, flags, k);
+	wzk_wz_dec_store(&a, b, tid, nt, &st, y);
+}
+
+extern "C" const wzc_wz_flat *wzc_cuda_wz_view(const wzc_cuda_wz *p)
+{
+	return &p->view;
+}
+
+extern "C" int wzc_cuda_wz_decode_slots(const wzc_cuda_wz *p, int n, const int64_t *slots,
+					const uint8_t *pool, float *out)
+{
+	if (n <= 0)
+		return 0;
+	wzk_wz_dec_args a = { p->view, n, slots, pool, out };
+	wz_decode_kernel<<<n, 64, sizeof(float) * (size_t)p->view.nv>>>(a);
+	return (int)cudaGetLastError();
 }
 
 extern "C" int wzc_cuda_wz_decode(const wzc_cuda_wz *p, const uint8_t *records, int ntok,
 				  float *out)
 {
-	if (ntok <= 0)
-		return 0;
-	wz_decode_kernel<<<ntok, 64, sizeof(float) * (size_t)p->view.nv>>>(p->view, records, ntok,
-									   out);
-	return (int)cudaGetLastError();
+	return wzc_cuda_wz_decode_slots(p, ntok, NULL, records, out);
 }
 
-/* Largest |x| of n values by one block (blockDim a power of two <= 256). */
-__device__ static float block_absmax(const float *x, int n)
-{
-	__shared__ float red[256];
-	float m = 0;
-	for (int i = threadIdx.x; i < n; i += blockDim.x)
-		m = fmaxf(m, fabsf(x[i]));
-	red[threadIdx.x] = m;
-	__syncthreads();
-	for (int w = blockDim.x / 2; w > 0; w /= 2) {
-		if ((int)threadIdx.x < w)
-			red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + w]);
-		__syncthreads();
-	}
-	float r = red[0];
-	__syncthreads();
-	return r;
-}
-
-/* As the C reference's f16_scale: never zero for a nonzero value, finite. */
-__device__ static uint16_t f16_scale(float s)
-{
-	uint16_t h = wzc_f16_from_f32(s);
-	if (s > 0 && (h & 0x7fff) == 0)
-		h = 1;
-	if ((h & 0x7fff) >= 0x7c00)
-		h = 0x7bff;
-	return h;
-}
-
-__global__ void fp8_mix_encode_kernel(const float *latent, const float *rope, int R, int P,
-				      size_t rb, uint8_t *records)
-{
-	int t = blockIdx.x;
-	const float *x = latent + (size_t)t * R;
-	uint8_t *rec = records + (size_t)t * rb;
-	uint16_t hs = f16_scale(block_absmax(x, R) / WZC_E4M3_MAX);
-	float sc = wzc_f16_to_f32(hs), inv = sc > 0 ? 1.0f / sc : 0;
-	for (int i = threadIdx.x; i < R; i += blockDim.x)
-		rec[i] = wzc_e4m3_from_f32(x[i] * inv);
-	if (threadIdx.x == 0) {
-		rec[R] = (uint8_t)hs;
-		rec[R + 1] = (uint8_t)(hs >> 8);
-	}
-	if (!P)
-		return;
-	const float *r = rope + (size_t)t * P;
-	uint16_t hr = f16_scale(block_absmax(r, P) / 127.0f);
-	float sr = wzc_f16_to_f32(hr), invr = sr > 0 ? 1.0f / sr : 0;
-	for (int i = threadIdx.x; i < P; i += blockDim.x) {
-		float q = wzc_rint(r[i] * invr);
-		q = q > 127 ? 127 : q < -127 ? -127 : q;
-		rec[R + 2 + i] = (uint8_t)(int8_t)q;
-	}
-	if (threadIdx.x == 0) {
-		rec[R + 2 + P] = (uint8_t)hr;
-		rec[R + 3 + P] = (uint8_t)(hr >> 8);
-	}
-}
-
-__global__ void fp8_mix_decode_kernel(const uint8_t *records, int R, int P, size_t rb,
-				      float *latent, float *rope)
-{
-	int t = blockIdx.x;
-	const uint8_t *rec = records + (size_t)t * rb;
-	float sc = wzc_f16_to_f32((uint16_t)(rec[R] | rec[R + 1] << 8));
-	for (int i = threadIdx.x; i < R; i += blockDim.x)
-		latent[(size_t)t * R + i] = wzc_e4m3_to_f32(rec[i]) * sc;
-	if (!P)
-		return;
-	float sr = wzc_f16_to_f32((uint16_t)(rec[R + 2 + P] | rec[R + 3 + P] << 8));
-	for (int i = threadIdx.x; i < P; i += blockDim.x)
-		rope[(size_t)t * P + i] = (float)(int8_t)rec[R + 2 + i] * sr;
-}
-
-static size_t fp8_mix_bytes(int R, int P)
-{
-	return (size_t)R + 2 + (P ? (size_t)P + 2 : 0);
-}
-
+/* fp8-mix in contiguous records: the paged kernels with slots 0..n-1. */
 extern "C" int wzc_cuda_fp8_mix_encode(const float *latent, const float *rope, int ntok, int R,
 				       int P, uint8_t *records)
 {
-	if (ntok <= 0)
-		return 0;
-	fp8_mix_encode_kernel<<<ntok, 128>>>(latent, rope, R, P, fp8_mix_bytes(R, P), records);
-	return (int)cudaGetLastError();
+	return wzk_cuda_encode(WZK_FP8_MIX, R, P, ntok, latent, rope, NULL, records);
 }
 
 extern "C" int wzc_cuda_fp8_mix_decode(const uint8_t *records, int ntok, int R, int P,
 				       float *latent, float *rope)
 {
-	if (ntok <= 0)
-		return 0;
-	fp8_mix_decode_kernel<<<ntok, 128>>>(records, R, P, fp8_mix_bytes(R, P), latent, rope);
-	return (int)cudaGetLastError();
+	return wzk_cuda_decode(WZK_FP8_MIX, R, P, ntok, NULL, records, latent, rope);
 }

@@ -1,34 +1,272 @@
-/* GPU test of the codec's CUDA kernels against the C reference: wz decode
- * into the transformed domain and fp8-mix encode/decode must give the
- * reference's values and bytes exactly.  Prints TAP; without a CUDA device
- * it skips (exit 77).  Built only when configure found nvcc. */
-#include <cuda_runtime.h>
+/* GPU test of the codec's CUDA kernels against the C reference: batched
+ * encode into shuffled 64-token paged slots writes the reference's bytes and
+ * decode of any set of slots gives its floats bit for bit, for bf16,
+ * fp8-mix, fp8-ds-mla, int4-g64 and nvfp4 on the three synthetic families
+ * and on adversarial tokens; wz-R decode into the transformed domain equals
+ * the reference's on encoded and random records; the fused attention
+ * kernel agrees with its CPU emulation and with a double reference.
+ * Prints TAP, and with $WZ_GPU_RESULTS appends one "check" row per check
+ * (docs/gpu-results.md).  Without a CUDA device it skips (exit 77). */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
-extern "C" {
-#include "codec/codec.h"
-#include "codec/profile.h"
-}
-#include "codec/cuda/wz_kernels.h"
+#include "tests/gpu/gpu_check.h"
+#include "tests/gpu/emulate.h"
+#include "tests/gpu/inputs.h"
 
 static int n_ok, n_fail;
-static void check(int cond, const char *name)
+static FILE *results;
+
+static void check(int cond, const char *format, const char *op, const char *what)
 {
-	printf("%sok %d - %s\n", cond ? "" : "not ", n_ok + n_fail + 1, name);
+	printf("%sok %d - %s %s: %s\n", cond ? "" : "not ", n_ok + n_fail + 1, format, op, what);
 	cond ? n_ok++ : n_fail++;
+	gpu_row(results, "check", format, op, -1, -1, -1, cond ? 1 : 0, cond ? "pass" : "FAIL", what);
 }
 
-static uint64_t rng = 12345;
-static float gauss(void)
+static const struct {
+	const char *name;
+	int id;
+} baselines[] = {
+	{ "bf16", WZK_BF16 }, { "fp8-mix", WZK_FP8_MIX }, { "fp8-ds-mla", WZK_FP8_DS_MLA },
+	{ "int4-g64", WZK_INT4_G64 }, { "nvfp4", WZK_NVFP4 },
+};
+
+/* Encode and decode n tokens on the GPU and with the C reference. */
+static void check_baseline(int b, int R, int P, int n, const float *lat, const float *rope,
+			   const char *what)
 {
-	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-	double u1 = ((rng >> 11) + 0.5) / 9007199254740992.0;
-	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-	double u2 = ((rng >> 11) + 0.5) / 9007199254740992.0;
-	return (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	if (wzc_format_parse(baselines[b].name, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, R, P, NULL, &c, NULL)) {
+		check(0, baselines[b].name, "codec", what);
+		return;
+	}
+	size_t rb = wzc_codec_record_bytes(c);
+	int npages = (n + WZK_PAGE_TOKENS - 1) / WZK_PAGE_TOKENS + 1;
+	size_t nslots = (size_t)npages * WZK_PAGE_TOKENS;
+	int64_t *slots = shuffled_slots(n, npages);
+	uint8_t *ref = (uint8_t *)malloc(rb * n), *pool = (uint8_t *)malloc(rb * nslots);
+	float *rl = (float *)malloc(sizeof(float) * n * R), *rr = (float *)malloc(sizeof(float) * n * (P + 1));
+	float *gl = (float *)malloc(sizeof(float) * n * R), *gr = (float *)malloc(sizeof(float) * n * (P + 1));
+	wzc_encode_layer(c, 0, n, lat, rope, ref, NULL);
+	wzc_decode_layer(c, 0, n, ref, rl, rr);
+	float *dl = dev_copy(lat, (size_t)n * R), *dr = dev_copy(rope, (size_t)n * P);
+	float *dol = dev_alloc<float>((size_t)n * R), *dor = dev_alloc<float>((size_t)n * P);
+	int64_t *ds = dev_copy(slots, (size_t)n);
+	uint8_t *dp = dev_alloc<uint8_t>(rb * nslots);
+	int rc = !dl || !dr || !dol || !dor || !ds || !dp || wzk_cuda_record_bytes(baselines[b].id, R, P) != rb;
+	rc = rc || cudaMemset(dp, 0, rb * nslots) ||
+	     wzk_cuda_encode(baselines[b].id, R, P, n, dl, dr, ds, dp) ||
+	     cudaDeviceSynchronize() || host_copy(pool, dp, rb * nslots);
+	int same = !rc;
+	for (int i = 0; i < n && same; i++)
+		same = !memcmp(pool + (size_t)slots[i] * rb, ref + (size_t)i * rb, rb);
+	check(same, baselines[b].name, "encode", what);
+	rc = rc || wzk_cuda_decode(baselines[b].id, R, P, n, ds, dp, dol, dor) ||
+	     cudaDeviceSynchronize() || host_copy(gl, dol, sizeof(float) * n * R) ||
+	     host_copy(gr, dor, sizeof(float) * n * P);
+	check(!rc && !memcmp(gl, rl, sizeof(float) * n * R) && !memcmp(gr, rr, sizeof(float) * n * P),
+	      baselines[b].name, "decode", what);
+	cudaFree(dl);
+	cudaFree(dr);
+	cudaFree(dol);
+	cudaFree(dor);
+	cudaFree(ds);
+	cudaFree(dp);
+	free(slots);
+	free(ref);
+	free(pool);
+	free(rl);
+	free(rr);
+	free(gl);
+	free(gr);
+	wzc_codec_free(c);
+}
+
+/* wz-R: GPU paged decode against the reference's transformed decode. */
+static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
+{
+	char what[96];
+	snprintf(what, sizeof what, "synthetic %s: transformed decode = reference (encoded and random records)",
+		 wzt_family_name(fam));
+	wzt_cache_trace *tst = gpu_synth(fam, 1, 1000, 0, 0, 4096, 2, "test");
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wz_flat *flat = NULL;
+	wzc_cuda_wz *dplan = NULL;
+	if (!tst || !prof || wzc_format_parse(rate, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) || wzc_wz_flatten(c, 0, &flat, NULL) ||
+	    wzc_cuda_wz_upload(flat, &dplan)) {
+		check(0, rate, "decode", what);
+		return;
+	}
+	int R = tst->R, P = tst->P, nv = R + P, n = tst->T, ntot = n + 256;
+	size_t rb = wzc_codec_record_bytes(c);
+	int npages = (ntot + WZK_PAGE_TOKENS - 1) / WZK_PAGE_TOKENS + 1;
+	size_t nslots = (size_t)npages * WZK_PAGE_TOKENS;
+	int64_t *slots = shuffled_slots(ntot, npages);
+	uint8_t *rec = (uint8_t *)malloc(rb * ntot), *pool = (uint8_t *)calloc(nslots, rb);
+	float *want = (float *)malloc(sizeof(float) * ntot * nv), *got = (float *)malloc(sizeof(float) * ntot * nv);
+	wzc_encode_layer(c, 0, n, tst->latent, tst->rope, rec, NULL);
+	for (size_t i = rb * n; i < rb * ntot; i++)
+		rec[i] = (uint8_t)next_u64();
+	for (int i = 0; i < ntot; i++) {
+		memcpy(pool + (size_t)slots[i] * rb, rec + (size_t)i * rb, rb);
+		wzc_wz_decode_token_transformed(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv,
+						want + (size_t)i * nv + R);
+	}
+	uint8_t *dp = dev_copy(pool, rb * nslots);
+	int64_t *ds = dev_copy(slots, (size_t)ntot);
+	float *dout = dev_alloc<float>((size_t)ntot * nv);
+	int rc = !dp || !ds || !dout || wzc_cuda_wz_decode_slots(dplan, ntot, ds, dp, dout) ||
+		 cudaDeviceSynchronize() || host_copy(got, dout, sizeof(float) * ntot * nv);
+	check(!rc && !memcmp(got, want, sizeof(float) * ntot * nv), rate, "decode", what);
+	cudaFree(dp);
+	cudaFree(ds);
+	cudaFree(dout);
+	free(slots);
+	free(rec);
+	free(pool);
+	free(want);
+	free(got);
+	wzc_cuda_wz_free(dplan);
+	wzc_wz_flat_free(flat);
+	wzc_codec_free(c);
+	wzt_cache_trace_free(tst);
+}
+
+/* Fused attention on the GPU against the CPU emulation of the same kernel
+ * (which tests/gpu/test_attention_cpu checks against a double reference):
+ * they differ only by the GPU's expf, so within 1e-5 of the output RMS. */
+static void check_attention(const wzc_profile *prof, const char *name)
+{
+	enum { B = 3, H = 40, CH = 64, MAXP = 8 };
+	static const int32_t ctx[B] = { 1, 130, 500 };
+	wzt_cache_trace *tst = gpu_synth(WZT_FAMILY_MLA_B, 1, 500, B, H, 2048, 3, "test");
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wz_flat *flat = NULL;
+	wzc_cuda_wz *dplan = NULL;
+	if (!tst || wzc_format_parse(name, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) ||
+	    (fmt.id == WZC_FMT_WZ && (wzc_wz_flatten(c, 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &dplan)))) {
+		check(0, name, "attention", "set-up");
+		return;
+	}
+	int R = tst->R, P = tst->P, nv = R + P, T = tst->T;
+	size_t rb = wzc_codec_record_bytes(c);
+	uint8_t *rec = (uint8_t *)malloc(rb * T);
+	wzc_encode_layer(c, 0, T, tst->latent, tst->rope, rec, NULL);
+	/* sequence b's page p is physical page b * MAXP + (MAXP - 1 - p) */
+	int32_t pages[B][MAXP];
+	uint8_t *pool = (uint8_t *)calloc((size_t)B * MAXP * WZK_PAGE_TOKENS, rb);
+	for (int b = 0; b < B; b++)
+		for (int p = 0; p < MAXP; p++) {
+			pages[b][p] = b * MAXP + (MAXP - 1 - p);
+			for (int i = 0; i < WZK_PAGE_TOKENS && p * WZK_PAGE_TOKENS + i < ctx[b]; i++)
+				memcpy(pool + ((size_t)pages[b][p] * WZK_PAGE_TOKENS + i) * rb,
+				       rec + (size_t)(p * WZK_PAGE_TOKENS + i) * rb, rb);
+		}
+	float *q = (float *)malloc(sizeof(float) * B * H * nv);
+	for (int bh = 0; bh < B * H; bh++) {
+		memcpy(q + (size_t)bh * nv, tst->q_latent + (size_t)bh * R, sizeof(float) * R);
+		memcpy(q + (size_t)bh * nv + R, tst->q_rope + (size_t)bh * P, sizeof(float) * P);
+	}
+	if (flat) /* rotated on the host here; the benchmark times wzk_cuda_rotate */
+		for (int bh = 0; bh < B * H; bh++) {
+			float tmp[1024];
+			for (int k = 0; k < R; k++)
+				tmp[k] = wzk_rotate_value(R, prof->latent[0].basis, 0, q + (size_t)bh * nv, NULL, k);
+			for (int k = 0; k < P; k++)
+				tmp[R + k] = wzk_rotate_value(P, prof->rope[0].basis, 0, q + (size_t)bh * nv + R, NULL, k);
+			memcpy(q + (size_t)bh * nv, tmp, sizeof(float) * nv);
+		}
+	int nsplit = (ctx[B - 1] + CH - 1) / CH;
+	wzk_att_args a;
+	memset(&a, 0, sizeof a);
+	a.fmt = flat ? WZK_FMT_WZ : (int)fmt.id;
+	a.l = wzk_layout_of(a.fmt, R, P);
+	if (flat) {
+		a.f = *flat;
+		a.l.R = R;
+		a.l.P = P;
+		a.l.rb = (int)rb;
+	}
+	a.R = R;
+	a.P = P;
+	a.H = H;
+	a.B = B;
+	a.ctx_len = ctx;
+	a.pages = &pages[0][0];
+	a.max_pages = MAXP;
+	a.pool = pool;
+	a.q = q;
+	a.scale = (float)tst->softmax_scale;
+	a.chunk = CH;
+	a.nsplit = nsplit;
+	size_t no = (size_t)B * H * R;
+	float *po = (float *)malloc(sizeof(float) * no * nsplit), *pml = (float *)malloc(sizeof(float) * B * H * nsplit * 2);
+	float *want = (float *)malloc(sizeof(float) * no), *got = (float *)malloc(sizeof(float) * no);
+	a.part_o = po;
+	a.part_ml = pml;
+	emu_attention(&a, want);
+	wzk_cuda_attention_args g;
+	memset(&g, 0, sizeof g);
+	g.fmt = a.fmt;
+	g.wz = dplan;
+	g.R = R;
+	g.P = P;
+	g.H = H;
+	g.B = B;
+	g.max_pages = MAXP;
+	g.scale = a.scale;
+	g.chunk = CH;
+	g.nsplit = nsplit;
+	int32_t *dctx = dev_copy(ctx, B), *dpages = dev_copy(&pages[0][0], (size_t)B * MAXP);
+	uint8_t *dpool = dev_copy(pool, (size_t)B * MAXP * WZK_PAGE_TOKENS * rb);
+	float *dq = dev_copy(q, (size_t)B * H * nv);
+	float *dwork = dev_alloc<float>(wzk_cuda_attention_work_floats(B, H, R, nsplit));
+	float *dout = dev_alloc<float>(no);
+	g.ctx_len = dctx;
+	g.pages = dpages;
+	g.pool = dpool;
+	g.q = dq;
+	g.work = dwork;
+	g.out = dout;
+	int rc = !dctx || !dpages || !dpool || !dq || !dwork || !dout || wzk_cuda_attention(&g) ||
+		 cudaDeviceSynchronize() || host_copy(got, dout, sizeof(float) * no);
+	double worst = rc ? INFINITY : 0;
+	for (int bh = 0; bh < B * H && !rc; bh++) {
+		double ss = 0, e = 0;
+		for (int k = 0; k < R; k++) {
+			double w = want[(size_t)bh * R + k];
+			ss += w * w;
+			e = fmax(e, fabs(got[(size_t)bh * R + k] - w));
+		}
+		worst = fmax(worst, e / sqrt(ss / R + 1e-30));
+	}
+	char what[128];
+	snprintf(what, sizeof what, "GPU fused attention = its CPU emulation within 1e-5 of the output RMS (largest %.2e)",
+		 worst);
+	check(worst <= 1e-5, name, "attention", what);
+	cudaFree(dctx);
+	cudaFree(dpages);
+	cudaFree(dpool);
+	cudaFree(dq);
+	cudaFree(dwork);
+	cudaFree(dout);
+	free(po);
+	free(pml);
+	free(want);
+	free(got);
+	free(q);
+	free(rec);
+	free(pool);
+	wzc_cuda_wz_free(dplan);
+	wzc_wz_flat_free(flat);
+	wzc_codec_free(c);
+	wzt_cache_trace_free(tst);
 }
 
 int main(void)
@@ -38,75 +276,40 @@ int main(void)
 		printf("1..0 # SKIP no CUDA device\n");
 		return 77;
 	}
-	const int L = 1, T = 512, R = 512, P = 64;
-	float *lat = (float *)malloc(sizeof(float) * T * R), *rope = (float *)malloc(sizeof(float) * T * P);
-	for (int t = 0; t < T; t++) {
-		for (int i = 0; i < R; i++)
-			lat[t * R + i] = gauss() * (0.02f + 0.01f * (i % 7)) + 0.5f * gauss() * (i < 8);
-		for (int i = 0; i < P; i++)
-			rope[t * P + i] = gauss() * 0.3f;
+	results = gpu_results();
+	static const wzt_family fams[] = { WZT_FAMILY_IID, WZT_FAMILY_MLA_A, WZT_FAMILY_MLA_B };
+	for (int f = 0; f < 3; f++) {
+		wzt_cache_trace *t = gpu_synth(fams[f], 1, 2003, 0, 0, 100, 5, "test");
+		char what[64];
+		snprintf(what, sizeof what, "synthetic %s", wzt_family_name(fams[f]));
+		for (int b = 0; b < 5 && t; b++)
+			check_baseline(b, t->R, t->P, t->T, t->latent, t->rope, what);
+		wzt_cache_trace_free(t);
 	}
-	wzc_window w = {};
-	w.L = L;
-	w.T = T;
-	w.R = R;
-	w.P = P;
-	w.latent = lat;
-	w.rope = rope;
-	w.split = "calibration";
-	const wzc_window *wp = &w;
-	wzc_profile *prof = NULL;
-	wzc_format fmt;
-	wzc_codec *codec = NULL;
-	if (wzc_prepare(&wp, 1, NULL, &prof, NULL) || wzc_format_parse("wz-5.44", &fmt, NULL) ||
-	    wzc_codec_new(&fmt, L, R, P, prof, &codec, NULL)) {
-		check(0, "prepare and plan wz-5.44");
-		printf("1..%d\n", n_ok + n_fail);
-		return 1;
+	const int R = 512, P = 64, n = 8 * 21 * 3;
+	float *lat = (float *)malloc(sizeof(float) * n * R), *rope = (float *)malloc(sizeof(float) * n * P);
+	adversarial(R, P, n, lat, rope);
+	for (int b = 0; b < 5; b++)
+		check_baseline(b, R, P, n, lat, rope, "zeros subnormals huge NaN Inf");
+	free(lat);
+	free(rope);
+	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31" };
+	wzc_profile *mlab = NULL;
+	for (int f = 0; f < 3; f++) {
+		wzc_profile *prof = gpu_profile(fams[f]);
+		for (int r = 0; r < 3; r++)
+			check_wz(fams[f], prof, rates[r]);
+		if (fams[f] == WZT_FAMILY_MLA_B)
+			mlab = prof;
+		else
+			wzc_profile_free(prof);
 	}
-	size_t rb = wzc_codec_record_bytes(codec);
-	uint8_t *rec = (uint8_t *)malloc(rb * T);
-	wzc_encode_layer(codec, 0, T, lat, rope, rec, NULL);
-	float *want = (float *)malloc(sizeof(float) * T * (R + P)), *got = (float *)malloc(sizeof(float) * T * (R + P));
-	for (int t = 0; t < T; t++)
-		wzc_wz_decode_token_transformed(codec, 0, rec + t * rb, want + t * (R + P), want + t * (R + P) + R);
-	wzc_wz_flat *flat = NULL;
-	wzc_cuda_wz *dplan = NULL;
-	uint8_t *drec;
-	float *dout;
-	int rc = wzc_wz_flatten(codec, 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &dplan);
-	rc = rc || cudaMalloc(&drec, rb * T) || cudaMalloc(&dout, sizeof(float) * T * (R + P));
-	rc = rc || cudaMemcpy(drec, rec, rb * T, cudaMemcpyHostToDevice);
-	rc = rc || wzc_cuda_wz_decode(dplan, drec, T, dout);
-	rc = rc || cudaMemcpy(got, dout, sizeof(float) * T * (R + P), cudaMemcpyDeviceToHost);
-	check(!rc, "wz-5.44: upload and decode on the GPU");
-	check(!rc && !memcmp(got, want, sizeof(float) * T * (R + P)),
-	      "wz-5.44: GPU transformed decode equals the C reference bit for bit");
-
-	/* fp8-mix: bytes and values */
-	wzc_format f8;
-	wzc_codec *c8 = NULL;
-	wzc_format_parse("fp8-mix", &f8, NULL);
-	wzc_codec_new(&f8, L, R, P, NULL, &c8, NULL);
-	size_t rb8 = wzc_codec_record_bytes(c8);
-	uint8_t *r8 = (uint8_t *)malloc(rb8 * T), *g8 = (uint8_t *)malloc(rb8 * T);
-	wzc_encode_layer(c8, 0, T, lat, rope, r8, NULL);
-	float *dl, *dr, *gl = (float *)malloc(sizeof(float) * T * R), *gr = (float *)malloc(sizeof(float) * T * P);
-	float *wl = (float *)malloc(sizeof(float) * T * R), *wr = (float *)malloc(sizeof(float) * T * P);
-	uint8_t *dr8;
-	rc = cudaMalloc(&dl, sizeof(float) * T * R) || cudaMalloc(&dr, sizeof(float) * T * P) ||
-	     cudaMalloc(&dr8, rb8 * T);
-	rc = rc || cudaMemcpy(dl, lat, sizeof(float) * T * R, cudaMemcpyHostToDevice) ||
-	     cudaMemcpy(dr, rope, sizeof(float) * T * P, cudaMemcpyHostToDevice);
-	rc = rc || wzc_cuda_fp8_mix_encode(dl, dr, T, R, P, dr8) ||
-	     cudaMemcpy(g8, dr8, rb8 * T, cudaMemcpyDeviceToHost);
-	check(!rc && !memcmp(g8, r8, rb8 * T), "fp8-mix: GPU encode writes the reference's bytes");
-	wzc_decode_layer(c8, 0, T, r8, wl, wr);
-	rc = rc || wzc_cuda_fp8_mix_decode(dr8, T, R, P, dl, dr) ||
-	     cudaMemcpy(gl, dl, sizeof(float) * T * R, cudaMemcpyDeviceToHost) ||
-	     cudaMemcpy(gr, dr, sizeof(float) * T * P, cudaMemcpyDeviceToHost);
-	check(!rc && !memcmp(gl, wl, sizeof(float) * T * R) && !memcmp(gr, wr, sizeof(float) * T * P),
-	      "fp8-mix: GPU decode equals the reference");
+	check_attention(mlab, "bf16");
+	check_attention(mlab, "fp8-mix");
+	check_attention(mlab, "wz-5.44");
+	wzc_profile_free(mlab);
 	printf("1..%d\n", n_ok + n_fail);
+	if (results)
+		fclose(results);
 	return n_fail ? 1 : 0;
 }
