@@ -77,13 +77,18 @@ static void help(void)
 	       "  -q, --quiet            no progress on standard error\n"
 	       "  -h, --help             this help\n"
 	       "\n"
+	       "Started by mpirun with N ranks, rank 0 deals the points out one at a time to\n"
+	       "the other N - 1 ranks as they come free and stores each in the archive\n"
+	       "(MPI in this build: %s).\n"
+	       "\n"
 	       "Examples:\n"
 	       "  wzplan sweep example > grid.sweep\n"
 	       "  wzplan sweep points grid.sweep\n"
 	       "  wzplan sweep grid.sweep --jobs 8 --archive grid.sqlite\n"
 	       "  wzplan sweep grid.sweep --shard 3/16 --archive shard-3.sqlite\n"
-	       "  wzplan archive merge grid.sqlite shard-*.sqlite\n",
-	       wzsw_ncpus());
+	       "  wzplan archive merge grid.sqlite shard-*.sqlite\n"
+	       "  mpirun -np 33 wzplan sweep grid.sweep --archive grid.sqlite\n",
+	       wzsw_ncpus(), wzsw_mpi_built() ? "yes" : "no");
 }
 
 static int list_points(const wzsw_sweep *s, wzp_output how, const char *output)
