@@ -455,7 +455,7 @@ int wz_cmd_sweep(int argc, char **argv)
 		return wz_cli_usage("sweep", "%s", diag.msg);
 	if (shard && strcmp(action, "run"))
 		return wz_cli_usage("sweep", "--shard is for running a sweep");
-	if (output && !strcmp(action, "run"))
+	if (output && (!strcmp(action, "run") || !strcmp(action, "report")))
 		return wz_cli_usage("sweep", "-o is for 'sweep points' and 'sweep results'");
 	if ((out_dir || codec_run || codec_archive) && strcmp(action, "report"))
 		return wz_cli_usage("sweep", "--out, --codec-run and --codec-archive are for 'sweep report'");
