@@ -3,6 +3,8 @@
 WZ_BENCH_PROGS =
 WZ_BENCH_SH =
 WZ_BENCH_SH += bench/bench_sim.sh
+WZ_BENCH_SH += bench/bench_sweep.sh
+EXTRA_DIST += bench/bench_sweep.sh
 EXTRA_DIST += bench/bench_sim.sh
 EXTRA_PROGRAMS += bench/bench_codec
 WZ_BENCH_PROGS += bench/bench_codec
