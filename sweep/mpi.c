@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef WZ_HAVE_MPI
 #include <mpi.h>
@@ -131,6 +132,25 @@ static wz_err worker(wzsw_blob_fn work, void *wud, wz_diag *diag)
 	return WZ_OK;
 }
 
+/* Waits for a result without spinning: Open MPI's blocking receive polls
+ * at full speed, and rank 0 would take a core from the ranks that run
+ * points on the same node.  Points take milliseconds at least, so probing
+ * every millisecond or so costs them nothing. */
+static int wait_result(MPI_Status *st)
+{
+	long pause_ns = 50000;
+	for (;;) {
+		int flag = 0;
+		int rc = MPI_Iprobe(MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &flag, st);
+		if (rc != MPI_SUCCESS || flag)
+			return rc;
+		struct timespec ts = { 0, pause_ns };
+		nanosleep(&ts, NULL);
+		if (pause_ns < 2000000)
+			pause_ns *= 2;
+	}
+}
+
 static wz_err dealer(const long *indices, long n, int nranks, wzsw_take_fn take, void *tud,
 		     wzsw_done_fn done, void *dud, long *nfailed, wz_diag *diag)
 {
@@ -141,7 +161,9 @@ static wz_err dealer(const long *indices, long n, int nranks, wzsw_take_fn take,
 	while (working > 0) {
 		long msg[3];
 		MPI_Status st;
-		int rc = MPI_Recv(msg, 3, MPI_LONG, MPI_ANY_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
+		int rc = wait_result(&st);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Recv(msg, 3, MPI_LONG, st.MPI_SOURCE, TAG_RESULT, MPI_COMM_WORLD, &st);
 		if (rc != MPI_SUCCESS) {
 			free(bytes);
 			return mpi_fail(diag, "waiting for the ranks", rc);
