@@ -3,6 +3,8 @@
 WZ_BENCH_PROGS =
 WZ_BENCH_SH =
 WZ_BENCH_SH += bench/bench_sim.sh
+WZ_BENCH_SH += bench/bench_sweep.sh
+EXTRA_DIST += bench/bench_sweep.sh
 EXTRA_DIST += bench/bench_sim.sh
 WZ_BENCH_SH += bench/bench_unpack.sh
 EXTRA_DIST += bench/bench_unpack.sh

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/propose.h"
 #include "cli/sweep_cli.h"
+#include "sweep/mpi.h"
 
 /* `sweep example`: a sweep file to start from (wzplan-sweep(5)). */
 static const char example_sweep[] =
@@ -37,6 +38,7 @@ static void help(void)
 	printf("Usage: wzplan sweep FILE [--jobs N] [--shard K/N] [options]\n"
 	       "       wzplan sweep points FILE [--format text|csv|json]\n"
 	       "       wzplan sweep results FILE [--archive FILE] [-o FILE]\n"
+	       "       wzplan sweep report FILE [--archive FILE] [--out DIR] [--codec-run RUN]\n"
 	       "       wzplan sweep example\n"
 	       "\n"
 	       "Runs every point of the sweep file FILE (a base scenario and axes of its\n"
@@ -52,27 +54,41 @@ static void help(void)
 	       "  results  every archived point's figures as CSV, in point order (the\n"
 	       "           same bytes for the same results; missing points are counted\n"
 	       "           on standard error and make the exit status 1)\n"
+	       "  report   tables (the points and their runs; one per pair of axes) and\n"
+	       "           charts (cost against context, GPUs against users, the\n"
+	       "           cost-quality front with --codec-run) into DIR, each figure\n"
+	       "           with the run it is from\n"
 	       "  example  print a sweep file to start from\n"
 	       "\n"
 	       "Options:\n"
 	       "  -j, --jobs N           worker processes (default: the online CPUs, %d here)\n"
-	       "  --shard K/N            run only the points with index %% N = K - 1 (for job\n"
-	       "                         arrays: one shard per task; see docs/sweep-slurm.md)\n"
+	       "  --shard K/N            run only shard K of N, the shards of about equal\n"
+	       "                         estimated cost (for job arrays: one shard per task;\n"
+	       "                         see docs/sweep-slurm.md)\n"
 	       "  --archive FILE         the archive (default: $WZPLAN_ARCHIVE, else\n"
 	       "                         $XDG_DATA_HOME/wzplan/archive.sqlite, else\n"
 	       "                         ~/.local/share/wzplan/archive.sqlite)\n"
 	       "  --format F             points: text (default), csv or json\n"
+	       "  --out DIR              report: the folder (default: SWEEP-report)\n"
+	       "  --codec-run RUN        report: the codec run whose nmse per format places\n"
+	       "                         the formats on the cost-quality front\n"
+	       "  --codec-archive FILE   report: the archive holding RUN (default: --archive)\n"
 	       "  -o, --output FILE      points, results: write there instead of standard output\n"
 	       "  -q, --quiet            no progress on standard error\n"
 	       "  -h, --help             this help\n"
+	       "\n"
+	       "Started by mpirun with N ranks, rank 0 deals the points out one at a time to\n"
+	       "the other N - 1 ranks as they come free and stores each in the archive\n"
+	       "(MPI in this build: %s).\n"
 	       "\n"
 	       "Examples:\n"
 	       "  wzplan sweep example > grid.sweep\n"
 	       "  wzplan sweep points grid.sweep\n"
 	       "  wzplan sweep grid.sweep --jobs 8 --archive grid.sqlite\n"
 	       "  wzplan sweep grid.sweep --shard 3/16 --archive shard-3.sqlite\n"
-	       "  wzplan archive merge grid.sqlite shard-*.sqlite\n",
-	       wzsw_ncpus());
+	       "  wzplan archive merge grid.sqlite shard-*.sqlite\n"
+	       "  mpirun -np 33 wzplan sweep grid.sweep --archive grid.sqlite\n",
+	       wzsw_ncpus(), wzsw_mpi_built() ? "yes" : "no");
 }
 
 static int list_points(const wzsw_sweep *s, wzp_output how, const char *output)
@@ -151,6 +167,31 @@ static int results(const wzsw_sweep *s, const char *path, const char *output)
 	return rc;
 }
 
+static int report(const wzsw_sweep *s, const char *path, const char *out_dir,
+		  long long codec_run, const char *codec_archive, int quiet)
+{
+	char *where, dir[4096];
+	wza_archive *a;
+	wza_run *codec = NULL;
+	int rc = open_archive(path, 0, &where, &a);
+	if (rc) {
+		free(where);
+		return rc;
+	}
+	if (codec_run)
+		rc = wz_propose_load_codec_run("sweep", codec_archive ? codec_archive : where,
+					       codec_run, &codec);
+	snprintf(dir, sizeof dir, "%s", out_dir ? out_dir : s->name);
+	if (!out_dir)
+		snprintf(dir, sizeof dir, "%s-report", s->name);
+	if (!rc)
+		rc = wz_sweep_report(s, a, codec, codec_run, dir, quiet);
+	wza_run_free(codec);
+	wza_close(a);
+	free(where);
+	return rc;
+}
+
 typedef struct {
 	const wzsw_sweep *s;
 	long done, total;
@@ -175,8 +216,44 @@ static void on_done(void *ud, long index, int status)
 		status ? "FAILED" : "archived", pr->done, pr->total, since(&pr->start));
 }
 
+/* The scratch folder for the points' scenario files (and, on an MPI
+ * rank, its scratch archive). */
+static int make_workdir(char *workdir, size_t n)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	snprintf(workdir, n, "%s/wzplan-sweep.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (mkdtemp(workdir))
+		return 0;
+	wz_diag diag;
+	wz_diag_set(&diag, WZ_ERR_IO, "%s: cannot make a work folder", workdir);
+	return wz_cli_fail("sweep", &diag);
+}
+
+/* An MPI rank other than 0: runs the points rank 0 sends until told to
+ * stop; rank 0 reports them. */
+static int mpi_worker(const wzsw_sweep *s)
+{
+	char workdir[PATH_MAX], scratch[PATH_MAX + 32], sweep_abs[PATH_MAX];
+	int rc = make_workdir(workdir, sizeof workdir);
+	if (rc)
+		return rc;
+	snprintf(scratch, sizeof scratch, "%s/point.sqlite", workdir);
+	if (!realpath(s->origin, sweep_abs))
+		snprintf(sweep_abs, sizeof sweep_abs, "%s", s->origin);
+	wz_sweep_ctx ctx = { s, scratch, workdir, sweep_abs };
+	wz_diag diag;
+	long nfailed = 0;
+	if (wzsw_mpi_run(NULL, 0, wz_sweep_mpi_work, &ctx, NULL, NULL, NULL, NULL, &nfailed, &diag))
+		rc = wz_cli_fail("sweep", &diag);
+	rmdir(workdir);
+	return rc;
+}
+
+/* Runs the sweep's points (of one shard) that the archive lacks: in the
+ * process pool, or with mpi set, dealt out to the other MPI ranks (*dealt
+ * says whether they were, so that the caller can stop them if not). */
 static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shard_k,
-		     long shard_n, int quiet)
+		     long shard_n, int quiet, int mpi, int *dealt)
 {
 	wz_diag diag;
 	char *where;
@@ -196,9 +273,12 @@ static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shar
 	}
 	wza_close(a);
 	long *todo = malloc((size_t)s->npoints * sizeof *todo);
+	long *shard_of = malloc((size_t)s->npoints * sizeof *shard_of);
 	long ntodo = 0, nskip = 0, nshard = 0;
-	for (long i = 0; todo && i < s->npoints && !rc; i++) {
-		if (!wzsw_in_shard(i, shard_k, shard_n))
+	if (todo && shard_of && wzsw_shard_plan(s, shard_n, shard_of, NULL, &diag))
+		rc = wz_cli_fail("sweep", &diag);
+	for (long i = 0; todo && shard_of && i < s->npoints && !rc; i++) {
+		if (shard_of[i] != shard_k)
 			continue;
 		nshard++;
 		wzsw_point p;
@@ -216,18 +296,17 @@ static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shar
 			todo[ntodo++] = i;
 	}
 	wza_point_runs_free(have, nhave);
+	int nomem = !todo || !shard_of;
+	free(shard_of);
+	if (!rc && !nomem && wzsw_order_by_cost(s, todo, ntodo, &diag))
+		rc = wz_cli_fail("sweep", &diag);
 	char workdir[PATH_MAX], sweep_abs[PATH_MAX];
-	const char *tmpdir = getenv("TMPDIR");
-	snprintf(workdir, sizeof workdir, "%s/wzplan-sweep.XXXXXX",
-		 tmpdir && *tmpdir ? tmpdir : "/tmp");
-	if (!rc && !todo) {
+	if (!rc && nomem) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("sweep", &diag);
 	}
-	if (!rc && !mkdtemp(workdir)) {
-		wz_diag_set(&diag, WZ_ERR_IO, "%s: cannot make a work folder", workdir);
-		rc = wz_cli_fail("sweep", &diag);
-	}
+	if (!rc)
+		rc = make_workdir(workdir, sizeof workdir);
 	if (rc) {
 		free(todo);
 		free(where);
@@ -240,8 +319,12 @@ static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shar
 			s->npoints == 1 ? "" : "s");
 		if (shard_n > 1)
 			fprintf(stderr, ", %ld in shard %ld/%ld", nshard, shard_k, shard_n);
-		fprintf(stderr, "; %ld already in %s, %ld to run on %ld worker%s\n", nskip, where,
-			ntodo, jobs, jobs == 1 ? "" : "s");
+		if (mpi)
+			fprintf(stderr, "; %ld already in %s, %ld to run on %d MPI rank%s\n", nskip,
+				where, ntodo, mpi - 1, mpi == 2 ? "" : "s");
+		else
+			fprintf(stderr, "; %ld already in %s, %ld to run on %ld worker%s\n", nskip,
+				where, ntodo, jobs, jobs == 1 ? "" : "s");
 	}
 	/* Standard output is shared with the workers: nothing buffered may be
 	 * written twice. */
@@ -251,9 +334,15 @@ static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shar
 	progress pr = { s, 0, ntodo, quiet, { 0, 0 } };
 	clock_gettime(CLOCK_MONOTONIC, &pr.start);
 	long nfailed = 0;
-	if (wzsw_pool_run((int)jobs, todo, ntodo, wz_sweep_run_point, &ctx, on_done, &pr, &nfailed,
-			  &diag))
+	if (mpi) {
+		*dealt = 1;
+		if (wzsw_mpi_run(todo, ntodo, NULL, NULL, wz_sweep_mpi_take, &ctx, on_done, &pr,
+				 &nfailed, &diag))
+			rc = wz_cli_fail("sweep", &diag);
+	} else if (wzsw_pool_run((int)jobs, todo, ntodo, wz_sweep_run_point, &ctx, on_done, &pr,
+				 &nfailed, &diag)) {
 		rc = wz_cli_fail("sweep", &diag);
+	}
 	rmdir(workdir);
 	if (!rc && !quiet)
 		fprintf(stderr, "wzplan sweep: %s: %ld point%s archived, %ld failed, %ld skipped, in "
@@ -267,6 +356,37 @@ static int run_sweep(const wzsw_sweep *s, const char *path, long jobs, long shar
 	return rc;
 }
 
+/* Under an MPI launcher with more than one rank the points are dealt out
+ * over the ranks; a build without MPI refuses rather than run the whole
+ * sweep once per rank. */
+static int run_mpi_or_pool(const wzsw_sweep *s, const char *path, long jobs, long shard_k,
+			   long shard_n, int quiet)
+{
+	long launched = wzsw_mpi_launched();
+	int dealt = 0;
+	if (launched < 2)
+		return run_sweep(s, path, jobs, shard_k, shard_n, quiet, 0, &dealt);
+	wz_diag diag;
+	int rank, size;
+	if (wzsw_mpi_init(&rank, &size, &diag)) {
+		fprintf(stderr, "wzplan sweep: started as one of %ld MPI ranks, but %s\n", launched,
+			diag.msg);
+		return 2;
+	}
+	int rc;
+	if (size < 2)
+		rc = run_sweep(s, path, jobs, shard_k, shard_n, quiet, 0, &dealt);
+	else if (rank)
+		rc = mpi_worker(s);
+	else
+		rc = run_sweep(s, path, jobs, shard_k, shard_n, quiet, size, &dealt);
+	/* Ranks waiting for points that will never come are stopped. */
+	if (rc && size > 1 && (rank || !dealt))
+		wzsw_mpi_abort(rc);
+	wzsw_mpi_finalize();
+	return rc;
+}
+
 int wz_cmd_sweep(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -276,10 +396,15 @@ int wz_cmd_sweep(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "out", required_argument, NULL, 'O' },
+		{ "codec-run", required_argument, NULL, 'C' },
+		{ "codec-archive", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *archive = NULL, *output = NULL, *format = NULL, *shard = NULL;
+	const char *out_dir = NULL, *codec_archive = NULL;
+	long long codec_run = 0;
 	long jobs = wzsw_ncpus(), shard_k = 1, shard_n = 1;
 	int quiet = 0, c, rc;
 	wz_diag diag;
@@ -297,6 +422,12 @@ int wz_cmd_sweep(int argc, char **argv)
 		case 'f': format = optarg; break;
 		case 'o': output = optarg; break;
 		case 'q': quiet = 1; break;
+		case 'O': out_dir = optarg; break;
+		case 'K': codec_archive = optarg; break;
+		case 'C':
+			if ((rc = wz_run_id_parse("sweep", optarg, &codec_run)))
+				return rc;
+			break;
 		case 'h': help(); return 0;
 		case ':': return wz_cli_bad_option("sweep", ':', argv);
 		default: return wz_cli_bad_option("sweep", '?', argv);
@@ -308,7 +439,8 @@ int wz_cmd_sweep(int argc, char **argv)
 		return wz_cli_emit("sweep", output, example_sweep);
 	}
 	const char *action = "run";
-	if (optind < argc && (!strcmp(argv[optind], "points") || !strcmp(argv[optind], "results")))
+	if (optind < argc && (!strcmp(argv[optind], "points") || !strcmp(argv[optind], "results") ||
+			      !strcmp(argv[optind], "report")))
 		action = argv[optind++];
 	if (argc - optind != 1)
 		return wz_cli_usage("sweep", argc - optind ? "one sweep file, please"
@@ -323,8 +455,12 @@ int wz_cmd_sweep(int argc, char **argv)
 		return wz_cli_usage("sweep", "%s", diag.msg);
 	if (shard && strcmp(action, "run"))
 		return wz_cli_usage("sweep", "--shard is for running a sweep");
-	if (output && !strcmp(action, "run"))
+	if (output && (!strcmp(action, "run") || !strcmp(action, "report")))
 		return wz_cli_usage("sweep", "-o is for 'sweep points' and 'sweep results'");
+	if ((out_dir || codec_run || codec_archive) && strcmp(action, "report"))
+		return wz_cli_usage("sweep", "--out, --codec-run and --codec-archive are for 'sweep report'");
+	if (codec_archive && !codec_run)
+		return wz_cli_usage("sweep", "--codec-archive needs --codec-run");
 	wzsw_sweep *s;
 	if (wzsw_load(file, &s, &diag))
 		return wz_cli_fail("sweep", &diag);
@@ -332,8 +468,10 @@ int wz_cmd_sweep(int argc, char **argv)
 		rc = list_points(s, how, output);
 	else if (!strcmp(action, "results"))
 		rc = results(s, archive, output);
+	else if (!strcmp(action, "report"))
+		rc = report(s, archive, out_dir, codec_run, codec_archive, quiet);
 	else
-		rc = run_sweep(s, archive, jobs, shard_k, shard_n, quiet);
+		rc = run_mpi_or_pool(s, archive, jobs, shard_k, shard_n, quiet);
 	wzsw_free(s);
 	return rc;
 }

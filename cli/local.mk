@@ -18,7 +18,8 @@ libwzcli_a_SOURCES = \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
 	cli/size_run.c cli/sim_record.h cli/sim_record.c \
-	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c
+	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c \
+	cli/sweep_report.c
 
 bin_PROGRAMS += wzplan
 wzplan_SOURCES = cli/main.c

@@ -164,3 +164,59 @@ int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, w
 	wza_point_runs_free(runs, nruns);
 	return rc;
 }
+
+static void remove_archive(const char *path)
+{
+	remove(path);
+	for (int i = 0; i < 2; i++) {
+		wz_buf side = { 0 };
+		wz_buf_printf(&side, "%s%s", path, i ? "-shm" : "-wal");
+		if (!side.failed)
+			remove(wz_buf_str(&side));
+		wz_buf_free(&side);
+	}
+}
+
+/* An archive of one point run is a few hundred KiB; more than this is not
+ * one point's. */
+#define MAX_POINT_ARCHIVE (1L << 30)
+
+int wz_sweep_mpi_work(void *ud, long index, wz_buf *blob)
+{
+	const wz_sweep_ctx *c = ud;
+	remove_archive(c->archive);
+	int rc = wz_sweep_run_point(ud, index);
+	if (!rc) {
+		char *bytes;
+		size_t len;
+		wz_diag diag;
+		if (wz_read_file(c->archive, MAX_POINT_ARCHIVE, &bytes, &len, &diag)) {
+			rc = wz_cli_fail("sweep", &diag);
+		} else {
+			wz_buf_append(blob, bytes, len);
+			free(bytes);
+		}
+	}
+	remove_archive(c->archive);
+	return rc;
+}
+
+int wz_sweep_mpi_take(void *ud, long index, int status, const void *blob, size_t n)
+{
+	const wz_sweep_ctx *c = ud;
+	if (status)
+		return status;
+	char path[4200], cmd[64];
+	wz_diag diag;
+	snprintf(cmd, sizeof cmd, "sweep: point %ld", index);
+	snprintf(path, sizeof path, "%s/point-%ld.sqlite", c->workdir, index);
+	if (wz_write_file_atomic(path, blob, n, &diag))
+		return wz_cli_fail(cmd, &diag);
+	char *in[1] = { path };
+	wza_merge_stats stats;
+	int rc = 0;
+	if (wza_merge(c->archive, in, 1, WZA_DUP_REFUSE, &stats, &diag))
+		rc = wz_cli_fail(cmd, &diag);
+	remove_archive(path);
+	return rc;
+}

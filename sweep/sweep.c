@@ -678,7 +678,3 @@ wz_err wzsw_shard_parse(const char *text, long *k, long *n, wz_diag *diag)
 	return wz_diag_set(diag, WZ_ERR_INPUT, "--shard: '%s' is not K/N with 1 <= K <= N", text);
 }
 
-int wzsw_in_shard(long index, long k, long n)
-{
-	return index % n == k - 1;
-}

@@ -71,10 +71,24 @@ wz_err wzsw_point_build(const wzsw_sweep *s, long index, wzsw_point *out /* OUT 
 			wz_diag *diag);
 void wzsw_point_clear(wzsw_point *p);
 
-/* Parses "K/N" (1 <= K <= N); a shard holds the points whose index i has
- * i % N == K - 1. */
+/* Parses "K/N" (1 <= K <= N). */
 wz_err wzsw_shard_parse(const char *text, long *k /* OUT */, long *n /* OUT */, wz_diag *diag);
-int wzsw_in_shard(long index, long k, long n);
+
+/* Balance (sweep/balance.c).  A point's estimated cost in whole units:
+ * per format, 1 plus, when it simulates, its simulated user-minutes
+ * (users x (duration_s + warmup_s) / 60), or for a traffic file its size
+ * / 100 bytes.  Used for scheduling only. */
+long long wzsw_point_cost(const wzsw_point *p);
+/* Shares the points over nshards shards of about equal estimated cost:
+ * the points by decreasing cost (ties: lower index first), each to the
+ * shard with the least cost so far (ties: the lower shard).  shard_of[i]
+ * (npoints entries) gets point i's shard, 1..nshards; load, when not NULL
+ * (nshards entries), each shard's total.  The same on every machine. */
+wz_err wzsw_shard_plan(const wzsw_sweep *s, long nshards, long *shard_of /* OUT */,
+		       long long *load /* OUT */, wz_diag *diag);
+/* Reorders indices by decreasing estimated cost (ties: lower index), so
+ * that the longest points start first and the short ones fill the end. */
+wz_err wzsw_order_by_cost(const wzsw_sweep *s, long *indices, long n, wz_diag *diag);
 
 /* The pool (sweep/pool.c).  Runs fn(ud, index) for each of the indices in
  * nworkers forked processes; each takes the next index as soon as it is

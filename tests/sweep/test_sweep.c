@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/wz_io.h"
+#include "sweep/report.h"
 #include "sweep/sweep.h"
 #include "tests/tap.h"
 
@@ -44,6 +45,58 @@ static void on_done(void *ud, long index, int status)
 	(void)ud;
 	(void)status;
 	seen[index]++;
+}
+
+/* Shards by estimated cost: with the expensive axis (simulate) turning
+ * fastest, shards by index modulo 2 put every simulated point in one
+ * shard; the plan must not. */
+static void balance_tests(wz_diag *diag)
+{
+	wzsw_sweep *s;
+	ok(wzsw_load(write_sweep("bal.sweep", "sweep = bal\nscenario = base.scenario\n"
+						"set.price_set = catalog\nset.duration_s = 600\n"
+						"axis.users = 100 | 200 | 300 | 400 | 500\n"
+						"axis.simulate = no | yes\n"),
+		     &s, diag) == WZ_OK,
+	   "loads a sweep whose last axis is simulate");
+	if (!s)
+		return;
+	long long cost[10], biggest = 0, load[2], modulo[2] = { 0, 0 };
+	for (long i = 0; i < 10; i++) {
+		wzsw_point p;
+		wzsw_point_build(s, i, &p, diag);
+		cost[i] = wzsw_point_cost(&p);
+		biggest = cost[i] > biggest ? cost[i] : biggest;
+		modulo[i % 2] += cost[i];
+		wzsw_point_clear(&p);
+	}
+	ok(cost[1] > 10 * cost[0], "a simulated point is estimated far dearer than one without");
+	ok(cost[9] > cost[1], "and dearer with more users");
+	long shard_of[10], again[10];
+	ok(wzsw_shard_plan(s, 2, shard_of, load, diag) == WZ_OK, "plans 2 shards");
+	wzsw_shard_plan(s, 2, again, NULL, diag);
+	ok(!memcmp(shard_of, again, sizeof again), "the same plan every time");
+	long long sum[2] = { 0, 0 };
+	for (int i = 0; i < 10; i++)
+		sum[shard_of[i] - 1] += cost[i];
+	ok(sum[0] == load[0] && sum[1] == load[1], "the loads are the shards' estimated costs");
+	long long d = load[0] > load[1] ? load[0] - load[1] : load[1] - load[0];
+	ok(d <= biggest, "the shards differ by at most one point's cost");
+	long long dm = modulo[0] > modulo[1] ? modulo[0] - modulo[1] : modulo[1] - modulo[0];
+	ok(d < dm, "better balanced than by index modulo");
+	long idx[10];
+	for (int i = 0; i < 10; i++)
+		idx[i] = i;
+	ok(wzsw_order_by_cost(s, idx, 10, diag) == WZ_OK, "orders the points by cost");
+	ok(idx[0] == 9 && idx[4] == 1, "the simulated points first, dearest first");
+	ok(idx[5] == 0 && idx[9] == 8, "then the equal cheap ones in index order");
+	wzsw_free(s);
+
+	double err[4] = { 1.0, 0.5, 0.5, 0.2 }, usd[4] = { 1.0, 0.7, 0.8, 0.9 };
+	int front[4];
+	wzsw_pareto(err, usd, 4, front);
+	ok(front[0] == 0 && front[1] == 1 && front[2] == 0 && front[3] == 1,
+	   "Pareto: dominated formats are off the front, the others on it");
 }
 
 int main(void)
@@ -96,14 +149,13 @@ int main(void)
 	wzsw_point_clear(&q0);
 	wzsw_free(s2);
 
-	int covered[18] = { 0 };
-	for (long k = 1; k <= 4; k++)
-		for (long i = 0; i < 18; i++)
-			covered[i] += wzsw_in_shard(i, k, 4);
+	long shard_of[18];
+	ok(wzsw_shard_plan(s, 4, shard_of, NULL, &diag) == WZ_OK, "plans 4 shards");
 	int once = 1;
 	for (int i = 0; i < 18; i++)
-		once &= covered[i] == 1;
+		once &= shard_of[i] >= 1 && shard_of[i] <= 4;
 	ok(once, "4 shards hold every point exactly once");
+	balance_tests(&diag);
 	long k, n;
 	ok(wzsw_shard_parse("2/5", &k, &n, &diag) == WZ_OK && k == 2 && n == 5, "parses K/N");
 	ok(wzsw_shard_parse("0/5", &k, &n, &diag) != WZ_OK, "refuses K = 0");
