@@ -20,6 +20,12 @@ bench_bench_restore_SOURCES = bench/bench_restore.c
 bench_bench_restore_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_restore_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_restore_DEPENDENCIES = $(WZ_LIBS)
+EXTRA_PROGRAMS += bench/bench_sim
+WZ_BENCH_PROGS += bench/bench_sim
+bench_bench_sim_SOURCES = bench/bench_sim.c
+bench_bench_sim_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_sim_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_sim_DEPENDENCIES = $(WZ_LIBS)
 bench: $(WZ_BENCH_PROGS) wzplan
 	@for b in $(WZ_BENCH_PROGS); do echo "== $$b"; ./$$b || exit 1; done
 	@for s in $(WZ_BENCH_SH); do echo "== $$s"; WZPLAN=$(abs_top_builddir)/wzplan $(SHELL) $(top_srcdir)/$$s || exit 1; done

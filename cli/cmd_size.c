@@ -69,6 +69,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	wzp_table_column(t, "saving_reserved", "Saving reserved", 1);
 	wzp_table_column(t, "saving_ondemand", "Saving on-demand", 1);
 	wzp_table_column(t, "runs", "Runs", 1);
+	wzp_table_column(t, "binds", "Binds", 0);
 	for (int i = 0; i < n; i++) {
 		const wz_size_row *r = &rows[i];
 		const wzs_result *res = &r->search.result;
@@ -80,6 +81,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 			for (int k = 0; k < 11 + scaling; k++)
 				wzp_table_empty(t);
 			wzp_table_numf(t, (double)r->search.runs, 0);
+			wzp_table_str(t, wzs_binding_name(r->search.binding));
 			continue;
 		}
 		long upr = r->model.mem.users_per_replica;
@@ -105,6 +107,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		wzp_table_numf(t, r->fleet.saving_reserved, 0);
 		wzp_table_numf(t, r->fleet.saving_ondemand, 0);
 		wzp_table_numf(t, (double)r->search.runs, 0);
+		wzp_table_str(t, wzs_binding_name(r->search.binding));
 	}
 	const wzs_params *p = &s->params;
 	wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s, p99 TPOT "
@@ -135,6 +138,10 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	wzp_table_note(t, "Idle sessions: %s%s%s.", wzs_idle_policy_name(p->idle_policy),
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? ", offload format " : "",
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? p->offload_format : "");
+	wzp_table_note(t, "Binds: the resource that made the largest fleet short of each one "
+			  "fail (HBM capacity: requests waited for cache blocks; decode compute or "
+			  "HBM bandwidth: decode steps, by their roofline; prefill compute; "
+			  "restore bandwidth: parked caches coming back; batch limit: max_batch).");
 	wzp_table_note(t, "Savings against %s; prices: %s.", s->scn->baseline_format,
 		       s->scn->price_set);
 	if (scaling)

@@ -188,6 +188,7 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 	wzp_table_column(t, "ttft", h_ttft, 1);
 	wzp_table_column(t, "tpot", h_tpot, 1);
 	wzp_table_column(t, "occupancy", "Cache peak", 1);
+	wzp_table_column(t, "binds", "Binds", 0);
 	for (int i = 0; i < c->nrows; i++) {
 		const char *f = c->rows[i].fmt.name;
 		char m[48];
@@ -198,6 +199,7 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 			wzp_table_str(t, "none met the targets");
 			for (int k = 0; k < 7; k++)
 				wzp_table_empty(t);
+			wzp_table_str(t, fig_text(run, "simulation", f, "binds"));
 			continue;
 		}
 		wzp_table_numf(t, rep, 0);
@@ -217,10 +219,12 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 		char occ[32];
 		snprintf(occ, sizeof occ, "%.0f%%", 100 * fig(run, "simulation", f, "occupancy_peak"));
 		wzp_table_num(t, fig(run, "simulation", f, "occupancy_peak"), occ);
+		wzp_table_str(t, fig_text(run, "simulation", f, "binds"));
 	}
 	wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings against "
 			  "`%s` sized the same way.  Cache peak: the largest share of the fleet's "
-			  "cache blocks in use at a sample.  Figures per run: `wzplan archive show`.",
+			  "cache blocks in use at a sample.  Binds: the resource that made the "
+			  "largest fleet short of it fail.  Figures per run: `wzplan archive show`.",
 		       fig(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec/format.h"
 #include "sim/speedup.h"
@@ -24,7 +25,9 @@ const char wz_sim_opts_help[] =
 	"  --warmup S             seconds before measuring (default 300)\n"
 	"  --seed N               random seed (default 1)\n"
 	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
-	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n";
+	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n"
+	"  --threads N            simulations size and propose run at once (default: one\n"
+	"                         per core); their results do not depend on it\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {
@@ -40,6 +43,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1108: o->sort_traffic = 1; break;
 	case 1109: o->speedup = arg; break;
 	case 1110: o->speedup_all = 1; break;
+	case 1111: o->threads = arg; break;
 	default: return -1;
 	}
 	return 0;
@@ -113,6 +117,10 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
 	out->speedup = 1;
+	long threads = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!rc && o->threads)
+		rc = wz_cli_long(cmd, "--threads", o->threads, 1, 64, &threads);
+	out->threads = threads < 1 ? 1 : threads > 64 ? 64 : (int)threads;
 	if (!rc && o->speedup)
 		rc = o->traffic ? wz_cli_double(cmd, "--speedup", o->speedup, 1e-6, 1e6, &out->speedup)
 				: wz_cli_usage(cmd, "--speedup needs --traffic");

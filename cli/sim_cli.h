@@ -14,7 +14,7 @@
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup;
+		*traffic, *speedup, *threads;
 	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
@@ -30,9 +30,10 @@ typedef struct {
 	{ "traffic", required_argument, NULL, 1107 },                                   \
 	{ "sort-traffic", no_argument, NULL, 1108 },                                    \
 	{ "speedup", required_argument, NULL, 1109 },                                   \
-	{ "speedup-think", no_argument, NULL, 1110 }
+	{ "speedup-think", no_argument, NULL, 1110 },                                   \
+	{ "threads", required_argument, NULL, 1111 }
 
-/* Records option `val` (1100..1110); returns 0 when it was one. */
+/* Records option `val` (1100..1111); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 
@@ -46,6 +47,7 @@ typedef struct {
 	long initial_context;
 	double speedup;           /* replay: session arrivals were sped up by this */
 	int speedup_all;          /* ...and the time between turns too */
+	int threads;              /* simulations run at once by size and propose */
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing

@@ -173,6 +173,8 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 				    found ? &r->fleet : NULL, base_ok, r->search.runs);
 		wza_run_figure(run, "simulation", r->size.name, "bits_per_value",
 			       r->size.bits_per_value, NULL);
+		wza_run_figure(run, "simulation", r->size.name, "binds", NAN,
+			       wzs_binding_name(r->search.binding));
 		if (!r->search.below)
 			continue;
 		const char *t = "simulation_below";

@@ -1,6 +1,6 @@
-/* The simulator's event queue and random numbers: a binary heap ordered by
- * (time, priority, sequence number) and a seeded generator, so that a run is
- * a pure function of its inputs and seed. */
+/* The simulator's event queue and random numbers: a 4-ary heap ordered by
+ * (time, priority, sequence number) packed into two integer keys, and a
+ * seeded generator, so that a run is a pure function of its inputs and seed. */
 #ifndef WZS_ENGINE_H
 #define WZS_ENGINE_H
 
@@ -22,8 +22,24 @@ typedef struct {
 	uint32_t b;
 } wzs_event;
 
+/* A queued event: `when` holds the time's bits mapped so that unsigned
+ * order is numeric order, `tie` the priority above the sequence number, so
+ * an order test is two integer compares and a node fits half a cache line. */
 typedef struct {
-	wzs_event *heap;
+	uint64_t when;
+	uint64_t tie;   /* prio << WZS_SEQ_BITS | seq */
+	uint32_t kind;
+	uint32_t a;
+	uint32_t b;
+	uint32_t unused;
+} wzs_node;
+
+#define WZS_SEQ_BITS 40  /* 1.1e12 events per run */
+#define WZS_PRIO_MAX ((1u << (64 - WZS_SEQ_BITS)) - 1)
+
+typedef struct {
+	wzs_node *heap;   /* heap[0] the earliest; children of i at 4i+1..4i+4 */
+	void *mem;        /* heap's allocation (cache-line aligned sibling groups) */
 	size_t n, cap;
 	uint64_t next_seq;
 	uint64_t popped;  /* events handled so far, for events/s figures */
@@ -34,7 +50,8 @@ typedef struct {
 void wzs_queue_init(wzs_queue *q);
 void wzs_queue_free(wzs_queue *q);
 /* Pushing an event before the last popped one's time is a bug in the
- * caller (the clock would go backwards) and fails an assertion. */
+ * caller (the clock would go backwards) and fails an assertion, as does a
+ * priority above WZS_PRIO_MAX or a time that is NaN. */
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
 		      uint32_t b, wz_diag *diag);
 /* Takes the earliest event into *ev; returns 0 when the queue is empty. */

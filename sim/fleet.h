@@ -39,6 +39,7 @@ typedef struct {
 	int32_t session, next, prev;
 	uint32_t serial;
 	uint8_t state, counted;
+	uint8_t batch_capped;         /* its last failed admission met max_batch, not memory */
 	int32_t rank;
 	int32_t turn;
 	int64_t prefix, prompt, output, reuse, need_blocks;
@@ -48,6 +49,7 @@ typedef struct {
 	double arrival;               /* when it could run: the queueing clock starts here */
 	double requested;             /* when the trace or the user sent it */
 	double admitted, first_token;
+	double restored;              /* its cache back from the offload tier (= admitted if none) */
 } wzs_req;
 
 typedef struct {
@@ -69,6 +71,7 @@ typedef struct {
 	int32_t pf_head, pf_tail;     /* waiting for prefill */
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
+	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
 	wzs_dslot *dheap;             /* decoding, by finish step */
 	long dn, dcap;
 	int64_t steps;

@@ -11,4 +11,5 @@ libwzsim_a_SOURCES = \
 	sim/scheduler.c sim/fleet.h \
 	sim/sim.c sim/sim.h \
 	sim/speedup.c sim/speedup.h \
-	sim/search.c sim/search.h
+	sim/search.c sim/search.h \
+	sim/binding.c sim/binding.h

@@ -2,21 +2,36 @@
 #include "sim/metrics.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* Bins grow by 0.5% from 1 microsecond: 6000 bins reach ~1e7 s, beyond
- * any latency we simulate; larger values land in the last bin. */
-#define HIST_MIN 1e-6
-#define HIST_RATIO 1.005
+/* Log-linear bins: 2^HIST_SUB_BITS per octave from 2^HIST_OCT_MIN s (about
+ * a microsecond).  The octave is the value's exponent bits and the place in
+ * it the top mantissa bits, so binning a sample takes no logarithm; a bin
+ * is at most 2^-8 (0.39%) of its value wide, and the last one (2^24 s,
+ * half a year) is beyond any latency we simulate. */
+#define HIST_OCT_MIN (-20)
+#define HIST_SUB_BITS 8
+_Static_assert(WZS_HIST_BINS == 44 << HIST_SUB_BITS, "44 octaves of bins");
 
 static int bin_of(double v)
 {
-	double k = log(v / HIST_MIN) / log(HIST_RATIO);
-	if (k < 0)
+	uint64_t u;
+	memcpy(&u, &v, sizeof u);
+	int octave = (int)((u >> 52) & 0x7ff) - 1023 - HIST_OCT_MIN;
+	if (octave < 0)
 		return -1;
-	if (k >= WZS_HIST_BINS - 1)
-		return WZS_HIST_BINS - 1;
-	return (int)k;
+	long k = (long)octave << HIST_SUB_BITS | (long)((u >> (52 - HIST_SUB_BITS)) &
+							 ((1u << HIST_SUB_BITS) - 1));
+	return k >= WZS_HIST_BINS ? WZS_HIST_BINS - 1 : (int)k;
+}
+
+static double bin_upper_edge(int b)
+{
+	int sub = b & ((1 << HIST_SUB_BITS) - 1);
+	return ldexp(1.0 + (sub + 1) / (double)(1 << HIST_SUB_BITS),
+		     (b >> HIST_SUB_BITS) + HIST_OCT_MIN);
 }
 
 void wzs_hist_add(wzs_hist *h, double v)
@@ -25,7 +40,7 @@ void wzs_hist_add(wzs_hist *h, double v)
 	h->sum += v;
 	if (v > h->max)
 		h->max = v;
-	int b = v > HIST_MIN ? bin_of(v) : -1;
+	int b = v > 0 ? bin_of(v) : -1;
 	if (b < 0)
 		h->zero++;
 	else
@@ -45,7 +60,7 @@ double wzs_hist_quantile(const wzs_hist *h, double p)
 	for (int b = 0; b < WZS_HIST_BINS; b++) {
 		seen += h->bins[b];
 		if (seen >= rank) {
-			double edge = HIST_MIN * pow(HIST_RATIO, b + 1);
+			double edge = bin_upper_edge(b);
 			return edge < h->max ? edge : h->max;
 		}
 	}

@@ -1,5 +1,5 @@
 /* What a simulation run measures: latency distributions in log-spaced
- * histograms (fixed memory for a day of traffic, percentiles within 0.5%),
+ * histograms (fixed memory for a day of traffic, percentiles within 0.4%),
  * counters, and the cache occupancy over time. */
 #ifndef WZS_METRICS_H
 #define WZS_METRICS_H
@@ -9,8 +9,8 @@
 #include "common/wz_error.h"
 #include "common/wz_str.h"
 
-/* Log-spaced bins, 0.5% wide from 1 microsecond (metrics.c). */
-#define WZS_HIST_BINS 6000
+/* Log-linear bins, at most 0.39% wide, from about 1 microsecond (metrics.c). */
+#define WZS_HIST_BINS (44 << 8)
 
 typedef struct {
 	unsigned long long n;
@@ -52,6 +52,12 @@ typedef struct {
 	double ttft_cdf[WZS_CDF_POINTS], tpot_cdf[WZS_CDF_POINTS]; /* seconds, at wzs_cdf_p */
 	unsigned long long arrived, completed, refused, unfinished, met_slo;
 	unsigned long long refused_too_big, refused_timeout;
+	unsigned long long refused_batch_capped; /* timeouts whose wait was max_batch's */
+	/* What binds (sim/binding.h): the parts of TTFT of the requests over
+	 * the TTFT target (queueing for admission, restoring from the offload
+	 * tier, prefill), and the replicas' busy time by operation */
+	double slow_ttft_queue_s, slow_ttft_restore_s, slow_ttft_prefill_s;
+	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
 	unsigned long long sessions_started, sessions_ended;

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+static double touched_formula(double active_share, double batch);
+
 wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       const wzm_memory_params *mem, long context, double record_per_layer,
 			       double offload_per_layer, double decode_cost, const wzs_params *p,
@@ -47,6 +49,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->active_share = model->params_active_b / model->params_total_b;
 	if (out->active_share > 1)
 		out->active_share = 1;
+	for (int b = 0; b < WZS_TOUCHED_TABLE; b++)
+		out->touched[b] = touched_formula(out->active_share, b);
 	out->active_params = model->params_active_b * 1e9;
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
 	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
@@ -73,32 +77,56 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	return WZ_OK;
 }
 
-double wzs_weights_touched(const wzs_replica_model *m, double batch)
+static double touched_formula(double active_share, double batch)
 {
 	if (batch <= 0)
 		return 0;
-	if (m->active_share >= 1)
+	if (active_share >= 1)
 		return 1;
-	return 1 - pow(1 - m->active_share, batch);
+	return 1 - pow(1 - active_share, batch);
 }
 
-double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens)
+double wzs_weights_touched(const wzs_replica_model *m, double batch)
 {
-	if (batch <= 0)
-		return 0;
+	if (batch >= 0 && batch < WZS_TOUCHED_TABLE && batch == (double)(int)batch)
+		return m->touched[(int)batch];
+	return touched_formula(m->active_share, batch);
+}
+
+/* A decode step's two roofline terms. */
+static void step_terms(const wzs_replica_model *m, double batch, double rank_tokens,
+		       double *mem_s /* OUT */, double *compute_s /* OUT */)
+{
 	/* Expert parallelism spreads the weights, and their FLOPs, over every
 	 * GPU; attention work stays with the rank holding the request, except
 	 * with TP, where heads are split but each rank reads the whole latent
 	 * (MLA caches are not split across tensor-parallel ranks). */
 	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, batch);
 	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
-	double mem_s = (weight_read + cache_read) / m->hbm_bps;
+	*mem_s = (weight_read + cache_read) / m->hbm_bps;
 	double weight_fl = 2.0 * m->active_params * batch / m->gpus;
 	double attn_fl = rank_tokens * m->attn_flops_pair;
 	if (m->tensor_parallel)
 		attn_fl /= m->gpus;
-	double compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
+	*compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
+}
+
+double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens)
+{
+	if (batch <= 0)
+		return 0;
+	double mem_s, compute_s;
+	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
 	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+}
+
+int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens)
+{
+	if (batch <= 0)
+		return 0;
+	double mem_s, compute_s;
+	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
+	return compute_s > mem_s;
 }
 
 double wzs_prefill_pairs(double prefix, double n)

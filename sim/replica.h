@@ -10,6 +10,8 @@
 #include "costmodel/catalog.h"
 #include "sim/params.h"
 
+#define WZS_TOUCHED_TABLE 1024
+
 typedef struct {
 	/* memory (from wzm_memory_compute) */
 	wzm_memory mem;
@@ -24,6 +26,9 @@ typedef struct {
 	double weight_bytes_gpu;   /* this GPU's share of the weights */
 	double active_share;       /* params_active / params_total: share a token reads */
 	double active_params;      /* per token */
+	/* wzs_weights_touched for whole batches below WZS_TOUCHED_TABLE, made once
+	 * so that a decode step needs no pow() */
+	double touched[WZS_TOUCHED_TABLE];
 	double hbm_bps;            /* bytes/s per GPU, times efficiency */
 	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
@@ -61,6 +66,10 @@ double wzs_weights_touched(const wzs_replica_model *m, double batch);
  * busiest attention rank holding `rank_tokens` cached tokens of its running
  * requests (with TP, every running request's). */
 double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens);
+
+/* Whether such a step's roofline is its FLOPs rather than the bytes it
+ * reads (what binds a decode-heavy fleet: compute or HBM bandwidth). */
+int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens);
 
 /* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
  * (query, key) pairs in all, of which the busiest attention rank holds

@@ -308,6 +308,8 @@ static void start_op(wzs_fleet *f, int32_t ri)
 				  (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1));
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
+	r->op_compute_bound = wzs_step_compute_bound(f->m, batch,
+						     (double)rank_tokens_max(r, f->m->ranks, r->steps));
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
@@ -379,7 +381,8 @@ static int place(wzs_fleet *f, wzs_rep *r, wzs_req *q, wzs_sess *s, int64_t *ext
 	if (s->cache == CACHE_RESIDENT) {
 		int k = s->rank;
 		*extra = q->need_blocks > s->blocks ? q->need_blocks - s->blocks : 0;
-		if (r->admitted[k] >= f->p->max_batch)
+		q->batch_capped = r->admitted[k] >= f->p->max_batch;
+		if (q->batch_capped)
 			return -1;
 		if (r->free_blocks[k] + r->idle_blocks[k] < *extra)
 			return -1;
@@ -388,9 +391,11 @@ static int place(wzs_fleet *f, wzs_rep *r, wzs_req *q, wzs_sess *s, int64_t *ext
 	}
 	int best_free = -1, best = -1;
 	int64_t best_avail = -1;
+	q->batch_capped = 1;
 	for (int k = 0; k < f->m->ranks; k++) {
 		if (r->admitted[k] >= f->p->max_batch)
 			continue;
+		q->batch_capped = 0;
 		if (r->free_blocks[k] >= q->need_blocks &&
 		    (best_free < 0 || r->free_blocks[k] > r->free_blocks[best_free]))
 			best_free = k;
@@ -426,6 +431,7 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 		r->admitted[k]++;
 		q->rank = k;
 		q->admitted = f->now;
+		q->restored = f->now;
 		if (q->counted)
 			wzs_hist_add(f->h_queue, f->now - q->arrival);
 		if (s->cache == CACHE_CPU || s->cache == CACHE_SSD) {
@@ -516,6 +522,7 @@ void wzs_on_restore(wzs_fleet *f, int32_t id, uint32_t serial)
 	if (q->serial != serial || q->state != RQ_RESTORING)
 		return;
 	int32_t ri = f->sess[q->session].replica;
+	q->restored = f->now;
 	pending_append(f, ri, id);
 	start_op(f, ri);
 }
@@ -614,6 +621,13 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 	wzs_rep *r = REP(f, ri);
 	if (gen != r->gen || r->op == OP_IDLE)
 		return;
+	double busy = f->now - r->op_start;
+	if (r->op == OP_PREFILL)
+		f->res->busy_prefill_s += busy;
+	else if (r->op_compute_bound)
+		f->res->busy_decode_compute_s += busy;
+	else
+		f->res->busy_decode_memory_s += busy;
 	if (r->op == OP_PREFILL) {
 		/* The pass's requests, in queue order among those still pending. */
 		long seen = 0;

@@ -1,34 +1,67 @@
-/* Exponential-then-binary search for the smallest feasible fleet (search.h). */
+/* Exponential-then-binary search for the smallest feasible fleet (search.h).
+ *
+ * With several threads the search runs ahead: the doubling phase runs its
+ * next counts at once, and the bisection runs the next levels of its probe
+ * tree at once.  It then reads the results in the order the one-thread
+ * search would have made them and throws the rest away, so the answer, the
+ * runs it counts and the progress it reports are the one-thread search's
+ * whatever the number of threads. */
 #include "sim/search.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-static wz_err try_size(const wzs_run_config *base, long replicas, int keep, wzs_result *res,
-		       int *ok, wzs_search *out,
-		       void (*on_run)(void *, long, const wzs_result *, int), void *ud,
-		       wz_diag *diag)
+#define MAX_THREADS 64
+
+typedef struct {
+	const wzs_run_config *base;
+	long replicas;
+	wzs_result res;
+	wz_err err;
+	wz_diag diag;
+	int ok;
+} probe;
+
+static void run_probe(probe *p)
 {
-	wzs_run_config cfg = *base;
-	cfg.replicas = replicas;
+	wzs_run_config cfg = *p->base;
+	cfg.replicas = p->replicas;
 	cfg.stop_on_refusal = 1;
-	wz_err err = wzs_run(&cfg, res, diag);
-	if (err) {
-		wzs_result_free(res);
-		return err;
-	}
-	out->runs++;
-	out->events += res->events;
-	out->seconds += res->sim_time_s;
-	*ok = wzs_meets_targets(base->params, res);
-	if (on_run)
-		on_run(ud, replicas, res, *ok);
-	if (!keep)
-		wzs_result_free(res);
-	return WZ_OK;
+	cfg.progress = NULL; /* runs made ahead must not report */
+	memset(&p->res, 0, sizeof p->res);
+	wz_diag_clear(&p->diag);
+	p->err = wzs_run(&cfg, &p->res, &p->diag);
+	p->ok = !p->err && wzs_meets_targets(p->base->params, &p->res);
 }
 
-static void note_failure(wzs_search *out, long replicas, const wzs_result *res)
+static void *probe_thread(void *arg)
 {
+	run_probe(arg);
+	return NULL;
+}
+
+/* Runs n probes, n - 1 of them on threads of their own (inline if a thread
+ * cannot be made). */
+static void run_probes(probe *p, int n)
+{
+	pthread_t tid[MAX_THREADS];
+	int started[MAX_THREADS] = { 0 };
+	for (int i = 1; i < n; i++)
+		started[i] = pthread_create(&tid[i], NULL, probe_thread, &p[i]) == 0;
+	run_probe(&p[0]);
+	for (int i = 1; i < n; i++) {
+		if (started[i])
+			pthread_join(tid[i], NULL);
+		else
+			run_probe(&p[i]);
+	}
+}
+
+static void note_failure(wzs_search *out, const wzs_params *p, long replicas,
+			 const wzs_result *res)
+{
+	out->binding = wzs_what_binds(p, res);
 	out->below = replicas;
 	out->below_ttft_p99 = res->ttft.p99;
 	out->below_tpot_p99 = res->tpot.p99;
@@ -37,11 +70,62 @@ static void note_failure(wzs_search *out, long replicas, const wzs_result *res)
 	out->below_completed = res->completed;
 }
 
-wz_err wzs_size(const wzs_run_config *base, long max_replicas,
+/* Takes a probe's result as the one-thread search would have. */
+static wz_err consume(probe *p, wzs_search *out,
+		      void (*on_run)(void *, long, const wzs_result *, int), void *ud,
+		      wz_diag *diag)
+{
+	if (p->err) {
+		if (diag)
+			*diag = p->diag;
+		return p->err;
+	}
+	out->runs++;
+	out->events += p->res.events;
+	out->seconds += p->res.sim_time_s;
+	if (on_run)
+		on_run(ud, p->replicas, &p->res, p->ok);
+	if (!p->ok)
+		note_failure(out, p->base->params, p->replicas, &p->res);
+	return WZ_OK;
+}
+
+static void free_probes(probe *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		wzs_result_free(&p[i].res);
+}
+
+/* The bisection's probe tree below (bad, good), breadth first: node i's
+ * children are 2i+1 (its count passed: search below it) and 2i+2 (it
+ * failed: search above).  Nodes whose interval is already closed get no
+ * count (0).  Returns the number of slots used. */
+static int probe_tree(long bad, long good, int depth, long *lo, long *hi, long *mid)
+{
+	int slots = (1 << depth) - 1;
+	lo[0] = bad;
+	hi[0] = good;
+	for (int i = 0; i < slots; i++) {
+		mid[i] = hi[i] - lo[i] > 1 ? lo[i] + (hi[i] - lo[i]) / 2 : 0;
+		if (2 * i + 2 < slots) {
+			lo[2 * i + 1] = lo[i];
+			hi[2 * i + 1] = mid[i] ? mid[i] : hi[i];
+			lo[2 * i + 2] = mid[i] ? mid[i] : lo[i];
+			hi[2 * i + 2] = hi[i];
+		}
+	}
+	return slots;
+}
+
+wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
 		wzs_search *out, wz_diag *diag)
 {
 	memset(out, 0, sizeof *out);
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
 	/* Past one replica per session, more replicas cannot help. */
 	long sessions = base->users;
 	if (base->traffic) {
@@ -53,39 +137,71 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas,
 	if (max_replicas > sessions)
 		max_replicas = sessions > 0 ? sessions : 1;
 	out->largest = max_replicas;
-	long bad = 0, good = 0;
-	wzs_result res;
-	int ok = 0;
-	wz_err err;
-	for (long n = 1;; n = n * 2 < max_replicas ? n * 2 : max_replicas) {
-		if ((err = try_size(base, n, 1, &res, &ok, out, on_run, ud, diag)))
-			return err;
-		if (ok) {
-			good = n;
-			out->result = res;
-			break;
+	probe p[MAX_THREADS];
+	long bad = 0, good = 0, next = 1;
+	int more = 1;
+	wz_err err = WZ_OK;
+	/* Doubling: 1, 2, 4, ... up to max_replicas, `threads` at a time. */
+	while (more && !good) {
+		int n = 0;
+		for (; n < threads && more; n++) {
+			p[n] = (probe){ .base = base, .replicas = next };
+			more = next < max_replicas;
+			next = next * 2 < max_replicas ? next * 2 : max_replicas;
 		}
-		note_failure(out, n, &res);
-		wzs_result_free(&res);
-		bad = n;
-		if (n >= max_replicas)
-			break;
+		run_probes(p, n);
+		for (int i = 0; i < n && !good; i++) {
+			if ((err = consume(&p[i], out, on_run, ud, diag)))
+				break;
+			if (p[i].ok) {
+				good = p[i].replicas;
+				out->result = p[i].res;
+				memset(&p[i].res, 0, sizeof p[i].res);
+			} else {
+				bad = p[i].replicas;
+			}
+		}
+		free_probes(p, n);
+		if (err)
+			return err;
 	}
 	if (!good)
 		return WZ_OK;
+	/* Bisection: the tree's levels that `threads` probes cover at once. */
+	int depth = 1;
+	while ((1 << (depth + 1)) - 1 <= threads)
+		depth++;
 	while (good - bad > 1) {
-		long mid = bad + (good - bad) / 2;
-		if ((err = try_size(base, mid, 1, &res, &ok, out, on_run, ud, diag)))
-			return err;
-		if (ok) {
-			good = mid;
-			wzs_result_free(&out->result);
-			out->result = res;
-		} else {
-			bad = mid;
-			note_failure(out, mid, &res);
-			wzs_result_free(&res);
+		long lo[MAX_THREADS], hi[MAX_THREADS], mid[MAX_THREADS];
+		int slots = probe_tree(bad, good, depth, lo, hi, mid);
+		int slot_of[MAX_THREADS], n = 0;
+		for (int i = 0; i < slots; i++) {
+			slot_of[i] = -1;
+			if (mid[i]) {
+				p[n] = (probe){ .base = base, .replicas = mid[i] };
+				slot_of[i] = n++;
+			}
 		}
+		run_probes(p, n);
+		for (int i = 0; i < slots && slot_of[i] >= 0;) {
+			probe *q = &p[slot_of[i]];
+			if ((err = consume(q, out, on_run, ud, diag)))
+				break;
+			if (q->ok) {
+				good = q->replicas;
+				wzs_result_free(&out->result);
+				out->result = q->res;
+				memset(&q->res, 0, sizeof q->res);
+			} else {
+				bad = q->replicas;
+			}
+			i = q->ok ? 2 * i + 1 : 2 * i + 2;
+			if (i >= slots)
+				break;
+		}
+		free_probes(p, n);
+		if (err)
+			return err;
 	}
 	out->replicas = good;
 	return WZ_OK;

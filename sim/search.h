@@ -5,6 +5,7 @@
 #define WZS_SEARCH_H
 
 #include "common/wz_error.h"
+#include "sim/binding.h"
 #include "sim/sim.h"
 
 typedef struct {
@@ -21,6 +22,7 @@ typedef struct {
 	long below;
 	double below_ttft_p99, below_tpot_p99;
 	unsigned long long below_refused_timeout, below_refused_too_big, below_completed;
+	wzs_binding binding;  /* what made `below` fail: what binds the fleet */
 } wzs_search;
 
 /* Searches 1, 2, 4, ... until a run meets the targets (at most
@@ -30,8 +32,11 @@ typedef struct {
  * on its own random stream, nearly always run by run.  Runs below the
  * answer stop at their first refusal.  The search ends at one replica per
  * session, beyond which more cannot help.  `base` gives everything but the
- * replica count. */
-wz_err wzs_size(const wzs_run_config *base, long max_replicas,
+ * replica count.  With `threads` > 1 the search runs counts it may need
+ * ahead on that many threads; its answer and the runs it reports (in
+ * on_run, called on the caller's thread, in order) are the same for every
+ * thread count. */
+wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
 		wzs_search *out /* OUT */, wz_diag *diag);
 

@@ -209,6 +209,8 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 				f->res->refused_too_big++;
 			else
 				f->res->refused_timeout++;
+			if (!too_big && q->batch_capped)
+				f->res->refused_batch_capped++;
 			if (f->cfg->stop_on_refusal)
 				f->stop = 1;
 		} else {
@@ -216,6 +218,11 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			double tpot = q->output > 1 ? (finish - q->first_token) / (double)(q->output - 1) : 0;
 			f->res->completed++;
 			wzs_hist_add(f->h_ttft, ttft);
+			if (ttft > f->p->ttft_p99_s) {
+				f->res->slow_ttft_queue_s += q->admitted - q->arrival;
+				f->res->slow_ttft_restore_s += q->restored - q->admitted;
+				f->res->slow_ttft_prefill_s += q->first_token - q->restored;
+			}
 			if (q->output > 1)
 				wzs_hist_add(f->h_tpot, tpot);
 			wzs_hist_add(f->h_e2e, finish - q->arrival);

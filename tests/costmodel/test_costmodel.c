@@ -139,21 +139,31 @@ static void test_memory_mode(void)
 
 static void test_missing_value(void)
 {
-	wzm_scenario *s;
+	/* A user's catalog with an unpriced GPU (the embedded one prices them all). */
+	wzm_catalog *mine;
 	wz_diag diag;
+	wzm_catalog_load(NULL, &mine, &diag);
+	const char *gpus = "name,hbm_gib,hbm_tbps,bf16_tflops,fp8_tflops,nvlink_gbps,pcie_gbps,"
+			   "price_reserved_usd_h,price_ondemand_usd_h,price_source,price_date\n"
+			   "H100 SXM 80GB,80,3.35,989.4,1978.9,900,128,2.35,6.88,test,2026\n"
+			   "Unpriced 94GB,94,3.9,989.4,1978.9,900,128,,,,\n";
+	ok(wzm_catalog_parse(mine, "gpus", gpus, "my-gpus.csv", &diag) == WZ_OK,
+	   "a catalog with an unpriced GPU parses");
+	wzm_scenario *s;
 	wzm_scenario_load(NULL, &s, &diag);
-	wzm_scenario_set_string(&s->gpu, "H100 NVL 94GB", &diag);
+	wzm_scenario_set_string(&s->gpu, "Unpriced 94GB", &diag);
 	wzm_scenario_set_string(&s->price_set, "catalog", &diag);
 	wzm_compare c;
-	const wzm_model *m = wzm_find_model(cat, s->model, NULL);
+	const wzm_model *m = wzm_find_model(mine, s->model, NULL);
 	wzm_format_size sizes[16];
 	wz_cli_resolve_formats(s->formats, s->nformats, s->baseline_format, (int)m->kv_lora_rank,
 			       (int)m->rope_dim, sizes, &diag);
-	ok(wzm_compare_run(s, cat, sizes, s->nformats, &c, &diag) == WZ_ERR_MISSING,
+	ok(wzm_compare_run(s, mine, sizes, s->nformats, &c, &diag) == WZ_ERR_MISSING,
 	   "an empty price cell is reported as missing");
 	has_str(diag.msg, "price_reserved_usd_h", "the message names the field");
-	has_str(diag.msg, "gpus.csv:3", "the message names the catalog row");
+	has_str(diag.msg, "my-gpus.csv:3", "the message names the catalog row");
 	wzm_scenario_free(s);
+	wzm_catalog_free(mine);
 }
 
 int main(void)

@@ -31,6 +31,15 @@ run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --format
 expect_rc 0 "size on a small population"
 contains "$out" "format,bits_per_value,replicas,gpus" "size CSV header"
 contains "$out" "wz-5.44" "size has a row per format"
+contains "$out" ",binds" "size names what binds each fleet"
+sized=$out
+run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix,wz-5.44 --report csv -q --threads 1
+expect_rc 0 "size on one thread"
+[ "$out" = "$sized" ]; ok $? "size gives the same table on one thread as on all cores"
+run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix,wz-5.44 --report csv -q --threads 5
+[ "$out" = "$sized" ]; ok $? "size gives the same table on five threads"
+run "$WZPLAN" size --threads 0 -q
+expect_rc 2 "--threads 0 is bad usage"
 
 cat > "$tmp/bad.scenario" <<'EOS'
 model = DeepSeek-V3
@@ -81,10 +90,10 @@ contains "$out" "speedup_think_time = kept" "a speed-up keeps think time by defa
 run "$WZPLAN" sim --traffic "$tmp/good.csv" --warmup 0 --speedup 2 --speedup-think -q
 contains "$out" "speedup_think_time = compressed" "--speedup-think compresses it too"
 
-# Not archived: the run's annual cost needs an H800 on-demand price, which
-# no cited source in the catalog gives yet.
-run "$WZPLAN" sim $small --gpu "H800 SXM 80GB" --no-archive
-expect_rc 0 "sim runs on H800 (its catalog row has specs)"
+# Archived like any run: its annual cost needs the H800 prices, which the
+# catalog row now cites.
+run "$WZPLAN" sim $small --gpu "H800 SXM 80GB" --price-set catalog
+expect_rc 0 "sim runs and prices a run on H800 (its catalog row has specs and prices)"
 
 run "$WZPLAN" sim --speedup 2 -q
 expect_rc 2 "--speedup without --traffic is bad usage"

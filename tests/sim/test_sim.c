@@ -54,6 +54,43 @@ static void test_engine_order(void)
 	ok(n == 4 && order[0] == 3 && order[1] == 4 && order[2] == 2 && order[3] == 1,
 	   "events leave by time, then priority, then insertion order");
 	wzs_queue_free(&q);
+	/* Many events pushed while others leave, as the simulator does: every
+	 * pop is the least (time, priority, sequence) still queued, checked
+	 * against a linear scan of what was pushed. */
+	wzs_queue_init(&q);
+	wzs_rng g;
+	wzs_rng_seed(&g, 11, 0);
+	enum { MAXQ = 4096 };
+	static double qt[MAXQ];
+	static uint32_t qp[MAXQ], qid[MAXQ];
+	int nq = 0, in_order = 1, pushed = 0, popped = 0;
+	for (int round = 0; round < 20000 && in_order; round++) {
+		int k = (int)(wzs_rng_next(&g) % 3);
+		for (int j = 0; j < k && nq < MAXQ; j++, pushed++) {
+			/* Coarse times make ties on time and priority common. */
+			double t = (q.now > 0 ? q.now : 0) + (double)(wzs_rng_next(&g) % 8) * 0.25;
+			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
+			wzs_queue_push(&q, t, prio, 0, (uint32_t)pushed, 0, NULL);
+			qt[nq] = t;
+			qp[nq] = prio;
+			qid[nq++] = (uint32_t)pushed;
+		}
+		if (!wzs_queue_pop(&q, &ev))
+			continue;
+		popped++;
+		int best = 0;
+		for (int i = 1; i < nq; i++)
+			if (qt[i] < qt[best] || (qt[i] == qt[best] && (qp[i] < qp[best] ||
+					(qp[i] == qp[best] && qid[i] < qid[best]))))
+				best = i;
+		in_order = nq > 0 && ev.a == qid[best] && ev.time == qt[best] && ev.prio == qp[best];
+		qt[best] = qt[nq - 1];
+		qp[best] = qp[nq - 1];
+		qid[best] = qid[--nq];
+	}
+	ok(in_order && popped > 10000, "%d events leave in (time, priority, sequence) order", popped);
+	ok(wzs_queue_peek_time(&q) >= q.now, "the earliest queued time is never before now");
+	wzs_queue_free(&q);
 	wzs_rng a, b;
 	wzs_rng_seed(&a, 7, 3);
 	wzs_rng_seed(&b, 7, 3);
@@ -602,8 +639,18 @@ static void test_search(void)
 	cfg.users = 1500;
 	cfg.initial_context = 32000;
 	wzs_search s;
-	wz_err err = wzs_size(&cfg, 1000, NULL, NULL, &s, NULL);
+	wz_err err = wzs_size(&cfg, 1000, 1, NULL, NULL, &s, NULL);
 	ok(!err && s.replicas > 0, "search finds a fleet (%ld replicas, %ld runs)", s.replicas, s.runs);
+	/* Running counts ahead on threads changes nothing the search reports. */
+	for (int threads = 2; threads <= 7 && !err; threads += 2 + (threads == 2)) {
+		wzs_search t;
+		wz_err terr = wzs_size(&cfg, 1000, threads, NULL, NULL, &t, NULL);
+		ok(!terr && t.replicas == s.replicas && t.runs == s.runs && t.events == s.events &&
+			   t.below == s.below && t.result.ttft.p99 == s.result.ttft.p99 &&
+			   t.result.events == s.result.events,
+		   "%d threads: the same fleet, runs, events and results as one", threads);
+		wzs_result_free(&t.result);
+	}
 	if (!err && s.replicas > 1) {
 		wzs_result r;
 		cfg.replicas = s.replicas - 1;
@@ -612,6 +659,69 @@ static void test_search(void)
 		wzs_result_free(&r);
 	}
 	wzs_result_free(&s.result);
+}
+
+/* What binds, from a failing run's figures. */
+static void test_binding(void)
+{
+	wzs_params p;
+	wzs_params_default(&p);
+	wzs_result r;
+	ok(wzs_what_binds(&p, NULL) == WZS_BIND_NONE, "nothing failed: nothing binds");
+	memset(&r, 0, sizeof r);
+	r.refused = r.refused_timeout = 3;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_HBM_CAPACITY, "refusals after waiting for blocks: HBM");
+	r.refused_batch_capped = 3;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_BATCH_LIMIT, "refusals waiting for a batch slot");
+	memset(&r, 0, sizeof r);
+	r.completed = 100;
+	r.ttft.p99 = 2 * p.ttft_p99_s;
+	r.tpot.p99 = 0.5 * p.tpot_p99_s;
+	r.slow_ttft_queue_s = 1;
+	r.slow_ttft_restore_s = 5;
+	r.slow_ttft_prefill_s = 3;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_RESTORE_BANDWIDTH, "slow first tokens restoring");
+	r.slow_ttft_prefill_s = 9;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_PREFILL_COMPUTE, "slow first tokens prefilling");
+	r.slow_ttft_queue_s = 20;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_HBM_CAPACITY, "slow first tokens queueing for blocks");
+	r.ttft.p99 = 0.5 * p.ttft_p99_s;
+	r.tpot.p99 = 3 * p.tpot_p99_s;
+	r.busy_decode_memory_s = 10;
+	r.busy_decode_compute_s = 2;
+	r.busy_prefill_s = 1;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_DECODE_BANDWIDTH, "slow steps reading bytes");
+	r.busy_decode_compute_s = 20;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_DECODE_COMPUTE, "slow steps doing FLOPs");
+	r.busy_prefill_s = 40;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_PREFILL_COMPUTE, "steps held up by prefill passes");
+	ok(!strcmp(wzs_binding_name(WZS_BIND_HBM_CAPACITY), "HBM capacity"), "binding names");
+
+	/* A run: a pool too small for the population refuses, and the search
+	 * says memory binds. */
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	p.duration_s = 300;
+	p.warmup_s = 30;
+	p.ttft_p99_s = 600;
+	p.tpot_p99_s = 10;
+	wzs_replica_model m;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 100000, fp8_mix_record(), fp8_mix_record(), 1,
+				    &p, &m, NULL)) {
+		ok(0, "replica model");
+		return;
+	}
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.users = 3 * m.mem.users_per_replica;
+	cfg.initial_context = 100000;
+	wzs_search srch;
+	wz_err err = wzs_size(&cfg, 1000, 1, NULL, NULL, &srch, NULL);
+	ok(!err && srch.below > 0 && srch.binding == WZS_BIND_HBM_CAPACITY,
+	   "long contexts and loose latency targets: HBM capacity binds (%s, %ld replicas)",
+	   wzs_binding_name(srch.binding), srch.replicas);
+	wzs_result_free(&srch.result);
 }
 
 int main(void)
@@ -637,6 +747,7 @@ int main(void)
 	test_prefill_attention_dp();
 	test_determinism();
 	test_search();
+	test_binding();
 	wzm_catalog_free(cat);
 	return tap_done();
 }

@@ -1,0 +1,44 @@
+/* Which resource binds a sized fleet (binding.h). */
+#include "sim/binding.h"
+
+wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
+{
+	if (!r)
+		return WZS_BIND_NONE;
+	if (r->refused_too_big)
+		return WZS_BIND_HBM_CAPACITY;
+	if (r->refused)
+		return 2 * r->refused_batch_capped > r->refused ? WZS_BIND_BATCH_LIMIT
+								 : WZS_BIND_HBM_CAPACITY;
+	if (r->completed == 0)
+		return WZS_BIND_UNKNOWN;
+	double ttft_over = r->ttft.p99 / p->ttft_p99_s, tpot_over = r->tpot.p99 / p->tpot_p99_s;
+	if (ttft_over > 1 && ttft_over >= tpot_over) {
+		double q = r->slow_ttft_queue_s, s = r->slow_ttft_restore_s, f = r->slow_ttft_prefill_s;
+		if (q >= s && q >= f)
+			return WZS_BIND_HBM_CAPACITY;
+		return s >= f ? WZS_BIND_RESTORE_BANDWIDTH : WZS_BIND_PREFILL_COMPUTE;
+	}
+	if (tpot_over > 1) {
+		double dc = r->busy_decode_compute_s, dm = r->busy_decode_memory_s;
+		if (r->busy_prefill_s > dc + dm)
+			return WZS_BIND_PREFILL_COMPUTE;
+		return dc >= dm ? WZS_BIND_DECODE_COMPUTE : WZS_BIND_DECODE_BANDWIDTH;
+	}
+	return WZS_BIND_UNKNOWN;
+}
+
+const char *wzs_binding_name(wzs_binding b)
+{
+	switch (b) {
+	case WZS_BIND_NONE: return "none (one replica suffices)";
+	case WZS_BIND_HBM_CAPACITY: return "HBM capacity";
+	case WZS_BIND_BATCH_LIMIT: return "batch limit";
+	case WZS_BIND_DECODE_COMPUTE: return "decode compute";
+	case WZS_BIND_DECODE_BANDWIDTH: return "decode HBM bandwidth";
+	case WZS_BIND_PREFILL_COMPUTE: return "prefill compute";
+	case WZS_BIND_RESTORE_BANDWIDTH: return "restore bandwidth";
+	case WZS_BIND_UNKNOWN: break;
+	}
+	return "unknown";
+}
