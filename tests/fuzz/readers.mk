@@ -2,8 +2,9 @@
 # normalized traffic table and each traffic importer (tests/fuzz/local.mk
 # explains the pattern; fuzz_file.c writes each input to a private file,
 # since these readers take a path).  Each corpus is replayed by `make
-# check`; with --enable-fuzzers, e.g.
+# check`; with --enable-fuzzers (configured as in cache_trace.mk), e.g.
 #   tests/fuzz/fuzz_scenario -max_len=4096 ../tests/fuzz/corpus/scenario
+# ServeGen's target reads its two files from one input, split at "\n====\n".
 check_PROGRAMS += tests/fuzz/replay_scenario
 TESTS += tests/fuzz/scenario.sh
 EXTRA_DIST += tests/fuzz/scenario.sh tests/fuzz/corpus/scenario
