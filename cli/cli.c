@@ -87,6 +87,47 @@ int wz_cli_emit(const char *cmd, const char *path, const char *text)
 	return 0;
 }
 
+/* One format spec: a codec format name (into *fmt), or iso:X with the
+ * ratio X in [1, 16] (into *ratio, with *fmt untouched). */
+static wz_err parse_format_spec(const char *spec, wzc_format *fmt, double *ratio, wz_diag *diag)
+{
+	*ratio = 0;
+	if (strncmp(spec, "iso:", 4))
+		return wzc_format_parse(spec, fmt, diag);
+	if (wz_parse_double(spec + 4, ratio) || !(*ratio >= 1.0 && *ratio <= 16.0))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "format '%s': iso:X needs a ratio X between 1 and 16", spec);
+	return WZ_OK;
+}
+
+/* Every format spec of the scenario, checked once it is complete, naming
+ * the flag or the scenario's file:line that gave the bad one. */
+static int check_format_specs(const char *cmd, const wz_scenario_opts *o, const wzm_scenario *s)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	wzc_format fmt;
+	double ratio;
+	for (int i = 0; i <= s->nformats; i++) {
+		int is_baseline = i == s->nformats;
+		const char *spec = is_baseline ? s->baseline_format : s->formats[i];
+		wz_err err = is_baseline ? wzc_format_parse(spec, &fmt, &diag)
+					 : parse_format_spec(spec, &fmt, &ratio, &diag);
+		if (!err)
+			continue;
+		if (is_baseline && o->baseline)
+			return wz_cli_usage(cmd, "--baseline: %s", diag.msg);
+		if (!is_baseline && o->formats)
+			return wz_cli_usage(cmd, "--formats: %s", diag.msg);
+		const char *key = is_baseline ? "baseline_format" : "formats";
+		wz_diag at;
+		wz_diag_set(&at, diag.code, "%s:%d: %s: %s", wz_kv_origin(s->kv),
+			    wz_kv_line(s->kv, key), key, diag.msg);
+		return wz_cli_fail(cmd, &at);
+	}
+	return 0;
+}
+
 wz_err wz_cli_resolve_formats(char *const *specs, int n, const char *baseline, int R, int P,
 			      wzm_format_size *out, wz_diag *diag)
 {
@@ -99,22 +140,18 @@ wz_err wz_cli_resolve_formats(char *const *specs, int n, const char *baseline, i
 		wzm_format_size *f = &out[i];
 		memset(f, 0, sizeof *f);
 		snprintf(f->name, sizeof f->name, "%s", specs[i]);
-		if (!strncmp(specs[i], "iso:", 4)) {
-			double ratio;
-			if (wz_parse_double(specs[i] + 4, &ratio) || ratio < 1.0 || ratio > 16.0)
-				return wz_diag_set(diag, WZ_ERR_INPUT,
-						   "format '%s': iso:X needs a ratio X between 1 and 16",
-						   specs[i]);
+		wzc_format fmt;
+		double ratio;
+		err = parse_format_spec(specs[i], &fmt, &ratio, diag);
+		if (err)
+			return err;
+		if (ratio > 0) {
 			f->record_per_layer = (double)base_bytes / ratio;
 			f->bits_per_value = f->record_per_layer * 8.0 / (R + P);
 			snprintf(f->label, sizeof f->label, "wz at %s quality (%.2fx fewer bits)",
 				 base.name, ratio);
 			continue;
 		}
-		wzc_format fmt;
-		err = wzc_format_parse(specs[i], &fmt, diag);
-		if (err)
-			return err;
 		size_t bytes = wzc_record_bytes(&fmt, R, P);
 		if (bytes == 0)
 			return wz_diag_set(diag, WZ_ERR_UNSUPPORTED,
@@ -263,6 +300,8 @@ int wz_scenario_setup(const char *cmd, const wz_scenario_opts *opts, wzm_catalog
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc)
 		rc = apply_overrides(cmd, opts, *scn);
+	if (!rc)
+		rc = check_format_specs(cmd, opts, *scn);
 	if (!rc && wzm_catalog_load(opts->catalog_dir, cat, &diag))
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc && wzm_scenario_validate(*scn, &diag))

@@ -178,6 +178,10 @@ int wz_cmd_sim(int argc, char **argv)
 		wzs_result_describe(&res, &out);
 		wz_buf_printf(&out, "meets_targets = %s\n",
 			      wzs_meets_targets(&setup.params, &res) ? "yes" : "no");
+		if (res.completed == 0)
+			wz_cli_warn("sim", "no request completed in the measured %.3f s; it has no "
+				    "latencies (reported as none) and meets no target",
+				    res.window_s);
 		if (out.failed) {
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 			rc = wz_cli_fail("sim", &diag);

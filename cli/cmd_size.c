@@ -245,10 +245,18 @@ int wz_cmd_size(int argc, char **argv)
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_cli_fail("size", &diag);
 	}
+	/* The archive is opened first: one that cannot be used fails the
+	 * command before any result is printed as if it had been stored. */
+	wza_archive *archive = NULL;
+	if (run && (rc = wz_sim_archive_open("size", o.archive, &archive))) {
+		wza_run_free(run);
+		return rc;
+	}
 	wz_sim_setup setup;
 	wz_size_row *rows = NULL;
 	int base = -1;
 	if ((rc = wz_size_compute("size", &o, run, &setup, &rows, &base))) {
+		wza_close(archive);
 		wza_run_free(run);
 		return rc;
 	}
@@ -261,10 +269,10 @@ int wz_cmd_size(int argc, char **argv)
 	} else {
 		rc = wz_cli_emit("size", o.output, wz_buf_str(&out));
 	}
-	/* The results are out first: a sizing is not lost to an archive that
-	 * cannot be written. */
-	if (!rc && run)
-		rc = wz_sim_store("size", o.archive, run);
+	if (!rc)
+		rc = wz_sim_store_in("size", archive, run);
+	else
+		wza_close(archive);
 	wz_buf_free(&out);
 	wzp_table_free(t);
 	wz_size_rows_free(rows, n);

@@ -346,7 +346,8 @@ static int cmd_info(int argc, char **argv)
 	wz_buf out = { 0 };
 	wzp_table *all = wide ? wzp_table_new("cache traces") : NULL;
 	if (all) {
-		static const char *const keys[] = { "file", "model", "split", "window", "source" };
+		static const char *const keys[] = { "file", "model", "split", "window", "source",
+						    "xxh3" };
 		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 			wzp_table_column(all, keys[i], keys[i], 0);
 		static const char *const dims[] = { "layers", "tokens", "R", "P", "queries", "heads",
@@ -363,11 +364,21 @@ static int cmd_info(int argc, char **argv)
 			rc = wz_cli_fail("trace", &diag);
 			break;
 		}
+		/* The format has no checksum of its own: the file's hash, the one
+		 * the archive records, is how a changed byte is noticed. */
+		char hex[17];
+		uint64_t bytes;
+		if (wz_hash_file(argv[f], hex, &bytes, &diag)) {
+			wzt_cache_trace_free(t);
+			rc = wz_cli_fail("trace", &diag);
+			break;
+		}
 		if (wide) {
 			for (int l = 0; l < t->L; l++) {
 				wzp_table_row(all);
-				const char *texts[] = { argv[f], t->model, t->split, t->window, t->source };
-				for (size_t i = 0; i < 5; i++)
+				const char *texts[] = { argv[f], t->model,  t->split,
+							t->window, t->source, hex };
+				for (size_t i = 0; i < 6; i++)
 					wzp_table_str(all, texts[i]);
 				double dims[] = { t->L, t->T, t->R, t->P, t->Q, t->H };
 				for (size_t i = 0; i < 6; i++)
@@ -387,6 +398,8 @@ static int cmd_info(int argc, char **argv)
 					add_layer_cells(tab, t, l);
 				}
 				describe(tab, t);
+				wzp_table_note(tab, "file: %llu bytes, xxh3 %s", (unsigned long long)bytes,
+					       hex);
 				if (out.len)
 					wz_buf_puts(&out, "\n");
 			}

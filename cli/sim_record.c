@@ -98,6 +98,8 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	const wzs_summary *sum[] = { &res->ttft, &res->tpot, &res->e2e, &res->queue };
 	for (int i = 0; i < 4; i++) {
 		char m[32];
+		if (sum[i]->n == 0)
+			continue; /* nothing measured: no figure, rather than a zero */
 		snprintf(m, sizeof m, "%s_p50", names[i]);
 		wza_run_sim(run, format, m, sum[i]->p50, "s");
 		snprintf(m, sizeof m, "%s_p90", names[i]);
@@ -190,24 +192,26 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 	}
 }
 
-int wz_sim_store(const char *cmd, const char *path, wza_run *run)
+int wz_sim_archive_open(const char *cmd, const char *path, wza_archive **out)
 {
 	wz_diag diag;
 	wz_diag_clear(&diag);
-	wza_archive *a = NULL;
-	if (path) {
-		int rc = wz_archive_open_cli(cmd, path, 1, &a);
-		if (rc)
-			return rc;
-	} else {
-		char *def = NULL;
-		if (wza_default_path(&def, &diag) || wza_open(def, 1, &a, &diag)) {
-			wz_cli_warn(cmd, "%s; the run was not archived", diag.msg);
-			free(def);
-			return 0;
-		}
-		free(def);
-	}
+	*out = NULL;
+	if (path)
+		return wz_archive_open_cli(cmd, path, 1, out);
+	char *def = NULL;
+	if (wza_default_path(&def, &diag) || wza_open(def, 1, out, &diag))
+		wz_cli_warn(cmd, "%s; the run will not be archived", diag.msg);
+	free(def);
+	return 0;
+}
+
+int wz_sim_store_in(const char *cmd, wza_archive *a, wza_run *run)
+{
+	if (!a)
+		return 0;
+	wz_diag diag;
+	wz_diag_clear(&diag);
 	int rc = 0;
 	wza_run_finish(run, "ok");
 	if (wza_store(a, run, &diag))
@@ -216,4 +220,11 @@ int wz_sim_store(const char *cmd, const char *path, wza_run *run)
 		fprintf(stderr, "Run %lld archived in %s\n", run->id, wza_path(a));
 	wza_close(a);
 	return rc;
+}
+
+int wz_sim_store(const char *cmd, const char *path, wza_run *run)
+{
+	wza_archive *a;
+	int rc = wz_sim_archive_open(cmd, path, &a);
+	return rc ? rc : wz_sim_store_in(cmd, a, run);
 }

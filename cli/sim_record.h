@@ -43,5 +43,11 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
  * the default place (where a default that cannot be used only warns).  The
  * run id goes to standard error.  Returns an exit status. */
 int wz_sim_store(const char *cmd, const char *path, wza_run *run);
+/* wz_sim_store in two steps, so that a command opens its archive before it
+ * prints anything and an archive it cannot use fails it with no results on
+ * the way out: open (*out NULL when the default place only warned), then
+ * store and close (a NULL archive stores nothing).  Exit statuses. */
+int wz_sim_archive_open(const char *cmd, const char *path, wza_archive **out /* OUT */);
+int wz_sim_store_in(const char *cmd, wza_archive *a, wza_run *run);
 
 #endif

@@ -355,8 +355,8 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 			queries = 0;
 	}
 	if (w0->model && strlen(w0->model) > WZC_MODEL_MAX)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "model name longer than %d bytes",
-				   WZC_MODEL_MAX);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: model: a name longer than %d bytes",
+				   w0->name ? w0->name : "window", WZC_MODEL_MAX);
 	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
 	double *qlat = malloc(sizeof(double) * (size_t)w0->R);
 	double *qrope = malloc(sizeof(double) * (size_t)(w0->P + 1));

@@ -244,6 +244,14 @@ wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx 
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: written with another profile (hash %016llx)",
 				   r->origin, (unsigned long long)in->profile_hash);
 	}
+	/* The header's name is sealed only by the header checksum, which anyone
+	 * can recompute; a container must not pass for another model's. */
+	if (strcmp(in->model, p->model)) {
+		wzc_wzx_free(x);
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: the container holds model '%.100s', the profile is for '%.100s'",
+				   r->origin, in->model, p->model);
+	}
 	*out = x;
 	return WZ_OK;
 }

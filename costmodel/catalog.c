@@ -30,6 +30,7 @@ typedef struct {
 #define WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0 }
 #define POS(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 1 }
 #define NONNEG(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 0 }
+#define AT_LEAST(T, f, lo, hi) { #f, F_NUMBER, 0, offsetof(T, f), lo, hi, 0 }
 #define TEXT(T, f, req) { #f, F_TEXT, req, offsetof(T, f), 0, 0, 0 }
 #define NAME(T, f) { #f, F_NAME, 1, offsetof(T, f), 0, 0, 0 }
 
@@ -45,10 +46,18 @@ static const field_spec model_fields[] = {
 	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0 },
 };
 
+/* A GPU's memory, bandwidths and peaks divide step times and sizes: a value
+ * just above zero (1e-300 TB/s) would make every step last for ever and a
+ * simulation complete nothing.  The lower bounds sit a factor of ten or more
+ * under the smallest GPU that serves models today, NVIDIA's T4 (16 GB,
+ * 0.32 TB/s, 65 FP16 TFLOPS, PCIe 3.0 x16 at 16 GB/s;
+ * https://www.nvidia.com/en-us/data-center/tesla-t4/), so no real GPU is
+ * refused. */
 static const field_spec gpu_fields[] = {
-	NAME(wzm_gpu, name), POS(wzm_gpu, hbm_gib, 1e5), POS(wzm_gpu, hbm_tbps, 1e4),
-	POS(wzm_gpu, bf16_tflops, 1e6), POS(wzm_gpu, fp8_tflops, 1e6), POS(wzm_gpu, nvlink_gbps, 1e6),
-	POS(wzm_gpu, pcie_gbps, 1e6),
+	NAME(wzm_gpu, name), AT_LEAST(wzm_gpu, hbm_gib, 1, 1e5),
+	AT_LEAST(wzm_gpu, hbm_tbps, 0.01, 1e4), AT_LEAST(wzm_gpu, bf16_tflops, 1, 1e6),
+	AT_LEAST(wzm_gpu, fp8_tflops, 1, 1e6), AT_LEAST(wzm_gpu, nvlink_gbps, 0.1, 1e6),
+	AT_LEAST(wzm_gpu, pcie_gbps, 0.1, 1e6),
 	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0 },
 	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0 },
 	TEXT(wzm_gpu, price_source, 0), TEXT(wzm_gpu, price_date, 0),

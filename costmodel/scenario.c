@@ -227,27 +227,31 @@ wz_err wzm_scenario_load(const char *path, wzm_scenario **out, wz_diag *diag)
 	return wzm_scenario_from_kv(kv, out, diag);
 }
 
+/* The checks of values taken together name the scenario and the key: its
+ * values may come from the file or from flags, so no line is claimed. */
 wz_err wzm_scenario_validate(const wzm_scenario *s, wz_diag *diag)
 {
+	const char *o = s->origin ? s->origin : "scenario";
 	if (s->users < 1)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "users: %ld; there must be at least one user",
-				   s->users);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: users: %ld; there must be at least one user",
+				   o, s->users);
 	if (s->context < 1)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "context: %ld; it must be at least one token",
-				   s->context);
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: context: %ld; it must be at least one token", o, s->context);
 	if (s->baseline_gpus < 0)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "baseline GPUs: %ld is negative",
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: baseline_gpus: %ld is negative", o,
 				   s->baseline_gpus);
 	if ((s->mode & WZM_MODE_SCALING) && s->baseline_gpus < 1)
 		return wz_diag_set(diag, WZ_ERR_MISSING,
-				   "scaling mode needs the baseline fleet: give --baseline-gpus N "
-				   "(or baseline_gpus in the scenario)");
+				   "%s: scaling mode needs the baseline fleet: give --baseline-gpus N "
+				   "(or baseline_gpus in the scenario)",
+				   o);
 	int found = 0;
 	for (int i = 0; i < s->nformats; i++)
 		found |= !strcmp(s->formats[i], s->baseline_format);
 	if (!found)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
-				   "the baseline format '%s' must be one of the formats compared",
-				   s->baseline_format);
+				   "%s: baseline_format: '%s' must be one of the formats compared",
+				   o, s->baseline_format);
 	return WZ_OK;
 }

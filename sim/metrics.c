@@ -96,8 +96,16 @@ void wzs_result_free(wzs_result *r)
 	r->nsamples = 0;
 }
 
+/* A latency of no request is not zero: with nothing measured the summary
+ * says "none" (wzplan-sim(1)). */
 static void summary(wz_buf *out, const char *name, const wzs_summary *s)
 {
+	if (s->n == 0) {
+		wz_buf_printf(out, "%s_p50_s = none\n%s_p90_s = none\n%s_p99_s = none\n"
+			      "%s_mean_s = none\n%s_max_s = none\n",
+			      name, name, name, name, name);
+		return;
+	}
 	wz_buf_printf(out, "%s_p50_s = %.6f\n%s_p90_s = %.6f\n%s_p99_s = %.6f\n%s_mean_s = %.6f\n"
 		      "%s_max_s = %.6f\n",
 		      name, s->p50, name, s->p90, name, s->p99, name, s->mean, name, s->max);

@@ -142,6 +142,21 @@ static wz_err load_windows(client *c, wz_diag *diag)
 	return WZ_OK;
 }
 
+/* One number of a table, up to the first of `ends` (or the text's end),
+ * read by the strict parser every format uses (no hex, no inf); *s moves
+ * past it. */
+static int table_number(const char **s, const char *ends, double *out)
+{
+	size_t n = strcspn(*s, ends);
+	char text[64];
+	if (n == 0 || n >= sizeof text)
+		return -1;
+	memcpy(text, *s, n);
+	text[n] = 0;
+	*s += n;
+	return wz_parse_double(text, out);
+}
+
 /* ServeGen stores each table as the text of a Python dict,
  * "{45: 0.0097, 46: 0.0117}"; a JSON object of the same is also accepted. */
 static int parse_table_text(const char *s, table *t)
@@ -160,19 +175,17 @@ static int parse_table_text(const char *s, table *t)
 			s++;
 		if (*s == '}')
 			return 0;
-		char *end;
-		double key = strtod(s, &end);
-		if (end == s)
+		double key, p;
+		if (table_number(&s, ":", &key))
 			return -1;
-		s = end;
 		while (*s == ' ')
 			s++;
 		if (*s++ != ':')
 			return -1;
-		double p = strtod(s, &end);
-		if (end == s || !isfinite(key) || !isfinite(p) || p < 0)
+		while (*s == ' ')
+			s++;
+		if (table_number(&s, ",} \t\r\n", &p) || p < 0)
 			return -1;
-		s = end;
 		if ((size_t)t->n == cap) {
 			cap *= 2;
 			double *gv = realloc(t->values, sizeof *gv * cap);

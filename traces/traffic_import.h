@@ -57,7 +57,8 @@ wz_err wzt_parse_tokens(const char *text, const char *origin, int line, const ch
 
 /* ---- Importers (traces/import_*.c) ----
  * Each reads one file (or folder, for ServeGen) and returns a sorted table
- * with dense sessions, arrivals from 0 s, that the caller frees with
+ * with dense sessions, arrivals from 0 s (ServeGen's from the start of the
+ * sampled span), that the caller frees with
  * wzt_traffic_free.  Errors name file:line and field.  With
  * WZT_UNSORTED_REFUSE a file whose timestamps go backwards is refused;
  * with WZT_UNSORTED_SORT it is sorted and *n_reordered (may be NULL) gets

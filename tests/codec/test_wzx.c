@@ -238,6 +238,19 @@ static void header_checks(void)
 	wz_diag d;
 	wzt_synth_cache(&sp, &tr, &d);
 	wzc_window w = window_of(tr);
+	/* prepare names the window whose model name is too long */
+	char long_name[300];
+	memset(long_name, 'm', sizeof long_name - 1);
+	long_name[sizeof long_name - 1] = 0;
+	wzc_window lw = w;
+	lw.model = long_name;
+	lw.split = "calibration";
+	lw.name = "long-model-window";
+	const wzc_window *lp = &lw;
+	wzc_profile *lprof = NULL;
+	ok(wzc_prepare(&lp, 1, NULL, &lprof, &d) == WZ_ERR_INPUT && !lprof &&
+		   strstr(d.msg, "long-model-window") && strstr(d.msg, "model"),
+	   "prepare names the window with a model name over 255 bytes: %s", d.msg);
 	size_t B = 30;
 	uint8_t *rec = wz_records(prof, &w, B);
 	wzc_wzx *x;
@@ -301,6 +314,17 @@ static void header_checks(void)
 	ok(wzc_wzx_open(bad, n, "t", &r, &d) == WZ_OK &&
 	   wzc_wzx_read_block(r, x, 0, 0, one, &nt, &d) == WZ_ERR_INPUT,
 	   "a version 2 block in a version 1 container is refused: %s", d.msg);
+	wzc_wzx_reader_free(r);
+	/* the header names another model, resealed: the profile's hash still
+	 * matches, the name must not */
+	memcpy(bad, buf, n);
+	bad[56] = bad[56] == 'Z' ? 'Y' : 'Z';
+	reseal_header(bad, H);
+	xo = NULL;
+	ok(strlen(prof->model) > 0 && wzc_wzx_open(bad, n, "t", &r, &d) == WZ_OK &&
+		   wzc_wzx_coder_for(r, prof, &xo, &d) == WZ_ERR_INPUT && !xo &&
+		   strstr(d.msg, "model"),
+	   "a container whose header names another model is refused: %s", d.msg);
 	wzc_wzx_reader_free(r);
 	/* golden: this container's bytes must never change (tiny.wzx is the
 	 * version 1 one, read but no longer written) */

@@ -96,6 +96,15 @@ int main(void)
 		{ "X,80,0,,,,,,,,", "my.csv:2: field hbm_tbps", "zero bandwidth" },
 		{ "X,80,3.35,0,,,,,,,", "my.csv:2: field bf16_tflops", "zero BF16 throughput" },
 		{ "X,80,3.35,,0,,,,,,", "my.csv:2: field fp8_tflops", "zero FP8 throughput" },
+		/* just above zero: steps that last for ever, a run that completes
+		 * nothing; the lower bounds sit well under any serving GPU */
+		{ "X,80,1e-300,,,,,,,,", "my.csv:2: field hbm_tbps: 1e-300 is not a number in [0.01",
+		  "a bandwidth of 1e-300 TB/s" },
+		{ "X,0.001,3.35,,,,,,,,", "my.csv:2: field hbm_gib", "a thousandth of a GiB" },
+		{ "X,80,3.35,1e-9,,,,,,,", "my.csv:2: field bf16_tflops", "a BF16 peak of 1e-9" },
+		{ "X,80,3.35,,1e-9,,,,,,", "my.csv:2: field fp8_tflops", "an FP8 peak of 1e-9" },
+		{ "X,80,3.35,,,1e-9,,,,,", "my.csv:2: field nvlink_gbps", "NVLink at 1e-9 GB/s" },
+		{ "X,80,3.35,,,,1e-9,,,,", "my.csv:2: field pcie_gbps", "PCIe at 1e-9 GB/s" },
 		{ "X,0x50,3.35,,,,,,,,", "my.csv:2: field hbm_gib: '0x50' is not a decimal number", "hex" },
 		{ "X,80,inf,,,,,,,,", "field hbm_tbps: 'inf' is not a decimal", "infinity" },
 		{ "X`touch owned`,80,3.35,,,,,,,,", "my.csv:2: field name: a name must", "a backquote in a name" },

@@ -9,3 +9,4 @@ EXTRA_DIST += tests/fuzz/replay.c
 include tests/fuzz/cache_trace.mk
 include tests/fuzz/codec.mk
 include tests/fuzz/wzx.mk
+include tests/fuzz/readers.mk

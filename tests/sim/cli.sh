@@ -101,4 +101,15 @@ expect_rc 2 "--speedup without --traffic is bad usage"
 run "$WZPLAN" sim --replicas 0 -q
 expect_rc 2 "zero replicas is bad usage"
 
+# A run in which no request completes has no latencies: they read "none"
+# and a warning says why, never a latency of zero.
+run "$WZPLAN" sim --replicas 1 --duration 2 --warmup 0 --no-archive -q
+expect_rc 0 "a run too short for any request to complete"
+contains "$out" "requests_completed = 0" "  completes nothing"
+contains "$out" "ttft_p99_s = none" "  its p99 TTFT is none"
+contains "$out" "tpot_mean_s = none" "  and so is its mean TPOT"
+printf '%s\n' "$out" | grep -q '^ttft_p[0-9]*_s = 0\.0*$'; [ $? -ne 0 ]
+ok $? "  no latency of zero"
+contains "$err" "no request completed" "  a warning says so"
+
 done_testing

@@ -33,7 +33,16 @@ contains "$out" "latent RMS" "info has the per-layer table"
 run "$WZPLAN" trace info --format csv "$tmp/a/mla-a-cal-0.safetensors" "$tmp/a/mla-a-cal-1.safetensors"
 expect_rc 0 "info --format csv"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 5 ]; ok $? "csv: a header and one row per file and layer"
-contains "$out" "file,model,split,window,source,layers,tokens" "csv header"
+contains "$out" "file,model,split,window,source,xxh3,layers,tokens" "csv header"
+# The format carries no checksum: info prints the file's hash (the one the
+# archive records), so that a changed byte can be noticed.
+run "$WZPLAN" trace info "$tmp/a/mla-a-cal-0.safetensors"
+h0=$(printf '%s\n' "$out" | sed -n 's/.*bytes, xxh3 \([0-9a-f]\{16\}\)$/\1/p')
+[ -n "$h0" ]; ok $? "info prints the file's size and xxh3 hash"
+cp "$tmp/a/mla-a-cal-0.safetensors" "$tmp/a/copy.safetensors"
+run "$WZPLAN" trace info "$tmp/a/copy.safetensors" "$tmp/a/mla-a-cal-1.safetensors"
+[ "$(printf '%s\n' "$out" | grep -c "xxh3 $h0")" -eq 1 ]
+ok $? "the same bytes give the same hash, other bytes another"
 run "$WZPLAN" trace info --format json "$tmp/a/mla-a-cal-0.safetensors"
 expect_rc 0 "info --format json"
 contains "$out" '"latent_rms"' "json rows"
