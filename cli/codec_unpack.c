@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,8 +104,11 @@ static wz_err out_close(out_file *o, const char *path, int ok, wz_diag *diag)
 	return e;
 }
 
-/* The container mapped read-only (an empty file maps to nothing). */
-static wz_err map_in(const char *path, const uint8_t **bytes, size_t *n, wz_diag *diag)
+/* The container read into memory, not mapped: a file that shrinks while
+ * it is read is then an error, not a SIGBUS (the rule every reader of
+ * user files follows).  The container is the compressed form; what the
+ * restore writes stays a few blocks per thread. */
+static wz_err read_in(const char *path, const uint8_t **bytes, size_t *n, wz_diag *diag)
 {
 	*bytes = NULL;
 	*n = 0;
@@ -122,27 +124,31 @@ static wz_err map_in(const char *path, const uint8_t **bytes, size_t *n, wz_diag
 		close(fd);
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a regular file", path);
 	}
-	*n = (size_t)st.st_size;
-	static const uint8_t none[1];
-	void *m = *n ? mmap(NULL, *n, PROT_READ, MAP_PRIVATE, fd, 0) : (void *)none;
+	size_t size = (size_t)st.st_size, got = 0;
+	uint8_t *buf = malloc(size ? size : 1);
+	if (!buf) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
+	}
+	while (got < size) {
+		ssize_t k = read(fd, buf + got, size - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			wz_err e = k < 0 ? wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno))
+					 : wz_diag_set(diag, WZ_ERR_INPUT,
+						       "%s: the file shrank while it was read (%zu of %zu bytes)", path,
+						       got, size);
+			free(buf);
+			close(fd);
+			return e;
+		}
+		got += (size_t)k;
+	}
 	close(fd);
-	if (m == MAP_FAILED)
-		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot map: %s", path, strerror(errno));
-	if (*n)
-		madvise(m, *n, MADV_SEQUENTIAL);
-	*bytes = m;
+	*bytes = buf;
+	*n = size;
 	return WZ_OK;
-}
-
-/* Lets the pages of blocks already restored go (the mapping's resident
- * share stays a few runs of blocks). */
-static void drop_pages(const uint8_t *bytes, size_t from, size_t to)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	from = (from + pg - 1) / pg * pg;
-	to = to / pg * pg;
-	if (to > from)
-		madvise((void *)(bytes + from), to - from, MADV_DONTNEED);
 }
 
 static int cores(void)
@@ -216,7 +222,7 @@ int wz_codec_unpack(int argc, char **argv)
 	out_file of = { NULL, -1 };
 	size_t nout = 0;
 	long first = 0, count = 0, ntok = 0;
-	wz_err e = map_in(in, &bytes, &n, &diag);
+	wz_err e = read_in(in, &bytes, &n, &diag);
 	if (!e)
 		e = wzc_wzx_open(bytes, n, in, &r, &diag);
 	if (!e)
@@ -251,9 +257,6 @@ int wz_codec_unpack(int argc, char **argv)
 			e = out_write(&of, out, buf, per * (size_t)tok, &diag);
 		nout += per * (size_t)tok;
 		ntok += tok;
-		/* blocks lie in order, so everything before the next run is done */
-		if (!e && b0 + nb < info->nblocks)
-			drop_pages(bytes, 0, wzc_wzx_block_offset(r, b0 + nb));
 	}
 	if (of.fd >= 0) {
 		wz_err ce = out_close(&of, out, !e, &diag);
@@ -267,8 +270,7 @@ int wz_codec_unpack(int argc, char **argv)
 	free(buf);
 	wzc_wzx_free(x);
 	wzc_wzx_reader_free(r);
-	if (bytes && n)
-		munmap((void *)bytes, n);
+	free((void *)bytes);
 	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

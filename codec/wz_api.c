@@ -3,6 +3,7 @@
  * wzplan program. */
 #include "codec/wzplan.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +14,28 @@
 #include "codec/wzx.h"
 #include "config.h"
 
+/* A profile is freed when its last holder lets go: the caller's
+ * wz_profile_free and every codec made with it (codecs keep plans in the
+ * profile's cache), so a language binding may free them in any order. */
 struct wz_profile {
 	wzc_profile *p;
+	atomic_int holders;
 };
 
 struct wz_codec {
 	wzc_codec *c;
+	wz_profile *owner;
 	const wzc_profile *profile;
 	int L, R, P;
 };
+
+static void profile_let_go(wz_profile *p)
+{
+	if (p && atomic_fetch_sub(&p->holders, 1) == 1) {
+		wzc_profile_free(p->p);
+		free(p);
+	}
+}
 
 const char *wz_version(void)
 {
@@ -115,6 +129,7 @@ wz_err wz_profile_load(const char *path, wz_profile **out, wz_diag *diag)
 	wz_profile *p = calloc(1, sizeof *p);
 	if (!p)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	atomic_init(&p->holders, 1);
 	wz_err e = wzc_profile_read(path, &p->p, diag);
 	if (e) {
 		free(p);
@@ -152,6 +167,8 @@ wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_w
 	const wzc_window **ptrs = calloc((size_t)nwindows, sizeof *ptrs);
 	wz_profile *p = calloc(1, sizeof *p);
 	wz_err e = WZ_OK;
+	if (p)
+		atomic_init(&p->holders, 1);
 	if (!ws || !ptrs || !p)
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	for (int i = 0; !e && i < nwindows; i++) {
@@ -179,10 +196,7 @@ wz_err wz_profile_save(const wz_profile *p, const char *path, wz_diag *diag)
 
 void wz_profile_free(wz_profile *p)
 {
-	if (!p)
-		return;
-	wzc_profile_free(p->p);
-	free(p);
+	profile_let_go(p);
 }
 
 void wz_profile_shape(const wz_profile *p, int *L, int *R, int *P)
@@ -222,6 +236,10 @@ wz_err wz_codec_new(const char *format, int L, int R, int P, const wz_profile *p
 		free(c);
 		return e;
 	}
+	if (profile) {
+		c->owner = (wz_profile *)profile; /* the count is not the profile's content */
+		atomic_fetch_add(&c->owner->holders, 1);
+	}
 	*out = c;
 	return WZ_OK;
 }
@@ -231,6 +249,7 @@ void wz_codec_free(wz_codec *c)
 	if (!c)
 		return;
 	wzc_codec_free(c->c);
+	profile_let_go(c->owner);
 	free(c);
 }
 

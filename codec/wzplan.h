@@ -69,8 +69,9 @@ void wz_profile_shape(const wz_profile *p, int *L /* OUT */, int *R /* OUT */, i
 const char *wz_profile_model(const wz_profile *p);
 
 /* A codec for one format and cache shape L x (R + P).  wz and wzx need a
- * profile of the same shape (borrowed: it must outlive the codec).  The
- * caller frees the codec with wz_codec_free. */
+ * profile of the same shape; the codec holds on to it, so wz_profile_free
+ * may come before wz_codec_free (the profile goes with its last holder).
+ * The caller frees the codec with wz_codec_free. */
 typedef struct wz_codec wz_codec;
 wz_err wz_codec_new(const char *format, int L, int R, int P, const wz_profile *profile,
 		    wz_codec **out /* OUT */, wz_diag *diag);

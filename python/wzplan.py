@@ -198,7 +198,7 @@ class Codec:
     """A codec for one format and cache shape L x (R + P); wz and wzx need a Profile."""
 
     def __init__(self, fmt, L, R, P, profile=None):
-        self._profile = profile  # the C codec borrows it
+        self._profile = profile  # the C codec also holds it (either may be freed first)
         h, d = _P(), _Diag()
         _check(_lib.wz_codec_new(fmt.encode(), L, R, P, profile._h if profile else None,
                                  ctypes.byref(h), ctypes.byref(d)), d)

@@ -83,6 +83,14 @@ with tempfile.TemporaryDirectory() as tmp:
     wzx = wzplan.Codec("wzx-5.43", L, R, P, again)
     nbytes = wzx.window_bytes(win["latent"], win["rope"])
     ok(0 < nbytes < L * 256 * wzx.record_bytes * 1.1, f"wzx window bytes come from the container ({nbytes})")
+    # the C codec holds its profile: closing the profile first (as garbage
+    # collection at interpreter exit may) leaves the codec working
+    again2 = wzplan.Profile.load(path)
+    wz2 = wzplan.Codec("wz-6.31", L, R, P, again2)
+    again2.close()
+    lw2, _ = wz2.roundtrip(0, win["latent"][0], win["rope"][0])
+    wz2.close()
+    ok(np.array_equal(lw, lw2), "a codec works on after its profile is closed")
     bad = os.path.join(tmp, "bad.wzp")
     with open(bad, "wb") as f:
         f.write(b"not a profile at all")

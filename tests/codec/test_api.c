@@ -74,7 +74,24 @@ int main(void)
 	bad.R = 32;
 	ok(wz_window_bytes(c, &bad, &bytes, &d) == WZ_ERR_INPUT, "a window of another shape is refused");
 	wz_codec_free(c);
+	/* The codec holds its profile: freeing the profile first (as a
+	 * binding's garbage collector may) leaves the codec working, with the
+	 * same output as before. */
+	float *lo2 = malloc(sizeof(float) * T * R), *ro2 = malloc(sizeof(float) * T * P);
+	wz_codec *c2 = NULL;
+	ok(wz_codec_new("wz-6.31", L, R, P, p, &c, &d) == WZ_OK &&
+		   wz_codec_new("wzx-5.43", L, R, P, p, &c2, &d) == WZ_OK &&
+		   wz_roundtrip_layer(c, 1, T, lat + T * R, rope + T * P, lo, ro, &d) == WZ_OK,
+	   "two codecs of one profile");
 	wz_profile_free(p);
+	ok(wz_roundtrip_layer(c, 1, T, lat + T * R, rope + T * P, lo2, ro2, &d) == WZ_OK &&
+		   !memcmp(lo, lo2, sizeof(float) * T * R) && !memcmp(ro, ro2, sizeof(float) * T * P) &&
+		   wz_window_bytes(c2, &w, &bytes, &d) == WZ_OK,
+	   "the codecs work on after wz_profile_free, with the same output");
+	wz_codec_free(c);
+	wz_codec_free(c2);
+	free(lo2);
+	free(ro2);
 	wz_profile_free(NULL);
 	wz_codec_free(NULL);
 	free(lat);
