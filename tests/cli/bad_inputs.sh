@@ -1,5 +1,5 @@
 #!/bin/sh
-# Runs the catalogue of bad inputs in docs/bad-inputs.md: for each row of
+# Runs the catalogue of bad inputs in tests/cli/bad-inputs.md: for each row of
 # its table, in an empty folder, the set-up, then the command, which must
 # end with the row's exit status and a message holding the row's fragment
 # (and print nothing on standard output).
@@ -32,7 +32,7 @@ while IFS='|' read -r _ what setup command want fragment _; do
 	[ -z "$out" ]; ok $? "  nothing on standard output"
 	cd "$tmp" || exit 1
 done <<ROWS
-$(grep '^| ' "$top_srcdir/docs/bad-inputs.md")
+$(grep '^| ' "$top_srcdir/tests/cli/bad-inputs.md")
 ROWS
 [ "$rows" -ge 40 ]; ok $? "the catalogue has its $rows rows"
 done_testing

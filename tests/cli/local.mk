@@ -3,4 +3,4 @@ EXTRA_DIST += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh t
 TESTS += tests/cli/live_kl.sh
 EXTRA_DIST += tests/cli/live_kl.sh
 TESTS += tests/cli/bad_inputs.sh
-EXTRA_DIST += tests/cli/bad_inputs.sh
+EXTRA_DIST += tests/cli/bad_inputs.sh tests/cli/bad-inputs.md
