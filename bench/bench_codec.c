@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "codec/codec.h"
 #include "codec/profile.h"
 #include "codec/wz_gemm.h"
@@ -14,26 +15,6 @@
 
 #define RUNS 7
 #define TOKENS 4096
-
-/* CPU time of this thread: the figure is per core even on a shared machine. */
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, by_value);
-	return v[n / 2];
-}
 
 static wzt_cache_trace *window(const char *split, uint64_t wseed)
 {
@@ -100,28 +81,28 @@ int main(int argc, char **argv)
 		size_t rb = wzc_codec_record_bytes(c);
 		double enc[RUNS], dec[RUNS], dect[RUNS];
 		for (int r = 0; r < RUNS; r++) {
-			double t0 = now();
+			double t0 = bench_thread_cpu_s();
 			wzc_encode_layer(c, 0, T, test->latent, test->rope, rec, NULL);
-			double t1 = now();
+			double t1 = bench_thread_cpu_s();
 			wzc_decode_layer(c, 0, T, rec, lat, rope);
-			double t2 = now();
+			double t2 = bench_thread_cpu_s();
 			dect[r] = 0;
 			if (fmt.id == WZC_FMT_WZ) {
 				for (int t = 0; t < T; t++)
 					wzc_wz_decode_token_transformed(c, 0, rec + (size_t)t * rb,
 									lat + (size_t)t * R,
 									rope + (size_t)t * P);
-				dect[r] = gb / (now() - t2);
+				dect[r] = gb / (bench_thread_cpu_s() - t2);
 			}
 			enc[r] = gb / (t1 - t0);
 			dec[r] = gb / (t2 - t1);
 		}
-		double mt = median(dect, RUNS);
+		double mt = bench_median(dect, RUNS);
 		char tr[32] = "-";
 		if (mt > 0)
 			snprintf(tr, sizeof tr, "%.2f", mt);
-		printf("%-13s %8zu %12.2f %14.2f %20s\n", names[f], rb, median(enc, RUNS),
-		       median(dec, RUNS), tr);
+		printf("%-13s %8zu %12.2f %14.2f %20s\n", names[f], rb, bench_median(enc, RUNS),
+		       bench_median(dec, RUNS), tr);
 		wzc_codec_free(c);
 	}
 	/* wz-5.44 encode by each integer kernel this CPU runs (all write the
@@ -138,11 +119,11 @@ int main(int argc, char **argv)
 				continue;
 			double enc[RUNS];
 			for (int r = 0; r < RUNS; r++) {
-				double t0 = now();
+				double t0 = bench_thread_cpu_s();
 				wzc_encode_layer(c, 0, T, test->latent, test->rope, rec, NULL);
-				enc[r] = gb / (now() - t0);
+				enc[r] = gb / (bench_thread_cpu_s() - t0);
 			}
-			printf(" %s %.2f", kernels[k], median(enc, RUNS));
+			printf(" %s %.2f", kernels[k], bench_median(enc, RUNS));
 		}
 		printf("\n");
 		wzc_gemm_force(chosen);

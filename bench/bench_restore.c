@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/bench_util.h"
 #include "codec/codec.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
@@ -37,26 +38,6 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* CPU time of this thread: a one-core figure even on a shared machine. */
-static double cpu(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, by_value);
-	return v[n / 2];
 }
 
 /* One synthetic mla-b layer of T tokens. */
@@ -205,7 +186,7 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 {
 	int per = (T + 63) / 64, bad = 0;
 	(void)L; /* c->nb blocks of L layers */
-	double t0 = cpu();
+	double t0 = bench_thread_cpu_s();
 	for (int i = 0; i < c->nb; i++) {
 		int l = i / per, t = 64 * (i % per), n = T - t < 64 ? T - t : 64;
 		const uint8_t *p = c->bytes + c->off[i];
@@ -231,7 +212,7 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 		else if (what == TO_TRANSFORMED)
 			wzc_wzx_symbols_transformed(x, l, n, sym, yl, yr);
 	}
-	double dt = cpu() - t0;
+	double dt = bench_thread_cpu_s() - t0;
 	return bad ? -1 : dt;
 }
 
@@ -262,11 +243,11 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	double tok = (double)L * T, gb = tok * (R + P) * 2 / 1e9;
 	double enc[SPEED_RUNS];
 	for (int r = 0; r < SPEED_RUNS; r++) {
-		double t0 = cpu();
+		double t0 = bench_thread_cpu_s();
 		for (int l = 0; l < L; l++)
 			wzc_encode_layer(codec, l, T, w.latent + (size_t)l * T * R, w.rope + (size_t)l * T * P,
 					 rec + (size_t)l * T * B, &d);
-		enc[r] = cpu() - t0;
+		enc[r] = bench_thread_cpu_s() - t0;
 	}
 	uint16_t *sym = malloc(sizeof *sym * 64 * (size_t)wzc_wzx_block_symbols(x, 0) * 2);
 	uint8_t *brec = malloc(64 * B);
@@ -293,7 +274,7 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 			double t[SPEED_RUNS];
 			for (int r = 0; r < SPEED_RUNS; r++)
 				t[r] = decode_pass(x, codec, L, T, B, &c, K, whats[wi], sym, brec, yl, yr, R, P);
-			double m = median(t, SPEED_RUNS);
+			double m = bench_median(t, SPEED_RUNS);
 			if (m <= 0)
 				return -1;
 			char label[96];
@@ -326,21 +307,21 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 		float *lat = malloc(sizeof(float) * 64 * R), *rope = malloc(sizeof(float) * 64 * P);
 		for (int r = 0; r < SPEED_RUNS; r++) {
 			t[r] = decode_pass(x, codec, L, T, B, &c, WZC_LANES, TO_RECORDS, sym, brec, yl, yr, R, P);
-			double t0 = cpu();
+			double t0 = bench_thread_cpu_s();
 			for (int i = 0, per = (T + 63) / 64; i < c.nb; i++) {
 				int l = i / per, t1 = 64 * (i % per), n = T - t1 < 64 ? T - t1 : 64;
 				wzc_wzx_decode_lanes(x, l, WZC_LANES, n, c.bytes + c.off[i], c.size[i], sym);
 				wzc_wzx_symbols_records(x, l, n, sym, brec);
 				wzc_decode_layer(codec, l, n, brec, lat, rope);
 			}
-			t[r] = cpu() - t0;
-			t0 = cpu();
+			t[r] = bench_thread_cpu_s() - t0;
+			t0 = bench_thread_cpu_s();
 			coded c2;
 			code_all(x, L, T, B, rec, WZC_LANES, &c2);
-			pk[r] = cpu() - t0 + enc[r];
+			pk[r] = bench_thread_cpu_s() - t0 + enc[r];
 			coded_free(&c2);
 		}
-		double m = median(t, SPEED_RUNS), mp = median(pk, SPEED_RUNS);
+		double m = bench_median(t, SPEED_RUNS), mp = bench_median(pk, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f\n", "v2, 8 lanes, to the cache's own values (float)", gb / m,
 		       tok / m / 1e6);
 		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v2 entropy coding", gb / mp, tok / mp / 1e6);
@@ -377,12 +358,12 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 		ZSTD_DCtx *dc = ZSTD_createDCtx();
 		double t[SPEED_RUNS];
 		for (int r = 0; r < SPEED_RUNS; r++) {
-			double t0 = cpu();
+			double t0 = bench_thread_cpu_s();
 			for (size_t i = 0; i < nb; i++)
 				ZSTD_decompressDCtx(dc, back, 64 * fb, z + zo[i], zs[i]);
-			t[r] = cpu() - t0;
+			t[r] = bench_thread_cpu_s() - t0;
 		}
-		double m = median(t, SPEED_RUNS);
+		double m = bench_median(t, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
 		printf("\nwzx v2 (8 lanes) to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s\n",
@@ -420,7 +401,7 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 					return -1;
 				t[r] = now() - t0;
 			}
-			double m = median(t, SPEED_RUNS);
+			double m = bench_median(t, SPEED_RUNS);
 			if (th == 1)
 				one = tok / m;
 			printf("%8ld %10.3f %11.2fx\n", th, tok / m / 1e6, tok / m / one / th);
@@ -506,15 +487,15 @@ int main(int argc, char **argv)
 	double t[2][RUNS];
 	for (int r = 0; r < RUNS; r++)
 		for (int cached = 1; cached >= 0; cached--) {
-			double t0 = cpu();
+			double t0 = bench_thread_cpu_s();
 			if (restore_one(path, cont, n, cached, rec) != 64)
 				return 1;
-			t[cached][r] = cpu() - t0;
+			t[cached][r] = bench_thread_cpu_s() - t0;
 		}
 	printf("%-44s %10s\n", "", "ms");
-	printf("%-44s %10.1f\n", "derived tables cached per profile (this build)", 1e3 * median(t[1], RUNS));
-	printf("%-44s %10.1f\n", "every table computed afresh (reference)", 1e3 * median(t[0], RUNS));
-	rate("setup_one_block_ms", 1e3 * median(t[1], RUNS), "ms",
+	printf("%-44s %10.1f\n", "derived tables cached per profile (this build)", 1e3 * bench_median(t[1], RUNS));
+	printf("%-44s %10.1f\n", "every table computed afresh (reference)", 1e3 * bench_median(t[0], RUNS));
+	rate("setup_one_block_ms", 1e3 * bench_median(t[1], RUNS), "ms",
 	     "open the profile (layers: the header line) and a container, restore one block");
 	if (speed(prof, codec)) {
 		fprintf(stderr, "bench_restore: the throughput runs failed\n");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_util.h"
 #include "cli/sim_cli.h"
 
 /* ---- the reference: a binary heap of (time, priority, sequence) ---- */
@@ -125,18 +126,6 @@ static double sim_once(const wz_sim_setup *s, const wzs_replica_model *m, long u
 	return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
 	double duration = argc > 1 ? atof(argv[1]) : 3600;
@@ -181,7 +170,7 @@ int main(int argc, char **argv)
 		}
 		if (rc)
 			break;
-		double sim_s = median(ts, repeats), ref_s = median(tr, repeats);
+		double sim_s = bench_median(ts, repeats), ref_s = bench_median(tr, repeats);
 		printf("%8ld %9ld %12llu %9.3f %9.3f %7.2f %13.0f %10.1f\n", users, replicas, events,
 		       sim_s, ref_s, sim_s / ref_s, (double)events / sim_s,
 		       1e9 * sim_s / (double)events);

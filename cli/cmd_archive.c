@@ -40,23 +40,6 @@ static void help(void)
 	       "  -h, --help             this help\n");
 }
 
-static void csv_field(wz_buf *b, const char *text)
-{
-	if (!text)
-		return;
-	if (!strpbrk(text, ",\"\n\r")) {
-		wz_buf_puts(b, text);
-		return;
-	}
-	wz_buf_puts(b, "\"");
-	for (const char *p = text; *p; p++)
-		if (*p == '"')
-			wz_buf_puts(b, "\"\"");
-		else
-			wz_buf_append(b, p, 1);
-	wz_buf_puts(b, "\"");
-}
-
 static void csv_number(wz_buf *b, double v)
 {
 	if (!isnan(v))
@@ -180,15 +163,15 @@ static void export_csv(const wza_run *r, wz_buf *out)
 	for (int i = 0; i < r->nfigures; i++) {
 		const wza_figure *f = &r->figures[i];
 		wz_buf_printf(out, "%lld,", r->id);
-		csv_field(out, f->table);
+		wz_buf_csv_field(out, f->table);
 		wz_buf_puts(out, ",");
-		csv_field(out, f->row);
+		wz_buf_csv_field(out, f->row);
 		wz_buf_puts(out, ",");
-		csv_field(out, f->col);
+		wz_buf_csv_field(out, f->col);
 		wz_buf_puts(out, ",");
 		csv_number(out, f->value);
 		wz_buf_puts(out, ",");
-		csv_field(out, f->text);
+		wz_buf_csv_field(out, f->text);
 		wz_buf_puts(out, "\n");
 	}
 }

@@ -102,20 +102,6 @@ int wz_sweep_run_point(void *ud, long index)
 	return rc;
 }
 
-static void csv_text(wz_buf *b, const char *text)
-{
-	if (!text)
-		return;
-	if (!strpbrk(text, ",\"\n\r")) {
-		wz_buf_puts(b, text);
-		return;
-	}
-	wz_buf_puts(b, "\"");
-	for (const char *q = text; *q; q++)
-		wz_buf_puts(b, *q == '"' ? "\"\"" : (char[2]){ *q, 0 });
-	wz_buf_puts(b, "\"");
-}
-
 int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, wz_buf *out,
 			 long *missing)
 {
@@ -146,16 +132,16 @@ int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, w
 		for (int f = 0; run && f < run->nfigures; f++) {
 			const wza_figure *fg = &run->figures[f];
 			wz_buf_printf(out, "%ld,%s,", i, p.id);
-			csv_text(out, fg->table);
+			wz_buf_csv_field(out, fg->table);
 			wz_buf_puts(out, ",");
-			csv_text(out, fg->row);
+			wz_buf_csv_field(out, fg->row);
 			wz_buf_puts(out, ",");
-			csv_text(out, fg->col);
+			wz_buf_csv_field(out, fg->col);
 			wz_buf_puts(out, ",");
 			if (!isnan(fg->value))
 				wz_buf_printf(out, "%.17g", fg->value);
 			wz_buf_puts(out, ",");
-			csv_text(out, fg->text);
+			wz_buf_csv_field(out, fg->text);
 			wz_buf_puts(out, "\n");
 		}
 		wza_run_free(run);

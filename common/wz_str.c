@@ -59,6 +59,24 @@ void wz_buf_puts(wz_buf *buf, const char *text)
 	wz_buf_append(buf, text, strlen(text));
 }
 
+void wz_buf_csv_field(wz_buf *buf, const char *text)
+{
+	if (!text)
+		return;
+	if (!strpbrk(text, ",\"\n\r")) {
+		wz_buf_puts(buf, text);
+		return;
+	}
+	wz_buf_puts(buf, "\"");
+	for (; *text; text++) {
+		if (*text == '"')
+			wz_buf_puts(buf, "\"\"");
+		else
+			wz_buf_append(buf, text, 1);
+	}
+	wz_buf_puts(buf, "\"");
+}
+
 void wz_buf_printf(wz_buf *buf, const char *fmt, ...)
 {
 	va_list ap;

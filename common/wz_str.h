@@ -22,6 +22,9 @@ void wz_buf_reset(wz_buf *buf);
 void wz_buf_append(wz_buf *buf, const char *bytes, size_t n);
 void wz_buf_puts(wz_buf *buf, const char *text);
 void wz_buf_printf(wz_buf *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
+ * comma, quote or line break; nothing for NULL. */
+void wz_buf_csv_field(wz_buf *buf, const char *text);
 /* Returns the text (never NULL; "" when empty). */
 const char *wz_buf_str(const wz_buf *buf);
 /* Hands the data to the caller, who frees it with free(); the buffer is reset. */

@@ -316,24 +316,6 @@ static void render_md(const wzp_table *t, wz_buf *out)
 		wz_buf_printf(out, "%s\n", t->notes[i]);
 }
 
-static void csv_field(wz_buf *out, const char *s)
-{
-	if (!s)
-		return;
-	if (!strpbrk(s, ",\"\n\r")) {
-		wz_buf_puts(out, s);
-		return;
-	}
-	wz_buf_puts(out, "\"");
-	for (; *s; s++) {
-		if (*s == '"')
-			wz_buf_puts(out, "\"\"");
-		else
-			wz_buf_append(out, s, 1);
-	}
-	wz_buf_puts(out, "\"");
-}
-
 /* Shortest text that reads back as the same double. */
 static void format_exact(double v, char *text, size_t n)
 {
@@ -349,7 +331,7 @@ static void render_csv(const wzp_table *t, wz_buf *out)
 	for (int c = 0; c < t->ncols; c++) {
 		if (c)
 			wz_buf_puts(out, ",");
-		csv_field(out, t->cols[c].key);
+		wz_buf_csv_field(out, t->cols[c].key);
 	}
 	wz_buf_puts(out, "\n");
 	for (int r = 0; r < t->nrows; r++) {
@@ -362,7 +344,7 @@ static void render_csv(const wzp_table *t, wz_buf *out)
 				format_exact(x->value, text, sizeof text);
 				wz_buf_puts(out, text);
 			} else {
-				csv_field(out, x->text);
+				wz_buf_csv_field(out, x->text);
 			}
 		}
 		wz_buf_puts(out, "\n");
