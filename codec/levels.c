@@ -26,21 +26,34 @@ static double center(int b)
 	return -WZC_HIST_RANGE + (b + 0.5) * BW;
 }
 
-/* Levels at equal steps of the cumulative f^(1/3). */
-static void compand(const float *hist, uint32_t N, double *lev)
+/* Levels at equal steps of the cumulative f^(1/3).  Version 1 spread a
+ * floor of 10^-12 over every bin of [-12, 12], which put a level or two
+ * in the empty range past the calibration values and left one wide cell
+ * between them: a test value there (a token type calibration never held)
+ * was coded with an error of several of its sigmas.  From version 2 the
+ * density is the histogram's alone, over its support, and a value past
+ * it is the encoder's overload rule's (docs/wz-format.md). */
+static void compand(const float *hist, int version, uint32_t N, double *lev)
 {
-	double total = 0;
-	for (int b = 0; b < WZC_HIST_BINS; b++)
-		total += cbrt(hist[b] + 1e-12);
+	double floor_mass = version >= 2 ? 0 : 1e-12, total = 0;
+	int b0 = 0, b1 = WZC_HIST_BINS - 1;
+	if (version >= 2) {
+		while (b0 < b1 && !(hist[b0] > 0))
+			b0++;
+		while (b1 > b0 && !(hist[b1] > 0))
+			b1--;
+	}
+	for (int b = b0; b <= b1; b++)
+		total += cbrt(hist[b] + floor_mass);
 	double acc = 0;
-	int b = 0;
+	int b = b0;
 	for (uint32_t i = 0; i < N; i++) {
 		double target = (i + 0.5) / N * total;
-		while (b < WZC_HIST_BINS - 1 && acc + cbrt(hist[b] + 1e-12) < target) {
-			acc += cbrt(hist[b] + 1e-12);
+		while (b < b1 && acc + cbrt(hist[b] + floor_mass) < target) {
+			acc += cbrt(hist[b] + floor_mass);
 			b++;
 		}
-		double g = cbrt(hist[b] + 1e-12);
+		double g = cbrt(hist[b] + floor_mass);
 		double frac = g > 0 ? (target - acc) / g : 0.5;
 		frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
 		lev[i] = -WZC_HIST_RANGE + (b + frac) * BW;
@@ -77,7 +90,7 @@ static double lloyd_step(const float *hist, uint32_t N, double *lev, int update)
 	return dist;
 }
 
-static void fit(const float *hist, uint32_t N, double *lev)
+static void fit(const float *hist, int version, uint32_t N, double *lev)
 {
 	if (N == 1) {
 		double m = 0;
@@ -86,13 +99,13 @@ static void fit(const float *hist, uint32_t N, double *lev)
 		lev[0] = m;
 		return;
 	}
-	compand(hist, N, lev);
+	compand(hist, version, N, lev);
 	if (N <= LLOYD_MAX)
 		for (int it = 0; it < LLOYD_ITERS; it++)
 			lloyd_step(hist, N, lev, 1);
 }
 
-void wzc_levels_distortion(const float *hist, double d[WZC_NSET])
+void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
 {
 	double lev[LLOYD_MAX];
 	double pd = 0;
@@ -102,7 +115,7 @@ void wzc_levels_distortion(const float *hist, double d[WZC_NSET])
 	for (int j = 0; j < WZC_NSET; j++) {
 		uint32_t N = wzc_level_count(j);
 		if (N <= LLOYD_MAX) {
-			fit(hist, N, lev);
+			fit(hist, version, N, lev);
 			d[j] = lloyd_step(hist, N, lev, 0);
 		} else {
 			d[j] = pd / ((double)N * N);
@@ -112,7 +125,7 @@ void wzc_levels_distortion(const float *hist, double d[WZC_NSET])
 	}
 }
 
-void wzc_levels_table(const float *hist, int j, float *levels, float *thresholds)
+void wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
 {
 	uint32_t N = wzc_level_count(j);
 	double *lev = malloc(sizeof *lev * N);
@@ -123,7 +136,7 @@ void wzc_levels_table(const float *hist, int j, float *levels, float *thresholds
 			thresholds[i] = 0;
 		return;
 	}
-	fit(hist, N, lev);
+	fit(hist, version, N, lev);
 	for (uint32_t i = 0; i < N; i++)
 		levels[i] = (float)lev[i];
 	for (uint32_t i = 0; i + 1 < N; i++) {

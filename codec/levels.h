@@ -1,7 +1,7 @@
 /* Scalar level tables for the wz coder: the admissible level counts, and
  * for a distribution given as a histogram, minimum-MSE level tables (Lloyd
  * for small counts, companding by the density's cube root for large) with
- * their distortion. */
+ * their distortion.  `version` (1 or 2) is the profile file's. */
 #ifndef WZC_LEVELS_H
 #define WZC_LEVELS_H
 
@@ -16,11 +16,13 @@ uint32_t wzc_level_count(int j);
 /* Normalized distortion E[(z - Q(z))^2] of the best table with
  * wzc_level_count(j) levels, for every j, on a histogram of WZC_HIST_BINS
  * probabilities over [-WZC_HIST_RANGE, WZC_HIST_RANGE]; non-increasing in j. */
-void wzc_levels_distortion(const float *hist, double d[WZC_NSET] /* OUT */);
+void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET] /* OUT */);
 
 /* Fills levels[N] (increasing) and thresholds[N - 1] (midpoints) for count
- * index j.  Deterministic: encoder and decoder derive the same tables. */
-void wzc_levels_table(const float *hist, int j, float *levels /* OUT */,
+ * index j.  Deterministic: encoder and decoder derive the same tables.
+ * `version` is the profile's: from 2, companded tables (more than 64
+ * levels) span only the histogram's support. */
+void wzc_levels_table(const float *hist, int version, int j, float *levels /* OUT */,
 		      float *thresholds /* OUT */);
 
 #endif

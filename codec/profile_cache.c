@@ -87,12 +87,12 @@ void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double
 {
 	part_cache *pc = part_of(p, l, part);
 	if (!pc) {
-		wzc_levels_distortion(hist_of(p, l, part), d);
+		wzc_levels_distortion(hist_of(p, l, part), p->version, d);
 		return;
 	}
 	pthread_mutex_lock(&p->cache->lock);
 	if (!pc->have_d) {
-		wzc_levels_distortion(hist_of(p, l, part), pc->d);
+		wzc_levels_distortion(hist_of(p, l, part), p->version, pc->d);
 		pc->have_d = 1;
 	}
 	memcpy(d, pc->d, sizeof pc->d);
@@ -107,7 +107,7 @@ void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, floa
 	if (pc) {
 		pthread_mutex_lock(&p->cache->lock);
 		if (!pc->tab[j] && (pc->tab[j] = malloc(sizeof(float) * 2 * N)))
-			wzc_levels_table(hist_of(p, l, part), j, pc->tab[j], pc->tab[j] + N);
+			wzc_levels_table(hist_of(p, l, part), p->version, j, pc->tab[j], pc->tab[j] + N);
 		const float *t = pc->tab[j];
 		pthread_mutex_unlock(&p->cache->lock);
 		if (t) {
@@ -117,7 +117,7 @@ void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, floa
 		}
 	}
 	/* no cache, or no memory for it: compute in place */
-	wzc_levels_table(hist_of(p, l, part), j, levels, thresholds);
+	wzc_levels_table(hist_of(p, l, part), p->version, j, levels, thresholds);
 }
 
 wz_err wzc_profile_hash(const wzc_profile *p, uint64_t *hash, wz_diag *diag)

@@ -12,7 +12,6 @@
 
 static const uint8_t magic[8] = { 0x89, 'W', 'Z', 'P', 'R', 'O', 'F', '\n' };
 #define HEADER_BYTES 48u
-#define VERSION 1u
 #define MAX_L 4096
 #define MAX_R 8192
 #define MAX_P 1024
@@ -47,6 +46,7 @@ wzc_profile *wzc_profile_alloc(int L, int R, int P)
 	wzc_profile *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	p->version = WZC_PROFILE_VERSION;
 	p->L = L;
 	p->R = R;
 	p->P = P;
@@ -164,7 +164,7 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 	if (!b)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (profile of %zu bytes)", total);
 	memcpy(b, magic, 8);
-	put32(b + 8, VERSION);
+	put32(b + 8, (uint32_t)pr->version);
 	put32(b + 12, 0);
 	put32(b + 16, (uint32_t)pr->L);
 	put32(b + 20, (uint32_t)pr->R);
@@ -245,9 +245,10 @@ wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin, wzc_pr
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a wz profile (bad magic or too short)",
 				   origin);
 	uint32_t version = get32(b + 8);
-	if (version != VERSION)
-		return wz_diag_set(diag, WZ_ERR_VERSION, "%s: profile version %u, this build reads %u",
-				   origin, version, VERSION);
+	if (version < 1 || version > WZC_PROFILE_VERSION)
+		return wz_diag_set(diag, WZ_ERR_VERSION,
+				   "%s: profile version %u, this build reads 1 to %d", origin, version,
+				   WZC_PROFILE_VERSION);
 	if (get64(b + n - 8) != wzc_profile_checksum(b, n - 8))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: checksum mismatch: the profile is corrupted", origin);
@@ -273,6 +274,7 @@ wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin, wzc_pr
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	memcpy(p->model, b + HEADER_BYTES, mlen);
 	p->model[mlen] = 0;
+	p->version = (int)version;
 	p->query_weighted = (int)qw;
 	p->ntokens = get64(b + 40);
 	const uint8_t *q = b + HEADER_BYTES + pad4(mlen);

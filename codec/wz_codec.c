@@ -60,6 +60,12 @@ static void free_layer(layer_plan *lp)
 	free(lp->order_c);
 	free(lp->rsig_c);
 	free(lp->qb_block);
+	free(lp->olo_c);
+	free(lp->ohi_c);
+	free(lp->lev_c);
+	free(lp->thr_c);
+	free(lp->nlev_c);
+	free(lp->ew_c);
 }
 
 void wzc_wz_plan_free(wzc_wz_plan *plan)
@@ -233,6 +239,37 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	return WZ_OK;
 }
 
+/* The encoders' overload rule per coded component (docs/wz-format.md,
+ * "Arithmetic" step 5): its table's outer bounds, clamped to straddle 0,
+ * and weight * sigma^2. */
+static wz_err plan_overload(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
+{
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	int R = pr->R, nc = lp->ncod[0] + lp->ncod[1];
+	size_t nn = (size_t)nc + 1;
+	lp->olo_c = malloc(sizeof(float) * nn);
+	lp->ohi_c = malloc(sizeof(float) * nn);
+	lp->lev_c = malloc(sizeof(float *) * nn);
+	lp->thr_c = malloc(sizeof(float *) * nn);
+	lp->nlev_c = malloc(sizeof(uint32_t) * nn);
+	lp->ew_c = malloc(sizeof(double) * nn);
+	if (!lp->olo_c || !lp->ohi_c || !lp->lev_c || !lp->thr_c || !lp->nlev_c || !lp->ew_c)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int j = 0; j < nc; j++) {
+		int k = lp->comp_c[j], p = k >= R, i = p ? k - R : k;
+		const float *lev = lp->lev[k], *thr = lp->thr[k];
+		uint32_t N = lp->nlev[k];
+		float lo = 2 * lev[0] - thr[0], hi = 2 * lev[N - 1] - thr[N - 2];
+		lp->olo_c[j] = lo < 0 ? lo : 0;
+		lp->ohi_c[j] = hi > 0 ? hi : 0;
+		lp->lev_c[j] = lev;
+		lp->thr_c[j] = thr;
+		lp->nlev_c[j] = N;
+		lp->ew_c[j] = (double)parts[p]->weight[i] * (double)lp->sigma[k] * (double)lp->sigma[k];
+	}
+	return WZ_OK;
+}
+
 /* What the fast encoder needs besides the plan: the coded components'
  * integer basis in pairs and their quantizer grids. */
 static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
@@ -277,7 +314,8 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
 					wzc_pair16(row[2 * q], 2 * q + 1 < m ? row[2 * q + 1] : 0);
 			}
 	}
-	return plan_batch(R, lp, diag);
+	wz_err e = plan_batch(R, lp, diag);
+	return e ? e : plan_overload(pr, l, lp, diag);
 }
 
 /* Bits of budget below which the fallback search of plan_layer stops: the
@@ -611,7 +649,9 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
 	int16_t *xq = malloc(sizeof(int16_t) * (size_t)(R > P ? R : P));
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 2));
-	if (!xc || !y || !xq || !dig) {
+	int nc = lp->ncod[0] + lp->ncod[1];
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
+	if (!xc || !y || !xq || !dig || !zl) {
 		/* Out of memory inside a void encoder: write zero records, which
 		 * decode to the mean; callers checked sizes before. */
 		memset(records, 0, record_bytes * (size_t)n);
@@ -619,6 +659,7 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 		free(y);
 		free(xq);
 		free(dig);
+		free(zl);
 		return;
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
@@ -668,12 +709,31 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 			rec[0] = codes[t][0];
 			if (P)
 				rec[1] = codes[t][1];
-			for (int k = 0; k < R + P; k++) {
+			/* the coded components, standardized (a multiply by
+			 * 1 / sigma in units), in list order: latent, position */
+			for (int j = 0; j < nc; j++) {
+				int k = lp->comp_c[j];
 				float yk = k < R ? y[(size_t)t * R + k]
 						 : y[(size_t)BLOCK * R + (size_t)t * P + (k - R)];
-				/* standardized: a multiply by 1 / sigma in units */
-				float z = yk * (wzc_rsigma(lp->sigma[k]) * unit[t][k >= R]);
-				dig[k] = lp->nlev[k] > 1 ? quantize(lp->thr[k], lp->nlev[k], z) : 0;
+				zl[j] = yk * (wzc_rsigma(lp->sigma[k]) * unit[t][k >= R]);
+			}
+			/* a part beyond its tables gets a larger scale code */
+			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+				const float *mult = plan->scale_mult[p];
+				int c0 = codes[t][p];
+				int d = wzc_overload_raise(lp, j0, lp->ncod[p], zl + j0, mult, c0);
+				if (!d)
+					continue;
+				float r = mult[c0] / mult[c0 + d];
+				for (int j = j0; j < j0 + lp->ncod[p]; j++)
+					zl[j] *= r;
+				rec[p] = (uint8_t)(c0 + d);
+			}
+			for (int k = 0; k < R + P; k++)
+				dig[k] = 0;
+			for (int j = 0; j < nc; j++) {
+				int k = lp->comp_c[j];
+				dig[k] = quantize(lp->thr[k], lp->nlev[k], zl[j]);
 			}
 			dig[R + P] = flag[t][0];
 			dig[R + P + 1] = flag[t][1];
@@ -698,6 +758,7 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 	free(y);
 	free(xq);
 	free(dig);
+	free(zl);
 }
 
 WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,

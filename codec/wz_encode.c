@@ -264,6 +264,19 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				standardize(lp->ncod[1], yc[1] + (size_t)t * lp->ldc[1],
 					    ldexpf(1.0f, ex[1][t] - sh), lp->rsig_c + lp->ncod[0],
 					    z + lp->ncod[0]);
+			/* a part beyond its tables gets a larger scale code
+			 * (the reference's rule, the same function) */
+			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+				const float *mult = plan->scale_mult[p];
+				int c0 = code[p][t];
+				int d = wzc_overload_raise(lp, j0, lp->ncod[p], z + j0, mult, c0);
+				if (!d)
+					continue;
+				float r = mult[c0] / mult[c0 + d];
+				for (int j = j0; j < j0 + lp->ncod[p]; j++)
+					z[j] *= r;
+				rec[p] = (uint8_t)(c0 + d);
+			}
 			wzc_quantize_batch(&lp->qb, z, dig);
 			dig[nc] = flag[0][t];
 			dig[nc + 1] = flag[1][t];

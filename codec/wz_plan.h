@@ -54,6 +54,13 @@ typedef struct {
 	float *rsig_c;      /* wzc_rsigma of each one's sigma */
 	wzc_qbatch qb;
 	void *qb_block;     /* memory of qb's arrays */
+	/* Overload (docs/wz-format.md, "Arithmetic" step 5), per coded
+	 * component in list order: the outer bounds, the level table, its
+	 * thresholds and count, and weight * sigma^2. */
+	float *olo_c, *ohi_c;
+	const float **lev_c, **thr_c;
+	uint32_t *nlev_c;
+	double *ew_c;
 	double distortion;  /* model distortion, for choosing among candidates */
 	int total_bits;
 } layer_plan;
@@ -115,6 +122,61 @@ static inline uint64_t wzc_field_word(uint64_t V, int kb, const wzc_divisor *q)
 	if (r >= q->d)
 		qh++;
 	return qh;
+}
+
+/* The squared error of a token part's coded components j0..j0+nc-1 at
+ * scale code c0 + d (docs/wz-format.md, "Arithmetic" step 5): E(d) in
+ * double precision, in list order. */
+static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, const float *z,
+					const float *mult, int c0, int d)
+{
+	float r = mult[c0] / mult[c0 + d];
+	double sum = 0, s = mult[c0 + d];
+	for (int j = j0; j < j0 + nc; j++) {
+		float zr = z[j - j0] * r;
+		uint32_t q = wzc_quantize_ref(lp->thr_c[j], lp->nlev_c[j] - 1, zr);
+		double e = (double)zr - (double)lp->lev_c[j][q];
+		sum += lp->ew_c[j] * e * e;
+	}
+	return s * s * sum;
+}
+
+/* How far a token part's scale code c0 is raised when its coefficients z
+ * (the part's coded components, list order from j0) lie beyond the outer
+ * bounds of their level tables (docs/wz-format.md, "Arithmetic" step 5):
+ * 0 for a part inside every table, the common case, at the cost of one
+ * comparison pair per component.  The caller multiplies z by
+ * mult[c0] / mult[c0 + d] and takes the digits of the products.  Shared
+ * by the reference and the fast encoder, so both choose alike. */
+static inline int wzc_overload_raise(const layer_plan *lp, int j0, int nc, const float *z,
+				     const float *mult, int c0)
+{
+	if (c0 <= 0 || nc <= 0)
+		return 0;
+	/* the bounds straddle 0 (clamped so in the plan), so a larger code
+	 * only moves a product inwards: the largest of the components'
+	 * smallest sufficient steps, found in one pass */
+	int D = 0;
+	for (int j = 0; j < nc; j++)
+		while (c0 + D < 255) {
+			float zr = z[j] * (mult[c0] / mult[c0 + D]);
+			if (!(zr < lp->olo_c[j0 + j] || zr > lp->ohi_c[j0 + j]))
+				break;
+			D++;
+		}
+	if (D == 0)
+		return 0;
+	int nd = D <= 16 ? D : 16, best = 0;
+	double emin = wzc_overload_error(lp, j0, nc, z, mult, c0, 0);
+	for (int i = 1; i <= nd; i++) {
+		int d = D <= 16 ? i : (i * D + 8) / 16;
+		double e = wzc_overload_error(lp, j0, nc, z, mult, c0, d);
+		if (e < emin) {
+			emin = e;
+			best = d;
+		}
+	}
+	return best;
 }
 
 /* The scalar reference encoder (codec/wz_codec.c): the record bytes the

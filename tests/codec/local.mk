@@ -51,3 +51,10 @@ tests_codec_test_wzx_fast_SOURCES = tests/codec/test_wzx_fast.c
 tests_codec_test_wzx_fast_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_fast_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_fast_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_overload
+TESTS += tests/codec/test_overload
+tests_codec_test_overload_SOURCES = tests/codec/test_overload.c
+tests_codec_test_overload_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_overload_LDADD = $(TEST_LDADD)
+tests_codec_test_overload_DEPENDENCIES = $(WZ_LIBS)

@@ -239,8 +239,10 @@ static void test_wz(const wzc_window *cal, const wzc_window *test)
 	b1[0] = 'X';
 	is_long(wzc_profile_parse(b1, n1, "mem", &back, &d), WZ_ERR_INPUT, "profile: bad magic");
 	b1[0] = 0x89;
-	b1[8] = 2;
+	b1[8] = WZC_PROFILE_VERSION + 1;
 	is_long(wzc_profile_parse(b1, n1, "mem", &back, &d), WZ_ERR_VERSION, "profile: newer version");
+	b1[8] = 0;
+	is_long(wzc_profile_parse(b1, n1, "mem", &back, &d), WZ_ERR_VERSION, "profile: version 0");
 	free(b1);
 	free(b2);
 
