@@ -377,27 +377,39 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 			e = fit_part(ws, nw, l, 1, &p->rope[l], queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;
-		/* Weights blend two relative objectives: the layer's squared error
-		 * over its energy (weight 1 / sum var) and its expected squared
-		 * attention-score error over the score variance (weight
-		 * q_k^2 / sum q^2 var).  Both are unit-free, so a layer whose latent
-		 * is 100x smaller than its position part gets the same blend as
-		 * any other.  Scaled to mean 1 (only ratios matter). */
-		double a = p->query_weighted ? opts->query_weight : 0, ev = 0, eq = 0;
+		/* Weights blend two relative objectives: a plain squared error and
+		 * the expected squared attention-score error over the score
+		 * variance (weight q_k^2 / sum q^2 var, unit-free).  Each part's
+		 * plain error counts relative to that part's energy, and the parts
+		 * are weighted by their shares of the score variance: so scaling a
+		 * layer's latent (with its queries scaled back, the logits the
+		 * same) leaves every weight * variance, hence the plan, unchanged
+		 * (issue 10: with one energy over both parts, a latent 50x smaller
+		 * than usual lost its bits to the position part).  Without queries
+		 * there are no shares to use, and the plain term is the layer's
+		 * squared error over its energy.  Scaled to mean 1 (only ratios
+		 * matter). */
+		double a = p->query_weighted ? opts->query_weight : 0;
+		double ev[2] = { 0, 0 }, eqp[2] = { 0, 0 };
 		for (int k = 0; k < p->R; k++) {
-			ev += p->latent[l].var[k];
-			eq += a > 0 ? qlat[k] * p->latent[l].var[k] : 0;
+			ev[0] += p->latent[l].var[k];
+			eqp[0] += p->query_weighted ? qlat[k] * p->latent[l].var[k] : 0;
 		}
 		for (int k = 0; k < p->P; k++) {
-			ev += p->rope[l].var[k];
-			eq += a > 0 ? qrope[k] * p->rope[l].var[k] : 0;
+			ev[1] += p->rope[l].var[k];
+			eqp[1] += p->query_weighted ? qrope[k] * p->rope[l].var[k] : 0;
 		}
+		double eq = eqp[0] + eqp[1], evall = ev[0] + ev[1];
+		int shares = p->query_weighted && eq > 0;
 		if (!(eq > 0))
 			a = 0;
 		double mw = 0;
 		for (int k = 0; k < p->R + p->P; k++) {
-			double q = k < p->R ? (a > 0 ? qlat[k] : 0) : (a > 0 ? qrope[k - p->R] : 0);
-			double wk = (ev > 0 ? (1 - a) / ev : 1) + (a > 0 ? a * q / eq : 0);
+			int part = k >= p->R;
+			double q = a > 0 ? (part ? qrope[k - p->R] : qlat[k]) : 0;
+			double plain = shares ? (ev[part] > 0 ? eqp[part] / eq / ev[part] : 0)
+					      : (evall > 0 ? 1 / evall : 1);
+			double wk = (1 - a) * plain + (a > 0 ? a * q / eq : 0);
 			if (k < p->R)
 				p->latent[l].weight[k] = (float)wk;
 			else

@@ -58,3 +58,10 @@ tests_codec_test_overload_SOURCES = tests/codec/test_overload.c
 tests_codec_test_overload_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_overload_LDADD = $(TEST_LDADD)
 tests_codec_test_overload_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_scale_invariance
+TESTS += tests/codec/test_scale_invariance
+tests_codec_test_scale_invariance_SOURCES = tests/codec/test_scale_invariance.c
+tests_codec_test_scale_invariance_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_scale_invariance_LDADD = $(TEST_LDADD)
+tests_codec_test_scale_invariance_DEPENDENCIES = $(WZ_LIBS)
