@@ -62,6 +62,8 @@ static void free_layer(layer_plan *lp)
 	free(lp->qb_block);
 	free(lp->olo_c);
 	free(lp->ohi_c);
+	free(lp->lmin_c);
+	free(lp->lmax_c);
 	free(lp->lev_c);
 	free(lp->thr_c);
 	free(lp->nlev_c);
@@ -253,7 +255,10 @@ static wz_err plan_overload(const wzc_profile *pr, int l, layer_plan *lp, wz_dia
 	lp->thr_c = malloc(sizeof(float *) * nn);
 	lp->nlev_c = malloc(sizeof(uint32_t) * nn);
 	lp->ew_c = malloc(sizeof(double) * nn);
-	if (!lp->olo_c || !lp->ohi_c || !lp->lev_c || !lp->thr_c || !lp->nlev_c || !lp->ew_c)
+	lp->lmin_c = malloc(sizeof(float) * nn);
+	lp->lmax_c = malloc(sizeof(float) * nn);
+	if (!lp->olo_c || !lp->ohi_c || !lp->lev_c || !lp->thr_c || !lp->nlev_c || !lp->ew_c ||
+	    !lp->lmin_c || !lp->lmax_c)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	for (int j = 0; j < nc; j++) {
 		int k = lp->comp_c[j], p = k >= R, i = p ? k - R : k;
@@ -262,10 +267,24 @@ static wz_err plan_overload(const wzc_profile *pr, int l, layer_plan *lp, wz_dia
 		float lo = 2 * lev[0] - thr[0], hi = 2 * lev[N - 1] - thr[N - 2];
 		lp->olo_c[j] = lo < 0 ? lo : 0;
 		lp->ohi_c[j] = hi > 0 ? hi : 0;
+		lp->lmin_c[j] = lev[0];
+		lp->lmax_c[j] = lev[N - 1];
 		lp->lev_c[j] = lev;
 		lp->thr_c[j] = thr;
 		lp->nlev_c[j] = N;
 		lp->ew_c[j] = (double)parts[p]->weight[i] * (double)lp->sigma[k] * (double)lp->sigma[k];
+	}
+	/* what the plan expects of each part: the same distortions it was
+	 * allocated by */
+	double d[2][WZC_NSET];
+	wzc_profile_levels_distortion(pr, l, 0, d[0]);
+	wzc_profile_levels_distortion(pr, l, 1, d[1]);
+	lp->dexp[0] = lp->dexp[1] = 0;
+	for (int j = 0; j < nc; j++) {
+		int k = lp->comp_c[j], p = k >= R, idx = 0;
+		while (idx + 1 < WZC_NSET && wzc_level_count(idx) < lp->nlev[k])
+			idx++;
+		lp->dexp[p] += lp->ew_c[j] * d[p][idx];
 	}
 	return WZ_OK;
 }
@@ -721,7 +740,7 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
 				const float *mult = plan->scale_mult[p];
 				int c0 = codes[t][p];
-				int d = wzc_overload_raise(lp, j0, lp->ncod[p], zl + j0, mult, c0);
+				int d = wzc_overload_raise(lp, p, j0, lp->ncod[p], zl + j0, mult, c0);
 				if (!d)
 					continue;
 				float r = mult[c0] / mult[c0 + d];

@@ -149,6 +149,18 @@ static void redo_token(int m, const float *xt, int t, float *col /* [m] */,
 		xp[(size_t)q * BLOCK + t] = wzc_pair16(xq[2 * q], xq[2 * q + 1]);
 }
 
+/* 1 when any z[j] lies past its table's outer bounds: the test that
+ * wzc_overload_raise starts with, vectorized, so that the common token
+ * inside every table skips the call. */
+WZ_HOT WZ_CLONES static int any_outside(int nc, const float *z, const float *lmin,
+					const float *lmax)
+{
+	int outside = 0;
+	for (int j = 0; j < nc; j++)
+		outside |= (z[j] > lmax[j]) | (z[j] < lmin[j]);
+	return outside;
+}
+
 /* z = (float)acc * (rsigma * unit) over a token's coded components, as
  * the reference computes them. */
 WZ_HOT WZ_CLONES static void standardize(int nc, const int32_t *acc, float unit,
@@ -269,7 +281,9 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
 				const float *mult = plan->scale_mult[p];
 				int c0 = code[p][t];
-				int d = wzc_overload_raise(lp, j0, lp->ncod[p], z + j0, mult, c0);
+				if (!any_outside(lp->ncod[p], z + j0, lp->olo_c + j0, lp->ohi_c + j0))
+					continue;
+				int d = wzc_overload_raise(lp, p, j0, lp->ncod[p], z + j0, mult, c0);
 				if (!d)
 					continue;
 				float r = mult[c0] / mult[c0 + d];

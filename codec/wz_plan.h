@@ -58,9 +58,11 @@ typedef struct {
 	 * component in list order: the outer bounds, the level table, its
 	 * thresholds and count, and weight * sigma^2. */
 	float *olo_c, *ohi_c;
+	float *lmin_c, *lmax_c; /* the outermost levels */
 	const float **lev_c, **thr_c;
 	uint32_t *nlev_c;
 	double *ew_c;
+	double dexp[2];     /* per part: sum of ew_c * the table's distortion on the histogram */
 	double distortion;  /* model distortion, for choosing among candidates */
 	int total_bits;
 } layer_plan;
@@ -134,7 +136,7 @@ static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, co
 	double sum = 0, s = mult[c0 + d];
 	for (int j = j0; j < j0 + nc; j++) {
 		float zr = z[j - j0] * r;
-		uint32_t q = wzc_quantize_ref(lp->thr_c[j], lp->nlev_c[j] - 1, zr);
+		uint32_t q = wzc_quantize(lp->qb.q[j], zr); /* = the binary search's digit */
 		double e = (double)zr - (double)lp->lev_c[j][q];
 		sum += lp->ew_c[j] * e * e;
 	}
@@ -144,14 +146,31 @@ static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, co
 /* How far a token part's scale code c0 is raised when its coefficients z
  * (the part's coded components, list order from j0) lie beyond the outer
  * bounds of their level tables (docs/wz-format.md, "Arithmetic" step 5):
- * 0 for a part inside every table, the common case, at the cost of one
- * comparison pair per component.  The caller multiplies z by
+ * 0 for a part whose clipping costs less than its expected error, the
+ * common case, at the cost of one comparison pair per component.  The caller multiplies z by
  * mult[c0] / mult[c0 + d] and takes the digits of the products.  Shared
  * by the reference and the fast encoder, so both choose alike. */
-static inline int wzc_overload_raise(const layer_plan *lp, int j0, int nc, const float *z,
-				     const float *mult, int c0)
+static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int nc,
+				     const float *z, const float *mult, int c0)
 {
 	if (c0 <= 0 || nc <= 0)
+		return 0;
+	/* Only when a value lies past its table's outer bound, and clipping
+	 * alone costs more than all the error the plan expects of the part:
+	 * values past the outermost level of a small (Lloyd) table are common
+	 * and cost little. */
+	int outside = 0;
+	for (int j = 0; j < nc; j++)
+		outside |= (z[j] > lp->ohi_c[j0 + j]) | (z[j] < lp->olo_c[j0 + j]);
+	if (!outside)
+		return 0;
+	double clip = 0;
+	for (int j = j0; j < j0 + nc; j++) {
+		float zj = z[j - j0], lo = lp->lmin_c[j], hi = lp->lmax_c[j];
+		double x = zj > hi ? (double)zj - hi : zj < lo ? (double)lo - zj : 0;
+		clip += lp->ew_c[j] * x * x;
+	}
+	if (!(clip > lp->dexp[part]))
 		return 0;
 	/* the bounds straddle 0 (clamped so in the plan), so a larger code
 	 * only moves a product inwards: the largest of the components'
@@ -166,10 +185,13 @@ static inline int wzc_overload_raise(const layer_plan *lp, int j0, int nc, const
 		}
 	if (D == 0)
 		return 0;
-	int nd = D <= 16 ? D : 16, best = 0;
+	int best = 0, last = 0;
 	double emin = wzc_overload_error(lp, j0, nc, z, mult, c0, 0);
-	for (int i = 1; i <= nd; i++) {
-		int d = D <= 16 ? i : (i * D + 8) / 16;
+	for (int i = 1; i <= 4; i++) {
+		int d = (i * D + 3) / 4;
+		if (d == last)
+			continue;
+		last = d;
 		double e = wzc_overload_error(lp, j0, nc, z, mult, c0, d);
 		if (e < emin) {
 			emin = e;
