@@ -112,6 +112,7 @@ static int cmd_formats(int argc, char **argv)
 	wzp_table_column(t, "bits_per_value", "Bits/value", 1);
 	wzp_table_column(t, "record_bytes", "Bytes/token/layer", 1);
 	wzp_table_column(t, "description", "Layout", 0);
+	wzp_table_column(t, "source", "Defined by", 0);
 	for (int i = 0; i < wzc_format_count(); i++) {
 		const wzc_format_info *info = wzc_format_info_at(i);
 		wzc_format f = { .id = info->id };
@@ -131,6 +132,7 @@ static int cmd_formats(int argc, char **argv)
 			wzp_table_numf(t, (double)wzc_record_bytes(&f, 512, 64), 0);
 		}
 		wzp_table_str(t, info->description);
+		wzp_table_str(t, info->source ? info->source : "this project (DESIGN.md)");
 	}
 	wz_buf out = { 0 };
 	int rc;
