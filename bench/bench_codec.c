@@ -51,7 +51,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	static const char *const names[] = { "bf16", "fp8-mix", "fp8-bf16rope", "fp8-ds-mla",
-					     "fp8-flat", "int4-g64", "nvfp4", "wz-4.97",
+					     "fp8-flat", "int4-g64", "nvfp4", "nvfp4-ds-mla",
+					     "mxfp4-sgl-mla", "nvfp4-trt-cold",
+					     "nvfp4-trt-cold-bf16rope", "wz-4.97",
 					     "wz-5.44", "wz-6.31" };
 	int R = test->R, P = test->P, T = test->T;
 	double gb = (double)T * (R + P) * 2 / 1e9;
@@ -63,7 +65,7 @@ int main(int argc, char **argv)
 	printf("wz transform kernels: encode %s (exact integer sums), decode %s (fused multiply-add\n"
 	       "chains); both give the scalar reference's bits\n\n",
 	       wzc_igemm_kernel(), wzc_gemm_kernel());
-	printf("%-13s %8s %12s %14s %20s\n", "format", "bytes", "encode GB/s", "decode GB/s",
+	printf("%-23s %8s %12s %14s %20s\n", "format", "bytes", "encode GB/s", "decode GB/s",
 	       "decode->transformed");
 	for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
 		int wanted = argc < 2;
@@ -101,7 +103,7 @@ int main(int argc, char **argv)
 		char tr[32] = "-";
 		if (mt > 0)
 			snprintf(tr, sizeof tr, "%.2f", mt);
-		printf("%-13s %8zu %12.2f %14.2f %20s\n", names[f], rb, bench_median(enc, RUNS),
+		printf("%-23s %8zu %12.2f %14.2f %20s\n", names[f], rb, bench_median(enc, RUNS),
 		       bench_median(dec, RUNS), tr);
 		wzc_codec_free(c);
 	}

@@ -25,6 +25,7 @@ static void help(void)
 	       "  formats    the registry: name, id, tier, bits/value at R = 512, P = 64\n"
 	       "  prepare    write a wz profile from calibration traces\n"
 	       "  measure    encode trace windows in formats and measure the error\n"
+	       "  compare    formats against reference formats, paired per window\n"
 	       "  pack       write a trace as a wzx offload container\n"
 	       "  unpack     read a wzx container back (wz records, transformed, bf16)\n"
 	       "\n"
@@ -112,6 +113,7 @@ static int cmd_formats(int argc, char **argv)
 	wzp_table_column(t, "bits_per_value", "Bits/value", 1);
 	wzp_table_column(t, "record_bytes", "Bytes/token/layer", 1);
 	wzp_table_column(t, "description", "Layout", 0);
+	wzp_table_column(t, "source", "Defined by", 0);
 	for (int i = 0; i < wzc_format_count(); i++) {
 		const wzc_format_info *info = wzc_format_info_at(i);
 		wzc_format f = { .id = info->id };
@@ -131,6 +133,7 @@ static int cmd_formats(int argc, char **argv)
 			wzp_table_numf(t, (double)wzc_record_bytes(&f, 512, 64), 0);
 		}
 		wzp_table_str(t, info->description);
+		wzp_table_str(t, info->source ? info->source : "this project (DESIGN.md)");
 	}
 	wz_buf out = { 0 };
 	int rc;
@@ -283,6 +286,8 @@ int wz_cmd_codec(int argc, char **argv)
 		return wz_codec_pack(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "unpack"))
 		return wz_codec_unpack(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "compare"))
+		return wz_codec_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "measure"))
 		return wz_codec_measure_archived(argc - 1, argv + 1);
 	return wz_cli_usage(CMD, "unknown subcommand '%s'", argv[1]);

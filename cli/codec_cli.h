@@ -20,6 +20,7 @@ int wz_codec_add_traces(int argc, char **argv, const char **traces, int *n);
 int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces);
 /* `wzplan codec measure`. */
 int wz_codec_measure(int argc, char **argv);
+int wz_codec_compare(int argc, char **argv);
 /* `wzplan codec pack` and `wzplan codec unpack` (cli/codec_pack.c). */
 int wz_codec_pack(int argc, char **argv);
 int wz_codec_unpack(int argc, char **argv);

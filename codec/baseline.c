@@ -235,6 +235,7 @@ void wzc_baseline_encode(const wzc_codec *c, int layer, const float *latent, con
 			fp8_scaled_encode(rope, P, rec + R / 2 + R / 16);
 		break;
 	default:
+		wzc_fp4_baseline_encode(c, latent, rope, rec);
 		break;
 	}
 }
@@ -279,6 +280,7 @@ void wzc_baseline_decode(const wzc_codec *c, int layer, const uint8_t *rec, floa
 			fp8_scaled_decode(rec + R / 2 + R / 16, P, rope);
 		break;
 	default:
+		wzc_fp4_baseline_decode(c, rec, latent, rope);
 		break;
 	}
 }

@@ -68,6 +68,12 @@ void wzc_baseline_encode(const wzc_codec *c, int layer, const float *latent, con
 			 uint8_t *record);
 void wzc_baseline_decode(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
 			 float *rope);
+/* The shipped 4-bit MLA records (codec/baseline_fp4.c); 0 when the format
+ * is not one of them. */
+int wzc_fp4_baseline_encode(const wzc_codec *c, const float *latent, const float *rope,
+			    uint8_t *record);
+int wzc_fp4_baseline_decode(const wzc_codec *c, const uint8_t *record, float *latent,
+			    float *rope);
 /* The value of every e4m3 code [256] and e2m1 code [16] (the conversions
  * of codec/fpconv.h, tabulated once); the decoders' lookup tables. */
 const float *wzc_e4m3_values(void);

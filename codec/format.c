@@ -12,23 +12,48 @@
 
 static const wzc_format_info registry[] = {
 	{ WZC_FMT_BF16, "bf16", WZC_TIER_GPU, 0,
-	  "576 x bf16: the uncompressed cache" },
+	  "576 x bf16: the uncompressed cache", NULL },
 	{ WZC_FMT_FP8_MIX, "fp8-mix", WZC_TIER_GPU, 0,
-	  "latent e4m3 + fp16 scale (absmax/448), position int8 + fp16 scale (absmax/127)" },
+	  "latent e4m3 + fp16 scale (absmax/448), position int8 + fp16 scale (absmax/127)", NULL },
 	{ WZC_FMT_FP8_BF16ROPE, "fp8-bf16rope", WZC_TIER_GPU, 0,
-	  "latent e4m3 + fp16 scale, position part kept in bf16" },
+	  "latent e4m3 + fp16 scale, position part kept in bf16", NULL },
 	{ WZC_FMT_FP8_DS_MLA, "fp8-ds-mla", WZC_TIER_GPU, 0,
-	  "FlashMLA FP8 with scale: latent e4m3 + fp32 scale per 128, position bf16 (656 B)" },
+	  "FlashMLA FP8 with scale: latent e4m3 + fp32 scale per 128, position bf16 (656 B)",
+	  "deepseek-ai/FlashMLA csrc/api/sparse_decode.h (bytes_per_token) and "
+	  "flash_mla/flash_mla_interface.py" },
 	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
-	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)" },
+	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)", NULL },
 	{ WZC_FMT_INT4_G64, "int4-g64", WZC_TIER_GPU, 0,
-	  "latent uint4 asymmetric in groups of 64 (fp16 scale+zero), position int8 + fp16 scale" },
+	  "latent uint4 asymmetric in groups of 64 (fp16 scale+zero), position int8 + fp16 scale", NULL },
 	{ WZC_FMT_NVFP4, "nvfp4", WZC_TIER_GPU, 0,
-	  "latent e2m1 with an e4m3 scale per 16, position e4m3 + fp16 scale" },
+	  "latent e2m1 with an e4m3 scale per 16, position e4m3 + fp16 scale", NULL },
+	{ WZC_FMT_NVFP4_DS_MLA, "nvfp4-ds-mla", WZC_TIER_GPU, 0,
+	  "vLLM nvfp4_ds_mla: latent e2m1 + e4m3 scale per 16 (rounded up, permuted), "
+	  "position e4m3 unscaled (352 B)",
+	  "vllm-project/vllm csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu "
+	  "(concat_and_cache_nvfp4_ds_mla_kernel, nvfp4_tile_scale, nvfp4_sf_byte)" },
+	{ WZC_FMT_MXFP4_SGL_MLA, "mxfp4-sgl-mla", WZC_TIER_GPU, 0,
+	  "SGLang fp4_mx_block16 MLA pool: all 576 values e2m1 with an E8M0 scale per 16 "
+	  "(324 B)",
+	  "sgl-project/sglang python/sglang/srt/mem_cache/memory_pool.py "
+	  "(MLATokenToKVPoolFP4.set_mla_kv_buffer) and "
+	  "python/sglang/srt/layers/quantization/kvfp4_tensor.py (batched_quantize)" },
+	{ WZC_FMT_NVFP4_TRT_COLD, "nvfp4-trt-cold", WZC_TIER_OFFLOAD, 0,
+	  "TensorRT-LLM NVFP4 cold page, MLA row: all 576 values e2m1 with an e4m3 scale "
+	  "per 16 (324 B)",
+	  "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/nvfp4ColdPageKernels.cu and "
+	  "tensorrt_llm/_torch/kv_cache_compression/quantization_for_cold_page/"
+	  "nvfp4_quantization.py (build_lifecycle_metadata)" },
+	{ WZC_FMT_NVFP4_TRT_COLD_BF16ROPE, "nvfp4-trt-cold-bf16rope", WZC_TIER_OFFLOAD, 0,
+	  "TensorRT-LLM NVFP4 cold page with the position part lossless: latent e2m1 + "
+	  "e4m3 scale per 16, position bf16 (416 B)",
+	  "NVIDIA/TensorRT-LLM tensorrt_llm/_torch/kv_cache_compression/"
+	  "quantization_for_cold_page/row_schema.py (ColdPagePolicy.row_geometry, "
+	  "rope_precision='lossless')" },
 	{ WZC_FMT_WZ, "wz", WZC_TIER_GPU, 1,
-	  "ours, GPU tier: fixed record per token at the requested bits/value" },
+	  "ours, GPU tier: fixed record per token at the requested bits/value", NULL },
 	{ WZC_FMT_WZX, "wzx", WZC_TIER_OFFLOAD, 1,
-	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer" },
+	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer", NULL },
 };
 
 #define REGISTRY_N ((int)(sizeof registry / sizeof registry[0]))
@@ -122,6 +147,26 @@ size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 		if (r % 16)
 			return 0;
 		return r / 2 + r / 16 + (p ? p + 2 : 0);
+	case WZC_FMT_NVFP4_DS_MLA:
+		/* vLLM accepts only DeepSeek's geometry (kv_lora_rank 512,
+		 * qk_rope_head_dim 64); the scale permutation is for 32 tiles. */
+		if (r != 512 || p != 64)
+			return 0;
+		return r / 2 + p + r / 16;
+	case WZC_FMT_MXFP4_SGL_MLA:
+		/* Latent and position part are quantized separately in blocks of 16. */
+		if (r % 16 || p % 16)
+			return 0;
+		return (r + p) / 2 + (r + p) / 16;
+	case WZC_FMT_NVFP4_TRT_COLD:
+		/* One quantized run per row, in whole 16-value scale groups. */
+		if ((r + p) % 16)
+			return 0;
+		return (r + p) / 2 + (r + p) / 16;
+	case WZC_FMT_NVFP4_TRT_COLD_BF16ROPE:
+		if (r % 16)
+			return 0;
+		return r / 2 + r / 16 + 2 * p;
 	case WZC_FMT_WZ:
 	case WZC_FMT_WZX:
 		/* The codec must fit a record in this budget, so wz-R never

@@ -16,6 +16,10 @@ typedef enum {
 	WZC_FMT_FP8_FLAT = 5,
 	WZC_FMT_INT4_G64 = 6,
 	WZC_FMT_NVFP4 = 7,
+	WZC_FMT_NVFP4_DS_MLA = 8,            /* vLLM nvfp4_ds_mla */
+	WZC_FMT_MXFP4_SGL_MLA = 9,           /* SGLang fp4_mx_block16, MLA pool */
+	WZC_FMT_NVFP4_TRT_COLD = 10,         /* TensorRT-LLM NVFP4 cold page, MLA */
+	WZC_FMT_NVFP4_TRT_COLD_BF16ROPE = 11, /* the same, position part lossless */
 	WZC_FMT_WZ = 16,  /* fixed rate, GPU tier: "wz-<bits>" */
 	WZC_FMT_WZX = 17, /* entropy coded, offload tier: "wzx-<bits>" */
 } wzc_format_id;
@@ -40,6 +44,7 @@ typedef struct {
 	wzc_tier tier;
 	int parametric;          /* 1 when the name needs "-<bits>" */
 	const char *description; /* one line for `wzplan codec formats` */
+	const char *source;      /* the code that defines the layout, or NULL for ours */
 } wzc_format_info;
 
 int wzc_format_count(void);

@@ -65,3 +65,12 @@ tests_codec_test_scale_invariance_SOURCES = tests/codec/test_scale_invariance.c
 tests_codec_test_scale_invariance_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_scale_invariance_LDADD = $(TEST_LDADD)
 tests_codec_test_scale_invariance_DEPENDENCIES = $(WZ_LIBS)
+# The shipped 4-bit MLA baselines, byte for byte (issue 10).
+check_PROGRAMS += tests/codec/test_formats_fp4
+TESTS += tests/codec/test_formats_fp4
+tests_codec_test_formats_fp4_SOURCES = tests/codec/test_formats_fp4.c
+tests_codec_test_formats_fp4_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_formats_fp4_LDADD = $(TEST_LDADD)
+tests_codec_test_formats_fp4_DEPENDENCIES = $(WZ_LIBS)
+TESTS += tests/codec/compare_cli.sh
+EXTRA_DIST += tests/codec/compare_cli.sh

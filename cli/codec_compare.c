@@ -1,0 +1,275 @@
+/* `wzplan codec compare`: every listed format against every reference
+ * format on each trace window, paired (codec/paired.h): the error ratios
+ * with their intervals and the share of tokens and queries where the format
+ * has the lower error.  measure's ratios are all to fp8-mix; this one puts
+ * wz beside any baseline at that baseline's own rate. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/codec_cli.h"
+#include "codec/paired.h"
+#include "codec/format.h"
+#include "common/wz_str.h"
+#include "plots/table.h"
+
+static void help_compare(void)
+{
+	printf("Usage: wzplan codec compare --trace FILE... --formats LIST --against LIST\n"
+	       "                            [options]\n"
+	       "\n"
+	       "Encodes every trace window in each format of both lists and prints one row\n"
+	       "per window, format and reference: both formats' bits/value counted from\n"
+	       "the written bytes, nmse(format) / nmse(reference) and attention\n"
+	       "KL(format) / KL(reference) with paired bootstrap 95%% intervals over tokens\n"
+	       "(queries for KL), and the share of tokens (queries) where the format has\n"
+	       "the lower error.\n"
+	       "\n"
+	       "Options:\n"
+	       "  --trace FILE        a trace window (repeat, or several after one)\n"
+	       "  --profile FILE      the wz profile (needed for wz-<bits> formats)\n"
+	       "  --formats LIST      e.g. wz-4.50,wz-4.89,wz-4.97,wz-5.44\n"
+	       "  --against LIST      e.g. nvfp4-ds-mla,mxfp4-sgl-mla,nvfp4-trt-cold\n"
+	       "  --boot N            bootstrap resamples (default %d)\n"
+	       "  --seed N            bootstrap seed (default 1)\n"
+	       "  --format F          text (default), csv, json or md\n"
+	       "  -o, --output FILE   write there instead of standard output\n"
+	       "  -h, --help          this help\n",
+	       WZC_BOOT_DEFAULT);
+}
+
+/* Parses a comma list of format names into fmts; returns the count or -1
+ * after printing the error (exit status in *rc). */
+static int parse_formats(const char *opt, const char *list, wzc_format *fmts, int max, int *rc)
+{
+	char **items;
+	wz_diag diag;
+	int n = wz_split_list(list, &items);
+	if (n <= 0) {
+		*rc = wz_cli_usage(CMD, "%s: an empty list", opt);
+		return -1;
+	}
+	if (n > max) {
+		wz_strlist_free(items, n);
+		*rc = wz_cli_usage(CMD, "%s: at most %d formats", opt, max);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (wzc_format_parse(items[i], &fmts[i], &diag)) {
+			wz_strlist_free(items, n);
+			*rc = wz_cli_fail(CMD, &diag);
+			return -1;
+		}
+	wz_strlist_free(items, n);
+	return n;
+}
+
+static void ci_cells(wzp_table *t, int wide, wzc_ci ci)
+{
+	char a[32], b[32], c[32], disp[112];
+	if (isnan(ci.value)) {
+		for (int i = 0; i < (wide ? 3 : 1); i++)
+			wzp_table_empty(t);
+		return;
+	}
+	snprintf(a, sizeof a, "%.3f", ci.value);
+	snprintf(b, sizeof b, "%.3f", ci.lo);
+	snprintf(c, sizeof c, "%.3f", ci.hi);
+	if (wide) {
+		wzp_table_num(t, ci.value, a);
+		wzp_table_num(t, ci.lo, b);
+		wzp_table_num(t, ci.hi, c);
+		return;
+	}
+	snprintf(disp, sizeof disp, "%s [%s, %s]", a, b, c);
+	wzp_table_num(t, ci.value, disp);
+}
+
+static void ci_columns(wzp_table *t, int wide, const char *key, const char *label)
+{
+	char k[64];
+	wzp_table_column(t, key, label, 1);
+	if (!wide)
+		return;
+	snprintf(k, sizeof k, "%s_lo", key);
+	wzp_table_column(t, k, "", 1);
+	snprintf(k, sizeof k, "%s_hi", key);
+	wzp_table_column(t, k, "", 1);
+}
+
+static void share_cell(wzp_table *t, double share)
+{
+	char d[16];
+	if (isnan(share)) {
+		wzp_table_empty(t);
+		return;
+	}
+	snprintf(d, sizeof d, "%.0f%%", 100 * share);
+	wzp_table_num(t, share, d);
+}
+
+static wzp_table *compare_table(int wide)
+{
+	wzp_table *t = wzp_table_new("Formats against references, paired per window "
+				     "(95% bootstrap intervals)");
+	wzp_table_column(t, "window", "Window", 0);
+	wzp_table_column(t, "format", "Format", 0);
+	wzp_table_column(t, "bits", "Bits/value", 1);
+	wzp_table_column(t, "against", "Against", 0);
+	wzp_table_column(t, "against_bits", "Its bits/value", 1);
+	ci_columns(t, wide, "nmse_ratio", "nmse ratio");
+	wzp_table_column(t, "tokens_better", "Tokens better", 1);
+	ci_columns(t, wide, "kl_ratio", "KL ratio");
+	wzp_table_column(t, "queries_better", "Queries better", 1);
+	return t;
+}
+
+static void compare_row(wzp_table *t, int wide, const char *window, const wzc_format *a,
+			const wzc_format *b, const wzc_pair_result *r)
+{
+	char d[32];
+	wzp_table_row(t);
+	wzp_table_str(t, window);
+	wzp_table_str(t, a->name);
+	snprintf(d, sizeof d, "%.3f", r->bits_a);
+	wzp_table_num(t, r->bits_a, d);
+	wzp_table_str(t, b->name);
+	snprintf(d, sizeof d, "%.3f", r->bits_b);
+	wzp_table_num(t, r->bits_b, d);
+	ci_cells(t, wide, r->nmse_ratio);
+	share_cell(t, r->tokens_better);
+	ci_cells(t, wide, r->kl_ratio);
+	share_cell(t, r->queries_better);
+}
+
+int wz_codec_compare(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "trace", required_argument, NULL, 't' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "formats", required_argument, NULL, 'F' },
+		{ "against", required_argument, NULL, 'A' },
+		{ "boot", required_argument, NULL, 'b' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *paths[MAX_TRACES], *profile_path = NULL, *formats = NULL, *against = NULL,
+				       *output = NULL;
+	int npaths = 0, c, rc;
+	long nboot = WZC_BOOT_DEFAULT, seed = 1;
+	wzp_output how = WZP_TEXT;
+	wz_diag diag;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:p:F:A:b:s:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
+				return rc;
+			break;
+		case 'p':
+			profile_path = optarg;
+			break;
+		case 'F':
+			formats = optarg;
+			break;
+		case 'A':
+			against = optarg;
+			break;
+		case 'b':
+			if ((rc = wz_cli_long(CMD, "--boot", optarg, 0, 100000, &nboot)))
+				return rc;
+			break;
+		case 's':
+			if ((rc = wz_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed)))
+				return rc;
+			break;
+		case 'f':
+			if (wzp_output_parse(optarg, &how, &diag))
+				return wz_cli_usage(CMD, "%s", diag.msg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			help_compare();
+			return 0;
+		case ':':
+			return wz_cli_bad_option(CMD, ':', argv);
+		default:
+			return wz_cli_bad_option(CMD, '?', argv);
+		}
+	}
+	if (optind < argc)
+		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+	if (!npaths || !formats || !against)
+		return wz_cli_usage(CMD, "compare needs --trace, --formats and --against");
+	/* Both lists in one array: the formats first, then the references. */
+	wzc_format fmts[MAX_FORMATS];
+	int na = parse_formats("--formats", formats, fmts, MAX_FORMATS / 2, &rc);
+	if (na < 0)
+		return rc;
+	int nb = parse_formats("--against", against, fmts + na, MAX_FORMATS / 2, &rc);
+	if (nb < 0)
+		return rc;
+	int need_profile = 0;
+	for (int i = 0; i < na + nb; i++)
+		need_profile |= fmts[i].id == WZC_FMT_WZ || fmts[i].id == WZC_FMT_WZX;
+	if (need_profile && !profile_path)
+		return wz_cli_usage(CMD, "wz formats need --profile");
+	wzc_profile *prof = NULL;
+	if (profile_path && wzc_profile_read(profile_path, &prof, &diag))
+		return wz_cli_fail(CMD, &diag);
+	wzt_cache_trace **traces = calloc((size_t)npaths, sizeof *traces);
+	if (!traces) {
+		wzc_profile_free(prof);
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_cli_fail(CMD, &diag);
+	}
+	rc = wz_codec_load_traces(paths, npaths, traces);
+	int wide = how == WZP_CSV || how == WZP_JSON;
+	wzp_table *t = rc ? NULL : compare_table(wide);
+	wz_err e = WZ_OK;
+	for (int i = 0; !rc && !e && i < npaths; i++) {
+		wzc_window w = wz_codec_window(traces[i], paths[i]);
+		if (prof && (e = wzc_profile_check_window(prof, &w, &diag)))
+			break;
+		wzc_errors *errs[MAX_FORMATS] = { 0 };
+		for (int f = 0; !e && f < na + nb; f++) {
+			fprintf(stderr, "wzplan codec: %s: %s\n", w.name, fmts[f].name);
+			e = wzc_measure_format(&w, &fmts[f], prof, &errs[f], &diag);
+		}
+		for (int a = 0; !e && a < na; a++)
+			for (int b = na; b < na + nb; b++) {
+				wzc_pair_result r;
+				wzc_compare_errors(errs[a], errs[b], (int)nboot, (uint64_t)seed, &r);
+				compare_row(t, wide, w.name, &fmts[a], &fmts[b], &r);
+			}
+		for (int f = 0; f < na + nb; f++)
+			wzc_errors_free(errs[f]);
+	}
+	if (!rc && e)
+		rc = wz_cli_fail(CMD, &diag);
+	if (!rc) {
+		wz_buf out = { 0 };
+		if (!t || wzp_table_render(t, how, &out)) {
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			rc = wz_cli_fail(CMD, &diag);
+		} else {
+			rc = wz_cli_emit(CMD, output, wz_buf_str(&out));
+		}
+		wz_buf_free(&out);
+	}
+	wzp_table_free(t);
+	for (int i = 0; i < npaths; i++)
+		wzt_cache_trace_free(traces[i]);
+	free(traces);
+	wzc_profile_free(prof);
+	return rc;
+}
