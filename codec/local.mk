@@ -17,6 +17,7 @@ libwzcodec_la_SOURCES = \
 	codec/metrics.c codec/metrics.h
 libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
+libwzcodec_la_SOURCES += codec/wzx_fast12.c
 libwzcodec_la_SOURCES += codec/wzx_restore.c
 
 # libwzplan: the codec as an installed library (shared and static) with its

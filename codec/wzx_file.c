@@ -168,7 +168,7 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	if (B < (P ? 2u : 1u) || B > 2 * (R + P))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: record size %u out of range", o, B);
 	if (bt != WZC_WZX_BLOCK_TOKENS)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 and 2 have 64)", o, bt);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 to 3 have 64)", o, bt);
 	const uint8_t *name = b + WZC_WZX_HEADER_FIXED;
 	for (uint32_t i = 0; i < mlen; i++)
 		if (name[i] < 0x20 || name[i] == 0x7f)
@@ -287,22 +287,29 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	snprintf(what, nwhat, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
 	if (wzx_get64(b + 16 + pay) != XXH3_64bits(b, 16 + pay))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: checksum mismatch", r->origin, what);
-	int coded = in->version == 1 ? WZC_WZX_RANS : WZC_WZX_LANES;
+	/* the coded types each version allows: 1; 2; 2 and 3 */
+	int type = b[13], allowed = type == WZC_WZX_RAW ||
+				    (in->version == 1 ? type == WZC_WZX_RANS
+				     : in->version == 2 ? type == WZC_WZX_LANES
+							: type == WZC_WZX_LANES || type == WZC_WZX_LANES12);
 	if (wzx_get32(b) != (uint32_t)layer || wzx_get32(b + 4) != (uint32_t)t0 ||
-	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] ||
-	    (b[13] != WZC_WZX_RAW && b[13] != coded))
+	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] || !allowed)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: header does not match the index", r->origin,
 				   what);
 	if (b[13] == WZC_WZX_RAW && pay != (size_t)n * B)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
 				   what, pay);
+	if (type == WZC_WZX_LANES12 && !wzc_wzx_layer_type3(x, layer))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",
+				   r->origin, what);
 	*blk = b;
 	*payload = pay;
 	*ntok = n;
 	return WZ_OK;
 }
 
-/* A version 2 block's symbols, in a buffer the caller frees. */
+/* A type 2 or 3 block's symbols, in a buffer the caller frees. */
 static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int n,
 			    const uint8_t *blk, size_t payload, const char *what, uint16_t **sym,
 			    wz_diag *diag)
@@ -310,7 +317,10 @@ static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer
 	*sym = malloc(sizeof **sym * (size_t)n * wzc_wzx_block_symbols(x, layer));
 	if (!*sym)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	if (wzc_wzx_decode_lanes(x, layer, WZC_LANES, n, blk + 16, payload, *sym)) {
+	int bad = blk[13] == WZC_WZX_LANES12
+			  ? wzc_wzx_decode_lanes12(x, layer, n, blk + 16, payload, *sym)
+			  : wzc_wzx_decode_lanes(x, layer, WZC_LANES, n, blk + 16, payload, *sym);
+	if (bad) {
 		free(*sym);
 		*sym = NULL;
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
@@ -360,7 +370,7 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	if (e)
 		return e;
 	const wzc_wzx_info *in = &r->info;
-	if (blk[13] == WZC_WZX_LANES) {
+	if (blk[13] == WZC_WZX_LANES || blk[13] == WZC_WZX_LANES12) {
 		uint16_t *sym;
 		if ((e = lanes_symbols(r, x, layer, n, blk, payload, what, &sym, diag)))
 			return e;
