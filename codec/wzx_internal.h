@@ -86,6 +86,19 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			 size_t size, uint8_t *records);
 
+/* The container's pieces (codec/wzx_file.c), shared by the in-memory
+ * writer and the streaming one (codec/wzx_pack.c): the header of a
+ * container of T tokens into dst (its size returned, at most
+ * WZC_WZX_HEADER_FIXED + 256 + 8); block (layer, tokens t0..t0+n-1) coded
+ * and framed into blk (room for 16 + n B + 8), its whole size returned and
+ * its type in *type; an index entry; the footer after the index. */
+size_t wzc_wzx_header(const wzc_wzx *x, int T, uint8_t *dst /* OUT */);
+size_t wzc_wzx_frame_block(const wzc_wzx *x, int layer, int t0, int n, const uint8_t *records,
+			   uint8_t *blk /* OUT */, int *type /* OUT */);
+void wzc_wzx_index_entry(uint8_t *e /* OUT */, size_t offset, size_t block_size);
+void wzc_wzx_footer(uint8_t *dst /* OUT */, size_t index_offset, const uint8_t *index,
+		    size_t nblocks);
+
 static inline void wzx_put32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
