@@ -137,6 +137,10 @@ fail:
 	return -1;
 }
 
+/* K for the version 3 coding (type 3: eight lanes of 12-bit rANS); K = 0
+ * is version 1, K > 0 type 2 with K lanes. */
+#define V3 (-3)
+
 /* The blocks of records [L][T][B] coded one way: payloads side by side. */
 typedef struct {
 	uint8_t *bytes;
@@ -159,8 +163,10 @@ static int code_all(const wzc_wzx *x, int L, int T, size_t B, const uint8_t *rec
 	for (int i = 0; i < c->nb; i++) {
 		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
 		const uint8_t *r = rec + ((size_t)l * T + t0) * B;
-		size_t got = K ? wzc_wzx_encode_lanes(x, l, K, n, r, c->bytes + c->total, cap - c->total)
-			       : wzc_wzx_encode_rans1(x, l, n, r, c->bytes + c->total, cap - c->total);
+		uint8_t *o = c->bytes + c->total;
+		size_t got = K > 0 ? wzc_wzx_encode_lanes(x, l, K, n, r, o, cap - c->total)
+			     : K == V3 ? wzc_wzx_encode_lanes12(x, l, WZC_LANES, n, r, o, cap - c->total)
+				       : wzc_wzx_encode_rans1(x, l, n, r, o, cap - c->total);
 		if (!got)
 			return -1;
 		c->off[i] = c->total;
@@ -177,7 +183,7 @@ static void coded_free(coded *c)
 	free(c->size);
 }
 
-enum { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS };
+enum { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS, SCALAR_SYMBOLS };
 
 /* One pass over every block, one thread: seconds of CPU time. */
 static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T, size_t B,
@@ -202,11 +208,19 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 									yl + (size_t)k * R, yr + (size_t)k * P);
 			continue;
 		}
-		if (what == REF_SYMBOLS) {
+		if (K == V3) {
+			wzc_lanes12_path path = what == REF_SYMBOLS	 ? WZC_LANES12_REF
+						: what == SCALAR_SYMBOLS ? WZC_LANES12_SCALAR
+									 : WZC_LANES12_BEST;
+			bad |= wzc_wzx_decode_lanes12_path(x, l, path, n, p, c->size[i], sym);
+			if (what == REF_SYMBOLS || what == SCALAR_SYMBOLS)
+				continue;
+		} else if (what == REF_SYMBOLS) {
 			bad |= wzc_wzx_decode_lanes_ref(x, l, K, n, p, c->size[i], sym);
 			continue;
+		} else {
+			bad |= wzc_wzx_decode_lanes(x, l, K, n, p, c->size[i], sym);
 		}
-		bad |= wzc_wzx_decode_lanes(x, l, K, n, p, c->size[i], sym);
 		if (what == TO_RECORDS)
 			wzc_wzx_symbols_records(x, l, n, sym, rec);
 		else if (what == TO_TRANSFORMED)
@@ -255,9 +269,10 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	printf("\ndecode throughput, one core (thread CPU time), median of %d runs, %d layers x %d tokens;\n"
 	       "GB/s of bf16-equivalent output (1152 bytes per token and layer), million token-layers/s\n\n",
 	       SPEED_RUNS, L, T);
+	printf("%d symbols per token and layer (layer 0)\n\n", wzc_wzx_block_symbols(x, 0));
 	printf("%-52s %8s %8s %9s\n", "", "GB/s", "Mtok/s", "b/v");
-	static const int lanes[] = { 0, 4, 8, 16, 32 };
-	double best_tr = 0;
+	static const int lanes[] = { 0, 4, 8, 16, 32, V3 };
+	double best_tr = 0, v2_tr = 0;
 	for (size_t li = 0; li < sizeof lanes / sizeof *lanes; li++) {
 		int K = lanes[li];
 		coded c;
@@ -265,11 +280,14 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 			return -1;
 		/* a pass to build the decoder's tables, not timed */
 		decode_pass(x, codec, L, T, B, &c, K, TO_SYMBOLS, sym, brec, yl, yr, R, P);
-		static const int whats[] = { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS };
-		static const char *const names[] = { "symbols", "records", "transformed domain",
-						     "symbols, scalar reference" };
-		for (int wi = 0; wi < 4; wi++) {
+		static const int whats[] = { TO_SYMBOLS, SCALAR_SYMBOLS, TO_RECORDS, TO_TRANSFORMED,
+					     REF_SYMBOLS };
+		static const char *const names[] = { "symbols", "symbols, scalar fast loop", "records",
+						     "transformed domain", "symbols, scalar reference" };
+		for (int wi = 0; wi < 5; wi++) {
 			if (K == 0 && (whats[wi] == TO_SYMBOLS || whats[wi] == REF_SYMBOLS))
+				continue;
+			if (K != V3 && whats[wi] == SCALAR_SYMBOLS)
 				continue;
 			double t[SPEED_RUNS];
 			for (int r = 0; r < SPEED_RUNS; r++)
@@ -278,20 +296,29 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 			if (m <= 0)
 				return -1;
 			char label[96];
-			if (K)
+			if (K == V3)
+				snprintf(label, sizeof label, "v3, 8 lanes 12-bit, to %s%s", names[wi],
+					 whats[wi] == TO_SYMBOLS && wzc_wzx_lanes12_have(WZC_LANES12_AVX2)
+						 ? " (AVX2)" : "");
+			else if (K)
 				snprintf(label, sizeof label, "v2, %2d lanes, to %s", K, names[wi]);
 			else
 				snprintf(label, sizeof label, "v1 (one byte-wise state), to %s", names[wi]);
 			printf("%-52s %8.2f %8.3f %9.3f\n", label, gb / m, tok / m / 1e6,
 			       c.total * 8.0 / (tok * (R + P)));
 			if (K == WZC_LANES && whats[wi] == TO_TRANSFORMED) {
-				best_tr = tok / m;
-				rate("restore_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				v2_tr = tok / m;
+				rate("restore_v2_transformed_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v2 to the transformed domain, one core");
 			}
-			if (K == WZC_LANES && whats[wi] == TO_RECORDS)
+			if (K == V3 && whats[wi] == TO_TRANSFORMED) {
+				best_tr = tok / m;
+				rate("restore_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v3 to the transformed domain, one core");
+			}
+			if (K == V3 && whats[wi] == TO_RECORDS)
 				rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v2 to wz records, one core");
+				     "wzx v3 to wz records, one core");
 			if (K == 0 && whats[wi] == TO_TRANSFORMED)
 				rate("restore_v1_transformed_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v1 to the transformed domain through records, one core");
@@ -301,34 +328,33 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	/* bf16 (the cache's own domain) and the pack side */
 	{
 		coded c;
-		if (code_all(x, L, T, B, rec, WZC_LANES, &c))
+		if (code_all(x, L, T, B, rec, V3, &c))
 			return -1;
 		double t[SPEED_RUNS], pk[SPEED_RUNS];
 		float *lat = malloc(sizeof(float) * 64 * R), *rope = malloc(sizeof(float) * 64 * P);
 		for (int r = 0; r < SPEED_RUNS; r++) {
-			t[r] = decode_pass(x, codec, L, T, B, &c, WZC_LANES, TO_RECORDS, sym, brec, yl, yr, R, P);
 			double t0 = bench_thread_cpu_s();
 			for (int i = 0, per = (T + 63) / 64; i < c.nb; i++) {
 				int l = i / per, t1 = 64 * (i % per), n = T - t1 < 64 ? T - t1 : 64;
-				wzc_wzx_decode_lanes(x, l, WZC_LANES, n, c.bytes + c.off[i], c.size[i], sym);
+				wzc_wzx_decode_lanes12(x, l, n, c.bytes + c.off[i], c.size[i], sym);
 				wzc_wzx_symbols_records(x, l, n, sym, brec);
 				wzc_decode_layer(codec, l, n, brec, lat, rope);
 			}
 			t[r] = bench_thread_cpu_s() - t0;
 			t0 = bench_thread_cpu_s();
 			coded c2;
-			code_all(x, L, T, B, rec, WZC_LANES, &c2);
+			code_all(x, L, T, B, rec, V3, &c2);
 			pk[r] = bench_thread_cpu_s() - t0 + enc[r];
 			coded_free(&c2);
 		}
 		double m = bench_median(t, SPEED_RUNS), mp = bench_median(pk, SPEED_RUNS);
-		printf("%-52s %8.2f %8.3f\n", "v2, 8 lanes, to the cache's own values (float)", gb / m,
+		printf("%-52s %8.2f %8.3f\n", "v3, to the cache's own values (float)", gb / m,
 		       tok / m / 1e6);
-		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v2 entropy coding", gb / mp, tok / mp / 1e6);
+		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v3 entropy coding", gb / mp, tok / mp / 1e6);
 		rate("restore_values_tokens_per_core_s", tok / m, "token-layers/s",
-		     "wzx v2 to the cache's own domain (inverse transform), one core");
+		     "wzx v3 to the cache's own domain (inverse transform), one core");
 		rate("pack_tokens_per_core_s", tok / mp, "token-layers/s",
-		     "wz encode and wzx v2 entropy coding, one core");
+		     "wz encode and wzx v3 entropy coding, one core");
 		free(lat);
 		free(rope);
 		coded_free(&c);
@@ -366,8 +392,8 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 		double m = bench_median(t, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
-		printf("\nwzx v2 (8 lanes) to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s\n",
-		       best_tr / (tok / m));
+		printf("\nwzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
+		       "(v2, 8 lanes: %.2fx)\n", best_tr / (tok / m), v2_tr / (tok / m));
 		rate("zstd3_fp8mix_tokens_per_core_s", tok / m, "token-layers/s",
 		     "zstd -3 decompression of fp8-mix bytes (reference), one core");
 		ZSTD_freeDCtx(dc);

@@ -1,5 +1,7 @@
 /* `wzplan codec pack`: a cache trace to a wzx offload container
- * (docs/wzx-format.md); cli/codec_unpack.c reads it back. */
+ * (docs/wzx-format.md), coded on many threads and written as it goes (the
+ * records and the container are never held whole); cli/codec_unpack.c
+ * reads it back. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,17 +14,45 @@
 #include "codec/wzx.h"
 #include "common/wz_io.h"
 
+/* Blocks per thread in one run (as unpack's): every thread busy, memory a
+ * handful of blocks per thread. */
+#define BLOCKS_PER_THREAD 4
+
+typedef struct {
+	wz_out_file *of;
+	const char *path;
+} out_sink;
+
+static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
+{
+	out_sink *s = ctx;
+	return wz_out_write(s->of, s->path, bytes, n, diag);
+}
+
+/* The trace's values of a block (the trace is in memory). */
+static wz_err from_window(void *ctx, int layer, int t0, int n, float *lat, float *rope,
+			  wz_diag *diag)
+{
+	const wzc_window *w = ctx;
+	(void)diag;
+	memcpy(lat, w->latent + ((size_t)layer * w->T + t0) * w->R, sizeof(float) * (size_t)n * w->R);
+	memcpy(rope, w->rope + ((size_t)layer * w->T + t0) * w->P, sizeof(float) * (size_t)n * w->P);
+	return WZ_OK;
+}
+
 static void help_pack(void)
 {
 	printf("Usage: wzplan codec pack --trace FILE --profile PROFILE (--rate BITS | --grid wz-BITS)\n"
-	       "                         --out FILE.wzx\n"
+	       "                         --out FILE.wzx [--threads N]\n"
 	       "\n"
 	       "Encodes a cache trace in the wz GPU-tier grid and writes it as a wzx offload\n"
 	       "container: the records' digits entropy-coded (rANS, static tables from the\n"
 	       "profile) in blocks of 64 tokens x one layer, with a checksum per block and\n"
 	       "an index for random access.  --rate chooses the grid whose expected size\n"
 	       "is about BITS bits/value (wzx-BITS); --grid wz-BITS packs that GPU tier's\n"
-	       "records, so unpacking gives exactly them.  Prints the bytes written.\n");
+	       "records, so unpacking gives exactly them.  Blocks are coded on N threads\n"
+	       "(default: every core) and written as they are done; the container is the\n"
+	       "same for any N.  Prints the bytes written.\n");
 }
 
 int wz_codec_pack(int argc, char **argv)
@@ -30,15 +60,17 @@ int wz_codec_pack(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "trace", required_argument, NULL, 't' }, { "profile", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },  { "grid", required_argument, NULL, 'g' },
-		{ "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+		{ "out", required_argument, NULL, 'o' },   { "threads", required_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *trace = NULL, *profile = NULL, *grid = NULL, *out = NULL;
 	double rate = 0;
+	long threads = 0;
 	int c, rc;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:p:r:g:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:p:r:g:o:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': trace = optarg; break;
 		case 'p': profile = optarg; break;
@@ -46,6 +78,10 @@ int wz_codec_pack(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'r':
 			if ((rc = wz_cli_double(CMD, "--rate", optarg, WZC_WZ_MIN_BITS, WZC_WZ_MAX_BITS, &rate)))
+				return rc;
+			break;
+		case 'j':
+			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
 				return rc;
 			break;
 		case 'h': help_pack(); return 0;
@@ -78,33 +114,41 @@ int wz_codec_pack(int argc, char **argv)
 	wzc_window w = wz_codec_window(tr, trace);
 	wzc_codec *codec = NULL;
 	wzc_wzx *x = NULL;
-	uint8_t *rec = NULL, *buf = NULL;
+	wzc_wzx_writer *wr = NULL;
+	wz_out_file of = { NULL, -1 };
+	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
+	wzc_wzx_stats st;
+	out_sink sink = { &of, out };
 	wz_err e = wzc_profile_check_window(prof, &w, &diag);
 	if (!e)
 		e = wzc_codec_new(&fmt, w.L, w.R, w.P, prof, &codec, &diag);
 	if (!e)
 		e = wzc_wzx_of_codec(codec, &x, &diag);
-	size_t B = x ? wzc_wzx_record_bytes(x) : 0, per = (size_t)w.T * B, n = 0;
-	size_t cap = wzc_wzx_bound(w.L, w.T, w.R, w.P, B, strlen(prof->model));
-	wzc_wzx_stats st;
-	if (!e && (!(rec = malloc(per * w.L)) || !(buf = malloc(cap ? cap : 1))))
-		e = wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-	for (int l = 0; !e && l < w.L; l++)
-		e = wzc_encode_layer(codec, l, w.T, w.latent + (size_t)l * w.T * w.R,
-				     w.rope + (size_t)l * w.T * w.P, rec + per * l, &diag);
 	if (!e)
-		e = wzc_wzx_write(x, w.T, rec, buf, cap, &n, &st, &diag);
+		e = wz_out_open(&of, out, &diag);
 	if (!e)
-		e = wz_write_file_atomic(out, buf, n, &diag);
+		e = wzc_wzx_writer_new(x, codec, w.T, to_out, &sink, &wr, &diag);
+	/* runs of a few blocks per thread: memory stays that, not the session */
+	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0, run = (long)nthreads * BLOCKS_PER_THREAD;
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_window, &w, &diag);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, &st, &diag);
+	if (of.fd >= 0) {
+		wz_err ce = wz_out_close(&of, out, !e, &diag);
+		e = e ? e : ce;
+	}
+	size_t B = x ? wzc_wzx_record_bytes(x) : 0;
 	if (!e) {
 		double values = (double)w.L * w.T * (w.R + w.P);
 		printf("%s: %d layers x %d tokens, grid %zu bytes/token/layer (%.3f b/v); %zu bytes = "
-		       "%.3f bits/value (payload %.3f, header %zu B, index %zu B, %d blocks, %d raw)\n",
-		       out, w.L, w.T, B, B * 8.0 / (w.R + w.P), n, n * 8.0 / values,
-		       st.payload * 8.0 / values, st.header, st.index, st.nblocks, st.nraw);
+		       "%.3f bits/value (payload %.3f, header %zu B, index %zu B, %d blocks, %d raw; "
+		       "%d thread%s)\n",
+		       out, w.L, w.T, B, B * 8.0 / (w.R + w.P), st.total, st.total * 8.0 / values,
+		       st.payload * 8.0 / values, st.header, st.index, st.nblocks, st.nraw, nthreads,
+		       nthreads == 1 ? "" : "s");
 	}
-	free(rec);
-	free(buf);
+	wzc_wzx_writer_free(wr);
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
 	wzt_cache_trace_free(tr);

@@ -38,72 +38,6 @@ static void help_unpack(void)
 	       "is the same for any N.  A damaged or foreign container exits with status 2.\n");
 }
 
-/* An output written in pieces, then renamed into place: nothing
- * half-written is ever left at the path. */
-typedef struct {
-	char *tmp;
-	int fd;
-} out_file;
-
-static wz_err out_open(out_file *o, const char *path, wz_diag *diag)
-{
-	o->fd = -1;
-	o->tmp = NULL;
-	wz_err e = wz_check_replaceable(path, diag);
-	if (e)
-		return e;
-	size_t n = strlen(path) + 16;
-	if (!(o->tmp = malloc(n)))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
-	if ((o->fd = mkstemp(o->tmp)) < 0) {
-		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-		free(o->tmp);
-		o->tmp = NULL;
-	}
-	return e;
-}
-
-static wz_err out_write(out_file *o, const char *path, const void *bytes, size_t n, wz_diag *diag)
-{
-	const char *p = bytes;
-	while (n > 0) {
-		ssize_t w = write(o->fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-		p += w;
-		n -= (size_t)w;
-	}
-	return WZ_OK;
-}
-
-/* Commits (ok) or removes the output. */
-static wz_err out_close(out_file *o, const char *path, int ok, wz_diag *diag)
-{
-	wz_err e = WZ_OK;
-	if (o->fd < 0)
-		return e;
-	if (ok && wz_fault_write_due())
-		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(ENOSPC));
-	if (ok && !e && fsync(o->fd))
-		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-	if (close(o->fd) && ok && !e)
-		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-	if (ok && !e) {
-		mode_t mask = umask(0);
-		umask(mask);
-		chmod(o->tmp, 0666 & ~mask);
-		if (rename(o->tmp, path))
-			e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-	}
-	if (!ok || e)
-		unlink(o->tmp);
-	free(o->tmp);
-	return e;
-}
-
 /* The container read into memory, not mapped: a file that shrinks while
  * it is read is then an error, not a SIGBUS (the rule every reader of
  * user files follows).  The container is the compressed form; what the
@@ -149,12 +83,6 @@ static wz_err read_in(const char *path, const uint8_t **bytes, size_t *n, wz_dia
 	*bytes = buf;
 	*n = size;
 	return WZ_OK;
-}
-
-static int cores(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
 }
 
 int wz_codec_unpack(int argc, char **argv)
@@ -209,7 +137,7 @@ int wz_codec_unpack(int argc, char **argv)
 		return wz_cli_usage(CMD, "--to: wz, transformed or bf16, not '%s'", to);
 	if ((layer < 0) != (block < 0))
 		return wz_cli_usage(CMD, "--layer and --block go together");
-	int nthreads = threads > 0 ? (int)threads : cores();
+	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
 	wz_diag diag;
 	wzc_profile *prof;
 	if (wzc_profile_read(profile, &prof, &diag))
@@ -219,7 +147,7 @@ int wz_codec_unpack(int argc, char **argv)
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
 	uint8_t *buf = NULL;
-	out_file of = { NULL, -1 };
+	wz_out_file of = { NULL, -1 };
 	size_t nout = 0;
 	long first = 0, count = 0, ntok = 0;
 	wz_err e = read_in(in, &bytes, &n, &diag);
@@ -241,7 +169,7 @@ int wz_codec_unpack(int argc, char **argv)
 	if (!e && !(buf = malloc(per * WZC_WZX_BLOCK_TOKENS * (size_t)run)))
 		e = wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 	if (!e)
-		e = out_open(&of, out, &diag);
+		e = wz_out_open(&of, out, &diag);
 	for (long b0 = first; !e && b0 < first + count; b0 += run) {
 		long nb = first + count - b0 < run ? first + count - b0 : run;
 		e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, &diag);
@@ -254,12 +182,12 @@ int wz_codec_unpack(int argc, char **argv)
 			tok += info->T - t0 < WZC_WZX_BLOCK_TOKENS ? info->T - t0 : WZC_WZX_BLOCK_TOKENS;
 		}
 		if (!e)
-			e = out_write(&of, out, buf, per * (size_t)tok, &diag);
+			e = wz_out_write(&of, out, buf, per * (size_t)tok, &diag);
 		nout += per * (size_t)tok;
 		ntok += tok;
 	}
 	if (of.fd >= 0) {
-		wz_err ce = out_close(&of, out, !e, &diag);
+		wz_err ce = wz_out_close(&of, out, !e, &diag);
 		e = e ? e : ce;
 	}
 	if (!e) {

@@ -2,6 +2,10 @@
 # A libtool convenience library: its objects go into libwzplan below.
 noinst_LTLIBRARIES += libwzcodec.la
 libwzcodec_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+# PIC objects (not AM_LDFLAGS's -static) since they go into a shared library:
+# non-PIC code breaks it as soon as it refers to outside data (the
+# sanitizers' runtime, stderr).
+libwzcodec_la_LDFLAGS =
 libwzcodec_la_SOURCES = \
 	codec/format.c codec/format.h \
 	codec/fpconv.h codec/records.h \
@@ -17,6 +21,7 @@ libwzcodec_la_SOURCES = \
 	codec/metrics.c codec/metrics.h
 libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
+libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_pack.c
 libwzcodec_la_SOURCES += codec/wzx_restore.c
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
 libwzcodec_la_SOURCES += codec/paired.c codec/paired.h

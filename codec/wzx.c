@@ -27,6 +27,7 @@ const char *wzc_wzx_model(const wzc_wzx *x) { return x->profile->model; }
 size_t wzc_wzx_record_bytes(const wzc_wzx *x) { return x->B; }
 const wzc_codec *wzc_wzx_codec(const wzc_wzx *x) { return x->codec; }
 double wzc_wzx_expected_bits(const wzc_wzx *x) { return x->expected_bits; }
+int wzc_wzx_layer_type3(const wzc_wzx *x, int layer) { return x->layers[layer].type3; }
 
 void wzc_wzx_free(wzc_wzx *x)
 {
@@ -40,7 +41,14 @@ void wzc_wzx_free(wzc_wzx *x)
 			for (int j = 0; j < WZC_NSET; j++) {
 				free(ly->cum[p][j]);
 				free(ly->hint[p][j]);
+				free(ly->cum12[p][j]);
 			}
+		for (int k = 0; k < ly->nuni12; k++)
+			free(ly->uni12[k]);
+		free(ly->uni12);
+		free(ly->ecum12);
+		free(ly->ecount12);
+		wzc_wzx_fast12_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
 	}
 	wzc_wzx_fast_free(x);
@@ -72,15 +80,16 @@ static int count_index(uint32_t n)
 /* The table of count index j for part p, built once per layer; its
  * expected cost in *bits. */
 static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const double *prefix, int p,
-			 int j, double *bits, wzc_rans_table *t, wz_diag *diag)
+			 int j, double *bits, double *bits12, wzc_rans_table *t, wz_diag *diag)
 {
 	uint32_t n = wzc_level_count(j);
 	double *prob = malloc(sizeof *prob * n);
 	float *lev = malloc(sizeof *lev * 2 * n);
 	ly->cum[p][j] = malloc(sizeof(uint32_t) * (n + 1));
+	ly->cum12[p][j] = malloc(sizeof(uint32_t) * (n + 1));
 	uint32_t shift = wzc_rans_hint_shift(n);
 	ly->hint[p][j] = malloc(sizeof(uint16_t) * (WZC_RANS_M >> shift));
-	if (!prob || !lev || !ly->cum[p][j] || !ly->hint[p][j]) {
+	if (!prob || !lev || !ly->cum[p][j] || !ly->cum12[p][j] || !ly->hint[p][j]) {
 		free(prob);
 		free(lev);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -96,6 +105,7 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 		lo = hi > lo ? hi : lo;
 	}
 	wzc_rans_quantize(prob, n, ly->cum[p][j]);
+	wzc_rans_quantize_m(prob, n, WZC_RANS12_M, ly->cum12[p][j]);
 	*t = (wzc_rans_table){ n, 0, ly->cum[p][j], NULL, 0 };
 	wzc_rans_hint(t, shift, ly->hint[p][j]);
 	t->hint = ly->hint[p][j];
@@ -103,6 +113,7 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 	for (uint32_t d = 0; d < n; d++)
 		prob[d] = sum > 0 ? prob[d] / sum : 1.0 / n;
 	*bits = wzc_rans_cost_bits(t, prob);
+	*bits12 = wzc_rans_cost_bits_m(ly->cum12[p][j], n, WZC_RANS12_BITS, prob);
 	free(prob);
 	free(lev);
 	return WZ_OK;
@@ -111,6 +122,37 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 static wzc_rans_table uniform(uint32_t n)
 {
 	return (wzc_rans_table){ n, WZC_RANS_M / n, NULL, NULL, 0 };
+}
+
+/* Bits of a uniform source under the 12-bit uniform table of n symbols. */
+static double uniform_bits12(const uint32_t *cum, uint32_t n)
+{
+	double bits = 0;
+	for (uint32_t s = 0; s < n; s++)
+		bits += (WZC_RANS12_BITS - log2((double)(cum[s + 1] - cum[s]))) / n;
+	return bits;
+}
+
+/* A 12-bit uniform table of n <= 4096 symbols (the coder's for flags and
+ * scale codes, else one the layer owns); NULL when out of memory. */
+static const uint32_t *uniform12(const wzc_wzx *x, wzx_layer *ly, uint32_t n)
+{
+	if (n == 2)
+		return x->cum12_flag;
+	if (n == 256)
+		return x->cum12_scale;
+	/* other counts coded uniform are rare (none in a plan of the level
+	 * count set below 4096): a table for each such entry */
+	uint32_t **more = realloc(ly->uni12, sizeof *more * ((size_t)ly->nuni12 + 1));
+	if (!more)
+		return NULL;
+	ly->uni12 = more;
+	uint32_t *cum = malloc(sizeof *cum * (n + 1));
+	if (!cum)
+		return NULL;
+	wzc_rans_uniform_cum(n, WZC_RANS12_M, cum);
+	ly->uni12[ly->nuni12++] = cum;
+	return cum;
 }
 
 static double uniform_bits(uint32_t n)
@@ -134,22 +176,35 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 	const wzc_wz_flat *f = ly->flat;
 	const wzc_part_profile *pp[2] = { &x->profile->latent[l], &x->profile->rope[l] };
 	ly->etab = calloc((size_t)f->nentries + 1, sizeof *ly->etab);
+	ly->ecum12 = calloc((size_t)f->nentries + 1, sizeof *ly->ecum12);
+	ly->ecount12 = calloc((size_t)f->nentries + 1, sizeof *ly->ecount12);
 	double *prefix = malloc(sizeof *prefix * (WZC_HIST_BINS + 1));
-	if (!ly->etab || !prefix) {
+	if (!ly->etab || !ly->ecum12 || !ly->ecount12 || !prefix) {
 		free(prefix);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	wzc_rans_table made[2][WZC_NSET];
-	double cost[2][WZC_NSET];
+	double cost[2][WZC_NSET], cost12[2][WZC_NSET];
 	int have[2][WZC_NSET] = { { 0 } }, prefix_part = -1;
-	ly->bits = 8.0 * x->scale_bytes;
+	ly->bits = ly->bits12 = 8.0 * x->scale_bytes;
+	ly->type3 = 1;
 	for (int i = 0; i < f->nentries; i++) {
 		uint32_t n = f->nlev[i];
 		int p = f->part[i], j = count_index(n);
+		ly->ecount12[i] = n;
 		if (f->comp[i] >= f->nv || n > WZC_RANS_MAX_TABLE || j < 0 || p < 0 || p > 1) {
 			/* anchor flags and very large counts: uniform */
 			ly->etab[i] = uniform(n);
 			ly->bits += uniform_bits(n);
+			if (n > WZC_RANS12_M) {
+				ly->type3 = 0; /* no frequency of at least 1 in 2^12 for each */
+				continue;
+			}
+			if (!(ly->ecum12[i] = uniform12(x, ly, n))) {
+				free(prefix);
+				return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+			}
+			ly->bits12 += uniform_bits12(ly->ecum12[i], n);
 			continue;
 		}
 		if (!have[p][j]) {
@@ -159,7 +214,8 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 					prefix[b + 1] = prefix[b] + pp[p]->hist[b];
 				prefix_part = p;
 			}
-			e = hist_table(ly, x->profile, l, prefix, p, j, &cost[p][j], &made[p][j], diag);
+			e = hist_table(ly, x->profile, l, prefix, p, j, &cost[p][j], &cost12[p][j],
+				       &made[p][j], diag);
 			if (e) {
 				free(prefix);
 				return e;
@@ -168,6 +224,8 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 		}
 		ly->etab[i] = made[p][j];
 		ly->bits += cost[p][j];
+		ly->ecum12[i] = ly->cum12[p][j];
+		ly->bits12 += cost12[p][j];
 	}
 	free(prefix);
 	return WZ_OK;
@@ -191,6 +249,8 @@ static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_
 	x->B = codec->record_bytes;
 	x->scale_bytes = codec->P ? 2 : 1;
 	x->scale_tab = uniform(256);
+	wzc_rans_uniform_cum(256, WZC_RANS12_M, x->cum12_scale);
+	wzc_rans_uniform_cum(2, WZC_RANS12_M, x->cum12_flag);
 	wz_err e = WZ_OK;
 	x->fast_lock = malloc(sizeof *x->fast_lock);
 	if (!x->fast_lock || pthread_mutex_init(x->fast_lock, NULL)) {
@@ -206,8 +266,8 @@ static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_
 	double bits = 0;
 	for (int l = 0; !e && l < x->L; l++) {
 		e = build_layer(x, l, diag);
-		if (!e)
-			bits += x->layers[l].bits;
+		if (!e) /* the tables of the type the layer is written with */
+			bits += x->layers[l].type3 ? x->layers[l].bits12 : x->layers[l].bits;
 	}
 	if (e) {
 		wzc_wzx_free(x);
@@ -327,6 +387,35 @@ size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uin
 	return got;
 }
 
+size_t wzc_wzx_encode_lanes12(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
+			      uint8_t *out, size_t cap)
+{
+	const wzx_layer *ly = &x->layers[layer];
+	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
+	if (!ly->type3 || K < 1 || K > WZC_LANES_MAX)
+		return 0;
+	size_t room = (size_t)n * x->B + 4 * (size_t)K + 2;
+	uint32_t *sym = block_symbols(x, ly, n, records);
+	uint8_t *tmp = malloc(room);
+	size_t got = 0;
+	if (sym && tmp) {
+		wzc_lanes_enc enc;
+		wzc_lanes_enc_init(&enc, K, tmp, room);
+		for (long i = (long)n * S - 1; i >= 0 && !enc.overflow; i--) {
+			int j = (int)(i % S);
+			wzc_lanes12_put(&enc, (int)(i % K), j < sb ? x->cum12_scale : ly->ecum12[j - sb], sym[i]);
+		}
+		uint8_t *start = wzc_lanes_enc_flush(&enc);
+		if (start && (size_t)(tmp + room - start) <= cap) {
+			got = (size_t)(tmp + room - start);
+			memcpy(out, start, got);
+		}
+	}
+	free(sym);
+	free(tmp);
+	return got;
+}
+
 size_t wzc_wzx_encode_rans1(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			    uint8_t *out, size_t cap)
 {
@@ -358,11 +447,14 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 			 uint8_t *out, size_t cap, size_t *size)
 {
 	size_t raw = (size_t)n * x->B;
-	/* interleaved rANS unless it is not smaller than the records */
-	size_t got = wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
+	/* interleaved 12-bit rANS where the layer's counts allow it, else
+	 * 16-bit; either unless it is not smaller than the records */
+	int type3 = x->layers[layer].type3;
+	size_t got = type3 ? wzc_wzx_encode_lanes12(x, layer, WZC_LANES, n, records, out, cap)
+			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {
 		*size = got;
-		return WZC_WZX_LANES;
+		return type3 ? WZC_WZX_LANES12 : WZC_WZX_LANES;
 	}
 	memcpy(out, records, raw);
 	*size = raw;

@@ -12,7 +12,7 @@
 #include "codec/profile.h"
 #include "common/wz_error.h"
 
-#define WZC_WZX_VERSION 2 /* written; 1 is still read */
+#define WZC_WZX_VERSION 3 /* written; 1 and 2 are still read */
 #define WZC_WZX_BLOCK_TOKENS 64
 #define WZC_WZX_HEADER_FIXED 56 /* bytes before the model name */
 #define WZC_WZX_BLOCK_OVERHEAD 24 /* block header 16 + checksum 8 */
@@ -63,6 +63,32 @@ typedef struct {
 wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *dst, size_t cap,
 		     size_t *written /* OUT */, wzc_wzx_stats *stats /* OUT, may be NULL */,
 		     wz_diag *diag);
+
+/* A container written as it goes (codec/wzx_pack.c): the header when
+ * made, then runs of blocks in block order (layer-major), then the index
+ * and footer; every piece goes to the sink in order.  The bytes are
+ * wzc_wzx_write's for the same records, for any number of threads. */
+typedef wz_err (*wzc_wzx_sink)(void *ctx, const void *bytes, size_t n, wz_diag *diag);
+/* The values of tokens t0 .. t0 + n - 1 of a layer (n <= 64) into latent
+ * [n][R] and rope [n][P]; called from many threads at once. */
+typedef wz_err (*wzc_wzx_source)(void *ctx, int layer, int t0, int n, float *latent /* OUT */,
+				 float *rope /* OUT */, wz_diag *diag);
+typedef struct wzc_wzx_writer wzc_wzx_writer;
+/* codec: the wz codec of x's grid, which encodes the values (borrowed, as
+ * x is; wz encoding is safe from many threads).  The caller frees the
+ * writer with wzc_wzx_writer_free. */
+wz_err wzc_wzx_writer_new(const wzc_wzx *x, wzc_codec *codec, int T, wzc_wzx_sink sink,
+			  void *sink_ctx, wzc_wzx_writer **out /* OUT */, wz_diag *diag);
+long wzc_wzx_writer_blocks(const wzc_wzx_writer *w);
+/* The next count blocks, encoded on nthreads threads (this one among them):
+ * memory is their bytes and a block's scratch per thread.  The error is the
+ * lowest failing block's, whatever nthreads; a writer that failed stays so. */
+wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_source src,
+			  void *src_ctx, wz_diag *diag);
+/* After every block: the index and footer. */
+wz_err wzc_wzx_writer_finish(wzc_wzx_writer *w, wzc_wzx_stats *stats /* OUT, may be NULL */,
+			     wz_diag *diag);
+void wzc_wzx_writer_free(wzc_wzx_writer *w);
 
 /* What a container's header says (after every check of wzc_wzx_open). */
 typedef struct {

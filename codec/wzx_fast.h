@@ -21,6 +21,27 @@ int wzc_wzx_decode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_
 int wzc_wzx_decode_lanes_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
 			     size_t size, uint16_t *sym /* OUT */);
 
+/* Type 3 (version 3, eight lanes of 12-bit rANS; codec/wzx_fast12.c): the
+ * payload of n tokens to sym, 0 or -1 as above.  Every path gives the same
+ * symbols and verdict as the reference (_ref, any K; the others K = 8);
+ * _BEST is the fastest this processor has (AVX2 when present).  -1 also
+ * when the layer has no type 3 tables (a count above 4096). */
+typedef enum { WZC_LANES12_REF, WZC_LANES12_SCALAR, WZC_LANES12_AVX2, WZC_LANES12_BEST } wzc_lanes12_path;
+int wzc_wzx_lanes12_have(wzc_lanes12_path path);
+int wzc_wzx_decode_lanes12(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+			   uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes12_path(const wzc_wzx *x, int layer, wzc_lanes12_path path, int n,
+				const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes12_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
+			       size_t size, uint16_t *sym /* OUT */);
+/* 1 when the layer's blocks are written as type 3 (every count <= 4096). */
+int wzc_wzx_layer_type3(const wzc_wzx *x, int layer);
+/* Codes n records of a layer with K lanes of 12-bit rANS (type 3 when K is
+ * 8); the payload size, or 0 when it does not fit or the layer has a count
+ * above 4096. */
+size_t wzc_wzx_encode_lanes12(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
+			      uint8_t *out, size_t cap);
+
 /* Codes n records of a layer with K lanes into out (cap bytes); the payload
  * size, or 0 when it does not fit. */
 size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,

@@ -40,6 +40,55 @@ size_t wzc_wzx_bound(int L, int T, int R, int P, size_t B, size_t model_len)
 	       (size_t)L * (size_t)T * B + WZC_WZX_FOOTER;
 }
 
+size_t wzc_wzx_header(const wzc_wzx *x, int T, uint8_t *dst)
+{
+	size_t mlen = strlen(wzc_wzx_model(x)), H = header_bytes(mlen);
+	memset(dst, 0, H);
+	memcpy(dst, MAGIC, 8);
+	wzx_put32(dst + 8, WZC_WZX_VERSION);
+	wzx_put32(dst + 16, (uint32_t)wzc_wzx_layers(x));
+	wzx_put32(dst + 20, (uint32_t)wzc_wzx_R(x));
+	wzx_put32(dst + 24, (uint32_t)wzc_wzx_P(x));
+	wzx_put32(dst + 28, (uint32_t)T);
+	wzx_put32(dst + 32, (uint32_t)wzc_wzx_record_bytes(x));
+	wzx_put32(dst + 36, WZC_WZX_BLOCK_TOKENS);
+	wzx_put64(dst + 40, wzc_wzx_profile_hash(x));
+	wzx_put32(dst + 48, (uint32_t)mlen);
+	memcpy(dst + WZC_WZX_HEADER_FIXED, wzc_wzx_model(x), mlen);
+	wzx_put64(dst + H - 8, XXH3_64bits(dst, H - 8));
+	return H;
+}
+
+size_t wzc_wzx_frame_block(const wzc_wzx *x, int layer, int t0, int n, const uint8_t *records,
+			   uint8_t *blk, int *type)
+{
+	size_t size;
+	*type = wzc_wzx_encode_block(x, layer, n, records, blk + 16,
+				     (size_t)n * wzc_wzx_record_bytes(x), &size);
+	wzx_put32(blk, (uint32_t)layer);
+	wzx_put32(blk + 4, (uint32_t)t0);
+	wzx_put32(blk + 8, (uint32_t)size);
+	blk[12] = (uint8_t)n;
+	blk[13] = (uint8_t)*type;
+	blk[14] = blk[15] = 0;
+	wzx_put64(blk + 16 + size, XXH3_64bits(blk, 16 + size));
+	return size + WZC_WZX_BLOCK_OVERHEAD;
+}
+
+void wzc_wzx_index_entry(uint8_t *e, size_t offset, size_t block_size)
+{
+	wzx_put64(e, offset);
+	wzx_put32(e + 8, (uint32_t)block_size);
+	wzx_put32(e + 12, 0);
+}
+
+void wzc_wzx_footer(uint8_t *dst, size_t index_offset, const uint8_t *index, size_t nblocks)
+{
+	wzx_put64(dst, index_offset);
+	wzx_put64(dst + 8, XXH3_64bits(index, nblocks * WZC_WZX_INDEX_ENTRY));
+	memcpy(dst + 16, END_MAGIC, 8);
+}
+
 wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *dst, size_t cap,
 		     size_t *written, wzc_wzx_stats *stats, wz_diag *diag)
 {
@@ -54,20 +103,7 @@ wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *d
 				   cap, bound);
 	wzc_wzx_stats st = { 0 };
 	int nb = (T + WZC_WZX_BLOCK_TOKENS - 1) / WZC_WZX_BLOCK_TOKENS;
-	size_t H = header_bytes(mlen);
-	memset(dst, 0, H);
-	memcpy(dst, MAGIC, 8);
-	wzx_put32(dst + 8, WZC_WZX_VERSION);
-	wzx_put32(dst + 16, (uint32_t)L);
-	wzx_put32(dst + 20, (uint32_t)R);
-	wzx_put32(dst + 24, (uint32_t)P);
-	wzx_put32(dst + 28, (uint32_t)T);
-	wzx_put32(dst + 32, (uint32_t)B);
-	wzx_put32(dst + 36, WZC_WZX_BLOCK_TOKENS);
-	wzx_put64(dst + 40, wzc_wzx_profile_hash(x));
-	wzx_put32(dst + 48, (uint32_t)mlen);
-	memcpy(dst + WZC_WZX_HEADER_FIXED, wzc_wzx_model(x), mlen);
-	wzx_put64(dst + H - 8, XXH3_64bits(dst, H - 8));
+	size_t H = wzc_wzx_header(x, T, dst);
 	st.header = H;
 	/* The index goes after the blocks; keep it aside meanwhile. */
 	size_t nblocks = (size_t)L * nb;
@@ -78,24 +114,12 @@ wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *d
 	for (int l = 0; l < L; l++)
 		for (int b = 0; b < nb; b++) {
 			int t0 = b * WZC_WZX_BLOCK_TOKENS;
-			int n = T - t0 < WZC_WZX_BLOCK_TOKENS ? T - t0 : WZC_WZX_BLOCK_TOKENS;
-			uint8_t *blk = dst + at;
-			size_t size;
-			int type = wzc_wzx_encode_block(x, l, n, records + ((size_t)l * T + t0) * B,
-							blk + 16, (size_t)n * B, &size);
-			wzx_put32(blk, (uint32_t)l);
-			wzx_put32(blk + 4, (uint32_t)t0);
-			wzx_put32(blk + 8, (uint32_t)size);
-			blk[12] = (uint8_t)n;
-			blk[13] = (uint8_t)type;
-			blk[14] = blk[15] = 0;
-			wzx_put64(blk + 16 + size, XXH3_64bits(blk, 16 + size));
-			uint8_t *e = index + ((size_t)l * nb + b) * WZC_WZX_INDEX_ENTRY;
-			wzx_put64(e, at);
-			wzx_put32(e + 8, (uint32_t)(size + WZC_WZX_BLOCK_OVERHEAD));
-			wzx_put32(e + 12, 0);
-			at += size + WZC_WZX_BLOCK_OVERHEAD;
-			st.payload += size;
+			int n = T - t0 < WZC_WZX_BLOCK_TOKENS ? T - t0 : WZC_WZX_BLOCK_TOKENS, type;
+			size_t size = wzc_wzx_frame_block(x, l, t0, n, records + ((size_t)l * T + t0) * B,
+							  dst + at, &type);
+			wzc_wzx_index_entry(index + ((size_t)l * nb + b) * WZC_WZX_INDEX_ENTRY, at, size);
+			at += size;
+			st.payload += size - WZC_WZX_BLOCK_OVERHEAD;
 			st.nraw += type == 0;
 		}
 	st.blocks = at - H;
@@ -104,9 +128,7 @@ wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *d
 	memcpy(dst + at, index, nblocks * WZC_WZX_INDEX_ENTRY);
 	at += nblocks * WZC_WZX_INDEX_ENTRY;
 	free(index);
-	wzx_put64(dst + at, ioff);
-	wzx_put64(dst + at + 8, XXH3_64bits(dst + ioff, at - ioff));
-	memcpy(dst + at + 16, END_MAGIC, 8);
+	wzc_wzx_footer(dst + at, ioff, dst + ioff, nblocks);
 	at += WZC_WZX_FOOTER;
 	st.index = at - ioff;
 	st.total = at;
@@ -168,7 +190,7 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	if (B < (P ? 2u : 1u) || B > 2 * (R + P))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: record size %u out of range", o, B);
 	if (bt != WZC_WZX_BLOCK_TOKENS)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 and 2 have 64)", o, bt);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 to 3 have 64)", o, bt);
 	const uint8_t *name = b + WZC_WZX_HEADER_FIXED;
 	for (uint32_t i = 0; i < mlen; i++)
 		if (name[i] < 0x20 || name[i] == 0x7f)
@@ -287,22 +309,29 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	snprintf(what, nwhat, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
 	if (wzx_get64(b + 16 + pay) != XXH3_64bits(b, 16 + pay))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: checksum mismatch", r->origin, what);
-	int coded = in->version == 1 ? WZC_WZX_RANS : WZC_WZX_LANES;
+	/* the coded types each version allows: 1; 2; 2 and 3 */
+	int type = b[13], allowed = type == WZC_WZX_RAW ||
+				    (in->version == 1 ? type == WZC_WZX_RANS
+				     : in->version == 2 ? type == WZC_WZX_LANES
+							: type == WZC_WZX_LANES || type == WZC_WZX_LANES12);
 	if (wzx_get32(b) != (uint32_t)layer || wzx_get32(b + 4) != (uint32_t)t0 ||
-	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] ||
-	    (b[13] != WZC_WZX_RAW && b[13] != coded))
+	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] || !allowed)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: header does not match the index", r->origin,
 				   what);
 	if (b[13] == WZC_WZX_RAW && pay != (size_t)n * B)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
 				   what, pay);
+	if (type == WZC_WZX_LANES12 && !wzc_wzx_layer_type3(x, layer))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",
+				   r->origin, what);
 	*blk = b;
 	*payload = pay;
 	*ntok = n;
 	return WZ_OK;
 }
 
-/* A version 2 block's symbols, in a buffer the caller frees. */
+/* A type 2 or 3 block's symbols, in a buffer the caller frees. */
 static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int n,
 			    const uint8_t *blk, size_t payload, const char *what, uint16_t **sym,
 			    wz_diag *diag)
@@ -310,7 +339,10 @@ static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer
 	*sym = malloc(sizeof **sym * (size_t)n * wzc_wzx_block_symbols(x, layer));
 	if (!*sym)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	if (wzc_wzx_decode_lanes(x, layer, WZC_LANES, n, blk + 16, payload, *sym)) {
+	int bad = blk[13] == WZC_WZX_LANES12
+			  ? wzc_wzx_decode_lanes12(x, layer, n, blk + 16, payload, *sym)
+			  : wzc_wzx_decode_lanes(x, layer, WZC_LANES, n, blk + 16, payload, *sym);
+	if (bad) {
 		free(*sym);
 		*sym = NULL;
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
@@ -360,7 +392,7 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	if (e)
 		return e;
 	const wzc_wzx_info *in = &r->info;
-	if (blk[13] == WZC_WZX_LANES) {
+	if (blk[13] == WZC_WZX_LANES || blk[13] == WZC_WZX_LANES12) {
 		uint16_t *sym;
 		if ((e = lanes_symbols(r, x, layer, n, blk, payload, what, &sym, diag)))
 			return e;

@@ -12,7 +12,7 @@
 #include "codec/levels.h"
 #include "codec/wzx_rans.h"
 
-enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2 };
+enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3 };
 
 /* A symbol position's table as the fast decoder reads it: the symbol of
  * every slot (2^16 entries) and the cumulative frequencies. */
@@ -34,6 +34,17 @@ typedef struct {
 	uint16_t *dirs[2][WZC_NSET];       /* direct tables of the histogram tables */
 	void *extra;                       /* those of large uniform counts */
 	int fast_ready;                    /* pos and dirs built (atomic) */
+	/* type 3 (12-bit tables, version 3): written when every count of the
+	 * layer is at most 4096 */
+	int type3;
+	const uint32_t **ecum12;           /* [nentries] each coded component's 12-bit table */
+	uint32_t *ecount12;                /* [nentries] its symbol count */
+	uint32_t *cum12[2][WZC_NSET];      /* 12-bit histogram tables per (part, count index) */
+	uint32_t **uni12;                  /* [nuni12] uniform 12-bit tables the layer owns */
+	int nuni12;
+	double bits12;                     /* expected bits of one token's symbols, type 3 */
+	void *fast12;                      /* the type 3 decoder's tables (codec/wzx_fast12.c) */
+	int fast12_ready;                  /* fast12 built (atomic) */
 } wzx_layer;
 
 struct wzc_wzx {
@@ -49,12 +60,15 @@ struct wzc_wzx {
 	/* direct tables shared by every layer: scale codes and anchor flags */
 	uint16_t *dir_scale, *dir_flag;
 	uint32_t cum_scale[257], cum_flag[3];
+	uint32_t cum12_scale[257], cum12_flag[3]; /* the same in 12-bit (type 3) */
 	pthread_mutex_t *fast_lock;        /* guards building them */
 };
 
 /* The fast decoder's tables (codec/wzx_fast.c). */
 void wzc_wzx_fast_free_layer(wzx_layer *ly);
 void wzc_wzx_fast_free(wzc_wzx *x);
+/* The type 3 decoder's tables (codec/wzx_fast12.c). */
+void wzc_wzx_fast12_free_layer(wzx_layer *ly);
 
 
 int wzc_wzx_layers(const wzc_wzx *x);
@@ -71,6 +85,19 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
  * payload is not exactly what the encoder writes. */
 int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			 size_t size, uint8_t *records);
+
+/* The container's pieces (codec/wzx_file.c), shared by the in-memory
+ * writer and the streaming one (codec/wzx_pack.c): the header of a
+ * container of T tokens into dst (its size returned, at most
+ * WZC_WZX_HEADER_FIXED + 256 + 8); block (layer, tokens t0..t0+n-1) coded
+ * and framed into blk (room for 16 + n B + 8), its whole size returned and
+ * its type in *type; an index entry; the footer after the index. */
+size_t wzc_wzx_header(const wzc_wzx *x, int T, uint8_t *dst /* OUT */);
+size_t wzc_wzx_frame_block(const wzc_wzx *x, int layer, int t0, int n, const uint8_t *records,
+			   uint8_t *blk /* OUT */, int *type /* OUT */);
+void wzc_wzx_index_entry(uint8_t *e /* OUT */, size_t offset, size_t block_size);
+void wzc_wzx_footer(uint8_t *dst /* OUT */, size_t index_offset, const uint8_t *index,
+		    size_t nblocks);
 
 static inline void wzx_put32(uint8_t *p, uint32_t v)
 {

@@ -2,7 +2,8 @@
  * version 2 blocks (docs/wzx-format.md, "Interleaved rANS"): K lanes, each
  * a 32-bit state in [2^16, 2^32), sharing one stream of 16-bit words.  The
  * encoder and the scalar reference decoder work for any K (the bench
- * compares lane counts); the container uses WZC_LANES. */
+ * compares lane counts); the container uses WZC_LANES.  Type 2 has 2^16
+ * probabilities, type 3 2^12 (the wzc_lanes12_ steps). */
 #ifndef WZC_WZX_LANES_H
 #define WZC_WZX_LANES_H
 
@@ -75,5 +76,54 @@ static inline uint32_t wzc_lanes_get(wzc_lanes_dec *d, int lane, const wzc_rans_
 }
 /* 1 when the payload was consumed exactly and every lane is back at start. */
 int wzc_lanes_dec_done(const wzc_lanes_dec *d);
+
+/* Type 3 (version 3): the same lanes, words and payload with probabilities
+ * summing to 2^12 (docs/wzx-format.md, "Interleaved 12-bit rANS").  Its
+ * tables are always cumulative frequencies, cum[n] = 2^12. */
+#define WZC_RANS12_BITS 12
+#define WZC_RANS12_M (1u << WZC_RANS12_BITS)
+
+static inline void wzc_lanes12_put(wzc_lanes_enc *e, int lane, const uint32_t *cum, uint32_t s)
+{
+	uint32_t c = cum[s], f = cum[s + 1] - c, x = e->x[lane];
+	if ((uint64_t)x >= (uint64_t)f << 20) { /* f = 2^12 (one symbol) needs 33 bits */
+		if (e->ptr - e->begin < 2) {
+			e->overflow = 1;
+			return;
+		}
+		e->ptr -= 2;
+		e->ptr[0] = (uint8_t)x;
+		e->ptr[1] = (uint8_t)(x >> 8);
+		x >>= 16;
+	}
+	e->x[lane] = ((x / f) << WZC_RANS12_BITS) + (x % f) + c;
+}
+
+/* The scalar reference step of type 3: the symbol by binary search of cum
+ * (n symbols), every read checked. */
+static inline uint32_t wzc_lanes12_get(wzc_lanes_dec *d, int lane, const uint32_t *cum, uint32_t n)
+{
+	uint32_t x = d->x[lane], slot = x & (WZC_RANS12_M - 1), lo = 0, hi = n;
+	while (hi - lo > 1) { /* cum[lo] <= slot < cum[hi] */
+		uint32_t mid = (lo + hi) >> 1;
+		if (cum[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint32_t c = cum[lo], f = cum[lo + 1] - c;
+	x = f * (x >> WZC_RANS12_BITS) + slot - c;
+	if (x < WZC_LANES_LOW) {
+		if (d->end - d->ptr < 2) {
+			d->bad = 1;
+			x = WZC_LANES_LOW;
+		} else {
+			x = x << 16 | (uint32_t)d->ptr[0] | (uint32_t)d->ptr[1] << 8;
+			d->ptr += 2;
+		}
+	}
+	d->x[lane] = x;
+	return lo;
+}
 
 #endif

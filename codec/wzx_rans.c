@@ -1,5 +1,5 @@
 /* The non-inline parts of the wzx rANS coder: buffer set-up and flush, the
- * exact-end check, and quantizing probabilities to a 2^16 table. */
+ * exact-end check, and quantizing probabilities to a 2^16 (or 2^12) table. */
 #include "codec/wzx_rans.h"
 
 #include <math.h>
@@ -47,11 +47,16 @@ int wzc_rans_dec_done(const wzc_rans_dec *d)
 
 void wzc_rans_quantize(const double *p, uint32_t n, uint32_t *cum)
 {
+	wzc_rans_quantize_m(p, n, WZC_RANS_M, cum);
+}
+
+void wzc_rans_quantize_m(const double *p, uint32_t n, uint32_t M, uint32_t *cum)
+{
 	double sum = 0;
 	for (uint32_t i = 0; i < n; i++)
 		sum += p[i] > 0 ? p[i] : 0;
 	uint32_t total = 0, best = 0, bestf = 0;
-	double room = (double)(WZC_RANS_M - n);
+	double room = (double)(M - n);
 	cum[0] = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		double q = sum > 0 && p[i] > 0 ? p[i] / sum : 0;
@@ -65,7 +70,7 @@ void wzc_rans_quantize(const double *p, uint32_t n, uint32_t *cum)
 	}
 	/* floor() leaves a remainder in [0, n): give it to the most frequent
 	 * symbol, where it costs the least. */
-	uint32_t rest = WZC_RANS_M - total;
+	uint32_t rest = M - total;
 	for (uint32_t i = best + 1; i <= n; i++)
 		cum[i] += rest;
 }
@@ -96,4 +101,21 @@ void wzc_rans_hint(const wzc_rans_table *t, uint32_t shift, uint16_t *hint)
 	plain.hint = NULL;
 	for (uint32_t h = 0; h < WZC_RANS_M >> shift; h++)
 		hint[h] = (uint16_t)wzc_rans_find(&plain, h << shift);
+}
+
+double wzc_rans_cost_bits_m(const uint32_t *cum, uint32_t n, uint32_t bits, const double *p)
+{
+	double b = 0;
+	for (uint32_t s = 0; s < n; s++)
+		if (p[s] > 0)
+			b += p[s] * (bits - log2((double)(cum[s + 1] - cum[s])));
+	return b;
+}
+
+void wzc_rans_uniform_cum(uint32_t n, uint32_t M, uint32_t *cum)
+{
+	uint32_t f = M / n;
+	for (uint32_t s = 0; s < n; s++)
+		cum[s] = s * f;
+	cum[n] = M;
 }

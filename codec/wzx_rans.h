@@ -126,6 +126,13 @@ int wzc_rans_dec_done(const wzc_rans_dec *d);
  * scale): f = 1 + floor(p / sum * (M - n)), remainder to the first most
  * frequent.  cum gets n + 1 entries.  n must be 1..WZC_RANS_MAX_TABLE. */
 void wzc_rans_quantize(const double *p, uint32_t n, uint32_t *cum /* OUT [n + 1] */);
+/* The same for a table summing to M (2^12 for wzx type 3 blocks); n <= M. */
+void wzc_rans_quantize_m(const double *p, uint32_t n, uint32_t M, uint32_t *cum /* OUT [n + 1] */);
+/* A uniform table of n <= M symbols summing to M: f = M / n, the last symbol
+ * taking the remainder (wzc_rans_sym's intervals, for any M). */
+void wzc_rans_uniform_cum(uint32_t n, uint32_t M, uint32_t *cum /* OUT [n + 1] */);
+/* Cross-entropy in bits of a source p coded with cum[0..n] summing to 2^bits. */
+double wzc_rans_cost_bits_m(const uint32_t *cum, uint32_t n, uint32_t bits, const double *p);
 
 /* The hint resolution for n symbols: about 4 hint entries per symbol, at
  * least 256 and at most 4096 entries. */

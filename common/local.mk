@@ -1,6 +1,8 @@
 # common/: error codes, file helpers, key=value files shared by every module.
 noinst_LTLIBRARIES += libwzcommon.la
 libwzcommon_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+# PIC objects for the shared library (see codec/local.mk)
+libwzcommon_la_LDFLAGS =
 libwzcommon_la_SOURCES = \
 	common/wz_error.c common/wz_error.h \
 	common/wz_io.c common/wz_io.h \

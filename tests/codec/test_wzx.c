@@ -266,7 +266,7 @@ static void header_checks(void)
 	struct { const char *what; size_t at; uint8_t val; int reseal; wz_err want; } cases[] = {
 		{ "bad magic", 1, 'Q', 0, WZ_ERR_INPUT },
 		{ "header byte flipped", 20, 0x41, 0, WZ_ERR_CORRUPT },
-		{ "newer version", 8, 3, 1, WZ_ERR_VERSION },
+		{ "newer version", 8, 4, 1, WZ_ERR_VERSION },
 		{ "version 0", 8, 0, 1, WZ_ERR_INPUT },
 		{ "reserved flags", 12, 1, 1, WZ_ERR_INPUT },
 		{ "zero layers", 16, 0, 1, WZ_ERR_INPUT },
@@ -305,16 +305,19 @@ static void header_checks(void)
 	   wzc_wzx_coder_for(r, other, &xo, &d) == WZ_ERR_INPUT,
 	   "a container is refused with another profile: %s", d.msg);
 	wzc_wzx_reader_free(r);
-	/* a version 2 block type in a container that says version 1 is refused */
-	memcpy(bad, buf, n);
-	bad[8] = 1;
-	reseal_header(bad, H);
+	/* a version 3 block type in a container that says version 1 or 2 is
+	 * refused */
 	uint8_t one[64 * 30];
 	int nt;
-	ok(wzc_wzx_open(bad, n, "t", &r, &d) == WZ_OK &&
-	   wzc_wzx_read_block(r, x, 0, 0, one, &nt, &d) == WZ_ERR_INPUT,
-	   "a version 2 block in a version 1 container is refused: %s", d.msg);
-	wzc_wzx_reader_free(r);
+	for (int v = 1; v <= 2; v++) {
+		memcpy(bad, buf, n);
+		bad[8] = (uint8_t)v;
+		reseal_header(bad, H);
+		ok(buf[H + 13] == 3 && wzc_wzx_open(bad, n, "t", &r, &d) == WZ_OK &&
+			   wzc_wzx_read_block(r, x, 0, 0, one, &nt, &d) == WZ_ERR_INPUT,
+		   "a version 3 block in a version %d container is refused: %s", v, d.msg);
+		wzc_wzx_reader_free(r);
+	}
 	/* the header names another model, resealed: the profile's hash still
 	 * matches, the name must not */
 	memcpy(bad, buf, n);
@@ -326,18 +329,6 @@ static void header_checks(void)
 		   strstr(d.msg, "model"),
 	   "a container whose header names another model is refused: %s", d.msg);
 	wzc_wzx_reader_free(r);
-	/* golden: this container's bytes must never change (tiny.wzx is the
-	 * version 1 one, read but no longer written) */
-	const char *gdir = getenv("WZX_GOLDEN_WRITE");
-	if (gdir) {
-		char path[512];
-		snprintf(path, sizeof path, "%s/tiny-v2.wzx", gdir);
-		wz_write_file_atomic(path, buf, n, &d);
-		snprintf(path, sizeof path, "%s/tiny.wzp", gdir);
-		wzc_profile_write(path, prof, &d);
-		snprintf(path, sizeof path, "%s/tiny.rec", gdir);
-		wz_write_file_atomic(path, rec, B * 100, &d);
-	}
 	free(buf);
 	free(bad);
 	free(rec);
@@ -348,26 +339,38 @@ static void header_checks(void)
 }
 
 /* The golden containers decode to the stored records with the stored
- * profile: version 1 (tiny.wzx, written before version 2) and version 2
- * (tiny-v2.wzx), and writing those records again gives version 2's bytes. */
+ * profile: version 1 (tiny.wzx), version 2 (tiny-v2.wzx) and version 3
+ * (tiny-v3.wzx, written from tiny.rec on purpose when version 3 came), and
+ * writing those records again gives version 3's bytes. */
 static void golden(void)
 {
 	const char *src = getenv("srcdir");
-	char p1[512], p2[512], p3[512], p4[512];
+	char p1[512], p2[512], p3[512], p4[512], p5[512];
 	snprintf(p1, sizeof p1, "%s/tests/codec/golden/tiny.wzx", src ? src : ".");
 	snprintf(p2, sizeof p2, "%s/tests/codec/golden/tiny.wzp", src ? src : ".");
 	snprintf(p3, sizeof p3, "%s/tests/codec/golden/tiny.rec", src ? src : ".");
 	snprintf(p4, sizeof p4, "%s/tests/codec/golden/tiny-v2.wzx", src ? src : ".");
-	char *cont[2], *recs;
-	size_t n[2], nrec;
+	snprintf(p5, sizeof p5, "%s/tests/codec/golden/tiny-v3.wzx", src ? src : ".");
+	char *cont[3], *recs;
+	size_t n[3], nrec;
 	wzc_profile *prof;
 	wz_diag d;
+	/* WZX_GOLDEN_WRITE=DIR writes the version 3 container again from the
+	 * committed records and profile (on purpose, when the format changes) */
+	const char *gdir = getenv("WZX_GOLDEN_WRITE");
 	if (!ok(!wz_read_file(p1, 1 << 20, &cont[0], &n[0], &d) &&
 		!wz_read_file(p4, 1 << 20, &cont[1], &n[1], &d) &&
+		(gdir || !wz_read_file(p5, 1 << 20, &cont[2], &n[2], &d)) &&
 		!wz_read_file(p3, 1 << 20, &recs, &nrec, &d) && !wzc_profile_read(p2, &prof, &d),
 		"golden files read"))
 		return;
-	for (int v = 0; v < 2; v++) {
+	if (gdir) {
+		cont[2] = NULL;
+		n[2] = 0;
+	}
+	for (int v = 0; v < 3; v++) {
+		if (!cont[v])
+			continue;
 		wzc_wzx_reader *r;
 		wzc_wzx *x = NULL;
 		wz_err e = wzc_wzx_open(cont[v], n[v], "golden", &r, &d);
@@ -381,13 +384,21 @@ static void golden(void)
 		ok(!e && wzc_wzx_reader_info(r)->version == v + 1 && !memcmp(got, recs, nrec),
 		   "golden version %d container decodes to its records", v + 1);
 		if (!e && v == 1) {
+			/* the records written again: version 3's bytes */
 			const wzc_wzx_info *in = wzc_wzx_reader_info(r);
 			size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes,
 						   strlen(prof->model)), m;
 			uint8_t *again = malloc(cap);
 			e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
-			ok(!e && m == n[v] && !memcmp(again, cont[v], n[v]),
-			   "golden version 2 container written again byte for byte");
+			if (!e && gdir) {
+				char path[512];
+				snprintf(path, sizeof path, "%s/tiny-v3.wzx", gdir);
+				e = wz_write_file_atomic(path, again, m, &d);
+				ok(!e, "golden version 3 container written to %s", path);
+			} else {
+				ok(!e && m == n[2] && !memcmp(again, cont[2], n[2]),
+				   "golden version 3 container written again byte for byte");
+			}
 			free(again);
 		}
 		free(got);

@@ -1,4 +1,5 @@
-/* Tests of wzx version 2's throughput decoder against its scalar reference:
+/* Tests of wzx's throughput decoders (version 2's and version 3's type 3,
+ * scalar and AVX2) against their scalar references:
  * the same symbols and the same verdict on every payload (valid, bit-flipped,
  * truncated, any lane count), records equal to the wz encoder's, the
  * transformed domain equal bit for bit to decoding the records, and the
@@ -59,6 +60,67 @@ static int agree(const wzc_wzx *x, int layer, int K, int n, const uint8_t *p, si
 	return ra == rb && (ra || !memcmp(a, b, nsym * 2)) ? (ra ? 2 : 1) : 0;
 }
 
+/* The same for a type 3 path against the type 3 reference. */
+static int agree12(const wzc_wzx *x, int layer, wzc_lanes12_path path, int n, const uint8_t *p,
+		   size_t size, uint16_t *a, uint16_t *b, size_t nsym)
+{
+	memset(a, 0, nsym * 2);
+	memset(b, 0xff, nsym * 2);
+	int ra = wzc_wzx_decode_lanes12_path(x, layer, path, n, p, size, a);
+	int rb = wzc_wzx_decode_lanes12_ref(x, layer, WZC_LANES, n, p, size, b);
+	return ra == rb && (ra || !memcmp(a, b, nsym * 2)) ? (ra ? 2 : 1) : 0;
+}
+
+/* Type 3 (version 3): every fast path this processor has against the
+ * reference, on the valid payload of every block of both layers and on
+ * damaged ones. */
+static void lanes12_vs_ref(const wzc_wzx *x, const wzc_codec *c, const uint8_t *rec, int T,
+			   const char *what)
+{
+	size_t B = wzc_codec_record_bytes(c);
+	static const wzc_lanes12_path paths[] = { WZC_LANES12_SCALAR, WZC_LANES12_AVX2, WZC_LANES12_BEST };
+	static const char *const names[] = { "scalar", "AVX2", "best" };
+	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
+		if (!wzc_wzx_lanes12_have(paths[pi])) {
+			ok(1, "# SKIP %s: no %s on this processor", what, names[pi]);
+			continue;
+		}
+		int good = 1, blocks = 0, tries = 0, same = 1;
+		for (int l = 0; l < 2; l++)
+			for (int t0 = 0; t0 < T; t0 += 64) {
+				int n = T - t0 < 64 ? T - t0 : 64, S = wzc_wzx_block_symbols(x, l);
+				size_t nsym = (size_t)S * n, cap = (size_t)n * B * 2 + 256;
+				uint16_t *a = malloc(nsym * 2), *b = malloc(nsym * 2);
+				uint8_t *pay = malloc(cap), *bad = malloc(cap), *back = malloc((size_t)n * B);
+				const uint8_t *block = rec + B * ((size_t)l * T + t0);
+				size_t size = wzc_wzx_encode_lanes12(x, l, WZC_LANES, n, block, pay, cap);
+				int v = size ? agree12(x, l, paths[pi], n, pay, size, a, b, nsym) : 0;
+				wzc_wzx_symbols_records(x, l, n, a, back);
+				good &= v == 1 && !memcmp(back, block, (size_t)n * B);
+				blocks++;
+				for (size_t bit = 0; size && bit < 8 * size; bit += bit < 96 ? 1 : 1 + next() % 1499) {
+					memcpy(bad, pay, size);
+					bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+					same &= agree12(x, l, paths[pi], n, bad, size, a, b, nsym) != 0;
+					tries++;
+				}
+				for (size_t cut = 0; cut < size; cut += cut < 48 ? 1 : 1 + next() % 797) {
+					same &= agree12(x, l, paths[pi], n, pay, cut, a, b, nsym) == 2;
+					tries++;
+				}
+				free(a);
+				free(b);
+				free(pay);
+				free(bad);
+				free(back);
+			}
+		ok(good, "%s, type 3 %s: %d blocks decode as the reference and restore the records exactly",
+		   what, names[pi], blocks);
+		ok(same, "%s, type 3 %s: %d damaged payloads, the same verdict and symbols as the reference",
+		   what, names[pi], tries);
+	}
+}
+
 static void lanes_vs_ref(wzt_family fam, const char *rate)
 {
 	const char *fname = wzt_family_name(fam);
@@ -110,6 +172,11 @@ static void lanes_vs_ref(wzt_family fam, const char *rate)
 		ok(same, "%s %d lanes: %d damaged payloads, fast and reference agree on each",
 		   fname, K, tries);
 	}
+	char what[64];
+	snprintf(what, sizeof what, "%s %s", fname, rate);
+	ok(wzc_wzx_layer_type3(x, 0) && wzc_wzx_layer_type3(x, 1), "%s: every count <= 4096, type 3",
+	   what);
+	lanes12_vs_ref(x, c, rec, T, what);
 	/* symbols straight to the transformed domain = records decoded there */
 	size_t size = wzc_wzx_encode_lanes(x, 1, WZC_LANES, n, block, pay, cap);
 	wzc_wzx_decode_lanes(x, 1, WZC_LANES, n, pay, size, a);
@@ -128,7 +195,7 @@ static void lanes_vs_ref(wzt_family fam, const char *rate)
 	uint8_t *cont = malloc(ccap);
 	wzc_wzx_reader *r = NULL;
 	int good = !wzc_wzx_write(x, T, rec, cont, ccap, &cn, NULL, &d) &&
-		   !wzc_wzx_open(cont, cn, "t", &r, &d) && wzc_wzx_reader_info(r)->version == 2;
+		   !wzc_wzx_open(cont, cn, "t", &r, &d) && wzc_wzx_reader_info(r)->version == 3;
 	for (int l = 0; good && l < L; l++)
 		for (int bl = 0; good && bl < 3; bl++) {
 			int nt;
@@ -139,7 +206,7 @@ static void lanes_vs_ref(wzt_family fam, const char *rate)
 				       !memcmp(r0 + (size_t)t * w.P, r1, sizeof(float) * w.P);
 			}
 		}
-	ok(good, "%s: a version 2 container read block by block into the transformed domain", fname);
+	ok(good, "%s: a version 3 container read block by block into the transformed domain", fname);
 	wzc_wzx_reader_free(r);
 	free(cont);
 	free(y0);

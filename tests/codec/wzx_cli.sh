@@ -67,4 +67,14 @@ expect_rc 2 "two damaged blocks on four threads exit 2"
 contains "$err" "block 1 (layer 0, tokens 64..127)" "the lowest damaged block is named"
 run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/x" --threads 0
 expect_rc 2 "--threads 0 is refused"
+# pack on many threads, run by run: the same container for any count
+for th in 1 3 7; do
+	run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/g$th.wzx" --threads $th
+	expect_rc 0 "pack on $th thread(s)"
+	cmp -s "$tmp/g$th.wzx" "$tmp/g.wzx"; ok $? "pack --threads $th: the same bytes as the default"
+done
+contains "$out" "; 7 threads)" "pack names its thread count"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/g0.wzx" --threads 0
+expect_rc 2 "pack --threads 0 is refused"
+[ ! -e "$tmp/g0.wzx" ]; ok $? "a refused pack writes nothing"
 done_testing

@@ -10,9 +10,11 @@ import struct
 
 OUT = "tests/fuzz/corpus/wzx_decode"
 prof = open("tests/codec/golden/tiny.wzp", "rb").read()
-# version 1 (read, no longer written) under the old names; version 2 with "v2-"
+# version 1 (read, no longer written) under the old names; version 2 with
+# "v2-" (read, no longer written); version 3 with "v3-"
 CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2),
-              ("v2-", "tests/codec/golden/tiny-v2.wzx", 3))
+              ("v2-", "tests/codec/golden/tiny-v2.wzx", 3),
+              ("v3-", "tests/codec/golden/tiny-v3.wzx", 4))
 
 
 def case(name, c, flags=0):

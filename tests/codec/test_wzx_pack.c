@@ -1,0 +1,156 @@
+/* Tests of the streaming, parallel wzx writer (codec/wzx_pack.c): the same
+ * bytes as the in-memory writer for any thread count and any run size; the
+ * error of a failing source is the lowest failing block's for any thread
+ * count; a failing sink stops the writer. */
+#include "tests/tap.h"
+
+#include "codec/profile.h"
+#include "codec/wzx.h"
+#include "tests/codec/window.h"
+
+typedef struct {
+	uint8_t *b;
+	size_t n, cap;
+	long calls, fail_at; /* fail on this call (-1: never) */
+} mem_sink;
+
+static wz_err to_mem(void *ctx, const void *bytes, size_t n, wz_diag *diag)
+{
+	mem_sink *m = ctx;
+	if (m->calls++ == m->fail_at)
+		return wz_diag_set(diag, WZ_ERR_IO, "sink: no room");
+	if (m->n + n > m->cap) {
+		size_t cap = (m->n + n) * 2;
+		uint8_t *b = realloc(m->b, cap);
+		if (!b)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		m->b = b;
+		m->cap = cap;
+	}
+	memcpy(m->b + m->n, bytes, n);
+	m->n += n;
+	return WZ_OK;
+}
+
+typedef struct {
+	const wzc_window *w;
+	int fail_layer, fail_t0; /* this block's values cannot be had (-1: none) */
+} window_source;
+
+static wz_err from_window(void *ctx, int layer, int t0, int n, float *lat, float *rope,
+			  wz_diag *diag)
+{
+	const window_source *s = ctx;
+	const wzc_window *w = s->w;
+	if (layer == s->fail_layer && t0 >= s->fail_t0)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "source: layer %d tokens %d.. unreadable", layer, t0);
+	memcpy(lat, w->latent + ((size_t)layer * w->T + t0) * w->R, sizeof(float) * (size_t)n * w->R);
+	memcpy(rope, w->rope + ((size_t)layer * w->T + t0) * w->P, sizeof(float) * (size_t)n * w->P);
+	return WZ_OK;
+}
+
+/* Packs the window with the writer in runs of `run` blocks on `threads`. */
+static wz_err pack(const wzc_wzx *x, wzc_codec *c, const wzc_window *w, long run, int threads,
+		   window_source *src, mem_sink *m, wz_diag *d)
+{
+	wzc_wzx_writer *wr;
+	wz_err e = wzc_wzx_writer_new(x, c, w->T, to_mem, m, &wr, d);
+	if (e)
+		return e;
+	long nb = wzc_wzx_writer_blocks(wr);
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, threads, from_window, src, d);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, NULL, d);
+	wzc_wzx_writer_free(wr);
+	return e;
+}
+
+int main(void)
+{
+	const int L = 3, T = 150; /* three blocks per layer, the last of 22 tokens */
+	wzt_cache_trace *cal = synth(WZT_FAMILY_MLA_B, L, 1024, 0, 0, 0, 100, "calibration");
+	wzt_cache_trace *tr = synth(WZT_FAMILY_MLA_B, L, T, 0, 0, 4096, 7, "test");
+	wzc_window cw = window_of(cal), w = window_of(tr);
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wzx *x = NULL;
+	wz_diag d;
+	if (!ok(!wzc_prepare(&cp, 1, NULL, &prof, &d) && !wzc_format_parse("wzx-5.4", &fmt, &d) &&
+			!wzc_codec_new(&fmt, L, w.R, w.P, prof, &c, &d) && !wzc_wzx_of_codec(c, &x, &d),
+		"profile, codec and coder"))
+		return tap_done();
+	size_t B = wzc_codec_record_bytes(c);
+	uint8_t *rec = malloc(B * T * L);
+	for (int l = 0; l < L; l++)
+		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
+				 rec + B * T * l, &d);
+	size_t cap = wzc_wzx_bound(L, T, w.R, w.P, B, strlen(prof->model)), n;
+	uint8_t *ref = malloc(cap);
+	wzc_wzx_stats st;
+	wz_err we = wzc_wzx_write(x, T, rec, ref, cap, &n, &st, &d);
+	ok(!we, "the in-memory container: %zu bytes", n);
+	static const int threads[] = { 1, 2, 3, 7 };
+	static const long runs[] = { 1, 2, 4, 9 };
+	for (size_t ti = 0; ti < sizeof threads / sizeof *threads; ti++)
+		for (size_t ri = 0; ri < sizeof runs / sizeof *runs; ri++) {
+			mem_sink m = { NULL, 0, 0, 0, -1 };
+			window_source src = { &w, -1, 0 };
+			wz_err e = pack(x, c, &w, runs[ri], threads[ti], &src, &m, &d);
+			ok(!e && m.n == n && !memcmp(m.b, ref, n),
+			   "%d threads, runs of %ld blocks: the same %zu bytes as the in-memory writer",
+			   threads[ti], runs[ri], m.n);
+			free(m.b);
+		}
+	/* a source that fails from block 4 (layer 1, tokens 64..) on: block
+	 * 4's error on 1 thread and on 7, nothing after it written */
+	char msg[2][sizeof d.msg];
+	for (int k = 0; k < 2; k++) {
+		mem_sink m = { NULL, 0, 0, 0, -1 };
+		window_source src = { &w, 1, 64 };
+		wz_err e = pack(x, c, &w, 9, k ? 7 : 1, &src, &m, &d);
+		snprintf(msg[k], sizeof msg[k], "%s", e ? d.msg : "");
+		ok(e == WZ_ERR_INPUT && strstr(d.msg, "layer 1 tokens 64"),
+		   "a failing source on %d thread%s: %s", k ? 7 : 1, k ? "s" : "", d.msg);
+		free(m.b);
+	}
+	ok(!strcmp(msg[0], msg[1]), "the same error for any thread count");
+	/* a sink that fails on its third piece: the writer says so and stays failed */
+	{
+		mem_sink m = { NULL, 0, 0, 0, 2 };
+		window_source src = { &w, -1, 0 };
+		wzc_wzx_writer *wr;
+		wz_err e = wzc_wzx_writer_new(x, c, T, to_mem, &m, &wr, &d);
+		wz_err e1 = e ? e : wzc_wzx_writer_put(wr, 4, 2, from_window, &src, &d);
+		wz_err e2 = e ? e : wzc_wzx_writer_put(wr, 1, 2, from_window, &src, &d);
+		wz_err e3 = e ? e : wzc_wzx_writer_finish(wr, NULL, &d);
+		ok(!e && e1 == WZ_ERR_IO && e2 && e3, "a failing sink stops the writer (%d, %d, %d)", e1,
+		   e2, e3);
+		wzc_wzx_writer_free(wr);
+		free(m.b);
+	}
+	/* finishing early is refused */
+	{
+		mem_sink m = { NULL, 0, 0, 0, -1 };
+		window_source src = { &w, -1, 0 };
+		wzc_wzx_writer *wr;
+		wz_err e = wzc_wzx_writer_new(x, c, T, to_mem, &m, &wr, &d);
+		if (!e)
+			e = wzc_wzx_writer_put(wr, 2, 1, from_window, &src, &d);
+		ok(!e && wzc_wzx_writer_finish(wr, NULL, &d) == WZ_ERR_USAGE &&
+			   wzc_wzx_writer_put(wr, 100, 1, from_window, &src, &d) == WZ_ERR_RANGE,
+		   "finishing before the last block, or putting past it, is refused");
+		wzc_wzx_writer_free(wr);
+		free(m.b);
+	}
+	free(ref);
+	free(rec);
+	wzc_wzx_free(x);
+	wzc_codec_free(c);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(tr);
+	return tap_done();
+}
