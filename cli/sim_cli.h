@@ -8,13 +8,14 @@
 #include "cli/cli.h"
 #include "sim/params.h"
 #include "sim/replica.h"
+#include "sim/restore_rates.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "traces/traffic.h"
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup, *threads;
+		*traffic, *speedup, *threads, *restore_rates;
 	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
@@ -31,9 +32,10 @@ typedef struct {
 	{ "sort-traffic", no_argument, NULL, 1108 },                                    \
 	{ "speedup", required_argument, NULL, 1109 },                                   \
 	{ "speedup-think", no_argument, NULL, 1110 },                                   \
-	{ "threads", required_argument, NULL, 1111 }
+	{ "threads", required_argument, NULL, 1111 },                                   \
+	{ "restore-rates", required_argument, NULL, 1112 }
 
-/* Records option `val` (1100..1111); returns 0 when it was one. */
+/* Records option `val` (1100..1112); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 
@@ -48,6 +50,8 @@ typedef struct {
 	double speedup;           /* replay: session arrivals were sped up by this */
 	int speedup_all;          /* ...and the time between turns too */
 	int threads;              /* simulations run at once by size and propose */
+	wzs_restore_rates rates;  /* host decode rates of restores (has_rates) */
+	int has_rates;
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing

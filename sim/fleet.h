@@ -40,6 +40,7 @@ typedef struct {
 	uint32_t serial;
 	uint8_t state, counted;
 	uint8_t batch_capped;         /* its last failed admission met max_batch, not memory */
+	uint8_t restore_decode_bound; /* its restore waited on the host's decode, not the link */
 	int32_t rank;
 	int32_t turn;
 	int64_t prefix, prompt, output, reuse, need_blocks;

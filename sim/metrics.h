@@ -57,6 +57,7 @@ typedef struct {
 	 * the TTFT target (queueing for admission, restoring from the offload
 	 * tier, prefill), and the replicas' busy time by operation */
 	double slow_ttft_queue_s, slow_ttft_restore_s, slow_ttft_prefill_s;
+	double slow_ttft_restore_decode_s; /* restores that waited on the host's decode */
 	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;

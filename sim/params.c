@@ -9,7 +9,8 @@ const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
-	"host_link_gbps", "ssd_gbps", "gpus_per_node", "pop_think_s", "pop_turns",
+	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
+	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
 	"pop_steady_start",
 	"duration_s", "warmup_s", "occupancy_interval_s", "seed", NULL
@@ -64,6 +65,12 @@ void wzs_params_default(wzs_params *p)
 	p->host_link_gbps = 0;
 	p->ssd_gbps = 25;
 	p->gpus_per_node = 8;
+	/* DGX H100: dual Xeon Platinum 8480C, 112 cores in all (NVIDIA DGX H100
+	 * user guide, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html).
+	 * Every core decoding restores is an upper bound on the host's rate:
+	 * the serving engine's own threads need some of them. */
+	p->restore_rates[0] = '\0';
+	p->restore_cores_per_node = 112;
 	/* Long sessions of modest turns: a session's first prefill (its whole
 	 * initial context) is then a small share of the work, as it is for users
 	 * who stay at long context. */
@@ -120,6 +127,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "offload_ssd_gib", &(p)->offload_ssd_gib, 1, 0, 1e8, 0 },                  \
 		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
 		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
+		{ "restore_cores_per_node", &(p)->restore_cores_per_node, 1, 0, 1e5, 1 },    \
 		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
 		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
 		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
@@ -201,8 +209,9 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; char *dest; size_t size; } strings[] = {
 		{ "offload_format", p->offload_format, sizeof p->offload_format },
 		{ "decode_cost", p->decode_cost, sizeof p->decode_cost },
+		{ "restore_rates", p->restore_rates, sizeof p->restore_rates },
 	};
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
 		if (!(v = wz_kv_get(kv, strings[i].key)))
 			continue;
 		if (strlen(v) >= strings[i].size)
@@ -307,6 +316,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	else
 		wz_buf_printf(out, "host_link_gbps = (half the GPU's pcie_gbps)\n");
 	wz_buf_printf(out, "ssd_gbps = %g\ngpus_per_node = %ld\n", p->ssd_gbps, p->gpus_per_node);
+	wz_buf_printf(out, "restore_rates = %s\nrestore_cores_per_node = %g\n",
+		      p->restore_rates[0] ? p->restore_rates : "(none)", p->restore_cores_per_node);
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,

@@ -46,6 +46,10 @@ typedef struct {
 	double host_link_gbps;    /* GB/s per GPU; 0: half the catalog's pcie_gbps */
 	double ssd_gbps;          /* GB/s per node */
 	long gpus_per_node;
+	/* A wzx restore is decoded on the host: no faster than these cores
+	 * decode it at the measured per-core rate (sim/restore_rates.h). */
+	char restore_rates[512];  /* rates file (bench/bench_restore); "" none */
+	double restore_cores_per_node; /* host cores decoding restores, per node */
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */

@@ -70,11 +70,31 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->host_link_bps = (p->host_link_gbps > 0 ? p->host_link_gbps
 				: (isnan(gpu->pcie_gbps) ? 0 : gpu->pcie_gbps / 2)) * 1e9;
 	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
+	out->layers = model->layers;
+	out->restore_decode_tlps = 0;
 	if (out->blocks_per_rank < 1)
 		return wz_diag_set(diag, WZ_ERR_RANGE,
 				   "%s on %d x %s: the cache pool holds less than one block",
 				   model->name, out->gpus, gpu->name);
 	return WZ_OK;
+}
+
+void wzs_replica_model_set_restore_decode(wzs_replica_model *m, const wzs_params *p,
+					  double per_core_tlps)
+{
+	m->restore_decode_tlps = per_core_tlps > 0 ? per_core_tlps * p->restore_cores_per_node /
+							     (double)p->gpus_per_node
+						   : 0;
+}
+
+double wzs_restore_time(const wzs_replica_model *m, double tokens, double link_bps,
+			int *decode_bound)
+{
+	double transfer = tokens * m->offload_token_bytes / link_bps;
+	double decode = m->restore_decode_tlps > 0 ? tokens * m->layers / m->restore_decode_tlps : 0;
+	if (decode_bound)
+		*decode_bound = decode > transfer;
+	return decode > transfer ? decode : transfer;
 }
 
 static double touched_formula(double active_share, double batch)
@@ -169,4 +189,11 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
 		      m->ssd_bps / 1e9);
+	if (m->restore_decode_tlps > 0)
+		wz_buf_printf(out, "restore_decode_token_layers_per_gpu_s = %.0f\n"
+			      "restore_decode_gbps_per_gpu = %.3f\n",
+			      m->restore_decode_tlps, m->restore_decode_tlps / m->layers *
+						      m->offload_token_bytes / 1e9);
+	else
+		wz_buf_printf(out, "restore_decode = none (the offload bytes are copied as they are)\n");
 }

@@ -40,6 +40,10 @@ typedef struct {
 	double cpu_bytes, ssd_bytes;
 	double host_link_bps;      /* per GPU */
 	double ssd_bps;            /* per replica (nodes x per-node) */
+	double layers;             /* a token's cache is this many token-layers */
+	/* token-layers/s the host decodes for one GPU's restores (its share of
+	 * the node's cores); 0: the offload bytes need no decode */
+	double restore_decode_tlps;
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
 
@@ -51,6 +55,19 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       const wzm_memory_params *mem, long context, double record_per_layer,
 			       double offload_per_layer, double decode_cost, const wzs_params *p,
 			       wzs_replica_model *out /* OUT */, wz_diag *diag);
+
+/* Sets the host decode rate of restores from a measured per-core rate
+ * (sim/restore_rates.h; 0: no decode): each GPU's restores get its share,
+ * restore_cores_per_node / gpus_per_node, of the node's cores. */
+void wzs_replica_model_set_restore_decode(wzs_replica_model *m, const wzs_params *p,
+					  double per_core_tlps);
+
+/* Seconds to bring `tokens` cached tokens back over a path of `link_bps`
+ * bytes/s: the transfer of their offload bytes or the host's decode of
+ * them, whichever is slower (the two run as a pipeline).  *decode_bound
+ * (may be NULL) says whether the decode was the slower. */
+double wzs_restore_time(const wzs_replica_model *m, double tokens, double link_bps,
+			int *decode_bound /* OUT */);
 
 /* Share of the weights a decode step over `batch` tokens reads.  Each token
  * reads a share a = active/total of the weights (its experts); if tokens

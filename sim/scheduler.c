@@ -436,8 +436,8 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 			wzs_hist_add(f->h_queue, f->now - q->arrival);
 		if (s->cache == CACHE_CPU || s->cache == CACHE_SSD) {
 			/* Restore over the GPU's host link, queued behind earlier
-			 * restores on that link (and on the node's SSDs). */
-			double bytes = tier_bytes(f, s);
+			 * restores on that link (and on the node's SSDs), no faster
+			 * than the host decodes the offload format. */
 			double bw = f->m->host_link_bps;
 			double start = f->now > r->link_free[k] ? f->now : r->link_free[k];
 			if (s->cache == CACHE_SSD) {
@@ -446,7 +446,9 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 				if (r->ssd_free > start)
 					start = r->ssd_free;
 			}
-			double done = start + bytes / bw;
+			int decode_bound;
+			double done = start + wzs_restore_time(f->m, (double)s->ctx, bw, &decode_bound);
+			q->restore_decode_bound = (uint8_t)decode_bound;
 			r->link_free[k] = done;
 			if (s->cache == CACHE_SSD)
 				r->ssd_free = done;

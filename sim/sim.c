@@ -220,7 +220,10 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			wzs_hist_add(f->h_ttft, ttft);
 			if (ttft > f->p->ttft_p99_s) {
 				f->res->slow_ttft_queue_s += q->admitted - q->arrival;
-				f->res->slow_ttft_restore_s += q->restored - q->admitted;
+				if (q->restore_decode_bound)
+					f->res->slow_ttft_restore_decode_s += q->restored - q->admitted;
+				else
+					f->res->slow_ttft_restore_s += q->restored - q->admitted;
 				f->res->slow_ttft_prefill_s += q->first_token - q->restored;
 			}
 			if (q->output > 1)
