@@ -44,6 +44,12 @@ void wzs_params_default(wzs_params *p)
 	 * (FlashMLA reports ~3 of 3.35 TB/s and ~660 of 989 TFLOPS on H800). */
 	p->hbm_efficiency = 0.80;
 	p->compute_efficiency = 0.60;
+	/* Time per step outside the GPU's kernels.  No primary measurement for
+	 * a DeepSeek-V3 deployment was found: vLLM's v0.6.0 performance post
+	 * (blog.vllm.ai/2024/09/05/perf-update.html) gives shares, not times
+	 * (29% scheduling for Llama 3 8B on an H100 before its fixes), and
+	 * overlap schedulers (SGLang v0.4, TensorRT-LLM) hide most of it.  5 ms
+	 * is a documented parameter (docs/validation.md), not a measurement. */
 	p->step_overhead_s = 0.005;
 	p->attention_heads = 128; /* DeepSeek-V3's num_attention_heads */
 	p->attention_fp8 = 0;     /* FlashMLA computes attention in BF16 */
