@@ -120,6 +120,9 @@ int wz_cmd_sim(int argc, char **argv)
 		return wz_cli_usage("sim", "unexpected argument '%s'", argv[optind]);
 	if (archive && no_archive)
 		return wz_cli_usage("sim", "--archive and --no-archive exclude each other");
+	if (simopts.threads)
+		return wz_cli_usage("sim", "--threads: sim runs one simulation, on one thread; "
+				    "--threads is for size and propose, which run several");
 	long replicas = 0;
 	if (replicas_arg && (rc = wz_cli_long("sim", "--replicas", replicas_arg, 1, 1000000, &replicas)))
 		return rc;

@@ -25,7 +25,7 @@ static void help(void)
 	       "run id printed on standard error; 'wzplan plot RUN' draws it and 'wzplan\n"
 	       "verify RUN' recomputes it.\n"
 	       "\n"
-	       "%s\n%s"
+	       "%s\n%s%s"
 	       "\n"
 	       "Search and output:\n"
 	       "  --max-replicas N       give up above N replicas (default 100000)\n"
@@ -41,7 +41,7 @@ static void help(void)
 	       "Examples:\n"
 	       "  wzplan size --users 500 --duration 900 --formats fp8-mix,wz-5.44\n"
 	       "  wzplan size --idle-policy offload --formats fp8-mix,wz-5.44,int4-g64\n",
-	       wz_scenario_opts_help, wz_sim_opts_help);
+	       wz_scenario_opts_help, wz_sim_opts_help, wz_sim_threads_help);
 }
 
 static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int n, int base)
@@ -135,6 +135,10 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
 		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
 		       p->max_batch, p->queue_timeout_s);
+	if (p->mtp_acceptance > 0)
+		wzp_table_note(t, "Multi-token prediction: %ld draft token(s) verified per step, each "
+				  "kept with probability %g (to the power of its place).",
+			       p->mtp_draft_tokens, p->mtp_acceptance);
 	wzp_table_note(t, "Idle sessions: %s%s%s.", wzs_idle_policy_name(p->idle_policy),
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? ", offload format " : "",
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? p->offload_format : "");

@@ -27,9 +27,11 @@ const char wz_sim_opts_help[] =
 	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
 	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n"
 	"  --restore-rates FILE   host decode rates of restores from the offload tier (the\n"
-	"                         file bench/bench_restore writes; needed for a wzx one)\n"
-	"  --threads N            simulations size and propose run at once (default: one\n"
-	"                         per core); their results do not depend on it\n";
+	"                         file bench/bench_restore writes; needed for a wzx one)\n";
+
+const char wz_sim_threads_help[] =
+	"  --threads N            simulations run at once (default: one per core); the\n"
+	"                         results do not depend on it\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {

@@ -38,6 +38,9 @@ typedef struct {
 /* Records option `val` (1100..1112); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
+/* --threads, for the commands that run several simulations (size, propose);
+ * `sim` runs one and refuses it. */
+extern const char wz_sim_threads_help[];
 
 typedef struct {
 	wzm_catalog *cat;

@@ -7,7 +7,8 @@
 
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
-	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost", "max_batch", "queue_timeout_s",
+	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
+	"mtp_acceptance", "mtp_draft_tokens", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"pop_think_s", "pop_turns",
@@ -61,6 +62,11 @@ void wzs_params_default(wzs_params *p)
 	 * chunked_prefill_size), so a long prompt does not stall decode. */
 	p->prefill_chunk_tokens = 8192;
 	p->decode_cost[0] = '\0';
+	/* Off unless the scenario says the engine runs MTP.  DeepSeek-V3's
+	 * technical report (arXiv:2412.19437, sec. 5.4.3) measures an acceptance
+	 * of 85-90% for the second token, one draft, and 1.8x the TPS. */
+	p->mtp_acceptance = 0;
+	p->mtp_draft_tokens = 1;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -126,6 +132,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
+		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
 		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
 		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
@@ -162,6 +169,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; long *dest; long min, max; } longs[] = {
 		{ "max_batch", &p->max_batch, 1, 1000000 },
 		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
+		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
 	};
@@ -312,6 +320,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
 		      p->prefill_chunk_tokens,
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
+	wz_buf_printf(out, "mtp_acceptance = %g\nmtp_draft_tokens = %ld\n", p->mtp_acceptance,
+		      p->mtp_draft_tokens);
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
 		      p->park_after_s);

@@ -35,6 +35,11 @@ typedef struct {
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
 	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
+	/* multi-token prediction (speculative decode with the model's MTP
+	 * head): each step verifies 1 + mtp_draft_tokens tokens per request and
+	 * the i-th draft is kept with probability mtp_acceptance^i */
+	double mtp_acceptance;    /* 0: no MTP */
+	long mtp_draft_tokens;
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */

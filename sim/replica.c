@@ -63,6 +63,19 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	out->overhead_s = p->step_overhead_s;
 	out->decode_cost = decode_cost;
+	/* With MTP a step verifies the drafts: a request gains the accepted
+	 * prefix, 1 + a + a^2 + ... + a^k tokens on average (acceptance taken
+	 * as its expectation, not drawn per step). */
+	out->verify_tokens = 1;
+	out->tokens_per_step = 1;
+	if (p->mtp_acceptance > 0) {
+		double keep = 1;
+		for (long i = 0; i < p->mtp_draft_tokens; i++) {
+			keep *= p->mtp_acceptance;
+			out->tokens_per_step += keep;
+		}
+		out->verify_tokens = 1 + (double)p->mtp_draft_tokens;
+	}
 	double nodes = ceil((double)out->gpus / (double)p->gpus_per_node);
 	out->cpu_bytes = nodes * p->offload_cpu_gib * WZM_GIB;
 	out->ssd_bytes = nodes * p->offload_ssd_gib * WZM_GIB;
@@ -121,11 +134,14 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	 * GPU; attention work stays with the rank holding the request, except
 	 * with TP, where heads are split but each rank reads the whole latent
 	 * (MLA caches are not split across tensor-parallel ranks). */
-	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, batch);
+	/* Verifying MTP drafts multiplies the query tokens, so the FLOPs and
+	 * the experts touched, but the cache is read once per step. */
+	double queries = batch * m->verify_tokens;
+	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
 	*mem_s = (weight_read + cache_read) / m->hbm_bps;
-	double weight_fl = 2.0 * m->active_params * batch / m->gpus;
-	double attn_fl = rank_tokens * m->attn_flops_pair;
+	double weight_fl = 2.0 * m->active_params * queries / m->gpus;
+	double attn_fl = rank_tokens * m->attn_flops_pair * m->verify_tokens;
 	if (m->tensor_parallel)
 		attn_fl /= m->gpus;
 	*compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
@@ -185,6 +201,8 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
 		      "decode_cost_factor = %g\n",
 		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);
+	wz_buf_printf(out, "decode_query_tokens_per_request = %g\ndecode_tokens_per_step = %.4f\n",
+		      m->verify_tokens, m->tokens_per_step);
 	wz_buf_printf(out, "offload_cpu_gib_per_replica = %.0f\noffload_ssd_gib_per_replica = %.0f\n"
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,

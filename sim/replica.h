@@ -36,6 +36,8 @@ typedef struct {
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
 	double overhead_s;
 	double decode_cost;        /* cache bytes read are multiplied by this */
+	double verify_tokens;      /* query tokens per request in a decode step (1 + MTP drafts) */
+	double tokens_per_step;    /* expected tokens a request gains per step (1 without MTP) */
 	/* offload tier, per replica */
 	double cpu_bytes, ssd_bytes;
 	double host_link_bps;      /* per GPU */

@@ -230,11 +230,13 @@ static void evict_for(wzs_fleet *f, wzs_rep *r, int rank, int64_t need)
 	}
 }
 
-static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step)
+/* Cached tokens of the busiest rank at `step`: each running request holds
+ * its context at joining plus tokens_per_step per step since. */
+static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step, double per_step)
 {
 	double best = 0;
 	for (int k = 0; k < ranks; k++) {
-		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step;
+		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step * per_step;
 		if (t > best)
 			best = t;
 	}
@@ -296,20 +298,21 @@ static void start_op(wzs_fleet *f, int32_t ri)
 		return;
 	/* Nothing joins or leaves the batch until the first request finishes,
 	 * unless a prefill cuts in: one event for the whole epoch.  Step time is
-	 * linear in the tokens read, which grow by one per request per step, so
+	 * linear in the tokens read, which grow by one per request per step (or
+	 * MTP's tokens_per_step), so
 	 * the epoch's length is an arithmetic series between its first and last
 	 * steps (the busiest rank's roofline, taken at both ends). */
 	int64_t k = r->pf_head >= 0 ? 1 : r->dheap[0].step - r->steps;
 	if (k < 1)
 		k = 1;
-	double batch = (double)r->dn;
-	double t0 = wzs_step_time(f->m, batch, (double)rank_tokens_max(r, f->m->ranks, r->steps));
-	double tl = wzs_step_time(f->m, batch,
-				  (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1));
+	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
+	double first = (double)rank_tokens_max(r, f->m->ranks, r->steps, per_step);
+	double last = (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1, per_step);
+	double t0 = wzs_step_time(f->m, batch, first);
+	double tl = wzs_step_time(f->m, batch, last);
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
-	r->op_compute_bound = wzs_step_compute_bound(f->m, batch,
-						     (double)rank_tokens_max(r, f->m->ranks, r->steps));
+	r->op_compute_bound = wzs_step_compute_bound(f->m, batch, first);
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
@@ -665,8 +668,12 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 				continue;
 			}
 			q->state = RQ_DECODE;
-			q->finish_step = r->steps + q->output - 1;
-			q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps;
+			/* The first token came with the prefill; MTP's steps each
+			 * bring tokens_per_step of the rest on average. */
+			q->finish_step = r->steps + (int64_t)ceil((double)(q->output - 1) /
+								   f->m->tokens_per_step - 1e-9);
+			q->tok_contrib = (double)(q->prefix + q->prompt + 1) -
+					 (double)r->steps * f->m->tokens_per_step;
 			r->tok_a[q->rank] += q->tok_contrib;
 			r->tok_n[q->rank]++;
 			dheap_push(r, q->finish_step, id, f);

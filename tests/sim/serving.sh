@@ -1,0 +1,45 @@
+#!/bin/sh
+# Serving-model options from the command line: multi-token prediction from
+# the scenario (reported, and refused out of range naming file, line and
+# key), and sim refusing --threads, which only size and propose use.
+. "$top_srcdir/tests/cli/lib.sh"
+
+cat > "$tmp/mtp.scenario" <<'EOS'
+model = DeepSeek-V3
+gpu = H100 SXM 80GB
+users = 400
+context = 5k
+formats = fp8-mix
+gpus_per_replica = 16
+mtp_acceptance = 0.85
+EOS
+tpot() { printf '%s\n' "$1" | sed -n 's/^tpot_mean_s = //p'; }
+args="--replicas 1 --duration 300 --warmup 30 --no-archive -q"
+run "$WZPLAN" sim --scenario "$tmp/mtp.scenario" $args
+expect_rc 0 "sim with MTP"
+contains "$out" "decode_tokens_per_step = 1.8500" "  1 + 0.85 tokens per step"
+contains "$out" "mtp_acceptance = 0.85" "  the parameter is reported"
+with=$(tpot "$out")
+sed 's/^mtp_acceptance = 0.85$/mtp_acceptance = 0/' "$tmp/mtp.scenario" > "$tmp/off.scenario"
+run "$WZPLAN" sim --scenario "$tmp/off.scenario" $args
+without=$(tpot "$out")
+awk -v a="$without" -v b="$with" 'BEGIN { exit !(a > 1.3 * b && a < 1.85 * b) }'
+ok $? "MTP cuts the mean time per output token ($without s to $with s), by less than 1.85x"
+
+sed 's/^mtp_acceptance = 0.85$/mtp_acceptance = 1/' "$tmp/mtp.scenario" > "$tmp/one.scenario"
+run "$WZPLAN" sim --scenario "$tmp/one.scenario" $args
+expect_rc 2 "an acceptance of 1 is refused"
+contains "$err" "one.scenario:7: mtp_acceptance" "  naming file, line and key"
+printf 'mtp_draft_tokens = 9\n' >> "$tmp/mtp.scenario"
+run "$WZPLAN" sim --scenario "$tmp/mtp.scenario" $args
+expect_rc 2 "nine draft tokens are refused"
+contains "$err" "mtp.scenario:8: mtp_draft_tokens" "  naming file, line and key"
+
+run "$WZPLAN" sim --threads 2 $args
+expect_rc 2 "sim refuses --threads"
+contains "$err" "size and propose" "  and says where it belongs"
+run "$WZPLAN" sim --help
+printf '%s\n' "$out" | grep -q -- '--threads'; [ $? -ne 0 ]; ok $? "sim's help does not offer --threads"
+run "$WZPLAN" size --help
+contains "$out" "--threads N" "size's help does"
+done_testing
