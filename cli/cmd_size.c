@@ -153,6 +153,27 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 				  "%s (wzplan cost --mode scaling).",
 			       s->scn->baseline_gpus, s->scn->baseline_format,
 			       wzm_rounding_name(s->scn->rounding));
+	/* A fleet decided by a p99 of a few tail requests can move by a
+	 * step of the search in a longer run, and a smaller format can then
+	 * come out larger by chance: say which. */
+	for (int i = 0; i < n; i++) {
+		const wzs_search *sr = &rows[i].search;
+		if (sr->marginal)
+			wzp_table_note(t, "%s: at %ld replica%s a p99 target lies inside its p99's 95%% "
+					  "interval (TTFT %.3f..%.3f s, TPOT %.4f..%.4f s): met by chance as "
+					  "much as by capacity; simulate longer to tell.",
+				       rows[i].size.name, sr->replicas, sr->replicas == 1 ? "" : "s",
+				       sr->result.ttft.p99_lo,
+				       sr->result.ttft.p99_hi, sr->result.tpot.p99_lo,
+				       sr->result.tpot.p99_hi);
+		if (sr->below_marginal)
+			wzp_table_note(t, "%s: %ld replica%s missed a p99 target that lies inside its "
+					  "p99's 95%% interval (p99 TTFT %.3f s, TPOT %.4f s): missed by "
+					  "chance as much as by capacity; simulate longer to tell.",
+				       rows[i].size.name, sr->below, sr->below == 1 ? "" : "s",
+				       sr->below_ttft_p99,
+				       sr->below_tpot_p99);
+	}
 	return t;
 }
 

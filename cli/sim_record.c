@@ -192,6 +192,8 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 			       r->size.bits_per_value, NULL);
 		wza_run_figure(run, "simulation", r->size.name, "binds", NAN,
 			       wzs_binding_name(r->search.binding));
+		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
+			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
 		if (!r->search.below)
 			continue;
 		const char *t = "simulation_below";

@@ -27,6 +27,11 @@ double wzs_hist_mean(const wzs_hist *h);
 
 typedef struct {
 	double p50, p90, p99, mean, max;
+	/* A 95% interval for the p99 from the run's own samples (order
+	 * statistics, no distribution assumed): a short run's p99 rests on a
+	 * few tail requests, and a target inside this interval is met or
+	 * missed by chance. */
+	double p99_lo, p99_hi;
 	unsigned long long n;
 } wzs_summary;
 
