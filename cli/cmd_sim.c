@@ -54,7 +54,7 @@ static int store(int argc, char **argv, const char *archive, const wz_sim_setup 
 		return wz_cli_fail("sim", &diag);
 	wzm_fleet fleet = { 0 };
 	fleet.replicas = res->replicas;
-	fleet.gpus = res->replicas * setup->scn->mem.gpus_per_replica;
+	fleet.gpus = res->replicas * wz_sim_gpus_per_replica(setup);
 	fleet.gpus_exact = (double)fleet.gpus;
 	fleet.gpus_up = fleet.gpus_nearest = fleet.gpus;
 	wzm_fleet_price(&fleet, &rates);

@@ -26,6 +26,8 @@ const char wz_sim_opts_help[] =
 	"  --seed N               random seed (default 1)\n"
 	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
 	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n"
+	"  --serving M            aggregated (default) or disaggregated: prefills on a pool\n"
+	"                         of prefill_gpus_per_replica GPUs, the cache moved to decode\n"
 	"  --restore-rates FILE   host decode rates of restores from the offload tier (the\n"
 	"                         file bench/bench_restore writes; needed for a wzx one)\n";
 
@@ -49,6 +51,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1110: o->speedup_all = 1; break;
 	case 1111: o->threads = arg; break;
 	case 1112: o->restore_rates = arg; break;
+	case 1113: o->serving = arg; break;
 	default: return -1;
 	}
 	return 0;
@@ -75,6 +78,12 @@ static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
 		if (strlen(o->offload_format) >= sizeof p->offload_format)
 			return wz_cli_usage(cmd, "--offload-format: name too long");
 		snprintf(p->offload_format, sizeof p->offload_format, "%s", o->offload_format);
+	}
+	if (o->serving) {
+		if (strcmp(o->serving, "aggregated") && strcmp(o->serving, "disaggregated"))
+			return wz_cli_usage(cmd, "--serving: '%s': use aggregated or disaggregated",
+					    o->serving);
+		p->disaggregated = !strcmp(o->serving, "disaggregated");
 	}
 	if (o->ttft && (rc = wz_cli_double(cmd, "--ttft-p99", o->ttft, 1e-6, 86400, &p->ttft_p99_s)))
 		return rc;
@@ -205,6 +214,11 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 	if (rc)
 		wz_sim_setup_free(out);
 	return rc;
+}
+
+long wz_sim_gpus_per_replica(const wz_sim_setup *s)
+{
+	return s->scn->mem.gpus_per_replica + (s->params.disaggregated ? s->params.prefill_gpus : 0);
 }
 
 void wz_sim_setup_free(wz_sim_setup *s)

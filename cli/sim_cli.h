@@ -15,7 +15,7 @@
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup, *threads, *restore_rates;
+		*traffic, *speedup, *threads, *restore_rates, *serving;
 	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
@@ -33,9 +33,10 @@ typedef struct {
 	{ "speedup", required_argument, NULL, 1109 },                                   \
 	{ "speedup-think", no_argument, NULL, 1110 },                                   \
 	{ "threads", required_argument, NULL, 1111 },                                   \
-	{ "restore-rates", required_argument, NULL, 1112 }
+	{ "restore-rates", required_argument, NULL, 1112 },                             \
+	{ "serving", required_argument, NULL, 1113 }
 
-/* Records option `val` (1100..1112); returns 0 when it was one. */
+/* Records option `val` (1100..1113); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 /* --threads, for the commands that run several simulations (size, propose);
@@ -62,6 +63,10 @@ typedef struct {
 int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
 		      wz_sim_setup *out /* OUT */);
 void wz_sim_setup_free(wz_sim_setup *s);
+
+/* GPUs one replica takes: its own, and its prefill pool's when serving is
+ * disaggregated. */
+long wz_sim_gpus_per_replica(const wz_sim_setup *s);
 
 /* The replica model for one format spec; *size gets the resolved format.
  * Returns an exit status after printing any error. */

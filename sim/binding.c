@@ -14,10 +14,12 @@ wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
 		return WZS_BIND_UNKNOWN;
 	double ttft_over = r->ttft.p99 / p->ttft_p99_s, tpot_over = r->tpot.p99 / p->tpot_p99_s;
 	if (ttft_over > 1 && ttft_over >= tpot_over) {
-		double q = r->slow_ttft_queue_s, f = r->slow_ttft_prefill_s;
+		double q = r->slow_ttft_queue_s, f = r->slow_ttft_prefill_s, n = r->slow_ttft_transfer_s;
 		double s = r->slow_ttft_restore_s + r->slow_ttft_restore_decode_s;
-		if (q >= s && q >= f)
+		if (q >= s && q >= f && q >= n)
 			return WZS_BIND_HBM_CAPACITY;
+		if (n > s && n > f)
+			return WZS_BIND_NETWORK;
 		if (s < f)
 			return WZS_BIND_PREFILL_COMPUTE;
 		return r->slow_ttft_restore_decode_s > r->slow_ttft_restore_s ? WZS_BIND_RESTORE_DECODE
@@ -43,6 +45,7 @@ const char *wzs_binding_name(wzs_binding b)
 	case WZS_BIND_PREFILL_COMPUTE: return "prefill compute";
 	case WZS_BIND_RESTORE_BANDWIDTH: return "restore bandwidth";
 	case WZS_BIND_RESTORE_DECODE: return "restore decode (host CPU)";
+	case WZS_BIND_NETWORK: return "network (prefill to decode)";
 	case WZS_BIND_UNKNOWN: break;
 	}
 	return "unknown";

@@ -13,4 +13,5 @@ libwzsim_a_SOURCES = \
 	sim/speedup.c sim/speedup.h \
 	sim/search.c sim/search.h \
 	sim/binding.c sim/binding.h \
-	sim/restore_rates.c sim/restore_rates.h
+	sim/restore_rates.c sim/restore_rates.h \
+	sim/disagg.c

@@ -63,6 +63,8 @@ typedef struct {
 	 * tier, prefill), and the replicas' busy time by operation */
 	double slow_ttft_queue_s, slow_ttft_restore_s, slow_ttft_prefill_s;
 	double slow_ttft_restore_decode_s; /* restores that waited on the host's decode */
+	double slow_ttft_transfer_s;       /* disaggregated: the cache's move to decode */
+	double busy_pool_prefill_s;        /* disaggregated: prefill pool GPU-seconds */
 	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;

@@ -8,7 +8,8 @@
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
-	"mtp_acceptance", "mtp_draft_tokens", "max_batch", "queue_timeout_s",
+	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
+	"kv_transfer_gbps", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"pop_think_s", "pop_turns",
@@ -67,6 +68,13 @@ void wzs_params_default(wzs_params *p)
 	 * of 85-90% for the second token, one draft, and 1.8x the TPS. */
 	p->mtp_acceptance = 0;
 	p->mtp_draft_tokens = 1;
+	/* Aggregated serving unless the scenario splits prefill from decode.
+	 * The cache moves over each GPU's RDMA NIC: a DGX H100 has one 400 Gb/s
+	 * ConnectX-7 per GPU (NVIDIA DGX H100 user guide), 50 GB/s, and DeepEP
+	 * measures 43-58 GB/s per H800 GPU over RDMA (github.com/deepseek-ai/DeepEP). */
+	p->disaggregated = 0;
+	p->prefill_gpus = 0;
+	p->kv_transfer_gbps = 50;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -133,6 +141,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
+		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
 		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
 		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
@@ -170,6 +179,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "max_batch", &p->max_batch, 1, 1000000 },
 		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
 		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
+		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
 	};
@@ -201,6 +211,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: idle_policy: %s", origin,
 					   wz_kv_line(kv, "idle_policy"), inner.msg);
 	}
+	if ((v = wz_kv_get(kv, "serving"))) {
+		if (strcmp(v, "aggregated") && strcmp(v, "disaggregated"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: serving: '%s': use aggregated or disaggregated", origin,
+					   wz_kv_line(kv, "serving"), v);
+		p->disaggregated = !strcmp(v, "disaggregated");
+	}
+	if (p->disaggregated && p->prefill_gpus < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
+				   "prefill pool's GPUs per replica)",
+				   origin, wz_kv_line(kv, "serving"));
 	if ((v = wz_kv_get(kv, "attention_math"))) {
 		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
@@ -269,6 +291,11 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 				   "(at most %g)",
 				   where, p->occupancy_interval_s, p->duration_s / p->occupancy_interval_s,
 				   p->duration_s, WZS_MAX_SAMPLES);
+	if (p->disaggregated && p->prefill_gpus < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: disaggregated serving needs prefill_gpus_per_replica in the "
+				   "scenario (the prefill pool's GPUs per replica)",
+				   where);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
 				   where, p->warmup_s, p->duration_s);
@@ -322,6 +349,10 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
 	wz_buf_printf(out, "mtp_acceptance = %g\nmtp_draft_tokens = %ld\n", p->mtp_acceptance,
 		      p->mtp_draft_tokens);
+	wz_buf_printf(out, "serving = %s\n", p->disaggregated ? "disaggregated" : "aggregated");
+	if (p->disaggregated)
+		wz_buf_printf(out, "prefill_gpus_per_replica = %ld\nkv_transfer_gbps = %g\n",
+			      p->prefill_gpus, p->kv_transfer_gbps);
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
 		      p->park_after_s);

@@ -40,6 +40,12 @@ typedef struct {
 	 * the i-th draft is kept with probability mtp_acceptance^i */
 	double mtp_acceptance;    /* 0: no MTP */
 	long mtp_draft_tokens;
+	/* prefill/decode disaggregation: each replica's prefills run on a
+	 * separate pool of prefill_gpus GPUs, and the cache they compute moves
+	 * to the decode GPUs in the GPU format's bytes at kv_transfer_gbps */
+	int disaggregated;
+	long prefill_gpus;        /* per replica; needed when disaggregated */
+	double kv_transfer_gbps;  /* GB/s per prefill GPU */
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */

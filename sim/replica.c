@@ -85,6 +85,18 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
 	out->layers = model->layers;
 	out->restore_decode_tlps = 0;
+	if (p->disaggregated) {
+		out->prefill_gpus = (int)p->prefill_gpus;
+		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
+		out->kv_link_bps = p->kv_transfer_gbps * 1e9;
+		double room = out->mem.usable - out->mem.reserve;
+		if (out->prefill_weight_bytes_gpu > room)
+			return wz_diag_set(diag, WZ_ERR_RANGE,
+					   "%s on a prefill pool of %ld x %s: weights (%.1f GiB per GPU) "
+					   "and reserve leave no room; use more prefill GPUs per replica",
+					   model->name, p->prefill_gpus, gpu->name,
+					   out->prefill_weight_bytes_gpu / WZM_GIB);
+	}
 	if (out->blocks_per_rank < 1)
 		return wz_diag_set(diag, WZ_ERR_RANGE,
 				   "%s on %d x %s: the cache pool holds less than one block",
@@ -165,6 +177,16 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
 	return compute_s > mem_s;
 }
 
+double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	double compute_s = 2.0 * m->active_params * new_tokens / m->weight_flops +
+			   pairs * m->prefill_flops_pair / m->attn_flops;
+	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
+	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+}
+
 double wzs_prefill_pairs(double prefix, double n)
 {
 	/* Each new token attends to the prefix and to the new tokens before it. */
@@ -207,6 +229,9 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
 		      m->ssd_bps / 1e9);
+	if (m->prefill_gpus > 0)
+		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
+			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);
 	if (m->restore_decode_tlps > 0)
 		wz_buf_printf(out, "restore_decode_token_layers_per_gpu_s = %.0f\n"
 			      "restore_decode_gbps_per_gpu = %.3f\n",

@@ -46,6 +46,10 @@ typedef struct {
 	/* token-layers/s the host decodes for one GPU's restores (its share of
 	 * the node's cores); 0: the offload bytes need no decode */
 	double restore_decode_tlps;
+	/* prefill/decode disaggregation (0 prefill GPUs: aggregated) */
+	int prefill_gpus;          /* the replica's prefill pool */
+	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
+	double kv_link_bps;        /* bytes/s out of one prefill GPU */
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
 
@@ -97,6 +101,12 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
  * parallelism each rank runs attention for its own requests alone. */
 double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
 			double rank_pairs);
+
+/* Time of one request's prefill on one GPU of a disaggregated prefill pool:
+ * `new_tokens` attending to `pairs` pairs, with the weights spread over
+ * the pool (expert parallelism: each GPU's own tokens' FLOPs, balanced),
+ * and no decode to share the GPU with, so no chunking. */
+double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs);
 
 /* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
 double wzs_prefill_pairs(double prefix, double n);
