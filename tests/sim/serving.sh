@@ -42,6 +42,30 @@ run "$WZPLAN" sim --help
 printf '%s\n' "$out" | grep -q -- '--threads'; [ $? -ne 0 ]; ok $? "sim's help does not offer --threads"
 run "$WZPLAN" size --help
 contains "$out" "--threads N" "size's help does"
+# Disaggregated serving: the prefill pool's GPUs are counted in the fleet,
+# and --serving without a pool is refused.
+cat > "$tmp/pd.scenario" <<'EOS'
+model = DeepSeek-V3
+gpu = H100 SXM 80GB
+users = 200
+context = 16k
+formats = fp8-mix, wz-5.44
+gpus_per_replica = 16
+price_set = catalog
+serving = disaggregated
+prefill_gpus_per_replica = 16
+EOS
+run "$WZPLAN" size --scenario "$tmp/pd.scenario" --duration 300 --warmup 30 --max-replicas 8 --threads 1 \
+	--no-archive -q --report csv
+expect_rc 0 "size with disaggregated serving"
+printf '%s\n' "$out" | python3 -c 'import csv,sys
+rows = list(csv.DictReader(sys.stdin))
+assert rows and all(int(r["gpus"]) == 32 * int(r["replicas"]) for r in rows if r["replicas"] not in ("", "none")), rows'
+ok $? "  each replica counts its 16 decode and 16 prefill GPUs"
+run "$WZPLAN" sim --serving disaggregated --replicas 1 --no-archive -q
+expect_rc 2 "--serving disaggregated without a prefill pool is refused"
+contains "$err" "prefill_gpus_per_replica" "  naming the key to set"
+
 # The sweep point where wz-5.44 came out at 32 GPUs and fp8-mix at 16 (H100,
 # 100 users, 32k, 540 s measured): at one replica both formats' p99 TPOT
 # sits at the target with a few tail requests behind it, so the verdicts
