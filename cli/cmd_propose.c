@@ -33,7 +33,7 @@ static void help(void)
 	       "(with a measurement: every codec row), OUT/charts/\n"
 	       "(gnuplot data, scripts, PNG and SVG).\n"
 	       "\n"
-	       "%s\n%s"
+	       "%s\n%s%s"
 	       "  --simulate             size the fleets by simulating the scenario's users\n"
 	       "  --max-replicas N       the size search's limit (default 100000)\n"
 	       "  -q, --quiet            no simulation progress on standard error\n"
@@ -59,7 +59,7 @@ static void help(void)
 	       "Example:\n"
 	       "  wzplan propose --out wzplan-out\n"
 	       "  wzplan propose --simulate --duration 1200 --out sized\n",
-	       wz_scenario_opts_help, wz_sim_opts_help);
+	       wz_scenario_opts_help, wz_sim_opts_help, wz_sim_threads_help);
 }
 
 static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)

@@ -54,7 +54,7 @@ static int store(int argc, char **argv, const char *archive, const wz_sim_setup 
 		return wz_cli_fail("sim", &diag);
 	wzm_fleet fleet = { 0 };
 	fleet.replicas = res->replicas;
-	fleet.gpus = res->replicas * setup->scn->mem.gpus_per_replica;
+	fleet.gpus = res->replicas * wz_sim_gpus_per_replica(setup);
 	fleet.gpus_exact = (double)fleet.gpus;
 	fleet.gpus_up = fleet.gpus_nearest = fleet.gpus;
 	wzm_fleet_price(&fleet, &rates);
@@ -120,6 +120,9 @@ int wz_cmd_sim(int argc, char **argv)
 		return wz_cli_usage("sim", "unexpected argument '%s'", argv[optind]);
 	if (archive && no_archive)
 		return wz_cli_usage("sim", "--archive and --no-archive exclude each other");
+	if (simopts.threads)
+		return wz_cli_usage("sim", "--threads: sim runs one simulation, on one thread; "
+				    "--threads is for size and propose, which run several");
 	long replicas = 0;
 	if (replicas_arg && (rc = wz_cli_long("sim", "--replicas", replicas_arg, 1, 1000000, &replicas)))
 		return rc;

@@ -25,7 +25,7 @@ static void help(void)
 	       "run id printed on standard error; 'wzplan plot RUN' draws it and 'wzplan\n"
 	       "verify RUN' recomputes it.\n"
 	       "\n"
-	       "%s\n%s"
+	       "%s\n%s%s"
 	       "\n"
 	       "Search and output:\n"
 	       "  --max-replicas N       give up above N replicas (default 100000)\n"
@@ -41,7 +41,7 @@ static void help(void)
 	       "Examples:\n"
 	       "  wzplan size --users 500 --duration 900 --formats fp8-mix,wz-5.44\n"
 	       "  wzplan size --idle-policy offload --formats fp8-mix,wz-5.44,int4-g64\n",
-	       wz_scenario_opts_help, wz_sim_opts_help);
+	       wz_scenario_opts_help, wz_sim_opts_help, wz_sim_threads_help);
 }
 
 static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int n, int base)
@@ -135,13 +135,24 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
 		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
 		       p->max_batch, p->queue_timeout_s);
+	if (p->disaggregated)
+		wzp_table_note(t, "Serving: disaggregated; each replica's prefills run on %ld more "
+				  "GPUs (counted in GPUs), whole prompts first come first served, and "
+				  "the new tokens' cache moves to the decode GPUs in the format's bytes "
+				  "at %g GB/s per prefill GPU (in TTFT); the pool's size per replica is "
+				  "the scenario's, not searched.",
+			       p->prefill_gpus, p->kv_transfer_gbps);
+	if (p->mtp_acceptance > 0)
+		wzp_table_note(t, "Multi-token prediction: %ld draft token(s) verified per step, each "
+				  "kept with probability %g (to the power of its place).",
+			       p->mtp_draft_tokens, p->mtp_acceptance);
 	wzp_table_note(t, "Idle sessions: %s%s%s.", wzs_idle_policy_name(p->idle_policy),
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? ", offload format " : "",
 		       p->idle_policy == WZS_IDLE_OFFLOAD ? p->offload_format : "");
 	wzp_table_note(t, "Binds: the resource that made the largest fleet short of each one "
 			  "fail (HBM capacity: requests waited for cache blocks; decode compute or "
 			  "HBM bandwidth: decode steps, by their roofline; prefill compute; "
-			  "restore bandwidth: parked caches coming back; batch limit: max_batch).");
+			  "restore bandwidth or decode: parked caches coming back over the link, or decoded on the host; batch limit: max_batch).");
 	wzp_table_note(t, "Savings against %s; prices: %s.", s->scn->baseline_format,
 		       s->scn->price_set);
 	if (scaling)
@@ -149,6 +160,27 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 				  "%s (wzplan cost --mode scaling).",
 			       s->scn->baseline_gpus, s->scn->baseline_format,
 			       wzm_rounding_name(s->scn->rounding));
+	/* A fleet decided by a p99 of a few tail requests can move by a
+	 * step of the search in a longer run, and a smaller format can then
+	 * come out larger by chance: say which. */
+	for (int i = 0; i < n; i++) {
+		const wzs_search *sr = &rows[i].search;
+		if (sr->marginal)
+			wzp_table_note(t, "%s: at %ld replica%s a p99 target lies inside its p99's 95%% "
+					  "interval (TTFT %.3f..%.3f s, TPOT %.4f..%.4f s): met by chance as "
+					  "much as by capacity; simulate longer to tell.",
+				       rows[i].size.name, sr->replicas, sr->replicas == 1 ? "" : "s",
+				       sr->result.ttft.p99_lo,
+				       sr->result.ttft.p99_hi, sr->result.tpot.p99_lo,
+				       sr->result.tpot.p99_hi);
+		if (sr->below_marginal)
+			wzp_table_note(t, "%s: %ld replica%s missed a p99 target that lies inside its "
+					  "p99's 95%% interval (p99 TTFT %.3f s, TPOT %.4f s): missed by "
+					  "chance as much as by capacity; simulate longer to tell.",
+				       rows[i].size.name, sr->below, sr->below == 1 ? "" : "s",
+				       sr->below_ttft_p99,
+				       sr->below_tpot_p99);
+	}
 	return t;
 }
 

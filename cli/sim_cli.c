@@ -26,8 +26,14 @@ const char wz_sim_opts_help[] =
 	"  --seed N               random seed (default 1)\n"
 	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
 	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n"
-	"  --threads N            simulations size and propose run at once (default: one\n"
-	"                         per core); their results do not depend on it\n";
+	"  --serving M            aggregated (default) or disaggregated: prefills on a pool\n"
+	"                         of prefill_gpus_per_replica GPUs, the cache moved to decode\n"
+	"  --restore-rates FILE   host decode rates of restores from the offload tier (the\n"
+	"                         file bench/bench_restore writes; needed for a wzx one)\n";
+
+const char wz_sim_threads_help[] =
+	"  --threads N            simulations run at once (default: one per core); the\n"
+	"                         results do not depend on it\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {
@@ -44,6 +50,8 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1109: o->speedup = arg; break;
 	case 1110: o->speedup_all = 1; break;
 	case 1111: o->threads = arg; break;
+	case 1112: o->restore_rates = arg; break;
+	case 1113: o->serving = arg; break;
 	default: return -1;
 	}
 	return 0;
@@ -71,6 +79,12 @@ static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
 			return wz_cli_usage(cmd, "--offload-format: name too long");
 		snprintf(p->offload_format, sizeof p->offload_format, "%s", o->offload_format);
 	}
+	if (o->serving) {
+		if (strcmp(o->serving, "aggregated") && strcmp(o->serving, "disaggregated"))
+			return wz_cli_usage(cmd, "--serving: '%s': use aggregated or disaggregated",
+					    o->serving);
+		p->disaggregated = !strcmp(o->serving, "disaggregated");
+	}
 	if (o->ttft && (rc = wz_cli_double(cmd, "--ttft-p99", o->ttft, 1e-6, 86400, &p->ttft_p99_s)))
 		return rc;
 	if (o->tpot && (rc = wz_cli_double(cmd, "--tpot-p99", o->tpot, 1e-6, 3600, &p->tpot_p99_s)))
@@ -85,6 +99,33 @@ static int fail_at(const char *cmd, const wz_kv *kv, const char *key, const char
 	wz_diag_set(&diag, WZ_ERR_INPUT, "%s:%d: %s: %s", wz_kv_origin(kv), wz_kv_line(kv, key), key,
 		    msg);
 	return wz_cli_fail(cmd, &diag);
+}
+
+/* The rates file from --restore-rates, else the scenario's restore_rates
+ * (relative to the scenario's folder). */
+static int load_rates(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
+{
+	wz_diag diag;
+	if (o->restore_rates) {
+		if (strlen(o->restore_rates) >= sizeof out->params.restore_rates)
+			return wz_cli_usage(cmd, "--restore-rates: path too long");
+		snprintf(out->params.restore_rates, sizeof out->params.restore_rates, "%s",
+			 o->restore_rates);
+	} else {
+		const char *origin = wz_kv_origin(out->scn->kv), *slash = strrchr(origin, '/');
+		if (out->params.restore_rates[0] != '/' && slash) {
+			char path[sizeof out->params.restore_rates];
+			int n = snprintf(path, sizeof path, "%.*s/%s", (int)(slash - origin), origin,
+					 out->params.restore_rates);
+			if (n < 0 || (size_t)n >= sizeof path)
+				return fail_at(cmd, out->scn->kv, "restore_rates", "path too long");
+			memcpy(out->params.restore_rates, path, (size_t)n + 1);
+		}
+	}
+	if (wzs_restore_rates_read(out->params.restore_rates, &out->rates, &diag))
+		return wz_cli_fail(cmd, &diag);
+	out->has_rates = 1;
+	return 0;
 }
 
 int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
@@ -116,6 +157,8 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
+	if (!rc && (o->restore_rates || out->params.restore_rates[0]))
+		rc = load_rates(cmd, o, out);
 	out->speedup = 1;
 	long threads = sysconf(_SC_NPROCESSORS_ONLN);
 	if (!rc && o->threads)
@@ -173,6 +216,11 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 	return rc;
 }
 
+long wz_sim_gpus_per_replica(const wz_sim_setup *s)
+{
+	return s->scn->mem.gpus_per_replica + (s->params.disaggregated ? s->params.prefill_gpus : 0);
+}
+
 void wz_sim_setup_free(wz_sim_setup *s)
 {
 	wzt_traffic_free(s->traffic);
@@ -206,6 +254,14 @@ int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 	if (wzs_replica_model_build(m, s->gpu, &s->scn->mem, s->scn->context, size->record_per_layer,
 				    off.record_per_layer, cost, &s->params, out, &diag))
 		return wz_cli_fail(cmd, &diag);
+	/* Only a policy that parks sessions restores them. */
+	if (s->params.idle_policy == WZS_IDLE_OFFLOAD) {
+		double per_core;
+		if (wzs_restore_rate(s->has_rates ? &s->rates : NULL, size->name, off.name, &per_core,
+				     &diag))
+			return wz_cli_fail(cmd, &diag);
+		wzs_replica_model_set_restore_decode(out, &s->params, per_core);
+	}
 	return 0;
 }
 

@@ -8,13 +8,14 @@
 #include "cli/cli.h"
 #include "sim/params.h"
 #include "sim/replica.h"
+#include "sim/restore_rates.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "traces/traffic.h"
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup, *threads;
+		*traffic, *speedup, *threads, *restore_rates, *serving;
 	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
@@ -31,11 +32,16 @@ typedef struct {
 	{ "sort-traffic", no_argument, NULL, 1108 },                                    \
 	{ "speedup", required_argument, NULL, 1109 },                                   \
 	{ "speedup-think", no_argument, NULL, 1110 },                                   \
-	{ "threads", required_argument, NULL, 1111 }
+	{ "threads", required_argument, NULL, 1111 },                                   \
+	{ "restore-rates", required_argument, NULL, 1112 },                             \
+	{ "serving", required_argument, NULL, 1113 }
 
-/* Records option `val` (1100..1111); returns 0 when it was one. */
+/* Records option `val` (1100..1113); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
+/* --threads, for the commands that run several simulations (size, propose);
+ * `sim` runs one and refuses it. */
+extern const char wz_sim_threads_help[];
 
 typedef struct {
 	wzm_catalog *cat;
@@ -48,6 +54,8 @@ typedef struct {
 	double speedup;           /* replay: session arrivals were sped up by this */
 	int speedup_all;          /* ...and the time between turns too */
 	int threads;              /* simulations run at once by size and propose */
+	wzs_restore_rates rates;  /* host decode rates of restores (has_rates) */
+	int has_rates;
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing
@@ -55,6 +63,10 @@ typedef struct {
 int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
 		      wz_sim_setup *out /* OUT */);
 void wz_sim_setup_free(wz_sim_setup *s);
+
+/* GPUs one replica takes: its own, and its prefill pool's when serving is
+ * disaggregated. */
+long wz_sim_gpus_per_replica(const wz_sim_setup *s);
 
 /* The replica model for one format spec; *size gets the resolved format.
  * Returns an exit status after printing any error. */

@@ -41,6 +41,21 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 			free(text);
 		}
 	}
+	if (s->has_rates) {
+		/* The decode rates restores were timed with, kept whole: a rates
+		 * file is a few lines. */
+		char abs[PATH_MAX], hex[17];
+		const char *where = realpath(s->rates.origin, abs) ? abs : s->rates.origin;
+		uint64_t size = 0;
+		char *text = NULL;
+		size_t len = 0;
+		if (wz_hash_file(s->rates.origin, hex, &size, NULL) ||
+		    wz_read_file(s->rates.origin, TRAFFIC_KEEP_BYTES, &text, &len, NULL))
+			wza_run_input(run, "rates", "restore_rates", where, NULL, -1, NULL);
+		else
+			wza_run_input(run, "rates", "restore_rates", where, hex, (long long)size, text);
+		free(text);
+	}
 	const char *t = "sim_setup", *r = "setup";
 	wza_run_figure(run, t, r, "traffic", NAN,
 		       s->traffic ? (s->traffic->source ? s->traffic->source : s->traffic->origin)
@@ -177,6 +192,8 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 			       r->size.bits_per_value, NULL);
 		wza_run_figure(run, "simulation", r->size.name, "binds", NAN,
 			       wzs_binding_name(r->search.binding));
+		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
+			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
 		if (!r->search.below)
 			continue;
 		const char *t = "simulation_below";

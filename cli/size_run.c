@@ -120,7 +120,7 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 				    r->size.name, r->search.largest,
 				    r->search.largest < max_replicas ? " (one per session)" : "");
 		r->fleet.replicas = r->search.replicas;
-		r->fleet.gpus = r->search.replicas * s->scn->mem.gpus_per_replica;
+		r->fleet.gpus = r->search.replicas * wz_sim_gpus_per_replica(s);
 		r->fleet.gpus_exact = (double)r->fleet.gpus;
 		r->fleet.gpus_up = r->fleet.gpus_nearest = r->fleet.gpus;
 		wzm_fleet_price(&r->fleet, &rates);

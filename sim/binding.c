@@ -14,10 +14,16 @@ wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
 		return WZS_BIND_UNKNOWN;
 	double ttft_over = r->ttft.p99 / p->ttft_p99_s, tpot_over = r->tpot.p99 / p->tpot_p99_s;
 	if (ttft_over > 1 && ttft_over >= tpot_over) {
-		double q = r->slow_ttft_queue_s, s = r->slow_ttft_restore_s, f = r->slow_ttft_prefill_s;
-		if (q >= s && q >= f)
+		double q = r->slow_ttft_queue_s, f = r->slow_ttft_prefill_s, n = r->slow_ttft_transfer_s;
+		double s = r->slow_ttft_restore_s + r->slow_ttft_restore_decode_s;
+		if (q >= s && q >= f && q >= n)
 			return WZS_BIND_HBM_CAPACITY;
-		return s >= f ? WZS_BIND_RESTORE_BANDWIDTH : WZS_BIND_PREFILL_COMPUTE;
+		if (n > s && n > f)
+			return WZS_BIND_NETWORK;
+		if (s < f)
+			return WZS_BIND_PREFILL_COMPUTE;
+		return r->slow_ttft_restore_decode_s > r->slow_ttft_restore_s ? WZS_BIND_RESTORE_DECODE
+									       : WZS_BIND_RESTORE_BANDWIDTH;
 	}
 	if (tpot_over > 1) {
 		double dc = r->busy_decode_compute_s, dm = r->busy_decode_memory_s;
@@ -38,6 +44,8 @@ const char *wzs_binding_name(wzs_binding b)
 	case WZS_BIND_DECODE_BANDWIDTH: return "decode HBM bandwidth";
 	case WZS_BIND_PREFILL_COMPUTE: return "prefill compute";
 	case WZS_BIND_RESTORE_BANDWIDTH: return "restore bandwidth";
+	case WZS_BIND_RESTORE_DECODE: return "restore decode (host CPU)";
+	case WZS_BIND_NETWORK: return "network (prefill to decode)";
 	case WZS_BIND_UNKNOWN: break;
 	}
 	return "unknown";

@@ -16,6 +16,8 @@ typedef enum {
 	WZS_BIND_DECODE_BANDWIDTH,  /* decode steps too slow, bound by the bytes they read */
 	WZS_BIND_PREFILL_COMPUTE,   /* prefill passes: slow first tokens, or steps they delay */
 	WZS_BIND_RESTORE_BANDWIDTH, /* restoring parked caches over the host link or SSDs */
+	WZS_BIND_RESTORE_DECODE,    /* restoring parked caches: the host's decode of them */
+	WZS_BIND_NETWORK,           /* disaggregated: the cache's move from prefill to decode */
 	WZS_BIND_UNKNOWN            /* the failing run finished nothing to read */
 } wzs_binding;
 

@@ -10,14 +10,15 @@
 #include "sim/metrics.h"
 #include "sim/sim.h"
 
-enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE };
+enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE,
+       EV_KV_ARRIVE };
 /* Same-time order: finished work first frees blocks for what arrives. */
 enum { PRIO_OP_END = 0, PRIO_RESTORE = 1, PRIO_PARK = 2, PRIO_ARRIVAL = 3, PRIO_TIMEOUT = 4,
        PRIO_SAMPLE = 5 };
 
 enum { CACHE_NONE, CACHE_RESIDENT, CACHE_CPU, CACHE_SSD };
 enum { RQ_FREE, RQ_DEFERRED, RQ_QUEUED, RQ_RESTORING, RQ_PENDING, RQ_PREFILL, RQ_DECODE,
-       RQ_REFUSED };
+       RQ_REFUSED, RQ_POOL, RQ_JOINING };
 enum { OP_IDLE, OP_PREFILL, OP_DECODE };
 
 typedef struct {
@@ -40,6 +41,7 @@ typedef struct {
 	uint32_t serial;
 	uint8_t state, counted;
 	uint8_t batch_capped;         /* its last failed admission met max_batch, not memory */
+	uint8_t restore_decode_bound; /* its restore waited on the host's decode, not the link */
 	int32_t rank;
 	int32_t turn;
 	int64_t prefix, prompt, output, reuse, need_blocks;
@@ -50,6 +52,7 @@ typedef struct {
 	double requested;             /* when the trace or the user sent it */
 	double admitted, first_token;
 	double restored;              /* its cache back from the offload tier (= admitted if none) */
+	double pool_done;             /* disaggregated: its prefill done on the pool (0: none) */
 } wzs_req;
 
 typedef struct {
@@ -69,6 +72,11 @@ typedef struct {
 	int32_t q_head, q_tail;
 	long q_len;
 	int32_t pf_head, pf_tail;     /* waiting for prefill */
+	/* disaggregated: the prefill pool's GPUs and their links, free from
+	 * these times, and requests whose cache arrived, to join the batch at
+	 * the next step */
+	double *pool_free, *pool_link_free;
+	int32_t join_head, join_tail;
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
 	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
@@ -120,6 +128,11 @@ void wzs_on_op_end(wzs_fleet *f, int32_t rep, uint32_t gen);
 void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);
 void wzs_on_timeout(wzs_fleet *f, int32_t req, uint32_t serial);
+void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
+
+/* disagg.c: an admitted request's prefill on its replica's prefill pool,
+ * then its cache's transfer to the decode GPUs (EV_KV_ARRIVE). */
+void wzs_pool_prefill(wzs_fleet *f, int32_t rep, int32_t req);
 /* Places a session's cache at the start of a run as its idle state would
  * be: resident where there is room (and the policy keeps it), parked, or
  * nowhere. */

@@ -12,4 +12,6 @@ libwzsim_a_SOURCES = \
 	sim/sim.c sim/sim.h \
 	sim/speedup.c sim/speedup.h \
 	sim/search.c sim/search.h \
-	sim/binding.c sim/binding.h
+	sim/binding.c sim/binding.h \
+	sim/restore_rates.c sim/restore_rates.h \
+	sim/disagg.c

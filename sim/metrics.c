@@ -77,6 +77,13 @@ void wzs_hist_summary(const wzs_hist *h, wzs_summary *out)
 	out->p50 = wzs_hist_quantile(h, 0.50);
 	out->p90 = wzs_hist_quantile(h, 0.90);
 	out->p99 = wzs_hist_quantile(h, 0.99);
+	/* The number of samples below the p-quantile is binomial (n, p): the
+	 * ranks n p -+ 1.96 sqrt(n p (1 - p)) bracket the quantile with about
+	 * 95% confidence (normal approximation, rounded outwards). */
+	double n = (double)h->n, half = 1.96 * sqrt(n * 0.99 * 0.01);
+	double lo = floor(n * 0.99 - half), hi = ceil(n * 0.99 + half);
+	out->p99_lo = h->n ? wzs_hist_quantile(h, (lo < 1 ? 1 : lo) / n) : 0;
+	out->p99_hi = h->n ? (hi >= n ? h->max : wzs_hist_quantile(h, hi / n)) : 0;
 	out->mean = wzs_hist_mean(h);
 	out->max = h->max;
 	out->n = h->n;
@@ -109,6 +116,8 @@ static void summary(wz_buf *out, const char *name, const wzs_summary *s)
 	wz_buf_printf(out, "%s_p50_s = %.6f\n%s_p90_s = %.6f\n%s_p99_s = %.6f\n%s_mean_s = %.6f\n"
 		      "%s_max_s = %.6f\n",
 		      name, s->p50, name, s->p90, name, s->p99, name, s->mean, name, s->max);
+	if (!strcmp(name, "ttft") || !strcmp(name, "tpot"))
+		wz_buf_printf(out, "%s_p99_interval95_s = %.6f..%.6f\n", name, s->p99_lo, s->p99_hi);
 }
 
 void wzs_result_describe(const wzs_result *r, wz_buf *out)

@@ -27,6 +27,11 @@ double wzs_hist_mean(const wzs_hist *h);
 
 typedef struct {
 	double p50, p90, p99, mean, max;
+	/* A 95% interval for the p99 from the run's own samples (order
+	 * statistics, no distribution assumed): a short run's p99 rests on a
+	 * few tail requests, and a target inside this interval is met or
+	 * missed by chance. */
+	double p99_lo, p99_hi;
 	unsigned long long n;
 } wzs_summary;
 
@@ -57,6 +62,9 @@ typedef struct {
 	 * the TTFT target (queueing for admission, restoring from the offload
 	 * tier, prefill), and the replicas' busy time by operation */
 	double slow_ttft_queue_s, slow_ttft_restore_s, slow_ttft_prefill_s;
+	double slow_ttft_restore_decode_s; /* restores that waited on the host's decode */
+	double slow_ttft_transfer_s;       /* disaggregated: the cache's move to decode */
+	double busy_pool_prefill_s;        /* disaggregated: prefill pool GPU-seconds */
 	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;

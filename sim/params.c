@@ -7,9 +7,12 @@
 
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
-	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost", "max_batch", "queue_timeout_s",
+	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
+	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
+	"kv_transfer_gbps", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
-	"host_link_gbps", "ssd_gbps", "gpus_per_node", "pop_think_s", "pop_turns",
+	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
+	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
 	"pop_steady_start",
 	"duration_s", "warmup_s", "occupancy_interval_s", "seed", NULL
@@ -43,6 +46,12 @@ void wzs_params_default(wzs_params *p)
 	 * (FlashMLA reports ~3 of 3.35 TB/s and ~660 of 989 TFLOPS on H800). */
 	p->hbm_efficiency = 0.80;
 	p->compute_efficiency = 0.60;
+	/* Time per step outside the GPU's kernels.  No primary measurement for
+	 * a DeepSeek-V3 deployment was found: vLLM's v0.6.0 performance post
+	 * (blog.vllm.ai/2024/09/05/perf-update.html) gives shares, not times
+	 * (29% scheduling for Llama 3 8B on an H100 before its fixes), and
+	 * overlap schedulers (SGLang v0.4, TensorRT-LLM) hide most of it.  5 ms
+	 * is a documented parameter (docs/validation.md), not a measurement. */
 	p->step_overhead_s = 0.005;
 	p->attention_heads = 128; /* DeepSeek-V3's num_attention_heads */
 	p->attention_fp8 = 0;     /* FlashMLA computes attention in BF16 */
@@ -54,6 +63,18 @@ void wzs_params_default(wzs_params *p)
 	 * chunked_prefill_size), so a long prompt does not stall decode. */
 	p->prefill_chunk_tokens = 8192;
 	p->decode_cost[0] = '\0';
+	/* Off unless the scenario says the engine runs MTP.  DeepSeek-V3's
+	 * technical report (arXiv:2412.19437, sec. 5.4.3) measures an acceptance
+	 * of 85-90% for the second token, one draft, and 1.8x the TPS. */
+	p->mtp_acceptance = 0;
+	p->mtp_draft_tokens = 1;
+	/* Aggregated serving unless the scenario splits prefill from decode.
+	 * The cache moves over each GPU's RDMA NIC: a DGX H100 has one 400 Gb/s
+	 * ConnectX-7 per GPU (NVIDIA DGX H100 user guide), 50 GB/s, and DeepEP
+	 * measures 43-58 GB/s per H800 GPU over RDMA (github.com/deepseek-ai/DeepEP). */
+	p->disaggregated = 0;
+	p->prefill_gpus = 0;
+	p->kv_transfer_gbps = 50;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -64,6 +85,12 @@ void wzs_params_default(wzs_params *p)
 	p->host_link_gbps = 0;
 	p->ssd_gbps = 25;
 	p->gpus_per_node = 8;
+	/* DGX H100: dual Xeon Platinum 8480C, 112 cores in all (NVIDIA DGX H100
+	 * user guide, https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html).
+	 * Every core decoding restores is an upper bound on the host's rate:
+	 * the serving engine's own threads need some of them. */
+	p->restore_rates[0] = '\0';
+	p->restore_cores_per_node = 112;
 	/* Long sessions of modest turns: a session's first prefill (its whole
 	 * initial context) is then a small share of the work, as it is for users
 	 * who stay at long context. */
@@ -113,6 +140,8 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
+		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
+		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
 		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
 		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
@@ -120,6 +149,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "offload_ssd_gib", &(p)->offload_ssd_gib, 1, 0, 1e8, 0 },                  \
 		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
 		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
+		{ "restore_cores_per_node", &(p)->restore_cores_per_node, 1, 0, 1e5, 1 },    \
 		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
 		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
 		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
@@ -148,6 +178,8 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; long *dest; long min, max; } longs[] = {
 		{ "max_batch", &p->max_batch, 1, 1000000 },
 		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
+		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
+		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
 	};
@@ -179,6 +211,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: idle_policy: %s", origin,
 					   wz_kv_line(kv, "idle_policy"), inner.msg);
 	}
+	if ((v = wz_kv_get(kv, "serving"))) {
+		if (strcmp(v, "aggregated") && strcmp(v, "disaggregated"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: serving: '%s': use aggregated or disaggregated", origin,
+					   wz_kv_line(kv, "serving"), v);
+		p->disaggregated = !strcmp(v, "disaggregated");
+	}
+	if (p->disaggregated && p->prefill_gpus < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
+				   "prefill pool's GPUs per replica)",
+				   origin, wz_kv_line(kv, "serving"));
 	if ((v = wz_kv_get(kv, "attention_math"))) {
 		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
@@ -201,8 +245,9 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; char *dest; size_t size; } strings[] = {
 		{ "offload_format", p->offload_format, sizeof p->offload_format },
 		{ "decode_cost", p->decode_cost, sizeof p->decode_cost },
+		{ "restore_rates", p->restore_rates, sizeof p->restore_rates },
 	};
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
 		if (!(v = wz_kv_get(kv, strings[i].key)))
 			continue;
 		if (strlen(v) >= strings[i].size)
@@ -246,6 +291,11 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 				   "(at most %g)",
 				   where, p->occupancy_interval_s, p->duration_s / p->occupancy_interval_s,
 				   p->duration_s, WZS_MAX_SAMPLES);
+	if (p->disaggregated && p->prefill_gpus < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: disaggregated serving needs prefill_gpus_per_replica in the "
+				   "scenario (the prefill pool's GPUs per replica)",
+				   where);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
 				   where, p->warmup_s, p->duration_s);
@@ -297,6 +347,12 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
 		      p->prefill_chunk_tokens,
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
+	wz_buf_printf(out, "mtp_acceptance = %g\nmtp_draft_tokens = %ld\n", p->mtp_acceptance,
+		      p->mtp_draft_tokens);
+	wz_buf_printf(out, "serving = %s\n", p->disaggregated ? "disaggregated" : "aggregated");
+	if (p->disaggregated)
+		wz_buf_printf(out, "prefill_gpus_per_replica = %ld\nkv_transfer_gbps = %g\n",
+			      p->prefill_gpus, p->kv_transfer_gbps);
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
 		      p->park_after_s);
@@ -307,6 +363,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	else
 		wz_buf_printf(out, "host_link_gbps = (half the GPU's pcie_gbps)\n");
 	wz_buf_printf(out, "ssd_gbps = %g\ngpus_per_node = %ld\n", p->ssd_gbps, p->gpus_per_node);
+	wz_buf_printf(out, "restore_rates = %s\nrestore_cores_per_node = %g\n",
+		      p->restore_rates[0] ? p->restore_rates : "(none)", p->restore_cores_per_node);
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,

@@ -35,6 +35,17 @@ typedef struct {
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
 	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
+	/* multi-token prediction (speculative decode with the model's MTP
+	 * head): each step verifies 1 + mtp_draft_tokens tokens per request and
+	 * the i-th draft is kept with probability mtp_acceptance^i */
+	double mtp_acceptance;    /* 0: no MTP */
+	long mtp_draft_tokens;
+	/* prefill/decode disaggregation: each replica's prefills run on a
+	 * separate pool of prefill_gpus GPUs, and the cache they compute moves
+	 * to the decode GPUs in the GPU format's bytes at kv_transfer_gbps */
+	int disaggregated;
+	long prefill_gpus;        /* per replica; needed when disaggregated */
+	double kv_transfer_gbps;  /* GB/s per prefill GPU */
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */
@@ -46,6 +57,10 @@ typedef struct {
 	double host_link_gbps;    /* GB/s per GPU; 0: half the catalog's pcie_gbps */
 	double ssd_gbps;          /* GB/s per node */
 	long gpus_per_node;
+	/* A wzx restore is decoded on the host: no faster than these cores
+	 * decode it at the measured per-core rate (sim/restore_rates.h). */
+	char restore_rates[512];  /* rates file (bench/bench_restore); "" none */
+	double restore_cores_per_node; /* host cores decoding restores, per node */
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */

@@ -63,6 +63,19 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	out->overhead_s = p->step_overhead_s;
 	out->decode_cost = decode_cost;
+	/* With MTP a step verifies the drafts: a request gains the accepted
+	 * prefix, 1 + a + a^2 + ... + a^k tokens on average (acceptance taken
+	 * as its expectation, not drawn per step). */
+	out->verify_tokens = 1;
+	out->tokens_per_step = 1;
+	if (p->mtp_acceptance > 0) {
+		double keep = 1;
+		for (long i = 0; i < p->mtp_draft_tokens; i++) {
+			keep *= p->mtp_acceptance;
+			out->tokens_per_step += keep;
+		}
+		out->verify_tokens = 1 + (double)p->mtp_draft_tokens;
+	}
 	double nodes = ceil((double)out->gpus / (double)p->gpus_per_node);
 	out->cpu_bytes = nodes * p->offload_cpu_gib * WZM_GIB;
 	out->ssd_bytes = nodes * p->offload_ssd_gib * WZM_GIB;
@@ -70,11 +83,43 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->host_link_bps = (p->host_link_gbps > 0 ? p->host_link_gbps
 				: (isnan(gpu->pcie_gbps) ? 0 : gpu->pcie_gbps / 2)) * 1e9;
 	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
+	out->layers = model->layers;
+	out->restore_decode_tlps = 0;
+	if (p->disaggregated) {
+		out->prefill_gpus = (int)p->prefill_gpus;
+		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
+		out->kv_link_bps = p->kv_transfer_gbps * 1e9;
+		double room = out->mem.usable - out->mem.reserve;
+		if (out->prefill_weight_bytes_gpu > room)
+			return wz_diag_set(diag, WZ_ERR_RANGE,
+					   "%s on a prefill pool of %ld x %s: weights (%.1f GiB per GPU) "
+					   "and reserve leave no room; use more prefill GPUs per replica",
+					   model->name, p->prefill_gpus, gpu->name,
+					   out->prefill_weight_bytes_gpu / WZM_GIB);
+	}
 	if (out->blocks_per_rank < 1)
 		return wz_diag_set(diag, WZ_ERR_RANGE,
 				   "%s on %d x %s: the cache pool holds less than one block",
 				   model->name, out->gpus, gpu->name);
 	return WZ_OK;
+}
+
+void wzs_replica_model_set_restore_decode(wzs_replica_model *m, const wzs_params *p,
+					  double per_core_tlps)
+{
+	m->restore_decode_tlps = per_core_tlps > 0 ? per_core_tlps * p->restore_cores_per_node /
+							     (double)p->gpus_per_node
+						   : 0;
+}
+
+double wzs_restore_time(const wzs_replica_model *m, double tokens, double link_bps,
+			int *decode_bound)
+{
+	double transfer = tokens * m->offload_token_bytes / link_bps;
+	double decode = m->restore_decode_tlps > 0 ? tokens * m->layers / m->restore_decode_tlps : 0;
+	if (decode_bound)
+		*decode_bound = decode > transfer;
+	return decode > transfer ? decode : transfer;
 }
 
 static double touched_formula(double active_share, double batch)
@@ -101,11 +146,14 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	 * GPU; attention work stays with the rank holding the request, except
 	 * with TP, where heads are split but each rank reads the whole latent
 	 * (MLA caches are not split across tensor-parallel ranks). */
-	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, batch);
+	/* Verifying MTP drafts multiplies the query tokens, so the FLOPs and
+	 * the experts touched, but the cache is read once per step. */
+	double queries = batch * m->verify_tokens;
+	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
 	*mem_s = (weight_read + cache_read) / m->hbm_bps;
-	double weight_fl = 2.0 * m->active_params * batch / m->gpus;
-	double attn_fl = rank_tokens * m->attn_flops_pair;
+	double weight_fl = 2.0 * m->active_params * queries / m->gpus;
+	double attn_fl = rank_tokens * m->attn_flops_pair * m->verify_tokens;
 	if (m->tensor_parallel)
 		attn_fl /= m->gpus;
 	*compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
@@ -127,6 +175,16 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
 	double mem_s, compute_s;
 	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
 	return compute_s > mem_s;
+}
+
+double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	double compute_s = 2.0 * m->active_params * new_tokens / m->weight_flops +
+			   pairs * m->prefill_flops_pair / m->attn_flops;
+	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
+	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
 }
 
 double wzs_prefill_pairs(double prefix, double n)
@@ -165,8 +223,20 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
 		      "decode_cost_factor = %g\n",
 		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);
+	wz_buf_printf(out, "decode_query_tokens_per_request = %g\ndecode_tokens_per_step = %.4f\n",
+		      m->verify_tokens, m->tokens_per_step);
 	wz_buf_printf(out, "offload_cpu_gib_per_replica = %.0f\noffload_ssd_gib_per_replica = %.0f\n"
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
 		      m->ssd_bps / 1e9);
+	if (m->prefill_gpus > 0)
+		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
+			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);
+	if (m->restore_decode_tlps > 0)
+		wz_buf_printf(out, "restore_decode_token_layers_per_gpu_s = %.0f\n"
+			      "restore_decode_gbps_per_gpu = %.3f\n",
+			      m->restore_decode_tlps, m->restore_decode_tlps / m->layers *
+						      m->offload_token_bytes / 1e9);
+	else
+		wz_buf_printf(out, "restore_decode = none (the offload bytes are copied as they are)\n");
 }

@@ -36,10 +36,20 @@ typedef struct {
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
 	double overhead_s;
 	double decode_cost;        /* cache bytes read are multiplied by this */
+	double verify_tokens;      /* query tokens per request in a decode step (1 + MTP drafts) */
+	double tokens_per_step;    /* expected tokens a request gains per step (1 without MTP) */
 	/* offload tier, per replica */
 	double cpu_bytes, ssd_bytes;
 	double host_link_bps;      /* per GPU */
 	double ssd_bps;            /* per replica (nodes x per-node) */
+	double layers;             /* a token's cache is this many token-layers */
+	/* token-layers/s the host decodes for one GPU's restores (its share of
+	 * the node's cores); 0: the offload bytes need no decode */
+	double restore_decode_tlps;
+	/* prefill/decode disaggregation (0 prefill GPUs: aggregated) */
+	int prefill_gpus;          /* the replica's prefill pool */
+	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
+	double kv_link_bps;        /* bytes/s out of one prefill GPU */
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
 
@@ -51,6 +61,19 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       const wzm_memory_params *mem, long context, double record_per_layer,
 			       double offload_per_layer, double decode_cost, const wzs_params *p,
 			       wzs_replica_model *out /* OUT */, wz_diag *diag);
+
+/* Sets the host decode rate of restores from a measured per-core rate
+ * (sim/restore_rates.h; 0: no decode): each GPU's restores get its share,
+ * restore_cores_per_node / gpus_per_node, of the node's cores. */
+void wzs_replica_model_set_restore_decode(wzs_replica_model *m, const wzs_params *p,
+					  double per_core_tlps);
+
+/* Seconds to bring `tokens` cached tokens back over a path of `link_bps`
+ * bytes/s: the transfer of their offload bytes or the host's decode of
+ * them, whichever is slower (the two run as a pipeline).  *decode_bound
+ * (may be NULL) says whether the decode was the slower. */
+double wzs_restore_time(const wzs_replica_model *m, double tokens, double link_bps,
+			int *decode_bound /* OUT */);
 
 /* Share of the weights a decode step over `batch` tokens reads.  Each token
  * reads a share a = active/total of the weights (its experts); if tokens
@@ -78,6 +101,12 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
  * parallelism each rank runs attention for its own requests alone. */
 double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
 			double rank_pairs);
+
+/* Time of one request's prefill on one GPU of a disaggregated prefill pool:
+ * `new_tokens` attending to `pairs` pairs, with the weights spread over
+ * the pool (expert parallelism: each GPU's own tokens' FLOPs, balanced),
+ * and no decode to share the GPU with, so no chunking. */
+double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs);
 
 /* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
 double wzs_prefill_pairs(double prefix, double n);

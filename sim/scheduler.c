@@ -32,17 +32,21 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
 		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
 		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
+		int pool = f->m->prefill_gpus > 0 ? f->m->prefill_gpus : 1;
+		r->pool_free = calloc((size_t)pool, sizeof *r->pool_free);
+		r->pool_link_free = calloc((size_t)pool, sizeof *r->pool_link_free);
 		r->lru_head = malloc((size_t)ranks * sizeof *r->lru_head);
 		r->lru_tail = malloc((size_t)ranks * sizeof *r->lru_tail);
 		if (!r->free_blocks || !r->admitted || !r->tok_n || !r->idle_blocks || !r->tok_a ||
-		    !r->link_free || !r->pf_pairs || !r->pf_budget || !r->lru_head || !r->lru_tail)
+		    !r->link_free || !r->pf_pairs || !r->pf_budget || !r->lru_head || !r->lru_tail ||
+		    !r->pool_free || !r->pool_link_free)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
 			r->free_total += f->m->blocks_per_rank;
 			r->lru_head[k] = r->lru_tail[k] = -1;
 		}
-		r->q_head = r->q_tail = r->pf_head = r->pf_tail = -1;
+		r->q_head = r->q_tail = r->pf_head = r->pf_tail = r->join_head = r->join_tail = -1;
 	}
 	return WZ_OK;
 }
@@ -61,6 +65,8 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->link_free);
 		free(r->pf_pairs);
 		free(r->pf_budget);
+		free(r->pool_free);
+		free(r->pool_link_free);
 		free(r->lru_head);
 		free(r->lru_tail);
 		free(r->dheap);
@@ -230,11 +236,13 @@ static void evict_for(wzs_fleet *f, wzs_rep *r, int rank, int64_t need)
 	}
 }
 
-static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step)
+/* Cached tokens of the busiest rank at `step`: each running request holds
+ * its context at joining plus tokens_per_step per step since. */
+static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step, double per_step)
 {
 	double best = 0;
 	for (int k = 0; k < ranks; k++) {
-		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step;
+		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step * per_step;
 		if (t > best)
 			best = t;
 	}
@@ -296,20 +304,21 @@ static void start_op(wzs_fleet *f, int32_t ri)
 		return;
 	/* Nothing joins or leaves the batch until the first request finishes,
 	 * unless a prefill cuts in: one event for the whole epoch.  Step time is
-	 * linear in the tokens read, which grow by one per request per step, so
+	 * linear in the tokens read, which grow by one per request per step (or
+	 * MTP's tokens_per_step), so
 	 * the epoch's length is an arithmetic series between its first and last
 	 * steps (the busiest rank's roofline, taken at both ends). */
 	int64_t k = r->pf_head >= 0 ? 1 : r->dheap[0].step - r->steps;
 	if (k < 1)
 		k = 1;
-	double batch = (double)r->dn;
-	double t0 = wzs_step_time(f->m, batch, (double)rank_tokens_max(r, f->m->ranks, r->steps));
-	double tl = wzs_step_time(f->m, batch,
-				  (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1));
+	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
+	double first = (double)rank_tokens_max(r, f->m->ranks, r->steps, per_step);
+	double last = (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1, per_step);
+	double t0 = wzs_step_time(f->m, batch, first);
+	double tl = wzs_step_time(f->m, batch, last);
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
-	r->op_compute_bound = wzs_step_compute_bound(f->m, batch,
-						     (double)rank_tokens_max(r, f->m->ranks, r->steps));
+	r->op_compute_bound = wzs_step_compute_bound(f->m, batch, first);
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
@@ -344,6 +353,10 @@ static void cut_epoch(wzs_fleet *f, int32_t ri)
 
 static void pending_append(wzs_fleet *f, int32_t ri, int32_t id)
 {
+	if (f->m->prefill_gpus > 0) {
+		wzs_pool_prefill(f, ri, id);
+		return;
+	}
 	wzs_rep *r = REP(f, ri);
 	wzs_req *q = &f->reqs[id];
 	q->state = RQ_PENDING;
@@ -436,8 +449,8 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 			wzs_hist_add(f->h_queue, f->now - q->arrival);
 		if (s->cache == CACHE_CPU || s->cache == CACHE_SSD) {
 			/* Restore over the GPU's host link, queued behind earlier
-			 * restores on that link (and on the node's SSDs). */
-			double bytes = tier_bytes(f, s);
+			 * restores on that link (and on the node's SSDs), no faster
+			 * than the host decodes the offload format. */
 			double bw = f->m->host_link_bps;
 			double start = f->now > r->link_free[k] ? f->now : r->link_free[k];
 			if (s->cache == CACHE_SSD) {
@@ -446,7 +459,9 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 				if (r->ssd_free > start)
 					start = r->ssd_free;
 			}
-			double done = start + bytes / bw;
+			int decode_bound;
+			double done = start + wzs_restore_time(f->m, (double)s->ctx, bw, &decode_bound);
+			q->restore_decode_bound = (uint8_t)decode_bound;
 			r->link_free[k] = done;
 			if (s->cache == CACHE_SSD)
 				r->ssd_free = done;
@@ -616,6 +631,63 @@ static void finish(wzs_fleet *f, wzs_rep *r, int32_t id)
 	wzs_request_done(f, id, f->now, 0, 0);
 }
 
+/* A request with its first token joins the decode batch at this step. */
+static void join_decode(wzs_fleet *f, wzs_rep *r, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	q->state = RQ_DECODE;
+	/* The first token came with the prefill; MTP's steps each bring
+	 * tokens_per_step of the rest on average. */
+	q->finish_step = r->steps + (int64_t)ceil((double)(q->output - 1) / f->m->tokens_per_step -
+						  1e-9);
+	q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps * f->m->tokens_per_step;
+	r->tok_a[q->rank] += q->tok_contrib;
+	r->tok_n[q->rank]++;
+	dheap_push(r, q->finish_step, id, f);
+}
+
+/* Disaggregated: the requests whose cache arrived during a decode step
+ * join at its end. */
+static void join_arrived(wzs_fleet *f, wzs_rep *r)
+{
+	while (r->join_head >= 0) {
+		int32_t id = r->join_head;
+		r->join_head = f->reqs[id].next;
+		f->reqs[id].next = -1;
+		join_decode(f, r, id);
+	}
+	r->join_tail = -1;
+}
+
+void wzs_on_kv_arrive(wzs_fleet *f, int32_t id, uint32_t serial)
+{
+	wzs_req *q = &f->reqs[id];
+	if (q->serial != serial || q->state != RQ_POOL)
+		return;
+	int32_t ri = f->sess[q->session].replica;
+	wzs_rep *r = REP(f, ri);
+	q->prefilled = q->prefix - q->reuse + q->prompt;
+	q->first_token = f->now;
+	if (q->output <= 1) {
+		finish(f, r, id);
+		try_admit(f, ri);
+		return;
+	}
+	q->state = RQ_JOINING;
+	q->next = -1;
+	if (r->join_tail >= 0)
+		f->reqs[r->join_tail].next = id;
+	else
+		r->join_head = id;
+	r->join_tail = id;
+	if (r->op == OP_IDLE) {
+		join_arrived(f, r);
+		start_op(f, ri);
+	} else {
+		cut_epoch(f, ri); /* the batch changes at the next step */
+	}
+}
+
 void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 {
 	wzs_rep *r = REP(f, ri);
@@ -662,12 +734,7 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 				id = next;
 				continue;
 			}
-			q->state = RQ_DECODE;
-			q->finish_step = r->steps + q->output - 1;
-			q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps;
-			r->tok_a[q->rank] += q->tok_contrib;
-			r->tok_n[q->rank]++;
-			dheap_push(r, q->finish_step, id, f);
+			join_decode(f, r, id);
 			id = next;
 		}
 	} else {
@@ -682,6 +749,7 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 	}
 	r->last_op = r->op;
 	r->op = OP_IDLE;
+	join_arrived(f, r);
 	try_admit(f, ri);
 	start_op(f, ri);
 }

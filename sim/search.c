@@ -68,6 +68,15 @@ static void note_failure(wzs_search *out, const wzs_params *p, long replicas,
 	out->below_refused_timeout = res->refused_timeout;
 	out->below_refused_too_big = res->refused_too_big;
 	out->below_completed = res->completed;
+	out->below_marginal = wzs_within_noise(p, res);
+}
+
+int wzs_within_noise(const wzs_params *p, const wzs_result *r)
+{
+	if (r->refused || r->completed == 0)
+		return 0;
+	return (r->ttft.p99_lo <= p->ttft_p99_s && p->ttft_p99_s <= r->ttft.p99_hi) ||
+	       (r->tpot.n > 0 && r->tpot.p99_lo <= p->tpot_p99_s && p->tpot_p99_s <= r->tpot.p99_hi);
 }
 
 /* Takes a probe's result as the one-thread search would have. */
@@ -204,5 +213,6 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 			return err;
 	}
 	out->replicas = good;
+	out->marginal = wzs_within_noise(base->params, &out->result);
 	return WZ_OK;
 }

@@ -23,7 +23,16 @@ typedef struct {
 	double below_ttft_p99, below_tpot_p99;
 	unsigned long long below_refused_timeout, below_refused_too_big, below_completed;
 	wzs_binding binding;  /* what made `below` fail: what binds the fleet */
+	/* The verdicts that decided the answer were within the p99s' sampling
+	 * noise (wzs_within_noise): `replicas` passed, or `below` failed, with
+	 * a target inside the p99's 95% interval, so a longer run may move the
+	 * answer by a step of the search. */
+	int marginal, below_marginal;
 } wzs_search;
+
+/* Whether a run's verdict could be the p99's sampling noise: no request
+ * refused, and a target inside its p99's 95% interval (TTFT or TPOT). */
+int wzs_within_noise(const wzs_params *p, const wzs_result *r);
 
 /* Searches 1, 2, 4, ... until a run meets the targets (at most
  * max_replicas), then bisects between the last failing and the first

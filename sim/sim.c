@@ -220,8 +220,16 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			wzs_hist_add(f->h_ttft, ttft);
 			if (ttft > f->p->ttft_p99_s) {
 				f->res->slow_ttft_queue_s += q->admitted - q->arrival;
-				f->res->slow_ttft_restore_s += q->restored - q->admitted;
-				f->res->slow_ttft_prefill_s += q->first_token - q->restored;
+				if (q->restore_decode_bound)
+					f->res->slow_ttft_restore_decode_s += q->restored - q->admitted;
+				else
+					f->res->slow_ttft_restore_s += q->restored - q->admitted;
+				if (q->pool_done > 0) {
+					f->res->slow_ttft_prefill_s += q->pool_done - q->restored;
+					f->res->slow_ttft_transfer_s += q->first_token - q->pool_done;
+				} else {
+					f->res->slow_ttft_prefill_s += q->first_token - q->restored;
+				}
 			}
 			if (q->output > 1)
 				wzs_hist_add(f->h_tpot, tpot);
@@ -446,6 +454,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 		case EV_USER_TURN: population_turn(&f, (int32_t)ev.a); break;
 		case EV_REPLAY: replay_row(&f, ev.a); break;
 		case EV_TIMEOUT: wzs_on_timeout(&f, (int32_t)ev.a, ev.b); break;
+		case EV_KV_ARRIVE: wzs_on_kv_arrive(&f, (int32_t)ev.a, ev.b); break;
 		case EV_SAMPLE:
 			if ((err = sample(&f)))
 				goto done;

@@ -1,0 +1,145 @@
+/* Prefill/decode disaggregation: a request's TTFT is its prefill on the
+ * pool plus its new tokens' cache moving in the GPU format's bytes (so a
+ * smaller format's first token comes sooner), decode is never held up by
+ * another request's prefill, and a pool too small for the weights is
+ * refused. */
+#include "tests/tap.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "codec/format.h"
+#include "costmodel/catalog.h"
+#include "sim/binding.h"
+#include "sim/sim.h"
+
+static const wzm_model *dsv3;
+static const wzm_gpu *h100;
+
+static double record(const char *name)
+{
+	wzc_format fmt;
+	if (wzc_format_parse(name, &fmt, NULL))
+		return 0;
+	return (double)wzc_record_bytes(&fmt, 512, 64);
+}
+
+static int model(const char *format, int disagg, double gbps, wzs_params *p,
+		 wzs_replica_model *m, wz_diag *diag)
+{
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzs_params_default(p);
+	p->warmup_s = 0;
+	p->disaggregated = disagg;
+	p->prefill_gpus = disagg ? 16 : 0;
+	p->kv_transfer_gbps = gbps;
+	double rec = record(format);
+	return wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, p, m, diag) ? -1 : 0;
+}
+
+static int run(wzs_params *p, wzs_replica_model *m, wzt_request *rows, size_t n, wzs_result *r)
+{
+	wzt_traffic t = { rows, n, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = p;
+	cfg.model = m;
+	cfg.replicas = 1;
+	cfg.traffic = &t;
+	return wzs_run(&cfg, r, NULL) ? -1 : 0;
+}
+
+int main(void)
+{
+	wzm_catalog *cat;
+	wz_diag diag;
+	if (wzm_catalog_load(NULL, &cat, &diag)) {
+		ok(0, "catalog: %s", diag.msg);
+		return tap_done();
+	}
+	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
+	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
+	if (!dsv3 || !h100) {
+		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
+		return tap_done();
+	}
+	/* One 20k-token prompt over a slow 1 GB/s link, for two formats. */
+	const char *formats[2] = { "fp8-mix", "wz-5.44" };
+	double ttft[2];
+	for (int i = 0; i < 2; i++) {
+		wzs_params p;
+		wzs_replica_model m;
+		wzs_result r;
+		wzt_request rows[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
+		if (model(formats[i], 1, 1, &p, &m, NULL) || run(&p, &m, rows, 1, &r)) {
+			ok(0, "%s run", formats[i]);
+			return tap_done();
+		}
+		double pre = wzs_pool_prefill_time(&m, 20000, wzs_prefill_pairs(0, 20000));
+		double move = 20000 * m.token_bytes / 1e9;
+		ttft[i] = r.ttft.mean;
+		ok(r.completed == 1 && fabs(r.ttft.mean - pre - move) <= 1e-9 * r.ttft.mean,
+		   "%s: TTFT %.6f s = prefill on the pool %.6f s + its cache moved %.6f s", formats[i],
+		   r.ttft.mean, pre, move);
+		ok(r.busy_prefill_s == 0, "%s: the decode GPUs never prefill", formats[i]);
+		wzs_result_free(&r);
+	}
+	ok(ttft[1] < ttft[0] - 0.1, "the smaller format's cache arrives sooner (%.3f s against %.3f s)",
+	   ttft[1], ttft[0]);
+
+	/* A request decoding while another's 60k-token prompt is prefilled:
+	 * aggregated, its steps wait for the prefill chunks; disaggregated,
+	 * they do not. */
+	wzt_request rows[2] = { { 0, 0, 0.0, 1000, 2000, 0 }, { 1, 0, 5.0, 60000, 10, 0 } };
+	double tpot[2];
+	for (int d = 0; d < 2; d++) {
+		wzs_params p;
+		wzs_replica_model m;
+		wzs_result r;
+		if (model("fp8-mix", d, 50, &p, &m, NULL) || run(&p, &m, rows, 2, &r)) {
+			ok(0, "run %d", d);
+			return tap_done();
+		}
+		tpot[d] = r.tpot.max;
+		ok(r.completed == 2, "%s: both complete", d ? "disaggregated" : "aggregated");
+		wzs_result_free(&r);
+	}
+	ok(tpot[0] > 1.5 * tpot[1],
+	   "decode waits for another's prefill only when aggregated (max TPOT %.4f s against %.4f s)",
+	   tpot[0], tpot[1]);
+
+	/* The binding resource of a slow link: the network. */
+	{
+		wzs_params p;
+		wzs_replica_model m;
+		wzs_result r;
+		wzt_request one[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
+		if (model("fp8-mix", 1, 0.05, &p, &m, NULL) || run(&p, &m, one, 1, &r)) {
+			ok(0, "slow link run");
+			return tap_done();
+		}
+		ok(wzs_what_binds(&p, &r) == WZS_BIND_NETWORK, "a slow link binds: %s",
+		   wzs_binding_name(wzs_what_binds(&p, &r)));
+		wzs_result_free(&r);
+	}
+
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	wzs_params p;
+	wzs_params_default(&p);
+	p.disaggregated = 1;
+	p.prefill_gpus = 4;
+	wzs_replica_model m;
+	double rec = record("fp8-mix");
+	ok(wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, &p, &m, &diag) ==
+			   WZ_ERR_RANGE && strstr(diag.msg, "prefill pool"),
+	   "a prefill pool that cannot hold the weights is refused: %s", diag.msg);
+	p.prefill_gpus = 0;
+	ok(wzs_params_validate(&p, "test", &diag) == WZ_ERR_INPUT,
+	   "disaggregated without a pool is refused: %s", diag.msg);
+	wzm_catalog_free(cat);
+	return tap_done();
+}

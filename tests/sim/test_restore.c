@@ -1,0 +1,166 @@
+/* Restores from the offload tier: the rates file bench/bench_restore
+ * writes, read strictly, and restore time = the slower of moving the
+ * offload bytes and decoding them on the host. */
+#include "tests/tap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/format.h"
+#include "costmodel/catalog.h"
+#include "sim/binding.h"
+#include "sim/restore_rates.h"
+#include "sim/sim.h"
+
+static char dir[] = "/tmp/wz-test-restore-XXXXXX";
+
+static const char *write_rates(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	return path;
+}
+
+static void test_reader(void)
+{
+	wzs_restore_rates r;
+	wz_diag d;
+	const char *good = write_rates("good.tsv",
+		"# wzplan bench_restore: 61 layers\n"
+		"setup_one_block_ms\t12.5\tms\tset-up\n"
+		"restore_records_tokens_per_core_s\t65000\ttoken-layers/s\twzx v2 to wz records, one core\r\n"
+		"\n"
+		"a_key_from_later\t3\tthings/s\tignored\n"
+		"restore_values_tokens_per_core_s\t2.9e4\ttoken-layers/s\tto values, one core\n");
+	ok(!wzs_restore_rates_read(good, &r, &d) && r.to_records == 65000 && r.to_values == 29000,
+	   "a rates file: comments, CRLF, blank lines and unknown keys");
+	double v;
+	ok(!wzs_restore_rate(&r, "wz-5.44", "wzx-5.40", &v, &d) && v == 65000,
+	   "wzx into a wz GPU tier decodes to records");
+	ok(!wzs_restore_rate(&r, "fp8-mix", "wzx-5.40", &v, &d) && v == 29000,
+	   "wzx into another GPU format decodes to values");
+	ok(!wzs_restore_rate(&r, "fp8-mix", "fp8-mix", &v, &d) && v == 0,
+	   "the GPU tier's own bytes need no decode");
+	ok(wzs_restore_rate(NULL, "wz-5.44", "wzx-5.40", &v, &d) == WZ_ERR_INPUT &&
+		   strstr(d.msg, "--restore-rates"),
+	   "a wzx offload without rates is refused: %s", d.msg);
+	const char *part = write_rates("part.tsv", "restore_values_tokens_per_core_s\t1\ttoken-layers/s\tx\n");
+	ok(!wzs_restore_rates_read(part, &r, &d) &&
+		   wzs_restore_rate(&r, "wz-5.44", "wzx-5", &v, &d) == WZ_ERR_INPUT &&
+		   strstr(d.msg, "restore_records_tokens_per_core_s"),
+	   "a file without the rate it needs names the key: %s", d.msg);
+	static const struct { const char *text, *want; } bad[] = {
+		{ "# ok\nrestore_records_tokens_per_core_s 65000 token-layers/s spaces\n", ":2: 1 field" },
+		{ "restore_records_tokens_per_core_s\t65000\ttoken-layers/s\n", ":1: 3 fields" },
+		{ "Restore\t1\tms\tx\n", "key 'Restore'" },
+		{ "restore_records_tokens_per_core_s\t-5\ttoken-layers/s\tx\n", "not a positive number" },
+		{ "restore_records_tokens_per_core_s\tnan\ttoken-layers/s\tx\n", "not a positive number" },
+		{ "restore_records_tokens_per_core_s\t65000\ttokens/s\tx\n", "unit 'tokens/s'" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *p = write_rates("bad.tsv", bad[i].text);
+		wz_err err = wzs_restore_rates_read(p, &r, &d);
+		ok(err == WZ_ERR_INPUT && strstr(d.msg, p) && strstr(d.msg, bad[i].want),
+		   "bad line %zu refused naming file, line and field: %s", i, err ? d.msg : "(accepted)");
+	}
+	ok(wzs_restore_rates_read("/nonexistent/rates", &r, &d) != WZ_OK, "a missing file fails");
+}
+
+/* A session's second turn restored from CPU memory: its TTFT holds the
+ * restore, the slower of the link and the host's decode. */
+static void test_restore_time(const wzm_model *dsv3, const wzm_gpu *h100)
+{
+	wzc_format fmt;
+	if (wzc_format_parse("fp8-mix", &fmt, NULL)) {
+		ok(0, "fp8-mix");
+		return;
+	}
+	double rec = (double)wzc_record_bytes(&fmt, 512, 64);
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0 }, { 0, 1, 100.0, 2000, 20, 6050 } };
+	wzt_traffic t = { rows, 2, NULL, NULL };
+	/* per-core rates: far faster than the link, and far slower */
+	const double rates[] = { 0, 1e12, 2e4 };
+	double restore[3];
+	for (int c = 0; c < 3; c++) {
+		wzs_params p;
+		wzs_params_default(&p);
+		p.warmup_s = 0;
+		p.idle_policy = WZS_IDLE_OFFLOAD;
+		p.ttft_p99_s = 0.5;
+		wzs_replica_model m;
+		if (wzs_replica_model_build(dsv3, h100, &mem, 4096, rec, rec * 5.4 / 8.06, 1, &p, &m,
+					    NULL)) {
+			ok(0, "replica model");
+			return;
+		}
+		wzs_replica_model_set_restore_decode(&m, &p, rates[c]);
+		double link = 6050 * m.offload_token_bytes / m.host_link_bps;
+		double decode = rates[c] > 0 ? 6050.0 * dsv3->layers / (rates[c] * 112 / 8) : 0;
+		double want_restore = decode > link ? decode : link;
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "run %d", c);
+			continue;
+		}
+		double first = wzs_prefill_time(&m, 6000, wzs_prefill_pairs(0, 6000),
+						wzs_prefill_pairs(0, 6000));
+		double second = wzs_prefill_time(&m, 2000, wzs_prefill_pairs(6050, 2000),
+						 wzs_prefill_pairs(6050, 2000));
+		restore[c] = 2 * r.ttft.mean - first - second;
+		ok(r.restores == 1 && fabs(r.ttft.mean - (first + second + want_restore) / 2) <=
+					      1e-9 * r.ttft.mean,
+		   "decode rate %g/core: restore %.6f s = max(link %.6f, decode %.6f)", rates[c],
+		   restore[c], link, decode);
+		if (c == 2)
+			ok(wzs_what_binds(&p, &r) == WZS_BIND_RESTORE_DECODE,
+			   "a restore held up by the decode is counted as the decode's (%s)",
+			   wzs_binding_name(wzs_what_binds(&p, &r)));
+		wzs_result_free(&r);
+	}
+	ok(fabs(restore[1] - restore[0]) <= 1e-9 && restore[2] > 100 * restore[0],
+	   "a fast decode leaves the link's time; a slow one sets it (%.4f, %.4f, %.4f s)", restore[0],
+	   restore[1], restore[2]);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		ok(0, "temporary folder");
+		return tap_done();
+	}
+	test_reader();
+	wzm_catalog *cat;
+	wz_diag diag;
+	if (wzm_catalog_load(NULL, &cat, &diag)) {
+		ok(0, "catalog: %s", diag.msg);
+		return tap_done();
+	}
+	const wzm_model *dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
+	const wzm_gpu *h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
+	if (dsv3 && h100)
+		test_restore_time(dsv3, h100);
+	else
+		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
+	wzm_catalog_free(cat);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd))
+		ok(0, "cleaning up");
+	return tap_done();
+}
