@@ -56,7 +56,7 @@ static void help_prepare(void)
 	       "  --out PROFILE       the profile file to write (atomically)\n"
 	       "  --rate LIST         also check that these wz rates plan (e.g. 4.97,5.44,6.31)\n"
 	       "  --query-weight X    share of the distortion weight following the queries,\n"
-	       "                      0..1 (default 1: attention-score error alone)\n"
+	       "                      0..1 (default 0.5; 1 with many calibration queries)\n"
 	       "  -h, --help          this help\n");
 }
 

@@ -25,6 +25,12 @@ contains "$md" "our-mla-16m" "the model is named"
 case $md in *"not monotone"*) false ;; esac; ok $? "no rate is named as losing where none loses"
 run "$WZPLAN" verify 1 --archive "$tmp/a.db"
 expect_rc 0 "verify recomputes the run with its live-KL figures"
+# A rate above the iso point that still loses is named: wz-6.0 here.
+good | sed 's/"iso":/"wz-6.0": {"bits": 6.0, "kl": 1.3e-5, "kl_lo": 1.2e-5, "kl_hi": 1.4e-5, "ratio": 1.3, "ratio_lo": 1.2, "ratio_hi": 1.4, "top1": 0.997, "dlogloss": 2e-4, "better": 0.3}},\n   "iso":/; s/"better": 0.61}},/"better": 0.61},/' > "$tmp/lose.json"
+run "$WZPLAN" propose --live-kl "$tmp/lose.json" --out "$tmp/l" --archive "$tmp/l.db" -q
+expect_rc 0 "propose --live-kl with a losing higher rate"
+contains "$(cat "$tmp/l/proposal.md" 2>/dev/null)" "higher rates that still lose to fp8-mix: wz-6.0" \
+	"rates above the iso point that lose are named"
 run "$WZPLAN" archive show 1 --archive "$tmp/a.db"
 contains "$out" "live_kl" "the summary is an input of the run"
 
@@ -57,7 +63,6 @@ md=$(cat "$tmp/real/proposal.md" 2>/dev/null)
 contains "$md" "split \`test\`" "the windows' split is in the proposal"
 contains "$md" "document-level split" "the capture's provenance is in the proposal"
 contains "$md" "### prose" "live-model KL per category"
-contains "$md" "higher rates that still lose to fp8-mix: wz-5.44" "rates above the iso point that lose are named"
 run "$WZPLAN" codec prepare --trace "$r/prose-test-c32768-w0.safetensors" --out "$tmp/x.wzp"
 expect_rc 2 "prepare refuses the shipped test window"
 done_testing

@@ -12,8 +12,10 @@
 # TRACE_TOKENS [1024] tokens kept per test trace, CAL_CONTEXTS
 # ["1024 8192"], PREFIX [exact] (or live), FORMATS, WZ_GRID (the wz rates
 # for iso-quality bits), MODEL_NAME [MODEL's folder name] (written into
-# every trace and result), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's
-# profile and traces).
+# every trace and result), QUERY_WEIGHT [1] (prepare's --query-weight:
+# the capture keeps 32 queries a window, enough for the attention-score
+# error alone), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's profile and
+# traces).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,6 +30,7 @@ score=${SCORE:-512}
 trace_tokens=${TRACE_TOKENS:-1024}
 cal_contexts=${CAL_CONTEXTS:-1024 8192}
 prefix=${PREFIX:-exact}
+query_weight=${QUERY_WEIGHT:-1}
 baselines=${FORMATS:-fp8-mix,fp8-bf16rope,fp8-ds-mla,int4-g64,nvfp4,wzx-5.43}
 grid=${WZ_GRID:-wz-3.0,wz-3.5,wz-4.0,wz-4.5,wz-4.97,wz-5.44,wz-6.0,wz-6.31,wz-7.0,wz-8.0}
 mkdir -p "$work"
@@ -41,7 +44,8 @@ cap() { "$py" "$here/wzcapture.py" capture --model "$model" --model-name "$model
 		    --tokens "$trace_tokens" --queries 32 --dtype f32 --out "$work/cal" > /dev/null
 	done
 done
-[ -n "${SKIP_CAPTURE:-}" ] || "$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp"
+[ -n "${SKIP_CAPTURE:-}" ] || "$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp" \
+	--query-weight "$query_weight"
 
 # Test windows at long context, from test documents only.
 [ -n "${SKIP_CAPTURE:-}" ] || for cat in prose code; do
