@@ -51,3 +51,10 @@ tests_codec_test_wzx_fast_SOURCES = tests/codec/test_wzx_fast.c
 tests_codec_test_wzx_fast_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_fast_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_fast_DEPENDENCIES = $(WZ_LIBS)
+# The eigenvalues-only routine of the bound against the full decomposition.
+check_PROGRAMS += tests/codec/test_linalg
+TESTS += tests/codec/test_linalg
+tests_codec_test_linalg_SOURCES = tests/codec/test_linalg.c
+tests_codec_test_linalg_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_linalg_LDADD = $(TEST_LDADD)
+tests_codec_test_linalg_DEPENDENCIES = $(WZ_LIBS)
