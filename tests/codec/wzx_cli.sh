@@ -67,4 +67,8 @@ expect_rc 2 "two damaged blocks on four threads exit 2"
 contains "$err" "block 1 (layer 0, tokens 64..127)" "the lowest damaged block is named"
 run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/x" --threads 0
 expect_rc 2 "--threads 0 is refused"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --rate 5.4 --grid wz-5.44 --out "$tmp/both.wzx"
+expect_rc 2 "pack with --rate and --grid"
+contains "$err" "drop --rate to pack wz-5.44's records, or drop --grid" "the message says which one to drop"
+[ ! -e "$tmp/both.wzx" ]; ok $? "nothing written"
 done_testing
