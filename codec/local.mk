@@ -19,6 +19,7 @@ libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
 libwzcodec_la_SOURCES += codec/wzx_restore.c
 libwzcodec_la_SOURCES += codec/rd_bound.c
+libwzcodec_la_SOURCES += codec/measure_run.c codec/measure_run.h
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.
