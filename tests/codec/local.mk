@@ -58,3 +58,6 @@ tests_codec_test_linalg_SOURCES = tests/codec/test_linalg.c
 tests_codec_test_linalg_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_linalg_LDADD = $(TEST_LDADD)
 tests_codec_test_linalg_DEPENDENCIES = $(WZ_LIBS)
+# codec measure: threads, per-layer rows, outputs against the archive.
+TESTS += tests/codec/measure_cli.sh
+EXTRA_DIST += tests/codec/measure_cli.sh
