@@ -35,3 +35,5 @@ bench_bench_bound_SOURCES = bench/bench_bound.c
 bench_bench_bound_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_bound_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_bound_DEPENDENCIES = $(WZ_LIBS)
+WZ_BENCH_SH += bench/bench_measure.sh
+EXTRA_DIST += bench/bench_measure.sh
