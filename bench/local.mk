@@ -29,3 +29,11 @@ bench_bench_sim_DEPENDENCIES = $(WZ_LIBS)
 bench: $(WZ_BENCH_PROGS) wzplan
 	@for b in $(WZ_BENCH_PROGS); do echo "== $$b"; ./$$b || exit 1; done
 	@for s in $(WZ_BENCH_SH); do echo "== $$s"; WZPLAN=$(abs_top_builddir)/wzplan $(SHELL) $(top_srcdir)/$$s || exit 1; done
+EXTRA_PROGRAMS += bench/bench_bound
+WZ_BENCH_PROGS += bench/bench_bound
+bench_bench_bound_SOURCES = bench/bench_bound.c
+bench_bench_bound_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_bound_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_bound_DEPENDENCIES = $(WZ_LIBS)
+WZ_BENCH_SH += bench/bench_measure.sh
+EXTRA_DIST += bench/bench_measure.sh

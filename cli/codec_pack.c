@@ -50,9 +50,9 @@ static void help_pack(void)
 	       "profile) in blocks of 64 tokens x one layer, with a checksum per block and\n"
 	       "an index for random access.  --rate chooses the grid whose expected size\n"
 	       "is about BITS bits/value (wzx-BITS); --grid wz-BITS packs that GPU tier's\n"
-	       "records, so unpacking gives exactly them.  Blocks are coded on N threads\n"
-	       "(default: every core) and written as they are done; the container is the\n"
-	       "same for any N.  Prints the bytes written.\n");
+	       "records, so unpacking gives exactly them (give one of the two).  Blocks are\n"
+	       "coded on N threads (default: every core) and written as they are done; the\n"
+	       "container is the same for any N.  Prints the bytes written.\n");
 }
 
 int wz_codec_pack(int argc, char **argv)
@@ -91,6 +91,11 @@ int wz_codec_pack(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
+	/* Both name the grid: say which to drop rather than a usage line. */
+	if (grid && rate > 0)
+		return wz_cli_usage(CMD, "--rate and --grid both choose the grid: drop --rate to "
+					 "pack %s's records, or drop --grid to pack the grid of "
+					 "wzx-%g", grid, rate);
 	if (!trace || !profile || !out || (!grid) == (rate <= 0))
 		return wz_cli_usage(CMD, "pack needs --trace, --profile, --out and one of --rate, --grid");
 	wz_diag diag;

@@ -120,20 +120,12 @@ static void put(wza_run *run, const wz_codec_measured *r, const char *metric, wz
 {
 	if (!isnan(ci.value))
 		wza_run_codec(run, r->window, r->format, metric, ci.value, ci.lo, ci.hi,
-			      r->e->bits_per_value, hash);
+			      r->cell->e->bits_per_value, hash);
 }
 
 static wzc_ci point(double v)
 {
 	wzc_ci ci = { v, NAN, NAN };
-	return ci;
-}
-
-/* bits / iso rate: "fewer bits at equal quality", its interval from the
- * iso rate's (a higher rate means fewer saved bits). */
-static wzc_ci fewer_bits(double bits, wzc_ci iso)
-{
-	wzc_ci ci = { bits / iso.value, bits / iso.hi, bits / iso.lo };
 	return ci;
 }
 
@@ -144,38 +136,47 @@ static void record_row(wza_run *run, const wz_codec_measured *r, int nboot, uint
 		{ "iso_bits_nmse", "fewer_bits_nmse", "iso_censored_nmse" },
 		{ "iso_bits_kl", "fewer_bits_kl", "iso_censored_kl" },
 	};
-	const wzc_errors *e = r->e;
+	const wzc_errors *e = r->cell->e;
+	const wzc_errors *ref = r->ref ? r->ref->e : NULL;
+	int kl = wzc_metric_available(e, WZC_M_KL);
+	if (r->sweep) {
+		/* The iso sweep: what the iso-quality bits were read from, and
+		 * the bound at each of its rates. */
+		put(run, r, "sweep_nmse", wzc_metric_ci(e, WZC_M_NMSE, nboot, seed), hash);
+		if (kl)
+			put(run, r, "sweep_kl", wzc_metric_ci(e, WZC_M_KL, nboot, seed), hash);
+		put(run, r, "nmse_bound", point(r->cell->bound_nmse), hash);
+		return;
+	}
 	wzc_ci nmse = wzc_metric_ci(e, WZC_M_NMSE, nboot, seed);
 	put(run, r, "nmse", nmse, hash);
 	wzc_ci sqnr = { wzc_sqnr_db(nmse.value), wzc_sqnr_db(nmse.hi), wzc_sqnr_db(nmse.lo) };
 	put(run, r, "sqnr_db", sqnr, hash);
 	put(run, r, "nmse_latent", wzc_metric_ci(e, WZC_M_NMSE_LATENT, nboot, seed), hash);
 	put(run, r, "nmse_rope", wzc_metric_ci(e, WZC_M_NMSE_ROPE, nboot, seed), hash);
-	int kl = wzc_metric_available(e, WZC_M_KL);
 	if (kl) {
 		put(run, r, "kl", wzc_metric_ci(e, WZC_M_KL, nboot, seed), hash);
 		put(run, r, "out_err", wzc_metric_ci(e, WZC_M_OUT_ERR, nboot, seed), hash);
 	}
-	if (r->ref && r->ref != e) {
-		put(run, r, "nmse_vs_fp8", wzc_ratio_ci(e, r->ref, WZC_M_NMSE, nboot, seed), hash);
-		put(run, r, "tokens_better", point(wzc_share_better(e, r->ref, WZC_M_NMSE)), hash);
+	if (ref && ref != e) {
+		put(run, r, "nmse_vs_fp8", wzc_ratio_ci(e, ref, WZC_M_NMSE, nboot, seed), hash);
+		put(run, r, "tokens_better", point(wzc_share_better(e, ref, WZC_M_NMSE)), hash);
 		if (kl) {
-			put(run, r, "kl_vs_fp8", wzc_ratio_ci(e, r->ref, WZC_M_KL, nboot, seed), hash);
-			put(run, r, "queries_better", point(wzc_share_better(e, r->ref, WZC_M_KL)),
+			put(run, r, "kl_vs_fp8", wzc_ratio_ci(e, ref, WZC_M_KL, nboot, seed), hash);
+			put(run, r, "queries_better", point(wzc_share_better(e, ref, WZC_M_KL)),
 			    hash);
 		}
 	}
-	put(run, r, "bound_gap_db", point(r->gap_db), hash);
-	/* The bound at this row's rate, back from the gap (gap = nmse / bound
-	 * in dB), so the chart's bound curve needs no second computation. */
-	put(run, r, "nmse_bound", point(nmse.value / pow(10.0, r->gap_db / 10.0)), hash);
-	/* wz against itself says nothing: iso rates are kept for baselines. */
-	for (int k = 0; k < 2 && strncmp(r->format, "wz", 2); k++) {
-		if (isnan(r->iso[k].value))
+	put(run, r, "bound_gap_db", point(r->cell->gap_db), hash);
+	put(run, r, "nmse_bound", point(r->cell->bound_nmse), hash);
+	/* Only iso figures really measured (--iso, formats other than wz). */
+	for (int k = 0; k < 2 && r->cell->has_iso; k++) {
+		if (isnan(r->cell->iso[k].value))
 			continue;
-		put(run, r, iso_names[k][0], r->iso[k], hash);
-		put(run, r, iso_names[k][1], fewer_bits(e->bits_per_value, r->iso[k]), hash);
-		if (r->iso_censored[k])
+		put(run, r, iso_names[k][0], r->cell->iso[k], hash);
+		put(run, r, iso_names[k][1], wzc_fewer_bits(e->bits_per_value, r->cell->iso[k]),
+		    hash);
+		if (r->cell->iso_censored[k])
 			put(run, r, iso_names[k][2], point(1), hash);
 	}
 }

@@ -5,19 +5,27 @@
 
 #include "archive/archive.h"
 #include "common/wz_str.h"
-#include "codec/metrics.h"
+#include "codec/measure_run.h"
+#include "plots/table.h"
 #include "traces/cache_trace.h"
 
-/* One measured (window, format) as codec_measure.c holds it. */
+/* One measured (window, format), or one rate of the iso sweep, as
+ * codec_measure.c holds it. */
 typedef struct {
 	const char *window, *split, *format;
 	const char *path;             /* the trace file as given */
 	const wzt_cache_trace *trace; /* its metadata (source, model) */
-	const wzc_errors *e, *ref;    /* ref: fp8-mix on the same window */
-	double gap_db;                /* dB from the Gaussian bound at e's rate */
-	wzc_ci iso[2];                /* wz rate at this format's nmse / KL (NaN without --iso) */
-	int iso_censored[2];
+	const wzc_run_cell *cell;     /* errors, bound, iso figures, layers */
+	const wzc_run_cell *ref;      /* fp8-mix on the same window */
+	int sweep;                    /* a rate of the iso sweep, not a listed format */
 } wz_codec_measured;
+
+/* The table of rows[0..n): text and Markdown show the rows of the listed
+ * formats (and their layers with per_layer); CSV and JSON (wide) carry
+ * every interval and censoring mark the archive holds and the sweep's rows
+ * too.  NULL when out of memory; the caller frees it with wzp_table_free. */
+wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso, int per_layer,
+				  int wide, int nboot, uint64_t seed);
 
 /* `wzplan codec measure` with --archive FILE / --no-archive taken out of
  * argv before the measurement's own option parsing. */

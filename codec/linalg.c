@@ -1,6 +1,9 @@
 /* Symmetric eigendecomposition by Householder tridiagonalisation and the
  * implicit QL algorithm (the EISPACK tred2/tql2 pair, as in JAMA): O(n^3),
- * fast enough for 576 x 576 per layer, no external dependency. */
+ * fast enough for 576 x 576 per layer, no external dependency.  The
+ * eigenvalues alone come from the same reduction without accumulating its
+ * reflections and the same QL iteration without rotating vectors (the
+ * tred1/tql1 pair): about a sixth of the work. */
 #include "codec/linalg.h"
 
 #include <math.h>
@@ -159,6 +162,156 @@ static int tql2(int n, double *V, double *d, double *e)
 	}
 	return 0;
 #undef v
+}
+
+/* tql2 without the eigenvectors: the same shifts and rotations on d and e,
+ * so the eigenvalues agree with tql2's to rounding. */
+static int tql1(int n, double *d, double *e)
+{
+	for (int i = 1; i < n; i++)
+		e[i - 1] = e[i];
+	e[n - 1] = 0.0;
+	double f = 0.0, tst1 = 0.0;
+	const double eps = pow(2.0, -52.0);
+	for (int l = 0; l < n; l++) {
+		tst1 = fmax(tst1, fabs(d[l]) + fabs(e[l]));
+		int m = l;
+		while (m < n) {
+			if (fabs(e[m]) <= eps * tst1)
+				break;
+			m++;
+		}
+		if (m == n)
+			m = n - 1;
+		if (m > l) {
+			int iter = 0;
+			do {
+				if (++iter > 60)
+					return -1;
+				double g = d[l];
+				double p = (d[l + 1] - g) / (2.0 * e[l]);
+				double r = hypot(p, 1.0);
+				if (p < 0)
+					r = -r;
+				d[l] = e[l] / (p + r);
+				d[l + 1] = e[l] * (p + r);
+				double dl1 = d[l + 1];
+				double h = g - d[l];
+				for (int i = l + 2; i < n; i++)
+					d[i] -= h;
+				f += h;
+				p = d[m];
+				double c = 1.0, c2 = c, c3 = c;
+				double el1 = e[l + 1];
+				double s = 0.0, s2 = 0.0;
+				for (int i = m - 1; i >= l; i--) {
+					c3 = c2;
+					c2 = c;
+					s2 = s;
+					g = c * e[i];
+					h = c * p;
+					r = hypot(p, e[i]);
+					e[i + 1] = s * r;
+					s = e[i] / r;
+					c = p / r;
+					p = c * d[i] - s * g;
+					d[i + 1] = h + s * (c * g + s * d[i]);
+				}
+				p = -s * s2 * c3 * el1 * e[l] / dl1;
+				e[l] = s * p;
+				d[l] = c * p;
+			} while (fabs(e[l]) > eps * tst1);
+		}
+		d[l] = d[l] + f;
+		e[l] = 0.0;
+	}
+	return 0;
+}
+
+/* tred2's reduction to tridiagonal form (diagonal d, subdiagonal e[1..n-1])
+ * without accumulating the reflections: they only act on the lower triangle
+ * of V, whose diagonal is then the tridiagonal's. */
+static void tred1(int n, double *V, double *d, double *e)
+{
+#define v(i, j) V[(size_t)(i) * n + (j)]
+	for (int j = 0; j < n; j++)
+		d[j] = v(n - 1, j);
+	for (int i = n - 1; i > 0; i--) {
+		double scale = 0.0, h = 0.0;
+		for (int k = 0; k < i; k++)
+			scale += fabs(d[k]);
+		if (scale == 0.0) {
+			e[i] = d[i - 1];
+			for (int j = 0; j < i; j++) {
+				d[j] = v(i - 1, j);
+				v(i, j) = 0.0;
+			}
+		} else {
+			for (int k = 0; k < i; k++) {
+				d[k] /= scale;
+				h += d[k] * d[k];
+			}
+			double f = d[i - 1];
+			double g = sqrt(h);
+			if (f > 0)
+				g = -g;
+			e[i] = scale * g;
+			h = h - f * g;
+			d[i - 1] = f - g;
+			for (int j = 0; j < i; j++)
+				e[j] = 0.0;
+			for (int j = 0; j < i; j++) {
+				f = d[j];
+				g = e[j] + v(j, j) * f;
+				for (int k = j + 1; k <= i - 1; k++) {
+					g += v(k, j) * d[k];
+					e[k] += v(k, j) * f;
+				}
+				e[j] = g;
+			}
+			f = 0.0;
+			for (int j = 0; j < i; j++) {
+				e[j] /= h;
+				f += e[j] * d[j];
+			}
+			double hh = f / (h + h);
+			for (int j = 0; j < i; j++)
+				e[j] -= hh * d[j];
+			for (int j = 0; j < i; j++) {
+				f = d[j];
+				g = e[j];
+				for (int k = j; k <= i - 1; k++)
+					v(k, j) -= (f * e[k] + g * d[k]);
+				d[j] = v(i - 1, j);
+				v(i, j) = 0.0;
+			}
+		}
+	}
+	for (int j = 0; j < n; j++)
+		d[j] = v(j, j);
+	e[0] = 0.0;
+#undef v
+}
+
+static int by_decreasing(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x < y) - (x > y);
+}
+
+int wzc_sym_eigenvalues(double *a, int n, double *w)
+{
+	if (n <= 0)
+		return 0;
+	double *e = malloc(sizeof *e * (size_t)n);
+	if (!e)
+		return -1;
+	tred1(n, a, w, e);
+	int rc = tql1(n, w, e);
+	free(e);
+	if (!rc)
+		qsort(w, (size_t)n, sizeof *w, by_decreasing);
+	return rc;
 }
 
 int wzc_sym_eigen(double *a, int n, double *w)

@@ -9,4 +9,10 @@
  * not converge or memory ran out. */
 int wzc_sym_eigen(double *a, int n, double *w /* OUT [n] */);
 
+/* The eigenvalues alone of the symmetric n x n matrix a (row-major; only its
+ * lower triangle is read, and a is overwritten), in decreasing order: what
+ * the rate-distortion bound needs, at a fraction of wzc_sym_eigen's cost.
+ * Returns 0, or -1 when the iteration did not converge or memory ran out. */
+int wzc_sym_eigenvalues(double *a, int n, double *w /* OUT [n] */);
+
 #endif

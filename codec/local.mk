@@ -25,6 +25,8 @@ libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_pack.c
 libwzcodec_la_SOURCES += codec/wzx_restore.c
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
 libwzcodec_la_SOURCES += codec/paired.c codec/paired.h
+libwzcodec_la_SOURCES += codec/rd_bound.c
+libwzcodec_la_SOURCES += codec/measure_run.c codec/measure_run.h
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.

@@ -1,12 +1,12 @@
 /* Quality metrics: errors per token and query from an encode/decode round
- * trip, resampled for confidence intervals, and the rate-distortion bound. */
+ * trip, resampled for confidence intervals; iso-quality bits.  The
+ * rate-distortion bound is in rd_bound.c. */
 #include "codec/metrics.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/linalg.h"
 #include "codec/wzx.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -22,10 +22,52 @@ void wzc_errors_free(wzc_errors *e)
 	for (int p = 0; p < 2; p++) {
 		free(e->err[p]);
 		free(e->energy[p]);
+		free(e->layer_err[p]);
+		free(e->layer_energy[p]);
 	}
 	free(e->kl);
 	free(e->out_err);
+	free(e->layer_kl);
+	free(e->layer_out_err);
 	free(e);
+}
+
+static double *copy_of(const double *v, size_t n)
+{
+	double *c = malloc(sizeof *c * (n ? n : 1));
+	if (c && n)
+		memcpy(c, v, sizeof *c * n);
+	return c;
+}
+
+wzc_errors *wzc_errors_layer(const wzc_errors *e, int l)
+{
+	if (!e->L || l < 0 || l >= e->L)
+		return NULL;
+	wzc_errors *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	size_t T = (size_t)e->T, Q = (size_t)e->Q;
+	x->T = e->T;
+	x->Q = e->Q;
+	int bad = 0;
+	for (int p = 0; p < 2; p++) {
+		bad |= !(x->err[p] = copy_of(e->layer_err[p] + T * l, T));
+		bad |= !(x->energy[p] = copy_of(e->layer_energy[p] + T * l, T));
+	}
+	if (e->layer_kl) {
+		bad |= !(x->kl = copy_of(e->layer_kl + Q * l, Q));
+		bad |= !(x->out_err = copy_of(e->layer_out_err + Q * l, Q));
+	}
+	x->bytes = e->bytes / (size_t)e->L;
+	x->payload_bytes = e->payload_bytes / (size_t)e->L;
+	x->values = e->values / (size_t)e->L;
+	x->bits_per_value = e->bits_per_value;
+	if (bad) {
+		wzc_errors_free(x);
+		return NULL;
+	}
+	return x;
 }
 
 /* s[t] = sum_j q[j] kt[j][t] over t < n: the axpy form vectorizes. */
@@ -125,6 +167,11 @@ static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const 
 			double scale = 1.0 / ((double)w->L * w->H);
 			e->kl[qi] += (kl > 0 ? kl : 0) * scale;
 			e->out_err[qi] += (den > 0 ? sqrt(num / den) : 0) * scale;
+			if (e->layer_kl) {
+				size_t at = (size_t)l * w->Q + qi;
+				e->layer_kl[at] += (kl > 0 ? kl : 0) / w->H;
+				e->layer_out_err[at] += (den > 0 ? sqrt(num / den) : 0) / w->H;
+			}
 		}
 	}
 out:
@@ -141,6 +188,12 @@ out:
 }
 
 wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_diag *diag)
+{
+	return wzc_measure_layers(w, codec, 0, out, diag);
+}
+
+wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers,
+			  wzc_errors **out, wz_diag *diag)
 {
 	*out = NULL;
 	int T = w->T, R = w->R, P = w->P;
@@ -165,6 +218,17 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 		e->kl = calloc((size_t)w->Q, sizeof(double));
 		e->out_err = calloc((size_t)w->Q, sizeof(double));
 		if (!e->kl || !e->out_err)
+			goto nomem;
+	}
+	if (keep_layers && w->L > 0) {
+		size_t LT = (size_t)w->L * T, LQ = (size_t)w->L * (queries ? w->Q : 0);
+		e->L = w->L;
+		for (int p = 0; p < 2; p++)
+			if (!(e->layer_err[p] = calloc(LT, sizeof(double))) ||
+			    !(e->layer_energy[p] = calloc(LT, sizeof(double))))
+				goto nomem;
+		if (queries && (!(e->layer_kl = calloc(LQ, sizeof(double))) ||
+				!(e->layer_out_err = calloc(LQ, sizeof(double)))))
 			goto nomem;
 	}
 	/* wzx: the records decoded back out of a container really written, and
@@ -201,6 +265,10 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 				}
 				e->err[p][t] += se;
 				e->energy[p][t] += en;
+				if (e->L) {
+					e->layer_err[p][(size_t)l * T + t] = se;
+					e->layer_energy[p][(size_t)l * T + t] = en;
+				}
 			}
 		if (queries && attention(w, l, lat, rope, e)) {
 			free(wzx_rec);
@@ -366,119 +434,6 @@ double wzc_share_better(const wzc_errors *a, const wzc_errors *ref, wzc_metric m
 double wzc_sqnr_db(double nmse)
 {
 	return nmse > 0 ? -10.0 * log10(nmse) : INFINITY;
-}
-
-/* Reverse water-filling: distortion sum_k min(theta, lam_k) at a rate of
- * sum_k max(0, log2(lam_k / theta) / 2) = bits. */
-static double rwf_distortion(const double *lam, int n, double bits)
-{
-	double lo = -200, hi = 0, lmax = 0;
-	for (int k = 0; k < n; k++)
-		lmax = lam[k] > lmax ? lam[k] : lmax;
-	if (!(lmax > 0))
-		return 0;
-	hi = log2(lmax);
-	for (int it = 0; it < 200; it++) {
-		double mid = 0.5 * (lo + hi), theta = exp2(mid), rate = 0;
-		for (int k = 0; k < n; k++)
-			if (lam[k] > theta)
-				rate += 0.5 * log2(lam[k] / theta);
-		if (rate > bits)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	double theta = exp2(hi), d = 0;
-	for (int k = 0; k < n; k++)
-		d += lam[k] < theta ? (lam[k] > 0 ? lam[k] : 0) : theta;
-	return d;
-}
-
-void wzc_spectrum_free(wzc_spectrum *s)
-{
-	if (!s)
-		return;
-	free(s->lam);
-	free(s);
-}
-
-wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
-{
-	int T = w->T, R = w->R, P = w->P, n = R + P;
-	size_t un = (size_t)n;
-	*out = NULL;
-	wzc_spectrum *sp = calloc(1, sizeof *sp);
-	double *cov = malloc(sizeof *cov * un * un), *mean = malloc(sizeof *mean * un);
-	double *x = malloc(sizeof *x * un);
-	wz_err rc = WZ_OK;
-	if (sp)
-		sp->lam = malloc(sizeof *sp->lam * un * (size_t)w->L);
-	if (!sp || !sp->lam || !cov || !mean || !x) {
-		rc = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		goto out;
-	}
-	sp->L = w->L;
-	sp->n = n;
-	sp->T = T;
-	for (int l = 0; l < w->L && !rc; l++) {
-		memset(cov, 0, sizeof *cov * un * un);
-		memset(mean, 0, sizeof *mean * un);
-		for (int t = 0; t < T; t++) {
-			const float *a = w->latent + ((size_t)l * T + t) * R;
-			const float *b = w->rope + ((size_t)l * T + t) * P;
-			for (int i = 0; i < n; i++) {
-				double v = i < R ? a[i] : b[i - R];
-				mean[i] += v;
-				sp->energy += v * v;
-			}
-		}
-		for (int i = 0; i < n; i++)
-			mean[i] /= T;
-		for (int t = 0; t < T; t++) {
-			const float *a = w->latent + ((size_t)l * T + t) * R;
-			const float *b = w->rope + ((size_t)l * T + t) * P;
-			for (int i = 0; i < n; i++)
-				x[i] = (i < R ? a[i] : b[i - R]) - mean[i];
-			for (int i = 0; i < n; i++) {
-				double *ci = cov + (size_t)i * un;
-				for (int j = 0; j <= i; j++)
-					ci[j] += x[i] * x[j];
-			}
-		}
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j <= i; j++)
-				cov[(size_t)j * un + i] = cov[(size_t)i * un + j] /= T;
-		if (wzc_sym_eigen(cov, n, sp->lam + (size_t)l * un))
-			rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigendecomposition did not converge");
-	}
-out:
-	free(cov);
-	free(mean);
-	free(x);
-	if (rc)
-		wzc_spectrum_free(sp);
-	else
-		*out = sp;
-	return rc;
-}
-
-double wzc_spectrum_bound_nmse(const wzc_spectrum *sp, double bits)
-{
-	double dist = 0;
-	for (int l = 0; l < sp->L; l++)
-		dist += rwf_distortion(sp->lam + (size_t)l * sp->n, sp->n, bits * sp->n) * sp->T;
-	return sp->energy > 0 ? dist / sp->energy : 0;
-}
-
-wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse, wz_diag *diag)
-{
-	wzc_spectrum *sp;
-	wz_err rc = wzc_spectrum_of(w, &sp, diag);
-	if (rc)
-		return rc;
-	*nmse = wzc_spectrum_bound_nmse(sp, bits);
-	wzc_spectrum_free(sp);
-	return WZ_OK;
 }
 
 /* The iso-quality rate on one resample; NAN when unreachable. */

@@ -22,12 +22,26 @@ typedef struct {
 	size_t payload_bytes; /* wzx: bytes of the block payloads alone (0 otherwise) */
 	size_t values;     /* values encoded */
 	double bits_per_value; /* bytes * 8 / values */
+	/* Kept apart per layer when measured with keep_layers (else L = 0 and
+	 * NULL): the same sums before they are added over layers. */
+	int L;
+	double *layer_err[2], *layer_energy[2]; /* [L][T] */
+	double *layer_kl, *layer_out_err;       /* [L][Q], mean over heads */
 } wzc_errors;
 
 /* Encodes every layer of the window with the codec, decodes, and measures.
  * The caller frees the result with wzc_errors_free. */
 wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out /* OUT */,
 		   wz_diag *diag);
+/* The same, keeping each layer's errors too when keep_layers (the window's
+ * figures are the same either way). */
+wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers,
+			  wzc_errors **out /* OUT */, wz_diag *diag);
+/* Layer l of errors measured with keep_layers, as errors of their own (its
+ * bits/value: the window's, since a wzx container's bytes are not split by
+ * layer and a fixed-rate record is the same in every layer).  NULL when out
+ * of memory or e holds no layers.  The caller frees it with wzc_errors_free. */
+wzc_errors *wzc_errors_layer(const wzc_errors *e, int l);
 void wzc_errors_free(wzc_errors *e);
 
 typedef enum {
@@ -76,9 +90,12 @@ typedef struct {
 	int L, n, T;
 	double *lam;   /* [L][n] */
 	double energy; /* sum of squared values of the window */
+	double *layer_energy; /* [L] */
 } wzc_spectrum;
 wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out /* OUT */, wz_diag *diag);
 double wzc_spectrum_bound_nmse(const wzc_spectrum *sp, double bits);
+/* The bound of layer l alone. */
+double wzc_spectrum_layer_bound_nmse(const wzc_spectrum *sp, int l, double bits);
 void wzc_spectrum_free(wzc_spectrum *sp);
 
 /* Iso-quality bits: given errors of wz at increasing rates rates[0..n-1]

@@ -80,3 +80,13 @@ tests_codec_test_wzx_pack_SOURCES = tests/codec/test_wzx_pack.c
 tests_codec_test_wzx_pack_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_pack_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_pack_DEPENDENCIES = $(WZ_LIBS)
+# The eigenvalues-only routine of the bound against the full decomposition.
+check_PROGRAMS += tests/codec/test_linalg
+TESTS += tests/codec/test_linalg
+tests_codec_test_linalg_SOURCES = tests/codec/test_linalg.c
+tests_codec_test_linalg_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_linalg_LDADD = $(TEST_LDADD)
+tests_codec_test_linalg_DEPENDENCIES = $(WZ_LIBS)
+# codec measure: threads, per-layer rows, outputs against the archive.
+TESTS += tests/codec/measure_cli.sh
+EXTRA_DIST += tests/codec/measure_cli.sh

@@ -77,4 +77,8 @@ contains "$out" "; 7 threads)" "pack names its thread count"
 run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/g0.wzx" --threads 0
 expect_rc 2 "pack --threads 0 is refused"
 [ ! -e "$tmp/g0.wzx" ]; ok $? "a refused pack writes nothing"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --rate 5.4 --grid wz-5.44 --out "$tmp/both.wzx"
+expect_rc 2 "pack with --rate and --grid"
+contains "$err" "drop --rate to pack wz-5.44's records, or drop --grid" "the message says which one to drop"
+[ ! -e "$tmp/both.wzx" ]; ok $? "nothing written"
 done_testing

@@ -1,0 +1,218 @@
+/* The table of `codec measure` (codec_record.h): one row per window and
+ * format, per layer with --per-layer, and the iso sweep's rows in CSV and
+ * JSON; CSV and JSON carry every figure the archive stores, intervals and
+ * censoring marks included. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/codec_record.h"
+
+/* value [lo, hi]: one cell in text and Markdown (or the value alone when
+ * brief), three in CSV and JSON. */
+static void ci_cells(wzp_table *t, int wide, int brief, wzc_ci ci, const char *fmt,
+		     const char *mark)
+{
+	char disp[160], a[48], b[32], c[32];
+	if (isnan(ci.value)) {
+		for (int i = 0; i < (wide ? 3 : 1); i++)
+			wzp_table_empty(t);
+		return;
+	}
+	snprintf(b, sizeof b, fmt, ci.value);
+	snprintf(a, sizeof a, "%s%s", mark ? mark : "", b);
+	if (wide) {
+		wzp_table_num(t, ci.value, a);
+		double v[2] = { ci.lo, ci.hi };
+		for (int i = 0; i < 2; i++) {
+			snprintf(b, sizeof b, fmt, v[i]);
+			if (isnan(v[i]))
+				wzp_table_empty(t);
+			else
+				wzp_table_num(t, v[i], b);
+		}
+		return;
+	}
+	if (brief) {
+		wzp_table_num(t, ci.value, a);
+		return;
+	}
+	snprintf(b, sizeof b, fmt, ci.lo);
+	snprintf(c, sizeof c, fmt, ci.hi);
+	snprintf(disp, sizeof disp, "%s [%s, %s]", a, isnan(ci.lo) ? "?" : b, isnan(ci.hi) ? "?" : c);
+	wzp_table_num(t, ci.value, disp);
+}
+
+static void ci_columns(wzp_table *t, int wide, const char *key, const char *label)
+{
+	char k[64];
+	wzp_table_column(t, key, label, 1);
+	if (!wide)
+		return;
+	snprintf(k, sizeof k, "%s_lo", key);
+	wzp_table_column(t, k, "", 1);
+	snprintf(k, sizeof k, "%s_hi", key);
+	wzp_table_column(t, k, "", 1);
+}
+
+static void num(wzp_table *t, double v, const char *fmt)
+{
+	char d[48];
+	if (isnan(v)) {
+		wzp_table_empty(t);
+		return;
+	}
+	snprintf(d, sizeof d, fmt, v);
+	wzp_table_num(t, v, d);
+}
+
+static void share(wzp_table *t, double v)
+{
+	char d[16];
+	if (isnan(v)) {
+		wzp_table_empty(t);
+		return;
+	}
+	snprintf(d, sizeof d, "%.0f%%", 100 * v);
+	wzp_table_num(t, v, d);
+}
+
+typedef struct {
+	int wide, iso, per_layer, nboot;
+	uint64_t seed;
+} layout;
+
+static void columns(wzp_table *t, const layout *o)
+{
+	int w = o->wide;
+	wzp_table_column(t, "window", "Window", 0);
+	wzp_table_column(t, "split", "Split", 0);
+	wzp_table_column(t, "format", "Format", 0);
+	if (o->per_layer)
+		wzp_table_column(t, "layer", "Layer", 1);
+	if (w && o->iso)
+		wzp_table_column(t, "kind", "", 0);
+	wzp_table_column(t, "bits_per_value", "Bits/value", 1);
+	ci_columns(t, w, "nmse", "nmse");
+	ci_columns(t, w, "sqnr_db", "SQNR dB");
+	ci_columns(t, w, "nmse_latent", "nmse latent");
+	ci_columns(t, w, "nmse_rope", "nmse rope");
+	ci_columns(t, w, "kl", "Attention KL");
+	ci_columns(t, w, "out_err", "Output err");
+	ci_columns(t, w, "nmse_vs_fp8", "nmse / fp8-mix");
+	ci_columns(t, w, "kl_vs_fp8", "KL / fp8-mix");
+	wzp_table_column(t, "tokens_better", "Tokens better", 1);
+	wzp_table_column(t, "queries_better", "Queries better", 1);
+	wzp_table_column(t, "bound_gap_db", "dB from bound", 1);
+	if (w)
+		wzp_table_column(t, "nmse_bound", "", 1);
+	if (!o->iso)
+		return;
+	static const char *const k[2][4] = {
+		{ "iso_bits_nmse", "iso_censored_nmse", "fewer_bits_nmse", "nmse" },
+		{ "iso_bits_kl", "iso_censored_kl", "fewer_bits_kl", "KL" },
+	};
+	for (int m = 0; m < 2; m++) {
+		char label[48];
+		snprintf(label, sizeof label, "wz bits at equal %s", k[m][3]);
+		ci_columns(t, w, k[m][0], label);
+		if (w)
+			wzp_table_column(t, k[m][1], "", 1);
+		snprintf(label, sizeof label, "Fewer bits (%s)", k[m][3]);
+		ci_columns(t, w, k[m][2], label);
+	}
+}
+
+/* One row: r's cell (or one layer of it, layer >= 0) against ref's. */
+static void row(wzp_table *t, const layout *o, const wz_codec_measured *r, int layer,
+		const char *kind)
+{
+	const wzc_run_cell *c = layer < 0 ? r->cell : &r->cell->layers[layer];
+	const wzc_errors *e = c->e;
+	const wzc_errors *ref = r->ref ? (layer < 0 ? r->ref->e : r->ref->layers[layer].e) : NULL;
+	if (ref == e)
+		ref = NULL; /* fp8-mix against itself */
+	int w = o->wide, nb = o->nboot;
+	uint64_t seed = o->seed;
+	wzc_ci none = { NAN, NAN, NAN };
+	wzp_table_row(t);
+	wzp_table_str(t, r->window);
+	wzp_table_str(t, r->split ? r->split : "");
+	wzp_table_str(t, r->format);
+	if (o->per_layer) {
+		if (layer < 0)
+			wzp_table_str(t, "all");
+		else
+			wzp_table_numf(t, layer, 0);
+	}
+	if (w && o->iso)
+		wzp_table_str(t, kind);
+	num(t, e->bits_per_value, "%.3f");
+	wzc_ci nm = wzc_metric_ci(e, WZC_M_NMSE, nb, seed);
+	ci_cells(t, w, 0, nm, "%.3g", NULL);
+	wzc_ci sq = { wzc_sqnr_db(nm.value), wzc_sqnr_db(nm.hi), wzc_sqnr_db(nm.lo) };
+	ci_cells(t, w, 1, sq, "%.2f", NULL);
+	ci_cells(t, w, 1, wzc_metric_ci(e, WZC_M_NMSE_LATENT, w ? nb : 0, seed), "%.3g", NULL);
+	ci_cells(t, w, 1, wzc_metric_ci(e, WZC_M_NMSE_ROPE, w ? nb : 0, seed), "%.3g", NULL);
+	ci_cells(t, w, 0, wzc_metric_ci(e, WZC_M_KL, nb, seed), "%.3g", NULL);
+	ci_cells(t, w, 1, wzc_metric_ci(e, WZC_M_OUT_ERR, w ? nb : 0, seed), "%.3g", NULL);
+	ci_cells(t, w, 0, ref ? wzc_ratio_ci(e, ref, WZC_M_NMSE, nb, seed) : none, "%.3f", NULL);
+	ci_cells(t, w, 0, ref ? wzc_ratio_ci(e, ref, WZC_M_KL, nb, seed) : none, "%.3f", NULL);
+	share(t, ref ? wzc_share_better(e, ref, WZC_M_NMSE) : NAN);
+	share(t, ref ? wzc_share_better(e, ref, WZC_M_KL) : NAN);
+	num(t, c->gap_db, "%.2f");
+	if (w)
+		num(t, c->bound_nmse, "%.4g");
+	if (!o->iso)
+		return;
+	for (int m = 0; m < 2; m++) {
+		int has = c->has_iso && !isnan(c->iso[m].value), cen = has && c->iso_censored[m];
+		/* A censored iso rate (already beaten at the sweep's lowest
+		 * rate) is an upper bound, and the fewer-bits ratio a lower. */
+		ci_cells(t, w, 0, has ? c->iso[m] : none, "%.2f", cen ? "<=" : NULL);
+		if (w) {
+			if (has)
+				wzp_table_numf(t, cen, 0);
+			else
+				wzp_table_empty(t);
+		}
+		ci_cells(t, w, 0, has ? wzc_fewer_bits(e->bits_per_value, c->iso[m]) : none,
+			 "%.2fx", cen ? ">=" : NULL);
+	}
+}
+
+wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso, int per_layer,
+				  int wide, int nboot, uint64_t seed)
+{
+	wzp_table *t = wzp_table_new("Cache-format quality per window (95% bootstrap intervals)");
+	if (!t)
+		return NULL;
+	layout o = { wide, iso, per_layer, nboot, seed };
+	columns(t, &o);
+	for (int i = 0; i < n; i++) {
+		const wz_codec_measured *r = &rows[i];
+		/* The sweep's rows only where every figure has a column. */
+		if (r->sweep && !wide)
+			continue;
+		row(t, &o, r, -1, r->sweep ? "iso sweep" : "measured");
+		for (int l = 0; per_layer && !r->sweep && l < r->cell->nlayers; l++)
+			row(t, &o, r, l, "measured");
+	}
+	wzp_table_note(t, "bits/value from the bytes each encoder wrote; nmse over both parts; "
+			  "ratios and intervals paired over tokens (queries for KL).");
+	if (per_layer)
+		wzp_table_note(t, "Layer rows: each layer's errors alone, at the window's bits/value.");
+	if (iso)
+		wzp_table_note(t, "wz bits at equal quality: the wz rate sweep interpolated in log "
+				  "error; <= where the sweep's lowest rate already beats the format "
+				  "(then fewer bits is a lower bound, >=).%s",
+			       wide ? "" : "  CSV and JSON also hold the sweep's rows.");
+	for (int i = 0; i < n; i++)
+		if (!rows[i].sweep && rows[i].cell->e->payload_bytes)
+			wzp_table_note(t, "%s on %s: the wzx container (header, index, block headers and "
+					  "checksums included) %.3f bits/value; block payloads alone %.3f.",
+				       rows[i].format, rows[i].window, rows[i].cell->e->bits_per_value,
+				       rows[i].cell->e->payload_bytes * 8.0 /
+					       (double)rows[i].cell->e->values);
+	return t;
+}
