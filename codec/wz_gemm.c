@@ -6,6 +6,7 @@
 #include "codec/wz_gemm.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,7 +463,8 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
 #endif
 
 /* The integer kernels by name, each with whether this CPU runs it:
- * choose() takes the last that runs (the fastest), wzc_gemm_force any. */
+ * choose() takes the last that runs (the fastest), wzc_gemm_force any
+ * (for tests and benchmarks, before any other thread encodes). */
 enum { IK_PORTABLE, IK_AVX2, IK_AVX512BW, IK_AVX512VNNI, IK_N };
 static const char *const ikernel_names[IK_N] = { "portable", "avx2", "avx512bw", "avx512vnni" };
 static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f */
@@ -484,19 +486,25 @@ static int ikernel_runs(int k)
 #endif
 }
 
+static void choose_once(void)
+{
+	int ik = IK_N - 1;
+	while (!ikernel_runs(ik))
+		ik--;
+	ikernel_choice = ik;
+#ifdef WZ_HAVE_AVX512
+	kernel_choice = __builtin_cpu_supports("avx512f") ? 1 : 0;
+#else
+	kernel_choice = 0;
+#endif
+}
+
+/* Chosen once for the process: codecs encode and measure on many threads
+ * (pthread_once orders the choice before every use). */
 static int choose(void)
 {
-	if (kernel_choice < 0) {
-		int ik = IK_N - 1;
-		while (!ikernel_runs(ik))
-			ik--;
-		ikernel_choice = ik;
-#ifdef WZ_HAVE_AVX512
-		kernel_choice = __builtin_cpu_supports("avx512f") ? 1 : 0;
-#else
-		kernel_choice = 0;
-#endif
-	}
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, choose_once);
 	return kernel_choice;
 }
 
