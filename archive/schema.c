@@ -298,6 +298,11 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 	}
 	sqlite3_busy_timeout(a->db, 15000);
 	int version = 0, app = 0, nobjects = 0;
+	/* The version, application id and schema count from one snapshot:
+	 * read one by one, another process creating the archive could commit
+	 * between them, and a new archive would look like another program's
+	 * database (its tables, no application id yet). */
+	int snapshot = sqlite3_exec(a->db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	rc = pragma_int(a, "user_version", &version);
 	if ((rc & 0xff) == SQLITE_CANTOPEN || (rc & 0xff) == SQLITE_READONLY) {
 		/* A WAL archive in a folder we cannot write: SQLite cannot make
@@ -309,7 +314,13 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 	}
 	if (!a->readonly && sqlite3_db_readonly(a->db, "main") == 1)
 		a->readonly = 1;
-	if (rc != SQLITE_OK || (rc = pragma_int(a, "application_id", &app)) != SQLITE_OK) {
+	if (rc == SQLITE_OK)
+		rc = pragma_int(a, "application_id", &app);
+	if (rc == SQLITE_OK && app == 0)
+		rc = count_schema_objects(a, &nobjects);
+	if (snapshot)
+		sqlite3_exec(a->db, "END", NULL, NULL, NULL); /* fails harmlessly after a reopen */
+	if (rc != SQLITE_OK) {
 		err = wza_sqlite_err(a->db, rc, path, "read the archive", diag);
 	} else if (app != 0 && app != (int)WZA_APPLICATION_ID) {
 		err = wz_diag_set(diag, WZ_ERR_INPUT,
@@ -319,8 +330,6 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 		err = wz_diag_set(diag, WZ_ERR_INPUT,
 				  "%s: not a wzplan archive (another program's SQLite database)",
 				  path);
-	} else if (app == 0 && (rc = count_schema_objects(a, &nobjects)) != SQLITE_OK) {
-		err = wza_sqlite_err(a->db, rc, path, "read the archive", diag);
 	} else if (app == 0 && nobjects > 0) {
 		/* Only an empty file is ever made an archive: another program's
 		 * database is left exactly as it was. */
