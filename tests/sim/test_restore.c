@@ -14,7 +14,8 @@
 #include "sim/restore_rates.h"
 #include "sim/sim.h"
 
-static char dir[] = "/tmp/wz-test-restore-XXXXXX";
+/* A fresh folder under $TMPDIR, else under the working (build) folder. */
+static char dir[512];
 
 static const char *write_rates(const char *name, const char *text)
 {
@@ -140,6 +141,8 @@ static void test_restore_time(const wzm_model *dsv3, const wzm_gpu *h100)
 
 int main(void)
 {
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/wz-test-restore-XXXXXX", tmp && *tmp ? tmp : ".");
 	if (!mkdtemp(dir)) {
 		ok(0, "temporary folder");
 		return tap_done();
