@@ -6,10 +6,11 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec/profile.h"
 
-#define LLOYD_MAX 64
+#define LLOYD_MAX WZC_LLOYD_MAX
 #define LLOYD_ITERS 60
 #define BW (2.0 * WZC_HIST_RANGE / WZC_HIST_BINS)
 
@@ -26,16 +27,23 @@ static double center(int b)
 	return -WZC_HIST_RANGE + (b + 0.5) * BW;
 }
 
-/* Levels at equal steps of the cumulative f^(1/3).  Version 1 spread a
- * floor of 10^-12 over every bin of [-12, 12], which put a level or two
- * in the empty range past the calibration values and left one wide cell
- * between them: a test value there (a token type calibration never held)
- * was coded with an error of several of its sigmas.  From version 2 the
- * density is the histogram's alone, over its support, and a value past
- * it is the encoder's overload rule's (docs/wz-format.md). */
-static void compand(const float *hist, int version, uint32_t N, double *lev)
+/* The companding density f^(1/3) per bin, over the bins it spans, and its
+ * sum: computed once per histogram, as every count's table walks it.
+ * Version 1 spread a floor of 10^-12 over every bin of [-12, 12], which
+ * put a level or two in the empty range past the calibration values and
+ * left one wide cell between them: a test value there (a token type
+ * calibration never held) was coded with an error of several of its
+ * sigmas.  From version 2 the density is the histogram's alone, over its
+ * support, and a value past it is the encoder's overload rule's
+ * (docs/wz-format.md). */
+typedef struct {
+	int b0, b1;
+	double total, g[WZC_HIST_BINS];
+} density;
+
+static void density_of(const float *hist, int version, density *dn)
 {
-	double floor_mass = version >= 2 ? 0 : 1e-12, total = 0;
+	double floor_mass = version >= 2 ? 0 : 1e-12;
 	int b0 = 0, b1 = WZC_HIST_BINS - 1;
 	if (version >= 2) {
 		while (b0 < b1 && !(hist[b0] > 0))
@@ -43,54 +51,85 @@ static void compand(const float *hist, int version, uint32_t N, double *lev)
 		while (b1 > b0 && !(hist[b1] > 0))
 			b1--;
 	}
-	for (int b = b0; b <= b1; b++)
-		total += cbrt(hist[b] + floor_mass);
-	double acc = 0;
-	int b = b0;
+	dn->b0 = b0;
+	dn->b1 = b1;
+	dn->total = 0;
+	for (int b = b0; b <= b1; b++) {
+		dn->g[b] = cbrt(hist[b] + floor_mass);
+		dn->total += dn->g[b];
+	}
+}
+
+/* Levels at equal steps of the cumulative density. */
+static void compand(const density *dn, uint32_t N, double *lev)
+{
+	double acc = 0, total = dn->total;
+	int b = dn->b0, b1 = dn->b1;
 	for (uint32_t i = 0; i < N; i++) {
 		double target = (i + 0.5) / N * total;
-		while (b < b1 && acc + cbrt(hist[b] + floor_mass) < target) {
-			acc += cbrt(hist[b] + floor_mass);
+		while (b < b1 && acc + dn->g[b] < target) {
+			acc += dn->g[b];
 			b++;
 		}
-		double g = cbrt(hist[b] + floor_mass);
+		double g = dn->g[b];
 		double frac = g > 0 ? (target - acc) / g : 0.5;
 		frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
 		lev[i] = -WZC_HIST_RANGE + (b + frac) * BW;
 	}
 }
 
+/* The histogram's bins that hold mass, in order, with their centres: a
+ * Lloyd step visits only these (bins without mass add nothing to either
+ * sum, so the result is exactly the full scan's), and a standardized
+ * histogram's mass sits in a small part of its 4,096 bins. */
+typedef struct {
+	int n;
+	double c[WZC_HIST_BINS], m[WZC_HIST_BINS];
+} support;
+
+static void support_of(const float *hist, support *s)
+{
+	s->n = 0;
+	for (int b = 0; b < WZC_HIST_BINS; b++) {
+		double m = hist[b];
+		if (m <= 0)
+			continue;
+		s->c[s->n] = center(b);
+		s->m[s->n++] = m;
+	}
+}
+
 /* Squared error of the histogram (mass uniform within each bin) against
  * sorted levels, by nearest level; also Lloyd's centroid update when
  * `update` is set. */
-static double lloyd_step(const float *hist, uint32_t N, double *lev, int update)
+static double lloyd_step(const support *s, uint32_t N, double *lev, int update)
 {
-	double *mass = update ? calloc(N, sizeof *mass) : NULL;
-	double *mom = update ? calloc(N, sizeof *mom) : NULL;
+	double mass[LLOYD_MAX] = { 0 }, mom[LLOYD_MAX] = { 0 };
 	double dist = 0;
 	uint32_t i = 0;
-	for (int b = 0; b < WZC_HIST_BINS; b++) {
-		double c = center(b), m = hist[b];
+	for (int t = 0; t < s->n; t++) {
+		double c = s->c[t], m = s->m[t];
 		while (i + 1 < N && c > 0.5 * (lev[i] + lev[i + 1]))
 			i++;
-		if (m <= 0)
-			continue;
 		dist += m * ((c - lev[i]) * (c - lev[i]) + BW * BW / 12);
-		if (mass) {
+		if (update) {
 			mass[i] += m;
 			mom[i] += m * c;
 		}
 	}
-	if (mass && mom)
+	if (update)
 		for (i = 0; i < N; i++)
 			if (mass[i] > 0)
 				lev[i] = mom[i] / mass[i];
-	free(mass);
-	free(mom);
 	return dist;
 }
 
-static void fit(const float *hist, int version, uint32_t N, double *lev)
+/* Lloyd from the companded start; dn is the histogram's density (needed
+ * when N > 1) and s its support (when N is 2..LLOYD_MAX).  It stops early
+ * at a fixed point: a step that changes no level changes none after it
+ * either. */
+static void fit(const float *hist, const density *dn, const support *s, uint32_t N,
+		double *lev)
 {
 	if (N == 1) {
 		double m = 0;
@@ -99,44 +138,20 @@ static void fit(const float *hist, int version, uint32_t N, double *lev)
 		lev[0] = m;
 		return;
 	}
-	compand(hist, version, N, lev);
-	if (N <= LLOYD_MAX)
-		for (int it = 0; it < LLOYD_ITERS; it++)
-			lloyd_step(hist, N, lev, 1);
-}
-
-void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
-{
-	double lev[LLOYD_MAX];
-	double pd = 0;
-	for (int b = 0; b < WZC_HIST_BINS; b++)
-		pd += cbrt((double)hist[b]) * cbrt(BW * BW);
-	pd = pd * pd * pd / 12;
-	for (int j = 0; j < WZC_NSET; j++) {
-		uint32_t N = wzc_level_count(j);
-		if (N <= LLOYD_MAX) {
-			fit(hist, version, N, lev);
-			d[j] = lloyd_step(hist, N, lev, 0);
-		} else {
-			d[j] = pd / ((double)N * N);
-		}
-		if (j > 0 && d[j] > d[j - 1])
-			d[j] = d[j - 1];
-	}
-}
-
-void wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
-{
-	uint32_t N = wzc_level_count(j);
-	double *lev = malloc(sizeof *lev * N);
-	if (!lev) {
-		for (uint32_t i = 0; i < N; i++)
-			levels[i] = 0;
-		for (uint32_t i = 0; i + 1 < N; i++)
-			thresholds[i] = 0;
+	compand(dn, N, lev);
+	if (N > LLOYD_MAX)
 		return;
+	double prev[LLOYD_MAX];
+	for (int it = 0; it < LLOYD_ITERS; it++) {
+		memcpy(prev, lev, sizeof *lev * N);
+		lloyd_step(s, N, lev, 1);
+		if (memcmp(prev, lev, sizeof *lev * N) == 0)
+			break;
 	}
-	fit(hist, version, N, lev);
+}
+
+static void to_table(const double *lev, uint32_t N, float *levels, float *thresholds)
+{
 	for (uint32_t i = 0; i < N; i++)
 		levels[i] = (float)lev[i];
 	for (uint32_t i = 0; i + 1 < N; i++) {
@@ -145,5 +160,77 @@ void wzc_levels_table(const float *hist, int version, int j, float *levels, floa
 			levels[i + 1] = levels[i];
 		thresholds[i] = 0.5f * (levels[i] + levels[i + 1]);
 	}
+}
+
+/* what fitting a histogram's tables needs, computed once per histogram */
+typedef struct {
+	density dn;
+	support s;
+} scratch;
+
+static scratch *scratch_of(const float *hist, int version)
+{
+	scratch *sc = malloc(sizeof *sc);
+	if (sc) {
+		density_of(hist, version, &sc->dn);
+		support_of(hist, &sc->s);
+	}
+	return sc;
+}
+
+int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET],
+		       float *const tables[WZC_NSET])
+{
+	scratch *sc = scratch_of(hist, version);
+	if (!sc)
+		return -1;
+	double lev[LLOYD_MAX];
+	double pd = 0;
+	for (int b = 0; b < WZC_HIST_BINS; b++)
+		if (hist[b] != 0) /* an empty bin adds exactly nothing */
+			pd += cbrt((double)hist[b]) * cbrt(BW * BW);
+	pd = pd * pd * pd / 12;
+	for (int j = 0; j < WZC_NSET; j++) {
+		uint32_t N = wzc_level_count(j);
+		if (N <= LLOYD_MAX) {
+			fit(hist, &sc->dn, &sc->s, N, lev);
+			d[j] = lloyd_step(&sc->s, N, lev, 0);
+			if (tables && tables[j])
+				to_table(lev, N, tables[j], tables[j] + N);
+		} else {
+			d[j] = pd / ((double)N * N);
+		}
+		if (j > 0 && d[j] > d[j - 1])
+			d[j] = d[j - 1];
+	}
+	free(sc);
+	return 0;
+}
+
+void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
+{
+	if (wzc_levels_fit_all(hist, version, d, NULL) == 0)
+		return;
+	for (int j = 0; j < WZC_NSET; j++)
+		d[j] = INFINITY; /* out of memory: no count looks worth its bits */
+}
+
+void wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
+{
+	uint32_t N = wzc_level_count(j);
+	double *lev = malloc(sizeof *lev * N);
+	scratch *sc = N > 1 ? scratch_of(hist, version) : NULL;
+	if (!lev || (N > 1 && !sc)) {
+		free(lev);
+		free(sc);
+		for (uint32_t i = 0; i < N; i++)
+			levels[i] = 0;
+		for (uint32_t i = 0; i + 1 < N; i++)
+			thresholds[i] = 0;
+		return;
+	}
+	fit(hist, sc ? &sc->dn : NULL, sc ? &sc->s : NULL, N, lev);
+	to_table(lev, N, levels, thresholds);
 	free(lev);
+	free(sc);
 }

@@ -11,12 +11,21 @@
  * 65536, i.e. steps of a quarter to a third of a bit, so the bit allocation
  * is fractional without entropy coding. */
 #define WZC_NSET 60
+/* Counts up to this are Lloyd-fitted; above, companded. */
+#define WZC_LLOYD_MAX 64
 uint32_t wzc_level_count(int j);
 
 /* Normalized distortion E[(z - Q(z))^2] of the best table with
  * wzc_level_count(j) levels, for every j, on a histogram of WZC_HIST_BINS
  * probabilities over [-WZC_HIST_RANGE, WZC_HIST_RANGE]; non-increasing in j. */
 void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET] /* OUT */);
+
+/* Both at once: d[] as wzc_levels_distortion, and for each j whose
+ * tables[j] is not NULL (any j with at most WZC_LLOYD_MAX levels), its levels at
+ * tables[j] and thresholds at tables[j] + N, exactly as wzc_levels_table
+ * gives them, from the same fit.  0, or -1 when out of memory. */
+int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET] /* OUT */,
+		       float *const tables[WZC_NSET] /* OUT, entries may be NULL */);
 
 /* Fills levels[N] (increasing) and thresholds[N - 1] (midpoints) for count
  * index j.  Deterministic: encoder and decoder derive the same tables.

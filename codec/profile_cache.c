@@ -92,8 +92,25 @@ void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double
 	}
 	pthread_mutex_lock(&p->cache->lock);
 	if (!pc->have_d) {
-		wzc_levels_distortion(hist_of(p, l, part), p->version, pc->d);
-		pc->have_d = 1;
+		/* The fit that gives the distortions gives the small tables too;
+		 * keep them rather than fitting each again when a plan asks. */
+		float *tables[WZC_NSET] = { NULL };
+		for (int j = 0; j < WZC_NSET; j++) {
+			uint32_t N = wzc_level_count(j);
+			if (N <= WZC_LLOYD_MAX && !pc->tab[j])
+				tables[j] = pc->tab[j] = malloc(sizeof(float) * 2 * N);
+		}
+		if (wzc_levels_fit_all(hist_of(p, l, part), p->version, pc->d, tables) == 0) {
+			pc->have_d = 1;
+		} else {
+			wzc_levels_distortion(hist_of(p, l, part), p->version, pc->d);
+			pc->have_d = 1;
+			for (int j = 0; j < WZC_NSET; j++)
+				if (tables[j]) {
+					free(pc->tab[j]);
+					pc->tab[j] = NULL;
+				}
+		}
 	}
 	memcpy(d, pc->d, sizeof pc->d);
 	pthread_mutex_unlock(&p->cache->lock);

@@ -12,6 +12,7 @@
 #include "codec/levels.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
+#include "codec/wz_allocate.h"
 #include "codec/wz_plan.h"
 
 /* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
@@ -134,41 +135,6 @@ static int group_and_fill(int n, int *jidx, const double *v, double (*d)[WZC_NSE
 	}
 	*ngroups = ng;
 	return total;
-}
-
-/* Greedy reverse water-filling: repeatedly give the component with the best
- * weighted distortion drop per bit its next level count, within `budget`
- * bits (sum of log2 counts). */
-static void allocate(int n, const double *v, double (*d)[WZC_NSET], const int *part,
-		     double budget, int *jidx)
-{
-	double cost[WZC_NSET], gain[2][WZC_NSET];
-	for (int j = 0; j + 1 < WZC_NSET; j++) {
-		cost[j] = log2((double)wzc_level_count(j + 1) / wzc_level_count(j));
-		for (int p = 0; p < 2; p++)
-			gain[p][j] = (d[p][j] - d[p][j + 1]) / cost[j];
-	}
-	double used = 0;
-	for (int k = 0; k < n; k++)
-		jidx[k] = 0;
-	for (;;) {
-		int best = -1;
-		double bestg = 0;
-		for (int k = 0; k < n; k++) {
-			int j = jidx[k];
-			if (j + 1 >= WZC_NSET || used + cost[j] > budget)
-				continue;
-			double g = v[k] * gain[part[k]][j];
-			if (g > bestg) {
-				bestg = g;
-				best = k;
-			}
-		}
-		if (best < 0)
-			break;
-		used += cost[jidx[best]];
-		jidx[best]++;
-	}
 }
 
 /* The coded components as one list with their grids side by side. */
@@ -346,10 +312,10 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
  * *bestdist, it becomes best[].  Returns the packed total. */
 static int try_budget(int n, const double *v, double (*d)[WZC_NSET], const int *part,
 		      double budget, int *jidx, layer_plan *lp, int bits, int *best,
-		      double *bestdist /* IN/OUT */)
+		      double *bestdist /* IN/OUT */, wzc_wz_allocator *alloc)
 {
 	int nv = n - 2, ng;
-	allocate(nv, v, d, part, budget, jidx);
+	wzc_wz_allocator_run(alloc, budget, jidx);
 	jidx[nv] = jidx[nv + 1] = 1;
 	int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
 	double dist = 0;
@@ -374,6 +340,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	double *v = malloc(sizeof *v * (size_t)n);
 	int *part = malloc(sizeof *part * (size_t)n), *jidx = malloc(sizeof *jidx * (size_t)n);
 	int *best = malloc(sizeof *best * (size_t)n);
+	wzc_wz_allocator *alloc = NULL;
 	lp->n = n;
 	lp->nlev = calloc((size_t)n, sizeof *lp->nlev);
 	lp->lev = calloc((size_t)n, sizeof *lp->lev);
@@ -388,6 +355,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(part);
 		free(jidx);
 		free(best);
+		wzc_wz_allocator_free(alloc);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int k = nv; k < n; k++) {
@@ -403,12 +371,20 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		if (!(lp->sigma[k] > 0))
 			v[k] = 0; /* nothing to code: the component is constant */
 	}
+	alloc = wzc_wz_allocator_new(nv, v, (const double(*)[WZC_NSET])d, part);
+	if (!alloc) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
 	/* Find the largest allocation whose packed size fits; a few rounds of
 	 * correcting the budget by the grouping's overhead. */
 	double budget = bits - 2, bestdist = INFINITY, smallest_over = budget;
 	int found = 0;
 	for (int it = 0; it < 8; it++) {
-		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, best, &bestdist);
+		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, best, &bestdist, alloc);
 		if (total <= bits) {
 			found = 1;
 			if (total == bits)
@@ -429,7 +405,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		double over = smallest_over, fits = over, step = 1;
 		for (;;) {
 			fits = fmax(over - step, 0);
-			if (try_budget(n, v, d, part, fits, jidx, lp, bits, best, &bestdist) <= bits ||
+			if (try_budget(n, v, d, part, fits, jidx, lp, bits, best, &bestdist, alloc) <= bits ||
 			    fits == 0)
 				break;
 			over = fits;
@@ -437,7 +413,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		}
 		while (over - fits > BUDGET_RESOLUTION) {
 			double mid = 0.5 * (over + fits);
-			if (try_budget(n, v, d, part, mid, jidx, lp, bits, best, &bestdist) <= bits)
+			if (try_budget(n, v, d, part, mid, jidx, lp, bits, best, &bestdist, alloc) <= bits)
 				fits = mid;
 			else
 				over = mid;
@@ -471,6 +447,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(part);
 		free(jidx);
 		free(best);
+		wzc_wz_allocator_free(alloc);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	float *at = lp->tables, *tab[2][WZC_NSET];
@@ -489,6 +466,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(part);
 		free(jidx);
 		free(best);
+		wzc_wz_allocator_free(alloc);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int k = 0; k < nv; k++)
@@ -505,6 +483,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(part);
 		free(jidx);
 		free(best);
+		wzc_wz_allocator_free(alloc);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
@@ -520,6 +499,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			free(part);
 			free(jidx);
 			free(best);
+			wzc_wz_allocator_free(alloc);
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		}
 		for (size_t i = 0; i < (size_t)m * m; i++)
@@ -537,6 +517,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	free(part);
 	free(jidx);
 	free(best);
+	wzc_wz_allocator_free(alloc);
 	return plan_fast(pr, l, lp, diag);
 }
 
