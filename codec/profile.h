@@ -32,11 +32,12 @@ typedef struct {
 /* The profile file's version (docs/wz-format.md).  It also fixes how the
  * rate plan is derived: version 1 companded large level tables over the
  * whole histogram range, leaving wide empty cells past the calibration
- * values; version 2 companding stays within the histogram's support. */
-#define WZC_PROFILE_VERSION 2
+ * values; version 2 companding stays within the histogram's support;
+ * version 3 also tries the whole-bit budgets above the planner's rounds. */
+#define WZC_PROFILE_VERSION 3
 
 struct wzc_profile {
-	int version;        /* 1 or 2, as read; new profiles get WZC_PROFILE_VERSION */
+	int version;        /* 1 to 3, as read; new profiles get WZC_PROFILE_VERSION */
 	char model[WZC_MODEL_MAX + 1];
 	int L, R, P;
 	int query_weighted; /* 1 when the weights come from calibration queries */

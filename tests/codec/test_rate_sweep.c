@@ -2,12 +2,15 @@
  * layer's plan stores something (issue 10: some sizes planned all-zero
  * digits in a layer and decoded to the mean), the plan fits its record,
  * and each layer's error falls as the rate rises, within the noise of the
- * tokens measured.  A small shape (64 + 16 values, one layer) keeps the
- * sweep of every size short.  The fault itself needs many groups (DeepSeek's
- * 512 + 64 values): the window `wzplan trace synth-cache --family iid`
- * writes (seed 1, bf16, 1,024 tokens; layer 0, drawn from its own stream)
- * is planned as well at the sizes of wz-4.03 and wz-5.03, where the
- * previous planner stored nothing in that layer. */
+ * tokens measured.  Every family is swept over every size at a small
+ * shape (64 + 16 values, one layer), and over every size up to 9 bits a
+ * value at DeepSeek's 512 + 64 values, where the faults lived: they need
+ * many groups, and the small shape never showed them (the all-zero
+ * layers; with profile version 2, one byte more of record planning more
+ * distortion at 47 of 1,081 sizes on iid).  The window `wzplan
+ * trace synth-cache --family iid` writes (seed 1, bf16, 1,024 tokens;
+ * layer 0, drawn from its own stream) is planned as well at the sizes of
+ * wz-4.03 and wz-5.03, where the previous planner stored nothing. */
 #include "tests/tap.h"
 
 #include <stdint.h>
@@ -29,6 +32,8 @@ typedef struct {
 	wzt_family fam;
 	uint64_t seed;
 	int R, P, T, Q, H;
+	int test_T;            /* tokens of the test window; 0: T */
+	double max_bits;       /* the sweep's top rate; 0: the format's */
 	int bf16;              /* values rounded to bf16, as trace files store them */
 	const size_t *sizes;   /* record sizes, nsizes of them; NULL: every size allowed */
 	int nsizes;
@@ -40,14 +45,15 @@ static void round_bf16(float *v, size_t n)
 		v[i] = wzt_bf16_to_f32(wzt_f32_to_bf16(v[i]));
 }
 
-static wzt_cache_trace *window(const sweep_spec *sp, uint64_t window_seed, const char *split)
+static wzt_cache_trace *window(const sweep_spec *sp, uint64_t window_seed, const char *split,
+			       int T)
 {
 	wzt_synth_params p;
 	wzt_synth_params_default(&p);
 	p.family = sp->fam;
 	p.seed = sp->seed;
 	p.L = LAYERS;
-	p.T = sp->T;
+	p.T = T;
 	p.R = sp->R;
 	p.P = sp->P;
 	p.Q = sp->Q;
@@ -115,13 +121,40 @@ static int rises(const double *err, const double *best, int T)
 	return s > NOISE_SIGMAS * se && s > 0;
 }
 
+/* Profile version 3's planner tries more budgets than version 2's, which
+ * keeps its plans (records written with it decode as before): at no size
+ * does 3 plan more model distortion than 2, and a version-2 profile plans
+ * what version 2 always did, the 8 rounds alone. */
+static void versions(wzc_profile *prof, const char *fname, size_t lo, size_t hi)
+{
+	int worse = 0, better = 0, n = 0;
+	int keep = prof->version;
+	for (size_t B = lo; B <= hi; B++) {
+		double dist[2];
+		for (int v = 0; v < 2; v++) {
+			prof->version = v ? 3 : 2;
+			wzc_wz_plan *pl = NULL;
+			wz_diag d;
+			dist[v] = wzc_wz_plan_new(prof, 0, B, &pl, &d) ? NAN : pl->layers[0].distortion;
+			wzc_wz_plan_free(pl);
+		}
+		n++;
+		worse += !(dist[1] <= dist[0]);
+		better += dist[1] < dist[0];
+	}
+	prof->version = keep;
+	ok(worse == 0 && better > 0,
+	   "%s: version 3 plans no more distortion than version 2 at any of %d sizes, less at %d"
+	   " (more at %d)", fname, n, better, worse);
+}
+
 static void sweep(const sweep_spec *sp)
 {
 	char fname[64];
 	snprintf(fname, sizeof fname, "%s %d+%d", wzt_family_name(sp->fam), sp->R, sp->P);
-	wzt_cache_trace *cal = window(sp, 0, "calibration");
+	wzt_cache_trace *cal = window(sp, 0, "calibration", sp->T);
 	/* the window seeds of synth-cache's first calibration and test windows */
-	wzt_cache_trace *test = window(sp, UINT64_C(1) << 32, "test");
+	wzt_cache_trace *test = window(sp, UINT64_C(1) << 32, "test", sp->test_T ? sp->test_T : sp->T);
 	if (!ok(cal && test, "%s: windows", fname))
 		return;
 	wzc_window cw = window_of(cal), tw = window_of(test);
@@ -133,7 +166,8 @@ static void sweep(const sweep_spec *sp)
 		return;
 	}
 	int nv = sp->R + sp->P, T = tw.T;
-	size_t lo = (size_t)ceil(WZC_WZ_MIN_BITS * nv / 8), hi = (size_t)floor(WZC_WZ_MAX_BITS * nv / 8);
+	double top = sp->max_bits > 0 ? sp->max_bits : WZC_WZ_MAX_BITS;
+	size_t lo = (size_t)ceil(WZC_WZ_MIN_BITS * nv / 8), hi = (size_t)floor(top * nv / 8);
 	size_t nsizes = sp->sizes ? (size_t)sp->nsizes : hi - lo + 1;
 	if (sp->sizes)
 		hi = sp->sizes[sp->nsizes - 1];
@@ -194,6 +228,8 @@ static void sweep(const sweep_spec *sp)
 		}
 		wzc_codec_free(c);
 	}
+	if (sp->R == 512 && !sp->sizes)
+		versions(prof, fname, lo, hi);
 	ok(planned == (int)nsizes, "%s: all %zu record sizes %zu..%zu plan", fname, nsizes,
 	   sp->sizes ? sp->sizes[0] : lo, hi);
 	ok(empty == 0, "%s: no layer stores nothing (%d layer plans did)", fname, empty);
@@ -215,10 +251,17 @@ int main(void)
 	/* wz-4.03 and wz-5.03 on 512 + 64 values */
 	static const size_t stalled[] = { 290, 362 };
 	static const sweep_spec specs[] = {
-		{ WZT_FAMILY_IID, 11, 64, 16, 128, 8, 4, 0, NULL, 0 },
-		{ WZT_FAMILY_MLA_A, 11, 64, 16, 128, 8, 4, 0, NULL, 0 },
-		{ WZT_FAMILY_MLA_B, 11, 64, 16, 128, 8, 4, 0, NULL, 0 },
-		{ WZT_FAMILY_IID, 1, 512, 64, 1024, 32, 16, 1, stalled, 2 },
+		{ WZT_FAMILY_IID, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
+		{ WZT_FAMILY_MLA_A, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
+		{ WZT_FAMILY_MLA_B, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
+		{ WZT_FAMILY_IID, 1, 512, 64, 1024, 32, 16, 0, 0, 1, stalled, 2 },
+		/* every size from 1 to 9 bits a value at 512 + 64 (577 sizes, past
+		 * fp8-mix's 8.06; above, plans are slow to build and the small
+		 * shape sweeps them): a 1,024-token calibration window (more
+		 * tokens than values, for the covariance), 512 test tokens */
+		{ WZT_FAMILY_IID, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
+		{ WZT_FAMILY_MLA_A, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
+		{ WZT_FAMILY_MLA_B, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
 	};
 	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
 		sweep(&specs[i]);
