@@ -132,6 +132,16 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	wza_run_sim(run, format, "parks", (double)(res->parks_cpu + res->parks_ssd), "sessions");
 	wza_run_sim(run, format, "restores", (double)res->restores, "sessions");
 	wza_run_sim(run, format, "recomputes", (double)res->recomputes, "sessions");
+	if (res->prefix_lookups) {
+		/* Shared prefix cache hits per tier, as shares of the lookups. */
+		static const char *const tier[3] = { "prefix_hit_hbm", "prefix_hit_cpu",
+						     "prefix_hit_ssd" };
+		wza_run_sim(run, format, "prefix_lookups", (double)res->prefix_lookups, "requests");
+		for (int i = 0; i < 3; i++)
+			wza_run_sim(run, format, tier[i],
+				    (double)res->prefix_hits[i] / (double)res->prefix_lookups, "share");
+		wza_run_sim(run, format, "prefix_tokens_saved", res->prefix_tokens_saved, "tokens");
+	}
 	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
 	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");
 	wza_run_sim(run, format, "simulated", res->sim_time_s, "s");

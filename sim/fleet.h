@@ -8,6 +8,7 @@
 
 #include "sim/engine.h"
 #include "sim/metrics.h"
+#include "sim/prefix_cache.h"
 #include "sim/sim.h"
 
 enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE,
@@ -32,6 +33,7 @@ typedef struct {
 	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
 	int32_t turns_left;           /* population: turns before the session ends */
 	int32_t last_turn;            /* replay: the session's last row's turn */
+	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
 	double idle_since;
 	wzs_rng rng;                  /* population: this user's own stream */
 } wzs_sess;
@@ -47,6 +49,9 @@ typedef struct {
 	int64_t prefix, prompt, output, reuse, need_blocks;
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
 	int64_t finish_step;
+	int32_t shared_id;            /* the shared prefix it begins with, */
+	int64_t shared_tokens;        /* of these tokens (0: none) */
+	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
 	double tok_contrib;           /* this request's share of its rank's token sum */
 	double arrival;               /* when it could run: the queueing clock starts here */
 	double requested;             /* when the trace or the user sent it */
@@ -77,6 +82,7 @@ typedef struct {
 	 * the next step */
 	double *pool_free, *pool_link_free;
 	int32_t join_head, join_tail;
+	wzs_prefix_cache *prefix;     /* shared prefixes (NULL: no prefix cache) */
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
 	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
@@ -113,6 +119,7 @@ typedef struct {
 	double tokens_done, good_tokens, context_sum;
 	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
 	double deferred_wait;         /* seconds turns waited for their own previous turn */
+	double *prefix_cdf;           /* population: Zipf popularity of its shared prefixes */
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;
@@ -129,6 +136,18 @@ void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);
 void wzs_on_timeout(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
+
+/* prefix_admit.c: the shared prefix cache's part in admission.  For a request
+ * whose session holds none of its context, looks its shared prefix up:
+ * returns the tier of a hit (*tokens its length, counted in the results)
+ * or WZS_PREFIX_MISS, marking the request to add its prefix once computed. */
+wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */);
+/* The request's prefill is done: a prefix it missed is now cached. */
+void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q);
+/* Builds the population's prefix popularity (f->prefix_cdf) and draws a
+ * session's prefix from it. */
+wz_err wzs_prefix_popularity(wzs_fleet *f);
+int32_t wzs_prefix_draw(const wzs_fleet *f, wzs_rng *rng);
 
 /* disagg.c: an admitted request's prefill on its replica's prefill pool,
  * then its cache's transfer to the decode GPUs (EV_KV_ARRIVE). */

@@ -12,6 +12,8 @@ const char *const wzs_scenario_keys[] = {
 	"kv_transfer_gbps", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
+	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib",
+	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
 	"pop_steady_start",
@@ -91,6 +93,16 @@ void wzs_params_default(wzs_params *p)
 	 * the serving engine's own threads need some of them. */
 	p->restore_rates[0] = '\0';
 	p->restore_cores_per_node = 112;
+	/* No prefix cache and no shared prefixes unless the scenario asks, so
+	 * results without them stay as they were. */
+	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
+	p->prefixes = 0;
+	p->prefix_tokens = 0;
+	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
+	 * al., "Web caching and Zipf-like distributions", INFOCOM 1999, fit
+	 * 0.64-0.83 for web requests); a parameter, not a measurement of
+	 * system prompts. */
+	p->prefix_zipf = 1.0;
 	/* Long sessions of modest turns: a session's first prefill (its whole
 	 * initial context) is then a small share of the work, as it is for users
 	 * who stay at long context. */
@@ -150,6 +162,10 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
 		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
 		{ "restore_cores_per_node", &(p)->restore_cores_per_node, 1, 0, 1e5, 1 },    \
+		{ "prefix_cache_hbm_gib", &(p)->prefix_hbm_gib, 1, 0, 1e4, 0 },               \
+		{ "prefix_cache_cpu_gib", &(p)->prefix_cpu_gib, 1, 0, 1e6, 0 },               \
+		{ "prefix_cache_ssd_gib", &(p)->prefix_ssd_gib, 1, 0, 1e8, 0 },               \
+		{ "pop_prefix_zipf", &(p)->prefix_zipf, 1, 0, 10, 0 },                        \
 		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
 		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
 		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
@@ -182,6 +198,8 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
+		{ "pop_prefixes", &p->prefixes, 0, 10000000 },
+		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
 	};
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
 		const char *v = wz_kv_get(kv, longs[i].key);
@@ -268,6 +286,21 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 										: wz_kv_line(kv, "duration_s"),
 				   p->occupancy_interval_s, p->duration_s,
 				   p->duration_s / p->occupancy_interval_s, WZS_MAX_SAMPLES);
+	if (p->prefixes > 0 && p->prefix_tokens < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: pop_prefixes: shared prefixes need pop_prefix_tokens (their "
+				   "length in tokens)",
+				   origin, wz_kv_line(kv, "pop_prefixes"));
+	if (p->prefix_cpu_gib > p->offload_cpu_gib || p->prefix_ssd_gib > p->offload_ssd_gib) {
+		const char *key = p->prefix_cpu_gib > p->offload_cpu_gib ? "prefix_cache_cpu_gib"
+									 : "prefix_cache_ssd_gib";
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: %s: more than the offload tier's %s (the prefix cache is "
+				   "part of it)",
+				   origin, wz_kv_line(kv, key) ? wz_kv_line(kv, key) : 1, key,
+				   p->prefix_cpu_gib > p->offload_cpu_gib ? "offload_cpu_gib"
+									  : "offload_ssd_gib");
+	}
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: warmup_s: %g s leaves nothing of duration_s %g s",
 				   origin, wz_kv_line(kv, "warmup_s") ? wz_kv_line(kv, "warmup_s")
@@ -296,6 +329,16 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 				   "%s: disaggregated serving needs prefill_gpus_per_replica in the "
 				   "scenario (the prefill pool's GPUs per replica)",
 				   where);
+	if (p->prefixes > 0 && p->prefix_tokens < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: %ld shared prefixes need pop_prefix_tokens >= 1", where,
+				   p->prefixes);
+	if (p->prefix_cpu_gib > p->offload_cpu_gib || p->prefix_ssd_gib > p->offload_ssd_gib)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: the prefix cache (%g GiB CPU, %g GiB SSD per node) is larger "
+				   "than the offload tier it is part of (%g, %g)",
+				   where, p->prefix_cpu_gib, p->prefix_ssd_gib, p->offload_cpu_gib,
+				   p->offload_ssd_gib);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
 				   where, p->warmup_s, p->duration_s);
@@ -365,6 +408,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	wz_buf_printf(out, "ssd_gbps = %g\ngpus_per_node = %ld\n", p->ssd_gbps, p->gpus_per_node);
 	wz_buf_printf(out, "restore_rates = %s\nrestore_cores_per_node = %g\n",
 		      p->restore_rates[0] ? p->restore_rates : "(none)", p->restore_cores_per_node);
+	wz_buf_printf(out, "prefix_cache_hbm_gib = %g\nprefix_cache_cpu_gib = %g\n"
+		      "prefix_cache_ssd_gib = %g\n",
+		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,
@@ -375,6 +421,10 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		wz_buf_printf(out, "pop_initial_context = (context - mean turns taken x "
 				   "(pop_prompt_tokens + pop_output_tokens))\n");
 	wz_buf_printf(out, "pop_steady_start = %s\n", p->steady_start ? "yes" : "no");
+	wz_buf_printf(out, "pop_prefixes = %ld\n", p->prefixes);
+	if (p->prefixes > 0)
+		wz_buf_printf(out, "pop_prefix_tokens = %ld\npop_prefix_zipf = %g\n", p->prefix_tokens,
+			      p->prefix_zipf);
 	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);

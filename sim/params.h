@@ -61,6 +61,11 @@ typedef struct {
 	 * decode it at the measured per-core rate (sim/restore_rates.h). */
 	char restore_rates[512];  /* rates file (bench/bench_restore); "" none */
 	double restore_cores_per_node; /* host cores decoding restores, per node */
+	/* shared prefix cache (sim/prefix_cache.h): capacity set aside for
+	 * prefixes many sessions share, per GPU in HBM and per node in CPU
+	 * memory and on SSD, out of the session cache pool and the offload
+	 * tier; all 0: no prefix cache */
+	double prefix_hbm_gib, prefix_cpu_gib, prefix_ssd_gib;
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */
@@ -68,6 +73,12 @@ typedef struct {
 	wzs_dist length_dist;     /* for think time, prompt and output lengths */
 	long initial_context;     /* tokens a new session starts with; 0: wzs_initial_context */
 	int steady_start;         /* users start part-way through sessions (else all new) */
+	/* shared prefixes: each new session begins with one of pop_prefixes
+	 * system prompts of pop_prefix_tokens, chosen with Zipf popularity
+	 * (the i-th most popular with weight 1 / i^pop_prefix_zipf); 0: none */
+	long prefixes;
+	long prefix_tokens;
+	double prefix_zipf;
 	/* run */
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;

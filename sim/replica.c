@@ -85,6 +85,18 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
 	out->layers = model->layers;
 	out->restore_decode_tlps = 0;
+	/* The prefix cache is carved out of the session pool and the offload
+	 * tier, so that the memory it uses is not counted twice. */
+	double block_bytes = out->token_bytes * out->block_tokens;
+	long prefix_blocks = (long)ceil(p->prefix_hbm_gib * WZM_GIB / block_bytes);
+	out->blocks_per_rank -= prefix_blocks;
+	out->prefix_capacity[0] = (double)prefix_blocks * block_bytes;
+	out->prefix_capacity[1] = nodes * p->prefix_cpu_gib * WZM_GIB;
+	out->prefix_capacity[2] = nodes * p->prefix_ssd_gib * WZM_GIB;
+	out->cpu_bytes -= out->prefix_capacity[1];
+	out->ssd_bytes -= out->prefix_capacity[2];
+	out->prefix_token_bytes[0] = out->token_bytes;
+	out->prefix_token_bytes[1] = out->prefix_token_bytes[2] = out->offload_token_bytes;
 	if (p->disaggregated) {
 		out->prefill_gpus = (int)p->prefill_gpus;
 		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
@@ -99,8 +111,9 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	}
 	if (out->blocks_per_rank < 1)
 		return wz_diag_set(diag, WZ_ERR_RANGE,
-				   "%s on %d x %s: the cache pool holds less than one block",
-				   model->name, out->gpus, gpu->name);
+				   "%s on %d x %s: the cache pool holds less than one block%s",
+				   model->name, out->gpus, gpu->name,
+				   prefix_blocks > 0 ? " beside prefix_cache_hbm_gib" : "");
 	return WZ_OK;
 }
 
@@ -229,6 +242,11 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
 		      m->ssd_bps / 1e9);
+	if (m->prefix_capacity[0] + m->prefix_capacity[1] + m->prefix_capacity[2] > 0)
+		wz_buf_printf(out, "prefix_cache_hbm_gib_per_rank = %.3f\nprefix_cache_cpu_gib_per_replica = %.0f\n"
+			      "prefix_cache_ssd_gib_per_replica = %.0f\n",
+			      m->prefix_capacity[0] / WZM_GIB, m->prefix_capacity[1] / WZM_GIB,
+			      m->prefix_capacity[2] / WZM_GIB);
 	if (m->prefill_gpus > 0)
 		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
 			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);

@@ -47,6 +47,12 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 			r->lru_head[k] = r->lru_tail[k] = -1;
 		}
 		r->q_head = r->q_tail = r->pf_head = r->pf_tail = r->join_head = r->join_tail = -1;
+		const double *cap = f->m->prefix_capacity;
+		if (cap[0] + cap[1] + cap[2] > 0) {
+			if (!(r->prefix = malloc(sizeof *r->prefix)))
+				return WZ_ERR_NOMEM;
+			wzs_prefix_cache_init(r->prefix, cap, f->m->prefix_token_bytes);
+		}
 	}
 	return WZ_OK;
 }
@@ -70,6 +76,8 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->lru_head);
 		free(r->lru_tail);
 		free(r->dheap);
+		wzs_prefix_cache_free(r->prefix);
+		free(r->prefix);
 	}
 	free(f->reps);
 	f->reps = NULL;
@@ -427,6 +435,31 @@ static int place(wzs_fleet *f, wzs_rep *r, wzs_req *q, wzs_sess *s, int64_t *ext
 	return best;
 }
 
+/* Brings `tokens` of a request's cache back from CPU memory (or SSD) over
+ * its GPU's host link, queued behind earlier restores on that link (and
+ * on the node's SSDs), no faster than the host decodes the offload
+ * format; the request waits for EV_RESTORE. */
+static void start_restore(wzs_fleet *f, wzs_rep *r, int k, int32_t id, double tokens, int from_ssd)
+{
+	wzs_req *q = &f->reqs[id];
+	double bw = f->m->host_link_bps;
+	double start = f->now > r->link_free[k] ? f->now : r->link_free[k];
+	if (from_ssd) {
+		if (f->m->ssd_bps < bw)
+			bw = f->m->ssd_bps;
+		if (r->ssd_free > start)
+			start = r->ssd_free;
+	}
+	int decode_bound;
+	double done = start + wzs_restore_time(f->m, tokens, bw, &decode_bound);
+	q->restore_decode_bound = (uint8_t)decode_bound;
+	r->link_free[k] = done;
+	if (from_ssd)
+		r->ssd_free = done;
+	q->state = RQ_RESTORING;
+	wzs_push(f, done, PRIO_RESTORE, EV_RESTORE, (uint32_t)id, q->serial);
+}
+
 static void try_admit(wzs_fleet *f, int32_t ri)
 {
 	wzs_rep *r = REP(f, ri);
@@ -448,44 +481,34 @@ static void try_admit(wzs_fleet *f, int32_t ri)
 		if (q->counted)
 			wzs_hist_add(f->h_queue, f->now - q->arrival);
 		if (s->cache == CACHE_CPU || s->cache == CACHE_SSD) {
-			/* Restore over the GPU's host link, queued behind earlier
-			 * restores on that link (and on the node's SSDs), no faster
-			 * than the host decodes the offload format. */
-			double bw = f->m->host_link_bps;
-			double start = f->now > r->link_free[k] ? f->now : r->link_free[k];
-			if (s->cache == CACHE_SSD) {
-				if (f->m->ssd_bps < bw)
-					bw = f->m->ssd_bps;
-				if (r->ssd_free > start)
-					start = r->ssd_free;
-			}
-			int decode_bound;
-			double done = start + wzs_restore_time(f->m, (double)s->ctx, bw, &decode_bound);
-			q->restore_decode_bound = (uint8_t)decode_bound;
-			r->link_free[k] = done;
-			if (s->cache == CACHE_SSD)
-				r->ssd_free = done;
+			start_restore(f, r, k, id, (double)s->ctx, s->cache == CACHE_SSD);
 			tier_release(f, s);
 			f->res->restores++;
 			q->reuse = q->prefix < s->ctx ? q->prefix : s->ctx;
 			s->cache = CACHE_RESIDENT;
 			s->rank = k;
 			s->blocks = extra;
-			q->state = RQ_RESTORING;
-			wzs_push(f, done, PRIO_RESTORE, EV_RESTORE, (uint32_t)id, q->serial);
 			continue;
 		}
 		if (s->cache == CACHE_RESIDENT) {
 			q->reuse = q->prefix < s->ctx ? q->prefix : s->ctx;
 			s->blocks += extra;
 		} else {
-			q->reuse = 0;
+			/* The session holds none of its context: a shared prefix
+			 * it begins with may be cached. */
+			int64_t hit;
+			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit);
+			q->reuse = hit;
 			if (q->prefix > 0 && !s->fresh)
 				f->res->recomputes++;
 			s->fresh = 0;
 			s->cache = CACHE_RESIDENT;
 			s->rank = k;
 			s->blocks = extra;
+			if (tier == WZS_PREFIX_CPU || tier == WZS_PREFIX_SSD) {
+				start_restore(f, r, k, id, (double)hit, tier == WZS_PREFIX_SSD);
+				continue;
+			}
 		}
 		pending_append(f, ri, id);
 	}
@@ -668,6 +691,7 @@ void wzs_on_kv_arrive(wzs_fleet *f, int32_t id, uint32_t serial)
 	wzs_rep *r = REP(f, ri);
 	q->prefilled = q->prefix - q->reuse + q->prompt;
 	q->first_token = f->now;
+	wzs_prefix_computed(f, r, q);
 	if (q->output <= 1) {
 		finish(f, r, id);
 		try_admit(f, ri);
@@ -728,6 +752,7 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 				r->pf_tail = prev;
 			q->next = -1;
 			q->first_token = f->now;
+			wzs_prefix_computed(f, r, q);
 			if (q->output <= 1) {
 				/* finish may append a deferred turn at the tail: after `next`. */
 				finish(f, r, id);
