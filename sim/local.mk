@@ -16,4 +16,5 @@ libwzsim_a_SOURCES = \
 	sim/restore_rates.c sim/restore_rates.h \
 	sim/disagg.c \
 	sim/prefix_cache.c sim/prefix_cache.h \
-	sim/prefix_admit.c
+	sim/prefix_admit.c \
+	sim/moe.c sim/moe.h

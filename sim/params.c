@@ -9,7 +9,9 @@ const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
-	"kv_transfer_gbps", "max_batch", "queue_timeout_s",
+	"kv_transfer_gbps", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
+	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
+	"moe_shared_experts", "moe_intermediate_size", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib",
@@ -77,6 +79,22 @@ void wzs_params_default(wzs_params *p)
 	p->disaggregated = 0;
 	p->prefill_gpus = 0;
 	p->kv_transfer_gbps = 50;
+	/* Expert parallelism off unless the scenario asks (docs/validation.md
+	 * says what it changes).  The MoE shape is DeepSeek-V3's
+	 * (github.com/deepseek-ai/DeepSeek-V3, inference/configs/config_671B.json:
+	 * 61 layers of which first_k_dense_replace = 3 dense, 256 routed
+	 * experts, 8 per token, 1 shared, moe_intermediate_size 2048); set them
+	 * for another model.  No published figure of the load imbalance
+	 * between GPUs was found: 1 is perfect balance, a parameter. */
+	p->expert_parallel = 0;
+	p->dual_batch_overlap = 0;
+	p->ep_imbalance = 1;
+	p->ep_dispatch_gbps = p->ep_combine_gbps = 0;
+	p->moe_layers = 58;
+	p->moe_top_k = 8;
+	p->moe_routed_experts = 256;
+	p->moe_shared_experts = 1;
+	p->moe_intermediate = 2048;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -154,6 +172,9 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
 		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
+		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
+		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
+		{ "ep_combine_gbps", &(p)->ep_combine_gbps, 1, 0, 1e5, 0 },                   \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
 		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
 		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
@@ -199,6 +220,11 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
 		{ "pop_prefixes", &p->prefixes, 0, 10000000 },
+		{ "moe_layers", &p->moe_layers, 1, 10000 },
+		{ "moe_top_k", &p->moe_top_k, 1, 1024 },
+		{ "moe_routed_experts", &p->moe_routed_experts, 1, 100000 },
+		{ "moe_shared_experts", &p->moe_shared_experts, 0, 1024 },
+		{ "moe_intermediate_size", &p->moe_intermediate, 1, 1000000 },
 		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
 	};
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
@@ -246,6 +272,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
 					   origin, wz_kv_line(kv, "attention_math"), v);
 		p->attention_fp8 = !strcmp(v, "fp8");
+	}
+	struct { const char *key; int *dest; } flags[] = {
+		{ "expert_parallel", &p->expert_parallel },
+		{ "dual_batch_overlap", &p->dual_batch_overlap },
+	};
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		if (!(v = wz_kv_get(kv, flags[i].key)))
+			continue;
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
+					   wz_kv_line(kv, flags[i].key), flags[i].key, v);
+		*flags[i].dest = !strcmp(v, "yes");
 	}
 	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
 		if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -396,6 +434,23 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	if (p->disaggregated)
 		wz_buf_printf(out, "prefill_gpus_per_replica = %ld\nkv_transfer_gbps = %g\n",
 			      p->prefill_gpus, p->kv_transfer_gbps);
+	wz_buf_printf(out, "expert_parallel = %s\n", p->expert_parallel ? "yes" : "no");
+	if (p->expert_parallel) {
+		wz_buf_printf(out, "dual_batch_overlap = %s\nep_imbalance = %g\n",
+			      p->dual_batch_overlap ? "yes" : "no", p->ep_imbalance);
+		if (p->ep_dispatch_gbps > 0)
+			wz_buf_printf(out, "ep_dispatch_gbps = %g\n", p->ep_dispatch_gbps);
+		else
+			wz_buf_printf(out, "ep_dispatch_gbps = (DeepEP's figure for the EP size)\n");
+		if (p->ep_combine_gbps > 0)
+			wz_buf_printf(out, "ep_combine_gbps = %g\n", p->ep_combine_gbps);
+		else
+			wz_buf_printf(out, "ep_combine_gbps = (DeepEP's figure for the EP size)\n");
+		wz_buf_printf(out, "moe_layers = %ld\nmoe_top_k = %ld\nmoe_routed_experts = %ld\n"
+			      "moe_shared_experts = %ld\nmoe_intermediate_size = %ld\n",
+			      p->moe_layers, p->moe_top_k, p->moe_routed_experts,
+			      p->moe_shared_experts, p->moe_intermediate);
+	}
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
 		      p->park_after_s);

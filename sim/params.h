@@ -46,6 +46,15 @@ typedef struct {
 	int disaggregated;
 	long prefill_gpus;        /* per replica; needed when disaggregated */
 	double kv_transfer_gbps;  /* GB/s per prefill GPU */
+	/* expert parallelism (sim/moe.h): dispatch and combine all-to-alls per
+	 * MoE layer at DeepEP's measured bandwidths (or ep_*_gbps), the busiest
+	 * GPU's routed-expert work ep_imbalance times the mean, and optionally
+	 * dual-batch overlap of communication with compute */
+	int expert_parallel;
+	int dual_batch_overlap;
+	double ep_imbalance;
+	double ep_dispatch_gbps, ep_combine_gbps; /* 0: DeepEP's figure for the EP size */
+	long moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, moe_intermediate;
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */

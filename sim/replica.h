@@ -8,6 +8,7 @@
 #include "common/wz_str.h"
 #include "costmodel/capacity.h"
 #include "costmodel/catalog.h"
+#include "sim/moe.h"
 #include "sim/params.h"
 
 #define WZS_TOUCHED_TABLE 1024
@@ -57,6 +58,7 @@ typedef struct {
 	int prefill_gpus;          /* the replica's prefill pool */
 	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
 	double kv_link_bps;        /* bytes/s out of one prefill GPU */
+	wzs_moe moe;               /* expert parallelism's terms (off: no communication) */
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
 
