@@ -1,6 +1,8 @@
 /* Internal state of a simulation run shared by sim.c (event loop, traffic
- * sources, metrics) and scheduler.c (admission, batching, offload); not part
- * of the module's interface. */
+ * sources, metrics) and the scheduler's files: scheduler.c (admission),
+ * batch.c (prefill passes and decode epochs), eviction.c (idle sessions on
+ * the GPU), offload.c (the offload tier and restores); not part of the
+ * module's interface. */
 #ifndef WZS_FLEET_H
 #define WZS_FLEET_H
 
@@ -130,7 +132,29 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f);
 void wzs_fleet_free_replicas(wzs_fleet *f);
 /* A request (already counted as arrived) asks its session's replica. */
 void wzs_submit(wzs_fleet *f, int32_t req);
-/* Event handlers. */
+/* Admits queued requests while memory allows, then starts an operation. */
+void wzs_try_admit(wzs_fleet *f, int32_t rep);
+/* An admitted request waits for prefill (on the replica, or its pool). */
+void wzs_pending_append(wzs_fleet *f, int32_t rep, int32_t req);
+
+/* batch.c: starts the next operation of an idle replica; ends a decode
+ * epoch at the step in progress (a prefill or a new request is waiting). */
+void wzs_start_op(wzs_fleet *f, int32_t rep);
+void wzs_cut_epoch(wzs_fleet *f, int32_t rep);
+
+/* eviction.c: takes an idle session off its rank's LRU list; frees idle
+ * sessions on a rank, oldest first, until `need` blocks are free. */
+void wzs_lru_remove(wzs_fleet *f, int32_t sess);
+void wzs_evict_for(wzs_fleet *f, wzs_rep *r, int rank, int64_t need);
+
+/* offload.c: parks a session's cache in CPU memory, else on SSD (1, 2; 0
+ * when neither has room); frees its parked bytes; restores `tokens` of a
+ * request's cache (from SSD or CPU memory), EV_RESTORE when done. */
+int wzs_tier_store(wzs_fleet *f, wzs_sess *s);
+void wzs_tier_release(wzs_fleet *f, wzs_sess *s);
+void wzs_start_restore(wzs_fleet *f, wzs_rep *r, int k, int32_t req, double tokens, int from_ssd);
+
+/* Event handlers (batch.c, offload.c, eviction.c, scheduler.c). */
 void wzs_on_op_end(wzs_fleet *f, int32_t rep, uint32_t gen);
 void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);

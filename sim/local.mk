@@ -9,6 +9,7 @@ libwzsim_a_SOURCES = \
 	sim/metrics.c sim/metrics.h \
 	sim/population.c sim/population.h \
 	sim/scheduler.c sim/fleet.h \
+	sim/batch.c sim/eviction.c sim/offload.c \
 	sim/sim.c sim/sim.h \
 	sim/speedup.c sim/speedup.h \
 	sim/search.c sim/search.h \
