@@ -43,3 +43,5 @@ tests_sim_test_moe_SOURCES = tests/sim/test_moe.c
 tests_sim_test_moe_CFLAGS = $(TEST_CFLAGS)
 tests_sim_test_moe_LDADD = $(TEST_LDADD)
 tests_sim_test_moe_DEPENDENCIES = $(WZ_LIBS)
+TESTS += tests/sim/prefix.sh
+EXTRA_DIST += tests/sim/prefix.sh
