@@ -66,8 +66,22 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 			      count(fig(run, t, r, "users"), n, sizeof n),
 			      fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"),
 			      fig(run, t, r, "warmup_s"));
-	wz_buf_printf(md, ", idle sessions %s, seed %.0f", fig_text(run, t, r, "idle_policy"),
-		      fig(run, t, r, "seed"));
+	wz_buf_printf(md, ", idle sessions %s", fig_text(run, t, r, "idle_policy"));
+	/* Runs archived before the serving mode was recorded say nothing of it. */
+	const char *serving = fig_text(run, t, r, "serving");
+	if (!strcmp(serving, "disaggregated"))
+		wz_buf_printf(md, ", disaggregated serving (a prefill pool of %.0f GPUs beside each "
+				  "replica's %.0f decode GPUs, counted in the fleet)",
+			      fig(run, t, r, "prefill_gpus_per_replica"),
+			      fig(run, t, r, "gpus_per_replica"));
+	else if (*serving)
+		wz_buf_printf(md, ", %s serving (prefill and decode on each replica's %.0f GPUs)",
+			      serving, fig(run, t, r, "gpus_per_replica"));
+	const char *ep = fig_text(run, t, r, "expert_parallel");
+	if (!strncmp(ep, "yes", 3))
+		wz_buf_printf(md, ", expert parallelism over each replica's GPUs%s",
+			      strcmp(ep, "yes") ? " with dual-batch overlap" : "");
+	wz_buf_printf(md, ", seed %.0f", fig(run, t, r, "seed"));
 }
 
 /* Where the sized fleet stands against each limit, and why one replica

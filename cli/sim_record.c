@@ -75,6 +75,13 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	wza_run_figure(run, t, r, "queue_timeout_s", p->queue_timeout_s, NULL);
 	wza_run_figure(run, t, r, "idle_policy", NAN, wzs_idle_policy_name(p->idle_policy));
 	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->scn->mem.gpus_per_replica, NULL);
+	/* How the replicas serve, so that a proposal can say what it sized. */
+	wza_run_figure(run, t, r, "serving", NAN, p->disaggregated ? "disaggregated" : "aggregated");
+	if (p->disaggregated)
+		wza_run_figure(run, t, r, "prefill_gpus_per_replica", (double)p->prefill_gpus, NULL);
+	wza_run_figure(run, t, r, "expert_parallel", NAN,
+		       !p->expert_parallel ? "no" : p->dual_batch_overlap ? "yes, dual-batch overlap"
+									    : "yes");
 }
 
 void wz_sim_record_scenario(wza_run *run, const wz_sim_setup *s)
