@@ -79,6 +79,8 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	wza_run_figure(run, t, r, "serving", NAN, p->disaggregated ? "disaggregated" : "aggregated");
 	if (p->disaggregated)
 		wza_run_figure(run, t, r, "prefill_gpus_per_replica", (double)p->prefill_gpus, NULL);
+	if (p->disaggregated && p->prefill_gpus_search[0])
+		wza_run_figure(run, t, r, "prefill_gpus_search", NAN, p->prefill_gpus_search);
 	wza_run_figure(run, t, r, "expert_parallel", NAN,
 		       !p->expert_parallel ? "no" : p->dual_batch_overlap ? "yes, dual-batch overlap"
 									    : "yes");
@@ -211,6 +213,9 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 			       wzs_binding_name(r->search.binding));
 		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
 			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
+		if (r->prefill_gpus > 0)
+			wza_run_figure(run, "simulation", r->size.name, "prefill_gpus_per_replica",
+				       (double)r->prefill_gpus, NULL);
 		if (!r->search.below)
 			continue;
 		const char *t = "simulation_below";

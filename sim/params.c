@@ -9,7 +9,7 @@ const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
-	"kv_transfer_gbps", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
+	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
 	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
 	"moe_shared_experts", "moe_intermediate_size", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
@@ -262,6 +262,20 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   wz_kv_line(kv, "serving"), v);
 		p->disaggregated = !strcmp(v, "disaggregated");
 	}
+	if ((v = wz_kv_get(kv, "prefill_gpus_search"))) {
+		long sizes[WZS_MAX_POOL_SIZES];
+		wz_diag inner;
+		if (strlen(v) >= sizeof p->prefill_gpus_search)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: prefill_gpus_search: value too long",
+					   origin, wz_kv_line(kv, "prefill_gpus_search"));
+		snprintf(p->prefill_gpus_search, sizeof p->prefill_gpus_search, "%s", v);
+		int n = wzs_prefill_pool_sizes(p, sizes, &inner);
+		if (n < 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: prefill_gpus_search: %s", origin,
+					   wz_kv_line(kv, "prefill_gpus_search"), inner.msg);
+		if (p->prefill_gpus < 1)
+			p->prefill_gpus = sizes[0];
+	}
 	if (p->disaggregated && p->prefill_gpus < 1)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
@@ -407,6 +421,40 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out, wz_
 	return err;
 }
 
+int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes, wz_diag *diag)
+{
+	if (!p->prefill_gpus_search[0]) {
+		sizes[0] = p->prefill_gpus;
+		return 1;
+	}
+	char **items;
+	int n = wz_split_list(p->prefill_gpus_search, &items);
+	if (n < 0) {
+		wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		return -1;
+	}
+	int count = 0;
+	for (int i = 0; i < n && count >= 0; i++) {
+		long x;
+		if (wz_parse_count(items[i], &x) || x < 1 || x > 4096) {
+			wz_diag_set(diag, WZ_ERR_INPUT, "'%s' is not a pool size from 1 to 4096 GPUs",
+				    items[i]);
+			count = -1;
+		} else if (count == WZS_MAX_POOL_SIZES) {
+			wz_diag_set(diag, WZ_ERR_INPUT, "more than %d pool sizes", WZS_MAX_POOL_SIZES);
+			count = -1;
+		} else {
+			sizes[count++] = x;
+		}
+	}
+	wz_strlist_free(items, n);
+	if (count == 0) {
+		wz_diag_set(diag, WZ_ERR_INPUT, "no pool size listed");
+		count = -1;
+	}
+	return count;
+}
+
 long wzs_initial_context(const wzs_params *p, long context)
 {
 	if (p->initial_context > 0)
@@ -434,6 +482,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	if (p->disaggregated)
 		wz_buf_printf(out, "prefill_gpus_per_replica = %ld\nkv_transfer_gbps = %g\n",
 			      p->prefill_gpus, p->kv_transfer_gbps);
+	if (p->disaggregated && p->prefill_gpus_search[0])
+		wz_buf_printf(out, "prefill_gpus_search = %s\n", p->prefill_gpus_search);
 	wz_buf_printf(out, "expert_parallel = %s\n", p->expert_parallel ? "yes" : "no");
 	if (p->expert_parallel) {
 		wz_buf_printf(out, "dual_batch_overlap = %s\nep_imbalance = %g\n",

@@ -46,6 +46,9 @@ typedef struct {
 	int disaggregated;
 	long prefill_gpus;        /* per replica; needed when disaggregated */
 	double kv_transfer_gbps;  /* GB/s per prefill GPU */
+	/* prefill pool sizes per replica that `size` tries, keeping the fleet
+	 * of fewest GPUs; "" sizes only prefill_gpus */
+	char prefill_gpus_search[128];
 	/* expert parallelism (sim/moe.h): dispatch and combine all-to-alls per
 	 * MoE layer at DeepEP's measured bandwidths (or ep_*_gbps), the busiest
 	 * GPU's routed-expert work ep_imbalance times the mean, and optionally
@@ -92,6 +95,13 @@ typedef struct {
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;
 } wzs_params;
+
+#define WZS_MAX_POOL_SIZES 16
+
+/* The prefill pool sizes a fleet search tries: prefill_gpus_search's
+ * list, else prefill_gpus alone.  Returns how many (at most
+ * WZS_MAX_POOL_SIZES), or -1 with a message when the list is malformed. */
+int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes /* OUT */, wz_diag *diag);
 
 /* Keys this module reads from a scenario (NULL-ended). */
 extern const char *const wzs_scenario_keys[];
