@@ -135,13 +135,26 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
 		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
 		       p->max_batch, p->queue_timeout_s);
-	if (p->disaggregated)
+	if (p->disaggregated && !p->prefill_gpus_search[0])
 		wzp_table_note(t, "Serving: disaggregated; each replica's prefills run on %ld more "
 				  "GPUs (counted in GPUs), whole prompts first come first served, and "
 				  "the new tokens' cache moves to the decode GPUs in the format's bytes "
 				  "at %g GB/s per prefill GPU (in TTFT); the pool's size per replica is "
 				  "the scenario's, not searched.",
 			       p->prefill_gpus, p->kv_transfer_gbps);
+	if (p->disaggregated && p->prefill_gpus_search[0]) {
+		wz_buf chosen = { 0 };
+		for (int i = 0; i < n; i++)
+			wz_buf_printf(&chosen, "%s%s %ld", i ? ", " : "", rows[i].size.name,
+				      rows[i].prefill_gpus);
+		wzp_table_note(t, "Serving: disaggregated; each replica's prefills run on a pool of "
+				  "more GPUs (counted in GPUs), whole prompts first come first served, "
+				  "and the new tokens' cache moves to the decode GPUs in the format's "
+				  "bytes at %g GB/s per prefill GPU (in TTFT).  The pool per replica was "
+				  "searched over %s GPUs, keeping the fleet of fewest GPUs: %s.",
+			       p->kv_transfer_gbps, p->prefill_gpus_search, wz_buf_str(&chosen));
+		wz_buf_free(&chosen);
+	}
 	if (p->mtp_acceptance > 0)
 		wzp_table_note(t, "Multi-token prediction: %ld draft token(s) verified per step, each "
 				  "kept with probability %g (to the power of its place).",

@@ -66,8 +66,28 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 			      count(fig(run, t, r, "users"), n, sizeof n),
 			      fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"),
 			      fig(run, t, r, "warmup_s"));
-	wz_buf_printf(md, ", idle sessions %s, seed %.0f", fig_text(run, t, r, "idle_policy"),
-		      fig(run, t, r, "seed"));
+	wz_buf_printf(md, ", idle sessions %s", fig_text(run, t, r, "idle_policy"));
+	/* Runs archived before the serving mode was recorded say nothing of it. */
+	const char *serving = fig_text(run, t, r, "serving");
+	const char *searched = fig_text(run, t, r, "prefill_gpus_search");
+	if (!strcmp(serving, "disaggregated") && *searched)
+		wz_buf_printf(md, ", disaggregated serving (beside each replica's %.0f decode GPUs a "
+				  "prefill pool searched over %s GPUs, each format's fleet the one of "
+				  "fewest GPUs in all)",
+			      fig(run, t, r, "gpus_per_replica"), searched);
+	else if (!strcmp(serving, "disaggregated"))
+		wz_buf_printf(md, ", disaggregated serving (a prefill pool of %.0f GPUs beside each "
+				  "replica's %.0f decode GPUs, counted in the fleet)",
+			      fig(run, t, r, "prefill_gpus_per_replica"),
+			      fig(run, t, r, "gpus_per_replica"));
+	else if (*serving)
+		wz_buf_printf(md, ", %s serving (prefill and decode on each replica's %.0f GPUs)",
+			      serving, fig(run, t, r, "gpus_per_replica"));
+	const char *ep = fig_text(run, t, r, "expert_parallel");
+	if (!strncmp(ep, "yes", 3))
+		wz_buf_printf(md, ", expert parallelism over each replica's GPUs%s",
+			      strcmp(ep, "yes") ? " with dual-batch overlap" : "");
+	wz_buf_printf(md, ", seed %.0f", fig(run, t, r, "seed"));
 }
 
 /* Where the sized fleet stands against each limit, and why one replica
@@ -226,6 +246,17 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 			  "cache blocks in use at a sample.  Binds: the resource that made the "
 			  "largest fleet short of it fail.  Figures per run: `wzplan archive show`.",
 		       fig(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
+	if (*fig_text(run, "sim_setup", "setup", "prefill_gpus_search")) {
+		wz_buf pools = { 0 };
+		for (int i = 0; i < c->nrows; i++)
+			wz_buf_printf(&pools, "%s%s %.0f", i ? ", " : "", c->rows[i].fmt.label,
+				      fig(run, "simulation", c->rows[i].fmt.name,
+					  "prefill_gpus_per_replica"));
+		wzp_table_note(t, "Prefill pool per replica chosen by the search (GPUs beside the "
+				  "decode GPUs, in the GPUs column): %s.",
+			       wz_buf_str(&pools));
+		wz_buf_free(&pools);
+	}
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);
 	wz_buf_puts(md, "\n");

@@ -83,10 +83,14 @@ typedef struct {
 	wzs_replica_model model;
 	wzs_search search;  /* search.replicas 0: no fleet met the targets */
 	wzm_fleet fleet;
+	long prefill_gpus;  /* disaggregated: the prefill pool per replica chosen (0: aggregated) */
 } wz_size_row;
 
 /* Sizes each of the scenario's formats by simulation (wzs_size), prices the
  * fleets at the scenario's rates and the savings against the baseline.
+ * Disaggregated with prefill_gpus_search, each format is sized with every
+ * listed prefill pool per replica and keeps the fleet of fewest GPUs in
+ * all (the smaller pool on a tie).
  * *base is the baseline's row or -1.  Progress goes to standard error
  * unless quiet.  The caller frees *rows with wz_size_rows_free (also after
  * a failure).  Returns an exit status after printing any error. */

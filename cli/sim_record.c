@@ -75,6 +75,15 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	wza_run_figure(run, t, r, "queue_timeout_s", p->queue_timeout_s, NULL);
 	wza_run_figure(run, t, r, "idle_policy", NAN, wzs_idle_policy_name(p->idle_policy));
 	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->scn->mem.gpus_per_replica, NULL);
+	/* How the replicas serve, so that a proposal can say what it sized. */
+	wza_run_figure(run, t, r, "serving", NAN, p->disaggregated ? "disaggregated" : "aggregated");
+	if (p->disaggregated)
+		wza_run_figure(run, t, r, "prefill_gpus_per_replica", (double)p->prefill_gpus, NULL);
+	if (p->disaggregated && p->prefill_gpus_search[0])
+		wza_run_figure(run, t, r, "prefill_gpus_search", NAN, p->prefill_gpus_search);
+	wza_run_figure(run, t, r, "expert_parallel", NAN,
+		       !p->expert_parallel ? "no" : p->dual_batch_overlap ? "yes, dual-batch overlap"
+									    : "yes");
 }
 
 void wz_sim_record_scenario(wza_run *run, const wz_sim_setup *s)
@@ -132,6 +141,16 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	wza_run_sim(run, format, "parks", (double)(res->parks_cpu + res->parks_ssd), "sessions");
 	wza_run_sim(run, format, "restores", (double)res->restores, "sessions");
 	wza_run_sim(run, format, "recomputes", (double)res->recomputes, "sessions");
+	if (res->prefix_lookups) {
+		/* Shared prefix cache hits per tier, as shares of the lookups. */
+		static const char *const tier[3] = { "prefix_hit_hbm", "prefix_hit_cpu",
+						     "prefix_hit_ssd" };
+		wza_run_sim(run, format, "prefix_lookups", (double)res->prefix_lookups, "requests");
+		for (int i = 0; i < 3; i++)
+			wza_run_sim(run, format, tier[i],
+				    (double)res->prefix_hits[i] / (double)res->prefix_lookups, "share");
+		wza_run_sim(run, format, "prefix_tokens_saved", res->prefix_tokens_saved, "tokens");
+	}
 	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
 	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");
 	wza_run_sim(run, format, "simulated", res->sim_time_s, "s");
@@ -194,6 +213,9 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 			       wzs_binding_name(r->search.binding));
 		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
 			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
+		if (r->prefill_gpus > 0)
+			wza_run_figure(run, "simulation", r->size.name, "prefill_gpus_per_replica",
+				       (double)r->prefill_gpus, NULL);
 		if (!r->search.below)
 			continue;
 		const char *t = "simulation_below";

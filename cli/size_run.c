@@ -29,14 +29,16 @@ static void on_run(void *ud, long replicas, const wzs_result *r, int ok)
 	pthread_mutex_unlock(&progress_lock);
 }
 
-/* One format's search, run on a thread of its own.  Every search reads the
- * shared set-up and writes only its own row, so the rows do not depend on
- * how the searches were spread over threads. */
+/* One format's search with one prefill pool size, run on a thread of its
+ * own.  Every search reads its own copy of the set-up and writes only its
+ * own row, so the rows do not depend on how the searches were spread over
+ * threads. */
 typedef struct {
-	const wz_sim_setup *s;
-	wz_size_row *row;
+	wz_sim_setup s;     /* the set-up with this job's prefill pool */
+	wz_size_row row;
 	long max_replicas;
 	int threads;
+	char label[96];
 	run_note note;
 	wz_err err;
 	wz_diag diag;
@@ -46,16 +48,16 @@ static void *size_one(void *arg)
 {
 	format_job *j = arg;
 	wzs_run_config cfg;
-	wz_sim_config(j->s, &j->row->model, &cfg);
+	wz_sim_config(&j->s, &j->row.model, &cfg);
 	wz_diag_clear(&j->diag);
-	j->err = wzs_size(&cfg, j->max_replicas, j->threads, on_run, &j->note, &j->row->search,
+	j->err = wzs_size(&cfg, j->max_replicas, j->threads, on_run, &j->note, &j->row.search,
 			  &j->diag);
 	return NULL;
 }
 
-/* Runs the formats' searches: all at once when there are threads enough
- * (each with its share for running counts ahead), else `threads` at a time
- * in the scenario's order. */
+/* Runs the searches: all at once when there are threads enough (each with
+ * its share for running counts ahead), else `threads` at a time in the
+ * scenario's order. */
 static void size_all(format_job *jobs, int n, int threads)
 {
 	int at_once = n < threads ? n : threads;
@@ -77,6 +79,27 @@ static void size_all(format_job *jobs, int n, int threads)
 	}
 }
 
+static long job_gpus(const format_job *j)
+{
+	return j->row.search.replicas * wz_sim_gpus_per_replica(&j->s);
+}
+
+/* Of one format's searches, the fleet of fewest GPUs (the smaller pool on
+ * a tie); the first when none met the targets. */
+static int best_job(const format_job *jobs, int m)
+{
+	int best = 0;
+	for (int k = 1; k < m; k++) {
+		const format_job *a = &jobs[k], *b = &jobs[best];
+		if (!a->row.search.replicas)
+			continue;
+		if (!b->row.search.replicas || job_gpus(a) < job_gpus(b) ||
+		    (job_gpus(a) == job_gpus(b) && a->s.params.prefill_gpus < b->s.params.prefill_gpus))
+			best = k;
+	}
+	return best;
+}
+
 int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, int quiet,
 		    wz_size_row **out, int *base)
 {
@@ -93,34 +116,60 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 	}
 	if (wzm_find_rates(s->cat, s->scn->price_set, s->gpu, &rates, &diag))
 		return wz_cli_fail(cmd, &diag);
-	format_job *jobs = calloc((size_t)(n > 0 ? n : 1), sizeof *jobs);
+	long pools[WZS_MAX_POOL_SIZES];
+	int m = s->params.disaggregated ? wzs_prefill_pool_sizes(&s->params, pools, &diag) : 1;
+	if (m < 0)
+		return wz_cli_fail(cmd, &diag);
+	if (!s->params.disaggregated)
+		pools[0] = 0;
+	format_job *jobs = calloc((size_t)(n > 0 ? n * m : 1), sizeof *jobs);
 	if (!jobs) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_cli_fail(cmd, &diag);
 	}
-	for (int i = 0; i < n; i++) {
-		wz_size_row *r = &rows[i];
-		if ((rc = wz_sim_model(cmd, s, s->scn->formats[i], &r->model, &r->size))) {
-			free(jobs);
-			return rc;
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < m; k++) {
+			format_job *j = &jobs[i * m + k];
+			j->s = *s;
+			if (s->params.disaggregated)
+				j->s.params.prefill_gpus = pools[k];
+			j->row.prefill_gpus = pools[k];
+			j->max_replicas = max_replicas;
+			if ((rc = wz_sim_model(cmd, &j->s, s->scn->formats[i], &j->row.model,
+					       &j->row.size))) {
+				free(jobs);
+				return rc;
+			}
+			if (m > 1)
+				snprintf(j->label, sizeof j->label, "%s, prefill pool %ld",
+					 j->row.size.name, pools[k]);
+			else
+				snprintf(j->label, sizeof j->label, "%s", j->row.size.name);
+			j->note = (run_note){ cmd, j->label, quiet };
 		}
-		jobs[i] = (format_job){ .s = s, .row = r, .max_replicas = max_replicas,
-					.note = { cmd, r->size.name, quiet } };
-	}
-	size_all(jobs, n, s->threads > 0 ? s->threads : 1);
-	for (int i = 0; i < n; i++) {
-		wz_size_row *r = &rows[i];
+	size_all(jobs, n * m, s->threads > 0 ? s->threads : 1);
+	for (int i = 0; i < n * m; i++)
 		if (jobs[i].err) {
 			diag = jobs[i].diag;
+			for (int k = 0; k < n * m; k++)
+				wzs_result_free(&jobs[k].row.search.result);
 			free(jobs);
 			return wz_cli_fail(cmd, &diag);
 		}
+	for (int i = 0; i < n; i++) {
+		wz_size_row *r = &rows[i];
+		int best = best_job(&jobs[i * m], m);
+		for (int k = 0; k < m; k++)
+			if (k != best)
+				wzs_result_free(&jobs[i * m + k].row.search.result);
+		const format_job *j = &jobs[i * m + best];
+		*r = j->row;
 		if (!r->search.replicas)
 			wz_cli_warn(cmd, "%s: no fleet of up to %ld replicas meets the targets%s",
 				    r->size.name, r->search.largest,
 				    r->search.largest < max_replicas ? " (one per session)" : "");
 		r->fleet.replicas = r->search.replicas;
-		r->fleet.gpus = r->search.replicas * wz_sim_gpus_per_replica(s);
+		r->fleet.gpus = r->search.replicas * wz_sim_gpus_per_replica(&j->s);
 		r->fleet.gpus_exact = (double)r->fleet.gpus;
 		r->fleet.gpus_up = r->fleet.gpus_nearest = r->fleet.gpus;
 		wzm_fleet_price(&r->fleet, &rates);

@@ -1,6 +1,8 @@
 /* Internal state of a simulation run shared by sim.c (event loop, traffic
- * sources, metrics) and scheduler.c (admission, batching, offload); not part
- * of the module's interface. */
+ * sources, metrics) and the scheduler's files: scheduler.c (admission),
+ * batch.c (prefill passes and decode epochs), eviction.c (idle sessions on
+ * the GPU), offload.c (the offload tier and restores); not part of the
+ * module's interface. */
 #ifndef WZS_FLEET_H
 #define WZS_FLEET_H
 
@@ -8,6 +10,7 @@
 
 #include "sim/engine.h"
 #include "sim/metrics.h"
+#include "sim/prefix_cache.h"
 #include "sim/sim.h"
 
 enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE,
@@ -32,6 +35,7 @@ typedef struct {
 	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
 	int32_t turns_left;           /* population: turns before the session ends */
 	int32_t last_turn;            /* replay: the session's last row's turn */
+	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
 	double idle_since;
 	wzs_rng rng;                  /* population: this user's own stream */
 } wzs_sess;
@@ -47,6 +51,9 @@ typedef struct {
 	int64_t prefix, prompt, output, reuse, need_blocks;
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
 	int64_t finish_step;
+	int32_t shared_id;            /* the shared prefix it begins with, */
+	int64_t shared_tokens;        /* of these tokens (0: none) */
+	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
 	double tok_contrib;           /* this request's share of its rank's token sum */
 	double arrival;               /* when it could run: the queueing clock starts here */
 	double requested;             /* when the trace or the user sent it */
@@ -77,6 +84,7 @@ typedef struct {
 	 * the next step */
 	double *pool_free, *pool_link_free;
 	int32_t join_head, join_tail;
+	wzs_prefix_cache *prefix;     /* shared prefixes (NULL: no prefix cache) */
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
 	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
@@ -113,6 +121,7 @@ typedef struct {
 	double tokens_done, good_tokens, context_sum;
 	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
 	double deferred_wait;         /* seconds turns waited for their own previous turn */
+	double *prefix_cdf;           /* population: Zipf popularity of its shared prefixes */
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;
@@ -123,12 +132,46 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f);
 void wzs_fleet_free_replicas(wzs_fleet *f);
 /* A request (already counted as arrived) asks its session's replica. */
 void wzs_submit(wzs_fleet *f, int32_t req);
-/* Event handlers. */
+/* Admits queued requests while memory allows, then starts an operation. */
+void wzs_try_admit(wzs_fleet *f, int32_t rep);
+/* An admitted request waits for prefill (on the replica, or its pool). */
+void wzs_pending_append(wzs_fleet *f, int32_t rep, int32_t req);
+
+/* batch.c: starts the next operation of an idle replica; ends a decode
+ * epoch at the step in progress (a prefill or a new request is waiting). */
+void wzs_start_op(wzs_fleet *f, int32_t rep);
+void wzs_cut_epoch(wzs_fleet *f, int32_t rep);
+
+/* eviction.c: takes an idle session off its rank's LRU list; frees idle
+ * sessions on a rank, oldest first, until `need` blocks are free. */
+void wzs_lru_remove(wzs_fleet *f, int32_t sess);
+void wzs_evict_for(wzs_fleet *f, wzs_rep *r, int rank, int64_t need);
+
+/* offload.c: parks a session's cache in CPU memory, else on SSD (1, 2; 0
+ * when neither has room); frees its parked bytes; restores `tokens` of a
+ * request's cache (from SSD or CPU memory), EV_RESTORE when done. */
+int wzs_tier_store(wzs_fleet *f, wzs_sess *s);
+void wzs_tier_release(wzs_fleet *f, wzs_sess *s);
+void wzs_start_restore(wzs_fleet *f, wzs_rep *r, int k, int32_t req, double tokens, int from_ssd);
+
+/* Event handlers (batch.c, offload.c, eviction.c, scheduler.c). */
 void wzs_on_op_end(wzs_fleet *f, int32_t rep, uint32_t gen);
 void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);
 void wzs_on_timeout(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
+
+/* prefix_admit.c: the shared prefix cache's part in admission.  For a request
+ * whose session holds none of its context, looks its shared prefix up:
+ * returns the tier of a hit (*tokens its length, counted in the results)
+ * or WZS_PREFIX_MISS, marking the request to add its prefix once computed. */
+wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */);
+/* The request's prefill is done: a prefix it missed is now cached. */
+void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q);
+/* Builds the population's prefix popularity (f->prefix_cdf) and draws a
+ * session's prefix from it. */
+wz_err wzs_prefix_popularity(wzs_fleet *f);
+int32_t wzs_prefix_draw(const wzs_fleet *f, wzs_rng *rng);
 
 /* disagg.c: an admitted request's prefill on its replica's prefill pool,
  * then its cache's transfer to the decode GPUs (EV_KV_ARRIVE). */

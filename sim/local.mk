@@ -9,9 +9,13 @@ libwzsim_a_SOURCES = \
 	sim/metrics.c sim/metrics.h \
 	sim/population.c sim/population.h \
 	sim/scheduler.c sim/fleet.h \
+	sim/batch.c sim/eviction.c sim/offload.c \
 	sim/sim.c sim/sim.h \
 	sim/speedup.c sim/speedup.h \
 	sim/search.c sim/search.h \
 	sim/binding.c sim/binding.h \
 	sim/restore_rates.c sim/restore_rates.h \
-	sim/disagg.c
+	sim/disagg.c \
+	sim/prefix_cache.c sim/prefix_cache.h \
+	sim/prefix_admit.c \
+	sim/moe.c sim/moe.h

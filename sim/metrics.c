@@ -142,6 +142,16 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 		      "drops = %llu\nevictions = %llu\nsessions_started = %llu\nsessions_ended = %llu\n",
 		      r->parks_cpu, r->parks_ssd, r->restores, r->recomputes, r->drops, r->evictions,
 		      r->sessions_started, r->sessions_ended);
+	wz_buf_printf(out, "prefix_lookups = %llu\n", r->prefix_lookups);
+	static const char *const tiers[3] = { "hbm", "cpu", "ssd" };
+	for (int t = 0; t < 3; t++) {
+		if (r->prefix_lookups)
+			wz_buf_printf(out, "prefix_hit_ratio_%s = %.6f\n", tiers[t],
+				      (double)r->prefix_hits[t] / (double)r->prefix_lookups);
+		else
+			wz_buf_printf(out, "prefix_hit_ratio_%s = none\n", tiers[t]);
+	}
+	wz_buf_printf(out, "prefix_tokens_saved = %.0f\n", r->prefix_tokens_saved);
 	wz_buf_printf(out, "turns_waiting_for_previous_turn = %llu\nprevious_turn_wait_mean_s = %.6f\n",
 		      r->deferred, r->deferred_wait_mean);
 	wz_buf_printf(out, "mean_request_context_tokens = %.1f\n", r->mean_context);

@@ -69,6 +69,11 @@ typedef struct {
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
 	unsigned long long sessions_started, sessions_ended;
+	/* shared prefix cache: lookups (requests whose session held none of
+	 * their context), hits in each tier (HBM, CPU, SSD) and the prefill
+	 * tokens the hits saved */
+	unsigned long long prefix_lookups, prefix_hits[3];
+	double prefix_tokens_saved;
 	/* replay: turns sent before their session's previous turn finished,
 	 * and their mean wait for it (not counted as queueing) */
 	unsigned long long deferred;

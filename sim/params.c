@@ -9,9 +9,13 @@ const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
-	"kv_transfer_gbps", "max_batch", "queue_timeout_s",
+	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
+	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
+	"moe_shared_experts", "moe_intermediate_size", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
+	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib",
+	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
 	"pop_steady_start",
@@ -75,6 +79,22 @@ void wzs_params_default(wzs_params *p)
 	p->disaggregated = 0;
 	p->prefill_gpus = 0;
 	p->kv_transfer_gbps = 50;
+	/* Expert parallelism off unless the scenario asks (docs/validation.md
+	 * says what it changes).  The MoE shape is DeepSeek-V3's
+	 * (github.com/deepseek-ai/DeepSeek-V3, inference/configs/config_671B.json:
+	 * 61 layers of which first_k_dense_replace = 3 dense, 256 routed
+	 * experts, 8 per token, 1 shared, moe_intermediate_size 2048); set them
+	 * for another model.  No published figure of the load imbalance
+	 * between GPUs was found: 1 is perfect balance, a parameter. */
+	p->expert_parallel = 0;
+	p->dual_batch_overlap = 0;
+	p->ep_imbalance = 1;
+	p->ep_dispatch_gbps = p->ep_combine_gbps = 0;
+	p->moe_layers = 58;
+	p->moe_top_k = 8;
+	p->moe_routed_experts = 256;
+	p->moe_shared_experts = 1;
+	p->moe_intermediate = 2048;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -91,6 +111,16 @@ void wzs_params_default(wzs_params *p)
 	 * the serving engine's own threads need some of them. */
 	p->restore_rates[0] = '\0';
 	p->restore_cores_per_node = 112;
+	/* No prefix cache and no shared prefixes unless the scenario asks, so
+	 * results without them stay as they were. */
+	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
+	p->prefixes = 0;
+	p->prefix_tokens = 0;
+	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
+	 * al., "Web caching and Zipf-like distributions", INFOCOM 1999, fit
+	 * 0.64-0.83 for web requests); a parameter, not a measurement of
+	 * system prompts. */
+	p->prefix_zipf = 1.0;
 	/* Long sessions of modest turns: a session's first prefill (its whole
 	 * initial context) is then a small share of the work, as it is for users
 	 * who stay at long context. */
@@ -142,6 +172,9 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
 		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
+		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
+		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
+		{ "ep_combine_gbps", &(p)->ep_combine_gbps, 1, 0, 1e5, 0 },                   \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
 		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
 		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
@@ -150,6 +183,10 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
 		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
 		{ "restore_cores_per_node", &(p)->restore_cores_per_node, 1, 0, 1e5, 1 },    \
+		{ "prefix_cache_hbm_gib", &(p)->prefix_hbm_gib, 1, 0, 1e4, 0 },               \
+		{ "prefix_cache_cpu_gib", &(p)->prefix_cpu_gib, 1, 0, 1e6, 0 },               \
+		{ "prefix_cache_ssd_gib", &(p)->prefix_ssd_gib, 1, 0, 1e8, 0 },               \
+		{ "pop_prefix_zipf", &(p)->prefix_zipf, 1, 0, 10, 0 },                        \
 		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
 		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
 		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
@@ -182,6 +219,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
 		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
+		{ "pop_prefixes", &p->prefixes, 0, 10000000 },
+		{ "moe_layers", &p->moe_layers, 1, 10000 },
+		{ "moe_top_k", &p->moe_top_k, 1, 1024 },
+		{ "moe_routed_experts", &p->moe_routed_experts, 1, 100000 },
+		{ "moe_shared_experts", &p->moe_shared_experts, 0, 1024 },
+		{ "moe_intermediate_size", &p->moe_intermediate, 1, 1000000 },
+		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
 	};
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
 		const char *v = wz_kv_get(kv, longs[i].key);
@@ -218,6 +262,20 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   wz_kv_line(kv, "serving"), v);
 		p->disaggregated = !strcmp(v, "disaggregated");
 	}
+	if ((v = wz_kv_get(kv, "prefill_gpus_search"))) {
+		long sizes[WZS_MAX_POOL_SIZES];
+		wz_diag inner;
+		if (strlen(v) >= sizeof p->prefill_gpus_search)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: prefill_gpus_search: value too long",
+					   origin, wz_kv_line(kv, "prefill_gpus_search"));
+		snprintf(p->prefill_gpus_search, sizeof p->prefill_gpus_search, "%s", v);
+		int n = wzs_prefill_pool_sizes(p, sizes, &inner);
+		if (n < 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: prefill_gpus_search: %s", origin,
+					   wz_kv_line(kv, "prefill_gpus_search"), inner.msg);
+		if (p->prefill_gpus < 1)
+			p->prefill_gpus = sizes[0];
+	}
 	if (p->disaggregated && p->prefill_gpus < 1)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
@@ -228,6 +286,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
 					   origin, wz_kv_line(kv, "attention_math"), v);
 		p->attention_fp8 = !strcmp(v, "fp8");
+	}
+	struct { const char *key; int *dest; } flags[] = {
+		{ "expert_parallel", &p->expert_parallel },
+		{ "dual_batch_overlap", &p->dual_batch_overlap },
+	};
+	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		if (!(v = wz_kv_get(kv, flags[i].key)))
+			continue;
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
+					   wz_kv_line(kv, flags[i].key), flags[i].key, v);
+		*flags[i].dest = !strcmp(v, "yes");
 	}
 	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
 		if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -268,6 +338,21 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 										: wz_kv_line(kv, "duration_s"),
 				   p->occupancy_interval_s, p->duration_s,
 				   p->duration_s / p->occupancy_interval_s, WZS_MAX_SAMPLES);
+	if (p->prefixes > 0 && p->prefix_tokens < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: pop_prefixes: shared prefixes need pop_prefix_tokens (their "
+				   "length in tokens)",
+				   origin, wz_kv_line(kv, "pop_prefixes"));
+	if (p->prefix_cpu_gib > p->offload_cpu_gib || p->prefix_ssd_gib > p->offload_ssd_gib) {
+		const char *key = p->prefix_cpu_gib > p->offload_cpu_gib ? "prefix_cache_cpu_gib"
+									 : "prefix_cache_ssd_gib";
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: %s: more than the offload tier's %s (the prefix cache is "
+				   "part of it)",
+				   origin, wz_kv_line(kv, key) ? wz_kv_line(kv, key) : 1, key,
+				   p->prefix_cpu_gib > p->offload_cpu_gib ? "offload_cpu_gib"
+									  : "offload_ssd_gib");
+	}
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: warmup_s: %g s leaves nothing of duration_s %g s",
 				   origin, wz_kv_line(kv, "warmup_s") ? wz_kv_line(kv, "warmup_s")
@@ -296,6 +381,16 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 				   "%s: disaggregated serving needs prefill_gpus_per_replica in the "
 				   "scenario (the prefill pool's GPUs per replica)",
 				   where);
+	if (p->prefixes > 0 && p->prefix_tokens < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: %ld shared prefixes need pop_prefix_tokens >= 1", where,
+				   p->prefixes);
+	if (p->prefix_cpu_gib > p->offload_cpu_gib || p->prefix_ssd_gib > p->offload_ssd_gib)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: the prefix cache (%g GiB CPU, %g GiB SSD per node) is larger "
+				   "than the offload tier it is part of (%g, %g)",
+				   where, p->prefix_cpu_gib, p->prefix_ssd_gib, p->offload_cpu_gib,
+				   p->offload_ssd_gib);
 	if (p->warmup_s >= p->duration_s)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: warmup %g s leaves nothing of the %g s run",
 				   where, p->warmup_s, p->duration_s);
@@ -326,6 +421,40 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out, wz_
 	return err;
 }
 
+int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes, wz_diag *diag)
+{
+	if (!p->prefill_gpus_search[0]) {
+		sizes[0] = p->prefill_gpus;
+		return 1;
+	}
+	char **items;
+	int n = wz_split_list(p->prefill_gpus_search, &items);
+	if (n < 0) {
+		wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		return -1;
+	}
+	int count = 0;
+	for (int i = 0; i < n && count >= 0; i++) {
+		long x;
+		if (wz_parse_count(items[i], &x) || x < 1 || x > 4096) {
+			wz_diag_set(diag, WZ_ERR_INPUT, "'%s' is not a pool size from 1 to 4096 GPUs",
+				    items[i]);
+			count = -1;
+		} else if (count == WZS_MAX_POOL_SIZES) {
+			wz_diag_set(diag, WZ_ERR_INPUT, "more than %d pool sizes", WZS_MAX_POOL_SIZES);
+			count = -1;
+		} else {
+			sizes[count++] = x;
+		}
+	}
+	wz_strlist_free(items, n);
+	if (count == 0) {
+		wz_diag_set(diag, WZ_ERR_INPUT, "no pool size listed");
+		count = -1;
+	}
+	return count;
+}
+
 long wzs_initial_context(const wzs_params *p, long context)
 {
 	if (p->initial_context > 0)
@@ -353,6 +482,25 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	if (p->disaggregated)
 		wz_buf_printf(out, "prefill_gpus_per_replica = %ld\nkv_transfer_gbps = %g\n",
 			      p->prefill_gpus, p->kv_transfer_gbps);
+	if (p->disaggregated && p->prefill_gpus_search[0])
+		wz_buf_printf(out, "prefill_gpus_search = %s\n", p->prefill_gpus_search);
+	wz_buf_printf(out, "expert_parallel = %s\n", p->expert_parallel ? "yes" : "no");
+	if (p->expert_parallel) {
+		wz_buf_printf(out, "dual_batch_overlap = %s\nep_imbalance = %g\n",
+			      p->dual_batch_overlap ? "yes" : "no", p->ep_imbalance);
+		if (p->ep_dispatch_gbps > 0)
+			wz_buf_printf(out, "ep_dispatch_gbps = %g\n", p->ep_dispatch_gbps);
+		else
+			wz_buf_printf(out, "ep_dispatch_gbps = (DeepEP's figure for the EP size)\n");
+		if (p->ep_combine_gbps > 0)
+			wz_buf_printf(out, "ep_combine_gbps = %g\n", p->ep_combine_gbps);
+		else
+			wz_buf_printf(out, "ep_combine_gbps = (DeepEP's figure for the EP size)\n");
+		wz_buf_printf(out, "moe_layers = %ld\nmoe_top_k = %ld\nmoe_routed_experts = %ld\n"
+			      "moe_shared_experts = %ld\nmoe_intermediate_size = %ld\n",
+			      p->moe_layers, p->moe_top_k, p->moe_routed_experts,
+			      p->moe_shared_experts, p->moe_intermediate);
+	}
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),
 		      p->park_after_s);
@@ -365,6 +513,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	wz_buf_printf(out, "ssd_gbps = %g\ngpus_per_node = %ld\n", p->ssd_gbps, p->gpus_per_node);
 	wz_buf_printf(out, "restore_rates = %s\nrestore_cores_per_node = %g\n",
 		      p->restore_rates[0] ? p->restore_rates : "(none)", p->restore_cores_per_node);
+	wz_buf_printf(out, "prefix_cache_hbm_gib = %g\nprefix_cache_cpu_gib = %g\n"
+		      "prefix_cache_ssd_gib = %g\n",
+		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,
@@ -375,6 +526,10 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		wz_buf_printf(out, "pop_initial_context = (context - mean turns taken x "
 				   "(pop_prompt_tokens + pop_output_tokens))\n");
 	wz_buf_printf(out, "pop_steady_start = %s\n", p->steady_start ? "yes" : "no");
+	wz_buf_printf(out, "pop_prefixes = %ld\n", p->prefixes);
+	if (p->prefixes > 0)
+		wz_buf_printf(out, "pop_prefix_tokens = %ld\npop_prefix_zipf = %g\n", p->prefix_tokens,
+			      p->prefix_zipf);
 	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);

@@ -46,6 +46,18 @@ typedef struct {
 	int disaggregated;
 	long prefill_gpus;        /* per replica; needed when disaggregated */
 	double kv_transfer_gbps;  /* GB/s per prefill GPU */
+	/* prefill pool sizes per replica that `size` tries, keeping the fleet
+	 * of fewest GPUs; "" sizes only prefill_gpus */
+	char prefill_gpus_search[128];
+	/* expert parallelism (sim/moe.h): dispatch and combine all-to-alls per
+	 * MoE layer at DeepEP's measured bandwidths (or ep_*_gbps), the busiest
+	 * GPU's routed-expert work ep_imbalance times the mean, and optionally
+	 * dual-batch overlap of communication with compute */
+	int expert_parallel;
+	int dual_batch_overlap;
+	double ep_imbalance;
+	double ep_dispatch_gbps, ep_combine_gbps; /* 0: DeepEP's figure for the EP size */
+	long moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, moe_intermediate;
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */
@@ -61,6 +73,11 @@ typedef struct {
 	 * decode it at the measured per-core rate (sim/restore_rates.h). */
 	char restore_rates[512];  /* rates file (bench/bench_restore); "" none */
 	double restore_cores_per_node; /* host cores decoding restores, per node */
+	/* shared prefix cache (sim/prefix_cache.h): capacity set aside for
+	 * prefixes many sessions share, per GPU in HBM and per node in CPU
+	 * memory and on SSD, out of the session cache pool and the offload
+	 * tier; all 0: no prefix cache */
+	double prefix_hbm_gib, prefix_cpu_gib, prefix_ssd_gib;
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */
@@ -68,10 +85,23 @@ typedef struct {
 	wzs_dist length_dist;     /* for think time, prompt and output lengths */
 	long initial_context;     /* tokens a new session starts with; 0: wzs_initial_context */
 	int steady_start;         /* users start part-way through sessions (else all new) */
+	/* shared prefixes: each new session begins with one of pop_prefixes
+	 * system prompts of pop_prefix_tokens, chosen with Zipf popularity
+	 * (the i-th most popular with weight 1 / i^pop_prefix_zipf); 0: none */
+	long prefixes;
+	long prefix_tokens;
+	double prefix_zipf;
 	/* run */
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;
 } wzs_params;
+
+#define WZS_MAX_POOL_SIZES 16
+
+/* The prefill pool sizes a fleet search tries: prefill_gpus_search's
+ * list, else prefill_gpus alone.  Returns how many (at most
+ * WZS_MAX_POOL_SIZES), or -1 with a message when the list is malformed. */
+int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes /* OUT */, wz_diag *diag);
 
 /* Keys this module reads from a scenario (NULL-ended). */
 extern const char *const wzs_scenario_keys[];

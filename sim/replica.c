@@ -5,6 +5,7 @@
 #include <string.h>
 
 static double touched_formula(double active_share, double batch);
+static double touched_ep(const wzs_moe *e, double batch);
 
 wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       const wzm_memory_params *mem, long context, double record_per_layer,
@@ -49,8 +50,12 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->active_share = model->params_active_b / model->params_total_b;
 	if (out->active_share > 1)
 		out->active_share = 1;
+	if ((err = wzs_moe_build(model, p, out->gpus, out->tensor_parallel,
+				 p->disaggregated ? (int)p->prefill_gpus : 0, &out->moe, diag)))
+		return err;
 	for (int b = 0; b < WZS_TOUCHED_TABLE; b++)
-		out->touched[b] = touched_formula(out->active_share, b);
+		out->touched[b] = out->moe.on ? touched_ep(&out->moe, b)
+					      : touched_formula(out->active_share, b);
 	out->active_params = model->params_active_b * 1e9;
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
 	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
@@ -85,6 +90,18 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->ssd_bps = nodes * p->ssd_gbps * 1e9;
 	out->layers = model->layers;
 	out->restore_decode_tlps = 0;
+	/* The prefix cache is carved out of the session pool and the offload
+	 * tier, so that the memory it uses is not counted twice. */
+	double block_bytes = out->token_bytes * out->block_tokens;
+	long prefix_blocks = (long)ceil(p->prefix_hbm_gib * WZM_GIB / block_bytes);
+	out->blocks_per_rank -= prefix_blocks;
+	out->prefix_capacity[0] = (double)prefix_blocks * block_bytes;
+	out->prefix_capacity[1] = nodes * p->prefix_cpu_gib * WZM_GIB;
+	out->prefix_capacity[2] = nodes * p->prefix_ssd_gib * WZM_GIB;
+	out->cpu_bytes -= out->prefix_capacity[1];
+	out->ssd_bytes -= out->prefix_capacity[2];
+	out->prefix_token_bytes[0] = out->token_bytes;
+	out->prefix_token_bytes[1] = out->prefix_token_bytes[2] = out->offload_token_bytes;
 	if (p->disaggregated) {
 		out->prefill_gpus = (int)p->prefill_gpus;
 		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
@@ -99,8 +116,9 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	}
 	if (out->blocks_per_rank < 1)
 		return wz_diag_set(diag, WZ_ERR_RANGE,
-				   "%s on %d x %s: the cache pool holds less than one block",
-				   model->name, out->gpus, gpu->name);
+				   "%s on %d x %s: the cache pool holds less than one block%s",
+				   model->name, out->gpus, gpu->name,
+				   prefix_blocks > 0 ? " beside prefix_cache_hbm_gib" : "");
 	return WZ_OK;
 }
 
@@ -131,11 +149,21 @@ static double touched_formula(double active_share, double batch)
 	return 1 - pow(1 - active_share, batch);
 }
 
+/* With the MoE shape known: every weight but the routed experts' is read
+ * whatever the batch (attention, dense layers, the shared expert), and
+ * each routed expert is touched unless no token picks it. */
+static double touched_ep(const wzs_moe *e, double batch)
+{
+	if (batch <= 0)
+		return 0;
+	return e->always_read + (1 - e->always_read) * (1 - pow(1 - e->expert_pick, batch));
+}
+
 double wzs_weights_touched(const wzs_replica_model *m, double batch)
 {
 	if (batch >= 0 && batch < WZS_TOUCHED_TABLE && batch == (double)(int)batch)
 		return m->touched[(int)batch];
-	return touched_formula(m->active_share, batch);
+	return m->moe.on ? touched_ep(&m->moe, batch) : touched_formula(m->active_share, batch);
 }
 
 /* A decode step's two roofline terms. */
@@ -152,7 +180,8 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
 	*mem_s = (weight_read + cache_read) / m->hbm_bps;
-	double weight_fl = 2.0 * m->active_params * queries / m->gpus;
+	/* The busiest GPU's routed experts get ep_imbalance times the mean. */
+	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
 	double attn_fl = rank_tokens * m->attn_flops_pair * m->verify_tokens;
 	if (m->tensor_parallel)
 		attn_fl /= m->gpus;
@@ -165,7 +194,10 @@ double wzs_step_time(const wzs_replica_model *m, double batch, double rank_token
 		return 0;
 	double mem_s, compute_s;
 	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
-	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+	/* Each GPU dispatches its own requests' query tokens. */
+	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
+					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
 }
 
 int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens)
@@ -181,10 +213,13 @@ double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, doub
 {
 	if (new_tokens <= 0)
 		return 0;
-	double compute_s = 2.0 * m->active_params * new_tokens / m->weight_flops +
+	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
+				   m->weight_flops +
 			   pairs * m->prefill_flops_pair / m->attn_flops;
 	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
-	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dispatch_bps,
+					  m->moe.pool_combine_bps);
+	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
 }
 
 double wzs_prefill_pairs(double prefix, double n)
@@ -200,9 +235,14 @@ double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pa
 		return 0;
 	double attn_s = m->tensor_parallel ? pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops)
 					   : rank_pairs * m->prefill_flops_pair / m->attn_flops;
-	double compute_s = 2.0 * m->active_params * new_tokens / (m->gpus * m->weight_flops) + attn_s;
+	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
+				   (m->gpus * m->weight_flops) +
+			   attn_s;
 	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
-	return m->overhead_s + (mem_s > compute_s ? mem_s : compute_s);
+	/* The pass's tokens are spread over the ranks; each dispatches its own. */
+	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dispatch_bps,
+					  m->moe.prefill_combine_bps);
+	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
 }
 
 void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
@@ -229,6 +269,24 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,
 		      m->ssd_bps / 1e9);
+	if (m->prefix_capacity[0] + m->prefix_capacity[1] + m->prefix_capacity[2] > 0)
+		wz_buf_printf(out, "prefix_cache_hbm_gib_per_rank = %.3f\nprefix_cache_cpu_gib_per_replica = %.0f\n"
+			      "prefix_cache_ssd_gib_per_replica = %.0f\n",
+			      m->prefix_capacity[0] / WZM_GIB, m->prefix_capacity[1] / WZM_GIB,
+			      m->prefix_capacity[2] / WZM_GIB);
+	if (m->moe.on)
+		wz_buf_printf(out, "expert_parallel = %d GPUs\nmoe_routed_share_of_active = %.4f\n"
+			      "moe_shared_share_of_active = %.4f\nweights_read_every_step = %.4f\n"
+			      "moe_compute_factor = %.4f\n"
+			      "ep_decode_dispatch_combine_gbps = %g / %g\n"
+			      "ep_prefill_dispatch_combine_gbps = %g / %g\n"
+			      "ep_dispatch_combine_bytes_per_token_layer = %.0f / %.0f\n"
+			      "dual_batch_overlap = %s\n",
+			      m->gpus, m->moe.routed_share, m->moe.shared_share, m->moe.always_read,
+			      m->moe.compute_factor, m->moe.decode_dispatch_bps / 1e9,
+			      m->moe.decode_combine_bps / 1e9, m->moe.prefill_dispatch_bps / 1e9,
+			      m->moe.prefill_combine_bps / 1e9, m->moe.dispatch_bytes,
+			      m->moe.combine_bytes, m->moe.overlap ? "yes" : "no");
 	if (m->prefill_gpus > 0)
 		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
 			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);

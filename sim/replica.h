@@ -8,6 +8,7 @@
 #include "common/wz_str.h"
 #include "costmodel/capacity.h"
 #include "costmodel/catalog.h"
+#include "sim/moe.h"
 #include "sim/params.h"
 
 #define WZS_TOUCHED_TABLE 1024
@@ -46,10 +47,18 @@ typedef struct {
 	/* token-layers/s the host decodes for one GPU's restores (its share of
 	 * the node's cores); 0: the offload bytes need no decode */
 	double restore_decode_tlps;
+	/* shared prefix cache, per replica: capacity in bytes of each tier
+	 * (sim/prefix_cache.h; all 0: none) and a token's bytes there, the GPU
+	 * format's in HBM and the offload format's in CPU memory and on SSD.
+	 * The HBM tier is one rank's: with attention data parallelism every
+	 * rank keeps its own copy of the prefixes its requests use. */
+	double prefix_capacity[3];
+	double prefix_token_bytes[3];
 	/* prefill/decode disaggregation (0 prefill GPUs: aggregated) */
 	int prefill_gpus;          /* the replica's prefill pool */
 	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
 	double kv_link_bps;        /* bytes/s out of one prefill GPU */
+	wzs_moe moe;               /* expert parallelism's terms (off: no communication) */
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
 

@@ -133,6 +133,10 @@ static void population_turn(wzs_fleet *f, int32_t sid)
 		reroute(f, sid);
 	}
 	q->prefix = s->ctx;
+	if (f->prefix_cdf) {
+		q->shared_id = s->prefix_id;
+		q->shared_tokens = f->p->prefix_tokens;
+	}
 	arrive(f, id);
 	wzs_submit(f, id);
 }
@@ -142,6 +146,8 @@ static void new_session(wzs_fleet *f, int32_t sid)
 	wzs_sess *s = &f->sess[sid];
 	s->ctx = f->cfg->initial_context;
 	s->turns_left = wzs_pop_session_turns(f->p, &s->rng);
+	if (f->prefix_cdf)
+		s->prefix_id = wzs_prefix_draw(f, &s->rng);
 	s->cache = CACHE_NONE;
 	s->fresh = 1;
 	f->res->sessions_started++;
@@ -163,8 +169,8 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 		s->replica = wzs_route_session(f);
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
-		/* Its first prefix (a prefix shared with other sessions, which
-		 * the simulator does not share) is computed, not recomputed. */
+		/* Its first prefix is computed, not recomputed (a prefix shared
+		 * with other sessions may come from the prefix cache). */
 		s->fresh = 1;
 	}
 	int32_t id = alloc_req(f);
@@ -176,6 +182,8 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	q->prefix = row->prefix_tokens > 0 ? row->prefix_tokens : 0;
 	q->prompt = row->prompt_tokens > 0 ? row->prompt_tokens : 1;
 	q->output = row->output_tokens > 0 ? row->output_tokens : 1;
+	q->shared_id = row->shared_prefix;
+	q->shared_tokens = row->shared_prefix_tokens;
 	count_arrival(f, id);
 	if (s->busy) {
 		/* A turn that arrives before the previous one finished waits for it:
@@ -436,7 +444,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	f.h_tpot = &h[1];
 	f.h_e2e = &h[2];
 	f.h_queue = &h[3];
-	if ((err = setup_sessions(&f)))
+	if ((err = wzs_prefix_popularity(&f)) || (err = setup_sessions(&f)))
 		goto done;
 	wzs_push(&f, 0, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
 	double end = cfg->traffic ? INFINITY : p->duration_s;
@@ -479,6 +487,7 @@ done:
 	wzs_queue_free(&f.q);
 	free(f.sess);
 	free(f.reqs);
+	free(f.prefix_cdf);
 	free(h);
 	return err;
 }

@@ -1,6 +1,7 @@
 /* Imports Mooncake's JSONL traces: prefix-block hashes become each
  * request's reusable prefix and chain requests into sessions, apart from
- * prefixes that many conversations share. */
+ * prefixes that many conversations share, which become shared prefixes
+ * with ids of their own (wzplan-traffic(5)). */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -286,7 +287,8 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 	id_map seen = { 0 };   /* block id -> 1 */
 	id_map chains = { 0 }; /* last id of a request's ids -> session * 2^20 + length */
 	id_map branch = { 0 }; /* shared-prefix branch points -> 1 */
-	int64_t next_session = 0;
+	id_map shared_ids = { 0 }; /* last block of a shared prefix -> its dense id */
+	int64_t next_session = 0, next_shared = 0;
 	wz_err err = WZ_OK;
 	stats->blocks = stats->hit_blocks = stats->shared_blocks = 0;
 	if (find_branches(p, block_tokens, &branch))
@@ -327,12 +329,29 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 				    .prompt_tokens = r->input - prefix,
 				    .output_tokens = r->output,
 				    .prefix_tokens = prefix };
+		/* The blocks up to the last branch point are a prefix other
+		 * conversations share; Mooncake's id of its last block names the
+		 * whole of it (ids hash the prefix up to the block). */
+		if (!err && shared > 0) {
+			int64_t *sid = map_find(&shared_ids, ids[shared - 1]);
+			if (!sid && next_shared < INT32_MAX - 1) {
+				if (map_put(&shared_ids, ids[shared - 1], next_shared++))
+					err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+				sid = map_find(&shared_ids, ids[shared - 1]);
+			}
+			int64_t tokens = (int64_t)shared * block_tokens;
+			if (sid) {
+				req.shared_prefix = (int32_t)*sid;
+				req.shared_prefix_tokens = tokens < r->input ? tokens : r->input;
+			}
+		}
 		if (!err)
 			err = wzt_traffic_push(t, &req, diag);
 	}
 	map_free(&seen);
 	map_free(&chains);
 	map_free(&branch);
+	map_free(&shared_ids);
 	return err;
 }
 

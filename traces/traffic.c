@@ -13,8 +13,10 @@
 #include "traces/traffic_import.h"
 
 static const char *const columns[] = { "session",       "turn",          "arrival_s",
-				       "prompt_tokens", "output_tokens", "prefix_tokens" };
-enum { COL_SESSION, COL_TURN, COL_ARRIVAL, COL_PROMPT, COL_OUTPUT, COL_PREFIX, NCOLS };
+				       "prompt_tokens", "output_tokens", "prefix_tokens",
+				       "shared_prefix", "shared_prefix_tokens" };
+enum { COL_SESSION, COL_TURN, COL_ARRIVAL, COL_PROMPT, COL_OUTPUT, COL_PREFIX, COL_SHARED,
+       COL_SHARED_TOKENS, NCOLS };
 
 typedef struct {
 	wzt_traffic t;
@@ -271,6 +273,27 @@ static wz_err parse_row(const wz_csv *csv, const wz_csv_row *row, const int *col
 	if (!err && col[COL_PREFIX] >= 0)
 		err = wzt_parse_tokens(wz_csv_field(row, col[COL_PREFIX]), o, line, "prefix_tokens",
 				       &r->prefix_tokens, diag);
+	r->shared_prefix = 0;
+	r->shared_prefix_tokens = 0;
+	if (err || col[COL_SHARED] < 0)
+		return err;
+	/* An empty shared_prefix: the request begins with no shared prefix. */
+	s = wz_csv_field(row, col[COL_SHARED]);
+	const char *st = wz_csv_field(row, col[COL_SHARED_TOKENS]);
+	if ((!s || !*s) && (!st || !*st || !strcmp(st, "0")))
+		return WZ_OK;
+	if (wz_parse_long(s, &v) != 0 || v < 0 || v >= INT32_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field shared_prefix: '%s' is not an id from 0 to %ld", o, line,
+				   s ? s : "", (long)INT32_MAX - 1);
+	r->shared_prefix = (int32_t)v;
+	err = wzt_parse_tokens(st, o, line, "shared_prefix_tokens", &r->shared_prefix_tokens, diag);
+	if (!err && r->shared_prefix_tokens > r->prefix_tokens + r->prompt_tokens)
+		err = wz_diag_set(diag, WZ_ERR_INPUT,
+				  "%s:%d: field shared_prefix_tokens: %lld is more than the request's "
+				  "context (prefix_tokens + prompt_tokens = %lld)",
+				  o, line, (long long)r->shared_prefix_tokens,
+				  (long long)(r->prefix_tokens + r->prompt_tokens));
 	return err;
 }
 
@@ -289,10 +312,22 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:1: empty file: no header line", path);
 	}
 	int col[NCOLS];
-	for (int c = 0; c < NCOLS; c++) {
+	for (int c = 0; c < NCOLS; c++)
 		col[c] = wz_csv_column(csv, columns[c]);
-		/* prefix_tokens may be left out: no reuse is known. */
-		if (col[c] < 0 && c != COL_PREFIX) {
+	for (int c = 0; c < NCOLS; c++) {
+		/* prefix_tokens may be left out: no reuse is known; so may the
+		 * shared prefix, but its two columns go together. */
+		if ((c == COL_SHARED || c == COL_SHARED_TOKENS) &&
+		    (col[COL_SHARED] < 0) != (col[COL_SHARED_TOKENS] < 0)) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: header: column %s without %s", path,
+					  csv->rows[0].line,
+					  col[COL_SHARED] < 0 ? "shared_prefix_tokens" : "shared_prefix",
+					  col[COL_SHARED] < 0 ? "shared_prefix" : "shared_prefix_tokens");
+			wz_csv_free(csv);
+			return err;
+		}
+		if (col[c] < 0 && c != COL_PREFIX && c != COL_SHARED && c != COL_SHARED_TOKENS) {
 			err = wz_diag_set(diag, WZ_ERR_INPUT,
 					  "%s:%d: header: no column '%s' (want "
 					  "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens)",
@@ -344,14 +379,26 @@ static void format_seconds(double v, char *buf, size_t n)
 wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *diag)
 {
 	wz_buf b = { 0 };
-	wz_buf_puts(&b, "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n");
+	/* The shared prefix columns only when a row has one, so that tables
+	 * without them keep the bytes they always had. */
+	int shared = 0;
+	for (size_t i = 0; i < traffic->n && !shared; i++)
+		shared = traffic->requests[i].shared_prefix_tokens > 0;
+	wz_buf_puts(&b, shared ? "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens,"
+				 "shared_prefix,shared_prefix_tokens\n"
+			       : "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n");
 	for (size_t i = 0; i < traffic->n && !b.failed; i++) {
 		const wzt_request *r = &traffic->requests[i];
 		char t[40];
 		format_seconds(r->arrival_s, t, sizeof t);
-		wz_buf_printf(&b, "%lld,%ld,%s,%lld,%lld,%lld\n", (long long)r->session,
+		wz_buf_printf(&b, "%lld,%ld,%s,%lld,%lld,%lld", (long long)r->session,
 			      (long)r->turn, t, (long long)r->prompt_tokens,
 			      (long long)r->output_tokens, (long long)r->prefix_tokens);
+		if (shared && r->shared_prefix_tokens > 0)
+			wz_buf_printf(&b, ",%ld,%lld\n", (long)r->shared_prefix,
+				      (long long)r->shared_prefix_tokens);
+		else
+			wz_buf_puts(&b, shared ? ",,0\n" : "\n");
 	}
 	if (b.failed) {
 		wz_buf_free(&b);

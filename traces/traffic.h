@@ -1,7 +1,8 @@
 /* Traffic: the normalized request table every importer produces and the
  * simulator replays.  File format: CSV, specified in wzplan-traffic(5):
  *   session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens
- * one row per request, sorted by arrival time. */
+ * and optionally shared_prefix,shared_prefix_tokens; one row per request,
+ * sorted by arrival time. */
 #ifndef WZT_TRAFFIC_H
 #define WZT_TRAFFIC_H
 
@@ -19,6 +20,11 @@ typedef struct {
 	int64_t prefix_tokens;  /* tokens of this request's context that an earlier
 				   request of the session (or a shared prefix) already
 				   computed and could reuse */
+	/* A prefix that requests of many sessions begin with (a system prompt,
+	 * a document, a tool list): its id and its tokens at the start of the
+	 * request's context (prefix + prompt); 0 tokens: none. */
+	int32_t shared_prefix;
+	int64_t shared_prefix_tokens;
 } wzt_request;
 
 typedef struct {

@@ -58,6 +58,7 @@ contains "$md" "| GPUs, simulation |" "the summary has the simulated GPUs"
 contains "$md" "p99 TTFT s (target 5)" "achieved p99 against the target"
 contains "$md" "Which sizing binds." "says which sizing binds"
 contains "$md" "closed population of 120 users, 270 s measured" "says what was simulated"
+contains "$md" "aggregated serving (prefill and decode on each replica's 16 GPUs)" "says which serving mode it used"
 [ -s "$tmp/p/charts/sim_ttft_cdf.gp" ] && [ -s "$tmp/p/charts/sim_occupancy.gp" ]
 ok $? "latency and occupancy chart scripts in the proposal"
 head -1 "$tmp/p/simulation.csv" | grep -q '^format,bits_per_value,replicas,gpus'
@@ -106,4 +107,15 @@ rm "$tmp/t.csv"
 run "$WZPLAN" verify "$id" --archive "$A"
 expect_rc 0 "a traffic file that is gone: its recorded text is used"
 contains "$out" "t.csv is gone; using the recorded text" "and it is named"
+
+awk 'BEGIN { print "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens"
+	for (i = 0; i < 20; i++) printf "%d,0,%.1f,2000,100,0\n", i, i }' > "$tmp/t2.csv"
+cp "$top_srcdir/data/scenarios/product-page.scenario" "$tmp/d.scenario"
+echo 'prefill_gpus_per_replica = 16' >> "$tmp/d.scenario"
+run "$WZPLAN" propose --scenario "$tmp/d.scenario" --traffic "$tmp/t2.csv" --serving disaggregated \
+	--warmup 0 --formats fp8-mix,wz-5.44 -q --out "$tmp/d" --archive "$A"
+expect_rc 0 "propose with disaggregated serving"
+contains "$(cat "$tmp/d/proposal.md")" \
+	"disaggregated serving (a prefill pool of 16 GPUs beside each replica's 16 decode GPUs, counted in the fleet)" \
+	"says which serving mode it used"
 done_testing

@@ -92,4 +92,34 @@ c = sqlite3.connect(sys.argv[1])
 v = [r[0] for r in c.execute("SELECT text FROM figures WHERE tbl=\"simulation\" AND col=\"within_noise\"")]
 assert len(v) == 2 and "yes" in v, v' "$tmp/edge.sqlite"
 ok $? "the archive says which fleets were decided within noise"
+# The prefill pool searched: a heavy prefill load where 4 replicas with
+# 16-GPU pools (128 GPUs) or 2 with 32-GPU pools (96) meet the targets.
+cp "$top_srcdir/data/scenarios/product-page.scenario" "$tmp/pool.scenario"
+sed -i 's/^users = 10000$/users = 1500/; s/^context = 100000$/context = 8000/; s/^formats = .*/formats = fp8-mix/' "$tmp/pool.scenario"
+cat >> "$tmp/pool.scenario" <<EOS
+serving = disaggregated
+pop_prompt_tokens = 3000
+pop_think_s = 10
+pop_turns = 2
+duration_s = 300
+warmup_s = 60
+EOS
+cp "$tmp/pool.scenario" "$tmp/pool16.scenario"
+echo 'prefill_gpus_per_replica = 16' >> "$tmp/pool16.scenario"
+run "$WZPLAN" size --scenario "$tmp/pool16.scenario" --max-replicas 8 --threads 1 -q --no-archive
+contains "$out" "fp8-mix        8.06         4   128" "  16-GPU prefill pools: 4 replicas, 128 GPUs"
+echo 'prefill_gpus_search = 16, 32' >> "$tmp/pool.scenario"
+run "$WZPLAN" size --scenario "$tmp/pool.scenario" --max-replicas 8 --threads 2 -q --archive "$tmp/pool.sqlite"
+expect_rc 0 "size searching the prefill pool"
+contains "$out" "fp8-mix        8.06         2    96" "  keeps 2 replicas with 32-GPU pools, 96 GPUs"
+contains "$out" "searched over 16, 32 GPUs, keeping the fleet of fewest GPUs: fp8-mix 32" "  and says so"
+python3 -c 'import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+v = [r[0] for r in c.execute("SELECT value FROM figures WHERE tbl=\"simulation\" AND col=\"prefill_gpus_per_replica\"")]
+assert v == [32.0], v' "$tmp/pool.sqlite"
+ok $? "  the archive has the chosen pool"
+echo 'prefill_gpus_search = 16, x' >> "$tmp/pool16.scenario"
+run "$WZPLAN" size --scenario "$tmp/pool16.scenario" --no-archive -q
+expect_rc 2 "a malformed pool list is refused"
+contains "$err" "prefill_gpus_search: 'x' is not a pool size" "  naming file, line and key"
 done_testing

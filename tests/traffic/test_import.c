@@ -200,6 +200,12 @@ static void test_mooncake(void)
 		   "the shared prompt block is still a reusable prefix");
 		ok(st.shared_blocks == 6, "6 hit blocks are a shared prefix (%lld)",
 		   (long long)st.shared_blocks);
+		int same = 1;
+		for (int i = 0; i < 7; i++)
+			same &= r[i].shared_prefix == r[0].shared_prefix &&
+				r[i].shared_prefix_tokens == 512;
+		ok(same && r[0].shared_prefix == 0,
+		   "every request names the prompt block as one shared prefix of 512 tokens");
 	}
 	wzt_traffic_free(t);
 	static const struct {

@@ -27,7 +27,9 @@ static int same_requests(const wzt_traffic *a, const wzt_traffic *b)
 		const wzt_request *x = &a->requests[i], *y = &b->requests[i];
 		if (x->session != y->session || x->turn != y->turn || x->arrival_s != y->arrival_s ||
 		    x->prompt_tokens != y->prompt_tokens || x->output_tokens != y->output_tokens ||
-		    x->prefix_tokens != y->prefix_tokens)
+		    x->prefix_tokens != y->prefix_tokens ||
+		    x->shared_prefix_tokens != y->shared_prefix_tokens ||
+		    (x->shared_prefix_tokens > 0 && x->shared_prefix != y->shared_prefix))
 			return 0;
 	}
 	return 1;
@@ -212,11 +214,65 @@ static void test_helpers(void)
 	ok(fabs(mean - 1) < 0.08 && fabs(sd / mean - 2) < 0.15, "Gamma(0.25) has mean 1, CV 2");
 }
 
+/* The optional shared prefix columns: read, written only when a row has
+ * one, round trip exact, and refused when malformed. */
+static void test_shared_prefix(void)
+{
+	wzt_traffic *t = NULL;
+	wz_err e = read_text("session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens,"
+			     "shared_prefix,shared_prefix_tokens\n"
+			     "0,0,0,5000,10,0,7,4000\n"
+			     "1,0,1,100,10,0,,\n"
+			     "2,0,2,300,10,4000,7,4000\n",
+			     WZT_UNSORTED_REFUSE, &t, NULL);
+	if (!ok(e == WZ_OK && t && t->n == 3, "a table with shared prefixes reads"))
+		printf("#   %s\n", d.msg);
+	if (!t)
+		return;
+	is_long(t->requests[0].shared_prefix, 7, "shared prefix id");
+	is_long(t->requests[0].shared_prefix_tokens, 4000, "shared prefix tokens");
+	is_long(t->requests[1].shared_prefix_tokens, 0, "an empty field: no shared prefix");
+	const char *a = fx_path("s.csv");
+	wzt_traffic *u = NULL;
+	ok(wzt_traffic_write(a, t, &d) == WZ_OK &&
+		   wzt_traffic_read(a, WZT_UNSORTED_REFUSE, &u, NULL, &d) == WZ_OK && u &&
+		   u->n == 3 && same_requests(u, t),
+	   "shared prefixes survive a round trip");
+	char *x = NULL;
+	size_t nx;
+	wz_read_file(a, 1 << 20, &x, &nx, &d);
+	has_str(x ? x : "", "shared_prefix,shared_prefix_tokens\n0,0,0,5000,10,0,7,4000\n1,0,1,100,10,0,,0\n",
+		"  written with the two columns");
+	free(x);
+	for (size_t i = 0; i < t->n; i++)
+		t->requests[i].shared_prefix_tokens = 0;
+	ok(wzt_traffic_write(a, t, &d) == WZ_OK && wz_read_file(a, 1 << 20, &x, &nx, &d) == WZ_OK &&
+		   !strstr(x, "shared"),
+	   "a table without shared prefixes is written as before");
+	free(x);
+	wzt_traffic_free(u);
+	wzt_traffic_free(t);
+	const char *h = "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens,"
+			"shared_prefix,shared_prefix_tokens\n";
+	char buf[512];
+#define ROW(r) (snprintf(buf, sizeof buf, "%s0,0,0,10,1,0,,\n" r "\n", h), buf)
+	refused(ROW("1,0,1,10,1,0,x,5"), "t.csv:3: field shared_prefix", "a shared prefix id that is text");
+	refused(ROW("1,0,1,10,1,0,-1,5"), "t.csv:3: field shared_prefix", "a negative id");
+	refused(ROW("1,0,1,10,1,0,3,"), "t.csv:3: field shared_prefix_tokens", "an id without tokens");
+	refused(ROW("1,0,1,10,1,5,3,16"), "t.csv:3: field shared_prefix_tokens: 16 is more",
+		"more shared tokens than the context");
+#undef ROW
+	refused("session,turn,arrival_s,prompt_tokens,output_tokens,shared_prefix\n",
+		"t.csv:1: header: column shared_prefix without shared_prefix_tokens",
+		"one shared prefix column without the other");
+}
+
 int main(void)
 {
 	fx_init();
 	test_good();
 	test_errors();
+	test_shared_prefix();
 	test_helpers();
 	fx_cleanup();
 	return tap_done();

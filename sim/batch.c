@@ -1,0 +1,310 @@
+/* A replica's operations: chunked prefill passes and decode epochs (one
+ * event per run of steps in which the batch does not change), the decode
+ * batch ordered by finish step, and requests finishing (fleet.h). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "sim/fleet.h"
+
+#define REP(f, i) (&(f)->reps[i])
+
+/* Cached tokens of the busiest rank at `step`: each running request holds
+ * its context at joining plus tokens_per_step per step since. */
+static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step, double per_step)
+{
+	double best = 0;
+	for (int k = 0; k < ranks; k++) {
+		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step * per_step;
+		if (t > best)
+			best = t;
+	}
+	return (int64_t)best;
+}
+
+/* Time of the first k steps of the current epoch: step i takes t0 + i dt. */
+static double epoch_time(const wzs_rep *r, int64_t k)
+{
+	return (double)k * r->t0 + r->dt * (double)k * (double)(k - 1) / 2.0;
+}
+
+void wzs_start_op(wzs_fleet *f, int32_t ri)
+{
+	wzs_rep *r = REP(f, ri);
+	if (r->op != OP_IDLE)
+		return;
+	/* Chunked prefill: a pass of at most prefill_chunk_tokens per attention
+	 * rank (each rank schedules its own requests, as engines with attention
+	 * data parallelism do; with TP the replica is one rank), then (with
+	 * requests decoding) one decode step, and so on. */
+	if (r->pf_head >= 0 && (r->dn == 0 || r->last_op == OP_DECODE)) {
+		double tokens = 0, pairs = 0, rank_pairs = 0;
+		long count = 0;
+		int open = f->m->ranks; /* ranks with budget left */
+		for (int k = 0; k < f->m->ranks; k++) {
+			r->pf_pairs[k] = 0;
+			r->pf_budget[k] = f->p->prefill_chunk_tokens;
+		}
+		for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
+			wzs_req *q = &f->reqs[i];
+			int64_t *budget = &r->pf_budget[q->rank];
+			if (*budget <= 0)
+				continue;
+			int64_t left = q->prefix - q->reuse + q->prompt - q->prefilled;
+			int64_t take = left < *budget ? left : *budget;
+			q->op_take = take;
+			tokens += (double)take;
+			double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			pairs += qp;
+			r->pf_pairs[q->rank] += qp;
+			if (r->pf_pairs[q->rank] > rank_pairs)
+				rank_pairs = r->pf_pairs[q->rank];
+			*budget -= take;
+			if (*budget <= 0)
+				open--;
+			q->state = RQ_PREFILL;
+			count++;
+		}
+		r->op_count = count;
+		r->op = OP_PREFILL;
+		r->op_start = f->now;
+		r->gen++;
+		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs), PRIO_OP_END, EV_OP_END,
+			 (uint32_t)ri, r->gen);
+		return;
+	}
+	if (r->dn == 0)
+		return;
+	/* Nothing joins or leaves the batch until the first request finishes,
+	 * unless a prefill cuts in: one event for the whole epoch.  Step time is
+	 * linear in the tokens read, which grow by one per request per step (or
+	 * MTP's tokens_per_step), so
+	 * the epoch's length is an arithmetic series between its first and last
+	 * steps (the busiest rank's roofline, taken at both ends). */
+	int64_t k = r->pf_head >= 0 ? 1 : r->dheap[0].step - r->steps;
+	if (k < 1)
+		k = 1;
+	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
+	double first = (double)rank_tokens_max(r, f->m->ranks, r->steps, per_step);
+	double last = (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1, per_step);
+	double t0 = wzs_step_time(f->m, batch, first);
+	double tl = wzs_step_time(f->m, batch, last);
+	r->t0 = t0;
+	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
+	r->op_compute_bound = wzs_step_compute_bound(f->m, batch, first);
+	r->op_k = k;
+	r->op = OP_DECODE;
+	r->op_start = f->now;
+	r->gen++;
+	wzs_push(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+}
+
+/* A prefill is waiting: end the decode epoch at the step in progress. */
+void wzs_cut_epoch(wzs_fleet *f, int32_t ri)
+{
+	wzs_rep *r = REP(f, ri);
+	if (r->op != OP_DECODE)
+		return;
+	double elapsed = f->now - r->op_start;
+	int64_t lo = 0, hi = r->op_k;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+		if (epoch_time(r, mid) <= elapsed)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	int64_t k = (lo > 0 && epoch_time(r, lo) == elapsed) ? lo : lo + 1;
+	if (k >= r->op_k)
+		return;
+	r->op_k = k;
+	r->gen++;
+	/* op_start + (now - op_start) can round below now. */
+	double end = r->op_start + epoch_time(r, k);
+	wzs_push(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+}
+
+static void dheap_push(wzs_rep *r, int64_t step, int32_t id, wzs_fleet *f)
+{
+	if (r->dn == r->dcap) {
+		long cap = r->dcap ? r->dcap * 2 : 64;
+		wzs_dslot *h = realloc(r->dheap, (size_t)cap * sizeof *h);
+		if (!h) {
+			f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (decode batch)");
+			f->stop = 1;
+			return;
+		}
+		r->dheap = h;
+		r->dcap = cap;
+	}
+	long i = r->dn++;
+	while (i > 0) {
+		long parent = (i - 1) / 2;
+		/* ties by request slot, so equal runs pop in equal order */
+		if (r->dheap[parent].step < step ||
+		    (r->dheap[parent].step == step && r->dheap[parent].req < id))
+			break;
+		r->dheap[i] = r->dheap[parent];
+		i = parent;
+	}
+	r->dheap[i].step = step;
+	r->dheap[i].req = id;
+}
+
+static int32_t dheap_pop(wzs_rep *r)
+{
+	int32_t top = r->dheap[0].req;
+	wzs_dslot last = r->dheap[--r->dn];
+	long i = 0, n = r->dn;
+	for (;;) {
+		long c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && (r->dheap[c + 1].step < r->dheap[c].step ||
+				  (r->dheap[c + 1].step == r->dheap[c].step &&
+				   r->dheap[c + 1].req < r->dheap[c].req)))
+			c++;
+		if (r->dheap[c].step > last.step ||
+		    (r->dheap[c].step == last.step && r->dheap[c].req > last.req))
+			break;
+		r->dheap[i] = r->dheap[c];
+		i = c;
+	}
+	if (n > 0)
+		r->dheap[i] = last;
+	return top;
+}
+
+static void finish(wzs_fleet *f, wzs_rep *r, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	wzs_sess *s = &f->sess[q->session];
+	r->admitted[q->rank]--;
+	s->ctx = q->prefix + q->prompt + q->output;
+	s->busy = 0;
+	wzs_request_done(f, id, f->now, 0, 0);
+}
+
+/* A request with its first token joins the decode batch at this step. */
+static void join_decode(wzs_fleet *f, wzs_rep *r, int32_t id)
+{
+	wzs_req *q = &f->reqs[id];
+	q->state = RQ_DECODE;
+	/* The first token came with the prefill; MTP's steps each bring
+	 * tokens_per_step of the rest on average. */
+	q->finish_step = r->steps + (int64_t)ceil((double)(q->output - 1) / f->m->tokens_per_step -
+						  1e-9);
+	q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps * f->m->tokens_per_step;
+	r->tok_a[q->rank] += q->tok_contrib;
+	r->tok_n[q->rank]++;
+	dheap_push(r, q->finish_step, id, f);
+}
+
+/* Disaggregated: the requests whose cache arrived during a decode step
+ * join at its end. */
+static void join_arrived(wzs_fleet *f, wzs_rep *r)
+{
+	while (r->join_head >= 0) {
+		int32_t id = r->join_head;
+		r->join_head = f->reqs[id].next;
+		f->reqs[id].next = -1;
+		join_decode(f, r, id);
+	}
+	r->join_tail = -1;
+}
+
+void wzs_on_kv_arrive(wzs_fleet *f, int32_t id, uint32_t serial)
+{
+	wzs_req *q = &f->reqs[id];
+	if (q->serial != serial || q->state != RQ_POOL)
+		return;
+	int32_t ri = f->sess[q->session].replica;
+	wzs_rep *r = REP(f, ri);
+	q->prefilled = q->prefix - q->reuse + q->prompt;
+	q->first_token = f->now;
+	wzs_prefix_computed(f, r, q);
+	if (q->output <= 1) {
+		finish(f, r, id);
+		wzs_try_admit(f, ri);
+		return;
+	}
+	q->state = RQ_JOINING;
+	q->next = -1;
+	if (r->join_tail >= 0)
+		f->reqs[r->join_tail].next = id;
+	else
+		r->join_head = id;
+	r->join_tail = id;
+	if (r->op == OP_IDLE) {
+		join_arrived(f, r);
+		wzs_start_op(f, ri);
+	} else {
+		wzs_cut_epoch(f, ri); /* the batch changes at the next step */
+	}
+}
+
+void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
+{
+	wzs_rep *r = REP(f, ri);
+	if (gen != r->gen || r->op == OP_IDLE)
+		return;
+	double busy = f->now - r->op_start;
+	if (r->op == OP_PREFILL)
+		f->res->busy_prefill_s += busy;
+	else if (r->op_compute_bound)
+		f->res->busy_decode_compute_s += busy;
+	else
+		f->res->busy_decode_memory_s += busy;
+	if (r->op == OP_PREFILL) {
+		/* The pass's requests, in queue order among those still pending. */
+		long seen = 0;
+		int32_t prev = -1;
+		for (int32_t id = r->pf_head; id >= 0 && seen < r->op_count;) {
+			wzs_req *q = &f->reqs[id];
+			int32_t next = q->next;
+			if (q->state != RQ_PREFILL) {
+				prev = id;
+				id = next;
+				continue;
+			}
+			seen++;
+			q->prefilled += q->op_take;
+			if (q->prefilled < q->prefix - q->reuse + q->prompt) {
+				q->state = RQ_PENDING; /* the rest in the next pass */
+				prev = id;
+				id = next;
+				continue;
+			}
+			if (prev >= 0)
+				f->reqs[prev].next = next;
+			else
+				r->pf_head = next;
+			if (next < 0)
+				r->pf_tail = prev;
+			q->next = -1;
+			q->first_token = f->now;
+			wzs_prefix_computed(f, r, q);
+			if (q->output <= 1) {
+				/* finish may append a deferred turn at the tail: after `next`. */
+				finish(f, r, id);
+				id = next;
+				continue;
+			}
+			join_decode(f, r, id);
+			id = next;
+		}
+	} else {
+		r->steps += r->op_k;
+		while (r->dn > 0 && r->dheap[0].step <= r->steps) {
+			int32_t id = dheap_pop(r);
+			wzs_req *q = &f->reqs[id];
+			r->tok_a[q->rank] -= q->tok_contrib;
+			r->tok_n[q->rank]--;
+			finish(f, r, id);
+		}
+	}
+	r->last_op = r->op;
+	r->op = OP_IDLE;
+	join_arrived(f, r);
+	wzs_try_admit(f, ri);
+	wzs_start_op(f, ri);
+}

@@ -1,0 +1,112 @@
+/* Expert parallelism's shape, bandwidths and time terms (moe.h). */
+#include "sim/moe.h"
+
+#include <string.h>
+
+/* DeepEP (github.com/deepseek-ai/DeepEP, docs/legacy.md, "Performance",
+ * V1 kernels) measured on H800 with one ConnectX-7 400 Gb/s NIC per GPU,
+ * DeepSeek-V3's shape (7168 hidden, top-8, FP8 dispatch, BF16 combine),
+ * bandwidth per GPU as tokens x top-k x hidden bytes over the time.
+ * Normal kernels (prefill, 4096 tokens): EP8 intranode 153 / 158 GB/s
+ * over NVLink; internode EP16 43 / 43, EP32 58 / 57, EP64 51 / 50 GB/s
+ * over RDMA.  Low-latency kernels (decode, 128 tokens, pure RDMA): EP8
+ * 98 / 127, EP16 63 / 74, EP32 48 / 53, EP64 43 / 46, EP128 39 / 39,
+ * EP256 39 / 40 GB/s.  An EP size between two measured ones takes the
+ * larger's figure (the slower, beyond 32), below 8 the EP8 figure. */
+typedef struct {
+	int ep;
+	double dispatch_gbps, combine_gbps;
+} deepep_row;
+
+static const deepep_row normal_rows[] = {
+	{ 8, 153, 158 }, { 16, 43, 43 }, { 32, 58, 57 }, { 64, 51, 50 },
+};
+static const deepep_row low_latency_rows[] = {
+	{ 8, 98, 127 }, { 16, 63, 74 }, { 32, 48, 53 }, { 64, 43, 46 }, { 128, 39, 39 }, { 256, 39, 40 },
+};
+
+static const deepep_row *deepep_lookup(const deepep_row *rows, int n, int ep)
+{
+	for (int i = 0; i < n; i++)
+		if (ep <= rows[i].ep)
+			return &rows[i];
+	return &rows[n - 1];
+}
+
+static void bandwidths(const wzs_params *p, const deepep_row *r, double *dispatch_bps,
+		       double *combine_bps)
+{
+	*dispatch_bps = (p->ep_dispatch_gbps > 0 ? p->ep_dispatch_gbps : r->dispatch_gbps) * 1e9;
+	*combine_bps = (p->ep_combine_gbps > 0 ? p->ep_combine_gbps : r->combine_gbps) * 1e9;
+}
+
+wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
+		     int pool_gpus, wzs_moe *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	out->compute_factor = 1;
+	if (!p->expert_parallel)
+		return WZ_OK;
+	if (tensor_parallel)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "expert_parallel: needs attention data parallelism "
+				   "(parallelism = attention-dp), not tp");
+	wz_err err;
+	if ((err = wzm_need(model->hidden_size, model->name, "hidden_size", model->origin, model->line,
+			    diag)) ||
+	    (err = wzm_need(model->params_active_b, model->name, "params_active_b", model->origin,
+			    model->line, diag)))
+		return err;
+	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate; /* gate, up, down */
+	double routed = (double)p->moe_layers * (double)p->moe_top_k * expert;
+	double shared = (double)p->moe_layers * (double)p->moe_shared_experts * expert;
+	double active = model->params_active_b * 1e9, total = model->params_total_b * 1e9;
+	double routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
+	if (routed + shared > active || routed_all > total || p->moe_top_k > p->moe_routed_experts)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, "
+				   "moe_intermediate_size: %ld layers of %ld of %ld experts (+%ld shared) "
+				   "of %ld wide make %.1fB active of %.1fB total parameters, more than "
+				   "%s's %.1fB of %.1fB; set them for this model",
+				   p->moe_layers, p->moe_top_k, p->moe_routed_experts,
+				   p->moe_shared_experts, p->moe_intermediate, (routed + shared) / 1e9,
+				   routed_all / 1e9, model->name, active / 1e9, total / 1e9);
+	out->on = 1;
+	out->layers = (double)p->moe_layers;
+	out->routed_share = routed / active;
+	out->shared_share = shared / active;
+	out->always_read = 1 - routed_all / total;
+	out->expert_pick = (double)p->moe_top_k / (double)p->moe_routed_experts;
+	out->compute_factor = 1 + out->routed_share * (p->ep_imbalance - 1);
+	out->dispatch_bytes = (double)p->moe_top_k * model->hidden_size * (1 + 4.0 / 128);
+	out->combine_bytes = (double)p->moe_top_k * model->hidden_size * 2;
+	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
+	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
+	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,
+		   &out->decode_combine_bps);
+	bandwidths(p, deepep_lookup(normal_rows, nn, gpus), &out->prefill_dispatch_bps,
+		   &out->prefill_combine_bps);
+	bandwidths(p, deepep_lookup(normal_rows, nn, pool_gpus > 0 ? pool_gpus : gpus),
+		   &out->pool_dispatch_bps, &out->pool_combine_bps);
+	out->overlap = p->dual_batch_overlap;
+	/* One GPU holds every expert: nothing moves. */
+	if (gpus <= 1)
+		out->decode_dispatch_bps = out->prefill_dispatch_bps = 0;
+	if ((pool_gpus > 0 ? pool_gpus : gpus) <= 1)
+		out->pool_dispatch_bps = 0;
+	return WZ_OK;
+}
+
+double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps)
+{
+	if (!e->on || tokens <= 0 || !(dispatch_bps > 0) || !(combine_bps > 0))
+		return 0;
+	return e->layers * tokens * (e->dispatch_bytes / dispatch_bps + e->combine_bytes / combine_bps);
+}
+
+double wzs_moe_combine(const wzs_moe *e, double roofline_s, double comm_s)
+{
+	if (e->overlap)
+		return roofline_s > comm_s ? roofline_s : comm_s;
+	return roofline_s + comm_s;
+}

@@ -1,0 +1,49 @@
+/* Mixture of experts under expert parallelism: a replica's GPUs run
+ * attention data-parallel and hold the routed experts split among them,
+ * so every MoE layer sends each token's hidden state to its experts'
+ * GPUs (dispatch) and brings their outputs back (combine).  The shape of
+ * the MoE layers, the all-to-all bandwidths (DeepEP's published figures
+ * by default), the load imbalance between GPUs and dual-batch overlap are
+ * scenario parameters (wzplan-scenario(5)). */
+#ifndef WZS_MOE_H
+#define WZS_MOE_H
+
+#include "common/wz_error.h"
+#include "costmodel/catalog.h"
+#include "sim/params.h"
+
+typedef struct {
+	int on;                     /* expert parallelism modelled (else no communication) */
+	double layers;              /* MoE layers */
+	double routed_share;        /* routed experts' share of the active parameters */
+	double shared_share;        /* the shared experts' share (run where the token is) */
+	double always_read;         /* share of all weights every step reads (all but routed) */
+	double expert_pick;         /* top_k / routed experts: one token's share of them */
+	double compute_factor;      /* busiest GPU's FLOPs over the mean: 1 + routed_share (imbalance - 1) */
+	double dispatch_bytes;      /* per token per MoE layer: top_k x hidden x (1 + 4/128), FP8 and scales */
+	double combine_bytes;       /* per token per MoE layer: top_k x hidden x 2, BF16 */
+	/* bytes/s per GPU, as DeepEP counts them (the logical traffic of a
+	 * rank, its own experts' share included) */
+	double decode_dispatch_bps, decode_combine_bps;   /* low-latency kernels */
+	double prefill_dispatch_bps, prefill_combine_bps; /* normal kernels */
+	double pool_dispatch_bps, pool_combine_bps;       /* normal kernels over the prefill pool */
+	int overlap;                /* dual-batch overlap: communication hidden behind compute */
+} wzs_moe;
+
+/* Fills *out for a replica of `gpus` GPUs (and a prefill pool of
+ * `pool_gpus`, 0 when aggregated) from the scenario; off (all zero but
+ * compute_factor 1) unless p->expert_parallel.  Fails naming the key when
+ * the MoE shape does not fit the model's active parameters, or when the
+ * replica is tensor-parallel. */
+wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
+		     int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
+
+/* Seconds of dispatch and combine for `tokens` tokens of one GPU through
+ * every MoE layer at the given bandwidths. */
+double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps);
+
+/* A step's time from its roofline and its communication: their sum, or
+ * with dual-batch overlap the longer of the two. */
+double wzs_moe_combine(const wzs_moe *e, double roofline_s, double comm_s);
+
+#endif

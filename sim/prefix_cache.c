@@ -1,0 +1,195 @@
+/* The shared prefix cache's tiers and their LRU lists (prefix_cache.h). */
+#include "sim/prefix_cache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void wzs_prefix_cache_init(wzs_prefix_cache *c, const double capacity[WZS_PREFIX_TIERS],
+			   const double token_bytes[WZS_PREFIX_TIERS])
+{
+	memset(c, 0, sizeof *c);
+	for (int t = 0; t < WZS_PREFIX_TIERS; t++) {
+		c->capacity[t] = capacity[t];
+		c->token_bytes[t] = token_bytes[t];
+		c->head[t] = c->tail[t] = -1;
+	}
+	c->free_entry = -1;
+}
+
+void wzs_prefix_cache_free(wzs_prefix_cache *c)
+{
+	if (!c)
+		return;
+	free(c->entries);
+	free(c->slots);
+	c->entries = NULL;
+	c->slots = NULL;
+}
+
+static uint32_t slot_of(uint32_t id, uint32_t nslots)
+{
+	uint32_t x = id * 0x9E3779B1u;
+	return (x ^ (x >> 16)) & (nslots - 1);
+}
+
+/* The slot holding id's entry, or the empty slot where it would go. */
+static uint32_t find_slot(const wzs_prefix_cache *c, int32_t id)
+{
+	uint32_t h = slot_of((uint32_t)id, c->nslots);
+	while (c->slots[h] >= 0 && c->entries[c->slots[h]].id != id)
+		h = (h + 1) & (c->nslots - 1);
+	return h;
+}
+
+static int32_t find(const wzs_prefix_cache *c, int32_t id)
+{
+	return c->nslots ? c->slots[find_slot(c, id)] : -1;
+}
+
+static int grow_slots(wzs_prefix_cache *c)
+{
+	uint32_t n = c->nslots ? c->nslots * 2 : 64;
+	int32_t *old = c->slots;
+	uint32_t oldn = c->nslots;
+	c->slots = malloc((size_t)n * sizeof *c->slots);
+	if (!c->slots) {
+		c->slots = old;
+		return -1;
+	}
+	memset(c->slots, 0xff, (size_t)n * sizeof *c->slots);
+	c->nslots = n;
+	for (uint32_t i = 0; i < oldn; i++)
+		if (old[i] >= 0)
+			c->slots[find_slot(c, c->entries[old[i]].id)] = old[i];
+	free(old);
+	return 0;
+}
+
+/* Removes id's slot, shifting later ones of its probe run back so that
+ * every lookup still finds its entry without tombstones. */
+static void slot_remove(wzs_prefix_cache *c, int32_t id)
+{
+	uint32_t mask = c->nslots - 1, hole = find_slot(c, id);
+	c->slots[hole] = -1;
+	for (uint32_t i = (hole + 1) & mask; c->slots[i] >= 0; i = (i + 1) & mask) {
+		uint32_t home = slot_of((uint32_t)c->entries[c->slots[i]].id, c->nslots);
+		/* Move it into the hole when the hole lies on its way from home. */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			c->slots[hole] = c->slots[i];
+			c->slots[i] = -1;
+			hole = i;
+		}
+	}
+}
+
+static void unlink_entry(wzs_prefix_cache *c, int32_t e)
+{
+	wzs_prefix_entry *x = &c->entries[e];
+	int t = x->tier;
+	if (x->prev >= 0)
+		c->entries[x->prev].next = x->next;
+	else
+		c->head[t] = x->next;
+	if (x->next >= 0)
+		c->entries[x->next].prev = x->prev;
+	else
+		c->tail[t] = x->prev;
+	c->used[t] -= (double)x->tokens * c->token_bytes[t];
+	if (--c->held[t] == 0)
+		c->used[t] = 0; /* no rounding left behind */
+	x->prev = x->next = -1;
+}
+
+static void append_entry(wzs_prefix_cache *c, int32_t e, int t)
+{
+	wzs_prefix_entry *x = &c->entries[e];
+	x->tier = (int8_t)t;
+	x->next = -1;
+	x->prev = c->tail[t];
+	if (c->tail[t] >= 0)
+		c->entries[c->tail[t]].next = e;
+	else
+		c->head[t] = e;
+	c->tail[t] = e;
+	c->used[t] += (double)x->tokens * c->token_bytes[t];
+	c->held[t]++;
+}
+
+static void drop_entry(wzs_prefix_cache *c, int32_t e)
+{
+	slot_remove(c, c->entries[e].id);
+	c->entries[e].next = c->free_entry;
+	c->free_entry = e;
+	c->dropped++;
+}
+
+/* Puts an unlinked entry in the first tier from `from` that can hold it,
+ * making room there by moving that tier's least recent entries down. */
+static void place(wzs_prefix_cache *c, int32_t e, int from)
+{
+	for (int t = from; t < WZS_PREFIX_TIERS; t++) {
+		double bytes = (double)c->entries[e].tokens * c->token_bytes[t];
+		if (!(bytes <= c->capacity[t]) || c->capacity[t] <= 0)
+			continue;
+		while (c->used[t] + bytes > c->capacity[t] && c->head[t] >= 0) {
+			int32_t victim = c->head[t];
+			unlink_entry(c, victim);
+			c->demotions++;
+			place(c, victim, t + 1);
+		}
+		append_entry(c, e, t);
+		return;
+	}
+	drop_entry(c, e);
+}
+
+wzs_prefix_tier wzs_prefix_cache_lookup(wzs_prefix_cache *c, int32_t id, int64_t tokens,
+					int64_t *hit_tokens)
+{
+	*hit_tokens = 0;
+	int32_t e = find(c, id);
+	if (e < 0)
+		return WZS_PREFIX_MISS;
+	wzs_prefix_entry *x = &c->entries[e];
+	wzs_prefix_tier tier = (wzs_prefix_tier)x->tier;
+	*hit_tokens = x->tokens < tokens ? x->tokens : tokens;
+	unlink_entry(c, e);
+	place(c, e, WZS_PREFIX_HBM);
+	return tier;
+}
+
+wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens)
+{
+	if (tokens <= 0)
+		return WZ_OK;
+	int32_t e = find(c, id);
+	if (e >= 0) {
+		unlink_entry(c, e);
+		if (tokens > c->entries[e].tokens)
+			c->entries[e].tokens = tokens;
+		place(c, e, WZS_PREFIX_HBM);
+		return WZ_OK;
+	}
+	if ((uint32_t)(c->nentries + 1) * 2 > c->nslots &&
+	    grow_slots(c))
+		return WZ_ERR_NOMEM;
+	if (c->free_entry >= 0) {
+		e = c->free_entry;
+		c->free_entry = c->entries[e].next;
+	} else {
+		if (c->nentries == c->capentries) {
+			int32_t cap = c->capentries ? c->capentries * 2 : 64;
+			wzs_prefix_entry *g = realloc(c->entries, (size_t)cap * sizeof *g);
+			if (!g)
+				return WZ_ERR_NOMEM;
+			c->entries = g;
+			c->capentries = cap;
+		}
+		e = c->nentries++;
+	}
+	c->entries[e] = (wzs_prefix_entry){ .id = id, .tier = -1, .prev = -1, .next = -1,
+					    .tokens = tokens };
+	c->slots[find_slot(c, id)] = e;
+	place(c, e, WZS_PREFIX_HBM);
+	return WZ_OK;
+}

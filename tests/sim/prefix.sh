@@ -1,0 +1,40 @@
+#!/bin/sh
+# The shared prefix cache from the command line: the Mooncake importer
+# names a system prompt that ten conversations share, a replay with an HBM
+# prefix cache hits it for all but the first, the hit ratios are printed
+# and archived, and without the cache nothing is looked up.
+. "$top_srcdir/tests/cli/lib.sh"
+mc="$tmp/mc.jsonl"
+: > "$mc"
+i=0
+while [ $i -lt 10 ]; do
+	printf '{"timestamp": %d, "input_length": 1600, "output_length": 20, "hash_ids": [100, 101, %d, %d]}\n' \
+		$((i * 20000)) $((200 + i)) $((300 + i)) >> "$mc"
+	i=$((i + 1))
+done
+run "$WZPLAN" traffic import --from mooncake "$mc" --out "$tmp/t.csv"
+expect_rc 0 "import a trace whose conversations share a prompt"
+table=$(cat "$tmp/t.csv")
+contains "$table" "prefix_tokens,shared_prefix,shared_prefix_tokens" "the table has the shared prefix columns"
+contains "$table" "9,0,180,576,20,1024,0,1024" "the tenth conversation begins with the shared 1,024 tokens"
+S="$tmp/s.scenario"
+cp "$top_srcdir/data/scenarios/product-page.scenario" "$S"
+echo 'warmup_s = 0' >> "$S"
+run "$WZPLAN" sim --scenario "$S" --traffic "$tmp/t.csv" --replicas 1 --no-archive -q
+expect_rc 0 "replay without a prefix cache"
+contains "$out" "prefix_lookups = 0" "nothing is looked up"
+contains "$out" "prefix_hit_ratio_hbm = none" "and no hit ratio is printed as a number"
+echo 'prefix_cache_hbm_gib = 4' >> "$S"
+A="$tmp/a.sqlite"
+run "$WZPLAN" sim --scenario "$S" --traffic "$tmp/t.csv" --replicas 1 --archive "$A" -q
+expect_rc 0 "replay with a 4 GiB HBM prefix cache"
+contains "$out" "prefix_cache_hbm_gib_per_rank = 4" "the model shows the tier's capacity"
+contains "$out" "prefix_lookups = 10" "every new conversation looks its prompt up"
+contains "$out" "prefix_hit_ratio_hbm = 0.900000" "all but the first hit in HBM"
+contains "$out" "prefix_tokens_saved = 9216" "9 x 1,024 prefill tokens saved"
+run "$WZPLAN" archive export 1 --format json --archive "$A"
+json=$(printf '%s' "$out" | tr -d ' \n')
+contains "$json" '"metric":"prefix_hit_hbm","value":0.9000' "the archive has the HBM hit ratio"
+contains "$json" '"metric":"prefix_hit_cpu","value":0.0,' "and the other tiers'"
+contains "$json" '"metric":"prefix_lookups","value":10.0,' "and the lookups"
+done_testing

@@ -1,0 +1,188 @@
+/* Expert parallelism: each MoE layer's dispatch and combine cost bytes /
+ * bandwidth at DeepEP's published figures (and match its measured
+ * latencies at its own batch), dual-batch overlap hides the shorter of
+ * communication and compute, load imbalance slows the routed experts'
+ * share of the work, a run's time per output token carries the
+ * communication, and shapes that cannot be are refused. */
+#include "tests/tap.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "codec/format.h"
+#include "costmodel/catalog.h"
+#include "sim/sim.h"
+
+static const wzm_model *dsv3;
+static const wzm_gpu *h100;
+
+static int model(int ep, int gpus, int overlap, double imbalance, double gbps, wzs_params *p,
+		 wzs_replica_model *m, wz_diag *diag)
+{
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = gpus;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzs_params_default(p);
+	p->warmup_s = 0;
+	p->expert_parallel = ep;
+	p->dual_batch_overlap = overlap;
+	p->ep_imbalance = imbalance;
+	p->ep_dispatch_gbps = p->ep_combine_gbps = gbps;
+	wzc_format fmt;
+	wzc_format_parse("fp8-mix", &fmt, NULL);
+	double rec = (double)wzc_record_bytes(&fmt, 512, 64);
+	return wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, p, m, diag) ? -1 : 0;
+}
+
+static void test_comm(void)
+{
+	wzs_params p;
+	wzs_replica_model on, fast;
+	if (model(1, 16, 0, 1, 0, &p, &on, NULL) || model(1, 16, 0, 1, 1e5, &p, &fast, NULL)) {
+		ok(0, "models");
+		return;
+	}
+	/* DeepEP's low-latency setting: 128 tokens per GPU, EP16. */
+	double batch = 16 * 128, rank_tokens = 128 * 4000.0;
+	double comm = wzs_moe_comm_time(&on.moe, 128, on.moe.decode_dispatch_bps, on.moe.decode_combine_bps);
+	double per_layer = comm / 58;
+	ok(on.moe.decode_dispatch_bps == 63e9 && on.moe.decode_combine_bps == 74e9,
+	   "EP16 decode uses DeepEP's 63 / 74 GB/s");
+	ok(fabs(per_layer - 313e-6) < 0.03 * 313e-6,
+	   "one layer's dispatch + combine of 128 tokens: %.1f us against DeepEP's 118 + 195 us",
+	   per_layer * 1e6);
+	double t_on = wzs_step_time(&on, batch, rank_tokens);
+	double t_fast = wzs_step_time(&fast, batch, rank_tokens);
+	double fast_comm = wzs_moe_comm_time(&fast.moe, 128, 1e14, 1e14);
+	ok(fabs((t_on - t_fast) - (comm - fast_comm)) < 1e-12,
+	   "a decode step carries the all-to-all: %.3f ms against %.3f ms (%.3f ms of it)", t_on * 1e3,
+	   t_fast * 1e3, comm * 1e3);
+	ok(comm > 0.015 && comm < 0.02, "58 layers of it: %.2f ms per step", comm * 1e3);
+
+	wzs_replica_model dbo;
+	model(1, 16, 1, 1, 0, &p, &dbo, NULL);
+	double roof = t_fast - on.overhead_s - fast_comm;
+	double t_dbo = wzs_step_time(&dbo, batch, rank_tokens);
+	ok(fabs(t_dbo - (on.overhead_s + (roof > comm ? roof : comm))) < 1e-12,
+	   "dual-batch overlap: %.3f ms = overhead + the longer of roofline %.3f and comm %.3f ms",
+	   t_dbo * 1e3, roof * 1e3, comm * 1e3);
+
+	/* Prefill: the normal kernels, 43 GB/s at EP16; tokens spread over ranks. */
+	double pass = 16 * 4096.0, pairs = 16 * wzs_prefill_pairs(0, 4096);
+	double pre_on = wzs_prefill_time(&on, pass, pairs, pairs / 16);
+	double pre_fast = wzs_prefill_time(&fast, pass, pairs, pairs / 16);
+	double pre_comm = wzs_moe_comm_time(&on.moe, 4096, 43e9, 43e9) -
+			  wzs_moe_comm_time(&fast.moe, 4096, 1e14, 1e14);
+	ok(on.moe.prefill_dispatch_bps == 43e9 && fabs((pre_on - pre_fast) - pre_comm) < 1e-12,
+	   "a prefill pass carries its all-to-all at 43 GB/s (%.1f ms)", pre_comm * 1e3);
+
+	wzs_replica_model wide;
+	ok(!model(1, 32, 0, 1, 0, &p, &wide, NULL) && wide.moe.prefill_dispatch_bps == 58e9 &&
+		   wide.moe.prefill_combine_bps == 57e9 && wide.moe.decode_dispatch_bps == 48e9 &&
+		   wide.moe.decode_combine_bps == 53e9,
+	   "EP32: DeepEP's 58 / 57 GB/s for prefill, 48 / 53 GB/s low-latency for decode");
+}
+
+static void test_imbalance(void)
+{
+	wzs_params p;
+	wzs_replica_model even, skew;
+	model(1, 16, 0, 1, 1e5, &p, &even, NULL);
+	model(1, 16, 0, 2, 1e5, &p, &skew, NULL);
+	double routed = 58.0 * 8 * 3 * 7168 * 2048 / 37e9;
+	ok(fabs(even.moe.routed_share - routed) < 1e-12 && fabs(skew.moe.compute_factor - (1 + routed)) < 1e-12,
+	   "imbalance 2 doubles the routed experts' %.3f of the FLOPs", routed);
+	/* A compute-bound prefill pass grows by the weights' part only. */
+	double pass = 16 * 8192.0, pairs = 16 * wzs_prefill_pairs(0, 8192);
+	double a = wzs_prefill_time(&even, pass, pairs, pairs / 16) - even.overhead_s;
+	double b = wzs_prefill_time(&skew, pass, pairs, pairs / 16) - skew.overhead_s;
+	double weights = 2.0 * 37e9 * pass / (16 * even.weight_flops);
+	ok(fabs((b - a) - weights * routed) < 1e-9 * b,
+	   "the busiest GPU's prefill pass: %.4f s against %.4f s", b, a);
+	wzs_replica_model shape;
+	model(1, 16, 0, 1, 0, &p, &shape, NULL);
+	ok(shape.moe.always_read > 0.02 && shape.moe.always_read < 0.03 &&
+		   fabs(wzs_weights_touched(&shape, 1) - (shape.moe.always_read +
+							 (1 - shape.moe.always_read) * 8.0 / 256)) < 1e-12,
+	   "one token reads the shared weights (%.4f) and 8 of 256 experts", shape.moe.always_read);
+}
+
+/* One request decoding alone: its time per output token is the step time,
+ * all-to-all included. */
+static void test_run(void)
+{
+	double tpot[2];
+	for (int ep = 0; ep < 2; ep++) {
+		wzs_params p;
+		wzs_replica_model m;
+		if (model(ep, 16, 0, 1, 0, &p, &m, NULL)) {
+			ok(0, "model");
+			return;
+		}
+		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "run");
+			return;
+		}
+		tpot[ep] = r.tpot.mean;
+		if (ep) {
+			double comm = wzs_moe_comm_time(&m.moe, 1, m.moe.decode_dispatch_bps,
+							m.moe.decode_combine_bps);
+			double first = wzs_step_time(&m, 1, 1001), last = wzs_step_time(&m, 1, 1200);
+			ok(r.tpot.mean >= first - 1e-12 && r.tpot.mean <= last + 1e-12 && comm > 0 &&
+				   first - comm > 0,
+			   "with expert parallelism TPOT %.3f ms is the step time, %.4f ms of it the "
+			   "all-to-all",
+			   r.tpot.mean * 1e3, comm * 1e3);
+		}
+		wzs_result_free(&r);
+	}
+	ok(tpot[1] != tpot[0], "expert parallelism changes the decode (%.3f ms against %.3f ms)",
+	   tpot[1] * 1e3, tpot[0] * 1e3);
+}
+
+int main(void)
+{
+	wzm_catalog *cat;
+	wz_diag diag;
+	if (wzm_catalog_load(NULL, &cat, &diag)) {
+		ok(0, "catalog: %s", diag.msg);
+		return tap_done();
+	}
+	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
+	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
+	if (!dsv3 || !h100) {
+		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
+		return tap_done();
+	}
+	test_comm();
+	test_imbalance();
+	test_run();
+
+	wzs_params p;
+	wzs_replica_model m;
+	wzs_params_default(&p);
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_TP;
+	p.expert_parallel = 1;
+	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
+		   strstr(diag.msg, "attention-dp"),
+	   "expert parallelism under TP is refused: %s", diag.msg);
+	mem.par = WZM_PAR_ATTN_DP;
+	p.moe_top_k = 32;
+	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
+		   strstr(diag.msg, "moe_top_k"),
+	   "a MoE shape larger than the model is refused: %s", diag.msg);
+	wzm_catalog_free(cat);
+	return tap_done();
+}
