@@ -130,6 +130,14 @@ wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
 				      int block, float *y_latent /* OUT */, float *y_rope /* OUT */,
 				      int *ntok /* OUT */, wz_diag *diag);
+/* Blocks block .. block + G - 1 of a layer (G <= 4, all in the layer) into
+ * the transformed domain as rows of R + P floats (latent first), tokens in
+ * order, the same values as wzc_wzx_read_block_transformed; type 3 blocks
+ * of one token count are decoded together (their latencies overlap).
+ * *ndone gets the blocks written; an error is that of block block +
+ * *ndone, the lowest damaged one. */
+wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+				int G, float *rows /* OUT */, int *ndone /* OUT */, wz_diag *diag);
 /* Every block: records [L][T][B]. */
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records /* OUT */,
 			wz_diag *diag);

@@ -416,6 +416,83 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	return WZ_OK;
 }
 
+wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+				int G, float *rows, int *ndone, wz_diag *diag)
+{
+	const wzc_wzx_info *in = &r->info;
+	size_t stride = (size_t)(in->R + in->P);
+	const uint8_t *blk[WZC_LANES12_GROUP_MAX], *pay[WZC_LANES12_GROUP_MAX];
+	size_t size[WZC_LANES12_GROUP_MAX];
+	int n[WZC_LANES12_GROUP_MAX], verdict[WZC_LANES12_GROUP_MAX];
+	uint16_t *sym[WZC_LANES12_GROUP_MAX];
+	char what[WZC_LANES12_GROUP_MAX][96];
+	*ndone = 0;
+	if (G < 1 || G > WZC_LANES12_GROUP_MAX)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "%d blocks at once (at most %d)", G,
+				   WZC_LANES12_GROUP_MAX);
+	/* the blocks' checks in order; a failing one ends the group there */
+	wz_diag first_bad;
+	wz_err e = WZ_OK;
+	int m = 0;
+	for (; m < G; m++)
+		if ((e = block_at(r, x, layer, block + m, &blk[m], &size[m], &n[m], what[m],
+				  sizeof what[m], &first_bad)))
+			break;
+	/* a run of type 3 blocks of one token count decodes together */
+	int run = 0;
+	while (run < m && blk[run][13] == WZC_WZX_LANES12 && n[run] == n[0])
+		run++;
+	if (run < 2)
+		run = 0;
+	size_t S = (size_t)wzc_wzx_block_symbols(x, layer);
+	/* + 1: the transform's gathers read a symbol's 32 bits */
+	uint16_t *buf = run ? malloc(sizeof *buf * (S * WZC_WZX_BLOCK_TOKENS * (size_t)run + 1)) : NULL;
+	if (run && !buf)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int g = 0; g < run; g++) {
+		pay[g] = blk[g] + 16;
+		sym[g] = buf + S * WZC_WZX_BLOCK_TOKENS * (size_t)g;
+	}
+	if (run)
+		wzc_wzx_decode_lanes12_group(x, layer, WZC_LANES12_BEST, run, n[0], pay, size, sym, verdict);
+	float *out = rows;
+	wz_err be = WZ_OK;
+	for (int g = 0; g < m && !be; g++) {
+		if (g < run) {
+			if (verdict[g])
+				be = wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
+						 r->origin, what[g]);
+			else
+				wzc_wzx_symbols_rows(x, layer, n[g], sym[g], out, stride);
+		} else {
+			/* any other block: alone, through a latent and a position part */
+			float *lat = malloc(sizeof *lat * (size_t)n[g] * in->R),
+			      *rope = malloc(sizeof *rope * ((size_t)n[g] * in->P + 1));
+			int got = 0;
+			be = !lat || !rope ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory")
+					   : wzc_wzx_read_block_transformed(r, x, layer, block + g, lat, rope,
+									    &got, diag);
+			for (int t = 0; !be && t < got; t++) {
+				memcpy(out + (size_t)t * stride, lat + (size_t)t * in->R, sizeof(float) * in->R);
+				memcpy(out + (size_t)t * stride + in->R, rope + (size_t)t * in->P,
+				       sizeof(float) * in->P);
+			}
+			free(lat);
+			free(rope);
+		}
+		if (!be) {
+			out += (size_t)n[g] * stride;
+			++*ndone;
+		}
+	}
+	free(buf);
+	if (be)
+		return be;
+	if (e && diag)
+		*diag = first_bad;
+	return e;
+}
+
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records,
 			wz_diag *diag)
 {

@@ -90,3 +90,10 @@ tests_codec_test_linalg_DEPENDENCIES = $(WZ_LIBS)
 # codec measure: threads, per-layer rows, outputs against the archive.
 TESTS += tests/codec/measure_cli.sh
 EXTRA_DIST += tests/codec/measure_cli.sh
+
+check_PROGRAMS += tests/codec/test_wzx_group
+TESTS += tests/codec/test_wzx_group
+tests_codec_test_wzx_group_SOURCES = tests/codec/test_wzx_group.c
+tests_codec_test_wzx_group_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzx_group_LDADD = $(TEST_LDADD)
+tests_codec_test_wzx_group_DEPENDENCIES = $(WZ_LIBS)
