@@ -106,6 +106,20 @@ typedef struct {
 typedef struct wzc_wzx_reader wzc_wzx_reader;
 wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin,
 		    wzc_wzx_reader **out /* OUT */, wz_diag *diag);
+/* The same over a source of n bytes read through read (0, or -1 when the
+ * bytes cannot all be read, e.g. the file shrank): the header, index and
+ * footer are read and checked here and held (16 bytes per block); blocks
+ * are read a run at a time by wzc_wzx_reader_load, which must come before
+ * reading or restoring any of them (a block not loaded is WZ_ERR_USAGE).
+ * Memory: the index and the largest run loaded, whatever the file's size.
+ * A reader over a source is used by one thread at a time between loads
+ * (the restore's threads only read). */
+typedef int (*wzc_wzx_read_fn)(void *ctx, size_t offset, size_t len, void *dst /* OUT */);
+wz_err wzc_wzx_open_source(size_t n, wzc_wzx_read_fn read, void *ctx, const char *origin,
+			   wzc_wzx_reader **out /* OUT */, wz_diag *diag);
+/* Reads blocks first .. first + count - 1 (a no-op for a reader over bytes
+ * in memory); the blocks loaded before are dropped. */
+wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag);
 void wzc_wzx_reader_free(wzc_wzx_reader *r);
 const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r);
 
