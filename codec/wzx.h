@@ -152,6 +152,10 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
  * *ndone, the lowest damaged one. */
 wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
 				int G, float *rows /* OUT */, int *ndone /* OUT */, wz_diag *diag);
+/* The same into wz records (B bytes a token), as wzc_wzx_read_block gives. */
+wz_err wzc_wzx_read_blocks_records(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				   int block, int G, uint8_t *records /* OUT */, int *ndone /* OUT */,
+				   wz_diag *diag);
 /* Every block: records [L][T][B]. */
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records /* OUT */,
 			wz_diag *diag);

@@ -519,11 +519,14 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	return WZ_OK;
 }
 
-wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
-				int G, float *rows, int *ndone, wz_diag *diag)
+/* Runs of blocks into rows of the transformed domain, or into records. */
+static wz_err read_blocks(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block, int G,
+			  int to_records, void *dst, int *ndone, wz_diag *diag)
 {
 	const wzc_wzx_info *in = &r->info;
 	size_t stride = (size_t)(in->R + in->P);
+	/* bytes of one token's output */
+	size_t per = to_records ? in->record_bytes : sizeof(float) * stride;
 	const uint8_t *blk[WZC_LANES12_GROUP_MAX], *pay[WZC_LANES12_GROUP_MAX];
 	size_t size[WZC_LANES12_GROUP_MAX];
 	int n[WZC_LANES12_GROUP_MAX], verdict[WZC_LANES12_GROUP_MAX];
@@ -558,15 +561,20 @@ wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int l
 	}
 	if (run)
 		wzc_wzx_decode_lanes12_group(x, layer, WZC_LANES12_BEST, run, n[0], pay, size, sym, verdict);
-	float *out = rows;
+	uint8_t *out = dst;
 	wz_err be = WZ_OK;
 	for (int g = 0; g < m && !be; g++) {
 		if (g < run) {
 			if (verdict[g])
 				be = wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
 						 r->origin, what[g]);
+			else if (to_records)
+				wzc_wzx_symbols_records(x, layer, n[g], sym[g], out);
 			else
-				wzc_wzx_symbols_rows(x, layer, n[g], sym[g], out, stride);
+				wzc_wzx_symbols_rows(x, layer, n[g], sym[g], (float *)(void *)out, stride);
+		} else if (to_records) {
+			int got = 0;
+			be = wzc_wzx_read_block(r, x, layer, block + g, out, &got, diag);
 		} else {
 			/* any other block: alone, through a latent and a position part */
 			float *lat = malloc(sizeof *lat * (size_t)n[g] * in->R),
@@ -575,16 +583,17 @@ wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int l
 			be = !lat || !rope ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory")
 					   : wzc_wzx_read_block_transformed(r, x, layer, block + g, lat, rope,
 									    &got, diag);
+			float *o = (float *)(void *)out;
 			for (int t = 0; !be && t < got; t++) {
-				memcpy(out + (size_t)t * stride, lat + (size_t)t * in->R, sizeof(float) * in->R);
-				memcpy(out + (size_t)t * stride + in->R, rope + (size_t)t * in->P,
+				memcpy(o + (size_t)t * stride, lat + (size_t)t * in->R, sizeof(float) * in->R);
+				memcpy(o + (size_t)t * stride + in->R, rope + (size_t)t * in->P,
 				       sizeof(float) * in->P);
 			}
 			free(lat);
 			free(rope);
 		}
 		if (!be) {
-			out += (size_t)n[g] * stride;
+			out += (size_t)n[g] * per;
 			++*ndone;
 		}
 	}
@@ -594,6 +603,18 @@ wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int l
 	if (e && diag)
 		*diag = first_bad;
 	return e;
+}
+
+wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+				int G, float *rows, int *ndone, wz_diag *diag)
+{
+	return read_blocks(r, x, layer, block, G, 0, rows, ndone, diag);
+}
+
+wz_err wzc_wzx_read_blocks_records(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				   int block, int G, uint8_t *records, int *ndone, wz_diag *diag)
+{
+	return read_blocks(r, x, layer, block, G, 1, records, ndone, diag);
 }
 
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records,

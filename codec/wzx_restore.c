@@ -11,8 +11,8 @@
 #include "codec/wzx.h"
 #include "codec/wzx_fast.h"
 
-/* Blocks a thread takes at once for the transformed domain: the most the
- * type 3 decoder decodes together. */
+/* Blocks a thread takes at once (transformed domain, records): the most
+ * the type 3 decoder decodes together. */
 #define WZC_WZX_RESTORE_RUN WZC_LANES12_GROUP_MAX
 
 typedef struct {
@@ -86,17 +86,19 @@ static wz_err one_block(const job *j, long i, scratch *s, wz_diag *diag)
 }
 
 /* Blocks k .. k + m - 1 of the job (one layer) into the transformed domain
- * together; the number done, and the error of the first one not done. */
-static int group_rows(const job *j, long k, int m, wz_err *e, wz_diag *diag)
+ * or records together; the number done, and the error of the first one
+ * not done. */
+static int group_blocks(const job *j, long k, int m, wz_err *e, wz_diag *diag)
 {
 	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
 	long i = j->first + k;
-	size_t per = wzc_wzx_restore_token_bytes(in, WZC_RESTORE_TRANSFORMED);
+	size_t per = wzc_wzx_restore_token_bytes(in, j->kind);
 	uint8_t *dst = j->out + (tokens_before(in, i) - tokens_before(in, j->first)) * per;
-	int done = 0;
-	*e = wzc_wzx_read_blocks_rows(j->r, j->x, (int)(i / in->blocks_per_layer),
-				      (int)(i % in->blocks_per_layer), m, (float *)(void *)dst, &done,
-				      diag);
+	int done = 0, layer = (int)(i / in->blocks_per_layer), block = (int)(i % in->blocks_per_layer);
+	*e = j->kind == WZC_RESTORE_RECORDS
+		     ? wzc_wzx_read_blocks_records(j->r, j->x, layer, block, m, dst, &done, diag)
+		     : wzc_wzx_read_blocks_rows(j->r, j->x, layer, block, m, (float *)(void *)dst, &done,
+						diag);
 	return done;
 }
 
@@ -111,13 +113,14 @@ static void note_failure(job *j, long k, wz_err e, const wz_diag *d)
 	pthread_mutex_unlock(&j->lock);
 }
 
-/* Threads take runs of blocks (for the transformed domain, as many as the
- * decoder takes at once, so their latencies overlap; one otherwise). */
+/* Threads take runs of blocks (for the transformed domain and records, as
+ * many as the decoder takes at once, so their latencies overlap; one for
+ * bf16). */
 static void *worker(void *arg)
 {
 	job *j = arg;
 	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
-	int run = j->kind == WZC_RESTORE_TRANSFORMED ? WZC_WZX_RESTORE_RUN : 1;
+	int run = j->kind == WZC_RESTORE_BF16 ? 1 : WZC_WZX_RESTORE_RUN;
 	scratch s = { malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS),
 		      malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R),
 		      malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1)) };
@@ -139,7 +142,7 @@ static void *worker(void *arg)
 				/* within one layer */
 				long i = j->first + k, left = in->blocks_per_layer - i % in->blocks_per_layer;
 				int m = (int)(end - k < left ? end - k : left);
-				k += group_rows(j, k, m, &e, &d);
+				k += group_blocks(j, k, m, &e, &d);
 				if (e) {
 					note_failure(j, k, e, &d);
 					break;

@@ -215,6 +215,33 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 				nruns++;
 			}
 	ok(good && runs, "%s: %d runs of 1..4 blocks = the blocks read one by one", what, nruns);
+	/* the same for records */
+	uint8_t *rwant = malloc(B * L * T), *rgot = malloc(B * L * T);
+	int rgood = 1, rruns = 1;
+	for (int l = 0; l < L; l++)
+		for (int b = 0; b < NB; b++) {
+			int nt;
+			rgood &= !wzc_wzx_read_block(r, x, l, b, rwant + B * ((size_t)l * T + 64 * b), &nt, &d);
+		}
+	for (int l = 0; l < L; l++)
+		for (int G = 1; G <= 4; G++)
+			for (int b0 = 0; b0 + G <= NB; b0++) {
+				int done = -1;
+				wz_err e = wzc_wzx_read_blocks_records(r, x, l, b0, G, rgot, &done, &d);
+				size_t tok = (size_t)(b0 + G == NB ? 64 * (G - 1) + T % 64 : 64 * G);
+				rruns &= !e && done == G && !memcmp(rgot, rwant + B * ((size_t)l * T + 64 * b0), B * tok);
+			}
+	ok(rgood && rruns && !memcmp(rwant, rec, B * L * T),
+	   "%s: runs of 1..4 blocks into records = the blocks read one by one = the records", what);
+	int rthreads = 1;
+	for (int th = 1; th <= 3; th++) {
+		memset(rgot, 0, B * L * T);
+		rthreads &= !wzc_wzx_restore(r, x, WZC_RESTORE_RECORDS, 0, L * NB, th, rgot, &d) &&
+			    !memcmp(rgot, rec, B * L * T);
+	}
+	ok(rthreads, "%s: the restore to records on 1, 2 and 3 threads = the records", what);
+	free(rwant);
+	free(rgot);
 	int threads_same = 1;
 	for (int th = 1; th <= 3; th++) {
 		memset(got, 0, sizeof(float) * L * T * row);
@@ -234,12 +261,20 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 	ok(opened && e == WZ_ERR_CORRUPT && done == 2 && strstr(d.msg, "block 9 "),
 	   "%s: a run over a damaged block writes the ones before it and names it: %s", what,
 	   opened ? d.msg : "");
+	uint8_t *rbad = malloc(B * 64 * 4);
+	done = -1;
+	e = opened ? wzc_wzx_read_blocks_records(rb, x, 1, 2, 3, rbad, &done, &d) : WZ_OK;
+	ok(opened && e == WZ_ERR_CORRUPT && done == 1 && strstr(d.msg, "block 9 "),
+	   "%s: the same into records: %s", what, opened ? d.msg : "");
+	free(rbad);
 	int named = opened;
-	for (int th = 1; opened && th <= 3; th++) {
-		e = wzc_wzx_restore(rb, x, WZC_RESTORE_TRANSFORMED, 0, L * NB, th, got, &d);
-		named &= e == WZ_ERR_CORRUPT && strstr(d.msg, "block 9 ") != NULL;
-	}
-	ok(named, "%s: the restore on 1, 2 and 3 threads names block 9", what);
+	for (int th = 1; opened && th <= 3; th++)
+		for (int kind = 0; kind < 2; kind++) {
+			e = wzc_wzx_restore(rb, x, kind ? WZC_RESTORE_RECORDS : WZC_RESTORE_TRANSFORMED, 0,
+					    L * NB, th, got, &d);
+			named &= e == WZ_ERR_CORRUPT && strstr(d.msg, "block 9 ") != NULL;
+		}
+	ok(named, "%s: the restore (transformed, records) on 1, 2 and 3 threads names block 9", what);
 	done = -1;
 	e = wzc_wzx_read_blocks_rows(r, x, 0, 4, 3, got, &done, &d);
 	ok(e == WZ_ERR_RANGE && done == 2, "%s: a run past the layer's last block: %s", what, d.msg);
