@@ -29,11 +29,18 @@
 #define K3 WZC_LANES /* the lanes of a type 3 block */
 
 typedef struct {
-	uint32_t *fb;   /* [ntab * 4096] f << 16 | (slot - c) */
+	uint32_t *fb;   /* [ntab * 4096] (s & 255) << 24 | (f - 1) << 12 | (slot - c) */
 	uint16_t *sym;  /* [ntab * 4096 + 2] the symbol (2 spare: a 32-bit gather reads past) */
 	uint32_t *off;  /* [S + K3] arena offset of symbol position j's table, j mod S */
+	uint8_t *wide;  /* [S] 1 when a round from position j meets a table of over 256
+			 * symbols (its symbols are then read from sym, not the entry) */
 	int S;
 } fast12;
+
+/* An entry's parts: the frequency, the slot's offset in its interval, and
+ * the symbol's low byte (all of it for a table of at most 256 symbols). */
+#define E_FREQ(e) ((((e) >> 12) & 0xfff) + 1)
+#define E_BIAS(e) ((e) & 0xfff)
 
 void wzc_wzx_fast12_free_layer(wzx_layer *ly)
 {
@@ -43,6 +50,7 @@ void wzc_wzx_fast12_free_layer(wzx_layer *ly)
 	free(t->fb);
 	free(t->sym);
 	free(t->off);
+	free(t->wide);
 	free(t);
 	ly->fast12 = NULL;
 }
@@ -78,19 +86,28 @@ static fast12 *build(const wzc_wzx *x, const wzx_layer *ly)
 	t->fb = malloc(sizeof *t->fb * (size_t)ntab * SLOTS);
 	t->sym = malloc(sizeof *t->sym * ((size_t)ntab * SLOTS + 2));
 	t->off = malloc(sizeof *t->off * ((size_t)S + K3));
-	if (!t->fb || !t->sym || !t->off)
+	t->wide = calloc((size_t)S, 1);
+	if (!t->fb || !t->sym || !t->off || !t->wide)
 		goto fail;
 	for (int k = 0; k < ntab; k++) {
 		const uint32_t *cum = seen[k];
 		for (uint32_t s = 0; cum[s] < SLOTS; s++)
 			for (uint32_t slot = cum[s]; slot < cum[s + 1]; slot++) {
-				t->fb[(size_t)k * SLOTS + slot] = (cum[s + 1] - cum[s]) << 16 | (slot - cum[s]);
+				t->fb[(size_t)k * SLOTS + slot] =
+					(s & 255) << 24 | (cum[s + 1] - cum[s] - 1) << 12 | (slot - cum[s]);
 				t->sym[(size_t)k * SLOTS + slot] = (uint16_t)s;
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
 	for (int j = 0; j < S + K3; j++)
 		t->off[j] = tab_of[j % S] * SLOTS;
+	for (int j = 0; j < S; j++) {
+		uint32_t n;
+		position_cum(x, ly, j, &n);
+		if (n > 256)
+			for (int k = 0; k < K3; k++)
+				t->wide[(j - k + S * K3) % S] = 1;
+	}
 	t->S = S;
 	free(seen);
 	free(tab_of);
@@ -100,6 +117,7 @@ fail:
 		free(t->fb);
 		free(t->sym);
 		free(t->off);
+		free(t->wide);
 	}
 	free(t);
 	free(seen);
@@ -150,7 +168,7 @@ static int tail(const fast12 *t, uint32_t *x, long i, long N, int j, const uint8
 	for (; i < N; i++) {
 		int k = (int)(i % K3);
 		uint32_t idx = t->off[j] + (x[k] & (SLOTS - 1)), e = t->fb[idx];
-		uint32_t xs = (e >> 16) * (x[k] >> WZC_RANS12_BITS) + (e & 0xffff);
+		uint32_t xs = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
 		if (xs < WZC_LANES_LOW) {
 			if (end - p < 2)
 				return -1;
@@ -197,7 +215,7 @@ WZ_HOT static int scalar_loop(const fast12 *t, long N, const uint8_t *payload, s
 #pragma GCC unroll 8
 		for (int k = 0; k < K3; k++) {
 			uint32_t idx = off[j + k] + (x[k] & (SLOTS - 1)), e = fb[idx];
-			x[k] = (e >> 16) * (x[k] >> WZC_RANS12_BITS) + (e & 0xffff);
+			x[k] = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
 			sym[i + k] = sy[idx];
 		}
 #pragma GCC unroll 8
@@ -239,7 +257,7 @@ __attribute__((target("avx2,popcnt"))) static int avx2_loop(const fast12 *t, lon
 	read_states(payload, xs);
 	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)xs);
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
-	const __m256i zero = _mm256_setzero_si256();
+	const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
 	const uint8_t *p = payload + 4 * K3, *end = payload + size;
 	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
 	long i = 0;
@@ -248,10 +266,11 @@ __attribute__((target("avx2,popcnt"))) static int avx2_loop(const fast12 *t, lon
 		__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j));
 		__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x, low12));
 		__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
-		__m256i s = _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16);
-		x = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(e, 16),
-							_mm256_srli_epi32(x, WZC_RANS12_BITS)),
-				     _mm256_and_si256(e, low16));
+		__m256i s = t->wide[j] ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16)
+				       : _mm256_srli_epi32(e, 24);
+		__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+		x = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x, WZC_RANS12_BITS)),
+				     _mm256_and_si256(e, low12));
 		__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s, s), 0x08);
 		_mm_storeu_si128((__m128i *)(void *)(sym + i), _mm256_castsi256_si128(packed));
 		/* lanes below 2^16 take the next words, in lane order */
@@ -291,7 +310,7 @@ avx2_group(const fast12 *t, int G, long N, const uint8_t *const *payload, const 
 		end[g] = payload[g] + size[g];
 	}
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
-	const __m256i zero = _mm256_setzero_si256();
+	const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
 	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
 	long i = 0;
 	int j = 0, S = t->S;
@@ -302,13 +321,15 @@ avx2_group(const fast12 *t, int G, long N, const uint8_t *const *payload, const 
 		if (!room)
 			break;
 		__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j));
+		int wide = t->wide[j];
 		for (int g = 0; g < G; g++) {
 			__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x[g], low12));
 			__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
-			__m256i s = _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16);
-			__m256i y = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(e, 16),
-									_mm256_srli_epi32(x[g], WZC_RANS12_BITS)),
-						     _mm256_and_si256(e, low16));
+			__m256i s = wide ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16)
+					 : _mm256_srli_epi32(e, 24);
+			__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+			__m256i y = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[g], WZC_RANS12_BITS)),
+						     _mm256_and_si256(e, low12));
 			__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s, s), 0x08);
 			_mm_storeu_si128((__m128i *)(void *)(sym[g] + i), _mm256_castsi256_si128(packed));
 			__m256i need = _mm256_cmpeq_epi32(_mm256_srli_epi32(y, 16), zero);
