@@ -183,7 +183,49 @@ static void coded_free(coded *c)
 	free(c->size);
 }
 
-enum { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS, SCALAR_SYMBOLS };
+enum { TO_SYMBOLS, TO_RECORDS, TO_TRANSFORMED, REF_SYMBOLS, SCALAR_SYMBOLS, GROUP_SYMBOLS,
+       GROUP_TRANSFORMED, TRANSFORM_ONLY, GROUP_RECORDS };
+
+/* Version 3, WZC_LANES12_GROUP_MAX blocks of a layer at a time (as the
+ * restore takes them): symbols, and on into the transformed domain as rows;
+ * or (TRANSFORM_ONLY) the rows from symbols decoded beforehand into
+ * all_sym, so the two steps' costs show apart.  Seconds of CPU time. */
+static double group_pass(const wzc_wzx *x, int T, const coded *c, int what, uint16_t *all_sym,
+			 float *rows, uint8_t *recs, int R, int P)
+{
+	int per = (T + 63) / 64, bad = 0, G = WZC_LANES12_GROUP_MAX;
+	size_t S = (size_t)wzc_wzx_block_symbols(x, 0);
+	double t0 = bench_thread_cpu_s();
+	for (int i = 0; i < c->nb;) {
+		int l = i / per, b = i % per, m = per - b < G ? per - b : G;
+		if (i + m > c->nb)
+			m = c->nb - i;
+		/* a short last block goes alone */
+		int n = T - 64 * b < 64 ? T - 64 * b : 64;
+		if (m > 1 && T - 64 * (b + m - 1) < 64)
+			m--;
+		const uint8_t *pay[WZC_LANES12_GROUP_MAX];
+		size_t size[WZC_LANES12_GROUP_MAX];
+		uint16_t *sym[WZC_LANES12_GROUP_MAX];
+		int verdict[WZC_LANES12_GROUP_MAX];
+		for (int g = 0; g < m; g++) {
+			pay[g] = c->bytes + c->off[i + g];
+			size[g] = c->size[i + g];
+			sym[g] = all_sym + S * 64 * (size_t)(what == TRANSFORM_ONLY ? i + g : g);
+		}
+		if (what != TRANSFORM_ONLY)
+			bad |= wzc_wzx_decode_lanes12_group(x, l, WZC_LANES12_BEST, m, n, pay, size, sym, verdict);
+		if (what == GROUP_RECORDS)
+			for (int g = 0; g < m; g++)
+				wzc_wzx_symbols_records(x, l, n, sym[g], recs + (size_t)g * 64 * wzc_wzx_record_bytes(x));
+		else if (what != GROUP_SYMBOLS)
+			for (int g = 0; g < m; g++)
+				wzc_wzx_symbols_rows(x, l, n, sym[g], rows + (size_t)g * 64 * (R + P), (size_t)(R + P));
+		i += m;
+	}
+	double dt = bench_thread_cpu_s() - t0;
+	return bad ? -1 : dt;
+}
 
 /* One pass over every block, one thread: seconds of CPU time. */
 static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T, size_t B,
@@ -272,7 +314,7 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	printf("%d symbols per token and layer (layer 0)\n\n", wzc_wzx_block_symbols(x, 0));
 	printf("%-52s %8s %8s %9s\n", "", "GB/s", "Mtok/s", "b/v");
 	static const int lanes[] = { 0, 4, 8, 16, 32, V3 };
-	double best_tr = 0, v2_tr = 0;
+	double best_tr = 0, one_tr = 0, v2_tr = 0;
 	for (size_t li = 0; li < sizeof lanes / sizeof *lanes; li++) {
 		int K = lanes[li];
 		coded c;
@@ -312,16 +354,58 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 				     "wzx v2 to the transformed domain, one core");
 			}
 			if (K == V3 && whats[wi] == TO_TRANSFORMED) {
-				best_tr = tok / m;
-				rate("restore_transformed_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v3 to the transformed domain, one core");
+				one_tr = tok / m;
+				rate("restore_transformed_one_block_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v3 to the transformed domain, one block at a time, one core");
 			}
 			if (K == V3 && whats[wi] == TO_RECORDS)
-				rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v3 to wz records, one core");
+				rate("restore_records_one_block_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v3 to wz records, one block at a time, one core");
 			if (K == 0 && whats[wi] == TO_TRANSFORMED)
 				rate("restore_v1_transformed_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v1 to the transformed domain through records, one core");
+		}
+		if (K == V3) {
+			/* the restore's way: blocks four at a time, then rows */
+			size_t S = (size_t)wzc_wzx_block_symbols(x, 0);
+			uint16_t *all = malloc(sizeof *all * (S * 64 * (size_t)c.nb + 2));
+			float *rows = malloc(sizeof(float) * 64 * WZC_LANES12_GROUP_MAX * (size_t)(R + P));
+			uint8_t *recs = malloc(64 * WZC_LANES12_GROUP_MAX * B);
+			if (!all || !rows || !recs)
+				return -1;
+			for (int i = 0, per = (T + 63) / 64; i < c.nb; i++) {
+				int n = T - 64 * (i % per) < 64 ? T - 64 * (i % per) : 64;
+				wzc_wzx_decode_lanes12(x, i / per, n, c.bytes + c.off[i], c.size[i], all + S * 64 * i);
+			}
+			static const int gw[] = { GROUP_SYMBOLS, GROUP_TRANSFORMED, TRANSFORM_ONLY, GROUP_RECORDS };
+			static const char *const gn[] = {
+				"v3, 4 blocks at once, to symbols",
+				"v3, 4 blocks at once, to transformed (restore's)",
+				"v3, symbols to transformed alone (decoded before)",
+				"v3, 4 blocks at once, to records (restore's)" };
+			for (int wi = 0; wi < 4; wi++) {
+				double t[SPEED_RUNS];
+				for (int r = 0; r < SPEED_RUNS; r++)
+					t[r] = group_pass(x, T, &c, gw[wi], all, rows, recs, R, P);
+				double m = bench_median(t, SPEED_RUNS);
+				if (m <= 0)
+					return -1;
+				printf("%-52s %8.2f %8.3f %9.3f\n", gn[wi], gb / m, tok / m / 1e6,
+				       c.total * 8.0 / (tok * (R + P)));
+				if (gw[wi] == GROUP_TRANSFORMED) {
+					best_tr = tok / m;
+					rate("restore_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+					     "wzx v3 to the transformed domain, four blocks at once (the restore's way), one core");
+					rate("wzx_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
+					     "wzx v3 payload bits per cache value on the benchmark's blocks");
+				}
+				if (gw[wi] == GROUP_RECORDS)
+					rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
+					     "wzx v3 to wz records, four blocks at once (the restore's way), one core");
+			}
+			free(all);
+			free(rows);
+			free(recs);
 		}
 		coded_free(&c);
 	}
@@ -393,9 +477,14 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
 		printf("\nwzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
-		       "(v2, 8 lanes: %.2fx)\n", best_tr / (tok / m), v2_tr / (tok / m));
+		       "(one block at a time: %.2fx; v2, 8 lanes: %.2fx)\n", best_tr / (tok / m),
+		       one_tr / (tok / m), v2_tr / (tok / m));
+		rate("fp8mix_bytes_per_token_layer", (double)fb, "B",
+		     "fp8-mix record bytes of one token and layer");
 		rate("zstd3_fp8mix_tokens_per_core_s", tok / m, "token-layers/s",
 		     "zstd -3 decompression of fp8-mix bytes (reference), one core");
+		rate("zstd3_fp8mix_bits_per_value", zt * 8.0 / (tok * (R + P)), "bits",
+		     "zstd -3 frame bits per cache value of fp8-mix bytes");
 		ZSTD_freeDCtx(dc);
 		free(f8);
 		free(z);

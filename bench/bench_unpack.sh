@@ -4,8 +4,9 @@
 # two lengths packed at wzx-5.4, then `wzplan codec unpack --to
 # wz` (records) on one thread and on every core: wall time and peak memory
 # (maximum resident set, from /usr/bin/time) for each.  Peak memory that
-# does not grow with the session's length (beyond the container, which
-# unpack reads in) is the must-show.  TOKENS="a b" sets the lengths, LAYERS
+# does not grow with the session's length (unpack holds the container's
+# index, 16 bytes a block, and a run of blocks) is the must-show; pack
+# still reads its trace whole.  TOKENS="a b" sets the lengths, LAYERS
 # the layer count (61, DeepSeek-V3's, unless set: a quick run uses fewer).
 : "${WZPLAN:=./wzplan}"
 : "${TOKENS:=1024 4096}"

@@ -37,3 +37,4 @@ bench_bench_bound_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_bound_DEPENDENCIES = $(WZ_LIBS)
 WZ_BENCH_SH += bench/bench_measure.sh
 EXTRA_DIST += bench/bench_measure.sh
+EXTRA_DIST += bench/restore_table.sh

@@ -1,9 +1,9 @@
 /* `wzplan codec unpack`: a wzx container back to wz GPU-tier records, the
- * transformed domain or bf16 values, streaming: the container is mapped,
- * not read into memory, and restored a run of blocks at a time on all
- * cores into an output written as it goes (atomically: a temporary file
- * renamed at the end), so memory stays a few blocks per thread whatever
- * the session's length (docs/wzx-format.md). */
+ * transformed domain or bf16 values, streaming: the container is read a
+ * run of blocks at a time (its index held, 16 bytes a block) and restored
+ * on all cores into an output written as it goes (atomically: a temporary
+ * file renamed at the end), so memory stays a few blocks per thread
+ * whatever the session's length (docs/wzx-format.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -38,51 +38,53 @@ static void help_unpack(void)
 	       "is the same for any N.  A damaged or foreign container exits with status 2.\n");
 }
 
-/* The container read into memory, not mapped: a file that shrinks while
- * it is read is then an error, not a SIGBUS (the rule every reader of
- * user files follows).  The container is the compressed form; what the
- * restore writes stays a few blocks per thread. */
-static wz_err read_in(const char *path, const uint8_t **bytes, size_t *n, wz_diag *diag)
+/* The container read with pread a run of blocks at a time, never mapped
+ * (a file that shrinks while it is read is then an error, not a SIGBUS)
+ * nor read whole: memory is its index (16 bytes a block) and a run of
+ * blocks, whatever the session's length. */
+typedef struct {
+	int fd;
+	int shrank;
+} source;
+
+static int read_at(void *ctx, size_t off, size_t len, void *dst)
 {
-	*bytes = NULL;
-	*n = 0;
-	int fd = open(path, O_RDONLY);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st)) {
-		wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a regular file", path);
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	uint8_t *buf = malloc(size ? size : 1);
-	if (!buf) {
-		close(fd);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for %zu bytes", path, size);
-	}
-	while (got < size) {
-		ssize_t k = read(fd, buf + got, size - got);
+	source *s = ctx;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t k = pread(s->fd, (uint8_t *)dst + got, len - got, (off_t)(off + got));
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			wz_err e = k < 0 ? wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno))
-					 : wz_diag_set(diag, WZ_ERR_INPUT,
-						       "%s: the file shrank while it was read (%zu of %zu bytes)", path,
-						       got, size);
-			free(buf);
-			close(fd);
-			return e;
+			s->shrank = k == 0;
+			return -1;
 		}
 		got += (size_t)k;
 	}
-	close(fd);
-	*bytes = buf;
-	*n = size;
-	return WZ_OK;
+	return 0;
+}
+
+static wz_err open_in(const char *path, source *src, wzc_wzx_reader **r, wz_diag *diag)
+{
+	*r = NULL;
+	src->shrank = 0;
+	src->fd = open(path, O_RDONLY);
+	struct stat st;
+	if (src->fd < 0 || fstat(src->fd, &st))
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a regular file", path);
+	return wzc_wzx_open_source((size_t)st.st_size, read_at, src, path, r, diag);
+}
+
+/* A failed read says why: the file shrank, or the system's error. */
+static wz_err read_failure(const char *path, const source *src, wz_err e, wz_diag *diag)
+{
+	if (e != WZ_ERR_IO)
+		return e;
+	if (src->shrank)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: the file shrank while it was read", path);
+	return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
 }
 
 int wz_codec_unpack(int argc, char **argv)
@@ -142,17 +144,16 @@ int wz_codec_unpack(int argc, char **argv)
 	wzc_profile *prof;
 	if (wzc_profile_read(profile, &prof, &diag))
 		return wz_cli_fail(CMD, &diag);
-	const uint8_t *bytes = NULL;
-	size_t n = 0;
+	source src = { -1, 0 };
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
 	uint8_t *buf = NULL;
 	wz_out_file of = { NULL, -1 };
 	size_t nout = 0;
 	long first = 0, count = 0, ntok = 0;
-	wz_err e = read_in(in, &bytes, &n, &diag);
-	if (!e)
-		e = wzc_wzx_open(bytes, n, in, &r, &diag);
+	wz_err e = open_in(in, &src, &r, &diag);
+	if (e)
+		e = read_failure(in, &src, e, &diag);
 	if (!e)
 		e = wzc_wzx_coder_for(r, prof, &x, &diag);
 	const wzc_wzx_info *info = r ? wzc_wzx_reader_info(r) : NULL;
@@ -172,7 +173,11 @@ int wz_codec_unpack(int argc, char **argv)
 		e = wz_out_open(&of, out, &diag);
 	for (long b0 = first; !e && b0 < first + count; b0 += run) {
 		long nb = first + count - b0 < run ? first + count - b0 : run;
-		e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, &diag);
+		e = wzc_wzx_reader_load(r, b0, nb, &diag);
+		if (e)
+			e = read_failure(in, &src, e, &diag);
+		if (!e)
+			e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, &diag);
 		/* the tokens of these blocks: every block of a layer has 64 but
 		 * the layer's last */
 		long tok = 0;
@@ -198,7 +203,8 @@ int wz_codec_unpack(int argc, char **argv)
 	free(buf);
 	wzc_wzx_free(x);
 	wzc_wzx_reader_free(r);
-	free((void *)bytes);
+	if (src.fd >= 0)
+		close(src.fd);
 	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

@@ -24,6 +24,7 @@ libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
 libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_pack.c
 libwzcodec_la_SOURCES += codec/wzx_restore.c
+libwzcodec_la_SOURCES += codec/wzx_transform.c
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
 libwzcodec_la_SOURCES += codec/paired.c codec/paired.h
 libwzcodec_la_SOURCES += codec/rd_bound.c

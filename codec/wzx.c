@@ -49,6 +49,7 @@ void wzc_wzx_free(wzc_wzx *x)
 		free(ly->ecum12);
 		free(ly->ecount12);
 		wzc_wzx_fast12_free_layer(ly);
+		wzc_wzx_transform_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
 	}
 	wzc_wzx_fast_free(x);

@@ -106,6 +106,20 @@ typedef struct {
 typedef struct wzc_wzx_reader wzc_wzx_reader;
 wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin,
 		    wzc_wzx_reader **out /* OUT */, wz_diag *diag);
+/* The same over a source of n bytes read through read (0, or -1 when the
+ * bytes cannot all be read, e.g. the file shrank): the header, index and
+ * footer are read and checked here and held (16 bytes per block); blocks
+ * are read a run at a time by wzc_wzx_reader_load, which must come before
+ * reading or restoring any of them (a block not loaded is WZ_ERR_USAGE).
+ * Memory: the index and the largest run loaded, whatever the file's size.
+ * A reader over a source is used by one thread at a time between loads
+ * (the restore's threads only read). */
+typedef int (*wzc_wzx_read_fn)(void *ctx, size_t offset, size_t len, void *dst /* OUT */);
+wz_err wzc_wzx_open_source(size_t n, wzc_wzx_read_fn read, void *ctx, const char *origin,
+			   wzc_wzx_reader **out /* OUT */, wz_diag *diag);
+/* Reads blocks first .. first + count - 1 (a no-op for a reader over bytes
+ * in memory); the blocks loaded before are dropped. */
+wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag);
 void wzc_wzx_reader_free(wzc_wzx_reader *r);
 const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r);
 
@@ -130,6 +144,18 @@ wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
 				      int block, float *y_latent /* OUT */, float *y_rope /* OUT */,
 				      int *ntok /* OUT */, wz_diag *diag);
+/* Blocks block .. block + G - 1 of a layer (G <= 4, all in the layer) into
+ * the transformed domain as rows of R + P floats (latent first), tokens in
+ * order, the same values as wzc_wzx_read_block_transformed; type 3 blocks
+ * of one token count are decoded together (their latencies overlap).
+ * *ndone gets the blocks written; an error is that of block block +
+ * *ndone, the lowest damaged one. */
+wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+				int G, float *rows /* OUT */, int *ndone /* OUT */, wz_diag *diag);
+/* The same into wz records (B bytes a token), as wzc_wzx_read_block gives. */
+wz_err wzc_wzx_read_blocks_records(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				   int block, int G, uint8_t *records /* OUT */, int *ndone /* OUT */,
+				   wz_diag *diag);
 /* Every block: records [L][T][B]. */
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records /* OUT */,
 			wz_diag *diag);

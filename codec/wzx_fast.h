@@ -34,6 +34,15 @@ int wzc_wzx_decode_lanes12_path(const wzc_wzx *x, int layer, wzc_lanes12_path pa
 				const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
 int wzc_wzx_decode_lanes12_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
 			       size_t size, uint16_t *sym /* OUT */);
+/* G (<= WZC_LANES12_GROUP_MAX) type 3 payloads of one layer, each of n
+ * tokens, decoded together (AVX2: in lockstep, the blocks' latencies
+ * overlapping); verdict[g] is block g's 0 or -1, exactly what
+ * wzc_wzx_decode_lanes12_path gives it alone, and the result -1 when any
+ * block fails. */
+#define WZC_LANES12_GROUP_MAX 4
+int wzc_wzx_decode_lanes12_group(const wzc_wzx *x, int layer, wzc_lanes12_path path, int G, int n,
+				 const uint8_t *const *payload, const size_t *size,
+				 uint16_t *const *sym /* OUT: [G] */, int *verdict /* OUT: [G] */);
 /* 1 when the layer's blocks are written as type 3 (every count <= 4096). */
 int wzc_wzx_layer_type3(const wzc_wzx *x, int layer);
 /* Codes n records of a layer with K lanes of 12-bit rANS (type 3 when K is
@@ -60,5 +69,15 @@ void wzc_wzx_symbols_records(const wzc_wzx *x, int layer, int n, const uint16_t 
 			     uint8_t *records /* OUT */);
 void wzc_wzx_symbols_transformed(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
 				 float *y_latent /* OUT */, float *y_rope /* OUT */);
+/* The same values as rows of R + P floats (latent first), token k's at
+ * rows + k * stride (codec/wzx_transform.c), on a chosen path: _REF the
+ * wz decoder's own steps, the others a per-layer table in output order
+ * (scalar, AVX2 gathers); every path gives the same floats bit for bit. */
+typedef enum { WZC_TRANSFORM_REF, WZC_TRANSFORM_SCALAR, WZC_TRANSFORM_AVX2, WZC_TRANSFORM_BEST } wzc_transform_path;
+int wzc_wzx_transform_have(wzc_transform_path path);
+void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path path, int n,
+			       const uint16_t *sym, float *rows /* OUT */, size_t stride);
+void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
+			  float *rows /* OUT */, size_t stride);
 
 #endif

@@ -29,11 +29,18 @@
 #define K3 WZC_LANES /* the lanes of a type 3 block */
 
 typedef struct {
-	uint32_t *fb;   /* [ntab * 4096] f << 16 | (slot - c) */
+	uint32_t *fb;   /* [ntab * 4096] (s & 255) << 24 | (f - 1) << 12 | (slot - c) */
 	uint16_t *sym;  /* [ntab * 4096 + 2] the symbol (2 spare: a 32-bit gather reads past) */
 	uint32_t *off;  /* [S + K3] arena offset of symbol position j's table, j mod S */
+	uint8_t *wide;  /* [S] 1 when a round from position j meets a table of over 256
+			 * symbols (its symbols are then read from sym, not the entry) */
 	int S;
 } fast12;
+
+/* An entry's parts: the frequency, the slot's offset in its interval, and
+ * the symbol's low byte (all of it for a table of at most 256 symbols). */
+#define E_FREQ(e) ((((e) >> 12) & 0xfff) + 1)
+#define E_BIAS(e) ((e) & 0xfff)
 
 void wzc_wzx_fast12_free_layer(wzx_layer *ly)
 {
@@ -43,6 +50,7 @@ void wzc_wzx_fast12_free_layer(wzx_layer *ly)
 	free(t->fb);
 	free(t->sym);
 	free(t->off);
+	free(t->wide);
 	free(t);
 	ly->fast12 = NULL;
 }
@@ -78,19 +86,28 @@ static fast12 *build(const wzc_wzx *x, const wzx_layer *ly)
 	t->fb = malloc(sizeof *t->fb * (size_t)ntab * SLOTS);
 	t->sym = malloc(sizeof *t->sym * ((size_t)ntab * SLOTS + 2));
 	t->off = malloc(sizeof *t->off * ((size_t)S + K3));
-	if (!t->fb || !t->sym || !t->off)
+	t->wide = calloc((size_t)S, 1);
+	if (!t->fb || !t->sym || !t->off || !t->wide)
 		goto fail;
 	for (int k = 0; k < ntab; k++) {
 		const uint32_t *cum = seen[k];
 		for (uint32_t s = 0; cum[s] < SLOTS; s++)
 			for (uint32_t slot = cum[s]; slot < cum[s + 1]; slot++) {
-				t->fb[(size_t)k * SLOTS + slot] = (cum[s + 1] - cum[s]) << 16 | (slot - cum[s]);
+				t->fb[(size_t)k * SLOTS + slot] =
+					(s & 255) << 24 | (cum[s + 1] - cum[s] - 1) << 12 | (slot - cum[s]);
 				t->sym[(size_t)k * SLOTS + slot] = (uint16_t)s;
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
 	for (int j = 0; j < S + K3; j++)
 		t->off[j] = tab_of[j % S] * SLOTS;
+	for (int j = 0; j < S; j++) {
+		uint32_t n;
+		position_cum(x, ly, j, &n);
+		if (n > 256)
+			for (int k = 0; k < K3; k++)
+				t->wide[(j - k + S * K3) % S] = 1;
+	}
 	t->S = S;
 	free(seen);
 	free(tab_of);
@@ -100,6 +117,7 @@ fail:
 		free(t->fb);
 		free(t->sym);
 		free(t->off);
+		free(t->wide);
 	}
 	free(t);
 	free(seen);
@@ -150,7 +168,7 @@ static int tail(const fast12 *t, uint32_t *x, long i, long N, int j, const uint8
 	for (; i < N; i++) {
 		int k = (int)(i % K3);
 		uint32_t idx = t->off[j] + (x[k] & (SLOTS - 1)), e = t->fb[idx];
-		uint32_t xs = (e >> 16) * (x[k] >> WZC_RANS12_BITS) + (e & 0xffff);
+		uint32_t xs = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
 		if (xs < WZC_LANES_LOW) {
 			if (end - p < 2)
 				return -1;
@@ -197,7 +215,7 @@ WZ_HOT static int scalar_loop(const fast12 *t, long N, const uint8_t *payload, s
 #pragma GCC unroll 8
 		for (int k = 0; k < K3; k++) {
 			uint32_t idx = off[j + k] + (x[k] & (SLOTS - 1)), e = fb[idx];
-			x[k] = (e >> 16) * (x[k] >> WZC_RANS12_BITS) + (e & 0xffff);
+			x[k] = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
 			sym[i + k] = sy[idx];
 		}
 #pragma GCC unroll 8
@@ -239,7 +257,7 @@ __attribute__((target("avx2,popcnt"))) static int avx2_loop(const fast12 *t, lon
 	read_states(payload, xs);
 	__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)xs);
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
-	const __m256i zero = _mm256_setzero_si256();
+	const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
 	const uint8_t *p = payload + 4 * K3, *end = payload + size;
 	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
 	long i = 0;
@@ -248,10 +266,11 @@ __attribute__((target("avx2,popcnt"))) static int avx2_loop(const fast12 *t, lon
 		__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j));
 		__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x, low12));
 		__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
-		__m256i s = _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16);
-		x = _mm256_add_epi32(_mm256_mullo_epi32(_mm256_srli_epi32(e, 16),
-							_mm256_srli_epi32(x, WZC_RANS12_BITS)),
-				     _mm256_and_si256(e, low16));
+		__m256i s = t->wide[j] ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16)
+				       : _mm256_srli_epi32(e, 24);
+		__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+		x = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x, WZC_RANS12_BITS)),
+				     _mm256_and_si256(e, low12));
 		__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s, s), 0x08);
 		_mm_storeu_si128((__m128i *)(void *)(sym + i), _mm256_castsi256_si128(packed));
 		/* lanes below 2^16 take the next words, in lane order */
@@ -268,6 +287,84 @@ __attribute__((target("avx2,popcnt"))) static int avx2_loop(const fast12 *t, lon
 	}
 	_mm256_storeu_si256((__m256i *)(void *)xs, x);
 	return tail(t, xs, i, N, j, p, end, sym);
+}
+
+/* G blocks of one layer and one token count in lockstep: the same table
+ * offsets for all, G independent chains of gather, multiply and
+ * renormalisation, so one block's latency hides behind the others'.  The
+ * unchecked loop runs while every block has a round's bytes left; each
+ * then finishes alone in the checked tail, so a damaged block gets the
+ * verdict and symbols it would get alone. */
+__attribute__((target("avx2,popcnt"), always_inline)) static inline void
+avx2_group(const fast12 *t, int G, long N, const uint8_t *const *payload, const size_t *size,
+	   uint16_t *const *sym, int *verdict)
+{
+	pthread_once(&spread_once, spread_init);
+	__m256i x[WZC_LANES12_GROUP_MAX];
+	const uint8_t *p[WZC_LANES12_GROUP_MAX], *end[WZC_LANES12_GROUP_MAX];
+	for (int g = 0; g < G; g++) {
+		uint32_t xs[K3];
+		read_states(payload[g], xs);
+		x[g] = _mm256_loadu_si256((const __m256i *)(const void *)xs);
+		p[g] = payload[g] + 4 * K3;
+		end[g] = payload[g] + size[g];
+	}
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
+	const __m256i zero = _mm256_setzero_si256(), one = _mm256_set1_epi32(1);
+	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
+	long i = 0;
+	int j = 0, S = t->S;
+	for (;;) {
+		int room = i + K3 <= N;
+		for (int g = 0; g < G; g++)
+			room &= end[g] - p[g] >= 2 * K3;
+		if (!room)
+			break;
+		__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j));
+		int wide = t->wide[j];
+		for (int g = 0; g < G; g++) {
+			__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x[g], low12));
+			__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
+			__m256i s = wide ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx, 2), low16)
+					 : _mm256_srli_epi32(e, 24);
+			__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+			__m256i y = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[g], WZC_RANS12_BITS)),
+						     _mm256_and_si256(e, low12));
+			__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s, s), 0x08);
+			_mm_storeu_si128((__m128i *)(void *)(sym[g] + i), _mm256_castsi256_si128(packed));
+			__m256i need = _mm256_cmpeq_epi32(_mm256_srli_epi32(y, 16), zero);
+			int m = _mm256_movemask_ps(_mm256_castsi256_ps(need));
+			__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p[g]));
+			w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread[m]));
+			x[g] = _mm256_blendv_epi8(y, _mm256_or_si256(_mm256_slli_epi32(y, 16), w), need);
+			p[g] += 2 * __builtin_popcount((unsigned)m);
+		}
+		i += K3;
+		j += K3;
+		while (j >= S)
+			j -= S;
+	}
+	for (int g = 0; g < G; g++) {
+		uint32_t xs[K3];
+		_mm256_storeu_si256((__m256i *)(void *)xs, x[g]);
+		verdict[g] = tail(t, xs, i, N, j, p[g], end[g], sym[g]);
+	}
+}
+
+__attribute__((target("avx2,popcnt"))) static void avx2_group2(const fast12 *t, long N,
+							       const uint8_t *const *payload,
+							       const size_t *size, uint16_t *const *sym,
+							       int *verdict)
+{
+	avx2_group(t, 2, N, payload, size, sym, verdict);
+}
+
+__attribute__((target("avx2,popcnt"))) static void avx2_group4(const fast12 *t, long N,
+							       const uint8_t *const *payload,
+							       const size_t *size, uint16_t *const *sym,
+							       int *verdict)
+{
+	avx2_group(t, 4, N, payload, size, sym, verdict);
 }
 #endif
 
@@ -307,4 +404,37 @@ int wzc_wzx_decode_lanes12(const wzc_wzx *x, int layer, int n, const uint8_t *pa
 			   uint16_t *sym)
 {
 	return wzc_wzx_decode_lanes12_path(x, layer, WZC_LANES12_BEST, n, payload, size, sym);
+}
+
+int wzc_wzx_decode_lanes12_group(const wzc_wzx *x, int layer, wzc_lanes12_path path, int G, int n,
+				 const uint8_t *const *payload, const size_t *size,
+				 uint16_t *const *sym, int *verdict)
+{
+	int bad = 0, g = 0;
+	if (path == WZC_LANES12_BEST)
+		path = wzc_wzx_lanes12_have(WZC_LANES12_AVX2) ? WZC_LANES12_AVX2 : WZC_LANES12_SCALAR;
+#ifdef WZ_HAVE_AVX2_PATH
+	const fast12 *t = path == WZC_LANES12_AVX2 && wzc_wzx_lanes12_have(WZC_LANES12_AVX2)
+				  ? layer_tables(x, layer)
+				  : NULL;
+	long N = t ? (long)n * t->S : 0;
+	/* fours, then a two; the states must be there to read */
+	while (t && G - g >= 2) {
+		int k = G - g >= 4 ? 4 : 2, fit = 1;
+		for (int h = g; h < g + k; h++)
+			fit &= size[h] >= 4 * K3;
+		if (!fit)
+			break;
+		if (k == 4)
+			avx2_group4(t, N, payload + g, size + g, sym + g, verdict + g);
+		else
+			avx2_group2(t, N, payload + g, size + g, sym + g, verdict + g);
+		for (int h = g; h < g + k; h++)
+			bad |= verdict[h];
+		g += k;
+	}
+#endif
+	for (; g < G; g++)
+		bad |= verdict[g] = wzc_wzx_decode_lanes12_path(x, layer, path, n, payload[g], size[g], sym[g]);
+	return bad ? -1 : 0;
 }

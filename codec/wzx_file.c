@@ -138,16 +138,51 @@ wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *d
 	return WZ_OK;
 }
 
+/* Over bytes in memory (b), or over a source read through a callback: then
+ * the header, the index and footer are held (16 bytes a block), and the
+ * blocks of the run last loaded (win), nothing else. */
 struct wzc_wzx_reader {
 	const uint8_t *b;
 	size_t n, index_off;
+	const uint8_t *index;
+	wzc_wzx_read_fn read;
+	void *ctx;
+	uint8_t *head, *tail;    /* source: the header's bytes; the index and footer */
+	uint8_t *win;            /* source: the loaded run's bytes, from win_off */
+	size_t win_off, win_len, win_cap;
 	wzc_wzx_info info;
 	char origin[128];
 };
 
 void wzc_wzx_reader_free(wzc_wzx_reader *r)
 {
+	if (!r)
+		return;
+	free(r->head);
+	free(r->tail);
+	free(r->win);
 	free(r);
+}
+
+/* The file's bytes from off to its end (the index and footer); NULL with
+ * *diag set when they cannot be read. */
+static const uint8_t *tail_bytes(wzc_wzx_reader *r, size_t off, wz_diag *diag)
+{
+	if (r->b)
+		return r->b + off;
+	size_t len = r->n - off;
+	free(r->tail);
+	if (!(r->tail = malloc(len ? len : 1))) {
+		wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for an index of %zu bytes", r->origin,
+			    len);
+		return NULL;
+	}
+	if (r->read(r->ctx, off, len, r->tail)) {
+		wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read %zu bytes at %zu (did the file change?)",
+			    r->origin, len, off);
+		return NULL;
+	}
+	return r->tail;
 }
 
 const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r)
@@ -155,9 +190,9 @@ const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r)
 	return &r->info;
 }
 
-static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
+/* b: the header's bytes (at least its first min(n, fixed part + model + 8)). */
+static wz_err open_checks(wzc_wzx_reader *r, const uint8_t *b, wz_diag *diag)
 {
-	const uint8_t *b = r->b;
 	size_t n = r->n;
 	const char *o = r->origin;
 	if (n < WZC_WZX_HEADER_FIXED + 8 + WZC_WZX_FOOTER)
@@ -202,18 +237,22 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 	if (nblocks > (n - H - WZC_WZX_FOOTER) / (WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_INDEX_ENTRY))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %zu blocks cannot fit in %zu bytes", o,
 				   nblocks, n);
-	const uint8_t *foot = b + n - WZC_WZX_FOOTER;
+	size_t expect_ioff = n - WZC_WZX_FOOTER - nblocks * WZC_WZX_INDEX_ENTRY;
+	const uint8_t *tail = tail_bytes(r, expect_ioff, diag);
+	if (!tail)
+		return diag ? diag->code : WZ_ERR_IO;
+	const uint8_t *foot = tail + (n - WZC_WZX_FOOTER - expect_ioff);
 	if (memcmp(foot + 16, END_MAGIC, 8))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: no wzx index footer (truncated?)", o);
 	uint64_t ioff = wzx_get64(foot);
 	if (ioff != n - WZC_WZX_FOOTER - nblocks * WZC_WZX_INDEX_ENTRY)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: index offset %llu, expected %zu", o,
 				   (unsigned long long)ioff, n - WZC_WZX_FOOTER - nblocks * WZC_WZX_INDEX_ENTRY);
-	if (wzx_get64(foot + 8) != XXH3_64bits(b + ioff, nblocks * WZC_WZX_INDEX_ENTRY))
+	if (wzx_get64(foot + 8) != XXH3_64bits(tail, nblocks * WZC_WZX_INDEX_ENTRY))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: index checksum mismatch", o);
 	uint64_t prev_end = H;
 	for (size_t i = 0; i < nblocks; i++) {
-		const uint8_t *e = b + ioff + i * WZC_WZX_INDEX_ENTRY;
+		const uint8_t *e = tail + i * WZC_WZX_INDEX_ENTRY;
 		uint64_t off = wzx_get64(e);
 		uint32_t size = wzx_get32(e + 8);
 		if (wzx_get32(e + 12) || size < WZC_WZX_BLOCK_OVERHEAD || off < prev_end ||
@@ -222,6 +261,7 @@ static wz_err open_checks(wzc_wzx_reader *r, wz_diag *diag)
 		prev_end = off + size;
 	}
 	r->index_off = (size_t)ioff;
+	r->index = tail;
 	r->info = (wzc_wzx_info){ (int)L, (int)R, (int)P, (int)T, (int)nbl, (int)nblocks, B,
 				  wzx_get64(b + 40), "", (int)version };
 	memcpy(r->info.model, name, mlen);
@@ -239,12 +279,71 @@ wz_err wzc_wzx_open(const void *bytes, size_t n, const char *origin, wzc_wzx_rea
 	r->b = bytes;
 	r->n = n;
 	snprintf(r->origin, sizeof r->origin, "%s", origin ? origin : "wzx");
-	wz_err e = open_checks(r, diag);
+	wz_err e = open_checks(r, r->b, diag);
 	if (e) {
 		free(r);
 		return e;
 	}
 	*out = r;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_open_source(size_t n, wzc_wzx_read_fn read, void *ctx, const char *origin,
+			   wzc_wzx_reader **out, wz_diag *diag)
+{
+	*out = NULL;
+	wzc_wzx_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	r->n = n;
+	r->read = read;
+	r->ctx = ctx;
+	snprintf(r->origin, sizeof r->origin, "%s", origin ? origin : "wzx");
+	/* the longest header there is, or the whole file if shorter */
+	size_t hn = header_bytes(WZC_MODEL_MAX) < n ? header_bytes(WZC_MODEL_MAX) : n;
+	wz_err e = WZ_OK;
+	if (!(r->head = calloc(hn + 1, 1)))
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	else if (read(ctx, 0, hn, r->head))
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read its first %zu bytes (did the file change?)",
+				r->origin, hn);
+	if (!e)
+		e = open_checks(r, r->head, diag);
+	if (e) {
+		wzc_wzx_reader_free(r);
+		return e;
+	}
+	*out = r;
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag)
+{
+	if (r->b || count <= 0)
+		return WZ_OK;
+	if (first < 0 || first + count > r->info.nblocks)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "%s: blocks %ld..%ld of %d", r->origin, first,
+				   first + count - 1, r->info.nblocks);
+	/* offsets increase and blocks lie before the index (checked at open) */
+	const uint8_t *e0 = r->index + (size_t)first * WZC_WZX_INDEX_ENTRY;
+	const uint8_t *e1 = r->index + (size_t)(first + count - 1) * WZC_WZX_INDEX_ENTRY;
+	size_t off = (size_t)wzx_get64(e0), end = (size_t)wzx_get64(e1) + wzx_get32(e1 + 8);
+	size_t len = end - off;
+	if (len > r->win_cap) {
+		uint8_t *w = realloc(r->win, len);
+		if (!w)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory for %zu bytes of blocks",
+					   r->origin, len);
+		r->win = w;
+		r->win_cap = len;
+	}
+	r->win_len = 0;
+	if (r->read(r->ctx, off, len, r->win))
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read blocks %ld..%ld (%zu bytes at %zu; "
+						    "did the file change?)",
+				   r->origin, first, first + count - 1, len, off);
+	r->win_off = off;
+	r->win_len = len;
 	return WZ_OK;
 }
 
@@ -282,7 +381,7 @@ size_t wzc_wzx_block_offset(const wzc_wzx_reader *r, long i)
 {
 	if (i < 0 || i >= r->info.nblocks)
 		return r->index_off;
-	return (size_t)wzx_get64(r->b + r->index_off + (size_t)i * WZC_WZX_INDEX_ENTRY);
+	return (size_t)wzx_get64(r->index + (size_t)i * WZC_WZX_INDEX_ENTRY);
 }
 
 /* A block's checks (docs/wzx-format.md, "Reading untrusted bytes"): its
@@ -300,9 +399,13 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	if (wzc_wzx_layers(x) != in->L || wzc_wzx_record_bytes(x) != in->record_bytes)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "%s: a coder for another grid", r->origin);
 	size_t i = (size_t)layer * in->blocks_per_layer + block;
-	const uint8_t *e = r->b + r->index_off + i * WZC_WZX_INDEX_ENTRY;
+	const uint8_t *e = r->index + i * WZC_WZX_INDEX_ENTRY;
 	size_t off = (size_t)wzx_get64(e), size = wzx_get32(e + 8);
-	const uint8_t *b = r->b + off;
+	if (!r->b && (off < r->win_off || off - r->win_off > r->win_len ||
+		      size > r->win_len - (off - r->win_off)))
+		return wz_diag_set(diag, WZ_ERR_USAGE, "%s: block %zu is not loaded (wzc_wzx_reader_load)",
+				   r->origin, i);
+	const uint8_t *b = r->b ? r->b + off : r->win + (off - r->win_off);
 	int t0 = block * WZC_WZX_BLOCK_TOKENS;
 	int n = in->T - t0 < WZC_WZX_BLOCK_TOKENS ? in->T - t0 : WZC_WZX_BLOCK_TOKENS;
 	size_t pay = size - WZC_WZX_BLOCK_OVERHEAD, B = in->record_bytes;
@@ -414,6 +517,104 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	}
 	*ntok = n;
 	return WZ_OK;
+}
+
+/* Runs of blocks into rows of the transformed domain, or into records. */
+static wz_err read_blocks(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block, int G,
+			  int to_records, void *dst, int *ndone, wz_diag *diag)
+{
+	const wzc_wzx_info *in = &r->info;
+	size_t stride = (size_t)(in->R + in->P);
+	/* bytes of one token's output */
+	size_t per = to_records ? in->record_bytes : sizeof(float) * stride;
+	const uint8_t *blk[WZC_LANES12_GROUP_MAX], *pay[WZC_LANES12_GROUP_MAX];
+	size_t size[WZC_LANES12_GROUP_MAX];
+	int n[WZC_LANES12_GROUP_MAX], verdict[WZC_LANES12_GROUP_MAX];
+	uint16_t *sym[WZC_LANES12_GROUP_MAX];
+	char what[WZC_LANES12_GROUP_MAX][96];
+	*ndone = 0;
+	if (G < 1 || G > WZC_LANES12_GROUP_MAX)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "%d blocks at once (at most %d)", G,
+				   WZC_LANES12_GROUP_MAX);
+	/* the blocks' checks in order; a failing one ends the group there */
+	wz_diag first_bad;
+	wz_err e = WZ_OK;
+	int m = 0;
+	for (; m < G; m++)
+		if ((e = block_at(r, x, layer, block + m, &blk[m], &size[m], &n[m], what[m],
+				  sizeof what[m], &first_bad)))
+			break;
+	/* a run of type 3 blocks of one token count decodes together */
+	int run = 0;
+	while (run < m && blk[run][13] == WZC_WZX_LANES12 && n[run] == n[0])
+		run++;
+	if (run < 2)
+		run = 0;
+	size_t S = (size_t)wzc_wzx_block_symbols(x, layer);
+	/* + 1: the transform's gathers read a symbol's 32 bits */
+	uint16_t *buf = run ? malloc(sizeof *buf * (S * WZC_WZX_BLOCK_TOKENS * (size_t)run + 1)) : NULL;
+	if (run && !buf)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int g = 0; g < run; g++) {
+		pay[g] = blk[g] + 16;
+		sym[g] = buf + S * WZC_WZX_BLOCK_TOKENS * (size_t)g;
+	}
+	if (run)
+		wzc_wzx_decode_lanes12_group(x, layer, WZC_LANES12_BEST, run, n[0], pay, size, sym, verdict);
+	uint8_t *out = dst;
+	wz_err be = WZ_OK;
+	for (int g = 0; g < m && !be; g++) {
+		if (g < run) {
+			if (verdict[g])
+				be = wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
+						 r->origin, what[g]);
+			else if (to_records)
+				wzc_wzx_symbols_records(x, layer, n[g], sym[g], out);
+			else
+				wzc_wzx_symbols_rows(x, layer, n[g], sym[g], (float *)(void *)out, stride);
+		} else if (to_records) {
+			int got = 0;
+			be = wzc_wzx_read_block(r, x, layer, block + g, out, &got, diag);
+		} else {
+			/* any other block: alone, through a latent and a position part */
+			float *lat = malloc(sizeof *lat * (size_t)n[g] * in->R),
+			      *rope = malloc(sizeof *rope * ((size_t)n[g] * in->P + 1));
+			int got = 0;
+			be = !lat || !rope ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory")
+					   : wzc_wzx_read_block_transformed(r, x, layer, block + g, lat, rope,
+									    &got, diag);
+			float *o = (float *)(void *)out;
+			for (int t = 0; !be && t < got; t++) {
+				memcpy(o + (size_t)t * stride, lat + (size_t)t * in->R, sizeof(float) * in->R);
+				memcpy(o + (size_t)t * stride + in->R, rope + (size_t)t * in->P,
+				       sizeof(float) * in->P);
+			}
+			free(lat);
+			free(rope);
+		}
+		if (!be) {
+			out += (size_t)n[g] * per;
+			++*ndone;
+		}
+	}
+	free(buf);
+	if (be)
+		return be;
+	if (e && diag)
+		*diag = first_bad;
+	return e;
+}
+
+wz_err wzc_wzx_read_blocks_rows(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int block,
+				int G, float *rows, int *ndone, wz_diag *diag)
+{
+	return read_blocks(r, x, layer, block, G, 0, rows, ndone, diag);
+}
+
+wz_err wzc_wzx_read_blocks_records(const wzc_wzx_reader *r, const wzc_wzx *x, int layer,
+				   int block, int G, uint8_t *records, int *ndone, wz_diag *diag)
+{
+	return read_blocks(r, x, layer, block, G, 1, records, ndone, diag);
 }
 
 wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *records,

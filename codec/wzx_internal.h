@@ -45,6 +45,9 @@ typedef struct {
 	double bits12;                     /* expected bits of one token's symbols, type 3 */
 	void *fast12;                      /* the type 3 decoder's tables (codec/wzx_fast12.c) */
 	int fast12_ready;                  /* fast12 built (atomic) */
+	/* symbols to the transformed domain (codec/wzx_transform.c) */
+	void *trans;
+	int trans_ready;                   /* 1 built, -1 the general loop (atomic) */
 } wzx_layer;
 
 struct wzc_wzx {
@@ -69,6 +72,8 @@ void wzc_wzx_fast_free_layer(wzx_layer *ly);
 void wzc_wzx_fast_free(wzc_wzx *x);
 /* The type 3 decoder's tables (codec/wzx_fast12.c). */
 void wzc_wzx_fast12_free_layer(wzx_layer *ly);
+/* The transformed-domain table (codec/wzx_transform.c). */
+void wzc_wzx_transform_free_layer(wzx_layer *ly);
 
 
 int wzc_wzx_layers(const wzc_wzx *x);

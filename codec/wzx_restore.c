@@ -9,6 +9,11 @@
 #include "codec/codec.h"
 #include "codec/fpconv.h"
 #include "codec/wzx.h"
+#include "codec/wzx_fast.h"
+
+/* Blocks a thread takes at once (transformed domain, records): the most
+ * the type 3 decoder decodes together. */
+#define WZC_WZX_RESTORE_RUN WZC_LANES12_GROUP_MAX
 
 typedef struct {
 	const wzc_wzx_reader *r;
@@ -80,31 +85,75 @@ static wz_err one_block(const job *j, long i, scratch *s, wz_diag *diag)
 	return wz_diag_set(diag, WZ_ERR_USAGE, "no such restore kind");
 }
 
+/* Blocks k .. k + m - 1 of the job (one layer) into the transformed domain
+ * or records together; the number done, and the error of the first one
+ * not done. */
+static int group_blocks(const job *j, long k, int m, wz_err *e, wz_diag *diag)
+{
+	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
+	long i = j->first + k;
+	size_t per = wzc_wzx_restore_token_bytes(in, j->kind);
+	uint8_t *dst = j->out + (tokens_before(in, i) - tokens_before(in, j->first)) * per;
+	int done = 0, layer = (int)(i / in->blocks_per_layer), block = (int)(i % in->blocks_per_layer);
+	*e = j->kind == WZC_RESTORE_RECORDS
+		     ? wzc_wzx_read_blocks_records(j->r, j->x, layer, block, m, dst, &done, diag)
+		     : wzc_wzx_read_blocks_rows(j->r, j->x, layer, block, m, (float *)(void *)dst, &done,
+						diag);
+	return done;
+}
+
+static void note_failure(job *j, long k, wz_err e, const wz_diag *d)
+{
+	pthread_mutex_lock(&j->lock);
+	if (k < j->fail) {
+		j->fail_err = e;
+		j->fail_diag = *d;
+		__atomic_store_n(&j->fail, k, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* Threads take runs of blocks (for the transformed domain and records, as
+ * many as the decoder takes at once, so their latencies overlap; one for
+ * bf16). */
 static void *worker(void *arg)
 {
 	job *j = arg;
 	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
+	int run = j->kind == WZC_RESTORE_BF16 ? 1 : WZC_WZX_RESTORE_RUN;
 	scratch s = { malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS),
 		      malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R),
 		      malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1)) };
 	for (;;) {
-		long k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		long k0 = __atomic_fetch_add(&j->next, run, __ATOMIC_RELAXED);
 		/* past the range, or past a block already found damaged: what
 		 * comes after the lowest damaged block does not matter */
-		if (k >= j->count || k > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
+		if (k0 >= j->count || k0 > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
 			break;
-		wz_diag d;
-		wz_err e = !s.rec || !s.lat || !s.rope
-				   ? wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory")
-				   : one_block(j, j->first + k, &s, &d);
-		if (e) {
-			pthread_mutex_lock(&j->lock);
-			if (k < j->fail) {
-				j->fail_err = e;
-				j->fail_diag = d;
-				__atomic_store_n(&j->fail, k, __ATOMIC_RELAXED);
+		long end = k0 + run < j->count ? k0 + run : j->count;
+		for (long k = k0; k < end;) {
+			wz_diag d;
+			wz_err e;
+			if (!s.rec || !s.lat || !s.rope) {
+				note_failure(j, k, wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory"), &d);
+				break;
 			}
-			pthread_mutex_unlock(&j->lock);
+			if (run > 1) {
+				/* within one layer */
+				long i = j->first + k, left = in->blocks_per_layer - i % in->blocks_per_layer;
+				int m = (int)(end - k < left ? end - k : left);
+				k += group_blocks(j, k, m, &e, &d);
+				if (e) {
+					note_failure(j, k, e, &d);
+					break;
+				}
+			} else {
+				if ((e = one_block(j, j->first + k, &s, &d))) {
+					note_failure(j, k, e, &d);
+					break;
+				}
+				k++;
+			}
 		}
 	}
 	free(s.rec);

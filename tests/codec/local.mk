@@ -97,3 +97,17 @@ tests_codec_test_allocate_SOURCES = tests/codec/test_allocate.c
 tests_codec_test_allocate_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_allocate_LDADD = $(TEST_LDADD)
 tests_codec_test_allocate_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_wzx_group
+TESTS += tests/codec/test_wzx_group
+tests_codec_test_wzx_group_SOURCES = tests/codec/test_wzx_group.c
+tests_codec_test_wzx_group_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzx_group_LDADD = $(TEST_LDADD)
+tests_codec_test_wzx_group_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_wzx_source
+TESTS += tests/codec/test_wzx_source
+tests_codec_test_wzx_source_SOURCES = tests/codec/test_wzx_source.c
+tests_codec_test_wzx_source_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzx_source_LDADD = $(TEST_LDADD)
+tests_codec_test_wzx_source_DEPENDENCIES = $(WZ_LIBS)
