@@ -18,7 +18,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_cache_trace
 tests_fuzz_fuzz_cache_trace_SOURCES = tests/fuzz/fuzz_cache_trace.c
 tests_fuzz_fuzz_cache_trace_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_cache_trace_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_cache_trace_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_cache_trace_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_cache_trace_DEPENDENCIES = $(WZ_LIBS)
 endif
