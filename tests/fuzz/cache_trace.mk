@@ -1,7 +1,8 @@
 # The cache-trace reader's fuzz target (tests/fuzz/local.mk explains the
 # pattern): a replay of tests/fuzz/corpus/cache_trace/ in `make check`, and
 # with --enable-fuzzers a libFuzzer binary.  For coverage-guided fuzzing,
-# configure the whole build with clang and instrumentation, e.g.
+# configure the whole build with clang and instrumentation in a build folder
+# of its own (docs/fuzzing.md), e.g.
 #   ../configure --enable-fuzzers CC=clang \
 #     CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined'
 #   make tests/fuzz/fuzz_cache_trace
