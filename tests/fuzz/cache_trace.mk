@@ -4,7 +4,7 @@
 # configure the whole build with clang and instrumentation in a build folder
 # of its own (docs/fuzzing.md), e.g.
 #   ../configure --enable-fuzzers CC=clang \
-#     CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined'
+#     CFLAGS='-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined'
 #   make tests/fuzz/fuzz_cache_trace
 #   tests/fuzz/fuzz_cache_trace -max_len=4096 ../tests/fuzz/corpus/cache_trace
 check_PROGRAMS += tests/fuzz/replay_cache_trace
