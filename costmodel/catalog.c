@@ -337,13 +337,13 @@ wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
 	return WZ_OK;
 }
 
-static void list_names(char *out, size_t n, const char *const *names, int count)
+/* Appends the i-th name of a "known: a, b, c" list, cut at the buffer's
+ * end.  The names go straight from the rows: a copy of the pointers on the
+ * stack would be as long as a catalog someone else wrote. */
+static void append_name(char *out, size_t n, int i, const char *name)
 {
-	out[0] = '\0';
-	for (int i = 0; i < count; i++) {
-		strncat(out, i ? ", " : "", n - strlen(out) - 1);
-		strncat(out, names[i], n - strlen(out) - 1);
-	}
+	strncat(out, i ? ", " : "", n - strlen(out) - 1);
+	strncat(out, name, n - strlen(out) - 1);
 }
 
 const wzm_model *wzm_find_model(const wzm_catalog *cat, const char *name, wz_diag *diag)
@@ -351,11 +351,9 @@ const wzm_model *wzm_find_model(const wzm_catalog *cat, const char *name, wz_dia
 	for (int i = 0; i < cat->nmodels; i++)
 		if (wz_name_eq(name, cat->models[i].name))
 			return &cat->models[i];
-	const char *names[cat->nmodels > 0 ? cat->nmodels : 1];
+	char known[4096] = "";
 	for (int i = 0; i < cat->nmodels; i++)
-		names[i] = cat->models[i].name;
-	char known[4096];
-	list_names(known, sizeof known, names, cat->nmodels);
+		append_name(known, sizeof known, i, cat->models[i].name);
 	wz_diag_set(diag, WZ_ERR_NOT_FOUND, "unknown model '%s' in %s (known: %s)", name,
 		    cat->origin_models, known);
 	return NULL;
@@ -375,11 +373,9 @@ const wzm_gpu *wzm_find_gpu(const wzm_catalog *cat, const char *name, wz_diag *d
 		}
 	if (nmatch == 1)
 		return match;
-	const char *names[cat->ngpus > 0 ? cat->ngpus : 1];
+	char known[4096] = "";
 	for (int i = 0; i < cat->ngpus; i++)
-		names[i] = cat->gpus[i].name;
-	char known[4096];
-	list_names(known, sizeof known, names, cat->ngpus);
+		append_name(known, sizeof known, i, cat->gpus[i].name);
 	wz_diag_set(diag, WZ_ERR_NOT_FOUND, "%s GPU '%s' in %s (known: %s)",
 		    nmatch > 1 ? "ambiguous" : "unknown", name, cat->origin_gpus, known);
 	return NULL;

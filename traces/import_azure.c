@@ -35,10 +35,17 @@ static int digits(const char **p, int n, int *out)
 	return 0;
 }
 
+/* Years a timestamp may name: int64 nanoseconds since 1970 reach only
+ * 1677-2262, and the importer subtracts the first row's time from each
+ * row's, so both must lie within 146 years of 1970 for the difference to
+ * fit.  Azure's samples are from 2023 and 2024. */
+#define AZURE_YEAR_MIN 1900
+#define AZURE_YEAR_MAX 2099
+
 /* Parses "YYYY-MM-DD HH:MM:SS[.f{1,9}][Z|+HH:MM|-HH:MM]" (a 'T' may stand
  * for the blank) into nanoseconds since 1970 UTC.  Integer nanoseconds keep
  * the traces' 100-ns resolution, which a double of epoch seconds would
- * round away. */
+ * round away.  -1: not a date and time; -2: a year out of range. */
 static int parse_datetime(const char *text, int64_t *ns)
 {
 	const char *p = text;
@@ -54,6 +61,8 @@ static int parse_datetime(const char *text, int64_t *ns)
 		return -1;
 	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
 		return -1;
+	if (y < AZURE_YEAR_MIN || y > AZURE_YEAR_MAX)
+		return -2;
 	int64_t frac = 0;
 	if (*p == '.') {
 		p++;
@@ -146,7 +155,14 @@ wz_err wzt_import_azure(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		const wz_csv_row *row = &csv->rows[i];
 		const char *ts = wz_csv_field(row, c_time);
 		int64_t ns;
-		if (parse_datetime(ts, &ns) != 0) {
+		int bad = parse_datetime(ts, &ns);
+		if (bad == -2) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: field TIMESTAMP: '%s': the year is not in %d..%d",
+					  path, row->line, ts, AZURE_YEAR_MIN, AZURE_YEAR_MAX);
+			break;
+		}
+		if (bad) {
 			err = wz_diag_set(diag, WZ_ERR_INPUT,
 					  "%s:%d: field TIMESTAMP: '%s' is not a date and time "
 					  "(YYYY-MM-DD HH:MM:SS.fffffff)",

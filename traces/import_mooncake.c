@@ -265,7 +265,9 @@ static int find_branches(const parsed *p, int block_tokens, id_map *branch)
 	int fail = 0;
 	for (size_t i = 0; i < p->nrecs && !fail; i++) {
 		const record *r = &p->recs[i];
-		const int64_t *ids = p->ids + r->ids_off;
+		/* no hash_ids anywhere leaves p->ids NULL, and NULL + 0 is
+		 * undefined in C (UBSan stops a sanitizer build on it) */
+		const int64_t *ids = p->ids ? p->ids + r->ids_off : NULL;
 		size_t full = (size_t)(r->input / block_tokens);
 		if (full > r->nids)
 			full = r->nids;
@@ -295,7 +297,9 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 		err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
 	for (size_t i = 0; i < p->nrecs && !err; i++) {
 		const record *r = &p->recs[i];
-		const int64_t *ids = p->ids + r->ids_off;
+		/* no hash_ids anywhere leaves p->ids NULL, and NULL + 0 is
+		 * undefined in C (UBSan stops a sanitizer build on it) */
+		const int64_t *ids = p->ids ? p->ids + r->ids_off : NULL;
 		size_t hit = 0;
 		while (hit < r->nids && map_find(&seen, ids[hit]))
 			hit++;

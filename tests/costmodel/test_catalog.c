@@ -56,6 +56,9 @@ int main(void)
 	ok(wzm_find_gpu(cat, "H100 SXM", &diag) != NULL, "GPU by unique prefix");
 	ok(wzm_find_gpu(cat, "H", &diag) == NULL, "ambiguous prefix refused");
 	has_str(diag.msg, "ambiguous", "ambiguity is said");
+	has_str(diag.msg, "H200 SXM 141GB, ", "an ambiguous GPU lists the known ones");
+	ok(wzm_find_gpu(cat, "TPU", &diag) == NULL, "unknown GPU");
+	has_str(diag.msg, "B200 (HGX)", "the known GPUs are listed");
 	ok(wzm_find_model(cat, "GPT-9", &diag) == NULL, "unknown model");
 	has_str(diag.msg, "DeepSeek-V2-Lite", "the known models are listed");
 	wzm_rates rates;

@@ -3,7 +3,9 @@
  * reseal the container's checksums first, so mutations reach the field
  * checks and the rANS decoder instead of stopping at a checksum), bytes 1..4
  * the profile's length n (little-endian), n profile bytes (its checksum is
- * always recomputed), then the container. */
+ * always recomputed), then the container.  A profile, and the coder for each
+ * grid and header a container pairs with it, are built once per process
+ * (fuzz_profile.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 
 #include "codec/profile.h"
 #include "codec/wzx.h"
+#include "tests/fuzz/fuzz_profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -45,33 +48,64 @@ static void reseal(uint8_t *b, size_t n)
 		put64(b + n - 16, XXH3_64bits(b + ioff, n - 24 - ioff));
 }
 
+/* wzc_wzx_coder_for's answer for this header and profile, memoized: it
+ * depends on nothing else, and building the coder is the slow part. */
+typedef struct {
+	wz_err err;
+	wzc_wzx *x;
+} coder_answer;
+
+static void free_answer(void *a)
+{
+	if (a)
+		wzc_wzx_free(((coder_answer *)a)->x);
+	free(a);
+}
+
+static wzc_wzx *coder_for(const wzc_wzx_reader *r, const wzc_profile *prof)
+{
+	const wzc_wzx_info *in = wzc_wzx_reader_info(r);
+	struct {
+		int L, R, P, record_bytes;
+		uint64_t profile_hash;
+		char model[sizeof in->model];
+	} k;
+	memset(&k, 0, sizeof k);
+	k.L = in->L;
+	k.R = in->R;
+	k.P = in->P;
+	k.record_bytes = (int)in->record_bytes;
+	k.profile_hash = in->profile_hash;
+	memcpy(k.model, in->model, sizeof k.model);
+	uint64_t key = XXH3_64bits(&k, sizeof k);
+	int found;
+	coder_answer *a = fuzz_memo_get(prof, key, &found);
+	if (!found) {
+		a = calloc(1, sizeof *a);
+		if (a)
+			a->err = wzc_wzx_coder_for(r, prof, &a->x, NULL);
+		fuzz_memo_put(prof, key, a, free_answer);
+	}
+	return a && !a->err ? a->x : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 5)
 		return 0;
 	int flags = data[0];
-	size_t n = (size_t)data[1] | (size_t)data[2] << 8 | (size_t)data[3] << 16 |
-		   (size_t)data[4] << 24;
-	if (n > size - 5)
-		n = size - 5;
+	size_t n = fuzz_profile_len(data, size);
 	size_t nc = size - 5 - n;
-	uint8_t *prof_bytes = malloc(n ? n : 1), *cont = malloc(nc ? nc : 1);
-	if (!prof_bytes || !cont)
-		goto out;
-	memcpy(prof_bytes, data + 5, n);
+	const wzc_profile *prof = fuzz_profile_get(data + 5, n);
+	uint8_t *cont = malloc(nc ? nc : 1);
+	if (!cont)
+		return 0;
 	memcpy(cont, data + 5 + n, nc);
-	if (n >= 8) {
-		uint64_t sum = wzc_profile_checksum(prof_bytes, n - 8);
-		put64(prof_bytes + n - 8, sum);
-	}
-	wzc_profile *prof = NULL;
-	if (wzc_profile_parse(prof_bytes, n, "fuzz", &prof, NULL))
-		prof = NULL;
 	if (flags & 1)
 		reseal(cont, nc);
 	wzc_wzx_reader *r = NULL;
 	if (wzc_wzx_open(cont, nc, "fuzz", &r, NULL))
-		goto out_prof;
+		goto out;
 	const wzc_wzx_info *in = wzc_wzx_reader_info(r);
 	if (flags & 1) {
 		/* the index is valid now: reseal every block it points to */
@@ -88,7 +122,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Keep planning cheap: a fuzzer's shapes are small anyway. */
 	wzc_wzx *x = NULL;
 	if (prof && prof->L <= 4 && prof->R <= 128 && (size_t)in->L * in->T <= 4096 &&
-	    !wzc_wzx_coder_for(r, prof, &x, NULL)) {
+	    (x = coder_for(r, prof))) {
 		uint8_t *rec = malloc((size_t)in->L * in->T * in->record_bytes);
 		if (rec)
 			wzc_wzx_read_all(r, x, rec, NULL);
@@ -106,13 +140,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(yr);
 		free(rec);
 		free(one);
-		wzc_wzx_free(x);
 	}
 	wzc_wzx_reader_free(r);
-out_prof:
-	wzc_profile_free(prof);
 out:
-	free(prof_bytes);
 	free(cont);
 	return 0;
 }

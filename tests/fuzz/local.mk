@@ -5,6 +5,10 @@
 #   check_PROGRAMS += tests/fuzz/replay_FOO
 #   tests_fuzz_replay_FOO_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_FOO.c
 #   (CFLAGS/LDADD as below) and a tests/fuzz/FOO.sh that runs it on the corpus.
+# A libFuzzer binary's _LDFLAGS keep $(AM_LDFLAGS) (-static): without it
+# libtool links the shared libwzplan, which exports only the public wz_
+# API, and the codec's internal symbols are missing.  docs/fuzzing.md has
+# the configure recipe, the commands and the measured rates.
 EXTRA_DIST += tests/fuzz/replay.c
 include tests/fuzz/cache_trace.mk
 include tests/fuzz/codec.mk

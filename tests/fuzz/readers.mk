@@ -16,7 +16,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_scenario
 tests_fuzz_fuzz_scenario_SOURCES = tests/fuzz/fuzz_scenario.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_scenario_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_scenario_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_scenario_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_scenario_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_scenario_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -31,7 +31,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_catalog
 tests_fuzz_fuzz_catalog_SOURCES = tests/fuzz/fuzz_catalog.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_catalog_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_catalog_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_catalog_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_catalog_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_catalog_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -46,7 +46,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_traffic
 tests_fuzz_fuzz_traffic_SOURCES = tests/fuzz/fuzz_traffic.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_traffic_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_traffic_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_traffic_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_traffic_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_traffic_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -61,7 +61,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_azure
 tests_fuzz_fuzz_azure_SOURCES = tests/fuzz/fuzz_azure.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_azure_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_azure_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_azure_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_azure_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_azure_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -76,7 +76,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_burstgpt
 tests_fuzz_fuzz_burstgpt_SOURCES = tests/fuzz/fuzz_burstgpt.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_burstgpt_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_burstgpt_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_burstgpt_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_burstgpt_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_burstgpt_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -91,7 +91,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_mooncake
 tests_fuzz_fuzz_mooncake_SOURCES = tests/fuzz/fuzz_mooncake.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_mooncake_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_mooncake_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_mooncake_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_mooncake_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_mooncake_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -106,7 +106,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_lengths
 tests_fuzz_fuzz_lengths_SOURCES = tests/fuzz/fuzz_lengths.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_lengths_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_lengths_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_lengths_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_lengths_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_lengths_DEPENDENCIES = $(WZ_LIBS)
 endif
@@ -121,7 +121,7 @@ if FUZZERS
 noinst_PROGRAMS += tests/fuzz/fuzz_servegen
 tests_fuzz_fuzz_servegen_SOURCES = tests/fuzz/fuzz_servegen.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
 tests_fuzz_fuzz_servegen_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_servegen_LDFLAGS = -fsanitize=fuzzer
+tests_fuzz_fuzz_servegen_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_servegen_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_servegen_DEPENDENCIES = $(WZ_LIBS)
 endif

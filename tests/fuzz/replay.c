@@ -57,7 +57,8 @@ int main(int argc, char **argv)
 		}
 		if (dir)
 			closedir(dir);
-		qsort(names, n, sizeof *names, by_name);
+		if (n) /* an empty folder leaves names NULL, which qsort must not get */
+			qsort(names, n, sizeof *names, by_name);
 		for (size_t k = 0; k < n; k++) {
 			replay_file(names[k]);
 			free(names[k]);

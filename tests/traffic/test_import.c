@@ -81,6 +81,15 @@ static void test_azure(void)
 	e = wzt_import_azure(p, WZT_UNSORTED_REFUSE, &t, NULL, &d);
 	ok(e == WZ_ERR_INPUT && !t, "a bad timestamp is refused");
 	has_str(d.msg, "az-bad.csv:3: field TIMESTAMP", "  naming file:line and field");
+	/* 4046 is past what int64 nanoseconds reach: it used to wrap
+	 * around to a time before the first row's */
+	p = fx_write("az-year.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+				    "2023-11-16 18:15:46.8696342,374,44\n"
+				    "4046-11-16 18:15:50.9951690,396,109\n");
+	e = wzt_import_azure(p, WZT_UNSORTED_SORT, &t, NULL, &d);
+	ok(e == WZ_ERR_INPUT && !t, "a year past 2099 is refused");
+	has_str(d.msg, "az-year.csv:3: field TIMESTAMP: '4046-11-16 18:15:50.9951690': the year",
+		"  naming file:line, field and value");
 	p = fx_write("az-bad2.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 				    "2023-11-16 18:17:03.9799600,4808,-1\n");
 	e = wzt_import_azure(p, WZT_UNSORTED_REFUSE, &t, NULL, &d);
