@@ -4,25 +4,13 @@
  * another request's prefill, and a pool too small for the weights is
  * refused. */
 #include "tests/tap.h"
+#include "tests/sim/sim_fixture.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "codec/format.h"
-#include "costmodel/catalog.h"
 #include "sim/binding.h"
 #include "sim/sim.h"
-
-static const wzm_model *dsv3;
-static const wzm_gpu *h100;
-
-static double record(const char *name)
-{
-	wzc_format fmt;
-	if (wzc_format_parse(name, &fmt, NULL))
-		return 0;
-	return (double)wzc_record_bytes(&fmt, 512, 64);
-}
 
 static int model(const char *format, int disagg, double gbps, wzs_params *p,
 		 wzs_replica_model *m, wz_diag *diag)
@@ -36,35 +24,15 @@ static int model(const char *format, int disagg, double gbps, wzs_params *p,
 	p->disaggregated = disagg;
 	p->prefill_gpus = disagg ? 16 : 0;
 	p->kv_transfer_gbps = gbps;
-	double rec = record(format);
+	double rec = fixture_record(format);
 	return wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, p, m, diag) ? -1 : 0;
-}
-
-static int run(wzs_params *p, wzs_replica_model *m, wzt_request *rows, size_t n, wzs_result *r)
-{
-	wzt_traffic t = { rows, n, NULL, NULL };
-	wzs_run_config cfg = { 0 };
-	cfg.params = p;
-	cfg.model = m;
-	cfg.replicas = 1;
-	cfg.traffic = &t;
-	return wzs_run(&cfg, r, NULL) ? -1 : 0;
 }
 
 int main(void)
 {
-	wzm_catalog *cat;
 	wz_diag diag;
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
+	if (fixture_open())
 		return tap_done();
-	}
-	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	if (!dsv3 || !h100) {
-		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
-		return tap_done();
-	}
 	/* One 20k-token prompt over a slow 1 GB/s link, for two formats. */
 	const char *formats[2] = { "fp8-mix", "wz-5.44" };
 	double ttft[2];
@@ -73,7 +41,7 @@ int main(void)
 		wzs_replica_model m;
 		wzs_result r;
 		wzt_request rows[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
-		if (model(formats[i], 1, 1, &p, &m, NULL) || run(&p, &m, rows, 1, &r)) {
+		if (model(formats[i], 1, 1, &p, &m, NULL) || fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "%s run", formats[i]);
 			return tap_done();
 		}
@@ -98,7 +66,7 @@ int main(void)
 		wzs_params p;
 		wzs_replica_model m;
 		wzs_result r;
-		if (model("fp8-mix", d, 50, &p, &m, NULL) || run(&p, &m, rows, 2, &r)) {
+		if (model("fp8-mix", d, 50, &p, &m, NULL) || fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 			ok(0, "run %d", d);
 			return tap_done();
 		}
@@ -116,7 +84,7 @@ int main(void)
 		wzs_replica_model m;
 		wzs_result r;
 		wzt_request one[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
-		if (model("fp8-mix", 1, 0.05, &p, &m, NULL) || run(&p, &m, one, 1, &r)) {
+		if (model("fp8-mix", 1, 0.05, &p, &m, NULL) || fixture_run1(&p, &m, one, 1, &r, NULL)) {
 			ok(0, "slow link run");
 			return tap_done();
 		}
@@ -133,13 +101,13 @@ int main(void)
 	p.disaggregated = 1;
 	p.prefill_gpus = 4;
 	wzs_replica_model m;
-	double rec = record("fp8-mix");
+	double rec = fixture_record("fp8-mix");
 	ok(wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, &p, &m, &diag) ==
 			   WZ_ERR_RANGE && strstr(diag.msg, "prefill pool"),
 	   "a prefill pool that cannot hold the weights is refused: %s", diag.msg);
 	p.prefill_gpus = 0;
 	ok(wzs_params_validate(&p, "test", &diag) == WZ_ERR_INPUT,
 	   "disaggregated without a pool is refused: %s", diag.msg);
-	wzm_catalog_free(cat);
+	fixture_close();
 	return tap_done();
 }

@@ -9,12 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "codec/format.h"
-#include "costmodel/catalog.h"
-#include "sim/sim.h"
-
-static const wzm_model *dsv3;
-static const wzm_gpu *h100;
+#include "tests/sim/sim_fixture.h"
 
 static int model(int ep, int gpus, int overlap, double imbalance, double gbps, wzs_params *p,
 		 wzs_replica_model *m, wz_diag *diag)
@@ -29,9 +24,7 @@ static int model(int ep, int gpus, int overlap, double imbalance, double gbps, w
 	p->dual_batch_overlap = overlap;
 	p->ep_imbalance = imbalance;
 	p->ep_dispatch_gbps = p->ep_combine_gbps = gbps;
-	wzc_format fmt;
-	wzc_format_parse("fp8-mix", &fmt, NULL);
-	double rec = (double)wzc_record_bytes(&fmt, 512, 64);
+	double rec = fixture_record("fp8-mix");
 	return wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, p, m, diag) ? -1 : 0;
 }
 
@@ -121,14 +114,8 @@ static void test_run(void)
 			return;
 		}
 		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
-		wzt_traffic t = { rows, 1, NULL, NULL };
-		wzs_run_config cfg = { 0 };
-		cfg.params = &p;
-		cfg.model = &m;
-		cfg.replicas = 1;
-		cfg.traffic = &t;
 		wzs_result r;
-		if (wzs_run(&cfg, &r, NULL)) {
+		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "run");
 			return;
 		}
@@ -151,18 +138,9 @@ static void test_run(void)
 
 int main(void)
 {
-	wzm_catalog *cat;
+	if (fixture_open())
+		return tap_done();
 	wz_diag diag;
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
-		return tap_done();
-	}
-	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	if (!dsv3 || !h100) {
-		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
-		return tap_done();
-	}
 	test_comm();
 	test_imbalance();
 	test_run();
@@ -183,6 +161,6 @@ int main(void)
 	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
 		   strstr(diag.msg, "moe_top_k"),
 	   "a MoE shape larger than the model is refused: %s", diag.msg);
-	wzm_catalog_free(cat);
+	fixture_close();
 	return tap_done();
 }

@@ -7,21 +7,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "codec/format.h"
-#include "costmodel/catalog.h"
-#include "sim/sim.h"
+#include "tests/sim/sim_fixture.h"
 
-static const wzm_model *dsv3;
-static const wzm_gpu *h100;
 static wzm_memory_params mem;
 
 static int model(double acceptance, long drafts, wzs_params *p /* OUT */,
 		 wzs_replica_model *m /* OUT */)
 {
-	wzc_format fmt;
-	if (wzc_format_parse("fp8-mix", &fmt, NULL))
-		return -1;
-	double rec = (double)wzc_record_bytes(&fmt, 512, 64);
+	double rec = fixture_record("fp8-mix");
 	wzs_params_default(p);
 	p->warmup_s = 0;
 	p->mtp_acceptance = acceptance;
@@ -38,14 +31,8 @@ static double decode_alone(double acceptance, long drafts, double *tpot /* OUT *
 		return -1;
 	const int64_t prompt = 4000, output = 3000;
 	wzt_request rows[1] = { { 0, 0, 0.0, prompt, output, 0 } };
-	wzt_traffic t = { rows, 1, NULL, NULL };
-	wzs_run_config cfg = { 0 };
-	cfg.params = &p;
-	cfg.model = &m;
-	cfg.replicas = 1;
-	cfg.traffic = &t;
 	wzs_result r;
-	if (wzs_run(&cfg, &r, NULL))
+	if (fixture_run1(&p, &m, rows, 1, &r, NULL))
 		return -1;
 	double want = wzs_prefill_time(&m, (double)prompt, wzs_prefill_pairs(0, (double)prompt),
 				       wzs_prefill_pairs(0, (double)prompt));
@@ -62,18 +49,9 @@ static double decode_alone(double acceptance, long drafts, double *tpot /* OUT *
 
 int main(void)
 {
-	wzm_catalog *cat;
 	wz_diag diag;
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
+	if (fixture_open())
 		return tap_done();
-	}
-	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	if (!dsv3 || !h100) {
-		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
-		return tap_done();
-	}
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
 	mem.par = WZM_PAR_ATTN_DP;
@@ -120,6 +98,6 @@ int main(void)
 	p.mtp_acceptance = 1;
 	ok(wzs_params_validate(&p, "test", &diag) == WZ_ERR_INPUT && strstr(diag.msg, "mtp_acceptance"),
 	   "an acceptance of 1 is refused: %s", diag.msg);
-	wzm_catalog_free(cat);
+	fixture_close();
 	return tap_done();
 }

@@ -4,27 +4,15 @@
  * prefix's prefill, a hit in CPU memory costs its restore instead, and a
  * run without the cache computes every prefix. */
 #include "tests/tap.h"
+#include "tests/sim/sim_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "codec/format.h"
-#include "costmodel/catalog.h"
 #include "sim/engine.h"
 #include "sim/prefix_cache.h"
 #include "sim/sim.h"
-
-static const wzm_model *dsv3;
-static const wzm_gpu *h100;
-
-static double record(const char *name)
-{
-	wzc_format fmt;
-	if (wzc_format_parse(name, &fmt, NULL))
-		return 0;
-	return (double)wzc_record_bytes(&fmt, 512, 64);
-}
 
 static void test_tiers(void)
 {
@@ -104,7 +92,7 @@ static double zipf_hits(double bytes, double gib)
 
 static void test_format_bytes(void)
 {
-	double fp8 = record("fp8-mix") * 61, wz = record("wz-5.44") * 61;
+	double fp8 = fixture_record("fp8-mix") * 61, wz = fixture_record("wz-5.44") * 61;
 	for (double gib = 2; gib <= 32; gib *= 2) {
 		double a = zipf_hits(fp8, gib), b = zipf_hits(wz, gib);
 		ok(b >= a && (gib > 16 || b > a),
@@ -124,20 +112,10 @@ static int model(const char *format, double hbm_gib, double cpu_gib, wzs_params 
 	p->prefix_hbm_gib = hbm_gib;
 	p->prefix_cpu_gib = cpu_gib;
 	p->host_link_gbps = 1; /* slow enough that a CPU hit's restore shows */
-	double rec = record(format);
+	double rec = fixture_record(format);
 	return wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, p, m, NULL) ? -1 : 0;
 }
 
-static int run(wzs_params *p, wzs_replica_model *m, wzt_request *rows, size_t n, wzs_result *r)
-{
-	wzt_traffic t = { rows, n, NULL, NULL };
-	wzs_run_config cfg = { 0 };
-	cfg.params = p;
-	cfg.model = m;
-	cfg.replicas = 1;
-	cfg.traffic = &t;
-	return wzs_run(&cfg, r, NULL) ? -1 : 0;
-}
 
 /* Two sessions 100 s apart, each a 6,000-token prompt beginning with the
  * same 4,000-token system prompt. */
@@ -147,7 +125,7 @@ static void test_replay(void)
 	wzs_params p;
 	wzs_replica_model m;
 	wzs_result r;
-	if (model("fp8-mix", 0, 0, &p, &m) || run(&p, &m, rows, 2, &r)) {
+	if (model("fp8-mix", 0, 0, &p, &m) || fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 		ok(0, "run without a prefix cache");
 		return;
 	}
@@ -159,7 +137,7 @@ static void test_replay(void)
 	   "no prefix cache: both prompts prefilled whole (%.6f s)", full);
 	wzs_result_free(&r);
 
-	if (model("fp8-mix", 1, 0, &p, &m) || run(&p, &m, rows, 2, &r)) {
+	if (model("fp8-mix", 1, 0, &p, &m) || fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 		ok(0, "run with an HBM prefix cache");
 		return;
 	}
@@ -172,7 +150,7 @@ static void test_replay(void)
 	wzs_result_free(&r);
 
 	/* In CPU memory only: the hit costs its restore over the 1 GB/s link. */
-	if (model("fp8-mix", 0, 64, &p, &m) || run(&p, &m, rows, 2, &r)) {
+	if (model("fp8-mix", 0, 64, &p, &m) || fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 		ok(0, "run with a CPU prefix cache");
 		return;
 	}
@@ -187,7 +165,7 @@ static void test_replay(void)
 
 	/* Different prefixes share nothing. */
 	rows[1].shared_prefix = 4;
-	if (model("fp8-mix", 1, 0, &p, &m) || run(&p, &m, rows, 2, &r)) {
+	if (model("fp8-mix", 1, 0, &p, &m) || fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 		ok(0, "run with two prefixes");
 		return;
 	}
@@ -241,20 +219,11 @@ static void test_population(void)
 
 int main(void)
 {
-	wzm_catalog *cat;
 	wz_diag diag;
 	test_tiers();
 	test_format_bytes();
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
+	if (fixture_open())
 		return tap_done();
-	}
-	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	if (!dsv3 || !h100) {
-		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
-		return tap_done();
-	}
 	test_replay();
 	test_population();
 
@@ -274,10 +243,10 @@ int main(void)
 	wzs_params_default(&p);
 	p.prefix_hbm_gib = 500;
 	wzs_replica_model m;
-	double rec = record("fp8-mix");
+	double rec = fixture_record("fp8-mix");
 	ok(wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, &p, &m, &diag) == WZ_ERR_RANGE &&
 		   strstr(diag.msg, "prefix_cache_hbm_gib"),
 	   "an HBM prefix cache that leaves no session blocks is refused: %s", diag.msg);
-	wzm_catalog_free(cat);
+	fixture_close();
 	return tap_done();
 }

@@ -2,6 +2,7 @@
  * writes, read strictly, and restore time = the slower of moving the
  * offload bytes and decoding them on the host. */
 #include "tests/tap.h"
+#include "tests/sim/sim_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,20 +77,14 @@ static void test_reader(void)
 
 /* A session's second turn restored from CPU memory: its TTFT holds the
  * restore, the slower of the link and the host's decode. */
-static void test_restore_time(const wzm_model *dsv3, const wzm_gpu *h100)
+static void test_restore_time(void)
 {
-	wzc_format fmt;
-	if (wzc_format_parse("fp8-mix", &fmt, NULL)) {
-		ok(0, "fp8-mix");
-		return;
-	}
-	double rec = (double)wzc_record_bytes(&fmt, 512, 64);
+	double rec = fixture_record("fp8-mix");
 	wzm_memory_params mem;
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
 	mem.par = WZM_PAR_ATTN_DP;
 	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0 }, { 0, 1, 100.0, 2000, 20, 6050 } };
-	wzt_traffic t = { rows, 2, NULL, NULL };
 	/* per-core rates: far faster than the link, and far slower */
 	const double rates[] = { 0, 1e12, 2e4 };
 	double restore[3];
@@ -109,13 +104,8 @@ static void test_restore_time(const wzm_model *dsv3, const wzm_gpu *h100)
 		double link = 6050 * m.offload_token_bytes / m.host_link_bps;
 		double decode = rates[c] > 0 ? 6050.0 * dsv3->layers / (rates[c] * 112 / 8) : 0;
 		double want_restore = decode > link ? decode : link;
-		wzs_run_config cfg = { 0 };
-		cfg.params = &p;
-		cfg.model = &m;
-		cfg.replicas = 1;
-		cfg.traffic = &t;
 		wzs_result r;
-		if (wzs_run(&cfg, &r, NULL)) {
+		if (fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 			ok(0, "run %d", c);
 			continue;
 		}
@@ -148,19 +138,9 @@ int main(void)
 		return tap_done();
 	}
 	test_reader();
-	wzm_catalog *cat;
-	wz_diag diag;
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
-		return tap_done();
-	}
-	const wzm_model *dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	const wzm_gpu *h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	if (dsv3 && h100)
-		test_restore_time(dsv3, h100);
-	else
-		ok(0, "catalog has DeepSeek-V3 and H100 SXM");
-	wzm_catalog_free(cat);
+	if (!fixture_open())
+		test_restore_time();
+	fixture_close();
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))

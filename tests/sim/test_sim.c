@@ -2,29 +2,16 @@
  * theory (M/D/1 mean wait, Little's law), determinism per seed, and the
  * engine's event order. */
 #include "tests/tap.h"
+#include "tests/sim/sim_fixture.h"
 
 #include <stdint.h>
 
-#include "codec/format.h"
 #include "costmodel/capacity.h"
-#include "costmodel/catalog.h"
 #include "sim/engine.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/speedup.h"
 #include "traces/traffic_import.h"
-
-static wzm_catalog *cat;
-static const wzm_model *dsv3;
-static const wzm_gpu *h100;
-
-static double fp8_mix_record(void)
-{
-	wzc_format fmt;
-	if (wzc_format_parse("fp8-mix", &fmt, NULL))
-		return 0;
-	return (double)wzc_record_bytes(&fmt, 512, 64);
-}
 
 /* Prefill time of one request alone (all its pairs on one rank). */
 static double prefill_alone(const wzs_replica_model *m, double tokens, double pairs)
@@ -123,7 +110,7 @@ static void test_capacity(wzm_parallelism par)
 	 * a turn, so over the run they stay within the context's blocks. */
 	wzs_replica_model m;
 	wz_diag diag;
-	if (wzs_replica_model_build(dsv3, h100, &mem, context, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, context, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, &diag)) {
 		ok(0, "replica model: %s", diag.msg);
 		return;
@@ -167,7 +154,7 @@ static void test_md1(void)
 	p.queue_timeout_s = 1e6 - 1;
 	wzs_replica_model m;
 	wz_diag diag;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(), fp8_mix_record(), 1, &p,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1, &p,
 				    &m, &diag)) {
 		ok(0, "replica model: %s", diag.msg);
 		return;
@@ -227,7 +214,7 @@ static void test_epochs(void)
 	wzs_params_default(&p);
 	p.warmup_s = 0;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -236,14 +223,8 @@ static void test_epochs(void)
 	/* Two requests on two ranks, the second joining later, so the epochs
 	 * are cut and the busiest rank changes. */
 	wzt_request rows[2] = { { 0, 0, 0.0, prompt, output, 0 }, { 1, 0, 5.0, 100000, 10, 0 } };
-	wzt_traffic t = { rows, 1, NULL, NULL };
-	wzs_run_config cfg = { 0 };
-	cfg.params = &p;
-	cfg.model = &m;
-	cfg.replicas = 1;
-	cfg.traffic = &t;
 	wzs_result r;
-	if (wzs_run(&cfg, &r, NULL)) {
+	if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 		ok(0, "epoch run");
 		return;
 	}
@@ -254,8 +235,7 @@ static void test_epochs(void)
 	   "one request decoding alone: %.9f s in epochs, %.9f s step by step", r.e2e.mean, want);
 	ok(r.events < 20, "...in %llu events for %lld tokens", r.events, (long long)output);
 	wzs_result_free(&r);
-	t.n = 2;
-	if (wzs_run(&cfg, &r, NULL)) {
+	if (fixture_run1(&p, &m, rows, 2, &r, NULL)) {
 		ok(0, "epoch run with a join");
 		return;
 	}
@@ -283,8 +263,8 @@ static void test_idle_policies(void)
 			p.ssd_gbps = 1; /* slower than the host link: it binds */
 		}
 		wzs_replica_model m;
-		if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(),
-					    fp8_mix_record() / 2, 1, &p, &m, NULL)) {
+		if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fixture_record("fp8-mix"),
+					    fixture_record("fp8-mix") / 2, 1, &p, &m, NULL)) {
 			ok(0, "replica model");
 			return;
 		}
@@ -330,7 +310,7 @@ static void test_deferred_turns(void)
 	p.warmup_s = 0;
 	p.queue_timeout_s = 5;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -338,14 +318,8 @@ static void test_deferred_turns(void)
 	wzt_request rows[3] = { { 0, 0, 0.0, 1000, 5000, 0 },
 				{ 0, 1, 0.1, 200, 40, 6000 },
 				{ 0, 2, 0.2, 200, 40, 6240 } };
-	wzt_traffic t = { rows, 3, NULL, NULL };
-	wzs_run_config cfg = { 0 };
-	cfg.params = &p;
-	cfg.model = &m;
-	cfg.replicas = 1;
-	cfg.traffic = &t;
 	wzs_result r;
-	if (wzs_run(&cfg, &r, NULL)) {
+	if (fixture_run1(&p, &m, rows, 3, &r, NULL)) {
 		ok(0, "deferred-turn run");
 		return;
 	}
@@ -374,7 +348,7 @@ static void test_arrival_rate(void)
 	p.warmup_s = 0;
 	p.queue_timeout_s = 1e5;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -415,7 +389,7 @@ static void test_routing(void)
 	p.queue_timeout_s = 1e5;
 	p.idle_policy = WZS_IDLE_RESIDENT;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -453,7 +427,7 @@ static void test_speedup(void)
 	wzs_params_default(&p);
 	p.warmup_s = 0;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -512,20 +486,14 @@ static void test_prefill_attention_dp(void)
 		p.warmup_s = 0;
 		p.prefill_chunk_tokens = 1000000;
 		wzs_replica_model m;
-		if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(),
-					    fp8_mix_record(), 1, &p, &m, NULL)) {
+		if (wzs_replica_model_build(dsv3, h100, &mem, 200000, fixture_record("fp8-mix"),
+					    fixture_record("fp8-mix"), 1, &p, &m, NULL)) {
 			ok(0, "replica model");
 			return;
 		}
 		wzt_request rows[1] = { { 0, 0, 0.0, (int64_t)prompt, 2, 0 } };
-		wzt_traffic t = { rows, 1, NULL, NULL };
-		wzs_run_config cfg = { 0 };
-		cfg.params = &p;
-		cfg.model = &m;
-		cfg.replicas = 1;
-		cfg.traffic = &t;
 		wzs_result r;
-		if (wzs_run(&cfg, &r, NULL)) {
+		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "long prefill run");
 			return;
 		}
@@ -545,7 +513,7 @@ static void test_prefill_attention_dp(void)
 	wzs_params_default(&p);
 	p.warmup_s = 0;
 	wzs_replica_model m;
-	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				     &p, &m, NULL)) {
 		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0 }, { 1, 0, 0.0, 50000, 2, 0 } };
 		wzt_traffic t = { rows, 1, NULL, NULL };
@@ -590,7 +558,7 @@ static void test_determinism(void)
 	p.duration_s = 900;
 	p.warmup_s = 60;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record() / 2,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fixture_record("fp8-mix"), fixture_record("fp8-mix") / 2,
 				    1, &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -628,7 +596,7 @@ static void test_search(void)
 	p.ttft_p99_s = 30;
 	p.tpot_p99_s = 0.2;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 32000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -706,7 +674,7 @@ static void test_binding(void)
 	p.ttft_p99_s = 600;
 	p.tpot_p99_s = 10;
 	wzs_replica_model m;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 100000, fp8_mix_record(), fp8_mix_record(), 1,
+	if (wzs_replica_model_build(dsv3, h100, &mem, 100000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				    &p, &m, NULL)) {
 		ok(0, "replica model");
 		return;
@@ -726,14 +694,7 @@ static void test_binding(void)
 
 int main(void)
 {
-	wz_diag diag;
-	if (wzm_catalog_load(NULL, &cat, &diag)) {
-		ok(0, "catalog: %s", diag.msg);
-		return tap_done();
-	}
-	dsv3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
-	h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
-	ok(dsv3 && h100, "catalog has DeepSeek-V3 and H100 SXM");
+	ok(!fixture_open(), "catalog has DeepSeek-V3 and H100 SXM");
 	test_engine_order();
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
@@ -748,6 +709,6 @@ int main(void)
 	test_determinism();
 	test_search();
 	test_binding();
-	wzm_catalog_free(cat);
+	fixture_close();
 	return tap_done();
 }
