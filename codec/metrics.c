@@ -7,13 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/hot.h"
 #include "codec/wzx.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3")))
-#else
-#define WZ_HOT
-#endif
 
 void wzc_errors_free(wzc_errors *e)
 {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec/codec_internal.h"
+#include "codec/hot.h"
 #include "codec/levels.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
@@ -19,13 +20,8 @@
  * transform also gets an AVX2 and FMA clone chosen at run time: the same
  * fused multiply-adds in the same order, so the bytes do not depend on the
  * machine (ISO C mode contracts nothing else into FMA). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3")))
-#if defined(__x86_64__) && defined(__GLIBC__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 #define WZ_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#else
-#define WZ_HOT
 #endif
 #ifndef WZ_CLONES
 #define WZ_CLONES

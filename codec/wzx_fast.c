@@ -9,17 +9,12 @@
 #include <string.h>
 
 #include "codec/codec_internal.h"
+#include "codec/hot.h"
 #include "codec/wz_flat.h"
 #include "codec/wzx_fast.h"
 #include "codec/wzx_internal.h"
 #include "codec/wzx_lanes.h"
 #include "codec/wzx_token.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3")))
-#else
-#define WZ_HOT
-#endif
 
 /* The symbol of every slot of a table with cumulative frequencies cum[0..n]. */
 static uint16_t *direct_of(const uint32_t *cum, uint32_t n)

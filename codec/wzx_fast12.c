@@ -14,16 +14,11 @@
 #define WZ_HAVE_AVX2_PATH 1
 #endif
 
+#include "codec/hot.h"
 #include "codec/wz_flat.h"
 #include "codec/wzx_fast.h"
 #include "codec/wzx_internal.h"
 #include "codec/wzx_lanes.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3")))
-#else
-#define WZ_HOT
-#endif
 
 #define SLOTS WZC_RANS12_M
 #define K3 WZC_LANES /* the lanes of a type 3 block */

@@ -16,15 +16,10 @@
 #define WZ_HAVE_AVX2_PATH 1
 #endif
 
+#include "codec/hot.h"
 #include "codec/wz_flat.h"
 #include "codec/wzx_fast.h"
 #include "codec/wzx_internal.h"
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3")))
-#else
-#define WZ_HOT
-#endif
 
 typedef struct {
 	int nv;
