@@ -3,7 +3,7 @@
  * fast enough for 576 x 576 per layer, no external dependency.  The
  * eigenvalues alone come from the same reduction without accumulating its
  * reflections and the same QL iteration without rotating vectors (the
- * tred1/tql1 pair): about a sixth of the work. */
+ * EISPACK tred1/tql1 pair): about a sixth of the work. */
 #include "codec/linalg.h"
 
 #include <math.h>
@@ -96,6 +96,8 @@ static void tred2(int n, double *V, double *d, double *e)
 	e[0] = 0.0;
 }
 
+/* With V NULL, the eigenvalues alone: the same shifts and rotations on d
+ * and e, so they agree with the eigenvectors' run bit for bit. */
 static int tql2(int n, double *V, double *d, double *e)
 {
 	for (int i = 1; i < n; i++)
@@ -146,7 +148,7 @@ static int tql2(int n, double *V, double *d, double *e)
 					c = p / r;
 					p = c * d[i] - s * g;
 					d[i + 1] = h + s * (c * g + s * d[i]);
-					for (int k = 0; k < n; k++) {
+					for (int k = 0; V && k < n; k++) {
 						h = v(k, i + 1);
 						v(k, i + 1) = s * v(k, i) + c * h;
 						v(k, i) = c * v(k, i) - s * h;
@@ -162,70 +164,6 @@ static int tql2(int n, double *V, double *d, double *e)
 	}
 	return 0;
 #undef v
-}
-
-/* tql2 without the eigenvectors: the same shifts and rotations on d and e,
- * so the eigenvalues agree with tql2's to rounding. */
-static int tql1(int n, double *d, double *e)
-{
-	for (int i = 1; i < n; i++)
-		e[i - 1] = e[i];
-	e[n - 1] = 0.0;
-	double f = 0.0, tst1 = 0.0;
-	const double eps = pow(2.0, -52.0);
-	for (int l = 0; l < n; l++) {
-		tst1 = fmax(tst1, fabs(d[l]) + fabs(e[l]));
-		int m = l;
-		while (m < n) {
-			if (fabs(e[m]) <= eps * tst1)
-				break;
-			m++;
-		}
-		if (m == n)
-			m = n - 1;
-		if (m > l) {
-			int iter = 0;
-			do {
-				if (++iter > 60)
-					return -1;
-				double g = d[l];
-				double p = (d[l + 1] - g) / (2.0 * e[l]);
-				double r = hypot(p, 1.0);
-				if (p < 0)
-					r = -r;
-				d[l] = e[l] / (p + r);
-				d[l + 1] = e[l] * (p + r);
-				double dl1 = d[l + 1];
-				double h = g - d[l];
-				for (int i = l + 2; i < n; i++)
-					d[i] -= h;
-				f += h;
-				p = d[m];
-				double c = 1.0, c2 = c, c3 = c;
-				double el1 = e[l + 1];
-				double s = 0.0, s2 = 0.0;
-				for (int i = m - 1; i >= l; i--) {
-					c3 = c2;
-					c2 = c;
-					s2 = s;
-					g = c * e[i];
-					h = c * p;
-					r = hypot(p, e[i]);
-					e[i + 1] = s * r;
-					s = e[i] / r;
-					c = p / r;
-					p = c * d[i] - s * g;
-					d[i + 1] = h + s * (c * g + s * d[i]);
-				}
-				p = -s * s2 * c3 * el1 * e[l] / dl1;
-				e[l] = s * p;
-				d[l] = c * p;
-			} while (fabs(e[l]) > eps * tst1);
-		}
-		d[l] = d[l] + f;
-		e[l] = 0.0;
-	}
-	return 0;
 }
 
 /* tred2's reduction to tridiagonal form (diagonal d, subdiagonal e[1..n-1])
@@ -307,7 +245,7 @@ int wzc_sym_eigenvalues(double *a, int n, double *w)
 	if (!e)
 		return -1;
 	tred1(n, a, w, e);
-	int rc = tql1(n, w, e);
+	int rc = tql2(n, NULL, w, e);
 	free(e);
 	if (!rc)
 		qsort(w, (size_t)n, sizeof *w, by_decreasing);
