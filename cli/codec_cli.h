@@ -4,6 +4,7 @@
 #define WZ_CODEC_CLI_H
 
 #include "codec/codec.h"
+#include "plots/table.h"
 #include "traces/cache_trace.h"
 
 #define CMD "codec"
@@ -18,6 +19,20 @@ int wz_codec_add_traces(int argc, char **argv, const char **traces, int *n);
 /* Reads traces, with progress on stderr; on failure frees what it read,
  * prints the error and returns the exit status. */
 int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces);
+/* The options measure and compare share: the windows, the profile, the
+ * formats, the bootstrap and the output. */
+typedef struct {
+	const char *paths[MAX_TRACES]; /* --trace */
+	int npaths;
+	const char *profile_path, *formats, *output;
+	long nboot, seed;
+	wzp_output how;
+} wz_codec_run_opts;
+void wz_codec_run_opts_default(wz_codec_run_opts *o);
+/* Takes getopt's value C if it is one of those options ('t' --trace, 'p'
+ * --profile, 'F' --formats, 'b' --boot, 's' --seed, 'f' --format, 'o'
+ * --output): returns 1 with *rc 0 or an exit status; 0 if C is another. */
+int wz_codec_run_option(int c, int argc, char **argv, wz_codec_run_opts *o, int *rc);
 /* `wzplan codec measure`. */
 int wz_codec_measure(int argc, char **argv);
 int wz_codec_compare(int argc, char **argv);

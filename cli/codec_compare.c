@@ -159,43 +159,22 @@ int wz_codec_compare(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *paths[MAX_TRACES], *profile_path = NULL, *formats = NULL, *against = NULL,
-				       *output = NULL;
-	int npaths = 0, c, rc;
-	long nboot = WZC_BOOT_DEFAULT, seed = 1;
-	wzp_output how = WZP_TEXT;
+	wz_codec_run_opts o;
+	wz_codec_run_opts_default(&o);
+	const char *against = NULL;
+	int c, rc;
 	wz_diag diag;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:p:F:A:b:s:f:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
+		if (wz_codec_run_option(c, argc, argv, &o, &rc)) {
+			if (rc)
 				return rc;
-			break;
-		case 'p':
-			profile_path = optarg;
-			break;
-		case 'F':
-			formats = optarg;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'A':
 			against = optarg;
-			break;
-		case 'b':
-			if ((rc = wz_cli_long(CMD, "--boot", optarg, 0, 100000, &nboot)))
-				return rc;
-			break;
-		case 's':
-			if ((rc = wz_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed)))
-				return rc;
-			break;
-		case 'f':
-			if (wzp_output_parse(optarg, &how, &diag))
-				return wz_cli_usage(CMD, "%s", diag.msg);
-			break;
-		case 'o':
-			output = optarg;
 			break;
 		case 'h':
 			help_compare();
@@ -208,11 +187,11 @@ int wz_codec_compare(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-	if (!npaths || !formats || !against)
+	if (!o.npaths || !o.formats || !against)
 		return wz_cli_usage(CMD, "compare needs --trace, --formats and --against");
 	/* Both lists in one array: the formats first, then the references. */
 	wzc_format fmts[MAX_FORMATS];
-	int na = parse_formats("--formats", formats, fmts, MAX_FORMATS / 2, &rc);
+	int na = parse_formats("--formats", o.formats, fmts, MAX_FORMATS / 2, &rc);
 	if (na < 0)
 		return rc;
 	int nb = parse_formats("--against", against, fmts + na, MAX_FORMATS / 2, &rc);
@@ -221,23 +200,23 @@ int wz_codec_compare(int argc, char **argv)
 	int need_profile = 0;
 	for (int i = 0; i < na + nb; i++)
 		need_profile |= fmts[i].id == WZC_FMT_WZ || fmts[i].id == WZC_FMT_WZX;
-	if (need_profile && !profile_path)
+	if (need_profile && !o.profile_path)
 		return wz_cli_usage(CMD, "wz formats need --profile");
 	wzc_profile *prof = NULL;
-	if (profile_path && wzc_profile_read(profile_path, &prof, &diag))
+	if (o.profile_path && wzc_profile_read(o.profile_path, &prof, &diag))
 		return wz_cli_fail(CMD, &diag);
-	wzt_cache_trace **traces = calloc((size_t)npaths, sizeof *traces);
+	wzt_cache_trace **traces = calloc((size_t)o.npaths, sizeof *traces);
 	if (!traces) {
 		wzc_profile_free(prof);
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_cli_fail(CMD, &diag);
 	}
-	rc = wz_codec_load_traces(paths, npaths, traces);
-	int wide = how == WZP_CSV || how == WZP_JSON;
+	rc = wz_codec_load_traces(o.paths, o.npaths, traces);
+	int wide = o.how == WZP_CSV || o.how == WZP_JSON;
 	wzp_table *t = rc ? NULL : compare_table(wide);
 	wz_err e = WZ_OK;
-	for (int i = 0; !rc && !e && i < npaths; i++) {
-		wzc_window w = wz_codec_window(traces[i], paths[i]);
+	for (int i = 0; !rc && !e && i < o.npaths; i++) {
+		wzc_window w = wz_codec_window(traces[i], o.paths[i]);
 		if (prof && (e = wzc_profile_check_window(prof, &w, &diag)))
 			break;
 		wzc_errors *errs[MAX_FORMATS] = { 0 };
@@ -248,7 +227,7 @@ int wz_codec_compare(int argc, char **argv)
 		for (int a = 0; !e && a < na; a++)
 			for (int b = na; b < na + nb; b++) {
 				wzc_pair_result r;
-				wzc_compare_errors(errs[a], errs[b], (int)nboot, (uint64_t)seed, &r);
+				wzc_compare_errors(errs[a], errs[b], (int)o.nboot, (uint64_t)o.seed, &r);
 				compare_row(t, wide, w.name, &fmts[a], &fmts[b], &r);
 			}
 		for (int f = 0; f < na + nb; f++)
@@ -258,16 +237,16 @@ int wz_codec_compare(int argc, char **argv)
 		rc = wz_cli_fail(CMD, &diag);
 	if (!rc) {
 		wz_buf out = { 0 };
-		if (!t || wzp_table_render(t, how, &out)) {
+		if (!t || wzp_table_render(t, o.how, &out)) {
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 			rc = wz_cli_fail(CMD, &diag);
 		} else {
-			rc = wz_cli_emit(CMD, output, wz_buf_str(&out));
+			rc = wz_cli_emit(CMD, o.output, wz_buf_str(&out));
 		}
 		wz_buf_free(&out);
 	}
 	wzp_table_free(t);
-	for (int i = 0; i < npaths; i++)
+	for (int i = 0; i < o.npaths; i++)
 		wzt_cache_trace_free(traces[i]);
 	free(traces);
 	wzc_profile_free(prof);

@@ -77,25 +77,20 @@ int wz_codec_measure(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *paths[MAX_TRACES], *profile_path = NULL, *formats = NULL, *output = NULL;
-	int npaths = 0, iso = 0, per_layer = 0, c, rc;
-	long nboot = WZC_BOOT_DEFAULT, seed = 1, threads = 0;
-	wzp_output how = WZP_TEXT;
+	wz_codec_run_opts o;
+	wz_codec_run_opts_default(&o);
+	int iso = 0, per_layer = 0, c, rc;
+	long threads = 0;
 	wz_diag diag;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:p:F:ilj:b:s:f:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
+		if (wz_codec_run_option(c, argc, argv, &o, &rc)) {
+			if (rc)
 				return rc;
-			break;
-		case 'p':
-			profile_path = optarg;
-			break;
-		case 'F':
-			formats = optarg;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'i':
 			iso = 1;
 			break;
@@ -105,21 +100,6 @@ int wz_codec_measure(int argc, char **argv)
 		case 'j':
 			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
 				return rc;
-			break;
-		case 'b':
-			if ((rc = wz_cli_long(CMD, "--boot", optarg, 0, 100000, &nboot)))
-				return rc;
-			break;
-		case 's':
-			if ((rc = wz_cli_long(CMD, "--seed", optarg, 0, 2147483647L, &seed)))
-				return rc;
-			break;
-		case 'f':
-			if (wzp_output_parse(optarg, &how, &diag))
-				return wz_cli_usage(CMD, "%s", diag.msg);
-			break;
-		case 'o':
-			output = optarg;
 			break;
 		case 'h':
 			help_measure();
@@ -132,14 +112,14 @@ int wz_codec_measure(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-	if (!npaths || !formats)
+	if (!o.npaths || !o.formats)
 		return wz_cli_usage(CMD, "measure needs --trace and --formats");
 	/* fp8-mix is every ratio's reference and int4-g64 the second iso
 	 * reference: measured even when not listed (not printed then). */
 	wzc_format fmts[MAX_FORMATS];
 	int shown[MAX_FORMATS] = { 0 }, nf = 0, need_profile = 0, has_fp8 = -1, has_int4 = -1;
 	char **items;
-	int nitems = wz_split_list(formats, &items);
+	int nitems = wz_split_list(o.formats, &items);
 	if (nitems <= 0)
 		return wz_cli_usage(CMD, "--formats: an empty list");
 	for (int i = 0; i < nitems; i++) {
@@ -169,31 +149,31 @@ int wz_codec_measure(int argc, char **argv)
 		wzc_format_parse("int4-g64", &fmts[nf], &diag);
 		has_int4 = nf++;
 	}
-	if ((need_profile || iso) && !profile_path)
+	if ((need_profile || iso) && !o.profile_path)
 		return wz_cli_usage(CMD, "wz formats and --iso need --profile");
 	wzc_profile *prof = NULL;
-	if (profile_path && wzc_profile_read(profile_path, &prof, &diag))
+	if (o.profile_path && wzc_profile_read(o.profile_path, &prof, &diag))
 		return wz_cli_fail(CMD, &diag);
-	wzt_cache_trace **traces = calloc((size_t)npaths, sizeof *traces);
-	wzc_window *windows = calloc((size_t)npaths, sizeof *windows);
+	wzt_cache_trace **traces = calloc((size_t)o.npaths, sizeof *traces);
+	wzc_window *windows = calloc((size_t)o.npaths, sizeof *windows);
 	/* Rows per window: the formats, then the sweep's rates. */
 	int per = nf + (iso ? WZC_ISO_N : 0);
-	wz_codec_measured *rows = calloc((size_t)npaths * per, sizeof *rows);
-	wz_codec_measured *shown_rows = calloc((size_t)npaths * per, sizeof *rows);
+	wz_codec_measured *rows = calloc((size_t)o.npaths * per, sizeof *rows);
+	wz_codec_measured *shown_rows = calloc((size_t)o.npaths * per, sizeof *rows);
 	wzc_run *run = NULL;
 	rc = !traces || !windows || !rows || !shown_rows;
 	if (rc) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail(CMD, &diag);
 	} else {
-		rc = wz_codec_load_traces(paths, npaths, traces);
+		rc = wz_codec_load_traces(o.paths, o.npaths, traces);
 	}
-	for (int i = 0; !rc && i < npaths; i++)
-		windows[i] = wz_codec_window(traces[i], paths[i]);
+	for (int i = 0; !rc && i < o.npaths; i++)
+		windows[i] = wz_codec_window(traces[i], o.paths[i]);
 	if (!rc) {
-		wzc_run_spec spec = { windows, npaths, fmts, nf, has_fp8, prof, iso, per_layer,
-				      threads > 0 ? (int)threads : wzc_cores(), (int)nboot,
-				      (uint64_t)seed, progress, NULL };
+		wzc_run_spec spec = { windows, o.npaths, fmts, nf, has_fp8, prof, iso, per_layer,
+				      threads > 0 ? (int)threads : wzc_cores(), (int)o.nboot,
+				      (uint64_t)o.seed, progress, NULL };
 		if (wzc_run_measure(&spec, &run, &diag))
 			rc = wz_cli_fail(CMD, &diag);
 	}
@@ -201,13 +181,13 @@ int wz_codec_measure(int argc, char **argv)
 	for (int k = 0; k < WZC_ISO_N; k++)
 		snprintf(iso_names[k], sizeof iso_names[k], "wz-%g", wzc_iso_rates[k]);
 	int nrows = 0, nshown = 0;
-	for (int i = 0; !rc && i < npaths; i++)
+	for (int i = 0; !rc && i < o.npaths; i++)
 		for (int f = 0; f < per; f++) {
 			int sweep = f >= nf;
 			wz_codec_measured *r = &rows[nrows++];
 			*r = (wz_codec_measured){
 				windows[i].name, windows[i].split,
-				sweep ? iso_names[f - nf] : fmts[f].name, paths[i], traces[i],
+				sweep ? iso_names[f - nf] : fmts[f].name, o.paths[i], traces[i],
 				sweep ? &run->sweep[(size_t)i * WZC_ISO_N + f - nf]
 				      : &run->cells[(size_t)i * nf + f],
 				&run->cells[(size_t)i * nf + has_fp8], sweep
@@ -217,24 +197,24 @@ int wz_codec_measure(int argc, char **argv)
 				shown_rows[nshown++] = *r;
 		}
 	if (!rc) {
-		int wide = how == WZP_CSV || how == WZP_JSON;
+		int wide = o.how == WZP_CSV || o.how == WZP_JSON;
 		wzp_table *t = wz_codec_measure_table(shown_rows, nshown, iso, per_layer, wide,
-						      (int)nboot, (uint64_t)seed);
+						      (int)o.nboot, (uint64_t)o.seed);
 		wz_buf out = { 0 };
-		if (!t || wzp_table_render(t, how, &out)) {
+		if (!t || wzp_table_render(t, o.how, &out)) {
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 			rc = wz_cli_fail(CMD, &diag);
 		} else {
-			rc = wz_cli_emit(CMD, output, wz_buf_str(&out));
+			rc = wz_cli_emit(CMD, o.output, wz_buf_str(&out));
 		}
 		wz_buf_free(&out);
 		wzp_table_free(t);
 	}
 	/* Into the archive (cli/codec_record.c): every row, listed or not. */
 	if (!rc)
-		rc = wz_codec_record(argc, argv, profile_path, seed, nboot, formats, rows, nrows);
+		rc = wz_codec_record(argc, argv, o.profile_path, o.seed, o.nboot, o.formats, rows, nrows);
 	wzc_run_free(run);
-	for (int i = 0; traces && i < npaths; i++)
+	for (int i = 0; traces && i < o.npaths; i++)
 		wzt_cache_trace_free(traces[i]);
 	free(traces);
 	free(windows);
