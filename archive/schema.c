@@ -70,7 +70,13 @@ _Static_assert(sizeof migrations / sizeof migrations[0] == WZA_SCHEMA_VERSION,
 
 wz_err wza_sqlite_err(sqlite3 *db, int rc, const char *path, const char *doing, wz_diag *diag)
 {
-	const char *detail = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+	return wza_sqlite_err_detail(rc, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc), path, doing,
+				     diag);
+}
+
+wz_err wza_sqlite_err_detail(int rc, const char *detail, const char *path, const char *doing,
+			     wz_diag *diag)
+{
 	switch (rc & 0xff) {
 	case SQLITE_READONLY:
 		return wz_diag_set(diag, WZ_ERR_IO,

@@ -11,6 +11,7 @@
 typedef struct {
 	wza_archive *a;
 	int rc;
+	char msg[256]; /* SQLite's message for the step that failed: later calls replace it */
 } writer;
 
 static sqlite3_stmt *prepare(writer *w, const char *sql)
@@ -44,6 +45,8 @@ static void step(writer *w, sqlite3_stmt *st)
 		return;
 	int rc = sqlite3_step(st);
 	w->rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+	if (w->rc != SQLITE_OK)
+		snprintf(w->msg, sizeof w->msg, "%s", sqlite3_errmsg(w->a->db));
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 }
@@ -176,13 +179,14 @@ wz_err wza_store(wza_archive *a, wza_run *run, wz_diag *diag)
 	wz_err err = wza_exec(a, "BEGIN IMMEDIATE", "store the run", diag);
 	if (err)
 		return err;
-	writer w = { a, SQLITE_OK };
+	writer w = { a, SQLITE_OK, "" };
 	sqlite3_int64 id = 0;
 	write_run(&w, run, &id);
 	if (w.rc == SQLITE_OK)
 		w.rc = sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL);
 	if (w.rc != SQLITE_OK) {
-		err = wza_sqlite_err(a->db, w.rc, a->path, "store the run", diag);
+		err = *w.msg ? wza_sqlite_err_detail(w.rc, w.msg, a->path, "store the run", diag)
+			     : wza_sqlite_err(a->db, w.rc, a->path, "store the run", diag);
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 		return err;
 	}
@@ -424,7 +428,7 @@ wz_err wza_store_many(wza_archive *a, wza_run *const *runs, int n, wz_diag *diag
 	wz_err err = wza_exec(a, "BEGIN IMMEDIATE", "store the runs", diag);
 	if (err)
 		return err;
-	writer w = { a, SQLITE_OK };
+	writer w = { a, SQLITE_OK, "" };
 	sqlite3_int64 *ids = calloc((size_t)(n > 0 ? n : 1), sizeof *ids);
 	if (!ids)
 		w.rc = SQLITE_NOMEM;
@@ -433,7 +437,8 @@ wz_err wza_store_many(wza_archive *a, wza_run *const *runs, int n, wz_diag *diag
 	if (w.rc == SQLITE_OK)
 		w.rc = sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL);
 	if (w.rc != SQLITE_OK) {
-		err = wza_sqlite_err(a->db, w.rc, a->path, "store the runs", diag);
+		err = *w.msg ? wza_sqlite_err_detail(w.rc, w.msg, a->path, "store the runs", diag)
+			     : wza_sqlite_err(a->db, w.rc, a->path, "store the runs", diag);
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 		free(ids);
 		return err;

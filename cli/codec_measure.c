@@ -131,6 +131,12 @@ int wz_codec_measure(int argc, char **argv)
 			wz_strlist_free(items, nitems);
 			return wz_cli_fail(CMD, &diag);
 		}
+		for (int j = 0; j < nf; j++)
+			if (!strcmp(fmts[j].name, fmts[nf].name)) {
+				rc = wz_cli_usage(CMD, "--formats: %s is listed twice", fmts[nf].name);
+				wz_strlist_free(items, nitems);
+				return rc;
+			}
 		need_profile |= fmts[nf].id == WZC_FMT_WZ || fmts[nf].id == WZC_FMT_WZX;
 		shown[nf++] = 1;
 	}

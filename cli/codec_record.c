@@ -129,8 +129,19 @@ static wzc_ci point(double v)
 	return ci;
 }
 
+/* Whether a measured (not sweep) row of r's window has r's format: then a
+ * sweep row at that rate leaves the bound, the same figure, to it. */
+static int measured_too(const wz_codec_measured *rows, int nrows, const wz_codec_measured *r)
+{
+	for (int i = 0; i < nrows; i++)
+		if (!rows[i].sweep && !strcmp(rows[i].window, r->window) &&
+		    !strcmp(rows[i].format, r->format))
+			return 1;
+	return 0;
+}
+
 static void record_row(wza_run *run, const wz_codec_measured *r, int nboot, uint64_t seed,
-		       const char *hash)
+		       const char *hash, int bound_elsewhere)
 {
 	static const char *const iso_names[2][3] = {
 		{ "iso_bits_nmse", "fewer_bits_nmse", "iso_censored_nmse" },
@@ -145,7 +156,8 @@ static void record_row(wza_run *run, const wz_codec_measured *r, int nboot, uint
 		put(run, r, "sweep_nmse", wzc_metric_ci(e, WZC_M_NMSE, nboot, seed), hash);
 		if (kl)
 			put(run, r, "sweep_kl", wzc_metric_ci(e, WZC_M_KL, nboot, seed), hash);
-		put(run, r, "nmse_bound", point(r->cell->bound_nmse), hash);
+		if (!bound_elsewhere)
+			put(run, r, "nmse_bound", point(r->cell->bound_nmse), hash);
 		return;
 	}
 	wzc_ci nmse = wzc_metric_ci(e, WZC_M_NMSE, nboot, seed);
@@ -254,7 +266,8 @@ int wz_codec_record(int argc, char **argv, const char *profile_path, long seed, 
 			record_window(run, r, hex);
 			last_path = r->path;
 		}
-		record_row(run, r, (int)nboot, (uint64_t)seed, *hex ? hex : NULL);
+		record_row(run, r, (int)nboot, (uint64_t)seed, *hex ? hex : NULL,
+			   r->sweep && measured_too(rows, nrows, r));
 	}
 	if (target.into) {
 		if (!run->failed)

@@ -159,4 +159,22 @@ for f in fake[:5]:
 sys.exit(1 if fake or not arch else 0)
 PY
 ok $? "without --iso the archive holds no iso figures (no 0 bits, no infinite savings)"
+# A listed wz rate that is also one of the sweep's: both rows archived (the
+# bound once, from the measured row), not a refused run.
+run $m --formats fp8-mix,wz-5.5 --iso --archive "$tmp/s.sqlite" --format csv
+expect_rc 0 "measure --iso with wz-5.5, a sweep rate, listed"
+run $WZPLAN archive export 1 --archive "$tmp/s.sqlite" --format json
+printf '%s' "$out" > "$tmp/s.json"
+python3 - "$tmp/s.json" <<'PY'
+import json, sys
+arch = json.load(open(sys.argv[1]))["codec_measurements"]
+got = {m["metric"] for m in arch if m["window"] == "mla-b-test-0" and m["format"] == "wz-5.5"}
+need = {"nmse", "kl", "sweep_nmse", "sweep_kl", "nmse_bound"}
+print("#", sorted(got))
+sys.exit(0 if need <= got else 1)
+PY
+ok $? "the listed rate has its measured figures and its sweep figures"
+run $m --formats wz-5.44,fp8-mix,wz-5.44
+expect_rc 2 "a format listed twice"
+contains "$err" "wz-5.44 is listed twice" "and the message names it"
 done_testing
