@@ -347,9 +347,15 @@ wz_err wzp_chart_script(const wzp_chart *c, wz_buf *data, wz_buf *script)
 	for (size_t i = 0; i < sizeof palette / sizeof palette[0]; i++)
 		wz_buf_printf(g, "set linetype %zu lc rgb '%s' lw 2 pt %zu ps 1.2\n", i + 1,
 			      palette[i], i + 5);
-	for (int i = 0; i < c->nseries; i++)
-		wz_buf_printf(g, "set style line %d lt %d\n", i + 1,
-			      i % (int)(sizeof palette / sizeof palette[0]) + 1);
+	/* Past the palette, the colours again with another dash and point, so
+	 * no two series look the same. */
+	const int npal = (int)(sizeof palette / sizeof palette[0]);
+	for (int i = 0; i < c->nseries; i++) {
+		wz_buf_printf(g, "set style line %d lt %d", i + 1, i % npal + 1);
+		if (i >= npal)
+			wz_buf_printf(g, " dt %d pt %d", i / npal + 1, i % npal + 1);
+		wz_buf_puts(g, "\n");
+	}
 	if (bars) {
 		wz_buf_printf(g, "set style data histograms\nset style histogram %s\n",
 			      c->kind == WZP_CHART_BARS ? "clustered gap 1" : "rowstacked");

@@ -92,6 +92,36 @@ static void test_lines_and_points(void)
 	has_str(g, "set logscale y", "log y axis");
 	wzp_chart_free(c);
 
+	/* More series than colours: every series still has its own style. */
+	c = wzp_chart_new(WZP_CHART_POINTS, "many", "Many series");
+	for (int i = 0; i < 12; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "s%d", i);
+		wzp_chart_series(c, name);
+	}
+	wzp_chart_row(c, "r", 1);
+	for (int i = 0; i < 12; i++)
+		wzp_chart_value(c, i, i + 1, NAN, NAN);
+	script_of(c, &data, &gp);
+	g = wz_buf_str(&gp);
+	int distinct = 1;
+	char seen[12][64];
+	for (int i = 0; i < 12; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "set style line %d ", i + 1);
+		const char *p = strstr(g, key);
+		const char *e = p ? strchr(p, '\n') : NULL;
+		if (!p || !e || e - p - strlen(key) >= sizeof seen[i]) {
+			distinct = 0;
+			break;
+		}
+		snprintf(seen[i], sizeof seen[i], "%.*s", (int)(e - p - strlen(key)), p + strlen(key));
+		for (int j = 0; j < i; j++)
+			distinct &= strcmp(seen[i], seen[j]) != 0;
+	}
+	ok(distinct, "12 series, 8 colours: 12 different styles (the 9th: %s)", seen[8]);
+	wzp_chart_free(c);
+
 	c = wzp_chart_new(WZP_CHART_STACKED, "memory", "Memory");
 	wzp_chart_series(c, "Weights");
 	wzp_chart_series(c, "Cache");
