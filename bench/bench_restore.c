@@ -281,8 +281,10 @@ static void rate(const char *key, double value, const char *unit, const char *wh
 }
 
 /* Decode throughput on one core against zstd -3 on fp8-mix's bytes of the
- * same tokens, and the restore's scaling over threads. */
-static int speed(const wzc_profile *prof, wzc_codec *codec)
+ * same tokens, and the restore's scaling over threads, on a profile of the
+ * layers measured (the one prepared layer repeated): a container covers
+ * every layer of its coder's profile. */
+static int speed(const wzc_profile *one, const wzc_format *fmt)
 {
 	wzt_cache_trace *tr = window("test", 3, SPEED_TOKENS);
 	if (!tr)
@@ -292,6 +294,10 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	int L = w.L, T = w.T, R = w.R, P = w.P;
 	wz_diag d;
 	wzc_wzx *x;
+	wzc_codec *codec = NULL;
+	wzc_profile *prof = repeat_profile(one, L);
+	if (!prof || wzc_codec_new(fmt, L, R, P, prof, &codec, &d))
+		return -1;
 	size_t B = wzc_codec_record_bytes(codec);
 	uint8_t *rec = malloc((size_t)L * T * B);
 	if (!rec || wzc_wzx_of_codec(codec, &x, &d))
@@ -506,7 +512,7 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 		printf("\nrestore of the whole container to the transformed domain, wall time, median of %d\n",
 		       SPEED_RUNS);
 		printf("%8s %10s %12s\n", "threads", "Mtok/s", "per thread");
-		double one = 0;
+		double one_thread = 0;
 		for (long th = 1; th <= ncores; th *= 2) {
 			double t[SPEED_RUNS];
 			for (int r = 0; r < SPEED_RUNS; r++) {
@@ -518,8 +524,8 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 			}
 			double m = bench_median(t, SPEED_RUNS);
 			if (th == 1)
-				one = tok / m;
-			printf("%8ld %10.3f %11.2fx\n", th, tok / m / 1e6, tok / m / one / th);
+				one_thread = tok / m;
+			printf("%8ld %10.3f %11.2fx\n", th, tok / m / 1e6, tok / m / one_thread / th);
 			if (th * 2 > ncores && th != ncores)
 				th = ncores / 2;
 		}
@@ -533,10 +539,22 @@ static int speed(const wzc_profile *prof, wzc_codec *codec)
 	free(yr);
 	free(rec);
 	wzc_wzx_free(x);
+	wzc_codec_free(codec);
+	wzc_profile_free(prof);
 	free(vl);
 	free(vr);
 	wzt_cache_trace_free(tr);
 	return 0;
+}
+
+/* The profile file, removed however the benchmark ends. */
+static char path[] = "bench-restore-XXXXXX";
+static int have_path;
+
+static void remove_profile(void)
+{
+	if (have_path)
+		unlink(path);
 }
 
 /* With an argument, the rates go to that file too (docs/restore.md). */
@@ -560,8 +578,9 @@ int main(int argc, char **argv)
 	const wzc_window *cp = &cw;
 	wzc_profile *one = NULL, *prof = NULL;
 	wz_diag d;
-	char path[] = "bench-restore-XXXXXX";
 	int fd = mkstemp(path);
+	have_path = fd >= 0;
+	atexit(remove_profile);
 	if (fd < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = repeat_profile(one, LAYERS)) ||
 	    wzc_profile_write(path, prof, &d)) {
 		fprintf(stderr, "bench_restore: %s\n", fd < 0 ? "no temporary file" : d.msg);
@@ -612,11 +631,12 @@ int main(int argc, char **argv)
 	printf("%-44s %10.1f\n", "every table computed afresh (reference)", 1e3 * bench_median(t[0], RUNS));
 	rate("setup_one_block_ms", 1e3 * bench_median(t[1], RUNS), "ms",
 	     "open the profile (layers: the header line) and a container, restore one block");
-	if (speed(prof, codec)) {
+	remove_profile();
+	have_path = 0;
+	if (speed(one, &fmt)) {
 		fprintf(stderr, "bench_restore: the throughput runs failed\n");
 		return 1;
 	}
-	unlink(path);
 	free(cont);
 	free(rec);
 	wzc_codec_free(codec);
