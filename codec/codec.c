@@ -7,6 +7,7 @@
 #include "codec/codec_internal.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
+#include "codec/wz_plan.h"
 #include "codec/wzx.h"
 
 static void plan_free(void *plan)
@@ -118,6 +119,10 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 	if (layer < 0 || layer >= c->L || n < 0)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "layer %d of %d, %d tokens", layer, c->L, n);
 	if (c->wz) {
+		const layer_plan *lp;
+		wz_err e = wzc_wz_plan_layer_get(c->wz, layer, &lp, diag);
+		if (e)
+			return e;
 		wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
 		return WZ_OK;
 	}

@@ -47,6 +47,10 @@ struct wzc_profile {
 	/* what is derived from the profile, built lazily (codec/profile_cache.h);
 	 * NULL computes everything afresh */
 	struct wzc_profile_cache *cache;
+	/* the file's bytes that the parts' arrays point into (a profile read
+	 * with wzc_profile_read on a little-endian host: no copy), or NULL when
+	 * each array is its own allocation */
+	void *backing;
 };
 
 typedef struct {

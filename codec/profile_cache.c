@@ -91,29 +91,42 @@ void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double
 		return;
 	}
 	pthread_mutex_lock(&p->cache->lock);
-	if (!pc->have_d) {
-		/* The fit that gives the distortions gives the small tables too;
-		 * keep them rather than fitting each again when a plan asks. */
-		float *tables[WZC_NSET] = { NULL };
-		for (int j = 0; j < WZC_NSET; j++) {
-			uint32_t N = wzc_level_count(j);
-			if (N <= WZC_LLOYD_MAX && !pc->tab[j])
-				tables[j] = pc->tab[j] = malloc(sizeof(float) * 2 * N);
-		}
-		if (wzc_levels_fit_all(hist_of(p, l, part), p->version, pc->d, tables) == 0) {
-			pc->have_d = 1;
-		} else {
-			wzc_levels_distortion(hist_of(p, l, part), p->version, pc->d);
-			pc->have_d = 1;
-			for (int j = 0; j < WZC_NSET; j++)
-				if (tables[j]) {
-					free(pc->tab[j]);
-					pc->tab[j] = NULL;
-				}
-		}
+	int have = pc->have_d;
+	if (have)
+		memcpy(d, pc->d, sizeof pc->d);
+	pthread_mutex_unlock(&p->cache->lock);
+	if (have)
+		return;
+	/* Fitted outside the lock, so that threads planning different layers
+	 * fit at once; the fit that gives the distortions gives the small
+	 * tables too: keep them rather than fitting each again when a plan
+	 * asks. */
+	double dd[WZC_NSET];
+	float *tables[WZC_NSET] = { NULL };
+	int ok = 1;
+	for (int j = 0; j < WZC_NSET; j++) {
+		uint32_t N = wzc_level_count(j);
+		if (N <= WZC_LLOYD_MAX && !(tables[j] = malloc(sizeof(float) * 2 * N)))
+			ok = 0;
+	}
+	if (!ok || wzc_levels_fit_all(hist_of(p, l, part), p->version, dd, tables) != 0) {
+		wzc_levels_distortion(hist_of(p, l, part), p->version, dd);
+		ok = 0;
+	}
+	pthread_mutex_lock(&p->cache->lock);
+	if (!pc->have_d) { /* else another thread got there first: the same values */
+		memcpy(pc->d, dd, sizeof dd);
+		pc->have_d = 1;
+		for (int j = 0; ok && j < WZC_NSET; j++)
+			if (tables[j] && !pc->tab[j]) {
+				pc->tab[j] = tables[j];
+				tables[j] = NULL;
+			}
 	}
 	memcpy(d, pc->d, sizeof pc->d);
 	pthread_mutex_unlock(&p->cache->lock);
+	for (int j = 0; j < WZC_NSET; j++)
+		free(tables[j]);
 }
 
 void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, float *levels,
@@ -123,10 +136,22 @@ void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, floa
 	uint32_t N = wzc_level_count(j);
 	if (pc) {
 		pthread_mutex_lock(&p->cache->lock);
-		if (!pc->tab[j] && (pc->tab[j] = malloc(sizeof(float) * 2 * N)))
-			wzc_levels_table(hist_of(p, l, part), p->version, j, pc->tab[j], pc->tab[j] + N);
 		const float *t = pc->tab[j];
 		pthread_mutex_unlock(&p->cache->lock);
+		if (!t) { /* fitted outside the lock, kept unless another thread was first */
+			float *mine = malloc(sizeof(float) * 2 * N);
+			if (mine) {
+				wzc_levels_table(hist_of(p, l, part), p->version, j, mine, mine + N);
+				pthread_mutex_lock(&p->cache->lock);
+				if (!pc->tab[j]) {
+					pc->tab[j] = mine;
+					mine = NULL;
+				}
+				t = pc->tab[j];
+				pthread_mutex_unlock(&p->cache->lock);
+				free(mine);
+			}
+		}
 		if (t) {
 			memcpy(levels, t, sizeof(float) * N);
 			memcpy(thresholds, t + N, sizeof(float) * (N - 1));

@@ -73,7 +73,11 @@ void wzc_wz_plan_free(wzc_wz_plan *plan)
 		return;
 	for (int l = 0; plan->layers && l < plan->L; l++)
 		free_layer(&plan->layers[l]);
+	for (int l = 0; plan->lock && l < plan->L; l++)
+		pthread_mutex_destroy(&plan->lock[l]);
 	free(plan->layers);
+	free(plan->ready);
+	free(plan->lock);
 	free(plan);
 }
 
@@ -557,22 +561,60 @@ wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_by
 				   record_bytes);
 	}
 	plan->layers = calloc((size_t)pr->L, sizeof *plan->layers);
-	if (!plan->layers) {
+	plan->ready = calloc((size_t)pr->L, sizeof *plan->ready);
+	plan->lock = malloc(sizeof *plan->lock * (size_t)pr->L);
+	if (!plan->layers || !plan->ready || !plan->lock) {
+		free(plan->layers);
+		free(plan->ready);
+		free(plan->lock);
 		free(plan);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
+	for (int l = 0; l < pr->L; l++)
+		pthread_mutex_init(&plan->lock[l], NULL);
 	for (int c = 0; c < 256; c++)
 		plan->scale_mult[0][c] = wzc_scale_mult((uint8_t)c);
 	memcpy(plan->scale_mult[1], plan->scale_mult[0], sizeof plan->scale_mult[0]);
-	for (int l = 0; l < pr->L; l++) {
-		wz_err e = plan_layer(pr, l, (int)bits, &plan->layers[l], diag);
-		if (e) {
-			wzc_wz_plan_free(plan);
-			return e;
-		}
-	}
+	/* the layers are planned when first used (wzc_wz_plan_layer) */
 	*out = plan;
 	return WZ_OK;
+}
+
+wz_err wzc_wz_plan_layer_get(const wzc_wz_plan *cplan, int l, const layer_plan **out,
+			     wz_diag *diag)
+{
+	wzc_wz_plan *plan = (wzc_wz_plan *)cplan; /* planning fills a cache, not the plan's meaning */
+	*out = NULL;
+	if (l < 0 || l >= plan->L)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d of %d", l, plan->L);
+	layer_plan *lp = &plan->layers[l];
+	if (__atomic_load_n(&plan->ready[l], __ATOMIC_ACQUIRE)) {
+		*out = lp;
+		return WZ_OK;
+	}
+	wz_err e = WZ_OK;
+	pthread_mutex_lock(&plan->lock[l]);
+	if (!plan->ready[l]) {
+		long bits = (long)plan->record_bytes * 8 - 8 * plan->scale_bytes;
+		e = plan_layer(plan->profile, l, (int)bits, lp, diag);
+		if (e) { /* out of memory: leave it unplanned for a later try */
+			free_layer(lp);
+			memset(lp, 0, sizeof *lp);
+		} else {
+			__atomic_store_n(&plan->ready[l], 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&plan->lock[l]);
+	if (!e)
+		*out = lp;
+	return e;
+}
+
+const layer_plan *wzc_wz_plan_layer(const wzc_wz_plan *plan, int l)
+{
+	const layer_plan *lp;
+	wz_diag d;
+	return wzc_wz_plan_layer_get(plan, l, &lp, &d) ? NULL : lp;
 }
 
 static uint64_t get_bits(const uint8_t *rec, size_t nrec, int off, int k)
@@ -655,7 +697,11 @@ static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /*
 void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			     const float *rope, uint8_t *records, size_t record_bytes)
 {
-	const layer_plan *lp = &plan->layers[layer];
+	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
+	if (!lp) {
+		memset(records, 0, record_bytes * (size_t)n); /* out of memory, as below */
+		return;
+	}
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P, width[2] = { R, P };
@@ -779,11 +825,16 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
 			  float *rope, int transformed)
 {
-	const layer_plan *lp = &plan->layers[layer];
+	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P;
 	float s[2];
+	if (!lp) { /* out of memory: nothing to decode with */
+		memset(latent, 0, sizeof(float) * (size_t)R);
+		memset(rope, 0, sizeof(float) * (size_t)P);
+		return;
+	}
 	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
 	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
 	float ybuf[1024];

@@ -192,7 +192,11 @@ static inline void store64(uint8_t *p, uint64_t v)
 void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			 const float *rope, uint8_t *records, size_t record_bytes)
 {
-	const layer_plan *lp = &plan->layers[layer];
+	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
+	if (!lp) {
+		memset(records, 0, record_bytes * (size_t)n); /* out of memory: see the reference */
+		return;
+	}
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P, width[2] = { R, P };

@@ -29,7 +29,10 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 	if (!codec->wz || layer < 0 || layer >= codec->L)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "flatten: not a wz codec, or no layer %d", layer);
 	const wzc_wz_plan *plan = codec->wz;
-	const layer_plan *lp = &plan->layers[layer];
+	const layer_plan *lp;
+	wz_err err = wzc_wz_plan_layer_get(plan, layer, &lp, diag);
+	if (err)
+		return err;
 	const wzc_profile *pr = plan->profile;
 	int ng = lp->ngroups, ne = lp->gstart[ng], no = lp->nones, nv = plan->R + plan->P;
 	size_t sizes[][2] = { { (size_t)ng, 4 }, { (size_t)ng + 1, 4 }, { (size_t)ne, 4 },

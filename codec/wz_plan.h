@@ -3,6 +3,7 @@
 #ifndef WZC_WZ_PLAN_H
 #define WZC_WZ_PLAN_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,8 +74,21 @@ struct wzc_wz_plan {
 	int scale_bytes;
 	size_t record_bytes;
 	float scale_mult[2][256]; /* per part: the decoded scale of each code, times scale_ref */
+	/* Planned a layer at a time on first use (wzc_wz_plan_layer): opening
+	 * a 61-layer profile to restore one block of one layer used to plan
+	 * all 61 (about 6 ms each, perf on the restore's set-up). */
 	layer_plan *layers;
+	int *ready;               /* [L] 1 once layers[l] is planned (atomic) */
+	pthread_mutex_t *lock;    /* [L] guards planning layer l */
 };
+
+/* Layer l of the plan, planned on first use by whichever thread gets
+ * there first (the others wait): the same plan whatever the order layers
+ * are asked for.  NULL when out of memory; wzc_wz_plan_layer_get says so
+ * in diag. */
+const layer_plan *wzc_wz_plan_layer(const wzc_wz_plan *plan, int l);
+wz_err wzc_wz_plan_layer_get(const wzc_wz_plan *plan, int l, const layer_plan **out /* OUT */,
+			     wz_diag *diag);
 
 /* k <= 64 bits of val at bit offset off of rec, LSB first. */
 static inline void wzc_put_bits(uint8_t *rec, int off, int k, uint64_t val)

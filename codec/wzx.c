@@ -26,8 +26,13 @@ uint64_t wzc_wzx_profile_hash(const wzc_wzx *x) { return x->profile_hash; }
 const char *wzc_wzx_model(const wzc_wzx *x) { return x->profile->model; }
 size_t wzc_wzx_record_bytes(const wzc_wzx *x) { return x->B; }
 const wzc_codec *wzc_wzx_codec(const wzc_wzx *x) { return x->codec; }
-double wzc_wzx_expected_bits(const wzc_wzx *x) { return x->expected_bits; }
-int wzc_wzx_layer_type3(const wzc_wzx *x, int layer) { return x->layers[layer].type3; }
+int wzc_wzx_layer_type3(const wzc_wzx *x, int layer)
+{
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	return ly ? ly->type3 : 0;
+}
+
+static void drop_layer(wzx_layer *ly);
 
 void wzc_wzx_free(wzc_wzx *x)
 {
@@ -35,23 +40,15 @@ void wzc_wzx_free(wzc_wzx *x)
 		return;
 	for (int l = 0; x->layers && l < x->L; l++) {
 		wzx_layer *ly = &x->layers[l];
-		wzc_wz_flat_free(ly->flat);
-		free(ly->etab);
-		for (int p = 0; p < 2; p++)
-			for (int j = 0; j < WZC_NSET; j++) {
-				free(ly->cum[p][j]);
-				free(ly->hint[p][j]);
-				free(ly->cum12[p][j]);
-			}
-		for (int k = 0; k < ly->nuni12; k++)
-			free(ly->uni12[k]);
-		free(ly->uni12);
-		free(ly->ecum12);
-		free(ly->ecount12);
 		wzc_wzx_fast12_free_layer(ly);
 		wzc_wzx_transform_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
+		drop_layer(ly);
 	}
+	for (int l = 0; x->lock && l < x->L; l++)
+		pthread_mutex_destroy(&x->lock[l]);
+	free(x->ready);
+	free(x->lock);
 	wzc_wzx_fast_free(x);
 	free(x->layers);
 	wzc_codec_free(x->owned);
@@ -262,24 +259,95 @@ static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_
 	if (!e && need_hash)
 		e = wzc_profile_hash(x->profile, &x->profile_hash, diag);
 	x->layers = e ? NULL : calloc((size_t)x->L, sizeof *x->layers);
-	if (!e && !x->layers)
+	x->ready = e ? NULL : calloc((size_t)x->L, sizeof *x->ready);
+	x->lock = e ? NULL : malloc(sizeof *x->lock * (size_t)x->L);
+	if (!e && (!x->layers || !x->ready || !x->lock)) {
+		free(x->lock);
+		x->lock = NULL;
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	double bits = 0;
-	for (int l = 0; !e && l < x->L; l++) {
-		e = build_layer(x, l, diag);
-		if (!e) /* the tables of the type the layer is written with */
-			bits += x->layers[l].type3 ? x->layers[l].bits12 : x->layers[l].bits;
 	}
+	for (int l = 0; !e && l < x->L; l++)
+		pthread_mutex_init(&x->lock[l], NULL);
 	if (e) {
 		wzc_wzx_free(x);
 		return e;
 	}
+	/* the layers' tables are built when first used (wzc_wzx_layer_at) */
+	*out = x;
+	return WZ_OK;
+}
+
+/* A layer's tables freed (the fast decoders' apart), and the layer
+ * zeroed: what a failed build leaves for a later try. */
+static void drop_layer(wzx_layer *ly)
+{
+	wzc_wz_flat_free(ly->flat);
+	free(ly->etab);
+	for (int p = 0; p < 2; p++)
+		for (int j = 0; j < WZC_NSET; j++) {
+			free(ly->cum[p][j]);
+			free(ly->hint[p][j]);
+			free(ly->cum12[p][j]);
+		}
+	for (int k = 0; k < ly->nuni12; k++)
+		free(ly->uni12[k]);
+	free(ly->uni12);
+	free(ly->ecum12);
+	free(ly->ecount12);
+	memset(ly, 0, sizeof *ly);
+}
+
+wz_err wzc_wzx_layer_ready(const wzc_wzx *cx, int l, wz_diag *diag)
+{
+	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
+	if (l < 0 || l >= x->L)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d of %d", l, x->L);
+	if (__atomic_load_n(&x->ready[l], __ATOMIC_ACQUIRE))
+		return WZ_OK;
+	wz_err e = WZ_OK;
+	pthread_mutex_lock(&x->lock[l]);
+	if (!x->ready[l]) {
+		e = build_layer(x, l, diag);
+		if (e)
+			drop_layer(&x->layers[l]); /* for a later try */
+		else
+			__atomic_store_n(&x->ready[l], 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&x->lock[l]);
+	return e;
+}
+
+wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l)
+{
+	wz_diag d;
+	return wzc_wzx_layer_ready(x, l, &d) ? NULL : &x->layers[l];
+}
+
+/* Every layer built; the estimate below needs them all. */
+static wz_err build_all(const wzc_wzx *x, wz_diag *diag)
+{
+	for (int l = 0; l < x->L; l++) {
+		wz_err e = wzc_wzx_layer_ready(x, l, diag);
+		if (e)
+			return e;
+	}
+	return WZ_OK;
+}
+
+double wzc_wzx_expected_bits(const wzc_wzx *x)
+{
+	double bits = 0;
+	for (int l = 0; l < x->L; l++) {
+		const wzx_layer *ly = wzc_wzx_layer_at(x, l);
+		if (!ly)
+			return NAN;
+		/* the tables of the type the layer is written with */
+		bits += ly->type3 ? ly->bits12 : ly->bits;
+	}
 	/* per token: symbols, plus the block and index overhead shared by 64 */
 	double per_token = bits / x->L + 8.0 * (WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_INDEX_ENTRY) /
 						 WZC_WZX_BLOCK_TOKENS;
-	x->expected_bits = per_token / (x->R + x->P);
-	*out = x;
-	return WZ_OK;
+	return per_token / (x->R + x->P);
 }
 
 wz_err wzc_wzx_of_codec(const wzc_codec *codec, wzc_wzx **out, wz_diag *diag)
@@ -331,6 +399,8 @@ wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_byte
 		long mid = ok + (bad - ok) / 2;
 		wzc_wzx *x;
 		wz_err e = new_coder(p, (size_t)mid, 0, &x, diag);
+		if (!e && (e = build_all(x, diag)))
+			wzc_wzx_free(x);
 		if (e)
 			return e;
 		if (wzc_wzx_expected_bits(x) <= bits)
@@ -364,7 +434,9 @@ static uint32_t *block_symbols(const wzc_wzx *x, const wzx_layer *ly, int n, con
 size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
 			    uint8_t *out, size_t cap)
 {
-	const wzx_layer *ly = &x->layers[layer];
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return 0;
 	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
 	size_t room = (size_t)n * x->B + 4 * (size_t)K + 2;
 	uint32_t *sym = block_symbols(x, ly, n, records);
@@ -391,7 +463,9 @@ size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uin
 size_t wzc_wzx_encode_lanes12(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
 			      uint8_t *out, size_t cap)
 {
-	const wzx_layer *ly = &x->layers[layer];
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return 0;
 	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
 	if (!ly->type3 || K < 1 || K > WZC_LANES_MAX)
 		return 0;
@@ -420,7 +494,9 @@ size_t wzc_wzx_encode_lanes12(const wzc_wzx *x, int layer, int K, int n, const u
 size_t wzc_wzx_encode_rans1(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			    uint8_t *out, size_t cap)
 {
-	const wzx_layer *ly = &x->layers[layer];
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return 0;
 	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
 	size_t room = (size_t)n * x->B + 8;
 	uint32_t *sym = block_symbols(x, ly, n, records);
@@ -450,7 +526,7 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 	size_t raw = (size_t)n * x->B;
 	/* interleaved 12-bit rANS where the layer's counts allow it, else
 	 * 16-bit; either unless it is not smaller than the records */
-	int type3 = x->layers[layer].type3;
+	int type3 = wzc_wzx_layer_type3(x, layer);
 	size_t got = type3 ? wzc_wzx_encode_lanes12(x, layer, WZC_LANES, n, records, out, cap)
 			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {
@@ -465,7 +541,9 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			 size_t size, uint8_t *records)
 {
-	const wzx_layer *ly = &x->layers[layer];
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return -1;
 	const wzc_wz_flat *f = ly->flat;
 	int ne = f->nentries, sb = x->scale_bytes;
 	uint32_t *dig = malloc(sizeof *dig * ((size_t)ne + 1));

@@ -37,7 +37,9 @@ size_t wzc_wzx_record_bytes(const wzc_wzx *x);
  * the records it restores. */
 const wzc_codec *wzc_wzx_codec(const wzc_wzx *x);
 /* Expected coded bits/value under the static tables, block overhead included
- * (the estimate that chooses the grid; reports use written bytes). */
+ * (the estimate that chooses the grid; reports use written bytes).  A
+ * coder builds each layer's tables when the layer is first used; this
+ * builds them all (NaN when out of memory). */
 double wzc_wzx_expected_bits(const wzc_wzx *x);
 
 /* The grid for wzx-<bits>: the largest wz record size whose expected coded

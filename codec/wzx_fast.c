@@ -141,7 +141,9 @@ static int build_layer(wzc_wzx *x, wzx_layer *ly)
 static const wzc_wzx_direct *layer_tables(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
-	wzx_layer *ly = &x->layers[layer];
+	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return NULL;
 	if (__atomic_load_n(&ly->fast_ready, __ATOMIC_ACQUIRE))
 		return ly->pos;
 	pthread_mutex_lock(x->fast_lock);
@@ -154,7 +156,9 @@ static const wzc_wzx_direct *layer_tables(const wzc_wzx *cx, int layer)
 int wzc_wzx_decode_lanes_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
 			     size_t size, uint16_t *sym)
 {
-	const wzx_layer *ly = &x->layers[layer];
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return -1;
 	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
 	wzc_lanes_dec dec;
 	wzc_lanes_dec_init(&dec, K, payload, size);
@@ -258,7 +262,7 @@ int wzc_wzx_decode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_
 	const wzc_wzx_direct *pos = layer_tables(x, layer);
 	if (!pos)
 		return wzc_wzx_decode_lanes_ref(x, layer, K, n, payload, size, sym);
-	int S = x->layers[layer].nsym;
+	int S = x->layers[layer].nsym; /* built by layer_tables */
 	long N = (long)n * S;
 	switch (K) {
 	case 4: return lanes4(pos, S, N, payload, size, sym);
@@ -271,13 +275,17 @@ int wzc_wzx_decode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_
 
 int wzc_wzx_block_symbols(const wzc_wzx *x, int layer)
 {
-	return x->scale_bytes + x->layers[layer].flat->nentries;
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	return ly ? x->scale_bytes + ly->flat->nentries : 0;
 }
 
 void wzc_wzx_symbols_records(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
 			     uint8_t *records)
 {
-	const wzc_wz_flat *f = x->layers[layer].flat;
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return; /* out of memory: no symbol was decoded for it either */
+	const wzc_wz_flat *f = ly->flat;
 	int sb = x->scale_bytes, S = sb + f->nentries;
 	uint32_t dig[1024], *d = f->nentries <= 1024 ? dig : malloc(sizeof *d * (size_t)f->nentries);
 	if (!d) {

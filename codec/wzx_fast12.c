@@ -125,7 +125,9 @@ fail:
 static const fast12 *layer_tables(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
-	wzx_layer *ly = &x->layers[layer];
+	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return NULL;
 	if (__atomic_load_n(&ly->fast12_ready, __ATOMIC_ACQUIRE))
 		return ly->fast12;
 	if (!ly->type3)
@@ -140,8 +142,8 @@ static const fast12 *layer_tables(const wzc_wzx *cx, int layer)
 int wzc_wzx_decode_lanes12_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
 			       size_t size, uint16_t *sym)
 {
-	const wzx_layer *ly = &x->layers[layer];
-	if (!ly->type3)
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly || !ly->type3)
 		return -1;
 	int S = x->scale_bytes + ly->flat->nentries;
 	wzc_lanes_dec dec;

@@ -424,6 +424,10 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	if (b[13] == WZC_WZX_RAW && pay != (size_t)n * B)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: raw payload of %zu bytes", r->origin,
 				   what, pay);
+	/* the layer's tables, built on its first block */
+	wz_err err = wzc_wzx_layer_ready(x, layer, diag);
+	if (err)
+		return err;
 	if (type == WZC_WZX_LANES12 && !wzc_wzx_layer_type3(x, layer))
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",

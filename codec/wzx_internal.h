@@ -59,13 +59,22 @@ struct wzc_wzx {
 	uint64_t profile_hash;
 	wzc_rans_table scale_tab;
 	wzx_layer *layers;
-	double expected_bits;
+	/* each layer's tables are built on first use (wzc_wzx_layer_at): a
+	 * restore of one block builds one layer's */
+	int *ready;                        /* [L] 1 once layers[l] is built (atomic) */
+	pthread_mutex_t *lock;             /* [L] guards building layer l */
 	/* direct tables shared by every layer: scale codes and anchor flags */
 	uint16_t *dir_scale, *dir_flag;
 	uint32_t cum_scale[257], cum_flag[3];
 	uint32_t cum12_scale[257], cum12_flag[3]; /* the same in 12-bit (type 3) */
 	pthread_mutex_t *fast_lock;        /* guards building them */
 };
+
+/* Layer l's tables, built on first use by whichever thread gets there
+ * first (the others wait); NULL when out of memory.  wzc_wzx_layer_ready
+ * builds it and says why not in diag. */
+wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l);
+wz_err wzc_wzx_layer_ready(const wzc_wzx *x, int l, wz_diag *diag);
 
 /* The fast decoder's tables (codec/wzx_fast.c). */
 void wzc_wzx_fast_free_layer(wzx_layer *ly);

@@ -101,7 +101,9 @@ fail:
 static const trans_table *layer_table(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the table is a cache, not the coder's state */
-	wzx_layer *ly = &x->layers[layer];
+	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return NULL;
 	int ready = __atomic_load_n(&ly->trans_ready, __ATOMIC_ACQUIRE);
 	if (ready)
 		return ready > 0 ? ly->trans : NULL;
@@ -223,7 +225,10 @@ int wzc_wzx_transform_have(wzc_transform_path path)
 void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path path, int n,
 			       const uint16_t *sym, float *rows, size_t stride)
 {
-	const wzc_wz_flat *f = x->layers[layer].flat;
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return; /* out of memory: no symbol was decoded for it either */
+	const wzc_wz_flat *f = ly->flat;
 	const trans_table *t = path == WZC_TRANSFORM_REF ? NULL : layer_table(x, layer);
 	int S = x->scale_bytes + f->nentries, R = f->R, P = f->P;
 	if (path == WZC_TRANSFORM_BEST)
@@ -262,7 +267,10 @@ void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sy
 void wzc_wzx_symbols_transformed(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
 				 float *y_latent, float *y_rope)
 {
-	int R = x->layers[layer].flat->R, P = x->layers[layer].flat->P;
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return; /* out of memory: no symbol was decoded for it either */
+	int R = ly->flat->R, P = ly->flat->P;
 	float rows[8 * 1024];
 	if (R + P > 1024) { /* not a cache shape this project meets; the slow way */
 		for (int k = 0; k < n; k++) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -61,6 +62,64 @@ wz_err wz_read_file(const char *path, size_t max_bytes, char **data, size_t *siz
 	buf[len] = '\0';
 	*data = buf;
 	*size = len;
+	return WZ_OK;
+}
+
+/* Huge pages pay for a buffer of several of them. */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data, size_t *size,
+			  wz_diag *diag)
+{
+	*data = NULL;
+	*size = 0;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
+				   "%s: cannot open: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		char *buf;
+		wz_err e = wz_read_file(path, max_bytes, &buf, size, diag);
+		*data = buf;
+		return e;
+	}
+	size_t n = (size_t)st.st_size;
+	if (n > max_bytes) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: larger than the %zu bytes allowed", path,
+				   max_bytes);
+	}
+	int huge = n >= 4 * HUGE_PAGE;
+	size_t cap = huge ? (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE : n + 1;
+	void *buf = NULL;
+	if (posix_memalign(&buf, huge ? HUGE_PAGE : 64, cap)) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	}
+#ifdef MADV_HUGEPAGE
+	if (huge)
+		(void)madvise(buf, cap, MADV_HUGEPAGE); /* a hint: without it, small pages */
+#endif
+	size_t len = 0;
+	while (len < n) {
+		ssize_t got = read(fd, (char *)buf + len, n - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			int err = got < 0 ? errno : 0;
+			close(fd);
+			free(buf);
+			return got < 0 ? wz_diag_set(diag, WZ_ERR_IO, "%s: read error: %s", path, strerror(err))
+				       : wz_diag_set(diag, WZ_ERR_IO, "%s: %zu bytes, then the file ended (it shrank while read)",
+						     path, len);
+		}
+		len += (size_t)got;
+	}
+	close(fd);
+	*data = buf;
+	*size = n;
 	return WZ_OK;
 }
 

@@ -154,7 +154,7 @@ static void test_outliers(const wzc_profile *prof, wzt_cache_trace *test, double
 		printf("#   %s\n", d.msg);
 		return;
 	}
-	const layer_plan *lp = &c->wz->layers[0];
+	const layer_plan *lp = wzc_wz_plan_layer(c->wz, 0);
 	const wzc_part_profile *pp = &prof->latent[0];
 	/* the coded latent component of least sigma with a companded table */
 	int k = -1;

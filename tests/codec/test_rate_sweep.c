@@ -135,7 +135,7 @@ static void versions(wzc_profile *prof, const char *fname, size_t lo, size_t hi)
 			prof->version = v ? 3 : 2;
 			wzc_wz_plan *pl = NULL;
 			wz_diag d;
-			dist[v] = wzc_wz_plan_new(prof, 0, B, &pl, &d) ? NAN : pl->layers[0].distortion;
+			dist[v] = wzc_wz_plan_new(prof, 0, B, &pl, &d) ? NAN : wzc_wz_plan_layer(pl, 0)->distortion;
 			wzc_wz_plan_free(pl);
 		}
 		n++;
@@ -199,7 +199,7 @@ static void sweep(const sweep_spec *sp)
 		planned++;
 		int avail = (int)B * 8 - 8 * c->wz->scale_bytes;
 		for (int l = 0; l < LAYERS; l++) {
-			const layer_plan *lp = &c->wz->layers[l];
+			const layer_plan *lp = wzc_wz_plan_layer(c->wz, l);
 			/* the groups hold the coded components and the two flags */
 			int coded = lp->gstart[lp->ngroups] - 2;
 			double energy = 0, sum = 0;

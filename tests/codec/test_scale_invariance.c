@@ -90,7 +90,7 @@ static int run(double c, outcome *o)
 			good = 0;
 		} else {
 			o->ratio[r] = wzc_ratio_ci(e, ref, WZC_M_KL, WZC_BOOT_DEFAULT, 1);
-			const layer_plan *lp = &cw2->wz->layers[0];
+			const layer_plan *lp = wzc_wz_plan_layer(cw2->wz, 0);
 			o->n = lp->n;
 			o->nlev[r] = malloc(sizeof(uint32_t) * (size_t)lp->n);
 			if (o->nlev[r])

@@ -387,7 +387,7 @@ static void test_records(wzt_family family, const char *name)
 		free(lat);
 		free(rope);
 		/* the batch quantizer on the plan's own grids, edges included */
-		const wzc_qbatch *qb = &c->wz->layers[0].qb;
+		const wzc_qbatch *qb = &wzc_wz_plan_layer(c->wz, 0)->qb;
 		float *z = malloc(sizeof(float) * (qb->n + 1));
 		uint32_t *d1 = malloc(sizeof(uint32_t) * (qb->n + 1)), *d2 = malloc(sizeof(uint32_t) * (qb->n + 1));
 		int qsame = 1;

@@ -1,0 +1,249 @@
+/* Tests of opening a profile and a coder cheaply: a profile read from its
+ * file (its arrays views of the file's bytes) equals the one parsed from
+ * a copy of the bytes, value for value, and a damaged file is refused
+ * naming what is wrong; plans and wzx coders built a layer at a time on
+ * first use give the same records and containers whatever order the
+ * layers are asked for, and a one-block restore builds one layer. */
+#include "tests/tap.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codec/codec.h"
+#include "codec/codec_internal.h"
+#include "codec/profile.h"
+#include "codec/wz_plan.h"
+#include "codec/wzx.h"
+#include "codec/wzx_internal.h"
+#include "common/wz_io.h"
+#include "tests/codec/window.h"
+
+static int same_floats(const float *a, const float *b, size_t n)
+{
+	return memcmp(a, b, sizeof(float) * n) == 0;
+}
+
+static int same_part(const wzc_part_profile *a, const wzc_part_profile *b)
+{
+	size_t n = (size_t)a->n;
+	return a->n == b->n && a->scale_ref == b->scale_ref && same_floats(a->mean, b->mean, n) &&
+	       same_floats(a->basis, b->basis, n * n) && same_floats(a->var, b->var, n) &&
+	       same_floats(a->sigma, b->sigma, n) && same_floats(a->weight, b->weight, n) &&
+	       same_floats(a->anchor, b->anchor, n) && same_floats(a->hist, b->hist, WZC_HIST_BINS);
+}
+
+static int same_profile(const wzc_profile *a, const wzc_profile *b)
+{
+	if (a->L != b->L || a->R != b->R || a->P != b->P || a->version != b->version ||
+	    strcmp(a->model, b->model) || a->ntokens != b->ntokens)
+		return 0;
+	for (int l = 0; l < a->L; l++)
+		if (!same_part(&a->latent[l], &b->latent[l]) || !same_part(&a->rope[l], &b->rope[l]))
+			return 0;
+	return 1;
+}
+
+/* bytes written to path with their checksum made right again, so that
+ * only the value checks can catch what was changed */
+static int write_resealed(const char *path, uint8_t *b, size_t n)
+{
+	uint64_t h = wzc_profile_checksum(b, n - 8);
+	for (int i = 0; i < 8; i++)
+		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
+	wz_diag d;
+	return wz_write_file_atomic(path, b, n, &d) ? -1 : 0;
+}
+
+static void read_as_views(const char *path)
+{
+	wz_diag d;
+	char *bytes;
+	size_t n;
+	wzc_profile *viewed = NULL, *copied = NULL;
+	if (!ok(!wz_read_file(path, 1 << 26, &bytes, &n, &d), "profile file read"))
+		return;
+	ok(!wzc_profile_read(path, &viewed, &d), "profile read from its file");
+	ok(!wzc_profile_parse(bytes, n, "copy", &copied, &d), "profile parsed from a copy");
+	if (viewed && copied) {
+		ok(same_profile(viewed, copied), "read and parsed give the same values");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		ok(viewed->backing && !copied->backing,
+		   "the file's profile points into its bytes, the parsed one owns copies");
+#endif
+	}
+	wzc_profile_free(viewed);
+	wzc_profile_free(copied);
+
+	/* damaged, resealed: a NaN in a basis, a negative variance, a
+	 * histogram that does not sum to 1; each refused, the message naming
+	 * the layer and part */
+	size_t hdr = 48 + (((size_t)(uint8_t)bytes[36] + 3) & ~(size_t)3);
+	int R = (int)(uint8_t)bytes[20] | (uint8_t)bytes[21] << 8;
+	size_t basis = hdr + 4 * (1 + (size_t)R), var = basis + 4 * (size_t)R * R;
+	size_t hist = var + 4 * 4 * (size_t)R;
+	struct {
+		size_t at;
+		uint32_t bits;
+		const char *what, *says;
+	} damage[] = {
+		{ basis + 4 * 3, 0x7fc00000u, "a NaN in the latent basis", "layer 0, latent part" },
+		{ var, 0xbf800000u, "a negative latent variance", "negative, infinite or NaN" },
+		{ hist + 4 * 2048, 0x3f000000u, "a histogram bin of 0.5 more", "sums to" },
+	};
+	char bad[] = "test-profile-read-XXXXXX";
+	int fd = mkstemp(bad);
+	if (fd >= 0)
+		close(fd);
+	for (size_t k = 0; fd >= 0 && k < sizeof damage / sizeof *damage; k++) {
+		uint8_t *b = malloc(n);
+		memcpy(b, bytes, n);
+		uint32_t u = damage[k].bits;
+		if (damage[k].at == hist + 4 * 2048) { /* add to whatever the bin holds */
+			float f;
+			memcpy(&f, b + damage[k].at, 4);
+			f += 0.5f;
+			memcpy(&u, &f, 4);
+		}
+		for (int i = 0; i < 4; i++)
+			b[damage[k].at + (size_t)i] = (uint8_t)(u >> (8 * i));
+		wzc_profile *p = NULL;
+		wz_err e = write_resealed(bad, b, n) ? WZ_OK : wzc_profile_read(bad, &p, &d);
+		ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, damage[k].says), "%s refused: %s",
+		   damage[k].what, e ? d.msg : "(read)");
+		wzc_profile_free(p);
+		free(b);
+	}
+	/* truncated: the header's size no longer matches */
+	if (fd >= 0) {
+		wzc_profile *p = NULL;
+		wz_err e = wz_write_file_atomic(bad, bytes, n - 100, &d) ? WZ_OK : wzc_profile_read(bad, &p, &d);
+		ok(e && !p, "a truncated profile refused: %s", e ? d.msg : "(read)");
+		wzc_profile_free(p);
+		unlink(bad);
+	}
+	free(bytes);
+}
+
+static void copy_part(wzc_part_profile *to, const wzc_part_profile *from, int layer)
+{
+	size_t n = (size_t)from->n;
+	memcpy(to->mean, from->mean, sizeof(float) * n);
+	memcpy(to->basis, from->basis, sizeof(float) * n * n);
+	memcpy(to->var, from->var, sizeof(float) * n);
+	memcpy(to->sigma, from->sigma, sizeof(float) * n);
+	memcpy(to->anchor, from->anchor, sizeof(float) * n);
+	memcpy(to->hist, from->hist, sizeof(float) * WZC_HIST_BINS);
+	to->scale_ref = from->scale_ref;
+	/* layers that plan differently: other weights in each */
+	for (size_t i = 0; i < n; i++)
+		to->weight[i] = from->weight[i] * (float)(1 + (i * (size_t)(layer + 1)) % 5) / 3;
+}
+
+/* Records of every layer with codecs on two profiles that share nothing,
+ * one asked for its layers from the last to the first; and a container of
+ * them, read back with a coder that is asked for one block only.  One
+ * prepared layer (a prepare of 512 + 64 takes seconds), its weights
+ * changed in each. */
+static void layers_on_first_use(void)
+{
+	enum { L = 3, T = 130 };
+	wzt_cache_trace *cal = synth(WZT_FAMILY_MLA_B, 1, 256, 0, 0, 0, 1, "calibration");
+	wzt_cache_trace *tst = synth(WZT_FAMILY_MLA_B, L, T, 0, 0, 0, 2, "test");
+	if (!ok(cal && tst, "synthetic windows"))
+		return;
+	wzc_window cw = window_of(cal), tw = window_of(tst);
+	const wzc_window *cp = &cw;
+	wz_diag d;
+	wzc_profile *one = NULL, *pa = NULL, *pb = NULL;
+	uint8_t *ser;
+	size_t nser;
+	if (!ok(!wzc_prepare(&cp, 1, NULL, &one, &d) && (pa = wzc_profile_alloc(L, one->R, one->P)),
+		"a profile of one layer prepared%s%s", one ? "" : ": ", one ? "" : d.msg))
+		return;
+	memcpy(pa->model, one->model, sizeof pa->model);
+	pa->ntokens = one->ntokens;
+	for (int l = 0; l < L; l++) {
+		copy_part(&pa->latent[l], &one->latent[0], l);
+		copy_part(&pa->rope[l], &one->rope[0], l);
+	}
+	wzc_profile_free(one);
+	if (!ok(!wzc_profile_serialize(pa, &ser, &nser, &d) && !wzc_profile_parse(ser, nser, "copy", &pb, &d),
+		"a profile of %d layers, and a second copy of it", L))
+		return;
+	free(ser);
+	wzc_format fmt;
+	wzc_codec *ca = NULL, *cb = NULL;
+	if (!ok(!wzc_format_parse("wz-5.44", &fmt, &d) && !wzc_codec_new(&fmt, L, tw.R, tw.P, pa, &ca, &d) &&
+		!wzc_codec_new(&fmt, L, tw.R, tw.P, pb, &cb, &d), "two codecs"))
+		return;
+	size_t B = wzc_codec_record_bytes(ca), per = (size_t)T * B;
+	uint8_t *ra = malloc(per * L), *rb = malloc(per * L);
+	for (int l = 0; l < L; l++)
+		wzc_encode_layer(ca, l, T, tw.latent + (size_t)l * T * tw.R, tw.rope + (size_t)l * T * tw.P,
+				 ra + per * l, &d);
+	for (int l = L - 1; l >= 0; l--)
+		wzc_encode_layer(cb, l, T, tw.latent + (size_t)l * T * tw.R, tw.rope + (size_t)l * T * tw.P,
+				 rb + per * l, &d);
+	ok(!memcmp(ra, rb, per * L), "records the same with layers planned first to last and last to first");
+
+	/* a container; a fresh profile's coder asked for one block of layer 2 */
+	wzc_wzx *xa = NULL, *xc = NULL;
+	size_t cap = wzc_wzx_bound(L, T, tw.R, tw.P, B, strlen(pa->model)), nc = 0;
+	uint8_t *cont = malloc(cap);
+	wzc_wzx_reader *r = NULL;
+	wzc_profile *pc = NULL;
+	if (ok(!wzc_wzx_of_codec(ca, &xa, &d) && !wzc_wzx_write(xa, T, ra, cont, cap, &nc, NULL, &d) &&
+	       !wzc_profile_serialize(pa, &ser, &nser, &d) && !wzc_profile_parse(ser, nser, "copy", &pc, &d) &&
+	       !wzc_wzx_open(cont, nc, "t.wzx", &r, &d) && !wzc_wzx_coder_for(r, pc, &xc, &d),
+	       "a container, and a coder for it on a third copy of the profile")) {
+		int built = 0;
+		for (int l = 0; l < L; l++)
+			built += __atomic_load_n(&xc->ready[l], __ATOMIC_ACQUIRE);
+		ok(built == 0, "opening the coder built no layer (%d)", built);
+		uint8_t got[64 * 4096];
+		int ntok = 0;
+		ok(B <= 4096 && !wzc_wzx_read_block(r, xc, 2, 1, got, &ntok, &d) && ntok == 64 &&
+			   !memcmp(got, ra + per * 2 + 64 * B, 64 * B),
+		   "block 1 of layer 2 read back exactly");
+		built = 0;
+		for (int l = 0; l < L; l++)
+			built += __atomic_load_n(&xc->ready[l], __ATOMIC_ACQUIRE);
+		ok(built == 1 && xc->ready[2], "reading it built its layer only (%d built)", built);
+		uint8_t *all = malloc(per * L);
+		ok(all && !wzc_wzx_read_all(r, xc, all, &d) && !memcmp(all, ra, per * L),
+		   "every block read back exactly after it");
+		free(all);
+		int differ = 0;
+		for (int l = 1; l < L; l++)
+			differ += wzc_wz_plan_layer(ca->wz, l)->distortion != wzc_wz_plan_layer(ca->wz, 0)->distortion;
+		ok(differ == L - 1, "the layers plan differently (%d of %d differ from layer 0)", differ, L - 1);
+		ok(wzc_wzx_expected_bits(xc) == wzc_wzx_expected_bits(xa),
+		   "the expected bits the same (%.4f)", wzc_wzx_expected_bits(xa));
+		free(ser);
+	}
+	wzc_wzx_free(xa);
+	wzc_wzx_free(xc);
+	wzc_wzx_reader_free(r);
+	free(cont);
+	free(ra);
+	free(rb);
+	wzc_codec_free(ca);
+	wzc_codec_free(cb);
+	wzc_profile_free(pa);
+	wzc_profile_free(pb);
+	wzc_profile_free(pc);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(tst);
+}
+
+int main(void)
+{
+	const char *src = getenv("srcdir");
+	char path[512];
+	snprintf(path, sizeof path, "%s/tests/codec/golden/tiny.wzp", src ? src : ".");
+	read_as_views(path);
+	layers_on_first_use();
+	return tap_done();
+}
