@@ -111,3 +111,10 @@ tests_codec_test_wzx_source_SOURCES = tests/codec/test_wzx_source.c
 tests_codec_test_wzx_source_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_source_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_source_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_wzt
+TESTS += tests/codec/test_wzt
+tests_codec_test_wzt_SOURCES = tests/codec/test_wzt.c
+tests_codec_test_wzt_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzt_LDADD = $(TEST_LDADD)
+tests_codec_test_wzt_DEPENDENCIES = $(WZ_LIBS)
