@@ -1,5 +1,5 @@
-/* The wzt fixed-rate coder: wz's rate plan and record, with the components
- * of an even level count coded by trellis-coded quantization (Marcellin and
+/* The wzt fixed-rate coder: wz's rate plan and record, with the coded
+ * components coded by trellis-coded quantization (Marcellin and
  * Fischer, IEEE Trans. Commun. 38(1), 1990) instead of one scalar table
  * each: a Viterbi search over the token's components at encode time, a
  * state-machine walk at decode time (docs/wz-format.md, "Trellis-coded
@@ -10,26 +10,23 @@
 
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
-#include "codec/profile_cache.h"
 #include "codec/wz_plan.h"
 #include "codec/wzt_trellis.h"
 
-/* Level counts up to this take the trellis: the union codebook has 2N
- * levels, and the largest count of the set is 65536. */
-#define WZT_MAX_N 32768
-
+/* The count's index in the level set (every count a plan gives is in it). */
 static int count_index(uint32_t N)
 {
 	for (int j = 0; j < WZC_NSET; j++)
 		if (wzc_level_count(j) == N)
 			return j;
-	return -1;
+	return WZC_NSET - 1;
 }
 
-/* 1 when a component with N levels is coded on the trellis. */
+/* 1 when a component with N levels is coded on the trellis: every coded
+ * one (an odd N gives subsets of unequal sizes, none empty). */
 static int is_trellis_count(uint32_t N)
 {
-	return N >= 2 && N % 2 == 0 && N <= WZT_MAX_N;
+	return N >= 2;
 }
 
 void wzc_wzt_plan_free(wzc_wzt_plan *tp)
@@ -59,8 +56,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, const layer_plan *lp, wzc
 		uint32_t N = lp->nlev[c];
 		if (c >= nv || !is_trellis_count(N))
 			continue;
-		int j2 = count_index(2 * N);
-		if (j2 < 0 || used[c >= R][j2]++)
+		int j = count_index(N);
+		if (used[c >= R][j]++)
 			continue;
 		need += 2 * (size_t)(2 * N);
 	}
@@ -73,19 +70,18 @@ static wz_err plan_layer(const wzc_profile *pr, int l, const layer_plan *lp, wzc
 		uint32_t N = lp->nlev[c];
 		if (c >= nv || !is_trellis_count(N))
 			continue;
-		int j2 = count_index(2 * N);
-		if (j2 < 0)
-			continue;
-		if (!tab[p][j2]) {
-			tab[p][j2] = at;
+		int j = count_index(N);
+		if (!tab[p][j]) {
+			tab[p][j] = at;
 			/* the Lloyd (companded past 64 levels) table of 2N levels
 			 * on the part's histogram: Marcellin and Fischer's union
 			 * codebook for a memoryless source, the Lloyd-Max
 			 * quantizer of one bit more */
-			wzc_profile_levels_table(pr, l, p, j2, at, at + 2 * N);
+			const wzc_part_profile *pp = p ? &pr->rope[l] : &pr->latent[l];
+			wzc_levels_table_count(pp->hist, pr->version, 2 * N, at, at + 2 * N);
 			at += 2 * (size_t)(2 * N);
 		}
-		tl->cb[i] = tab[p][j2];
+		tl->cb[i] = tab[p][j];
 		tl->nsteps++;
 	}
 	return WZ_OK;
