@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		char tr[32] = "-";
 		if (mt > 0)
 			snprintf(tr, sizeof tr, "%.2f", mt);
-		printf("%-23s %8zu %12.2f %14.2f %20s\n", names[f], rb, bench_median(enc, RUNS),
+		printf("%-23s %8zu %12.3g %14.3g %20s\n", names[f], rb, bench_median(enc, RUNS),
 		       bench_median(dec, RUNS), tr);
 		wzc_codec_free(c);
 	}
