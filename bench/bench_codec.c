@@ -1,7 +1,8 @@
 /* Codec throughput on the CPU: encode and decode of every GPU-tier format in
  * GB/s of bf16-equivalent cache (576 values x 2 bytes per token and layer),
- * one core, median of several runs; wz decode both into the transformed
- * domain attention reads and back to the cache's own domain. */
+ * one core, median of several runs; wz and wzt decode both into the
+ * transformed domain attention reads and back to the cache's own domain
+ * (wzt encodes with its reference encoder: no fast path yet). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,8 @@ int main(int argc, char **argv)
 					     "fp8-flat", "int4-g64", "nvfp4", "nvfp4-ds-mla",
 					     "mxfp4-sgl-mla", "nvfp4-trt-cold",
 					     "nvfp4-trt-cold-bf16rope", "wz-4.97",
-					     "wz-5.44", "wz-6.31" };
+					     "wz-5.44", "wz-6.31", "wzt-4.97",
+					     "wzt-5.44", "wzt-6.31" };
 	int R = test->R, P = test->P, T = test->T;
 	double gb = (double)T * (R + P) * 2 / 1e9;
 	float *lat = malloc(sizeof(float) * (size_t)T * R), *rope = malloc(sizeof(float) * (size_t)T * P);
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
 			wzc_decode_layer(c, 0, T, rec, lat, rope);
 			double t2 = bench_thread_cpu_s();
 			dect[r] = 0;
-			if (fmt.id == WZC_FMT_WZ) {
+			if (fmt.id == WZC_FMT_WZ || fmt.id == WZC_FMT_WZT) {
 				for (int t = 0; t < T; t++)
 					wzc_wz_decode_token_transformed(c, 0, rec + (size_t)t * rb,
 									lat + (size_t)t * R,
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 		char tr[32] = "-";
 		if (mt > 0)
 			snprintf(tr, sizeof tr, "%.2f", mt);
-		printf("%-23s %8zu %12.2f %14.2f %20s\n", names[f], rb, bench_median(enc, RUNS),
+		printf("%-23s %8zu %12.3g %14.3g %20s\n", names[f], rb, bench_median(enc, RUNS),
 		       bench_median(dec, RUNS), tr);
 		wzc_codec_free(c);
 	}

@@ -38,3 +38,10 @@ bench_bench_bound_DEPENDENCIES = $(WZ_LIBS)
 WZ_BENCH_SH += bench/bench_measure.sh
 EXTRA_DIST += bench/bench_measure.sh
 EXTRA_DIST += bench/restore_table.sh
+
+EXTRA_PROGRAMS += bench/bench_trellis
+WZ_BENCH_PROGS += bench/bench_trellis
+bench_bench_trellis_SOURCES = bench/bench_trellis.c
+bench_bench_trellis_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_trellis_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_trellis_DEPENDENCIES = $(WZ_LIBS)

@@ -199,7 +199,7 @@ int wz_codec_compare(int argc, char **argv)
 		return rc;
 	int need_profile = 0;
 	for (int i = 0; i < na + nb; i++)
-		need_profile |= fmts[i].id == WZC_FMT_WZ || fmts[i].id == WZC_FMT_WZX;
+		need_profile |= wzc_format_needs_profile(fmts[i].id);
 	if (need_profile && !o.profile_path)
 		return wz_cli_usage(CMD, "wz formats need --profile");
 	wzc_profile *prof = NULL;

@@ -137,7 +137,7 @@ int wz_codec_measure(int argc, char **argv)
 				wz_strlist_free(items, nitems);
 				return rc;
 			}
-		need_profile |= fmts[nf].id == WZC_FMT_WZ || fmts[nf].id == WZC_FMT_WZX;
+		need_profile |= wzc_format_needs_profile(fmts[nf].id);
 		shown[nf++] = 1;
 	}
 	wz_strlist_free(items, nitems);

@@ -8,6 +8,7 @@
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
 #include "codec/wz_plan.h"
+#include "codec/wzt_trellis.h"
 #include "codec/wzx.h"
 
 static void plan_free(void *plan)
@@ -58,7 +59,7 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 		wzc_codec_free(c);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	if (fmt->id == WZC_FMT_WZ || fmt->id == WZC_FMT_WZX) {
+	if (wzc_format_needs_profile(fmt->id)) {
 		if (!profile) {
 			wzc_codec_free(c);
 			return wz_diag_set(diag, WZ_ERR_MISSING, "format %s needs a profile",
@@ -77,6 +78,8 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 						  : WZ_OK;
 		if (!e)
 			e = shared_plan(c, profile, diag);
+		if (!e && fmt->id == WZC_FMT_WZT)
+			e = wzc_wzt_plan_new(c->wz, WZT_NU, &c->wzt, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;
@@ -94,6 +97,7 @@ void wzc_codec_free(wzc_codec *c)
 		wzc_profile_shared_release(c->profile, WZC_CACHE_PLAN, c->record_bytes);
 	else
 		wzc_wz_plan_free(c->wz);
+	wzc_wzt_plan_free(c->wzt);
 	free(c->tensor_scale);
 	free(c);
 }
@@ -119,10 +123,19 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 	if (layer < 0 || layer >= c->L || n < 0)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "layer %d of %d, %d tokens", layer, c->L, n);
 	if (c->wz) {
+		/* The layer's plan, made on first use (wzt's trellis plan rests on it). */
 		const layer_plan *lp;
 		wz_err e = wzc_wz_plan_layer_get(c->wz, layer, &lp, diag);
 		if (e)
 			return e;
+	}
+	if (c->wzt) {
+		/* the reference encoder: no fast path yet */
+		wzc_wz_encode_layer_trellis(c->wz, c->wzt, layer, n, latent, rope, records,
+					    c->record_bytes);
+		return WZ_OK;
+	}
+	if (c->wz) {
 		wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
 		return WZ_OK;
 	}
@@ -140,7 +153,7 @@ void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, floa
 	if (layer < 0 || layer >= c->L)
 		return;
 	if (c->wz)
-		wzc_wz_decode(c->wz, layer, record, latent, rope, 0);
+		wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, 0);
 	else
 		wzc_baseline_decode(c, layer, record, latent, rope);
 }
@@ -149,7 +162,7 @@ void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *recor
 		      float *latent, float *rope)
 {
 	if (c->wz && layer >= 0 && layer < c->L) {
-		wzc_wz_decode_layer(c->wz, layer, n, records, latent, rope);
+		wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
 		return;
 	}
 	for (int t = 0; t < n; t++)
@@ -162,6 +175,6 @@ int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t
 {
 	if (!c->wz || layer < 0 || layer >= c->L)
 		return -1;
-	wzc_wz_decode(c->wz, layer, record, y_latent, y_rope, 1);
+	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, y_latent, y_rope, 1);
 	return 0;
 }

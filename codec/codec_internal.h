@@ -59,6 +59,7 @@ struct wzc_codec {
 	size_t record_bytes;
 	float *tensor_scale;  /* [L], fp8-flat */
 	wzc_wz_plan *wz;      /* wz formats */
+	struct wzc_wzt_plan *wzt; /* wzt: the trellis over wz's plan (owned) */
 	int wz_shared;        /* wz is the profile cache's, referenced, not owned */
 	const wzc_profile *profile; /* wz: the profile (borrowed) */
 };

@@ -54,6 +54,8 @@ static const wzc_format_info registry[] = {
 	  "ours, GPU tier: fixed record per token at the requested bits/value", NULL },
 	{ WZC_FMT_WZX, "wzx", WZC_TIER_OFFLOAD, 1,
 	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer", NULL },
+	{ WZC_FMT_WZT, "wzt", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wz's record with a 256-state trellis-coded quantizer per token", NULL },
 };
 
 #define REGISTRY_N ((int)(sizeof registry / sizeof registry[0]))
@@ -169,6 +171,7 @@ size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 		return r / 2 + r / 16 + 2 * p;
 	case WZC_FMT_WZ:
 	case WZC_FMT_WZX:
+	case WZC_FMT_WZT:
 		/* The codec must fit a record in this budget, so wz-R never
 		 * exceeds R bits/value. */
 		return (size_t)floor(fmt->rate_bits * (double)(r + p) / 8.0 + 1e-9);

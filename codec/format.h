@@ -22,6 +22,7 @@ typedef enum {
 	WZC_FMT_NVFP4_TRT_COLD_BF16ROPE = 11, /* the same, position part lossless */
 	WZC_FMT_WZ = 16,  /* fixed rate, GPU tier: "wz-<bits>" */
 	WZC_FMT_WZX = 17, /* entropy coded, offload tier: "wzx-<bits>" */
+	WZC_FMT_WZT = 18, /* fixed rate, trellis-coded, GPU tier: "wzt-<bits>" */
 } wzc_format_id;
 
 /* Where a format lives. */
@@ -50,6 +51,12 @@ typedef struct {
 int wzc_format_count(void);
 const wzc_format_info *wzc_format_info_at(int i);
 const wzc_format_info *wzc_format_info_of(wzc_format_id id);
+
+/* 1 for the formats that need a profile: wz, wzx and wzt. */
+static inline int wzc_format_needs_profile(wzc_format_id id)
+{
+	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || id == WZC_FMT_WZT;
+}
 
 /* Parses "fp8-mix", "wz-5.44", "wzx-5.43" (case-insensitive).  Unknown names
  * give WZ_ERR_NOT_FOUND with the known names listed in the message. */

@@ -217,7 +217,12 @@ void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
 
 void wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
 {
-	uint32_t N = wzc_level_count(j);
+	wzc_levels_table_count(hist, version, wzc_level_count(j), levels, thresholds);
+}
+
+void wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels,
+			    float *thresholds)
+{
 	double *lev = malloc(sizeof *lev * N);
 	scratch *sc = N > 1 ? scratch_of(hist, version) : NULL;
 	if (!lev || (N > 1 && !sc)) {

@@ -34,4 +34,9 @@ int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET] /* OUT
 void wzc_levels_table(const float *hist, int version, int j, float *levels /* OUT */,
 		      float *thresholds /* OUT */);
 
+/* The same rule for any count N >= 1 (wzt's union codebooks of 2N levels,
+ * up to 131,072): Lloyd up to WZC_LLOYD_MAX levels, companded above. */
+void wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels /* OUT */,
+			    float *thresholds /* OUT */);
+
 #endif

@@ -82,7 +82,7 @@ typedef struct {
 
 static int is_wz(const wzc_format *f)
 {
-	return f->id == WZC_FMT_WZ || f->id == WZC_FMT_WZX;
+	return wzc_format_needs_profile(f->id);
 }
 
 static void note(const wzc_run_spec *s, const wzc_window *w, const char *what)

@@ -15,6 +15,7 @@
 #include "codec/profile_cache.h"
 #include "codec/wz_allocate.h"
 #include "codec/wz_plan.h"
+#include "codec/wzt_trellis.h"
 
 /* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
  * transform also gets an AVX2 and FMA clone chosen at run time: the same
@@ -697,6 +698,15 @@ static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /*
 void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			     const float *rope, uint8_t *records, size_t record_bytes)
 {
+	wzc_wz_encode_layer_trellis(plan, NULL, layer, n, latent, rope, records, record_bytes);
+}
+
+/* With a trellis (wzt), the scale codes, flags and overload rule are wz's,
+ * and the trellis components' digits come from the Viterbi search. */
+void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const float *latent, const float *rope, uint8_t *records,
+				 size_t record_bytes)
+{
 	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
 	if (!lp) {
 		memset(records, 0, record_bytes * (size_t)n); /* out of memory, as below */
@@ -796,6 +806,8 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 				int k = lp->comp_c[j];
 				dig[k] = quantize(lp->thr[k], lp->nlev[k], zl[j]);
 			}
+			if (tp)
+				wzc_wzt_digits(tp, lp, layer, zl, dig);
 			dig[R + P] = flag[t][0];
 			dig[R + P + 1] = flag[t][1];
 			int off = 8 * plan->scale_bytes;
@@ -825,6 +837,14 @@ void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const fl
 WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
 			  float *rope, int transformed)
 {
+	wzc_wz_decode_trellis(plan, NULL, layer, rec, latent, rope, transformed);
+}
+
+/* With a trellis (wzt), a trellis component's digit names a level of its
+ * union codebook by the state, and moves the state (wzt_trellis.h). */
+WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				  const uint8_t *rec, float *latent, float *rope, int transformed)
+{
 	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
@@ -850,6 +870,8 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 	}
 	int off = 8 * plan->scale_bytes;
 	const wzc_dec_entry *de = lp->dec;
+	const float *const *cb = tp ? tp->layers[layer].cb : NULL;
+	uint32_t state = 0;
 	for (int g = 0; g < lp->ngroups; g++) {
 		int kb = lp->gbits[g];
 		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
@@ -861,7 +883,10 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 			x = (uint64_t)prod;
 			if (e->comp >= nv)
 				flag[e->comp - nv] = digit;
-			else
+			else if (cb && cb[i]) {
+				y[e->comp] = cb[i][wzt_level_index(state, digit)] * e->sigma * s[e->part];
+				state = tp->next[state][digit & 1];
+			} else
 				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
 		}
 	}
@@ -896,6 +921,12 @@ WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec
 void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
 			 float *latent, float *rope)
 {
+	wzc_wz_decode_layer_trellis(plan, NULL, layer, n, records, latent, rope);
+}
+
+void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const uint8_t *records, float *latent, float *rope)
+{
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P, width[2] = { R, P };
@@ -905,8 +936,8 @@ void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_
 	if (!yb[0] || !yb[1]) {
 		/* no memory for blocks: one token at a time (same values) */
 		for (int t = 0; t < n; t++)
-			wzc_wz_decode(plan, layer, records + (size_t)t * plan->record_bytes,
-				      latent + (size_t)t * R, rope + (size_t)t * P, 0);
+			wzc_wz_decode_trellis(plan, tp, layer, records + (size_t)t * plan->record_bytes,
+					      latent + (size_t)t * R, rope + (size_t)t * P, 0);
 		free(yb[0]);
 		free(yb[1]);
 		return;
@@ -914,8 +945,9 @@ void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_
 	for (int t0 = 0; t0 < n; t0 += DEC_BLOCK) {
 		int nb = n - t0 < DEC_BLOCK ? n - t0 : DEC_BLOCK;
 		for (int t = 0; t < nb; t++)
-			wzc_wz_decode(plan, layer, records + (size_t)(t0 + t) * plan->record_bytes,
-				      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
+			wzc_wz_decode_trellis(plan, tp, layer,
+					      records + (size_t)(t0 + t) * plan->record_bytes,
+					      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
 		for (int p = 0; p < 2; p++) {
 			int m = width[p];
 			float *o = out[p] + (size_t)t0 * m;

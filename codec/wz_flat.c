@@ -26,7 +26,7 @@ static void *carve(uint8_t *base, size_t *at, size_t n, size_t sz)
 wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_diag *diag)
 {
 	*out = NULL;
-	if (!codec->wz || layer < 0 || layer >= codec->L)
+	if (!codec->wz || codec->wzt || layer < 0 || layer >= codec->L)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "flatten: not a wz codec, or no layer %d", layer);
 	const wzc_wz_plan *plan = codec->wz;
 	const layer_plan *lp;

@@ -215,6 +215,46 @@ static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int
 	return best;
 }
 
+/* The wzt formats' trellis over a wz plan (docs/wz-format.md,
+ * "Trellis-coded records"), per layer: for each entry of the plan's
+ * coding order, the union codebook (2N standardized levels, increasing)
+ * of a trellis component, NULL for a scalar one. */
+typedef struct {
+	const float **cb;   /* [gstart[ngroups]] */
+	float *tables;
+	int nsteps;         /* trellis components */
+} wzc_wzt_layer;
+
+struct wzc_wzt_plan {
+	int nu, L;
+	uint16_t next[1 << 8][2]; /* wzt_next of every state and branch */
+	wzc_wzt_layer *layers;
+};
+typedef struct wzc_wzt_plan wzc_wzt_plan;
+
+/* The trellis for a wz plan of the same profile and record size; the
+ * caller frees it with wzc_wzt_plan_free (NULL is fine). */
+wz_err wzc_wzt_plan_new(const wzc_wz_plan *plan, int nu, wzc_wzt_plan **out /* OUT */,
+			wz_diag *diag);
+void wzc_wzt_plan_free(wzc_wzt_plan *tp);
+
+/* The Viterbi search of one token part pair: replaces dig[c] of every
+ * trellis component c of the layer by the digit of the least weighted
+ * squared error path, given the standardized coefficients zl in list
+ * order (after the overload rule). */
+void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, const float *zl,
+		    uint32_t *dig /* IN/OUT [n] */);
+
+/* The reference encoder and the decoder with an optional trellis: NULL
+ * codes the wz record (codec/wz_codec.c). */
+void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const float *latent, const float *rope, uint8_t *records,
+				 size_t record_bytes);
+void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+			   const uint8_t *rec, float *latent, float *rope, int transformed);
+void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const uint8_t *records, float *latent, float *rope);
+
 /* The scalar reference encoder (codec/wz_codec.c): the record bytes the
  * fast encoder, wzc_wz_encode_layer, must reproduce exactly. */
 void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,

@@ -234,7 +234,7 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_diag *diag)
 {
 	*out = NULL;
-	if (!codec->wz)
+	if (!codec->wz || codec->wzt)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "wzx needs a wz or wzx codec");
 	wzc_wzx *x = calloc(1, sizeof *x);
 	if (!x)

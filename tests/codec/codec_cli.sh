@@ -32,6 +32,13 @@ expect_rc 0 "measure on the test window"
 contains "$out" "wz-5.44" "a wz-5.44 row"
 contains "$out" "nmse / fp8-mix" "the ratio to fp8-mix"
 contains "$err" "mla-b-test-0" "progress on standard error"
+run $WZPLAN codec formats
+contains "$out" "wzt-<bits>" "formats lists the trellis-coded wzt"
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wzt-5.44 --boot 20
+expect_rc 0 "measure wzt-5.44 with a wz profile"
+contains "$out" "wzt-5.44" "a wzt-5.44 row"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wzt-5.44 --out "$tmp/t.wzx"
+expect_rc 2 "pack refuses a wzt grid"
 run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wz-6.31 --format csv --boot 20
 expect_rc 0 "measure as CSV"
 contains "$out" "nmse_vs_fp8_lo" "CSV carries interval bounds"

@@ -117,3 +117,10 @@ tests_codec_test_profile_read_SOURCES = tests/codec/test_profile_read.c
 tests_codec_test_profile_read_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_profile_read_LDADD = $(TEST_LDADD)
 tests_codec_test_profile_read_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_wzt
+TESTS += tests/codec/test_wzt
+tests_codec_test_wzt_SOURCES = tests/codec/test_wzt.c
+tests_codec_test_wzt_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzt_LDADD = $(TEST_LDADD)
+tests_codec_test_wzt_DEPENDENCIES = $(WZ_LIBS)

@@ -37,6 +37,8 @@ typedef struct {
 	int bf16;              /* values rounded to bf16, as trace files store them */
 	const size_t *sizes;   /* record sizes, nsizes of them; NULL: every size allowed */
 	int nsizes;
+	wzc_format_id fmt;     /* WZC_FMT_WZ (0: the same) or WZC_FMT_WZT */
+	int stride;            /* every stride-th size from the lowest; 0: every size */
 } sweep_spec;
 
 static void round_bf16(float *v, size_t n)
@@ -151,7 +153,10 @@ static void versions(wzc_profile *prof, const char *fname, size_t lo, size_t hi)
 static void sweep(const sweep_spec *sp)
 {
 	char fname[64];
-	snprintf(fname, sizeof fname, "%s %d+%d", wzt_family_name(sp->fam), sp->R, sp->P);
+	wzc_format_id id = sp->fmt ? sp->fmt : WZC_FMT_WZ;
+	const char *prefix = id == WZC_FMT_WZT ? "wzt" : "wz";
+	int stride = sp->stride > 0 ? sp->stride : 1;
+	snprintf(fname, sizeof fname, "%s %s %d+%d", prefix, wzt_family_name(sp->fam), sp->R, sp->P);
 	wzt_cache_trace *cal = window(sp, 0, "calibration", sp->T);
 	/* the window seeds of synth-cache's first calibration and test windows */
 	wzt_cache_trace *test = window(sp, UINT64_C(1) << 32, "test", sp->test_T ? sp->test_T : sp->T);
@@ -168,7 +173,7 @@ static void sweep(const sweep_spec *sp)
 	int nv = sp->R + sp->P, T = tw.T;
 	double top = sp->max_bits > 0 ? sp->max_bits : WZC_WZ_MAX_BITS;
 	size_t lo = (size_t)ceil(WZC_WZ_MIN_BITS * nv / 8), hi = (size_t)floor(top * nv / 8);
-	size_t nsizes = sp->sizes ? (size_t)sp->nsizes : hi - lo + 1;
+	size_t nsizes = sp->sizes ? (size_t)sp->nsizes : (hi - lo) / (size_t)stride + 1;
 	if (sp->sizes)
 		hi = sp->sizes[sp->nsizes - 1];
 	uint8_t *rec = malloc(hi * (size_t)T);
@@ -182,9 +187,9 @@ static void sweep(const sweep_spec *sp)
 	for (int l = 0; l < LAYERS; l++)
 		bestsum[l] = INFINITY;
 	for (size_t i = 0; rec && lat && rope && err && best && i < nsizes; i++) {
-		size_t B = sp->sizes ? sp->sizes[i] : lo + i;
-		wzc_format f = { .id = WZC_FMT_WZ, .rate_bits = (double)B * 8 / nv };
-		snprintf(f.name, sizeof f.name, "wz-%.4f", f.rate_bits);
+		size_t B = sp->sizes ? sp->sizes[i] : lo + i * (size_t)stride;
+		wzc_format f = { .id = id, .rate_bits = (double)B * 8 / nv };
+		snprintf(f.name, sizeof f.name, "%s-%.4f", prefix, f.rate_bits);
 		wzc_codec *c;
 		if (wzc_codec_new(&f, LAYERS, sp->R, sp->P, prof, &c, &d)) {
 			ok(0, "%s: %zu-byte record plans: %s", fname, B, d.msg);
@@ -228,10 +233,10 @@ static void sweep(const sweep_spec *sp)
 		}
 		wzc_codec_free(c);
 	}
-	if (sp->R == 512 && !sp->sizes)
+	if (sp->R == 512 && !sp->sizes && id == WZC_FMT_WZ)
 		versions(prof, fname, lo, hi);
-	ok(planned == (int)nsizes, "%s: all %zu record sizes %zu..%zu plan", fname, nsizes,
-	   sp->sizes ? sp->sizes[0] : lo, hi);
+	ok(planned == (int)nsizes, "%s: all %zu record sizes %zu..%zu (every %d) plan", fname, nsizes,
+	   sp->sizes ? sp->sizes[0] : lo, hi, stride);
 	ok(empty == 0, "%s: no layer stores nothing (%d layer plans did)", fname, empty);
 	ok(overfull == 0, "%s: every layer's plan fits its record (%d did not)", fname, overfull);
 	ok(rising == 0, "%s: each layer's error falls as the record grows, within %.0f standard errors"
@@ -251,17 +256,27 @@ int main(void)
 	/* wz-4.03 and wz-5.03 on 512 + 64 values */
 	static const size_t stalled[] = { 290, 362 };
 	static const sweep_spec specs[] = {
-		{ WZT_FAMILY_IID, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
-		{ WZT_FAMILY_MLA_A, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
-		{ WZT_FAMILY_MLA_B, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0 },
-		{ WZT_FAMILY_IID, 1, 512, 64, 1024, 32, 16, 0, 0, 1, stalled, 2 },
+		{ WZT_FAMILY_IID, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, 0, 0 },
+		{ WZT_FAMILY_MLA_A, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, 0, 0 },
+		{ WZT_FAMILY_MLA_B, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, 0, 0 },
+		{ WZT_FAMILY_IID, 1, 512, 64, 1024, 32, 16, 0, 0, 1, stalled, 2, 0, 0 },
 		/* every size from 1 to 9 bits a value at 512 + 64 (577 sizes, past
 		 * fp8-mix's 8.06; above, plans are slow to build and the small
 		 * shape sweeps them): a 1,024-token calibration window (more
 		 * tokens than values, for the covariance), 512 test tokens */
-		{ WZT_FAMILY_IID, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
-		{ WZT_FAMILY_MLA_A, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
-		{ WZT_FAMILY_MLA_B, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0 },
+		{ WZT_FAMILY_IID, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0, 0, 0 },
+		{ WZT_FAMILY_MLA_A, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0, 0, 0 },
+		{ WZT_FAMILY_MLA_B, 11, 512, 64, 1024, 32, 16, 512, 9, 1, NULL, 0, 0, 0 },
+		/* wzt (the same plans, the trellis's digits): every size at the
+		 * small shape; at 512 + 64 every 16th size up to 9 bits a value
+		 * on 64 test tokens, as its reference encoder's Viterbi search
+		 * costs 512 branches a component */
+		{ WZT_FAMILY_IID, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, WZC_FMT_WZT, 0 },
+		{ WZT_FAMILY_MLA_A, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, WZC_FMT_WZT, 0 },
+		{ WZT_FAMILY_MLA_B, 11, 64, 16, 128, 8, 4, 0, 0, 0, NULL, 0, WZC_FMT_WZT, 0 },
+		{ WZT_FAMILY_IID, 11, 512, 64, 1024, 32, 16, 64, 9, 1, NULL, 0, WZC_FMT_WZT, 16 },
+		{ WZT_FAMILY_MLA_A, 11, 512, 64, 1024, 32, 16, 64, 9, 1, NULL, 0, WZC_FMT_WZT, 16 },
+		{ WZT_FAMILY_MLA_B, 11, 512, 64, 1024, 32, 16, 64, 9, 1, NULL, 0, WZC_FMT_WZT, 16 },
 	};
 	for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
 		sweep(&specs[i]);

@@ -1,0 +1,142 @@
+/* wzt's trellis by its number of states: on an iid window of 4,096 test
+ * tokens (one layer, 512 + 64 values, profile from a 4,096-token
+ * calibration window), the nmse and the gap in dB to the Gaussian
+ * rate-distortion bound of wz and of wzt with 4 to 256 states at 4.97,
+ * 5.44 and 6.31 bits/value, and each one's encode and decode time per
+ * core (thread CPU time, median of 3 runs), wz's reference encoder (the
+ * one wzt's builds on) and fast encoder beside them. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "codec/codec_internal.h"
+#include "codec/metrics.h"
+#include "codec/profile.h"
+#include "codec/wz_plan.h"
+#include "codec/wzt_trellis.h"
+#include "traces/synth_cache.h"
+
+#define RUNS 3
+
+static wzt_cache_trace *window(const char *split, uint64_t wseed, int T)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = WZT_FAMILY_IID;
+	p.seed = 1;
+	p.L = 1;
+	p.T = T;
+	p.Q = 0;
+	p.H = 0;
+	p.window_seed = wseed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d))
+		fprintf(stderr, "bench_trellis: %s\n", d.msg);
+	return t;
+}
+
+static double nmse_of(const wzt_cache_trace *w, const float *lat, const float *rope)
+{
+	double e = 0, x = 0;
+	for (size_t i = 0; i < (size_t)w->T * w->R; i++) {
+		double d = (double)w->latent[i] - lat[i];
+		e += d * d;
+		x += (double)w->latent[i] * w->latent[i];
+	}
+	for (size_t i = 0; i < (size_t)w->T * w->P; i++) {
+		double d = (double)w->rope[i] - rope[i];
+		e += d * d;
+		x += (double)w->rope[i] * w->rope[i];
+	}
+	return e / x;
+}
+
+int main(void)
+{
+	int T = 4096;
+	const char *env = getenv("WZ_BENCH_TOKENS");
+	if (env && atoi(env) > 0)
+		T = atoi(env);
+	wzt_cache_trace *cal = window("calibration", 0, T), *test = window("test", UINT64_C(1) << 32, T);
+	if (!cal || !test)
+		return 1;
+	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
+			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
+	wzc_window tw = cw;
+	tw.T = test->T, tw.latent = test->latent, tw.rope = test->rope, tw.split = "test";
+	tw.positions = test->positions;
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wzc_spectrum *sp = NULL;
+	wz_diag d;
+	if (wzc_prepare(&cp, 1, NULL, &prof, &d) || wzc_spectrum_of(&tw, &sp, &d)) {
+		fprintf(stderr, "bench_trellis: %s\n", d.msg);
+		return 1;
+	}
+	int R = test->R, P = test->P;
+	float *lat = malloc(sizeof(float) * (size_t)T * R), *rope = malloc(sizeof(float) * (size_t)T * P);
+	uint8_t *rec = malloc((size_t)T * 1152);
+	printf("wz and wzt on iid, %d test tokens x (%d + %d), one layer; thread CPU time per core,\n"
+	       "median of %d runs; ms per 1,000 tokens\n\n", T, R, P, RUNS);
+	printf("%-6s %-26s %8s %10s %10s %12s %12s\n", "rate", "coder", "bytes", "nmse", "dB bound",
+	       "encode ms", "decode ms");
+	static const double rates[] = { 4.97, 5.44, 6.31 };
+	for (size_t r = 0; r < sizeof rates / sizeof *rates; r++) {
+		wzc_format f = { .id = WZC_FMT_WZ, .rate_bits = rates[r] };
+		snprintf(f.name, sizeof f.name, "wz-%.2f", rates[r]);
+		wzc_codec *c;
+		if (wzc_codec_new(&f, 1, R, P, prof, &c, &d)) {
+			fprintf(stderr, "bench_trellis: %s\n", d.msg);
+			return 1;
+		}
+		size_t rb = wzc_codec_record_bytes(c);
+		double bits = (double)rb * 8 / (R + P), bound = wzc_spectrum_bound_nmse(sp, bits);
+		/* nu = 0: wz's fast encoder, 1: wz's reference encoder, 2..8 wzt */
+		for (int nu = 0; nu <= 8; nu++) {
+			wzc_wzt_plan *tp = NULL;
+			if (nu >= 2 && wzc_wzt_plan_new(c->wz, nu, &tp, &d)) {
+				fprintf(stderr, "bench_trellis: %s\n", d.msg);
+				return 1;
+			}
+			double enc[RUNS], dec[RUNS];
+			for (int run = 0; run < RUNS; run++) {
+				double t0 = bench_thread_cpu_s();
+				if (nu == 0)
+					wzc_wz_encode_layer(c->wz, 0, T, test->latent, test->rope, rec, rb);
+				else
+					wzc_wz_encode_layer_trellis(c->wz, tp, 0, T, test->latent, test->rope,
+								    rec, rb);
+				double t1 = bench_thread_cpu_s();
+				wzc_wz_decode_layer_trellis(c->wz, tp, 0, T, rec, lat, rope);
+				double t2 = bench_thread_cpu_s();
+				enc[run] = (t1 - t0) * 1e6 / T;
+				dec[run] = (t2 - t1) * 1e6 / T;
+			}
+			double e = nmse_of(test, lat, rope);
+			char name[40];
+			if (nu == 0)
+				snprintf(name, sizeof name, "wz (fast encoder)");
+			else if (nu == 1)
+				snprintf(name, sizeof name, "wz (reference encoder)");
+			else
+				snprintf(name, sizeof name, "wzt, %d states%s", 1 << nu,
+					 nu == WZT_NU ? " (format)" : "");
+			printf("%-6.2f %-26s %8zu %10.6f %10.2f %12.1f %12.1f\n", rates[r], name, rb, e,
+			       10 * log10(e / bound), bench_median(enc, RUNS), bench_median(dec, RUNS));
+			wzc_wzt_plan_free(tp);
+		}
+		wzc_codec_free(c);
+	}
+	free(lat);
+	free(rope);
+	free(rec);
+	wzc_spectrum_free(sp);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+	return 0;
+}

@@ -1,0 +1,53 @@
+/* The wzt trellis (docs/wz-format.md, "Trellis-coded records"): Ungerboeck's
+ * four-subset trellises for amplitude modulation as trellis-coded
+ * quantization uses them, and the decoder's step, per element, in code C
+ * and CUDA can share. */
+#ifndef WZC_WZT_TRELLIS_H
+#define WZC_WZT_TRELLIS_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define WZT_HD __host__ __device__
+#else
+#define WZT_HD
+#endif
+
+/* States of the wzt formats' trellis: 2^WZT_NU. */
+#define WZT_NU 8
+#define WZT_STATES (1 << WZT_NU)
+
+/* Parity-check polynomials (octal) h0, h1 of Ungerboeck's codes for
+ * one-dimensional (amplitude) modulation with four subsets, by memory nu =
+ * 2..8: G. Ungerboeck, "Trellis-coded modulation with redundant signal sets,
+ * part II", IEEE Commun. Mag. 25(2), 1987, Table I; the trellises of
+ * Marcellin and Fischer, "Trellis coded quantization of memoryless and
+ * Gauss-Markov sources", IEEE Trans. Commun. 38(1), 1990. */
+static const uint16_t wzt_h0[9] = { 0, 0, 05, 013, 023, 045, 0103, 0235, 0515 };
+static const uint16_t wzt_h1[9] = { 0, 0, 02, 04, 04, 010, 024, 0126, 0362 };
+
+/* The union a state allows: 0 for D0 u D2 (even levels of the union
+ * codebook), 1 for D1 u D3 (odd levels). */
+static inline WZT_HD uint32_t wzt_union(uint32_t s)
+{
+	return s & 1;
+}
+
+/* The systematic feedback encoder in observer form: the subset taken is
+ * j = 2 b + wzt_union(s), and the parity check h1(D) z1 + h0(D) z0 = 0
+ * (z1 = b, z0 = the union) moves the register to the next state. */
+static inline WZT_HD uint32_t wzt_next(int nu, uint32_t s, uint32_t b)
+{
+	uint32_t z0 = s & 1;
+	return (s >> 1) ^ (z0 ? (uint32_t)(wzt_h0[nu] >> 1) : 0) ^ (b ? (uint32_t)(wzt_h1[nu] >> 1) : 0);
+}
+
+/* One decoder step: digit d (radix N) of a trellis component in state s
+ * names level 2 d + union(s) of its 2N-level union codebook; its low bit
+ * is the branch taken. */
+static inline WZT_HD uint32_t wzt_level_index(uint32_t s, uint32_t d)
+{
+	return 2 * d + wzt_union(s);
+}
+
+#endif

@@ -1,0 +1,381 @@
+/* The trellis-coded fixed-rate format wzt (docs/wz-format.md, "Trellis-coded
+ * records"): the Viterbi search against an exhaustive one written here
+ * (every digit of every state, no subsets), the decoder against a walk of
+ * the record written here from the specification (mixed-radix groups,
+ * the trellis from wzt_next, not the plan's table), each token decoded
+ * alone as in a layer, the round trip's error below wz's at the same
+ * record size, arbitrary bytes decoding to finite values, and bad rates
+ * and shapes refused. */
+#include "tests/tap.h"
+
+#include <stdint.h>
+
+#include "codec/codec_internal.h"
+#include "codec/format.h"
+#include "codec/profile.h"
+#include "codec/wz_plan.h"
+#include "codec/wzt_trellis.h"
+#include "tests/codec/window.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static double uniform(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (rng >> 11) * 0x1.0p-53;
+}
+
+static wzt_cache_trace *small_window(wzt_family fam, uint64_t window_seed, const char *split, int T)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = fam;
+	p.seed = 5;
+	p.L = 2;
+	p.T = T;
+	p.R = 64;
+	p.P = 16;
+	p.Q = 8;
+	p.H = 2;
+	p.window_seed = window_seed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d))
+		printf("# synth: %s\n", d.msg);
+	return t;
+}
+
+/* Exhaustive Viterbi: from each state every digit 0..N-1 (level
+ * 2d + union), the next state by wzt_next; the least metric over end
+ * states.  Returns the metric; digits of the trellis components in dig. */
+static double viterbi_full(const wzc_wzt_plan *tp, const layer_plan *lp, int layer,
+			   const float *zl, uint32_t *dig)
+{
+	const wzc_wzt_layer *tl = &tp->layers[layer];
+	int nord = lp->gstart[lp->ngroups], S = 1 << tp->nu, ns = tl->nsteps;
+	double *m = malloc(sizeof(double) * S), *nm = malloc(sizeof(double) * S);
+	int *from = malloc(sizeof(int) * (size_t)ns * S);
+	uint32_t *dd = malloc(sizeof(uint32_t) * (size_t)ns * S);
+	for (int s = 0; s < S; s++)
+		m[s] = s ? INFINITY : 0;
+	int t = 0;
+	for (int i = 0; i < nord; i++) {
+		if (!tl->cb[i])
+			continue;
+		int c = lp->order[i], jl = lp->order_c[i];
+		for (int s = 0; s < S; s++)
+			nm[s] = INFINITY;
+		for (int s = 0; s < S; s++) {
+			if (!(m[s] < INFINITY))
+				continue;
+			for (uint32_t d = 0; d < lp->nlev[c]; d++) {
+				double e = (double)zl[jl] - tl->cb[i][2 * d + (s & 1)];
+				double cand = m[s] + lp->ew_c[jl] * (e * e);
+				int to = (int)wzt_next(tp->nu, (uint32_t)s, d & 1);
+				if (cand < nm[to]) {
+					nm[to] = cand;
+					from[(size_t)t * S + to] = s;
+					dd[(size_t)t * S + to] = d;
+				}
+			}
+		}
+		memcpy(m, nm, sizeof(double) * S);
+		t++;
+	}
+	int s = 0;
+	for (int k = 1; k < S; k++)
+		if (m[k] < m[s])
+			s = k;
+	double best = m[s];
+	for (int i = nord - 1; i >= 0; i--) {
+		if (!tl->cb[i])
+			continue;
+		t--;
+		dig[lp->order[i]] = dd[(size_t)t * S + s];
+		s = from[(size_t)t * S + s];
+	}
+	free(m);
+	free(nm);
+	free(from);
+	free(dd);
+	return best;
+}
+
+/* The metric of the digits dig along the trellis from state 0. */
+static double path_metric(const wzc_wzt_plan *tp, const layer_plan *lp, int layer,
+			  const float *zl, const uint32_t *dig)
+{
+	const wzc_wzt_layer *tl = &tp->layers[layer];
+	uint32_t s = 0;
+	double sum = 0;
+	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
+		if (!tl->cb[i])
+			continue;
+		int c = lp->order[i], jl = lp->order_c[i];
+		double e = (double)zl[jl] - tl->cb[i][2 * dig[c] + (s & 1)];
+		sum += lp->ew_c[jl] * (e * e);
+		s = wzt_next(tp->nu, s, dig[c] & 1);
+	}
+	return sum;
+}
+
+static void check_viterbi(const wzc_profile *prof, size_t B)
+{
+	wzc_wz_plan *plan = NULL;
+	wzc_wzt_plan *tp = NULL;
+	wz_diag d;
+	if (!ok(wzc_wz_plan_new(prof, 0, B, &plan, &d) == WZ_OK &&
+		wzc_wzt_plan_new(plan, WZT_NU, &tp, &d) == WZ_OK, "plan of %zu bytes", B)) {
+		wzc_wz_plan_free(plan);
+		return;
+	}
+	const layer_plan *lp = &plan->layers[0];
+	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, worse = 0, differ = 0, trials = 40;
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
+	uint32_t *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
+	for (int trial = 0; trial < trials; trial++) {
+		/* standardized values, some far past the tables */
+		for (int j = 0; j < nc; j++) {
+			double u1 = uniform() + 1e-12, u2 = uniform();
+			zl[j] = (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) *
+					(trial % 8 == 7 ? 6 : 1));
+		}
+		memset(a, 0, sizeof *a * (size_t)n);
+		memset(b, 0, sizeof *b * (size_t)n);
+		wzc_wzt_digits(tp, lp, 0, zl, a);
+		double best = viterbi_full(tp, lp, 0, zl, b);
+		double got = path_metric(tp, lp, 0, zl, a);
+		worse += !(got <= best * (1 + 1e-12) + 1e-300);
+		differ += memcmp(a, b, sizeof *a * (size_t)n) != 0;
+	}
+	ok(worse == 0, "%zu bytes (%d trellis steps of %d coded): the search's path is the "
+	   "exhaustive search's least metric in %d of %d trials", B, tp->layers[0].nsteps, nc,
+	   trials - worse, trials);
+	ok(differ == 0, "%zu bytes: and its digits are the exhaustive search's (%d differ)", B, differ);
+	free(zl);
+	free(a);
+	free(b);
+	wzc_wzt_plan_free(tp);
+	wzc_wz_plan_free(plan);
+}
+
+static uint64_t read_bits(const uint8_t *rec, int off, int k)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < k; i++)
+		v |= (uint64_t)((rec[(off + i) >> 3] >> ((off + i) & 7)) & 1) << i;
+	return v;
+}
+
+/* The transformed-domain values of one record, from the specification. */
+static void decode_spec(const wzc_codec *c, int layer, const uint8_t *rec, float *y)
+{
+	const wzc_wz_plan *plan = c->wz;
+	const layer_plan *lp = &plan->layers[layer];
+	const wzc_wzt_layer *tl = &c->wzt->layers[layer];
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, nv = R + P;
+	float s[2] = { plan->scale_mult[0][rec[0]] * parts[0]->scale_ref,
+		       P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0 };
+	for (int k = 0; k < nv; k++)
+		y[k] = lp->nlev[k] == 1 ? lp->lev[k][0] * lp->sigma[k] * s[k >= R] : 0;
+	uint32_t flag[2] = { 0, 0 }, state = 0;
+	int off = 8 * plan->scale_bytes;
+	for (int g = 0; g < lp->ngroups; g++) {
+		int kb = lp->gbits[g];
+		uint64_t x = read_bits(rec, off, kb) << (64 - kb);
+		off += kb;
+		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+			int k = lp->order[i];
+			unsigned __int128 prod = (unsigned __int128)x * lp->nlev[k];
+			uint32_t digit = (uint32_t)(prod >> 64);
+			x = (uint64_t)prod;
+			if (k >= nv) {
+				flag[k - nv] = digit;
+			} else if (tl->cb[i]) {
+				y[k] = tl->cb[i][2 * digit + (state & 1)] * lp->sigma[k] * s[k >= R];
+				state = wzt_next(c->wzt->nu, state, digit & 1);
+			} else {
+				y[k] = lp->lev[k][digit] * lp->sigma[k] * s[k >= R];
+			}
+		}
+	}
+	for (int k = 0; k < nv; k++)
+		if (flag[k >= R])
+			y[k] += lp->delta[k >= R][k >= R ? k - R : k];
+}
+
+static double sq_error(const float *a, const float *b, size_t n, double *energy)
+{
+	double e = 0;
+	for (size_t i = 0; i < n; i++) {
+		double d = (double)a[i] - b[i];
+		e += d * d;
+		*energy += (double)a[i] * a[i];
+	}
+	return e;
+}
+
+/* The plan's weighted squared error of a token in the transformed domain,
+ * sum_k weight_k (y_k - yhat_k)^2 with y = B (v - mean): what wz's
+ * allocation and wzt's search minimize. */
+static double weighted_error(const wzc_codec *c, int l, const uint8_t *rec, const float *x,
+			     const float *xr, float *yl, float *yr)
+{
+	const wzc_profile *pr = c->wz->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	const float *v[2] = { x, xr };
+	float *yh[2] = { yl, yr };
+	wzc_wz_decode_token_transformed(c, l, rec, yl, yr);
+	double sum = 0;
+	for (int p = 0; p < 2; p++) {
+		int m = parts[p]->n;
+		for (int k = 0; k < m; k++) {
+			double y = 0;
+			for (int i = 0; i < m; i++)
+				y += (double)parts[p]->basis[(size_t)k * m + i] * (v[p][i] - parts[p]->mean[i]);
+			double e = y - yh[p][k];
+			sum += parts[p]->weight[k] * e * e;
+		}
+	}
+	return sum;
+}
+
+static void round_trip(wzt_family fam)
+{
+	const char *fname = wzt_family_name(fam);
+	wzt_cache_trace *cal = small_window(fam, 0, "calibration", 512);
+	wzt_cache_trace *test = small_window(fam, UINT64_C(1) << 32, "test", 256);
+	if (!ok(cal && test, "%s: windows", fname))
+		return;
+	wzc_window cw = window_of(cal), tw = window_of(test);
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (!ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "%s: prepare", fname))
+		return;
+	int R = tw.R, P = tw.P, T = tw.T, L = tw.L, nv = R + P;
+	const double rates[] = { 2.0, 4.97, 5.44, 6.31 };
+	for (size_t r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+		wzc_format fz, ft;
+		char nz[32], nt[32];
+		snprintf(nz, sizeof nz, "wz-%.2f", rates[r]);
+		snprintf(nt, sizeof nt, "wzt-%.2f", rates[r]);
+		wzc_codec *cz = NULL, *ct = NULL;
+		if (!ok(wzc_format_parse(nz, &fz, &d) == WZ_OK && wzc_format_parse(nt, &ft, &d) == WZ_OK &&
+			wzc_codec_new(&fz, L, R, P, prof, &cz, &d) == WZ_OK &&
+			wzc_codec_new(&ft, L, R, P, prof, &ct, &d) == WZ_OK, "%s %s: codecs", fname, nt)) {
+			wzc_codec_free(cz);
+			continue;
+		}
+		size_t B = wzc_codec_record_bytes(ct);
+		ok(B == wzc_codec_record_bytes(cz), "%s %s: wz's record size (%zu bytes)", fname, nt, B);
+		uint8_t *rec = malloc(B * T);
+		float *lat = malloc(sizeof(float) * T * R), *rope = malloc(sizeof(float) * T * P);
+		float *l1 = malloc(sizeof(float) * R), *r1 = malloc(sizeof(float) * (P + 1));
+		float *y = malloc(sizeof(float) * nv), *yl = malloc(sizeof(float) * R),
+		      *yr = malloc(sizeof(float) * (P + 1));
+		double err[2] = { 0, 0 }, werr[2] = { 0, 0 }, energy = 0;
+		int alone = 0, spec = 0;
+		for (int l = 0; l < L; l++) {
+			const float *x = tw.latent + (size_t)l * T * R, *xr = tw.rope + (size_t)l * T * P;
+			for (int f = 0; f < 2; f++) {
+				wzc_codec *c = f ? ct : cz;
+				wzc_encode_layer(c, l, T, x, xr, rec, &d);
+				wzc_decode_layer(c, l, T, rec, lat, rope);
+				double en = 0;
+				err[f] += sq_error(x, lat, (size_t)T * R, &en) + sq_error(xr, rope, (size_t)T * P, &en);
+				if (f)
+					energy += en;
+				for (int t = 0; t < T; t++)
+					werr[f] += weighted_error(c, l, rec + (size_t)t * B, x + (size_t)t * R,
+								  xr + (size_t)t * P, yl, yr);
+			}
+			for (int t = 0; t < T; t++) {
+				const uint8_t *rt = rec + (size_t)t * B;
+				wzc_decode_token(ct, l, rt, l1, r1);
+				alone += memcmp(l1, lat + (size_t)t * R, sizeof(float) * R) != 0 ||
+					 memcmp(r1, rope + (size_t)t * P, sizeof(float) * P) != 0;
+				decode_spec(ct, l, rt, y);
+				wzc_wz_decode_token_transformed(ct, l, rt, yl, yr);
+				spec += memcmp(y, yl, sizeof(float) * R) != 0 ||
+					memcmp(y + R, yr, sizeof(float) * P) != 0;
+			}
+		}
+		ok(alone == 0, "%s %s: every token decodes alone to its values in the layer (%d differ)",
+		   fname, nt, alone);
+		ok(spec == 0, "%s %s: the decoder walks the trellis as specified (%d tokens differ)",
+		   fname, nt, spec);
+		/* the search minimizes the weighted error, which is what must
+		 * fall; plain nmse is reported (at low rates on query-weighted
+		 * profiles it can rise) */
+		ok(werr[1] < werr[0], "%s %s: weighted error %.4g below wz's %.4g (%.2f dB; nmse %.5f, "
+		   "wz %.5f)", fname, nt, werr[1], werr[0], 10 * log10(werr[0] / werr[1]),
+		   err[1] / energy, err[0] / energy);
+		/* arbitrary bytes decode without fault, to finite values */
+		int finite = 1;
+		for (int t = 0; t < 64; t++) {
+			for (size_t i = 0; i < B; i++)
+				rec[i] = (uint8_t)(uniform() * 256);
+			rec[0] = (uint8_t)(1 + uniform() * 200);
+			if (P)
+				rec[1] = (uint8_t)(1 + uniform() * 200);
+			wzc_decode_token(ct, 0, rec, l1, r1);
+			for (int i = 0; i < R; i++)
+				finite &= isfinite(l1[i]);
+			for (int i = 0; i < P; i++)
+				finite &= isfinite(r1[i]);
+		}
+		ok(finite, "%s %s: random records decode to finite values", fname, nt);
+		if (r == 2)
+			check_viterbi(prof, B);
+		free(rec);
+		free(lat);
+		free(rope);
+		free(l1);
+		free(r1);
+		free(y);
+		free(yl);
+		free(yr);
+		wzc_codec_free(cz);
+		wzc_codec_free(ct);
+	}
+	/* refused: a rate out of range, a bad name, a profile of another shape, no profile */
+	wzc_format f;
+	ok(wzc_format_parse("wzt-0.5", &f, &d) == WZ_ERR_RANGE, "%s: wzt-0.5 refused: %s", fname, d.msg);
+	ok(wzc_format_parse("wzt-x", &f, &d) != WZ_OK, "%s: wzt-x refused", fname);
+	wzc_codec *c = NULL;
+	wzc_format_parse("wzt-5.44", &f, &d);
+	ok(wzc_codec_new(&f, L, R + 16, P, prof, &c, &d) == WZ_ERR_INPUT,
+	   "%s: a profile of another shape is refused: %s", fname, d.msg);
+	ok(wzc_codec_new(&f, L, R, P, NULL, &c, &d) == WZ_ERR_MISSING, "%s: no profile is refused: %s",
+	   fname, d.msg);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+}
+
+int main(void)
+{
+	/* the trellis as specified: from each state two branches of one union,
+	 * into each state branches of one union, every state reachable */
+	for (int nu = 2; nu <= 8; nu++) {
+		int S = 1 << nu, bad = 0, seen[256] = { 0 };
+		for (int s = 0; s < S; s++)
+			for (uint32_t b = 0; b < 2; b++) {
+				uint32_t to = wzt_next(nu, (uint32_t)s, b);
+				bad += to >= (uint32_t)S || (to >> (nu - 1)) != wzt_union((uint32_t)s);
+				seen[to]++;
+			}
+		int twice = 1;
+		for (int s = 0; s < S; s++)
+			twice &= seen[s] == 2;
+		ok(bad == 0 && twice, "trellis nu=%d: unions consistent, two branches into every state", nu);
+	}
+	round_trip(WZT_FAMILY_IID);
+	round_trip(WZT_FAMILY_MLA_A);
+	round_trip(WZT_FAMILY_MLA_B);
+	return tap_done();
+}
