@@ -15,7 +15,10 @@ void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t 
 {
 	if (f->err)
 		return;
-	wz_err err = wzs_queue_push(&f->q, time, prio, kind, a, b, f->diag);
+	/* A replica keeps about one operation queued (and the sampler one
+	 * event): their small heap stays in cache. */
+	int lane = kind == EV_OP_END || kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN;
+	wz_err err = wzs_queue_push_lane(&f->q, lane, time, prio, kind, a, b, f->diag);
 	if (err) {
 		f->err = err;
 		f->stop = 1;
