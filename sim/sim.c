@@ -111,7 +111,9 @@ static void reroute(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
 	f->reps[s->replica].sessions--;
-	s->replica = wzs_route_session(f);
+	s->replica = f->prefix_cdf ? wzs_route_session_prefix(f, s->prefix_id, f->p->prefix_tokens,
+							      wzs_blocks_for(f, s->ctx))
+				   : wzs_route_session(f);
 	f->reps[s->replica].sessions++;
 }
 
@@ -169,7 +171,11 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	int32_t sid = (int32_t)row->session;
 	wzs_sess *s = &f->sess[sid];
 	if (s->replica < 0) {
-		s->replica = wzs_route_session(f);
+		int64_t context = (row->prefix_tokens > 0 ? row->prefix_tokens : 0) +
+				  (row->prompt_tokens > 0 ? row->prompt_tokens : 1) +
+				  (row->output_tokens > 0 ? row->output_tokens : 1);
+		s->replica = wzs_route_session_prefix(f, row->shared_prefix, row->shared_prefix_tokens,
+						      wzs_blocks_for(f, context));
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix is computed, not recomputed (a prefix shared
