@@ -14,8 +14,13 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 {
 	memset(out, 0, sizeof *out);
 	/* Blocks come from costmodel's accounting so that the simulator and the
-	 * memory mode can never disagree on how many users fit. */
-	wz_err err = wzm_memory_compute(model, gpu, mem, record_per_layer, context, &out->mem, diag);
+	 * memory mode can never disagree on how many users fit; under expert
+	 * parallelism every GPU holds all but the routed experts whole (the
+	 * caller's memory mode sets the same, wzs_moe_replicated_params_b). */
+	wzm_memory_params gpu_mem = *mem;
+	gpu_mem.replicated_params_b = wzs_moe_replicated_params_b(model, p);
+	wz_err err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
+				       diag);
 	if (err)
 		return err;
 #define NEED(v, obj, field)                                                                  \
@@ -104,7 +109,9 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefix_token_bytes[1] = out->prefix_token_bytes[2] = out->offload_token_bytes;
 	if (p->disaggregated) {
 		out->prefill_gpus = (int)p->prefill_gpus;
-		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
+		double replicated = out->mem.weights_replicated;
+		out->prefill_weight_bytes_gpu =
+			replicated + (out->mem.weights - replicated) * out->gpus / p->prefill_gpus;
 		out->kv_link_bps = p->kv_transfer_gbps * 1e9;
 		double room = out->mem.usable - out->mem.reserve;
 		if (out->prefill_weight_bytes_gpu > room)
