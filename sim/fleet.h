@@ -88,6 +88,7 @@ typedef struct {
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
 	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
+	int op_network_bound;         /* the operation's expert all-to-all outlasts its roofline */
 	wzs_dslot *dheap;             /* decoding, by finish step */
 	long dn, dcap;
 	int64_t steps;

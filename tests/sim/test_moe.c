@@ -11,6 +11,7 @@
 
 #include "codec/format.h"
 #include "costmodel/catalog.h"
+#include "sim/binding.h"
 #include "sim/sim.h"
 
 static const wzm_model *dsv3;
@@ -169,6 +170,47 @@ static void test_run(void)
 	   tpot[1] * 1e3, tpot[0] * 1e3);
 }
 
+/* A slow all-to-all (50 MB/s: one request per replica sends little)
+ * outlasts the decode roofline: the run counts its steps as the
+ * network's, and a fleet missing its TPOT target on them is bound by the
+ * expert all-to-all; at DeepEP's bandwidths it is not. */
+static void test_network_binds(void)
+{
+	const char *names[2] = { "DeepEP's bandwidths", "50 MB/s" };
+	for (int slow = 0; slow < 2; slow++) {
+		wzs_params p;
+		wzs_replica_model m;
+		if (model(1, 16, 0, 1, slow ? 0.05 : 0, &p, &m, NULL)) {
+			ok(0, "model");
+			return;
+		}
+		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
+		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzs_run_config cfg = { 0 };
+		cfg.params = &p;
+		cfg.model = &m;
+		cfg.replicas = 1;
+		cfg.traffic = &t;
+		wzs_result r;
+		if (wzs_run(&cfg, &r, NULL)) {
+			ok(0, "run");
+			return;
+		}
+		p.tpot_p99_s = r.tpot.p99 / 2; /* missed */
+		wzs_binding b = wzs_what_binds(&p, &r);
+		int network = wzs_step_network_bound(&m, 1, 1001);
+		if (slow)
+			ok(network && r.busy_decode_network_s > 0 && r.busy_decode_memory_s == 0 &&
+				   b == WZS_BIND_ALL_TO_ALL,
+			   "%s: the steps are the all-to-all's (%.3f s), and it binds: %s", names[slow],
+			   r.busy_decode_network_s, wzs_binding_name(b));
+		else
+			ok(!network && r.busy_decode_network_s == 0 && b == WZS_BIND_DECODE_BANDWIDTH,
+			   "%s: the roofline is longer, %s binds", names[slow], wzs_binding_name(b));
+		wzs_result_free(&r);
+	}
+}
+
 int main(void)
 {
 	wzm_catalog *cat;
@@ -186,6 +228,7 @@ int main(void)
 	test_comm();
 	test_imbalance();
 	test_run();
+	test_network_binds();
 
 	wzs_params p;
 	wzs_replica_model m;

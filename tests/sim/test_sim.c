@@ -698,6 +698,14 @@ static void test_binding(void)
 	ok(wzs_what_binds(&p, &r) == WZS_BIND_DECODE_COMPUTE, "slow steps doing FLOPs");
 	r.busy_prefill_s = 40;
 	ok(wzs_what_binds(&p, &r) == WZS_BIND_PREFILL_COMPUTE, "steps held up by prefill passes");
+	r.busy_prefill_network_s = 30;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_ALL_TO_ALL,
+	   "steps held up by prefill passes waiting on their all-to-all");
+	r.busy_prefill_s = 1;
+	r.busy_prefill_network_s = 0;
+	r.busy_decode_network_s = 30;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_ALL_TO_ALL, "slow steps waiting on their all-to-all");
+	r.busy_decode_network_s = 0;
 	ok(!strcmp(wzs_binding_name(WZS_BIND_HBM_CAPACITY), "HBM capacity"), "binding names");
 
 	/* A run: a pool too small for the population refuses, and the search
