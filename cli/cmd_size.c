@@ -165,7 +165,9 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	wzp_table_note(t, "Binds: the resource that made the largest fleet short of each one "
 			  "fail (HBM capacity: requests waited for cache blocks; decode compute or "
 			  "HBM bandwidth: decode steps, by their roofline; prefill compute; "
-			  "restore bandwidth or decode: parked caches coming back over the link, or decoded on the host; batch limit: max_batch).");
+			  "restore bandwidth or decode: parked caches coming back over the link, or decoded on the host; "
+			  "network: the cache's move to decode GPUs, or the expert all-to-all where it outlasts the roofline; "
+			  "batch limit: max_batch).");
 	wzp_table_note(t, "Savings against %s; prices: %s.", s->scn->baseline_format,
 		       s->scn->price_set);
 	if (scaling)

@@ -33,6 +33,7 @@ void wzm_memory_params_default(wzm_memory_params *p)
 	p->par = WZM_PAR_ATTN_DP;
 	p->weight_bits = NAN;
 	p->block_tokens = WZM_BLOCK_TOKENS;
+	p->replicated_params_b = 0;
 }
 
 wz_err wzm_weight_bytes(const wzm_model *model, double weight_bits, double *out, wz_diag *diag)
@@ -83,7 +84,12 @@ wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
 		return err;
 	out->hbm = gpu->hbm_gib * WZM_GIB;
 	out->usable = out->hbm * params->mem_util;
-	out->weights = weights / params->gpus_per_replica;
+	double share = params->replicated_params_b > 0 && model->params_total_b > 0
+			       ? params->replicated_params_b / model->params_total_b
+			       : 0;
+	out->weights_replicated = weights * (share < 1 ? share : 1);
+	out->weights = out->weights_replicated +
+		       (weights - out->weights_replicated) / params->gpus_per_replica;
 	out->reserve = params->act_reserve_gib * WZM_GIB;
 	out->cache = out->usable - out->weights - out->reserve;
 	out->record_per_layer = record_per_layer;

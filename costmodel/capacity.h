@@ -29,6 +29,11 @@ typedef struct {
 	wzm_parallelism par;
 	double weight_bits;      /* NaN: the model's catalog value */
 	int block_tokens;        /* cache block size in tokens */
+	/* billions of parameters every GPU holds whole, the rest split over
+	 * the replica's GPUs: with attention data parallelism and expert
+	 * parallelism, all but the routed experts (attention, dense layers,
+	 * shared experts, embeddings); 0: every weight split evenly */
+	double replicated_params_b;
 } wzm_memory_params;
 
 /* Defaults: mem_util 0.90 (vLLM's default gpu_memory_utilization),
@@ -40,7 +45,8 @@ void wzm_memory_params_default(wzm_memory_params *p /* OUT */);
 typedef struct {
 	double hbm;               /* hbm_gib * 2^30 */
 	double usable;            /* hbm * mem_util */
-	double weights;           /* this GPU's share of the weights */
+	double weights;           /* this GPU's weights: the replicated ones and its share of the rest */
+	double weights_replicated;/* of which every GPU holds a whole copy */
 	double reserve;           /* activation reserve */
 	double cache;             /* usable - weights - reserve */
 	double record_per_layer;  /* bytes of one token for one layer */

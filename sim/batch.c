@@ -68,6 +68,7 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 		r->op = OP_PREFILL;
 		r->op_start = f->now;
 		r->gen++;
+		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
 		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs), PRIO_OP_END, EV_OP_END,
 			 (uint32_t)ri, r->gen);
 		return;
@@ -91,6 +92,7 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
 	r->op_compute_bound = wzs_step_compute_bound(f->m, batch, first);
+	r->op_network_bound = wzs_step_network_bound(f->m, batch, first);
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
@@ -248,8 +250,12 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
 	if (gen != r->gen || r->op == OP_IDLE)
 		return;
 	double busy = f->now - r->op_start;
-	if (r->op == OP_PREFILL)
+	if (r->op == OP_PREFILL) {
 		f->res->busy_prefill_s += busy;
+		if (r->op_network_bound)
+			f->res->busy_prefill_network_s += busy;
+	} else if (r->op_network_bound)
+		f->res->busy_decode_network_s += busy;
 	else if (r->op_compute_bound)
 		f->res->busy_decode_compute_s += busy;
 	else

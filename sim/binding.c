@@ -1,6 +1,14 @@
 /* Which resource binds a sized fleet (binding.h). */
 #include "sim/binding.h"
 
+/* Prefill binds: its computation, or (expert parallelism) its all-to-all
+ * where that was the longer part of most of the passes' time. */
+static wzs_binding prefill_binding(const wzs_result *r)
+{
+	return 2 * r->busy_prefill_network_s > r->busy_prefill_s ? WZS_BIND_ALL_TO_ALL
+								   : WZS_BIND_PREFILL_COMPUTE;
+}
+
 wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
 {
 	if (!r)
@@ -21,14 +29,17 @@ wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
 		if (n > s && n > f)
 			return WZS_BIND_NETWORK;
 		if (s < f)
-			return WZS_BIND_PREFILL_COMPUTE;
+			return prefill_binding(r);
 		return r->slow_ttft_restore_decode_s > r->slow_ttft_restore_s ? WZS_BIND_RESTORE_DECODE
 									       : WZS_BIND_RESTORE_BANDWIDTH;
 	}
 	if (tpot_over > 1) {
 		double dc = r->busy_decode_compute_s, dm = r->busy_decode_memory_s;
-		if (r->busy_prefill_s > dc + dm)
-			return WZS_BIND_PREFILL_COMPUTE;
+		double dn = r->busy_decode_network_s;
+		if (r->busy_prefill_s > dc + dm + dn)
+			return prefill_binding(r);
+		if (dn > dc && dn > dm)
+			return WZS_BIND_ALL_TO_ALL;
 		return dc >= dm ? WZS_BIND_DECODE_COMPUTE : WZS_BIND_DECODE_BANDWIDTH;
 	}
 	return WZS_BIND_UNKNOWN;
@@ -46,6 +57,7 @@ const char *wzs_binding_name(wzs_binding b)
 	case WZS_BIND_RESTORE_BANDWIDTH: return "restore bandwidth";
 	case WZS_BIND_RESTORE_DECODE: return "restore decode (host CPU)";
 	case WZS_BIND_NETWORK: return "network (prefill to decode)";
+	case WZS_BIND_ALL_TO_ALL: return "network (expert all-to-all)";
 	case WZS_BIND_UNKNOWN: break;
 	}
 	return "unknown";

@@ -18,7 +18,8 @@ typedef enum {
 	WZS_BIND_RESTORE_BANDWIDTH, /* restoring parked caches over the host link or SSDs */
 	WZS_BIND_RESTORE_DECODE,    /* restoring parked caches: the host's decode of them */
 	WZS_BIND_NETWORK,           /* disaggregated: the cache's move from prefill to decode */
-	WZS_BIND_UNKNOWN            /* the failing run finished nothing to read */
+	WZS_BIND_UNKNOWN,           /* the failing run finished nothing to read */
+	WZS_BIND_ALL_TO_ALL         /* expert parallelism: the dispatch and combine between GPUs */
 } wzs_binding;
 
 /* The resource that made `failing` (a run below the answer) miss the

@@ -2,7 +2,10 @@
  *
  * A 4-ary heap: half as deep as a binary one, and a node's four children
  * are two whole cache lines, so a pop touches about half the lines a
- * binary heap's does at the 10^5 events a large population keeps queued. */
+ * binary heap's does at the 10^5 events a large population keeps queued.
+ * Two of them (lanes): replicas' operations, two thirds of a population's
+ * events, wait in a heap of about one node per replica that stays in
+ * cache, users' next turns in the large one. */
 #include "sim/engine.h"
 
 #include <assert.h>
@@ -42,9 +45,8 @@ static inline int before(const wzs_node *x, const wzs_node *y)
 
 void wzs_queue_init(wzs_queue *q)
 {
-	q->heap = NULL;
-	q->mem = NULL;
-	q->n = q->cap = 0;
+	memset(q->lane, 0, sizeof q->lane);
+	q->n = 0;
 	q->next_seq = 0;
 	q->popped = 0;
 	q->now = -INFINITY;
@@ -54,38 +56,31 @@ void wzs_queue_free(wzs_queue *q)
 {
 	if (!q)
 		return;
-	free(q->mem);
+	for (int l = 0; l < WZS_LANES; l++)
+		free(q->lane[l].mem);
 	wzs_queue_init(q);
 }
 
-static int grow(wzs_queue *q)
+static int grow(wzs_heap *hp)
 {
-	size_t cap = q->cap ? q->cap * 2 : 1024;
+	size_t cap = hp->cap ? hp->cap * 2 : 1024;
 	void *mem;
 	if (posix_memalign(&mem, 64, (cap + HEAD_PAD) * sizeof(wzs_node)))
 		return -1;
 	wzs_node *heap = (wzs_node *)mem + HEAD_PAD;
-	if (q->n)
-		memcpy(heap, q->heap, q->n * sizeof *heap);
-	free(q->mem);
-	q->mem = mem;
-	q->heap = heap;
-	q->cap = cap;
+	if (hp->n)
+		memcpy(heap, hp->heap, hp->n * sizeof *heap);
+	free(hp->mem);
+	hp->mem = mem;
+	hp->heap = heap;
+	hp->cap = cap;
 	return 0;
 }
 
-wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
-		      uint32_t b, wz_diag *diag)
+static void sift_up(wzs_heap *hp, wzs_node ev)
 {
-	assert(time >= q->now);
-	assert(prio <= WZS_PRIO_MAX);
-	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
-	if (q->n == q->cap && grow(q))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
-	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq++, kind, a, b,
-			0 };
-	wzs_node *h = q->heap;
-	size_t i = q->n++;
+	wzs_node *h = hp->heap;
+	size_t i = hp->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / ARITY;
 		if (!before(&ev, &h[parent]))
@@ -94,26 +89,15 @@ wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, u
 		i = parent;
 	}
 	h[i] = ev;
-	return WZ_OK;
 }
 
-int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
+/* Removes the top node (the heap is not empty). */
+static void sift_down(wzs_heap *hp)
 {
-	if (q->n == 0)
-		return 0;
-	wzs_node *h = q->heap;
-	const wzs_node top = h[0];
-	ev->time = key_time(top.when);
-	ev->prio = (uint32_t)(top.tie >> WZS_SEQ_BITS);
-	ev->seq = top.tie & ((1ULL << WZS_SEQ_BITS) - 1);
-	ev->kind = top.kind;
-	ev->a = top.a;
-	ev->b = top.b;
-	q->popped++;
-	q->now = ev->time;
-	size_t n = --q->n;
+	wzs_node *h = hp->heap;
+	size_t n = --hp->n;
 	if (n == 0)
-		return 1;
+		return;
 	const wzs_node last = h[n];
 	size_t i = 0;
 	for (;;) {
@@ -130,12 +114,66 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 		i = best;
 	}
 	h[i] = last;
+}
+
+wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			   uint32_t a, uint32_t b, wz_diag *diag)
+{
+	assert(time >= q->now);
+	assert(prio <= WZS_PRIO_MAX);
+	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
+	assert(lane >= 0 && lane < WZS_LANES);
+	wzs_heap *hp = &q->lane[lane];
+	if (hp->n == hp->cap && grow(hp))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq++, kind, a, b,
+			0 };
+	sift_up(hp, ev);
+	q->n++;
+	return WZ_OK;
+}
+
+wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
+		      uint32_t b, wz_diag *diag)
+{
+	return wzs_queue_push_lane(q, WZS_LANE_MAIN, time, prio, kind, a, b, diag);
+}
+
+/* The lane whose top leaves first, or -1 when all are empty. */
+static int first_lane(const wzs_queue *q)
+{
+	int best = -1;
+	for (int l = 0; l < WZS_LANES; l++)
+		if (q->lane[l].n &&
+		    (best < 0 || before(&q->lane[l].heap[0], &q->lane[best].heap[0])))
+			best = l;
+	return best;
+}
+
+int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
+{
+	int l = first_lane(q);
+	if (l < 0)
+		return 0;
+	wzs_heap *hp = &q->lane[l];
+	const wzs_node top = hp->heap[0];
+	ev->time = key_time(top.when);
+	ev->prio = (uint32_t)(top.tie >> WZS_SEQ_BITS);
+	ev->seq = top.tie & ((1ULL << WZS_SEQ_BITS) - 1);
+	ev->kind = top.kind;
+	ev->a = top.a;
+	ev->b = top.b;
+	q->popped++;
+	q->now = ev->time;
+	q->n--;
+	sift_down(hp);
 	return 1;
 }
 
 double wzs_queue_peek_time(const wzs_queue *q)
 {
-	return q->n ? key_time(q->heap[0].when) : INFINITY;
+	int l = first_lane(q);
+	return l >= 0 ? key_time(q->lane[l].heap[0].when) : INFINITY;
 }
 
 void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream)

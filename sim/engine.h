@@ -1,5 +1,6 @@
-/* The simulator's event queue and random numbers: a 4-ary heap ordered by
- * (time, priority, sequence number) packed into two integer keys, and a
+/* The simulator's event queue and random numbers: 4-ary heaps (a large one
+ * and a small one, see lanes) ordered by (time, priority, sequence number)
+ * packed into two integer keys, and a
  * seeded generator, so that a run is a pure function of its inputs and seed. */
 #ifndef WZS_ENGINE_H
 #define WZS_ENGINE_H
@@ -37,10 +38,23 @@ typedef struct {
 #define WZS_SEQ_BITS 40  /* 1.1e12 events per run */
 #define WZS_PRIO_MAX ((1u << (64 - WZS_SEQ_BITS)) - 1)
 
+/* One 4-ary heap of nodes. */
 typedef struct {
 	wzs_node *heap;   /* heap[0] the earliest; children of i at 4i+1..4i+4 */
 	void *mem;        /* heap's allocation (cache-line aligned sibling groups) */
 	size_t n, cap;
+} wzs_heap;
+
+/* Lanes: events of a few sources that each keep about one event queued (a
+ * replica's operation) go to their own small heap, which stays in cache,
+ * instead of sifting through the large one every user's next turn waits
+ * in.  A pop takes the earlier of the lanes' tops: the order is the one
+ * heap's (keys are unique), whatever lane an event was pushed to. */
+enum { WZS_LANE_MAIN, WZS_LANE_FEW, WZS_LANES };
+
+typedef struct {
+	wzs_heap lane[WZS_LANES];
+	size_t n;         /* events queued in all lanes */
 	uint64_t next_seq;
 	uint64_t popped;  /* events handled so far, for events/s figures */
 	double now;       /* the last popped event's time: nothing may be pushed before it */
@@ -54,6 +68,10 @@ void wzs_queue_free(wzs_queue *q);
  * priority above WZS_PRIO_MAX or a time that is NaN. */
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
 		      uint32_t b, wz_diag *diag);
+/* The same into lane `lane` (WZS_LANE_MAIN or WZS_LANE_FEW): where an event
+ * waits changes the speed, never the order events leave in. */
+wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			   uint32_t a, uint32_t b, wz_diag *diag);
 /* Takes the earliest event into *ev; returns 0 when the queue is empty. */
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
 /* The earliest event's time, or INFINITY when empty. */

@@ -88,6 +88,7 @@ typedef struct {
 	long op_count;                /* pending requests the running prefill pass covers */
 	int last_op;
 	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
+	int op_network_bound;         /* the operation's expert all-to-all outlasts its roofline */
 	wzs_dslot *dheap;             /* decoding, by finish step */
 	long dn, dcap;
 	int64_t steps;
@@ -187,6 +188,12 @@ void wzs_session_idle(wzs_fleet *f, int32_t sess);
 /* The replica a new session goes to: the most free cache blocks, then the
  * fewest sessions, then the lowest index. */
 int32_t wzs_route_session(const wzs_fleet *f);
+/* The same for a new session beginning with `shared_tokens` of shared
+ * prefix `shared_id` (0 tokens: none), with prefix_routing: the replica
+ * whose prefix cache holds it in the highest tier, then with the most free
+ * blocks, among those with `need_blocks` free; else by free memory. */
+int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+				 int64_t need_blocks);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */
 int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens);
 

@@ -66,6 +66,10 @@ typedef struct {
 	double slow_ttft_transfer_s;       /* disaggregated: the cache's move to decode */
 	double busy_pool_prefill_s;        /* disaggregated: prefill pool GPU-seconds */
 	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
+	/* expert parallelism: decode steps whose all-to-all was longer than
+	 * their roofline (apart from the two above), and prefill passes whose
+	 * all-to-all was (part of busy_prefill_s) */
+	double busy_decode_network_s, busy_prefill_network_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
 	unsigned long long sessions_started, sessions_ended;

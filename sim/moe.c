@@ -1,6 +1,7 @@
 /* Expert parallelism's shape, bandwidths and time terms (moe.h). */
 #include "sim/moe.h"
 
+#include <math.h>
 #include <string.h>
 
 /* DeepEP (github.com/deepseek-ai/DeepEP, docs/legacy.md, "Performance",
@@ -75,7 +76,11 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	out->layers = (double)p->moe_layers;
 	out->routed_share = routed / active;
 	out->shared_share = shared / active;
-	out->always_read = 1 - routed_all / total;
+	/* Each GPU holds the replicated weights whole and 1/gpus of the
+	 * routed experts, and reads the replicated ones every step. */
+	out->replicated_params = total - routed_all;
+	out->always_read = out->replicated_params /
+			   (out->replicated_params + routed_all / (gpus > 1 ? gpus : 1));
 	out->expert_pick = (double)p->moe_top_k / (double)p->moe_routed_experts;
 	out->compute_factor = 1 + out->routed_share * (p->ep_imbalance - 1);
 	out->dispatch_bytes = (double)p->moe_top_k * model->hidden_size * (1 + 4.0 / 128);
@@ -95,6 +100,16 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	if ((pool_gpus > 0 ? pool_gpus : gpus) <= 1)
 		out->pool_dispatch_bps = 0;
 	return WZ_OK;
+}
+
+double wzs_moe_replicated_params_b(const wzm_model *model, const wzs_params *p)
+{
+	if (!p->expert_parallel || isnan(model->hidden_size) || isnan(model->params_total_b))
+		return 0;
+	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate;
+	double routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
+	double rest = model->params_total_b - routed_all / 1e9;
+	return rest > 0 ? rest : 0;
 }
 
 double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps)

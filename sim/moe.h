@@ -17,7 +17,9 @@ typedef struct {
 	double layers;              /* MoE layers */
 	double routed_share;        /* routed experts' share of the active parameters */
 	double shared_share;        /* the shared experts' share (run where the token is) */
-	double always_read;         /* share of all weights every step reads (all but routed) */
+	double replicated_params;   /* parameters every GPU holds whole: all but the routed experts */
+	double always_read;         /* share of a GPU's weights every step reads: the replicated
+				       ones, over them and its share of the routed experts */
 	double expert_pick;         /* top_k / routed experts: one token's share of them */
 	double compute_factor;      /* busiest GPU's FLOPs over the mean: 1 + routed_share (imbalance - 1) */
 	double dispatch_bytes;      /* per token per MoE layer: top_k x hidden x (1 + 4/128), FP8 and scales */
@@ -37,6 +39,11 @@ typedef struct {
  * replica is tensor-parallel. */
 wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
 		     int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
+
+/* Billions of parameters every GPU of an expert-parallel replica holds
+ * whole (all but the routed experts, from the MoE shape keys), for
+ * wzm_memory_params.replicated_params_b; 0 without expert parallelism. */
+double wzs_moe_replicated_params_b(const wzm_model *model, const wzs_params *p);
 
 /* Seconds of dispatch and combine for `tokens` tokens of one GPU through
  * every MoE layer at the given bandwidths. */

@@ -14,7 +14,7 @@ const char *const wzs_scenario_keys[] = {
 	"moe_shared_experts", "moe_intermediate_size", "max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
-	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib",
+	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
 	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
@@ -115,6 +115,7 @@ void wzs_params_default(wzs_params *p)
 	 * results without them stay as they were. */
 	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
 	p->prefixes = 0;
+	p->prefix_routing = 0;
 	p->prefix_tokens = 0;
 	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
 	 * al., "Web caching and Zipf-like distributions", INFOCOM 1999, fit
@@ -290,6 +291,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; int *dest; } flags[] = {
 		{ "expert_parallel", &p->expert_parallel },
 		{ "dual_batch_overlap", &p->dual_batch_overlap },
+		{ "prefix_routing", &p->prefix_routing },
 	};
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
 		if (!(v = wz_kv_get(kv, flags[i].key)))
@@ -516,6 +518,8 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	wz_buf_printf(out, "prefix_cache_hbm_gib = %g\nprefix_cache_cpu_gib = %g\n"
 		      "prefix_cache_ssd_gib = %g\n",
 		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
+	if (p->prefix_routing)
+		wz_buf_printf(out, "prefix_routing = yes\n");
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,

@@ -158,6 +158,12 @@ wzs_prefix_tier wzs_prefix_cache_lookup(wzs_prefix_cache *c, int32_t id, int64_t
 	return tier;
 }
 
+wzs_prefix_tier wzs_prefix_cache_peek(const wzs_prefix_cache *c, int32_t id)
+{
+	int32_t e = find(c, id);
+	return e < 0 ? WZS_PREFIX_MISS : (wzs_prefix_tier)c->entries[e].tier;
+}
+
 wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens)
 {
 	if (tokens <= 0)

@@ -53,6 +53,10 @@ void wzs_prefix_cache_free(wzs_prefix_cache *c);
 wzs_prefix_tier wzs_prefix_cache_lookup(wzs_prefix_cache *c, int32_t id, int64_t tokens,
 					int64_t *hit_tokens /* OUT */);
 
+/* The tier that holds prefix `id`, or WZS_PREFIX_MISS; changes nothing
+ * (a router asking which replica has a prefix does not use it). */
+wzs_prefix_tier wzs_prefix_cache_peek(const wzs_prefix_cache *c, int32_t id);
+
 /* A request has computed `tokens` of prefix `id`: it goes into the highest
  * tier that can hold it, most recent, pushing least recently used
  * prefixes down.  A prefix larger than every tier is not kept.  Fails only

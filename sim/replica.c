@@ -14,8 +14,13 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 {
 	memset(out, 0, sizeof *out);
 	/* Blocks come from costmodel's accounting so that the simulator and the
-	 * memory mode can never disagree on how many users fit. */
-	wz_err err = wzm_memory_compute(model, gpu, mem, record_per_layer, context, &out->mem, diag);
+	 * memory mode can never disagree on how many users fit; under expert
+	 * parallelism every GPU holds all but the routed experts whole (the
+	 * caller's memory mode sets the same, wzs_moe_replicated_params_b). */
+	wzm_memory_params gpu_mem = *mem;
+	gpu_mem.replicated_params_b = wzs_moe_replicated_params_b(model, p);
+	wz_err err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
+				       diag);
 	if (err)
 		return err;
 #define NEED(v, obj, field)                                                                  \
@@ -104,7 +109,9 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefix_token_bytes[1] = out->prefix_token_bytes[2] = out->offload_token_bytes;
 	if (p->disaggregated) {
 		out->prefill_gpus = (int)p->prefill_gpus;
-		out->prefill_weight_bytes_gpu = out->mem.weights * out->gpus / p->prefill_gpus;
+		double replicated = out->mem.weights_replicated;
+		out->prefill_weight_bytes_gpu =
+			replicated + (out->mem.weights - replicated) * out->gpus / p->prefill_gpus;
 		out->kv_link_bps = p->kv_transfer_gbps * 1e9;
 		double room = out->mem.usable - out->mem.reserve;
 		if (out->prefill_weight_bytes_gpu > room)
@@ -188,16 +195,34 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	*compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
 }
 
+/* A decode step's roofline (the longer of its two terms) and all-to-all. */
+static void step_parts(const wzs_replica_model *m, double batch, double rank_tokens,
+		       double *roofline_s /* OUT */, double *comm_s /* OUT */)
+{
+	double mem_s, compute_s;
+	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
+	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
+	/* Each GPU dispatches its own requests' query tokens. */
+	*comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
+				    m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+}
+
 double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens)
 {
 	if (batch <= 0)
 		return 0;
-	double mem_s, compute_s;
-	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
-	/* Each GPU dispatches its own requests' query tokens. */
-	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
-	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
+	double roofline_s, comm_s;
+	step_parts(m, batch, rank_tokens, &roofline_s, &comm_s);
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+}
+
+int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank_tokens)
+{
+	if (batch <= 0 || !m->moe.on)
+		return 0;
+	double roofline_s, comm_s;
+	step_parts(m, batch, rank_tokens, &roofline_s, &comm_s);
+	return comm_s > roofline_s;
 }
 
 int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens)
@@ -228,21 +253,40 @@ double wzs_prefill_pairs(double prefix, double n)
 	return n * prefix + n * (n + 1) / 2;
 }
 
-double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
-			double rank_pairs)
+/* A prefill pass's roofline and all-to-all. */
+static void prefill_parts(const wzs_replica_model *m, double new_tokens, double pairs,
+			  double rank_pairs, double *roofline_s /* OUT */, double *comm_s /* OUT */)
 {
-	if (new_tokens <= 0)
-		return 0;
 	double attn_s = m->tensor_parallel ? pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops)
 					   : rank_pairs * m->prefill_flops_pair / m->attn_flops;
 	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
 				   (m->gpus * m->weight_flops) +
 			   attn_s;
 	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
+	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
 	/* The pass's tokens are spread over the ranks; each dispatches its own. */
-	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dispatch_bps,
-					  m->moe.prefill_combine_bps);
-	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
+	*comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dispatch_bps,
+				    m->moe.prefill_combine_bps);
+}
+
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
+			double rank_pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	double roofline_s, comm_s;
+	prefill_parts(m, new_tokens, pairs, rank_pairs, &roofline_s, &comm_s);
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+}
+
+int wzs_prefill_network_bound(const wzs_replica_model *m, double new_tokens, double pairs,
+			      double rank_pairs)
+{
+	if (new_tokens <= 0 || !m->moe.on)
+		return 0;
+	double roofline_s, comm_s;
+	prefill_parts(m, new_tokens, pairs, rank_pairs, &roofline_s, &comm_s);
+	return comm_s > roofline_s;
 }
 
 void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)

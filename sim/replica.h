@@ -103,6 +103,10 @@ double wzs_step_time(const wzs_replica_model *m, double batch, double rank_token
  * reads (what binds a decode-heavy fleet: compute or HBM bandwidth). */
 int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens);
 
+/* Whether such a step's expert all-to-all is longer than its roofline
+ * (expert parallelism; 0 without). */
+int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank_tokens);
+
 /* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
  * (query, key) pairs in all, of which the busiest attention rank holds
  * `rank_pairs`.  The weight matmuls spread over every GPU of the replica;
@@ -110,6 +114,9 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
  * parallelism each rank runs attention for its own requests alone. */
 double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
 			double rank_pairs);
+/* Whether that pass's expert all-to-all is longer than its roofline. */
+int wzs_prefill_network_bound(const wzs_replica_model *m, double new_tokens, double pairs,
+			      double rank_pairs);
 
 /* Time of one request's prefill on one GPU of a disaggregated prefill pool:
  * `new_tokens` attending to `pairs` pairs, with the weights spread over

@@ -96,6 +96,31 @@ int32_t wzs_route_session(const wzs_fleet *f)
 	return (int32_t)best;
 }
 
+int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+				 int64_t need_blocks)
+{
+	if (!f->p->prefix_routing || shared_tokens <= 0)
+		return wzs_route_session(f);
+	long best = -1;
+	wzs_prefix_tier best_tier = WZS_PREFIX_MISS;
+	for (long i = 0; i < f->cfg->replicas; i++) {
+		const wzs_rep *r = REP(f, i);
+		if (!r->prefix || r->free_total < need_blocks)
+			continue;
+		wzs_prefix_tier t = wzs_prefix_cache_peek(r->prefix, shared_id);
+		if (t == WZS_PREFIX_MISS)
+			continue;
+		const wzs_rep *b = best >= 0 ? REP(f, best) : NULL;
+		if (!b || t < best_tier ||
+		    (t == best_tier && (r->free_total > b->free_total ||
+					(r->free_total == b->free_total && r->sessions < b->sessions)))) {
+			best = i;
+			best_tier = t;
+		}
+	}
+	return best >= 0 ? (int32_t)best : wzs_route_session(f);
+}
+
 void wzs_pending_append(wzs_fleet *f, int32_t ri, int32_t id)
 {
 	if (f->m->prefill_gpus > 0) {

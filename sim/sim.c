@@ -15,7 +15,10 @@ void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t 
 {
 	if (f->err)
 		return;
-	wz_err err = wzs_queue_push(&f->q, time, prio, kind, a, b, f->diag);
+	/* A replica keeps about one operation queued (and the sampler one
+	 * event): their small heap stays in cache. */
+	int lane = kind == EV_OP_END || kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN;
+	wz_err err = wzs_queue_push_lane(&f->q, lane, time, prio, kind, a, b, f->diag);
 	if (err) {
 		f->err = err;
 		f->stop = 1;
@@ -108,7 +111,9 @@ static void reroute(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
 	f->reps[s->replica].sessions--;
-	s->replica = wzs_route_session(f);
+	s->replica = f->prefix_cdf ? wzs_route_session_prefix(f, s->prefix_id, f->p->prefix_tokens,
+							      wzs_blocks_for(f, s->ctx))
+				   : wzs_route_session(f);
 	f->reps[s->replica].sessions++;
 }
 
@@ -166,7 +171,11 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 	int32_t sid = (int32_t)row->session;
 	wzs_sess *s = &f->sess[sid];
 	if (s->replica < 0) {
-		s->replica = wzs_route_session(f);
+		int64_t context = (row->prefix_tokens > 0 ? row->prefix_tokens : 0) +
+				  (row->prompt_tokens > 0 ? row->prompt_tokens : 1) +
+				  (row->output_tokens > 0 ? row->output_tokens : 1);
+		s->replica = wzs_route_session_prefix(f, row->shared_prefix, row->shared_prefix_tokens,
+						      wzs_blocks_for(f, context));
 		f->reps[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix is computed, not recomputed (a prefix shared

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/binding.h"
 #include "tests/sim/sim_fixture.h"
 
 static int model(int ep, int gpus, int overlap, double imbalance, double gbps, wzs_params *p,
@@ -93,12 +94,32 @@ static void test_imbalance(void)
 	double weights = 2.0 * 37e9 * pass / (16 * even.weight_flops);
 	ok(fabs((b - a) - weights * routed) < 1e-9 * b,
 	   "the busiest GPU's prefill pass: %.4f s against %.4f s", b, a);
-	wzs_replica_model shape;
+	wzs_replica_model shape, split;
 	model(1, 16, 0, 1, 0, &p, &shape, NULL);
-	ok(shape.moe.always_read > 0.02 && shape.moe.always_read < 0.03 &&
-		   fabs(wzs_weights_touched(&shape, 1) - (shape.moe.always_read +
-							 (1 - shape.moe.always_read) * 8.0 / 256)) < 1e-12,
-	   "one token reads the shared weights (%.4f) and 8 of 256 experts", shape.moe.always_read);
+	/* DeepSeek-V3's 58 x 256 routed experts of 3 x 7168 x 2048: 653.9B of
+	 * its 671B; a GPU of 16 holds the other 17.1B whole and 1/16 of them. */
+	double routed_all = 58.0 * 256 * 3 * 7168 * 2048, rest = 671e9 - routed_all;
+	double gpu_share = rest / (rest + routed_all / 16);
+	ok(fabs(shape.moe.always_read - gpu_share) < 1e-12 &&
+		   fabs(wzs_weights_touched(&shape, 1) - (gpu_share + (1 - gpu_share) * 8.0 / 256)) <
+			   1e-12,
+	   "one token reads the GPU's replicated weights (%.4f of its weights) and 8 of 256 experts",
+	   shape.moe.always_read);
+	/* Memory: each GPU holds the replicated weights whole, not 1/16 of the
+	 * model, so its cache pool is smaller than the even split's. */
+	model(0, 16, 0, 1, 0, &p, &split, NULL);
+	double bytes = dsv3->weight_bits / 8;
+	ok(fabs(shape.mem.weights - (rest + routed_all / 16) * bytes) < 1 &&
+		   fabs(split.mem.weights - 671e9 / 16 * bytes) < 1 &&
+		   shape.mem.weights_replicated > 0 && split.mem.weights_replicated == 0,
+	   "expert parallelism: %.1f GiB of weights per GPU (%.1f of them replicated) against %.1f "
+	   "split evenly",
+	   shape.mem.weights / WZM_GIB, shape.mem.weights_replicated / WZM_GIB,
+	   split.mem.weights / WZM_GIB);
+	ok(shape.blocks_per_rank < split.blocks_per_rank &&
+		   shape.mem.users_per_replica < split.mem.users_per_replica,
+	   "and fewer cache blocks per GPU (%ld against %ld)", shape.blocks_per_rank,
+	   split.blocks_per_rank);
 }
 
 /* One request decoding alone: its time per output token is the step time,
@@ -136,6 +157,41 @@ static void test_run(void)
 	   tpot[1] * 1e3, tpot[0] * 1e3);
 }
 
+/* A slow all-to-all (50 MB/s: one request per replica sends little)
+ * outlasts the decode roofline: the run counts its steps as the
+ * network's, and a fleet missing its TPOT target on them is bound by the
+ * expert all-to-all; at DeepEP's bandwidths it is not. */
+static void test_network_binds(void)
+{
+	const char *names[2] = { "DeepEP's bandwidths", "50 MB/s" };
+	for (int slow = 0; slow < 2; slow++) {
+		wzs_params p;
+		wzs_replica_model m;
+		if (model(1, 16, 0, 1, slow ? 0.05 : 0, &p, &m, NULL)) {
+			ok(0, "model");
+			return;
+		}
+		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
+		wzs_result r;
+		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
+			ok(0, "run");
+			return;
+		}
+		p.tpot_p99_s = r.tpot.p99 / 2; /* missed */
+		wzs_binding b = wzs_what_binds(&p, &r);
+		int network = wzs_step_network_bound(&m, 1, 1001);
+		if (slow)
+			ok(network && r.busy_decode_network_s > 0 && r.busy_decode_memory_s == 0 &&
+				   b == WZS_BIND_ALL_TO_ALL,
+			   "%s: the steps are the all-to-all's (%.3f s), and it binds: %s", names[slow],
+			   r.busy_decode_network_s, wzs_binding_name(b));
+		else
+			ok(!network && r.busy_decode_network_s == 0 && b == WZS_BIND_DECODE_BANDWIDTH,
+			   "%s: the roofline is longer, %s binds", names[slow], wzs_binding_name(b));
+		wzs_result_free(&r);
+	}
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -144,6 +200,7 @@ int main(void)
 	test_comm();
 	test_imbalance();
 	test_run();
+	test_network_binds();
 
 	wzs_params p;
 	wzs_replica_model m;

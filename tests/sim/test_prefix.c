@@ -173,6 +173,49 @@ static void test_replay(void)
 	wzs_result_free(&r);
 }
 
+/* Prefix-aware routing: 40 one-turn sessions 10 s apart on 4 replicas,
+ * each beginning with one of 3 system prompts.  Routed by free memory
+ * they spread over the replicas (ties go round the replicas), so each
+ * replica computes every prompt once; routed to the replica holding its
+ * prompt, only the first session of each prompt misses. */
+static int routed_hits(int prefix_routing, wzs_result *r)
+{
+	enum { N = 40 };
+	wzt_request rows[N];
+	for (int i = 0; i < N; i++)
+		rows[i] = (wzt_request){ i, 0, 10.0 * i, 6000, 1, 0, i % 3, 4000 };
+	wzs_params p;
+	wzs_replica_model m;
+	if (model("fp8-mix", 1, 0, &p, &m))
+		return -1;
+	p.prefix_routing = prefix_routing;
+	wzt_traffic t = { rows, N, NULL, NULL };
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 4;
+	cfg.traffic = &t;
+	if (wzs_run(&cfg, r, NULL))
+		return -1;
+	return (int)r->prefix_hits[0];
+}
+
+static void test_routing(void)
+{
+	wzs_result a, b;
+	int by_memory = routed_hits(0, &a), by_prefix = routed_hits(1, &b);
+	ok(by_memory >= 0 && a.prefix_lookups == 40 && by_memory <= 40 - 4 * 3 + 3,
+	   "routed by free memory: %d of %llu lookups hit (each replica misses each prompt)",
+	   by_memory, a.prefix_lookups);
+	ok(by_prefix == 40 - 3 && b.completed == 40,
+	   "routed by prefix: %d of %llu hit, only each prompt's first session misses", by_prefix,
+	   b.prefix_lookups);
+	ok(b.ttft.mean < a.ttft.mean, "and the mean TTFT falls (%.4f s against %.4f s)", b.ttft.mean,
+	   a.ttft.mean);
+	wzs_result_free(&a);
+	wzs_result_free(&b);
+}
+
 /* A population of one-turn sessions beginning with one of 400 system
  * prompts of 8,000 tokens: the same HBM set aside holds more of them in
  * the smaller format. */
@@ -225,6 +268,7 @@ int main(void)
 	if (fixture_open())
 		return tap_done();
 	test_replay();
+	test_routing();
 	test_population();
 
 	/* Set-up refusals. */

@@ -57,7 +57,9 @@ static void test_engine_order(void)
 			/* Coarse times make ties on time and priority common. */
 			double t = (q.now > 0 ? q.now : 0) + (double)(wzs_rng_next(&g) % 8) * 0.25;
 			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
-			wzs_queue_push(&q, t, prio, 0, (uint32_t)pushed, 0, NULL);
+			/* Either lane: the order must not depend on it. */
+			int lane = (int)(wzs_rng_next(&g) % WZS_LANES);
+			wzs_queue_push_lane(&q, lane, t, prio, 0, (uint32_t)pushed, 0, NULL);
 			qt[nq] = t;
 			qp[nq] = prio;
 			qid[nq++] = (uint32_t)pushed;
@@ -75,7 +77,8 @@ static void test_engine_order(void)
 		qp[best] = qp[nq - 1];
 		qid[best] = qid[--nq];
 	}
-	ok(in_order && popped > 10000, "%d events leave in (time, priority, sequence) order", popped);
+	ok(in_order && popped > 10000,
+	   "%d events pushed to random lanes leave in (time, priority, sequence) order", popped);
 	ok(wzs_queue_peek_time(&q) >= q.now, "the earliest queued time is never before now");
 	wzs_queue_free(&q);
 	wzs_rng a, b;
@@ -663,6 +666,14 @@ static void test_binding(void)
 	ok(wzs_what_binds(&p, &r) == WZS_BIND_DECODE_COMPUTE, "slow steps doing FLOPs");
 	r.busy_prefill_s = 40;
 	ok(wzs_what_binds(&p, &r) == WZS_BIND_PREFILL_COMPUTE, "steps held up by prefill passes");
+	r.busy_prefill_network_s = 30;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_ALL_TO_ALL,
+	   "steps held up by prefill passes waiting on their all-to-all");
+	r.busy_prefill_s = 1;
+	r.busy_prefill_network_s = 0;
+	r.busy_decode_network_s = 30;
+	ok(wzs_what_binds(&p, &r) == WZS_BIND_ALL_TO_ALL, "slow steps waiting on their all-to-all");
+	r.busy_decode_network_s = 0;
 	ok(!strcmp(wzs_binding_name(WZS_BIND_HBM_CAPACITY), "HBM capacity"), "binding names");
 
 	/* A run: a pool too small for the population refuses, and the search
