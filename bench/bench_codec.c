@@ -17,29 +17,13 @@
 #define RUNS 7
 #define TOKENS 4096
 
-static wzt_cache_trace *window(const char *split, uint64_t wseed)
-{
-	wzt_synth_params p;
-	wzt_synth_params_default(&p);
-	p.family = WZT_FAMILY_MLA_B;
-	p.seed = 11;
-	p.L = 1;
-	p.T = TOKENS;
-	p.Q = 0;
-	p.H = 0;
-	p.window_seed = wseed;
-	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d))
-		fprintf(stderr, "bench_codec: %s\n", d.msg);
-	return t;
-}
-
 /* With arguments, only the formats they name (for profiling one). */
 int main(int argc, char **argv)
 {
-	wzt_cache_trace *cal = window("calibration", 1), *test = window("test", 2);
+	wzt_cache_trace *cal = bench_window("bench_codec", WZT_FAMILY_MLA_B, 11,
+					  "calibration", 1, TOKENS);
+	wzt_cache_trace *test = bench_window("bench_codec", WZT_FAMILY_MLA_B, 11,
+					  "test", 2, TOKENS);
 	if (!cal || !test)
 		return 1;
 	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,

@@ -41,27 +41,6 @@ static double now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
-
-/* One synthetic mla-b layer of T tokens. */
-static wzt_cache_trace *window(const char *split, uint64_t wseed, int T)
-{
-	wzt_synth_params p;
-	wzt_synth_params_default(&p);
-	p.family = WZT_FAMILY_MLA_B;
-	p.seed = 11;
-	p.L = 1;
-	p.T = T;
-	p.Q = 0;
-	p.H = 0;
-	p.window_seed = wseed;
-	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d))
-		fprintf(stderr, "bench_restore: %s\n", d.msg);
-	return t;
-}
-
 /* The layer repeated L times (the cost of set-up and decoding per layer
  * does not depend on which layer it is; preparing 61 layers would take
  * minutes of the benchmark's time for nothing). */
@@ -299,7 +278,8 @@ static void rate(const char *key, double value, const char *unit, const char *wh
  * every layer of its coder's profile. */
 static int speed(const wzc_profile *one, const wzc_format *fmt)
 {
-	wzt_cache_trace *tr = window("test", 3, SPEED_TOKENS);
+	wzt_cache_trace *tr = bench_window("bench_restore", WZT_FAMILY_MLA_B, 11,
+					  "test", 3, SPEED_TOKENS);
 	if (!tr)
 		return -1;
 	float *vl, *vr;
@@ -583,7 +563,10 @@ int main(int argc, char **argv)
 	if (rates)
 		fprintf(rates, "# wzx restore rates (docs/restore.md): key, value, unit, what; "
 			       "bench/bench_restore, synthetic mla-b, %d layers x (512 + 64)\n", LAYERS);
-	wzt_cache_trace *cal = window("calibration", 1, CAL_TOKENS), *test = window("test", 2, TOKENS);
+	wzt_cache_trace *cal = bench_window("bench_restore", WZT_FAMILY_MLA_B, 11,
+					  "calibration", 1, CAL_TOKENS);
+	wzt_cache_trace *test = bench_window("bench_restore", WZT_FAMILY_MLA_B, 11,
+					  "test", 2, TOKENS);
 	if (!cal || !test)
 		return 1;
 	float *cl, *cr, *tl, *trp;

@@ -20,25 +20,6 @@
 
 #define RUNS 3
 
-static wzt_cache_trace *window(const char *split, uint64_t wseed, int T)
-{
-	wzt_synth_params p;
-	wzt_synth_params_default(&p);
-	p.family = WZT_FAMILY_IID;
-	p.seed = 1;
-	p.L = 1;
-	p.T = T;
-	p.Q = 0;
-	p.H = 0;
-	p.window_seed = wseed;
-	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d))
-		fprintf(stderr, "bench_trellis: %s\n", d.msg);
-	return t;
-}
-
 static double nmse_of(const wzt_cache_trace *w, const float *lat, const float *rope)
 {
 	double e = 0, x = 0;
@@ -61,7 +42,10 @@ int main(void)
 	const char *env = getenv("WZ_BENCH_TOKENS");
 	if (env && atoi(env) > 0)
 		T = atoi(env);
-	wzt_cache_trace *cal = window("calibration", 0, T), *test = window("test", UINT64_C(1) << 32, T);
+	wzt_cache_trace *cal = bench_window("bench_trellis", WZT_FAMILY_IID, 1,
+					  "calibration", 0, T);
+	wzt_cache_trace *test = bench_window("bench_trellis", WZT_FAMILY_IID, 1,
+					  "test", UINT64_C(1) << 32, T);
 	if (!cal || !test)
 		return 1;
 	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,

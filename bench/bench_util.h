@@ -1,9 +1,13 @@
-/* Timing and medians shared by the bench/ programs. */
+/* Timing, medians and synthetic windows shared by the bench/ programs. */
 #ifndef WZ_BENCH_UTIL_H
 #define WZ_BENCH_UTIL_H
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "traces/synth_cache.h"
 
 /* CPU time of this thread: a one-core figure even on a shared machine. */
 static inline double bench_thread_cpu_s(void)
@@ -25,6 +29,28 @@ static inline double bench_median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, bench_by_value);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One synthetic layer of T tokens without queries, of FAMILY with the
+ * model seed SEED; NULL on failure, with a message on stderr naming WHO. */
+static inline wzt_cache_trace *bench_window(const char *who, wzt_family family, uint64_t seed,
+					    const char *split, uint64_t wseed, int T)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = family;
+	p.seed = seed;
+	p.L = 1;
+	p.T = T;
+	p.Q = 0;
+	p.H = 0;
+	p.window_seed = wseed;
+	p.split = split;
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(&p, &t, &d))
+		fprintf(stderr, "%s: %s\n", who, d.msg);
+	return t;
 }
 
 #endif
