@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/format.h"
+
 #define MAX_POINTS 128
 
 /* One format's figures, averaged over the windows measured. */
@@ -18,13 +20,19 @@ typedef struct {
 	int n, nbound;
 } rd_point;
 
-/* "wz-5.44" and "wz-6.31" are points of one rate-distortion curve. */
+/* "wz-5.44" and "wz-6.31" are points of one rate-distortion curve: so are
+ * the rates of every family named by its bits (wz, wzx, wzt). */
+static int rate_family(const char *format)
+{
+	wzc_format f;
+	return !wzc_format_parse(format, &f, NULL) && wzc_format_needs_profile(f.id);
+}
+
 static void family_of(const char *format, char *out, size_t n)
 {
 	snprintf(out, n, "%s", format);
 	char *dash = strrchr(out, '-');
-	if (dash && dash[1] >= '0' && dash[1] <= '9' &&
-	    (!strncmp(out, "wz-", 3) || !strncmp(out, "wzx-", 4)))
+	if (dash && dash[1] >= '0' && dash[1] <= '9' && rate_family(format))
 		*dash = '\0';
 }
 
@@ -159,8 +167,11 @@ wzp_chart *wz_chart_codec(const wza_run *codec, const char *metric, wz_buf *skip
 	}
 	for (int s = 0; s < nf; s++) {
 		char name[64];
-		snprintf(name, sizeof name, "%s%s", fams[s],
-			 !strcmp(fams[s], "wz") || !strcmp(fams[s], "wzx") ? " (rates measured)" : "");
+		/* a family whose points are its rates (the name lost its bits) */
+		int rates = 0;
+		for (int i = 0; i < n; i++)
+			rates |= !strcmp(pts[i].family, fams[s]) && strcmp(pts[i].family, pts[i].format);
+		snprintf(name, sizeof name, "%s%s", fams[s], rates ? " (rates measured)" : "");
 		wzp_chart_series(c, name);
 	}
 	for (int s = 0; s < nf; s++)

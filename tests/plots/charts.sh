@@ -53,7 +53,8 @@ import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("INSERT INTO runs VALUES (100, 'codec measure', '[]', 'test', '2026-11-30T00:00:00Z', '2026-11-30T00:00:01Z', 'ok')")
 rows = [("w1", "fp8-mix", 8.06, 2.0e-3), ("w1", "int4-g64", 4.92, 9.0e-3),
-        ("w1", "wz-4.97", 4.97, 3.1e-3), ("w1", "wz-5.44", 5.44, 1.9e-3), ("w1", "wz-6.31", 6.31, 0.8e-3)]
+        ("w1", "wz-4.97", 4.97, 3.1e-3), ("w1", "wz-5.44", 5.44, 1.9e-3), ("w1", "wz-6.31", 6.31, 0.8e-3),
+        ("w1", "wzt-4.97", 4.97, 2.0e-3), ("w1", "wzt-5.44", 5.44, 1.2e-3)]
 for w, f, b, v in rows:
     c.execute("INSERT INTO codec_measurements VALUES (100, ?, ?, 'nmse', ?, ?, ?, ?, 'abcdef0123456789')",
               (w, f, v, v * 0.9, v * 1.1, b))
@@ -67,6 +68,8 @@ contains "$out" "Charts: 6" "six charts"
 q=$(cat "$tmp/q/charts/quality.gp")
 contains "$q" "with yerrorlines" "with confidence intervals"
 contains "$q" "title 'wz (rates measured)'" "wz rates form one curve"
+contains "$q" "title 'wzt (rates measured)'" "and so do wzt's"
+contains "$q" "title 'int4-g64'" "a format of one rate is named as it is"
 contains "$q" "title 'Gaussian bound (reverse water-filling)'" "with the bound"
 md=$(cat "$tmp/q/proposal.md")
 contains "$md" "## Measured quality" "the proposal reports measured quality"
