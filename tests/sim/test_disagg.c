@@ -40,7 +40,7 @@ int main(void)
 		wzs_params p;
 		wzs_replica_model m;
 		wzs_result r;
-		wzt_request rows[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
+		wzt_request rows[1] = { { 0, 0, 0.0, 20000, 50, 0, 0, 0 } };
 		if (model(formats[i], 1, 1, &p, &m, NULL) || fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "%s run", formats[i]);
 			return tap_done();
@@ -60,7 +60,7 @@ int main(void)
 	/* A request decoding while another's 60k-token prompt is prefilled:
 	 * aggregated, its steps wait for the prefill chunks; disaggregated,
 	 * they do not. */
-	wzt_request rows[2] = { { 0, 0, 0.0, 1000, 2000, 0 }, { 1, 0, 5.0, 60000, 10, 0 } };
+	wzt_request rows[2] = { { 0, 0, 0.0, 1000, 2000, 0, 0, 0 }, { 1, 0, 5.0, 60000, 10, 0, 0, 0 } };
 	double tpot[2];
 	for (int d = 0; d < 2; d++) {
 		wzs_params p;
@@ -83,7 +83,7 @@ int main(void)
 		wzs_params p;
 		wzs_replica_model m;
 		wzs_result r;
-		wzt_request one[1] = { { 0, 0, 0.0, 20000, 50, 0 } };
+		wzt_request one[1] = { { 0, 0, 0.0, 20000, 50, 0, 0, 0 } };
 		if (model("fp8-mix", 1, 0.05, &p, &m, NULL) || fixture_run1(&p, &m, one, 1, &r, NULL)) {
 			ok(0, "slow link run");
 			return tap_done();

@@ -134,7 +134,7 @@ static void test_run(void)
 			ok(0, "model");
 			return;
 		}
-		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
+		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0, 0, 0 } };
 		wzs_result r;
 		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "run");
@@ -171,7 +171,7 @@ static void test_network_binds(void)
 			ok(0, "model");
 			return;
 		}
-		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0 } };
+		wzt_request rows[1] = { { 0, 0, 0.0, 1000, 201, 0, 0, 0 } };
 		wzs_result r;
 		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "run");

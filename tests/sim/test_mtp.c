@@ -30,7 +30,7 @@ static double decode_alone(double acceptance, long drafts, double *tpot /* OUT *
 	if (model(acceptance, drafts, &p, &m))
 		return -1;
 	const int64_t prompt = 4000, output = 3000;
-	wzt_request rows[1] = { { 0, 0, 0.0, prompt, output, 0 } };
+	wzt_request rows[1] = { { 0, 0, 0.0, prompt, output, 0, 0, 0 } };
 	wzs_result r;
 	if (fixture_run1(&p, &m, rows, 1, &r, NULL))
 		return -1;

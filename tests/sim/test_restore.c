@@ -20,7 +20,7 @@ static char dir[512];
 
 static const char *write_rates(const char *name, const char *text)
 {
-	static char path[256];
+	static char path[sizeof dir + 64];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	FILE *f = fopen(path, "w");
 	if (f) {
@@ -84,7 +84,7 @@ static void test_restore_time(void)
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
 	mem.par = WZM_PAR_ATTN_DP;
-	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0 }, { 0, 1, 100.0, 2000, 20, 6050 } };
+	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0, 0, 0 }, { 0, 1, 100.0, 2000, 20, 6050, 0, 0 } };
 	/* per-core rates: far faster than the link, and far slower */
 	const double rates[] = { 0, 1e12, 2e4 };
 	double restore[3];
@@ -141,7 +141,7 @@ int main(void)
 	if (!fixture_open())
 		test_restore_time();
 	fixture_close();
-	char cmd[300];
+	char cmd[sizeof dir + 16];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd))
 		ok(0, "cleaning up");

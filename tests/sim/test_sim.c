@@ -166,7 +166,7 @@ static void test_md1(void)
 	wzt_traffic t = { 0 };
 	t.requests = calloc(n, sizeof *t.requests);
 	t.n = 1;
-	t.requests[0] = (wzt_request){ 0, 0, 0.0, 500, 50, 0 };
+	t.requests[0] = (wzt_request){ 0, 0, 0.0, 500, 50, 0, 0, 0 };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
 	cfg.model = &m;
@@ -186,7 +186,7 @@ static void test_md1(void)
 	double time = 0;
 	for (size_t i = 0; i < n; i++) {
 		time += wzs_rng_exp(&rng, 1 / lambda);
-		t.requests[i] = (wzt_request){ (int64_t)i, 0, time, 500, 50, 0 };
+		t.requests[i] = (wzt_request){ (int64_t)i, 0, time, 500, 50, 0, 0, 0 };
 	}
 	t.n = n;
 	wzs_result r;
@@ -225,7 +225,7 @@ static void test_epochs(void)
 	const int64_t prompt = 4000, output = 3000;
 	/* Two requests on two ranks, the second joining later, so the epochs
 	 * are cut and the busiest rank changes. */
-	wzt_request rows[2] = { { 0, 0, 0.0, prompt, output, 0 }, { 1, 0, 5.0, 100000, 10, 0 } };
+	wzt_request rows[2] = { { 0, 0, 0.0, prompt, output, 0, 0, 0 }, { 1, 0, 5.0, 100000, 10, 0, 0, 0 } };
 	wzs_result r;
 	if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 		ok(0, "epoch run");
@@ -252,7 +252,7 @@ static void test_idle_policies(void)
 {
 	wzm_memory_params mem;
 	memory_params(&mem, WZM_PAR_ATTN_DP);
-	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0 }, { 0, 1, 100.0, 2000, 20, 6050 } };
+	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0, 0, 0 }, { 0, 1, 100.0, 2000, 20, 6050, 0, 0 } };
 	wzt_traffic t = { rows, 2, NULL, NULL };
 	const char *names[] = { "resident", "offload", "drop", "offload to SSD" };
 	for (int c = 0; c < 4; c++) {
@@ -318,9 +318,9 @@ static void test_deferred_turns(void)
 		ok(0, "replica model");
 		return;
 	}
-	wzt_request rows[3] = { { 0, 0, 0.0, 1000, 5000, 0 },
-				{ 0, 1, 0.1, 200, 40, 6000 },
-				{ 0, 2, 0.2, 200, 40, 6240 } };
+	wzt_request rows[3] = { { 0, 0, 0.0, 1000, 5000, 0, 0, 0 },
+				{ 0, 1, 0.1, 200, 40, 6000, 0, 0 },
+				{ 0, 2, 0.2, 200, 40, 6240, 0, 0 } };
 	wzs_result r;
 	if (fixture_run1(&p, &m, rows, 3, &r, NULL)) {
 		ok(0, "deferred-turn run");
@@ -358,7 +358,7 @@ static void test_arrival_rate(void)
 	}
 	wzt_request rows[64];
 	for (int i = 0; i < 64; i++)
-		rows[i] = (wzt_request){ i, 0, 0.25 * i, 20000, 2000, 0 };
+		rows[i] = (wzt_request){ i, 0, 0.25 * i, 20000, 2000, 0, 0, 0 };
 	wzt_traffic t = { rows, 64, NULL, NULL };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
@@ -398,10 +398,10 @@ static void test_routing(void)
 		return;
 	}
 	int64_t pool = (int64_t)m.blocks_per_rank * m.block_tokens;
-	wzt_request rows[4] = { { 0, 0, 0.0, pool * 9 / 10, 10, 0 },
-				{ 1, 0, 1.0, 1000, 10, 0 },
-				{ 2, 0, 1000.0, pool / 2, 10, 0 },
-				{ 0, 1, 2000.0, 100, 10, pool * 9 / 10 + 10 } };
+	wzt_request rows[4] = { { 0, 0, 0.0, pool * 9 / 10, 10, 0, 0, 0 },
+				{ 1, 0, 1.0, 1000, 10, 0, 0, 0 },
+				{ 2, 0, 1000.0, pool / 2, 10, 0, 0, 0 },
+				{ 0, 1, 2000.0, 100, 10, pool * 9 / 10 + 10, 0, 0 } };
 	wzt_traffic t = { rows, 4, NULL, NULL };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
@@ -443,7 +443,7 @@ static void test_speedup(void)
 		for (int turn = 0; turn < TURNS; turn++)
 			for (int i = 0; i < SESS; i++) {
 				wzt_request q = { i, turn, 10.0 * i + 60.0 * turn, 500, 300,
-						  turn ? 800 * turn : 0 };
+						  turn ? 800 * turn : 0, 0, 0 };
 				wzt_traffic_push(t, &q, NULL);
 			}
 		wzt_traffic_finish(t, NULL, NULL);
@@ -494,7 +494,7 @@ static void test_prefill_attention_dp(void)
 			ok(0, "replica model");
 			return;
 		}
-		wzt_request rows[1] = { { 0, 0, 0.0, (int64_t)prompt, 2, 0 } };
+		wzt_request rows[1] = { { 0, 0, 0.0, (int64_t)prompt, 2, 0, 0, 0 } };
 		wzs_result r;
 		if (fixture_run1(&p, &m, rows, 1, &r, NULL)) {
 			ok(0, "long prefill run");
@@ -518,7 +518,7 @@ static void test_prefill_attention_dp(void)
 	wzs_replica_model m;
 	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				     &p, &m, NULL)) {
-		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0 }, { 1, 0, 0.0, 50000, 2, 0 } };
+		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0, 0, 0 }, { 1, 0, 0.0, 50000, 2, 0, 0, 0 } };
 		wzt_traffic t = { rows, 1, NULL, NULL };
 		wzs_run_config cfg = { 0 };
 		cfg.params = &p;
