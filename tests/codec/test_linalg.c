@@ -22,8 +22,10 @@ static void from_spectrum(const double *lam, int n, double *a)
 		q[(size_t)i * n + i] = 1;
 	for (int r = 0; r < 2; r++) {
 		double nn = 0;
-		for (int i = 0; i < n; i++)
-			nn += (u[i] = uniform()) * u[i];
+		for (int i = 0; i < n; i++) {
+			u[i] = uniform();
+			nn += u[i] * u[i];
+		}
 		for (int j = 0; j < n; j++) { /* q = (I - 2uu^T/nn) q, column by column */
 			double d = 0;
 			for (int i = 0; i < n; i++)
