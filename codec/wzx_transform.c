@@ -27,6 +27,8 @@ typedef struct {
 	int32_t *tab;    /* [nv] its level table in the plan's tables[] */
 	float *sigma;    /* [nv] */
 	int32_t *part;   /* [nv] 0 latent scale, -1 position scale (a blend mask) */
+	uint8_t *run8;   /* [nv / 8] 1 when components 8g .. 8g + 7 read consecutive symbols
+			  * (one load then, no gather) */
 	int flag_sym[2]; /* symbol of each anchor flag within a token, -1 if none */
 } trans_table;
 
@@ -39,6 +41,7 @@ void wzc_wzx_transform_free_layer(wzx_layer *ly)
 	free(t->tab);
 	free(t->sigma);
 	free(t->part);
+	free(t->run8);
 	free(t);
 	ly->trans = NULL;
 }
@@ -63,7 +66,8 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	t->tab = calloc((size_t)nv + 1, sizeof *t->tab);
 	t->sigma = calloc((size_t)nv + 1, sizeof *t->sigma);
 	t->part = calloc((size_t)nv + 1, sizeof *t->part);
-	if (!t->sym_of || !t->tab || !t->sigma || !t->part)
+	t->run8 = calloc((size_t)nv / 8 + 1, 1);
+	if (!t->sym_of || !t->tab || !t->sigma || !t->part || !t->run8)
 		goto fail;
 	t->flag_sym[0] = t->flag_sym[1] = -1;
 	for (int i = 0; i < f->nentries; i++) {
@@ -89,6 +93,12 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	for (int k = 0; k < nv; k++)
 		if (written[k] != 1)
 			goto fail;
+	for (int g = 0; g < nv / 8; g++) {
+		int run = 1;
+		for (int i = 1; i < 8; i++)
+			run &= t->sym_of[8 * g + i] == t->sym_of[8 * g] + i;
+		t->run8[g] = (uint8_t)run;
+	}
 	free(written);
 	return t;
 fail:
@@ -191,8 +201,13 @@ __attribute__((target("avx2"))) static void token_avx2(const trans_table *t, con
 	const int *sy = (const int *)(const void *)st;
 	int k = 0;
 	for (; k + 8 <= t->nv; k += 8) {
-		__m256i at = _mm256_loadu_si256((const __m256i *)(const void *)(t->sym_of + k));
-		__m256i d = _mm256_and_si256(_mm256_i32gather_epi32(sy, at, 2), low16);
+		__m256i d;
+		if (t->run8[k / 8]) {
+			d = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(st + t->sym_of[k])));
+		} else {
+			__m256i at = _mm256_loadu_si256((const __m256i *)(const void *)(t->sym_of + k));
+			d = _mm256_and_si256(_mm256_i32gather_epi32(sy, at, 2), low16);
+		}
 		__m256i idx = _mm256_add_epi32(d, _mm256_loadu_si256((const __m256i *)(const void *)(t->tab + k)));
 		__m256 lev = _mm256_i32gather_ps(f->tables, idx, 4);
 		__m256 part = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(t->part + k)));
