@@ -189,10 +189,11 @@ WZ_HOT static void token_scalar(const trans_table *t, const wzc_wz_flat *f, cons
 }
 
 #ifdef WZ_HAVE_AVX2_PATH
-/* The same, eight components at a time.  The symbol gather reads 32 bits
- * at a 16-bit symbol, so the token must not be the last of its buffer. */
+/* The same, eight components at a time (gather_all: no single loads, for
+ * the tests).  The symbol gather reads 32 bits at a 16-bit symbol, so the
+ * token must not be the last of its buffer. */
 __attribute__((target("avx2"))) static void token_avx2(const trans_table *t, const wzc_wz_flat *f,
-						       const uint16_t *st, float *y)
+						       const uint16_t *st, int gather_all, float *y)
 {
 	float s[2];
 	token_scales(f, st, s);
@@ -202,7 +203,7 @@ __attribute__((target("avx2"))) static void token_avx2(const trans_table *t, con
 	int k = 0;
 	for (; k + 8 <= t->nv; k += 8) {
 		__m256i d;
-		if (t->run8[k / 8]) {
+		if (t->run8[k / 8] && !gather_all) {
 			d = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(st + t->sym_of[k])));
 		} else {
 			__m256i at = _mm256_loadu_si256((const __m256i *)(const void *)(t->sym_of + k));
@@ -228,6 +229,7 @@ int wzc_wzx_transform_have(wzc_transform_path path)
 	case WZC_TRANSFORM_SCALAR:
 	case WZC_TRANSFORM_BEST: return 1;
 	case WZC_TRANSFORM_AVX2:
+	case WZC_TRANSFORM_AVX2_GATHER:
 #ifdef WZ_HAVE_AVX2_PATH
 		return __builtin_cpu_supports("avx2");
 #else
@@ -249,6 +251,9 @@ void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path p
 	if (path == WZC_TRANSFORM_BEST)
 		path = wzc_wzx_transform_have(WZC_TRANSFORM_AVX2) ? WZC_TRANSFORM_AVX2
 								   : WZC_TRANSFORM_SCALAR;
+	int gather_all = path == WZC_TRANSFORM_AVX2_GATHER;
+	if (gather_all)
+		path = WZC_TRANSFORM_AVX2;
 	if (path == WZC_TRANSFORM_AVX2 && !wzc_wzx_transform_have(WZC_TRANSFORM_AVX2))
 		path = WZC_TRANSFORM_SCALAR;
 	float ybuf[1024], *y = t || f->nv <= 1024 ? ybuf : malloc(sizeof *y * (size_t)f->nv);
@@ -264,7 +269,7 @@ void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path p
 			token_general(x, f, st, y, row, row + R);
 #ifdef WZ_HAVE_AVX2_PATH
 		else if (path == WZC_TRANSFORM_AVX2 && k + 1 < n)
-			token_avx2(t, f, st, row);
+			token_avx2(t, f, st, gather_all, row);
 #endif
 		else
 			token_scalar(t, f, st, row);
