@@ -72,8 +72,12 @@ void wzc_wzx_symbols_transformed(const wzc_wzx *x, int layer, int n, const uint1
 /* The same values as rows of R + P floats (latent first), token k's at
  * rows + k * stride (codec/wzx_transform.c), on a chosen path: _REF the
  * wz decoder's own steps, the others a per-layer table in output order
- * (scalar, AVX2 gathers); every path gives the same floats bit for bit. */
-typedef enum { WZC_TRANSFORM_REF, WZC_TRANSFORM_SCALAR, WZC_TRANSFORM_AVX2, WZC_TRANSFORM_BEST } wzc_transform_path;
+ * (scalar, AVX2: eight consecutive symbols with one load, others gathered;
+ * _AVX2_GATHER gathers every symbol, so tests reach that loop on layers
+ * whose symbols are all in output order); every path gives the same
+ * floats bit for bit. */
+typedef enum { WZC_TRANSFORM_REF, WZC_TRANSFORM_SCALAR, WZC_TRANSFORM_AVX2, WZC_TRANSFORM_BEST,
+	       WZC_TRANSFORM_AVX2_GATHER } wzc_transform_path;
 int wzc_wzx_transform_have(wzc_transform_path path);
 void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path path, int n,
 			       const uint16_t *sym, float *rows /* OUT */, size_t stride);

@@ -27,6 +27,8 @@ typedef struct {
 	int32_t *tab;    /* [nv] its level table in the plan's tables[] */
 	float *sigma;    /* [nv] */
 	int32_t *part;   /* [nv] 0 latent scale, -1 position scale (a blend mask) */
+	uint8_t *run8;   /* [nv / 8] 1 when components 8g .. 8g + 7 read consecutive symbols
+			  * (one load then, no gather) */
 	int flag_sym[2]; /* symbol of each anchor flag within a token, -1 if none */
 } trans_table;
 
@@ -39,6 +41,7 @@ void wzc_wzx_transform_free_layer(wzx_layer *ly)
 	free(t->tab);
 	free(t->sigma);
 	free(t->part);
+	free(t->run8);
 	free(t);
 	ly->trans = NULL;
 }
@@ -63,7 +66,8 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	t->tab = calloc((size_t)nv + 1, sizeof *t->tab);
 	t->sigma = calloc((size_t)nv + 1, sizeof *t->sigma);
 	t->part = calloc((size_t)nv + 1, sizeof *t->part);
-	if (!t->sym_of || !t->tab || !t->sigma || !t->part)
+	t->run8 = calloc((size_t)nv / 8 + 1, 1);
+	if (!t->sym_of || !t->tab || !t->sigma || !t->part || !t->run8)
 		goto fail;
 	t->flag_sym[0] = t->flag_sym[1] = -1;
 	for (int i = 0; i < f->nentries; i++) {
@@ -89,6 +93,12 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	for (int k = 0; k < nv; k++)
 		if (written[k] != 1)
 			goto fail;
+	for (int g = 0; g < nv / 8; g++) {
+		int run = 1;
+		for (int i = 1; i < 8; i++)
+			run &= t->sym_of[8 * g + i] == t->sym_of[8 * g] + i;
+		t->run8[g] = (uint8_t)run;
+	}
 	free(written);
 	return t;
 fail:
@@ -179,10 +189,11 @@ WZ_HOT static void token_scalar(const trans_table *t, const wzc_wz_flat *f, cons
 }
 
 #ifdef WZ_HAVE_AVX2_PATH
-/* The same, eight components at a time.  The symbol gather reads 32 bits
- * at a 16-bit symbol, so the token must not be the last of its buffer. */
+/* The same, eight components at a time (gather_all: no single loads, for
+ * the tests).  The symbol gather reads 32 bits at a 16-bit symbol, so the
+ * token must not be the last of its buffer. */
 __attribute__((target("avx2"))) static void token_avx2(const trans_table *t, const wzc_wz_flat *f,
-						       const uint16_t *st, float *y)
+						       const uint16_t *st, int gather_all, float *y)
 {
 	float s[2];
 	token_scales(f, st, s);
@@ -191,8 +202,13 @@ __attribute__((target("avx2"))) static void token_avx2(const trans_table *t, con
 	const int *sy = (const int *)(const void *)st;
 	int k = 0;
 	for (; k + 8 <= t->nv; k += 8) {
-		__m256i at = _mm256_loadu_si256((const __m256i *)(const void *)(t->sym_of + k));
-		__m256i d = _mm256_and_si256(_mm256_i32gather_epi32(sy, at, 2), low16);
+		__m256i d;
+		if (t->run8[k / 8] && !gather_all) {
+			d = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(st + t->sym_of[k])));
+		} else {
+			__m256i at = _mm256_loadu_si256((const __m256i *)(const void *)(t->sym_of + k));
+			d = _mm256_and_si256(_mm256_i32gather_epi32(sy, at, 2), low16);
+		}
 		__m256i idx = _mm256_add_epi32(d, _mm256_loadu_si256((const __m256i *)(const void *)(t->tab + k)));
 		__m256 lev = _mm256_i32gather_ps(f->tables, idx, 4);
 		__m256 part = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(t->part + k)));
@@ -213,6 +229,7 @@ int wzc_wzx_transform_have(wzc_transform_path path)
 	case WZC_TRANSFORM_SCALAR:
 	case WZC_TRANSFORM_BEST: return 1;
 	case WZC_TRANSFORM_AVX2:
+	case WZC_TRANSFORM_AVX2_GATHER:
 #ifdef WZ_HAVE_AVX2_PATH
 		return __builtin_cpu_supports("avx2");
 #else
@@ -234,6 +251,9 @@ void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path p
 	if (path == WZC_TRANSFORM_BEST)
 		path = wzc_wzx_transform_have(WZC_TRANSFORM_AVX2) ? WZC_TRANSFORM_AVX2
 								   : WZC_TRANSFORM_SCALAR;
+	int gather_all = path == WZC_TRANSFORM_AVX2_GATHER;
+	if (gather_all)
+		path = WZC_TRANSFORM_AVX2;
 	if (path == WZC_TRANSFORM_AVX2 && !wzc_wzx_transform_have(WZC_TRANSFORM_AVX2))
 		path = WZC_TRANSFORM_SCALAR;
 	float ybuf[1024], *y = t || f->nv <= 1024 ? ybuf : malloc(sizeof *y * (size_t)f->nv);
@@ -249,7 +269,7 @@ void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path p
 			token_general(x, f, st, y, row, row + R);
 #ifdef WZ_HAVE_AVX2_PATH
 		else if (path == WZC_TRANSFORM_AVX2 && k + 1 < n)
-			token_avx2(t, f, st, row);
+			token_avx2(t, f, st, gather_all, row);
 #endif
 		else
 			token_scalar(t, f, st, row);

@@ -130,12 +130,12 @@ static void transform_paths(const wzc_wzx *x, const wzc_codec *c, const payloads
 	int R = wzc_wzx_R(x), P = wzc_wzx_P(x);
 	size_t row = (size_t)(R + P);
 	static const wzc_transform_path paths[] = { WZC_TRANSFORM_SCALAR, WZC_TRANSFORM_AVX2,
-						    WZC_TRANSFORM_BEST };
-	static const char *const names[] = { "scalar", "AVX2", "best" };
+						    WZC_TRANSFORM_BEST, WZC_TRANSFORM_AVX2_GATHER };
+	static const char *const names[] = { "scalar", "AVX2", "best", "AVX2 gathering every symbol" };
 	float *want = malloc(sizeof(float) * 64 * row), *got = malloc(sizeof(float) * 64 * row);
 	float *lat = malloc(sizeof(float) * 64 * R), *rope = malloc(sizeof(float) * (64 * P + 1));
 	uint16_t *sym = malloc(sizeof *sym * ((size_t)wzc_wzx_block_symbols(x, 0) * 64 + 2));
-	int ref_ok = 1, sep_ok = 1, same[3] = { 1, 1, 1 }, blocks = 0;
+	int ref_ok = 1, sep_ok = 1, same[4] = { 1, 1, 1, 1 }, blocks = 0;
 	for (int l = 0; l < L; l++)
 		for (int b = 0; b < NB; b++) {
 			int n = p->n[l][b];
@@ -147,7 +147,7 @@ static void transform_paths(const wzc_wzx *x, const wzc_codec *c, const payloads
 				ref_ok &= !memcmp(want + row * t, lat, sizeof(float) * R) &&
 					  !memcmp(want + row * t + R, rope, sizeof(float) * P);
 			}
-			for (size_t pi = 0; pi < 3; pi++) {
+			for (size_t pi = 0; pi < 4; pi++) {
 				if (!wzc_wzx_transform_have(paths[pi]))
 					continue;
 				memset(got, 0xff, sizeof(float) * 64 * row);
@@ -162,7 +162,7 @@ static void transform_paths(const wzc_wzx *x, const wzc_codec *c, const payloads
 		}
 	ok(ref_ok, "%s: the transform's reference path = the records decoded there (%d blocks)", what,
 	   blocks);
-	for (size_t pi = 0; pi < 3; pi++)
+	for (size_t pi = 0; pi < 4; pi++)
 		if (wzc_wzx_transform_have(paths[pi]))
 			ok(same[pi], "%s: transform %s = reference, bit for bit", what, names[pi]);
 		else
