@@ -224,20 +224,20 @@ void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, con
 	free(bp);
 }
 
-/* The fast search: the same arithmetic and the same tie rule as
- * wzc_wzt_digits, organized per target state.  Each state has two
- * predecessors, one per branch bit; the reference visits them in
- * increasing state order and keeps a later candidate only when it is
- * strictly smaller than the metric so far (which starts at infinity), so
- * the new metric is S < min(F, inf) ? S : min(F, inf), with F the
- * candidate of the smaller predecessor and S the other.  The sums are the
- * same doubles; only their grouping into vector lanes differs. */
+/* The fast search: working memory made once per layer, survivors as
+ * packed bits, and for the format's 256 states on AVX2 the reference's
+ * rule evaluated per target state.  Each state has two predecessors, one
+ * per branch bit; the reference visits them in increasing state order and
+ * keeps a later candidate only when it is strictly smaller than the
+ * metric so far (which starts at infinity), so the new metric is
+ * S < min(F, inf) ? S : min(F, inf), with F the candidate of the smaller
+ * predecessor and S the other.  The sums are the same doubles; only
+ * their grouping into vector lanes differs.  Elsewhere the reference's
+ * loop runs as it is. */
 struct wzc_wzt_work {
 	int ns, S;
 	uint32_t (*idx)[4];    /* [ns]: each subset's nearest level */
 	uint64_t (*bits)[4];   /* [ns]: the survivor's branch bit of every state */
-	uint16_t pred[1 << 8][2];
-	uint8_t first[1 << 8]; /* the branch of the smaller predecessor */
 	int avx2;
 };
 
@@ -254,11 +254,6 @@ wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
 		wzc_wzt_work_free(w);
 		return NULL;
 	}
-	for (int s = 0; s < w->S; s++)
-		for (int b = 0; b < 2; b++)
-			w->pred[tp->next[s][b]][b] = (uint16_t)s;
-	for (int s = 0; s < w->S; s++)
-		w->first[s] = w->pred[s][1] < w->pred[s][0];
 #ifdef WZT_HAVE_AVX2_KERNEL
 	w->avx2 = simd && tp->nu == 8 && __builtin_cpu_supports("avx2");
 #else
@@ -276,19 +271,28 @@ void wzc_wzt_work_free(wzc_wzt_work *w)
 	free(w);
 }
 
-/* One step of any trellis, natural state order: m -> nm. */
-static void acs_scalar(const wzc_wzt_work *w, const double *m, const double e[4], double *nm,
+/* One step of any trellis, natural state order, m -> nm: the
+ * reference's loop (it skips the unreached states of the first steps). */
+static void acs_scalar(const wzc_wzt_plan *tp, const double *m, const double e[4], double *nm,
 		       uint64_t bits[4])
 {
+	int S = 1 << tp->nu;
 	bits[0] = bits[1] = bits[2] = bits[3] = 0;
-	for (int to = 0; to < w->S; to++) {
-		int bf = w->first[to], bs = bf ^ 1;
-		uint32_t sf = w->pred[to][bf], ss = w->pred[to][bs];
-		double f = m[sf] + e[2 * bf + (sf & 1)], sc = m[ss] + e[2 * bs + (ss & 1)];
-		f = f < INFINITY ? f : INFINITY;
-		int take = sc < f;
-		nm[to] = take ? sc : f;
-		bits[to >> 6] |= (uint64_t)(take ? bs : bf) << (to & 63);
+	for (int s = 0; s < S; s++)
+		nm[s] = INFINITY;
+	for (int s = 0; s < S; s++) {
+		if (!(m[s] < INFINITY))
+			continue;
+		uint32_t z0 = wzt_union((uint32_t)s);
+		for (uint32_t b = 0; b < 2; b++) {
+			double cand = m[s] + e[2 * b + z0];
+			int to = tp->next[s][b];
+			if (cand < nm[to]) {
+				nm[to] = cand;
+				uint64_t bit = (uint64_t)1 << (to & 63);
+				bits[to >> 6] = b ? bits[to >> 6] | bit : bits[to >> 6] & ~bit;
+			}
+		}
 	}
 }
 
@@ -366,7 +370,7 @@ void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_pl
 			continue;
 		}
 #endif
-		acs_scalar(w, m, e, nm, w->bits[t]);
+		acs_scalar(tp, m, e, nm, w->bits[t]);
 		memcpy(m, nm, sizeof(double) * (size_t)S);
 		t++;
 	}
