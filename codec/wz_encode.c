@@ -216,7 +216,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
 	/* the level counts in coding order */
 	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
-	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 1) : NULL;
+	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
 	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o ||
 	    (tp && !tw)) {
 		wzc_wzt_work_free(tw);

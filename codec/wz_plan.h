@@ -248,8 +248,8 @@ void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, con
 /* The fast search (the same digits as wzc_wzt_digits, same ties): its
  * working memory for one layer, made once for the layer's tokens (NULL
  * when out of memory; the caller frees it with wzc_wzt_work_free, NULL
- * is fine; simd 0 keeps it to the portable loop, which tests compare
- * too), and the search, which writes the digits in list order,
+ * is fine; simd 0 keeps it to the portable loop, 1 to AVX2 at most, 2
+ * takes AVX-512 where the CPU has it: tests compare each), and the search, which writes the digits in list order,
  * dig[order_c[i]], as the fast encoder packs them. */
 typedef struct wzc_wzt_work wzc_wzt_work;
 wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd);

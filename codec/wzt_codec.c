@@ -238,7 +238,7 @@ struct wzc_wzt_work {
 	int ns, S;
 	uint32_t (*idx)[4];    /* [ns]: each subset's nearest level */
 	uint64_t (*bits)[4];   /* [ns]: the survivor's branch bit of every state */
-	int avx2;
+	int avx2; /* 0 the reference's loop, 1 the AVX2 kernel, 2 the AVX-512 one */
 };
 
 wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
@@ -255,7 +255,10 @@ wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
 		return NULL;
 	}
 #ifdef WZT_HAVE_AVX2_KERNEL
-	w->avx2 = simd && tp->nu == 8 && __builtin_cpu_supports("avx2");
+	if (tp->nu == 8 && simd >= 1 && __builtin_cpu_supports("avx2"))
+		w->avx2 = 1;
+	if (tp->nu == 8 && simd >= 2 && __builtin_cpu_supports("avx512f"))
+		w->avx2 = 2;
 #else
 	(void)simd;
 #endif
@@ -340,6 +343,48 @@ __attribute__((target("avx2"))) static void acs256_avx2(double *me, double *mo, 
 	}
 	memcpy(bits, bw, sizeof bw);
 }
+
+/* The same step eight states a vector (AVX-512F): k ^ 121 = 8 (q ^ 15) +
+ * (r ^ 1), k ^ 38 = 8 (q ^ 4) + (r ^ 6), k ^ 95 = 8 (q ^ 11) + (r ^ 7). */
+__attribute__((target("avx512f"))) static void acs256_avx512(double *me, double *mo,
+							     const double e[4], uint64_t bits[4])
+{
+	const __m512d inf = _mm512_set1_pd(INFINITY);
+	const __m512d e0 = _mm512_set1_pd(e[0]), e1 = _mm512_set1_pd(e[1]);
+	const __m512d e2 = _mm512_set1_pd(e[2]), e3 = _mm512_set1_pd(e[3]);
+	const __m512i x1 = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);
+	const __m512i x6 = _mm512_set_epi64(1, 0, 3, 2, 5, 4, 7, 6);
+	const __m512i x7 = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+	double nm[256] __attribute__((aligned(64)));
+	uint64_t bw[4] = { 0, 0, 0, 0 };
+	for (int q = 0; q < 16; q++) {
+		__m512d c0 = _mm512_add_pd(_mm512_loadu_pd(me + 8 * q), e0);
+		__m512d c1 = _mm512_add_pd(_mm512_permutexvar_pd(x1, _mm512_loadu_pd(me + 8 * (q ^ 15))),
+					   e2);
+		__m512d d0 = _mm512_add_pd(_mm512_permutexvar_pd(x6, _mm512_loadu_pd(mo + 8 * (q ^ 4))),
+					   e1);
+		__m512d d1 = _mm512_add_pd(_mm512_permutexvar_pd(x7, _mm512_loadu_pd(mo + 8 * (q ^ 11))),
+					   e3);
+		int lo = q < 8; /* branch 0 comes from the smaller state */
+		__m512d fe = _mm512_min_pd(lo ? c0 : c1, inf), se = lo ? c1 : c0;
+		__m512d fo = _mm512_min_pd(lo ? d0 : d1, inf), so = lo ? d1 : d0;
+		__mmask8 te = _mm512_cmp_pd_mask(se, fe, _CMP_LT_OQ);
+		__mmask8 to = _mm512_cmp_pd_mask(so, fo, _CMP_LT_OQ);
+		_mm512_store_pd(nm + 8 * q, _mm512_mask_blend_pd(te, fe, se));
+		_mm512_store_pd(nm + 128 + 8 * q, _mm512_mask_blend_pd(to, fo, so));
+		uint64_t flip = lo ? 0 : 0xFF;
+		bw[q >> 3] |= (((uint64_t)te) ^ flip) << ((8 * q) & 63);
+		bw[2 + (q >> 3)] |= (((uint64_t)to) ^ flip) << ((8 * q) & 63);
+	}
+	const __m512i ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+	const __m512i od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+	for (int i = 0; i < 16; i++) {
+		__m512d a = _mm512_load_pd(nm + 16 * i), b = _mm512_load_pd(nm + 16 * i + 8);
+		_mm512_storeu_pd(me + 8 * i, _mm512_permutex2var_pd(a, ev, b));
+		_mm512_storeu_pd(mo + 8 * i, _mm512_permutex2var_pd(a, od, b));
+	}
+	memcpy(bits, bw, sizeof bw);
+}
 #endif
 
 void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
@@ -365,7 +410,10 @@ void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_pl
 			e[j] *= wt;
 #ifdef WZT_HAVE_AVX2_KERNEL
 		if (w->avx2) {
-			acs256_avx2(m, m + 128, e, w->bits[t]);
+			if (w->avx2 == 2)
+				acs256_avx512(m, m + 128, e, w->bits[t]);
+			else
+				acs256_avx2(m, m + 128, e, w->bits[t]);
 			t++;
 			continue;
 		}
