@@ -1,8 +1,9 @@
 /* Codec throughput on the CPU: encode and decode of every GPU-tier format in
  * GB/s of bf16-equivalent cache (576 values x 2 bytes per token and layer),
  * one core, median of several runs; wz and wzt decode both into the
- * transformed domain attention reads and back to the cache's own domain
- * (wzt encodes with its reference encoder: no fast path yet). */
+ * transformed domain attention reads and back to the cache's own domain;
+ * wzt-5.44's reference encoder after the table, with a check that the fast
+ * encoder's records are its bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,8 @@
 
 #include "bench/bench_util.h"
 #include "codec/codec.h"
+#include "codec/codec_internal.h"
+#include "codec/wz_plan.h"
 #include "codec/profile.h"
 #include "codec/wz_gemm.h"
 #include "traces/synth_cache.h"
@@ -92,6 +95,28 @@ int main(int argc, char **argv)
 		printf("%-23s %8zu %12.3g %14.3g %20s\n", names[f], rb, bench_median(enc, RUNS),
 		       bench_median(dec, RUNS), tr);
 		wzc_codec_free(c);
+	}
+	/* wzt-5.44 by its reference encoder (median of 3: it is slow), and the
+	 * fast encoder's records against it */
+	wzc_format fmt0;
+	wzc_codec *c0;
+	if (argc < 2 && !wzc_format_parse("wzt-5.44", &fmt0, &d) &&
+	    !wzc_codec_new(&fmt0, 1, R, P, prof, &c0, &d)) {
+		size_t rb = wzc_codec_record_bytes(c0);
+		uint8_t *ref = malloc((size_t)T * rb);
+		double enc[3];
+		for (int r = 0; r < 3; r++) {
+			double t0 = bench_thread_cpu_s();
+			wzc_wz_encode_layer_trellis(c0->wz, c0->wzt, 0, T, test->latent, test->rope, ref,
+						    rb);
+			enc[r] = gb / (bench_thread_cpu_s() - t0);
+		}
+		wzc_encode_layer(c0, 0, T, test->latent, test->rope, rec, NULL);
+		printf("\nwzt-5.44 reference encoder: encode %.3g GB/s (median of 3); the fast "
+		       "encoder's records are its bytes: %s\n",
+		       bench_median(enc, 3), memcmp(ref, rec, (size_t)T * rb) ? "NO" : "yes");
+		free(ref);
+		wzc_codec_free(c0);
 	}
 	/* wz-5.44 encode by each integer kernel this CPU runs (all write the
 	 * same bytes): what machines without AVX-512 VNNI would see */

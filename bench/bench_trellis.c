@@ -3,8 +3,9 @@
  * calibration window), the nmse and the gap in dB to the Gaussian
  * rate-distortion bound of wz and of wzt with 4 to 256 states at 4.97,
  * 5.44 and 6.31 bits/value, and each one's encode and decode time per
- * core (thread CPU time, median of 3 runs), wz's reference encoder (the
- * one wzt's builds on) and fast encoder beside them. */
+ * core (thread CPU time, median of 3 runs): wzt by its fast encoder (the
+ * vector search for 256 states, the portable one below), the format's
+ * reference encoder, and wz's fast and reference encoders beside them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,8 +80,10 @@ int main(void)
 		}
 		size_t rb = wzc_codec_record_bytes(c);
 		double bits = (double)rb * 8 / (R + P), bound = wzc_spectrum_bound_nmse(sp, bits);
-		/* nu = 0: wz's fast encoder, 1: wz's reference encoder, 2..8 wzt */
-		for (int nu = 0; nu <= 8; nu++) {
+		/* k = 0: wz's fast encoder, 1: wz's reference encoder, 2..8 wzt's
+		 * fast encoder with 2^k states, 9: wzt's reference encoder */
+		for (int k = 0; k <= 9; k++) {
+			int nu = k == 9 ? WZT_NU : k;
 			wzc_wzt_plan *tp = NULL;
 			if (nu >= 2 && wzc_wzt_plan_new(c->wz, nu, &tp, &d)) {
 				fprintf(stderr, "bench_trellis: %s\n", d.msg);
@@ -89,11 +92,14 @@ int main(void)
 			double enc[RUNS], dec[RUNS];
 			for (int run = 0; run < RUNS; run++) {
 				double t0 = bench_thread_cpu_s();
-				if (nu == 0)
+				if (k == 0)
 					wzc_wz_encode_layer(c->wz, 0, T, test->latent, test->rope, rec, rb);
-				else
+				else if (k == 1 || k == 9)
 					wzc_wz_encode_layer_trellis(c->wz, tp, 0, T, test->latent, test->rope,
 								    rec, rb);
+				else
+					wzc_wzt_encode_layer(c->wz, tp, 0, T, test->latent, test->rope, rec,
+							     rb);
 				double t1 = bench_thread_cpu_s();
 				wzc_wz_decode_layer_trellis(c->wz, tp, 0, T, rec, lat, rope);
 				double t2 = bench_thread_cpu_s();
@@ -102,10 +108,12 @@ int main(void)
 			}
 			double e = nmse_of(test, lat, rope);
 			char name[40];
-			if (nu == 0)
+			if (k == 0)
 				snprintf(name, sizeof name, "wz (fast encoder)");
-			else if (nu == 1)
+			else if (k == 1)
 				snprintf(name, sizeof name, "wz (reference encoder)");
+			else if (k == 9)
+				snprintf(name, sizeof name, "wzt, 256 st. (reference)");
 			else
 				snprintf(name, sizeof name, "wzt, %d states%s", 1 << nu,
 					 nu == WZT_NU ? " (format)" : "");

@@ -130,9 +130,7 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 			return e;
 	}
 	if (c->wzt) {
-		/* the reference encoder: no fast path yet */
-		wzc_wz_encode_layer_trellis(c->wz, c->wzt, layer, n, latent, rope, records,
-					    c->record_bytes);
+		wzc_wzt_encode_layer(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
 		return WZ_OK;
 	}
 	if (c->wz) {

@@ -189,8 +189,10 @@ static inline void store64(uint8_t *p, uint64_t v)
 #endif
 }
 
-void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
-			 const float *rope, uint8_t *records, size_t record_bytes)
+/* wz's record, or wzt's when tp is not NULL. */
+static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer, int n,
+			 const float *latent, const float *rope, uint8_t *records,
+			 size_t record_bytes)
 {
 	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
 	if (!lp) {
@@ -214,7 +216,10 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
 	/* the level counts in coding order */
 	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
-	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o) {
+	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
+	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o ||
+	    (tp && !tw)) {
+		wzc_wzt_work_free(tw);
 		free(xt);
 		free(col);
 		free(xq);
@@ -226,7 +231,7 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 		free(gM);
 		free(nlev_o);
 		/* the reference needs less memory */
-		wzc_wz_encode_layer_ref(plan, layer, n, latent, rope, records, record_bytes);
+		wzc_wz_encode_layer_trellis(plan, tp, layer, n, latent, rope, records, record_bytes);
 		return;
 	}
 	for (int g = 0; g < lp->ngroups; g++) {
@@ -296,6 +301,8 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 				rec[p] = (uint8_t)(c0 + d);
 			}
 			wzc_quantize_batch(&lp->qb, z, dig);
+			if (tp)
+				wzc_wzt_digits_fast(tp, tw, lp, layer, z, dig);
 			dig[nc] = flag[0][t];
 			dig[nc + 1] = flag[1][t];
 			/* fields LSB first from the first byte after the scales */
@@ -330,4 +337,18 @@ void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float 
 	free(z);
 	free(gM);
 	free(nlev_o);
+	wzc_wzt_work_free(tw);
+}
+
+void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			 const float *rope, uint8_t *records, size_t record_bytes)
+{
+	encode_layer(plan, NULL, layer, n, latent, rope, records, record_bytes);
+}
+
+void wzc_wzt_encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer, int n,
+			  const float *latent, const float *rope, uint8_t *records,
+			  size_t record_bytes)
+{
+	encode_layer(plan, tp, layer, n, latent, rope, records, record_bytes);
 }

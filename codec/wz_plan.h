@@ -245,6 +245,24 @@ void wzc_wzt_plan_free(wzc_wzt_plan *tp);
 void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, const float *zl,
 		    uint32_t *dig /* IN/OUT [n] */);
 
+/* The fast search (the same digits as wzc_wzt_digits, same ties): its
+ * working memory for one layer, made once for the layer's tokens (NULL
+ * when out of memory; the caller frees it with wzc_wzt_work_free, NULL
+ * is fine; simd 0 keeps it to the portable loop, 1 to AVX2 at most, 2
+ * takes AVX-512 where the CPU has it: tests compare each), and the search, which writes the digits in list order,
+ * dig[order_c[i]], as the fast encoder packs them. */
+typedef struct wzc_wzt_work wzc_wzt_work;
+wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd);
+void wzc_wzt_work_free(wzc_wzt_work *w);
+void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
+			 int layer, const float *zl, uint32_t *dig /* IN/OUT, list order */);
+
+/* The fast wzt encoder: wz's fast front end (codec/wz_encode.c) and the
+ * fast search; the bytes of wzc_wz_encode_layer_trellis. */
+void wzc_wzt_encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer, int n,
+			  const float *latent, const float *rope, uint8_t *records,
+			  size_t record_bytes);
+
 /* The reference encoder and the decoder with an optional trellis: NULL
  * codes the wz record (codec/wz_codec.c). */
 void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,

@@ -120,6 +120,75 @@ static double path_metric(const wzc_wzt_plan *tp, const layer_plan *lp, int laye
 	return sum;
 }
 
+/* Standardized values for one trial of the fast search: Gaussian, some
+ * far past the tables, or inputs that make ties: all zero, every value on
+ * a level, halfway between two levels of a union codebook, or some or all
+ * at +-1e20, where the four subsets' distances are the same double, so
+ * that many paths have exactly the same metric and the tie rule decides. */
+static void trial_values(const wzc_wzt_layer *tl, const layer_plan *lp, int trial, float *zl)
+{
+	int nc = lp->ncod[0] + lp->ncod[1], nord = lp->gstart[lp->ngroups];
+	for (int j = 0; j < nc; j++) {
+		double u1 = uniform() + 1e-12, u2 = uniform();
+		zl[j] = (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) *
+				(trial % 8 == 7 ? 6 : 1));
+	}
+	int kind = trial % 7;
+	for (int i = 0; kind >= 5 && i < nord; i++)
+		if (kind == 6 || uniform() < 0.3)
+			zl[lp->order_c[i]] = uniform() < 0.5 ? 1e20f : -1e20f;
+	for (int i = 0; kind >= 2 && kind < 5 && i < nord; i++) {
+		const float *cb = tl->cb[i];
+		int jl = lp->order_c[i];
+		uint32_t n2 = 2 * lp->nlev[lp->order[i]];
+		if (!cb)
+			continue;
+		uint32_t k = (uint32_t)(uniform() * (n2 - 1));
+		zl[jl] = kind == 2 ? 0.0f : kind == 3 ? cb[k] : (cb[k] + cb[k + 1]) / 2;
+	}
+}
+
+/* The fast search (vector and portable kernels) against the reference's
+ * digits, on the format's trellis and on smaller ones. */
+static void check_fast_digits(const wzc_wz_plan *plan, size_t B)
+{
+	const layer_plan *lp = &plan->layers[0];
+	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, nord = lp->gstart[lp->ngroups];
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
+	uint32_t *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)(nc + 2), sizeof *b);
+	for (int nu = 8; nu >= 2; nu -= 3) {
+		wzc_wzt_plan *tp = NULL;
+		wz_diag d;
+		if (!ok(wzc_wzt_plan_new(plan, nu, &tp, &d) == WZ_OK, "nu=%d: trellis", nu))
+			continue;
+		/* the vector kernel is the format's trellis only */
+		for (int simd = nu == 8 ? 2 : 0; simd >= 0; simd--) {
+			wzc_wzt_work *w = wzc_wzt_work_new(tp, 0, simd);
+			int differ = 0, trials = 100;
+			for (int trial = 0; w && trial < trials; trial++) {
+				trial_values(&tp->layers[0], lp, trial, zl);
+				memset(a, 0, sizeof *a * (size_t)n);
+				memset(b, 0, sizeof *b * (size_t)(nc + 2));
+				wzc_wzt_digits(tp, lp, 0, zl, a);
+				wzc_wzt_digits_fast(tp, w, lp, 0, zl, b);
+				int bad = 0;
+				for (int i = 0; i < nord; i++)
+					if (tp->layers[0].cb[i])
+						bad |= a[lp->order[i]] != b[lp->order_c[i]];
+				differ += bad;
+			}
+			ok(w && differ == 0, "%zu bytes, nu=%d, %s kernel: the fast search's digits are "
+			   "the reference's in every trial (%d of %d differ; zeros, levels, midpoints, "
+			   "exact ties among them)", B, nu, simd == 2 ? "widest vector" : simd ? "AVX2 (or portable)" : "portable", differ, trials);
+			wzc_wzt_work_free(w);
+		}
+		wzc_wzt_plan_free(tp);
+	}
+	free(zl);
+	free(a);
+	free(b);
+}
+
 static void check_viterbi(const wzc_profile *prof, size_t B)
 {
 	wzc_wz_plan *plan = NULL;
@@ -153,6 +222,7 @@ static void check_viterbi(const wzc_profile *prof, size_t B)
 	   "exhaustive search's least metric in %d of %d trials", B, tp->layers[0].nsteps, nc,
 	   trials - worse, trials);
 	ok(differ == 0, "%zu bytes: and its digits are the exhaustive search's (%d differ)", B, differ);
+	check_fast_digits(plan, B);
 	free(zl);
 	free(a);
 	free(b);
@@ -303,6 +373,45 @@ static void round_trip(wzt_family fam)
 				spec += memcmp(y, yl, sizeof(float) * R) != 0 ||
 					memcmp(y + R, yr, sizeof(float) * P) != 0;
 			}
+		}
+		/* the fast encoder writes the reference's bytes, on the window
+		 * and on tokens that make ties: the mean, the anchor, the mean
+		 * plus a few equal offsets, a copy of another token */
+		{
+			uint8_t *ref = malloc(B * T), *fast = malloc(B * T);
+			float *xl = malloc(sizeof(float) * T * R), *xp = malloc(sizeof(float) * T * P);
+			int differ = 0;
+			const wzc_profile *pr = ct->wz->profile;
+			for (int l = 0; l < L; l++) {
+				memcpy(xl, tw.latent + (size_t)l * T * R, sizeof(float) * T * R);
+				memcpy(xp, tw.rope + (size_t)l * T * P, sizeof(float) * T * P);
+				const wzc_part_profile *pl = &pr->latent[l], *pp = &pr->rope[l];
+				for (int t = 0; t < T; t += 4) {
+					float *tl = xl + (size_t)t * R, *tr = xp + (size_t)t * P;
+					int kind = (t / 4) % 4;
+					if (kind == 3 && t >= 8) {
+						memcpy(tl, tl - (size_t)8 * R, sizeof(float) * R);
+						memcpy(tr, tr - (size_t)8 * P, sizeof(float) * P);
+						continue;
+					}
+					for (int i = 0; i < R; i++)
+						tl[i] = kind == 0 ? pl->mean[i] : kind == 1 ? pl->anchor[i]
+							: pl->mean[i] + (i % 7 == 0 ? 0.5f : 0.0f);
+					for (int i = 0; i < P; i++)
+						tr[i] = kind == 0 ? pp->mean[i] : kind == 1 ? pp->anchor[i]
+							: pp->mean[i] + (i % 5 == 0 ? -0.25f : 0.0f);
+				}
+				wzc_wz_encode_layer_trellis(ct->wz, ct->wzt, l, T, xl, xp, ref, B);
+				wzc_encode_layer(ct, l, T, xl, xp, fast, &d);
+				for (int t = 0; t < T; t++)
+					differ += memcmp(ref + (size_t)t * B, fast + (size_t)t * B, B) != 0;
+			}
+			ok(differ == 0, "%s %s: the fast encoder writes the reference encoder's bytes "
+			   "(%d of %d records differ; ties among the tokens)", fname, nt, differ, T * L);
+			free(ref);
+			free(fast);
+			free(xl);
+			free(xp);
 		}
 		ok(alone == 0, "%s %s: every token decodes alone to its values in the layer (%d differ)",
 		   fname, nt, alone);
