@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/hot.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
 #include "common/wz_io.h"
@@ -194,12 +195,6 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 	*nbytes = total;
 	return WZ_OK;
 }
-
-#if defined(__GNUC__) && !defined(__clang__)
-#define WZ_HOT __attribute__((optimize("O3"))) /* vectorized; -O2 does not */
-#else
-#define WZ_HOT
-#endif
 
 /* Every value finite (and with nonneg, none below 0; -0 is not): on the
  * bits, without branches, as a 67 MB profile's checks are most of

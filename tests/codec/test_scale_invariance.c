@@ -32,12 +32,9 @@ static wzt_cache_trace *make(const char *split, uint64_t window_seed, int T, dou
 	p.H = 8;
 	p.window_seed = window_seed;
 	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d)) {
-		printf("# synth: %s\n", d.msg);
+	wzt_cache_trace *t = synth_with(&p);
+	if (!t)
 		return NULL;
-	}
 	for (size_t i = 0; i < (size_t)t->T * t->R; i++)
 		t->latent[i] = (float)(t->latent[i] * c);
 	for (size_t i = 0; i < (size_t)t->Q * t->H * t->R; i++)

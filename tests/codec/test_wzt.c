@@ -39,11 +39,7 @@ static wzt_cache_trace *small_window(wzt_family fam, uint64_t window_seed, const
 	p.H = 2;
 	p.window_seed = window_seed;
 	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d))
-		printf("# synth: %s\n", d.msg);
-	return t;
+	return synth_with(&p);
 }
 
 /* Exhaustive Viterbi: from each state every digit 0..N-1 (level

@@ -21,7 +21,19 @@ static inline wzc_window window_of(const wzt_cache_trace *t)
 	return w;
 }
 
-/* One synthetic window; NULL on failure (printed as a TAP comment). */
+/* The window P describes; NULL on failure (printed as a TAP comment). */
+static inline wzt_cache_trace *synth_with(const wzt_synth_params *p)
+{
+	wzt_cache_trace *t = NULL;
+	wz_diag d;
+	if (wzt_synth_cache(p, &t, &d)) {
+		printf("# synth: %s\n", d.msg);
+		return NULL;
+	}
+	return t;
+}
+
+/* One synthetic window of DeepSeek's 512 + 64 shape; NULL on failure. */
 static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int H,
 				     int64_t start, uint64_t window_seed, const char *split)
 {
@@ -36,13 +48,7 @@ static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int
 	p.start_position = start;
 	p.window_seed = window_seed;
 	p.split = split;
-	wzt_cache_trace *t = NULL;
-	wz_diag d;
-	if (wzt_synth_cache(&p, &t, &d)) {
-		printf("# synth: %s\n", d.msg);
-		return NULL;
-	}
-	return t;
+	return synth_with(&p);
 }
 
 #endif
