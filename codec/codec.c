@@ -78,8 +78,8 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 						  : WZ_OK;
 		if (!e)
 			e = shared_plan(c, profile, diag);
-		if (!e && fmt->id == WZC_FMT_WZT)
-			e = wzc_wzt_plan_new(c->wz, WZT_NU, &c->wzt, diag);
+		if (!e && wzc_format_trellis_nu(fmt->id))
+			e = wzc_wzt_plan_new(c->wz, wzc_format_trellis_nu(fmt->id), &c->wzt, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;

@@ -56,6 +56,11 @@ static const wzc_format_info registry[] = {
 	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer", NULL },
 	{ WZC_FMT_WZT, "wzt", WZC_TIER_GPU, 1,
 	  "ours, GPU tier: wz's record with a 256-state trellis-coded quantizer per token", NULL },
+	{ WZC_FMT_WZT8, "wzt8", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wzt on an 8-state trellis (recommended wzt tier: see docs/wz-format.md)",
+	  NULL },
+	{ WZC_FMT_WZT32, "wzt32", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wzt on a 32-state trellis", NULL },
 };
 
 #define REGISTRY_N ((int)(sizeof registry / sizeof registry[0]))
@@ -172,6 +177,8 @@ size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 	case WZC_FMT_WZ:
 	case WZC_FMT_WZX:
 	case WZC_FMT_WZT:
+	case WZC_FMT_WZT8:
+	case WZC_FMT_WZT32:
 		/* The codec must fit a record in this budget, so wz-R never
 		 * exceeds R bits/value. */
 		return (size_t)floor(fmt->rate_bits * (double)(r + p) / 8.0 + 1e-9);

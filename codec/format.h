@@ -22,7 +22,9 @@ typedef enum {
 	WZC_FMT_NVFP4_TRT_COLD_BF16ROPE = 11, /* the same, position part lossless */
 	WZC_FMT_WZ = 16,  /* fixed rate, GPU tier: "wz-<bits>" */
 	WZC_FMT_WZX = 17, /* entropy coded, offload tier: "wzx-<bits>" */
-	WZC_FMT_WZT = 18, /* fixed rate, trellis-coded, GPU tier: "wzt-<bits>" */
+	WZC_FMT_WZT = 18, /* fixed rate, trellis-coded, GPU tier: "wzt-<bits>" (256 states) */
+	WZC_FMT_WZT8 = 19,  /* the same on 8 states: "wzt8-<bits>" */
+	WZC_FMT_WZT32 = 20, /* the same on 32 states: "wzt32-<bits>" */
 } wzc_format_id;
 
 /* Where a format lives. */
@@ -52,10 +54,18 @@ int wzc_format_count(void);
 const wzc_format_info *wzc_format_info_at(int i);
 const wzc_format_info *wzc_format_info_of(wzc_format_id id);
 
-/* 1 for the formats that need a profile: wz, wzx and wzt. */
+/* The trellis memory nu (2^nu states) of a trellis-coded format (wzt,
+ * wzt8, wzt32; docs/wz-format.md, "Trellis-coded records"), 0 for any
+ * other. */
+static inline int wzc_format_trellis_nu(wzc_format_id id)
+{
+	return id == WZC_FMT_WZT ? 8 : id == WZC_FMT_WZT8 ? 3 : id == WZC_FMT_WZT32 ? 5 : 0;
+}
+
+/* 1 for the formats that need a profile: wz, wzx and the wzt family. */
 static inline int wzc_format_needs_profile(wzc_format_id id)
 {
-	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || id == WZC_FMT_WZT;
+	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || wzc_format_trellis_nu(id) > 0;
 }
 
 /* Parses "fp8-mix", "wz-5.44", "wzx-5.43" (case-insensitive).  Unknown names

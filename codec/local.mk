@@ -28,7 +28,7 @@ libwzcodec_la_SOURCES += codec/wzx_transform.c codec/hot.h
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
 libwzcodec_la_SOURCES += codec/paired.c codec/paired.h
 libwzcodec_la_SOURCES += codec/rd_bound.c
-libwzcodec_la_SOURCES += codec/wzt_codec.c codec/wzt_trellis.h
+libwzcodec_la_SOURCES += codec/wzt_codec.c codec/wzt_fast.c codec/wzt_trellis.h
 libwzcodec_la_SOURCES += codec/measure_run.c codec/measure_run.h
 
 # libwzplan: the codec as an installed library (shared and static) with its

@@ -210,9 +210,12 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	uint32_t *xp = malloc(sizeof(uint32_t) * (size_t)BLOCK * ((mmax + 1) / 2 + 1));
 	int32_t *yc[2] = { malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[0]),
 			   malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[1]) };
-	/* digits of the coded components in list order, then the two flags */
-	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(nc + 2));
-	float *z = malloc(sizeof(float) * (size_t)(nc + 1));
+	/* per token of a group (one for wz, WZT_LANES for wzt, whose search
+	 * runs a group's tokens side by side): digits of the coded components
+	 * in list order, then the two flags; the standardized coefficients */
+	int lanes = tp ? WZT_LANES : 1;
+	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(nc + 2) * lanes);
+	float *z = malloc(sizeof(float) * (size_t)(nc + 1) * lanes);
 	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
 	/* the level counts in coding order */
 	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
@@ -262,69 +265,85 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 				wzc_igemm(nb, (m + 1) / 2, lp->ncod[p], lp->bp_c[p], lp->ldc[p], xp,
 					  BLOCK, yc[p], lp->ldc[p]);
 		}
-		for (int t = 0; t < nb; t++) {
-			/* The next block's token t towards the caches while this
-			 * one is packed: the transposition reads 64 rows side by
-			 * side, more streams than the hardware prefetcher follows. */
-			if (t0 + BLOCK + t < n)
-				for (int p = 0; p < 2; p++) {
-					const char *row = (const char *)(src[p] +
-									 (size_t)(t0 + BLOCK + t) * width[p]);
-					for (size_t b = 0; b < sizeof(float) * (size_t)width[p]; b += 64)
-						prefetch(row + b);
+		for (int g0 = 0; g0 < nb; g0 += lanes) {
+			int ng = nb - g0 < lanes ? nb - g0 : lanes;
+			const float *zg[WZT_LANES];
+			uint32_t *dg[WZT_LANES];
+			for (int l = 0; l < ng; l++) {
+				int t = g0 + l;
+				float *zt = z + (size_t)l * (nc + 1);
+				uint32_t *dt = dig + (size_t)l * (nc + 2);
+				zg[l] = zt;
+				dg[l] = dt;
+				/* The next block's token t towards the caches while
+				 * this one is packed: the transposition reads 64 rows
+				 * side by side, more streams than the hardware
+				 * prefetcher follows. */
+				if (t0 + BLOCK + t < n)
+					for (int p = 0; p < 2; p++) {
+						const char *row = (const char *)(src[p] +
+										 (size_t)(t0 + BLOCK + t) * width[p]);
+						for (size_t b = 0; b < sizeof(float) * (size_t)width[p]; b += 64)
+							prefetch(row + b);
+					}
+				uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
+				memset(rec, 0, record_bytes);
+				rec[0] = code[0][t];
+				if (P)
+					rec[1] = code[1][t];
+				const int sh = WZC_XQ_SHIFT + WZC_BQ_SHIFT;
+				standardize(lp->ncod[0], yc[0] + (size_t)t * lp->ldc[0],
+					    ldexpf(1.0f, ex[0][t] - sh), lp->rsig_c, zt);
+				if (P)
+					standardize(lp->ncod[1], yc[1] + (size_t)t * lp->ldc[1],
+						    ldexpf(1.0f, ex[1][t] - sh), lp->rsig_c + lp->ncod[0],
+						    zt + lp->ncod[0]);
+				/* a part beyond its tables gets a larger scale code
+				 * (the reference's rule, the same function) */
+				for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+					const float *mult = plan->scale_mult[p];
+					int c0 = code[p][t];
+					if (!any_outside(lp->ncod[p], zt + j0, lp->olo_c + j0, lp->ohi_c + j0))
+						continue;
+					int d = wzc_overload_raise(lp, p, j0, lp->ncod[p], zt + j0, mult, c0);
+					if (!d)
+						continue;
+					float r = mult[c0] / mult[c0 + d];
+					for (int j = j0; j < j0 + lp->ncod[p]; j++)
+						zt[j] *= r;
+					rec[p] = (uint8_t)(c0 + d);
 				}
-			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
-			memset(rec, 0, record_bytes);
-			rec[0] = code[0][t];
-			if (P)
-				rec[1] = code[1][t];
-			const int sh = WZC_XQ_SHIFT + WZC_BQ_SHIFT;
-			standardize(lp->ncod[0], yc[0] + (size_t)t * lp->ldc[0],
-				    ldexpf(1.0f, ex[0][t] - sh), lp->rsig_c, z);
-			if (P)
-				standardize(lp->ncod[1], yc[1] + (size_t)t * lp->ldc[1],
-					    ldexpf(1.0f, ex[1][t] - sh), lp->rsig_c + lp->ncod[0],
-					    z + lp->ncod[0]);
-			/* a part beyond its tables gets a larger scale code
-			 * (the reference's rule, the same function) */
-			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
-				const float *mult = plan->scale_mult[p];
-				int c0 = code[p][t];
-				if (!any_outside(lp->ncod[p], z + j0, lp->olo_c + j0, lp->ohi_c + j0))
-					continue;
-				int d = wzc_overload_raise(lp, p, j0, lp->ncod[p], z + j0, mult, c0);
-				if (!d)
-					continue;
-				float r = mult[c0] / mult[c0 + d];
-				for (int j = j0; j < j0 + lp->ncod[p]; j++)
-					z[j] *= r;
-				rec[p] = (uint8_t)(c0 + d);
+				/* every coded component of wzt is on the trellis */
+				if (!tp || tp->layers[layer].nsteps < nc)
+					wzc_quantize_batch(&lp->qb, zt, dt);
+				dt[nc] = flag[0][t];
+				dt[nc + 1] = flag[1][t];
 			}
-			wzc_quantize_batch(&lp->qb, z, dig);
 			if (tp)
-				wzc_wzt_digits_fast(tp, tw, lp, layer, z, dig);
-			dig[nc] = flag[0][t];
-			dig[nc + 1] = flag[1][t];
-			/* fields LSB first from the first byte after the scales */
-			uint8_t *w = rec + plan->scale_bytes;
-			u128 buf = 0;
-			int nbits = 0;
-			for (int g = 0; g < lp->ngroups; g++) {
-				uint64_t V = 0;
-				for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
-					V = V * nlev_o[i] + dig[lp->order_c[i]];
-				int kb = lp->gbits[g];
-				buf |= (u128)wzc_field_word(V, kb, &gM[g]) << nbits;
-				nbits += kb;
-				if (nbits >= 64) {
-					store64(w, (uint64_t)buf);
-					w += 8;
-					buf >>= 64;
-					nbits -= 64;
+				wzc_wzt_digits_lanes(tp, tw, lp, layer, ng, zg, dg);
+			for (int l = 0; l < ng; l++) {
+				const uint32_t *dt = dg[l];
+				/* fields LSB first from the first byte after the scales */
+				uint8_t *w = records + (size_t)(t0 + g0 + l) * record_bytes + plan->scale_bytes;
+				u128 buf = 0;
+				int nbits = 0;
+				for (int g = 0; g < lp->ngroups; g++) {
+					uint64_t V = 0;
+					for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
+						V = V * nlev_o[i] + dt[lp->order_c[i]];
+					int kb = lp->gbits[g];
+					buf |= (u128)wzc_field_word(V, kb, &gM[g]) << nbits;
+					nbits += kb;
+					if (nbits >= 64) {
+						store64(w, (uint64_t)buf);
+						w += 8;
+						buf >>= 64;
+						nbits -= 64;
+					}
 				}
+				for (; nbits > 0; nbits -= 8, buf >>= 8)
+					*w++ = (uint8_t)buf;
 			}
-			for (; nbits > 0; nbits -= 8, buf >>= 8)
-				*w++ = (uint8_t)buf;
 		}
 	}
 	free(xt);

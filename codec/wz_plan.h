@@ -219,10 +219,28 @@ static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int
  * "Trellis-coded records"), per layer: for each entry of the plan's
  * coding order, the union codebook (2N standardized levels, increasing)
  * of a trellis component, NULL for a scalar one. */
+/* One step of the fast search: a trellis component's union codebook
+ * padded with 4 levels of -inf below and 16 of +inf above (pad[0] is
+ * level 0), and a grid over it (NULL: a binary search) from which the
+ * number of levels <= z follows by one comparison of 8 levels. */
+typedef struct {
+	const float *cb;       /* the codebook (tl->cb's pointer) */
+	const float *pad;
+	const uint32_t *start; /* [cell]: levels in the cells below */
+	float lo, inv;         /* wzc_qlut_cell's t0 and inv_w */
+	int G;
+	uint32_t n2;           /* levels, 2N */
+	int jl;                /* the component's place in the list order */
+	double w;              /* its ew_c */
+} wzc_wzt_step;
+
 typedef struct {
 	const float **cb;   /* [gstart[ngroups]] */
 	float *tables;
 	int nsteps;         /* trellis components */
+	wzc_wzt_step *steps; /* [nsteps], in coding order */
+	float *padded;      /* the padded codebooks */
+	uint32_t *grids;    /* their grids */
 } wzc_wzt_layer;
 
 struct wzc_wzt_plan {
@@ -245,15 +263,24 @@ void wzc_wzt_plan_free(wzc_wzt_plan *tp);
 void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, const float *zl,
 		    uint32_t *dig /* IN/OUT [n] */);
 
-/* The fast search (the same digits as wzc_wzt_digits, same ties): its
- * working memory for one layer, made once for the layer's tokens (NULL
- * when out of memory; the caller frees it with wzc_wzt_work_free, NULL
- * is fine; simd 0 keeps it to the portable loop, 1 to AVX2 at most, 2
- * takes AVX-512 where the CPU has it: tests compare each), and the search, which writes the digits in list order,
- * dig[order_c[i]], as the fast encoder packs them. */
+/* The fast search (codec/wzt_fast.c; the same digits as wzc_wzt_digits,
+ * same ties): its working memory for one layer, made once for the
+ * layer's tokens (NULL when out of memory; the caller frees it with
+ * wzc_wzt_work_free, NULL is fine; simd 0 keeps it to the portable
+ * loops, 1 to AVX2 at most, 2 takes AVX-512 where the CPU has it: tests
+ * compare each; wzc_wzt_work_simd says which runs), and the search of
+ * up to WZT_LANES tokens at once, one per vector lane: z[l] token l's
+ * standardized coefficients in list order, dig[l] its digits in list
+ * order, dig[l][order_c[i]], as the fast encoder packs them. */
+#define WZT_LANES 8
 typedef struct wzc_wzt_work wzc_wzt_work;
 wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd);
 void wzc_wzt_work_free(wzc_wzt_work *w);
+int wzc_wzt_work_simd(const wzc_wzt_work *w);
+void wzc_wzt_digits_lanes(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
+			  int layer, int nl, const float *const *z,
+			  uint32_t *const *dig /* IN/OUT [nl], list order */);
+/* One token: wzc_wzt_digits_lanes with nl = 1. */
 void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
 			 int layer, const float *zl, uint32_t *dig /* IN/OUT, list order */);
 

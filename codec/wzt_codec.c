@@ -7,10 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define WZT_HAVE_AVX2_KERNEL 1
-#endif
 
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
@@ -40,9 +36,90 @@ void wzc_wzt_plan_free(wzc_wzt_plan *tp)
 	for (int l = 0; tp->layers && l < tp->L; l++) {
 		free(tp->layers[l].cb);
 		free(tp->layers[l].tables);
+		free(tp->layers[l].steps);
+		free(tp->layers[l].padded);
+		free(tp->layers[l].grids);
 	}
 	free(tp->layers);
 	free(tp);
+}
+
+/* The grid of a union codebook of n2 levels (the fast search's): cells
+ * by wzc_qlut_cell, refined until none holds more than 8 levels;
+ * start[c] = the levels in the cells below c.  Returns the cell count G,
+ * or 0 when no grid within the cap does (the search then bisects). */
+static int grid_of(const float *cb, uint32_t n2, uint32_t *start /* OUT [8 n2 + 4097] */,
+		   float *lo /* OUT */, float *inv /* OUT */)
+{
+	float range = cb[n2 - 1] - cb[0];
+	for (int G = 2 * (int)n2 + 2; G <= 8 * (int)n2 + 4096; G *= 2) {
+		*lo = cb[0];
+		*inv = range > 0 && isfinite((G - 1) / range) ? (float)((G - 1) / range) : 1.0f;
+		memset(start, 0, sizeof *start * ((size_t)G + 1));
+		for (uint32_t i = 0; i < n2; i++)
+			start[wzc_qlut_cell(*lo, *inv, G, cb[i]) + 1]++;
+		uint32_t most = 0;
+		for (int c = 1; c <= G; c++) {
+			most = start[c] > most ? start[c] : most;
+			start[c] += start[c - 1];
+		}
+		if (most <= 8)
+			return G;
+	}
+	return 0;
+}
+
+/* The fast search's steps: per trellis component in coding order, its
+ * codebook padded and gridded (one copy per codebook), place and weight. */
+static wz_err plan_steps(const layer_plan *lp, wzc_wzt_layer *tl, wz_diag *diag)
+{
+	int nord = lp->gstart[lp->ngroups];
+	size_t npad = 0, ngrid = 0;
+	for (int i = 0; i < nord; i++) {
+		int first = 1;
+		for (int k = 0; tl->cb[i] && first && k < i; k++)
+			first = tl->cb[k] != tl->cb[i];
+		if (tl->cb[i] && first) {
+			size_t n2 = 2 * (size_t)lp->nlev[lp->order[i]];
+			npad += n2 + 20;
+			ngrid += 8 * n2 + 4097;
+		}
+	}
+	tl->steps = calloc((size_t)(tl->nsteps ? tl->nsteps : 1), sizeof *tl->steps);
+	tl->padded = malloc(sizeof(float) * (npad ? npad : 1));
+	tl->grids = malloc(sizeof(uint32_t) * (ngrid ? ngrid : 1));
+	if (!tl->steps || !tl->padded || !tl->grids)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	float *pad = tl->padded;
+	uint32_t *grid = tl->grids;
+	for (int i = 0, t = 0; i < nord; i++) {
+		if (!tl->cb[i])
+			continue;
+		wzc_wzt_step *st = &tl->steps[t++];
+		uint32_t n2 = 2 * lp->nlev[lp->order[i]];
+		const wzc_wzt_step *prev = tl->steps;
+		while (prev < st && prev->cb != tl->cb[i])
+			prev++;
+		if (prev < st) { /* the codebook of an earlier step */
+			*st = *prev;
+		} else {
+			for (int q = 0; q < 4; q++)
+				pad[q] = -INFINITY;
+			memcpy(pad + 4, tl->cb[i], sizeof(float) * n2);
+			for (int q = 0; q < 16; q++)
+				pad[4 + n2 + q] = INFINITY;
+			st->pad = pad + 4;
+			st->n2 = n2;
+			st->cb = tl->cb[i];
+			st->G = grid_of(tl->cb[i], n2, grid, &st->lo, &st->inv);
+			st->start = st->G ? grid : NULL;
+			pad += n2 + 20;
+			grid += st->G ? (size_t)st->G + 1 : 0;
+		}
+		st->jl = lp->order_c[i];
+		st->w = lp->ew_c[st->jl];
+	}
+	return WZ_OK;
 }
 
 static wz_err plan_layer(const wzc_profile *pr, int l, const layer_plan *lp, wzc_wzt_layer *tl,
@@ -88,7 +165,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, const layer_plan *lp, wzc
 		tl->cb[i] = tab[p][j];
 		tl->nsteps++;
 	}
-	return WZ_OK;
+	return plan_steps(lp, tl, diag);
 }
 
 wz_err wzc_wzt_plan_new(const wzc_wz_plan *plan, int nu, wzc_wzt_plan **out, wz_diag *diag)
@@ -166,7 +243,7 @@ void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, con
 	 * branch bit of the survivor entering it (its predecessor follows
 	 * from the state and the bit) */
 	uint32_t (*idx)[4] = malloc(sizeof *idx * (size_t)ns);
-	uint8_t *bp = malloc((size_t)ns * S);
+	uint8_t *bp = calloc((size_t)ns, (size_t)S); /* states never reached stay 0 */
 	double m[1 << 8], nm[1 << 8];
 	if (!idx || !bp) {
 		free(idx);
@@ -222,226 +299,4 @@ void wzc_wzt_digits(const wzc_wzt_plan *tp, const layer_plan *lp, int layer, con
 	}
 	free(idx);
 	free(bp);
-}
-
-/* The fast search: working memory made once per layer, survivors as
- * packed bits, and for the format's 256 states on AVX2 the reference's
- * rule evaluated per target state.  Each state has two predecessors, one
- * per branch bit; the reference visits them in increasing state order and
- * keeps a later candidate only when it is strictly smaller than the
- * metric so far (which starts at infinity), so the new metric is
- * S < min(F, inf) ? S : min(F, inf), with F the candidate of the smaller
- * predecessor and S the other.  The sums are the same doubles; only
- * their grouping into vector lanes differs.  Elsewhere the reference's
- * loop runs as it is. */
-struct wzc_wzt_work {
-	int ns, S;
-	uint32_t (*idx)[4];    /* [ns]: each subset's nearest level */
-	uint64_t (*bits)[4];   /* [ns]: the survivor's branch bit of every state */
-	int avx2; /* 0 the reference's loop, 1 the AVX2 kernel, 2 the AVX-512 one */
-};
-
-wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
-{
-	wzc_wzt_work *w = calloc(1, sizeof *w);
-	if (!w)
-		return NULL;
-	w->ns = tp->layers[layer].nsteps;
-	w->S = 1 << tp->nu;
-	w->idx = malloc(sizeof *w->idx * (size_t)(w->ns ? w->ns : 1));
-	w->bits = malloc(sizeof *w->bits * (size_t)(w->ns ? w->ns : 1));
-	if (!w->idx || !w->bits) {
-		wzc_wzt_work_free(w);
-		return NULL;
-	}
-#ifdef WZT_HAVE_AVX2_KERNEL
-	if (tp->nu == 8 && simd >= 1 && __builtin_cpu_supports("avx2"))
-		w->avx2 = 1;
-	if (tp->nu == 8 && simd >= 2 && __builtin_cpu_supports("avx512f"))
-		w->avx2 = 2;
-#else
-	(void)simd;
-#endif
-	return w;
-}
-
-void wzc_wzt_work_free(wzc_wzt_work *w)
-{
-	if (!w)
-		return;
-	free(w->idx);
-	free(w->bits);
-	free(w);
-}
-
-/* One step of any trellis, natural state order, m -> nm: the
- * reference's loop (it skips the unreached states of the first steps). */
-static void acs_scalar(const wzc_wzt_plan *tp, const double *m, const double e[4], double *nm,
-		       uint64_t bits[4])
-{
-	int S = 1 << tp->nu;
-	bits[0] = bits[1] = bits[2] = bits[3] = 0;
-	for (int s = 0; s < S; s++)
-		nm[s] = INFINITY;
-	for (int s = 0; s < S; s++) {
-		if (!(m[s] < INFINITY))
-			continue;
-		uint32_t z0 = wzt_union((uint32_t)s);
-		for (uint32_t b = 0; b < 2; b++) {
-			double cand = m[s] + e[2 * b + z0];
-			int to = tp->next[s][b];
-			if (cand < nm[to]) {
-				nm[to] = cand;
-				uint64_t bit = (uint64_t)1 << (to & 63);
-				bits[to >> 6] = b ? bits[to >> 6] | bit : bits[to >> 6] & ~bit;
-			}
-		}
-	}
-}
-
-#ifdef WZT_HAVE_AVX2_KERNEL
-/* One step of the 256-state trellis (h0 = 0515, h1 = 0362), the metrics
- * of the even states in me[128] and of the odd ones in mo[128].  State
- * to < 128 comes from the even states 2 (to ^ b H1') by branch b, state
- * 128 + k from the odd states 2 (k ^ H0' ^ b H1') + 1 (H0' = 38, H1' =
- * 121: the polynomials shifted right, past the top bit); the smaller
- * predecessor is the one of branch 0 exactly when bit 6 of k is 0.  An
- * index xor a constant is a vector four blocks away xor the constant's
- * upper bits, its lanes permuted by the lower two. */
-__attribute__((target("avx2"))) static void acs256_avx2(double *me, double *mo, const double e[4],
-							uint64_t bits[4])
-{
-	_Static_assert(WZT_NU == 8, "the kernel is written for 256 states");
-	const __m256d inf = _mm256_set1_pd(INFINITY);
-	const __m256d e0 = _mm256_set1_pd(e[0]), e1 = _mm256_set1_pd(e[1]);
-	const __m256d e2 = _mm256_set1_pd(e[2]), e3 = _mm256_set1_pd(e[3]);
-	double nm[256] __attribute__((aligned(32)));
-	uint64_t bw[4] = { 0, 0, 0, 0 };
-	for (int q = 0; q < 32; q++) {
-		/* to = 4q + r: k ^ 121 = 4 (q ^ 30) + (r ^ 1) */
-		__m256d c0 = _mm256_add_pd(_mm256_loadu_pd(me + 4 * q), e0);
-		__m256d c1 = _mm256_add_pd(_mm256_permute_pd(_mm256_loadu_pd(me + 4 * (q ^ 30)), 0x5), e2);
-		/* to = 128 + 4q + r: k ^ 38 = 4 (q ^ 9) + (r ^ 2), k ^ 95 = 4 (q ^ 23) + (r ^ 3) */
-		__m256d d0 = _mm256_add_pd(
-			_mm256_permute4x64_pd(_mm256_loadu_pd(mo + 4 * (q ^ 9)), 0x4E), e1);
-		__m256d d1 = _mm256_add_pd(
-			_mm256_permute4x64_pd(_mm256_loadu_pd(mo + 4 * (q ^ 23)), 0x1B), e3);
-		int lo = q < 16; /* branch 0 comes from the smaller state */
-		__m256d fe = _mm256_min_pd(lo ? c0 : c1, inf), se = lo ? c1 : c0;
-		__m256d fo = _mm256_min_pd(lo ? d0 : d1, inf), so = lo ? d1 : d0;
-		__m256d te = _mm256_cmp_pd(se, fe, _CMP_LT_OQ), to = _mm256_cmp_pd(so, fo, _CMP_LT_OQ);
-		_mm256_store_pd(nm + 4 * q, _mm256_blendv_pd(fe, se, te));
-		_mm256_store_pd(nm + 128 + 4 * q, _mm256_blendv_pd(fo, so, to));
-		uint64_t flip = lo ? 0 : 0xF;
-		bw[q >> 4] |= ((uint64_t)_mm256_movemask_pd(te) ^ flip) << ((4 * q) & 63);
-		bw[2 + (q >> 4)] |= ((uint64_t)_mm256_movemask_pd(to) ^ flip) << ((4 * q) & 63);
-	}
-	for (int i = 0; i < 32; i++) {
-		__m256d a = _mm256_load_pd(nm + 8 * i), b = _mm256_load_pd(nm + 8 * i + 4);
-		_mm256_storeu_pd(me + 4 * i, _mm256_permute4x64_pd(_mm256_unpacklo_pd(a, b), 0xD8));
-		_mm256_storeu_pd(mo + 4 * i, _mm256_permute4x64_pd(_mm256_unpackhi_pd(a, b), 0xD8));
-	}
-	memcpy(bits, bw, sizeof bw);
-}
-
-/* The same step eight states a vector (AVX-512F): k ^ 121 = 8 (q ^ 15) +
- * (r ^ 1), k ^ 38 = 8 (q ^ 4) + (r ^ 6), k ^ 95 = 8 (q ^ 11) + (r ^ 7). */
-__attribute__((target("avx512f"))) static void acs256_avx512(double *me, double *mo,
-							     const double e[4], uint64_t bits[4])
-{
-	const __m512d inf = _mm512_set1_pd(INFINITY);
-	const __m512d e0 = _mm512_set1_pd(e[0]), e1 = _mm512_set1_pd(e[1]);
-	const __m512d e2 = _mm512_set1_pd(e[2]), e3 = _mm512_set1_pd(e[3]);
-	const __m512i x1 = _mm512_set_epi64(6, 7, 4, 5, 2, 3, 0, 1);
-	const __m512i x6 = _mm512_set_epi64(1, 0, 3, 2, 5, 4, 7, 6);
-	const __m512i x7 = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
-	double nm[256] __attribute__((aligned(64)));
-	uint64_t bw[4] = { 0, 0, 0, 0 };
-	for (int q = 0; q < 16; q++) {
-		__m512d c0 = _mm512_add_pd(_mm512_loadu_pd(me + 8 * q), e0);
-		__m512d c1 = _mm512_add_pd(_mm512_permutexvar_pd(x1, _mm512_loadu_pd(me + 8 * (q ^ 15))),
-					   e2);
-		__m512d d0 = _mm512_add_pd(_mm512_permutexvar_pd(x6, _mm512_loadu_pd(mo + 8 * (q ^ 4))),
-					   e1);
-		__m512d d1 = _mm512_add_pd(_mm512_permutexvar_pd(x7, _mm512_loadu_pd(mo + 8 * (q ^ 11))),
-					   e3);
-		int lo = q < 8; /* branch 0 comes from the smaller state */
-		__m512d fe = _mm512_min_pd(lo ? c0 : c1, inf), se = lo ? c1 : c0;
-		__m512d fo = _mm512_min_pd(lo ? d0 : d1, inf), so = lo ? d1 : d0;
-		__mmask8 te = _mm512_cmp_pd_mask(se, fe, _CMP_LT_OQ);
-		__mmask8 to = _mm512_cmp_pd_mask(so, fo, _CMP_LT_OQ);
-		_mm512_store_pd(nm + 8 * q, _mm512_mask_blend_pd(te, fe, se));
-		_mm512_store_pd(nm + 128 + 8 * q, _mm512_mask_blend_pd(to, fo, so));
-		uint64_t flip = lo ? 0 : 0xFF;
-		bw[q >> 3] |= (((uint64_t)te) ^ flip) << ((8 * q) & 63);
-		bw[2 + (q >> 3)] |= (((uint64_t)to) ^ flip) << ((8 * q) & 63);
-	}
-	const __m512i ev = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-	const __m512i od = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
-	for (int i = 0; i < 16; i++) {
-		__m512d a = _mm512_load_pd(nm + 16 * i), b = _mm512_load_pd(nm + 16 * i + 8);
-		_mm512_storeu_pd(me + 8 * i, _mm512_permutex2var_pd(a, ev, b));
-		_mm512_storeu_pd(mo + 8 * i, _mm512_permutex2var_pd(a, od, b));
-	}
-	memcpy(bits, bw, sizeof bw);
-}
-#endif
-
-void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
-			 int layer, const float *zl, uint32_t *dig)
-{
-	const wzc_wzt_layer *tl = &tp->layers[layer];
-	int nord = lp->gstart[lp->ngroups], S = w->S;
-	if (w->ns == 0)
-		return;
-	/* natural order in m (scalar) or even states then odd ones (AVX2) */
-	double m[1 << 8], nm[1 << 8];
-	for (int s = 0; s < S; s++)
-		m[s] = s ? INFINITY : 0;
-	int t = 0;
-	for (int i = 0; i < nord; i++) {
-		const float *cb = tl->cb[i];
-		if (!cb)
-			continue;
-		int c = lp->order[i], jl = lp->order_c[i];
-		double e[4], wt = lp->ew_c[jl];
-		subset_nearest(cb, 2 * lp->nlev[c], zl[jl], w->idx[t], e);
-		for (int j = 0; j < 4; j++)
-			e[j] *= wt;
-#ifdef WZT_HAVE_AVX2_KERNEL
-		if (w->avx2) {
-			if (w->avx2 == 2)
-				acs256_avx512(m, m + 128, e, w->bits[t]);
-			else
-				acs256_avx2(m, m + 128, e, w->bits[t]);
-			t++;
-			continue;
-		}
-#endif
-		acs_scalar(tp, m, e, nm, w->bits[t]);
-		memcpy(m, nm, sizeof(double) * (size_t)S);
-		t++;
-	}
-	if (w->avx2) {
-		for (int k = 0; k < 128; k++) {
-			nm[2 * k] = m[k];
-			nm[2 * k + 1] = m[128 + k];
-		}
-		memcpy(m, nm, sizeof(double) * (size_t)S);
-	}
-	int s = 0;
-	for (int k = 1; k < S; k++)
-		if (m[k] < m[s])
-			s = k;
-	uint32_t H0 = wzt_h0[tp->nu] >> 1, H1 = wzt_h1[tp->nu] >> 1;
-	for (int i = nord - 1; i >= 0; i--) {
-		if (!tl->cb[i])
-			continue;
-		t--;
-		uint32_t b = (uint32_t)(w->bits[t][s >> 6] >> (s & 63)) & 1;
-		uint32_t z0 = (uint32_t)s >> (tp->nu - 1);
-		uint32_t prev = ((((uint32_t)s ^ (z0 ? H0 : 0) ^ (b ? H1 : 0))) << 1) | z0;
-		dig[lp->order_c[i]] = w->idx[t][2 * b + z0] >> 1;
-		s = (int)prev;
-	}
 }
