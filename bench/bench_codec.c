@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 					     "mxfp4-sgl-mla", "nvfp4-trt-cold",
 					     "nvfp4-trt-cold-bf16rope", "wz-4.97",
 					     "wz-5.44", "wz-6.31", "wzt-4.97",
-					     "wzt-5.44", "wzt-6.31" };
+					     "wzt-5.44", "wzt-6.31", "wzt8-4.97",
+					     "wzt8-5.44", "wzt8-6.31", "wzt32-5.44" };
 	int R = test->R, P = test->P, T = test->T;
 	double gb = (double)T * (R + P) * 2 / 1e9;
 	float *lat = malloc(sizeof(float) * (size_t)T * R), *rope = malloc(sizeof(float) * (size_t)T * P);
@@ -78,7 +79,7 @@ int main(int argc, char **argv)
 			wzc_decode_layer(c, 0, T, rec, lat, rope);
 			double t2 = bench_thread_cpu_s();
 			dect[r] = 0;
-			if (fmt.id == WZC_FMT_WZ || fmt.id == WZC_FMT_WZT) {
+			if (fmt.id == WZC_FMT_WZ || wzc_format_trellis_nu(fmt.id)) {
 				for (int t = 0; t < T; t++)
 					wzc_wz_decode_token_transformed(c, 0, rec + (size_t)t * rb,
 									lat + (size_t)t * R,

@@ -228,6 +228,7 @@ typedef struct {
 	const float *pad;
 	const uint32_t *start; /* [cell]: levels in the cells below */
 	float lo, inv;         /* wzc_qlut_cell's t0 and inv_w */
+	float gmax;            /* (float)(G - 1) */
 	int G;
 	uint32_t n2;           /* levels, 2N */
 	int jl;                /* the component's place in the list order */

@@ -113,6 +113,7 @@ static wz_err plan_steps(const layer_plan *lp, wzc_wzt_layer *tl, wz_diag *diag)
 			st->cb = tl->cb[i];
 			st->G = grid_of(tl->cb[i], n2, grid, &st->lo, &st->inv);
 			st->start = st->G ? grid : NULL;
+			st->gmax = (float)(st->G - 1);
 			pad += n2 + 20;
 			grid += st->G ? (size_t)st->G + 1 : 0;
 		}

@@ -36,11 +36,13 @@
 
 struct wzc_wzt_work {
 	int ns, nu, simd; /* simd: 0 portable, 1 AVX2, 2 AVX-512 */
+	int nc;           /* the coefficients' count (the largest place + 1) */
 	uint32_t (*code)[WZT_LANES]; /* [ns]: p | (upper-neighbour bits << 24) */
 	uint8_t *bits;               /* [ns][2^nu]: survivors' branch bits, a bit per lane */
 	double *e;                   /* [CHUNK][WZT_LANES][4] branch metrics */
 	double *mbuf;                /* [2][2^nu][WZT_LANES] path metrics */
 	float *zeros;                /* [nc + 1]: the coefficients of an unused lane */
+	uint32_t *sink;              /* [nc + 1]: its digits */
 };
 
 wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
@@ -55,12 +57,14 @@ wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
 		nc = tl->steps[t].jl + 1 > nc ? tl->steps[t].jl + 1 : nc;
 	w->ns = tl->nsteps;
 	w->nu = tp->nu;
+	w->nc = nc;
 	w->code = malloc(sizeof *w->code * ns);
 	w->bits = malloc(ns * S);
 	w->e = aligned_alloc(64, sizeof(double) * CHUNK * WZT_LANES * 4);
 	w->mbuf = aligned_alloc(64, sizeof(double) * 2 * S * WZT_LANES);
 	w->zeros = calloc((size_t)nc + 1, sizeof(float));
-	if (!w->code || !w->bits || !w->e || !w->mbuf || !w->zeros) {
+	w->sink = calloc((size_t)nc + 1, sizeof(uint32_t));
+	if (!w->code || !w->bits || !w->e || !w->mbuf || !w->zeros || !w->sink) {
 		wzc_wzt_work_free(w);
 		return NULL;
 	}
@@ -85,6 +89,7 @@ void wzc_wzt_work_free(wzc_wzt_work *w)
 	free(w->e);
 	free(w->mbuf);
 	free(w->zeros);
+	free(w->sink);
 	free(w);
 }
 
@@ -93,12 +98,21 @@ int wzc_wzt_work_simd(const wzc_wzt_work *w)
 	return w->simd;
 }
 
+/* wzc_qlut_cell of the step's grid (the same operations). */
+static inline uint32_t cell_of(const wzc_wzt_step *st, float z)
+{
+	float f = (z - st->lo) * st->inv;
+	f = f > 0 ? f : 0;
+	f = f < st->gmax ? f : st->gmax;
+	return (uint32_t)(int)f;
+}
+
 /* p = the number of levels <= z, by the grid (or a binary search). */
 static inline uint32_t levels_at_most(const wzc_wzt_step *st, float z)
 {
 	const float *cb = st->pad;
 	if (st->start) {
-		uint32_t s = st->start[wzc_qlut_cell(st->lo, st->inv, st->G, z)], p = s;
+		uint32_t s = st->start[cell_of(st, z)], p = s;
 		for (int i = 0; i < 8; i++)
 			p += cb[s + i] <= z;
 		return p;
@@ -195,7 +209,7 @@ static inline __attribute__((always_inline)) T512 uint32_t metrics_512(const wzc
 {
 	uint32_t p;
 	if (st->start) {
-		uint32_t s = st->start[wzc_qlut_cell(st->lo, st->inv, st->G, z)];
+		uint32_t s = st->start[cell_of(st, z)];
 		__mmask8 le = _mm256_cmp_ps_mask(_mm256_loadu_ps(st->pad + s), _mm256_set1_ps(z),
 						 _CMP_LE_OQ);
 		p = s + (uint32_t)__builtin_popcount(le);
@@ -220,7 +234,7 @@ static inline __attribute__((always_inline)) T256 uint32_t metrics_256(const wzc
 {
 	uint32_t p;
 	if (st->start) {
-		uint32_t s = st->start[wzc_qlut_cell(st->lo, st->inv, st->G, z)];
+		uint32_t s = st->start[cell_of(st, z)];
 		__m256 le = _mm256_cmp_ps(_mm256_loadu_ps(st->pad + s), _mm256_set1_ps(z), _CMP_LE_OQ);
 		p = s + (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(le));
 	} else {
@@ -336,8 +350,8 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 			m[s] = _mm512_set1_pd(s ? INFINITY : 0);                              \
 		for (int t0 = 0; t0 < w->ns; t0 += CHUNK) {                                   \
 			int t1 = w->ns - t0 < CHUNK ? w->ns : t0 + CHUNK;                     \
-			for (int l = 0; l < WZT_LANES; l++)                                   \
-				for (int t = t0; t < t1; t++)                                 \
+			for (int t = t0; t < t1; t++)                                         \
+				for (int l = 0; l < WZT_LANES; l++)                           \
 					w->code[t][l] = metrics_512(                          \
 						&steps[t], z[l][steps[t].jl],                 \
 						w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4); \
@@ -354,8 +368,8 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 			m[s][0] = m[s][1] = _mm256_set1_pd(s ? INFINITY : 0);                 \
 		for (int t0 = 0; t0 < w->ns; t0 += CHUNK) {                                   \
 			int t1 = w->ns - t0 < CHUNK ? w->ns : t0 + CHUNK;                     \
-			for (int l = 0; l < WZT_LANES; l++)                                   \
-				for (int t = t0; t < t1; t++)                                 \
+			for (int t = t0; t < t1; t++)                                         \
+				for (int l = 0; l < WZT_LANES; l++)                           \
 					w->code[t][l] = metrics_256(                          \
 						&steps[t], z[l][steps[t].jl],                 \
 						w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4); \
@@ -403,13 +417,18 @@ static void forward_portable(wzc_wzt_work *w, const wzc_wzt_step *steps, const f
 		memcpy(w->mbuf, m, sizeof(double) * (size_t)S * WZT_LANES);
 }
 
-/* 1 when every coefficient the search reads is finite. */
-static int all_finite(const wzc_wzt_step *steps, int ns, const float *z)
+/* 1 when every coefficient z[0..nc) is finite (a superset of those the
+ * search reads: a token that fails runs the reference's loop, which
+ * gives the same digits in any case). */
+static WZ_HOT int all_finite(int nc, const float *z)
 {
-	int ok = 1;
-	for (int t = 0; t < ns; t++)
-		ok &= fabsf(z[steps[t].jl]) <= 3.402823466e38f;
-	return ok;
+	uint32_t bad = 0;
+	for (int j = 0; j < nc; j++) {
+		uint32_t u;
+		memcpy(&u, z + j, sizeof u);
+		bad |= (uint32_t)((u & 0x7f800000u) == 0x7f800000u);
+	}
+	return !bad;
 }
 
 /* The reference's loop for one token (coefficients not all finite): the
@@ -444,7 +463,7 @@ void wzc_wzt_digits_lanes(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_p
 	const float *zz[WZT_LANES];
 	int fin[WZT_LANES];
 	for (int l = 0; l < WZT_LANES; l++) {
-		fin[l] = l < nl && all_finite(steps, ns, z[l]);
+		fin[l] = l < nl && all_finite(w->nc, z[l]);
 		zz[l] = fin[l] ? z[l] : w->zeros;
 	}
 #ifdef WZT_HAVE_X86
@@ -455,24 +474,32 @@ void wzc_wzt_digits_lanes(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_p
 	else
 #endif
 		forward_portable(w, steps, zz);
-	for (int l = 0; l < nl; l++) {
-		if (!fin[l]) {
-			digits_reference(tp, lp, layer, z[l], dig[l]);
-			continue;
-		}
-		/* the path ending in the state of least metric, the lowest on a tie */
-		uint32_t s = 0;
+	/* per lane the path ending in the state of least metric, the lowest
+	 * on a tie, traced back with the lanes interleaved (independent
+	 * chains of dependent loads) */
+	uint32_t st[WZT_LANES];
+	for (int l = 0; l < WZT_LANES; l++) {
+		st[l] = 0;
 		for (int k = 1; k < S; k++)
-			if (w->mbuf[(size_t)k * WZT_LANES + l] < w->mbuf[(size_t)s * WZT_LANES + l])
-				s = (uint32_t)k;
-		uint32_t *dl = dig[l];
-		for (int t = ns - 1; t >= 0; t--) {
-			uint32_t b = (uint32_t)(w->bits[(size_t)t * S + s] >> l) & 1;
-			uint32_t z0 = s >> (nu - 1);
-			dl[steps[t].jl] = digit_of(w->code[t][l], 2 * b + z0);
-			s = pred_of(nu, s, b);
+			if (w->mbuf[(size_t)k * WZT_LANES + l] < w->mbuf[(size_t)st[l] * WZT_LANES + l])
+				st[l] = (uint32_t)k;
+	}
+	uint32_t *dl[WZT_LANES];
+	for (int l = 0; l < WZT_LANES; l++)
+		dl[l] = l < nl && fin[l] ? dig[l] : w->sink;
+	for (int t = ns - 1; t >= 0; t--) {
+		const uint8_t *bt = w->bits + (size_t)t * S;
+		int jl = steps[t].jl;
+#pragma GCC unroll 8
+		for (int l = 0; l < WZT_LANES; l++) {
+			uint32_t s = st[l], b = (uint32_t)(bt[s] >> l) & 1, z0 = s >> (nu - 1);
+			dl[l][jl] = digit_of(w->code[t][l], 2 * b + z0);
+			st[l] = pred_of(nu, s, b);
 		}
 	}
+	for (int l = 0; l < nl; l++)
+		if (!fin[l])
+			digits_reference(tp, lp, layer, z[l], dig[l]);
 }
 
 void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
