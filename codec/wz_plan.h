@@ -281,6 +281,10 @@ int wzc_wzt_work_simd(const wzc_wzt_work *w);
 void wzc_wzt_digits_lanes(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
 			  int layer, int nl, const float *const *z,
 			  uint32_t *const *dig /* IN/OUT [nl], list order */);
+/* Caps the kernel of every work made after it (0 portable, 1 AVX2, 2
+ * the widest, the default), so that tests and benchmarks run each
+ * through the encoder; not for use while other threads encode. */
+void wzc_wzt_force_simd(int simd);
 /* One token: wzc_wzt_digits_lanes with nl = 1. */
 void wzc_wzt_digits_fast(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_plan *lp,
 			 int layer, const float *zl, uint32_t *dig /* IN/OUT, list order */);

@@ -45,8 +45,17 @@ struct wzc_wzt_work {
 	uint32_t *sink;              /* [nc + 1]: its digits */
 };
 
+/* The widest kernel any work may take (wzc_wzt_force_simd). */
+static int simd_cap = 2;
+
+void wzc_wzt_force_simd(int simd)
+{
+	simd_cap = simd < 0 ? 0 : simd > 2 ? 2 : simd;
+}
+
 wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
 {
+	simd = simd < simd_cap ? simd : simd_cap;
 	wzc_wzt_work *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
