@@ -3,9 +3,13 @@
  * calibration window), the nmse and the gap in dB to the Gaussian
  * rate-distortion bound of wz and of wzt with 4 to 256 states at 4.97,
  * 5.44 and 6.31 bits/value, and each one's encode and decode time per
- * core (thread CPU time, median of 3 runs): wzt by its fast encoder (the
- * vector search for 256 states, the portable one below), the format's
- * reference encoder, and wz's fast and reference encoders beside them. */
+ * core (thread CPU time, median of 3 runs), also as GB/s of
+ * bf16-equivalent cache (1,152 bytes per token and layer, as bench_codec
+ * counts): wzt by its fast encoder (eight tokens a vector, the widest
+ * kernel this CPU runs), the 256-state format's reference encoder, and
+ * wz's fast and reference encoders beside them.  8, 32 and 256 states
+ * are formats (wzt8, wzt32, wzt); the others are measured for the
+ * choice among them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +71,8 @@ int main(void)
 	uint8_t *rec = malloc((size_t)T * 1152);
 	printf("wz and wzt on iid, %d test tokens x (%d + %d), one layer; thread CPU time per core,\n"
 	       "median of %d runs; ms per 1,000 tokens\n\n", T, R, P, RUNS);
-	printf("%-6s %-26s %8s %10s %10s %12s %12s\n", "rate", "coder", "bytes", "nmse", "dB bound",
-	       "encode ms", "decode ms");
+	printf("%-6s %-26s %6s %9s %8s %9s %9s %8s %8s\n", "rate", "coder", "bytes", "nmse",
+	       "dB bound", "enc ms", "dec ms", "enc GB/s", "dec GB/s");
 	static const double rates[] = { 4.97, 5.44, 6.31 };
 	for (size_t r = 0; r < sizeof rates / sizeof *rates; r++) {
 		wzc_format f = { .id = WZC_FMT_WZ, .rate_bits = rates[r] };
@@ -116,9 +120,11 @@ int main(void)
 				snprintf(name, sizeof name, "wzt, 256 st. (reference)");
 			else
 				snprintf(name, sizeof name, "wzt, %d states%s", 1 << nu,
-					 nu == WZT_NU ? " (format)" : "");
-			printf("%-6.2f %-26s %8zu %10.6f %10.2f %12.1f %12.1f\n", rates[r], name, rb, e,
-			       10 * log10(e / bound), bench_median(enc, RUNS), bench_median(dec, RUNS));
+					 nu == 8 ? " (wzt)" : nu == 5 ? " (wzt32)" : nu == 3 ? " (wzt8)" : "");
+			double me = bench_median(enc, RUNS), md = bench_median(dec, RUNS);
+			/* ms per 1,000 tokens of 1,152 bytes: GB/s = 1.152 / ms */
+			printf("%-6.2f %-26s %6zu %9.6f %8.2f %9.1f %9.1f %8.3f %8.3f\n", rates[r], name, rb,
+			       e, 10 * log10(e / bound), me, md, 1.152 / me, 1.152 / md);
 			wzc_wzt_plan_free(tp);
 		}
 		wzc_codec_free(c);

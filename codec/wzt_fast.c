@@ -212,9 +212,12 @@ static inline WZ_HOT double *acs_portable(int nu, const double *e, uint8_t *bits
 static const unsigned char blend_r[4] = { 0x00, 0x11, 0x33, 0x77 };
 
 /* One step's branch metrics of one token into e[4] (subset order) and
- * its code, with AVX-512VL: the same doubles as metrics_portable. */
-static inline __attribute__((always_inline)) T512 uint32_t metrics_512(const wzc_wzt_step *st,
-									 float z, double *e)
+ * its code, with AVX-512VL: the same doubles as metrics_portable, in two
+ * parts (p, then the metrics from p), which the caller runs as two
+ * passes over a run of steps: fewer operations wait on each load, so
+ * more steps are in flight. */
+static inline __attribute__((always_inline)) T512 uint32_t at_most_512(const wzc_wzt_step *st,
+									 float z)
 {
 	uint32_t p;
 	if (st->start) {
@@ -225,6 +228,12 @@ static inline __attribute__((always_inline)) T512 uint32_t metrics_512(const wzc
 	} else {
 		p = levels_at_most(st, z);
 	}
+	return p;
+}
+
+static inline __attribute__((always_inline)) T512 uint32_t window_512(const wzc_wzt_step *st,
+									float z, uint32_t p, double *e)
+{
 	uint32_t r = p & 3, q = p - r;
 	__m256 lu = _mm256_mask_blend_ps(blend_r[r], _mm256_loadu_ps(st->pad + q - 4),
 					 _mm256_loadu_ps(st->pad + q));
@@ -238,8 +247,8 @@ static inline __attribute__((always_inline)) T512 uint32_t metrics_512(const wzc
 }
 
 /* The same with AVX2. */
-static inline __attribute__((always_inline)) T256 uint32_t metrics_256(const wzc_wzt_step *st,
-									 float z, double *e)
+static inline __attribute__((always_inline)) T256 uint32_t at_most_256(const wzc_wzt_step *st,
+									 float z)
 {
 	uint32_t p;
 	if (st->start) {
@@ -249,6 +258,12 @@ static inline __attribute__((always_inline)) T256 uint32_t metrics_256(const wzc
 	} else {
 		p = levels_at_most(st, z);
 	}
+	return p;
+}
+
+static inline __attribute__((always_inline)) T256 uint32_t window_256(const wzc_wzt_step *st,
+									float z, uint32_t p, double *e)
+{
 	uint32_t r = p & 3, q = p - r;
 	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3);
 	__m256 sel = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), lanes));
@@ -329,6 +344,24 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 	}
 }
 
+/* The branch metrics of steps t0..t1 of every lane, in two passes. */
+#define BRANCH_METRICS(W)                                                                     \
+	static T##W void branch_metrics_##W(wzc_wzt_work *w, const wzc_wzt_step *steps,       \
+					    const float *const *z, int t0, int t1)            \
+	{                                                                                     \
+		for (int t = t0; t < t1; t++)                                                 \
+			for (int l = 0; l < WZT_LANES; l++)                                   \
+				w->code[t][l] = at_most_##W(&steps[t], z[l][steps[t].jl]);   \
+		for (int t = t0; t < t1; t++)                                                 \
+			for (int l = 0; l < WZT_LANES; l++)                                   \
+				w->code[t][l] = window_##W(                                   \
+					&steps[t], z[l][steps[t].jl], w->code[t][l],          \
+					w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4);       \
+	}
+BRANCH_METRICS(512)
+BRANCH_METRICS(256)
+#undef BRANCH_METRICS
+
 /* Steps t0..t1 in pairs, m to nm and back, so that the metrics end in m
  * without a copy per step. */
 #define ACS_RUN(STEP, NU, M, NM)                                                    \
@@ -359,11 +392,7 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 			m[s] = _mm512_set1_pd(s ? INFINITY : 0);                              \
 		for (int t0 = 0; t0 < w->ns; t0 += CHUNK) {                                   \
 			int t1 = w->ns - t0 < CHUNK ? w->ns : t0 + CHUNK;                     \
-			for (int t = t0; t < t1; t++)                                         \
-				for (int l = 0; l < WZT_LANES; l++)                           \
-					w->code[t][l] = metrics_512(                          \
-						&steps[t], z[l][steps[t].jl],                 \
-						w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4); \
+			branch_metrics_512(w, steps, z, t0, t1);                              \
 			ACS_RUN(acs_step_512, NU, m, nm);                                     \
 		}                                                                             \
 		for (int s = 0; s < (1 << NU); s++)                                           \
@@ -377,11 +406,7 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 			m[s][0] = m[s][1] = _mm256_set1_pd(s ? INFINITY : 0);                 \
 		for (int t0 = 0; t0 < w->ns; t0 += CHUNK) {                                   \
 			int t1 = w->ns - t0 < CHUNK ? w->ns : t0 + CHUNK;                     \
-			for (int t = t0; t < t1; t++)                                         \
-				for (int l = 0; l < WZT_LANES; l++)                           \
-					w->code[t][l] = metrics_256(                          \
-						&steps[t], z[l][steps[t].jl],                 \
-						w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4); \
+			branch_metrics_256(w, steps, z, t0, t1);                              \
 			ACS_RUN(acs_step_256, NU, m, nm);                                     \
 		}                                                                             \
 		for (int s = 0; s < (1 << NU); s++) {                                         \
