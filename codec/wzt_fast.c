@@ -37,7 +37,7 @@
 struct wzc_wzt_work {
 	int ns, nu, simd; /* simd: 0 portable, 1 AVX2, 2 AVX-512 */
 	int nc;           /* the coefficients' count (the largest place + 1) */
-	uint32_t (*code)[WZT_LANES]; /* [ns]: p | (upper-neighbour bits << 24) */
+	uint64_t (*code)[WZT_LANES]; /* [ns]: each subset's digit, 16 bits each */
 	uint8_t *bits;               /* [ns][2^nu]: survivors' branch bits, a bit per lane */
 	double *e;                   /* [CHUNK][WZT_LANES][4] branch metrics */
 	double *mbuf;                /* [2][2^nu][WZT_LANES] path metrics */
@@ -140,26 +140,26 @@ static inline uint32_t levels_at_most(const wzc_wzt_step *st, float z)
  * the subsets' neighbours and the tie rule of the reference's
  * subset_nearest, read from the padded codebook (its infinities are the
  * reference's missing neighbours). */
-static inline uint32_t metrics_portable(const wzc_wzt_step *st, float z, double e[4])
+static inline uint64_t metrics_portable(const wzc_wzt_step *st, float z, double e[4])
 {
-	uint32_t p = levels_at_most(st, z), r = p & 3, q = p - r, up = 0;
+	uint32_t p = levels_at_most(st, z), r = p & 3, q = p - r;
+	uint64_t code = 0;
 	for (uint32_t j = 0; j < 4; j++) {
 		int64_t a = (int64_t)q - 4 + j + (j < r ? 4 : 0);
 		double ea = (double)st->pad[a] - z, eb = (double)st->pad[a + 4] - z;
 		ea *= ea;
 		eb *= eb;
-		up |= (uint32_t)(eb < ea) << j;
+		/* the level taken (never a padding one) and its digit */
+		code |= (uint64_t)((uint64_t)(a + (eb < ea ? 4 : 0)) >> 1) << (16 * j);
 		e[j] = (eb < ea ? eb : ea) * st->w;
 	}
-	return p | up << 24;
+	return code;
 }
 
-/* The digit of subset j from a step's code. */
-static inline uint32_t digit_of(uint32_t code, uint32_t j)
+/* The digit of subset j from a step's code (digits are below N <= 65536). */
+static inline uint32_t digit_of(uint64_t code, uint32_t j)
 {
-	uint32_t p = code & 0xFFFFFF, r = p & 3, q = p - r;
-	uint32_t idx = q - 4 + j + (j < r ? 4 : 0) + (((code >> (24 + j)) & 1) ? 4 : 0);
-	return idx >> 1;
+	return (uint32_t)(code >> (16 * j)) & 0xFFFF;
 }
 
 /* The predecessor of state sp by branch b: every branch into sp is of
@@ -231,7 +231,7 @@ static inline __attribute__((always_inline)) T512 uint32_t at_most_512(const wzc
 	return p;
 }
 
-static inline __attribute__((always_inline)) T512 uint32_t window_512(const wzc_wzt_step *st,
+static inline __attribute__((always_inline)) T512 uint64_t window_512(const wzc_wzt_step *st,
 									float z, uint32_t p, double *e)
 {
 	uint32_t r = p & 3, q = p - r;
@@ -243,7 +243,13 @@ static inline __attribute__((always_inline)) T512 uint32_t window_512(const wzc_
 	__mmask8 up = _mm256_cmp_pd_mask(hi, lo, _CMP_LT_OQ);
 	/* min(hi, lo) is hi < lo ? hi : lo */
 	_mm256_store_pd(e, _mm256_mul_pd(_mm256_min_pd(hi, lo), _mm256_set1_pd(st->w)));
-	return p | (uint32_t)(up & 0xF) << 24;
+	/* the levels taken, q - 4 + j (+ 4 from the quadruple above) (+ 4 for
+	 * the upper neighbour), halved to digits, 16 bits each */
+	const __m128i four = _mm_set1_epi32(4);
+	__m128i idx = _mm_add_epi32(_mm_set1_epi32((int)q - 4), _mm_setr_epi32(0, 1, 2, 3));
+	idx = _mm_mask_add_epi32(idx, (__mmask8)(blend_r[r] & 0xF), idx, four);
+	idx = _mm_mask_add_epi32(idx, up, idx, four);
+	return (uint64_t)_mm_cvtsi128_si64(_mm_cvtepi32_epi16(_mm_srli_epi32(idx, 1)));
 }
 
 /* The same with AVX2. */
@@ -261,7 +267,7 @@ static inline __attribute__((always_inline)) T256 uint32_t at_most_256(const wzc
 	return p;
 }
 
-static inline __attribute__((always_inline)) T256 uint32_t window_256(const wzc_wzt_step *st,
+static inline __attribute__((always_inline)) T256 uint64_t window_256(const wzc_wzt_step *st,
 									float z, uint32_t p, double *e)
 {
 	uint32_t r = p & 3, q = p - r;
@@ -274,9 +280,18 @@ static inline __attribute__((always_inline)) T256 uint32_t window_256(const wzc_
 	__m256d hi = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(lu, 1)), zd);
 	lo = _mm256_mul_pd(lo, lo);
 	hi = _mm256_mul_pd(hi, hi);
-	unsigned up = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, lo, _CMP_LT_OQ));
+	__m256d upd = _mm256_cmp_pd(hi, lo, _CMP_LT_OQ);
 	_mm256_store_pd(e, _mm256_mul_pd(_mm256_min_pd(hi, lo), _mm256_set1_pd(st->w)));
-	return p | up << 24;
+	/* the levels taken (as in window_512), halved to digits */
+	const __m128i four = _mm_set1_epi32(4);
+	__m128i idx = _mm_add_epi32(_mm_set1_epi32((int)q - 4), _mm_setr_epi32(0, 1, 2, 3));
+	idx = _mm_add_epi32(idx, _mm_and_si128(_mm256_castsi256_si128(_mm256_castps_si256(sel)), four));
+	/* the compare's 64-bit lanes, narrowed to 32 */
+	__m256i upw = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(upd),
+						   _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
+	idx = _mm_add_epi32(idx, _mm_and_si128(_mm256_castsi256_si128(upw), four));
+	idx = _mm_srli_epi32(idx, 1);
+	return (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi32(idx, idx));
 }
 
 /* One step's add-compare-selects, eight lanes a vector, for a trellis
