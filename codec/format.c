@@ -57,7 +57,7 @@ static const wzc_format_info registry[] = {
 	{ WZC_FMT_WZT, "wzt", WZC_TIER_GPU, 1,
 	  "ours, GPU tier: wz's record with a 256-state trellis-coded quantizer per token", NULL },
 	{ WZC_FMT_WZT8, "wzt8", WZC_TIER_GPU, 1,
-	  "ours, GPU tier: wzt on an 8-state trellis (recommended wzt tier: see docs/wz-format.md)",
+	  "ours, GPU tier: wzt on an 8-state trellis (the family's fastest encoder; docs/wz-format.md)",
 	  NULL },
 	{ WZC_FMT_WZT32, "wzt32", WZC_TIER_GPU, 1,
 	  "ours, GPU tier: wzt on a 32-state trellis", NULL },

@@ -871,7 +871,7 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 	int off = 8 * plan->scale_bytes;
 	const wzc_dec_entry *de = lp->dec;
 	const float *const *cb = tp ? tp->layers[layer].cb : NULL;
-	uint32_t state = 0;
+	uint32_t state = 0, H0 = tp ? wzt_h0[tp->nu] >> 1 : 0, H1 = tp ? wzt_h1[tp->nu] >> 1 : 0;
 	for (int g = 0; g < lp->ngroups; g++) {
 		int kb = lp->gbits[g];
 		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
@@ -885,7 +885,8 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 				flag[e->comp - nv] = digit;
 			else if (cb && cb[i]) {
 				y[e->comp] = cb[i][wzt_level_index(state, digit)] * e->sigma * s[e->part];
-				state = tp->next[state][digit & 1];
+				/* wzt_next, as arithmetic (a shorter chain than a table) */
+				state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^ (H1 & (0u - (digit & 1)));
 			} else
 				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
 		}

@@ -34,6 +34,14 @@ contains "$out" "nmse / fp8-mix" "the ratio to fp8-mix"
 contains "$err" "mla-b-test-0" "progress on standard error"
 run $WZPLAN codec formats
 contains "$out" "wzt-<bits>" "formats lists the trellis-coded wzt"
+contains "$out" "wzt8-<bits>" "formats lists wzt8 (8 states)"
+contains "$out" "wzt32-<bits>" "formats lists wzt32 (32 states)"
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wzt8-5.44,wzt32-5.44 --boot 20
+expect_rc 0 "measure wzt8-5.44 and wzt32-5.44 with a wz profile"
+contains "$out" "wzt8-5.44" "a wzt8-5.44 row"
+contains "$out" "wzt32-5.44" "a wzt32-5.44 row"
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wzt8-0.5 --boot 20
+expect_rc 2 "wzt8-0.5 is refused as bad input"
 run $WZPLAN codec measure --trace "$test" --profile "$tmp/p.wzp" --formats wzt-5.44 --boot 20
 expect_rc 0 "measure wzt-5.44 with a wz profile"
 contains "$out" "wzt-5.44" "a wzt-5.44 row"
