@@ -130,8 +130,9 @@ static void trial_values(const wzc_wzt_layer *tl, const layer_plan *lp, int tria
 				(trial % 8 == 7 ? 6 : 1));
 	}
 	int kind = trial % 7;
+	/* (the anchor flags' places, past the coefficients, are not written) */
 	for (int i = 0; kind >= 5 && i < nord; i++)
-		if (kind == 6 || uniform() < 0.3)
+		if (tl->cb[i] && (kind == 6 || uniform() < 0.3))
 			zl[lp->order_c[i]] = uniform() < 0.5 ? 1e20f : -1e20f;
 	for (int i = 0; kind >= 2 && kind < 5 && i < nord; i++) {
 		const float *cb = tl->cb[i];
