@@ -834,6 +834,41 @@ void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 	free(zl);
 }
 
+/* The groups of a wzt record: a trellis component's digit names a level
+ * of its union codebook by the state and moves the state (wzt_trellis.h).
+ * A loop of its own, apart from wz's, so that the group's fraction and
+ * the state stay in registers. */
+static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
+				const layer_plan *lp, int layer, const uint8_t *rec, int off,
+				const float s[2], float *y, uint32_t flag[2])
+{
+	const wzc_dec_entry *de = lp->dec;
+	const float *const *cb = tp->layers[layer].cb;
+	int nv = plan->R + plan->P;
+	uint32_t state = 0, H0 = wzt_h0[tp->nu] >> 1, H1 = wzt_h1[tp->nu] >> 1;
+	for (int g = 0; g < lp->ngroups; g++) {
+		int kb = lp->gbits[g];
+		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
+		off += kb;
+		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+			const wzc_dec_entry *e = &de[i];
+			u128 prod = (u128)x * e->nlev;
+			uint32_t digit = (uint32_t)(prod >> 64);
+			x = (uint64_t)prod;
+			const float *c = cb[i];
+			if (e->comp >= nv) {
+				flag[e->comp - nv] = digit;
+			} else if (c) {
+				y[e->comp] = c[wzt_level_index(state, digit)] * e->sigma * s[e->part];
+				/* wzt_next as arithmetic: a shorter chain than a table */
+				state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^ (H1 & (0u - (digit & 1)));
+			} else {
+				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
+			}
+		}
+	}
+}
+
 WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
 			  float *rope, int transformed)
 {
@@ -870,27 +905,24 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 	}
 	int off = 8 * plan->scale_bytes;
 	const wzc_dec_entry *de = lp->dec;
-	const float *const *cb = tp ? tp->layers[layer].cb : NULL;
-	uint32_t state = 0, H0 = tp ? wzt_h0[tp->nu] >> 1 : 0, H1 = tp ? wzt_h1[tp->nu] >> 1 : 0;
-	for (int g = 0; g < lp->ngroups; g++) {
-		int kb = lp->gbits[g];
-		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
-		off += kb;
-		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
-			const wzc_dec_entry *e = &de[i];
-			u128 prod = (u128)x * e->nlev;
-			uint32_t digit = (uint32_t)(prod >> 64);
-			x = (uint64_t)prod;
-			if (e->comp >= nv)
-				flag[e->comp - nv] = digit;
-			else if (cb && cb[i]) {
-				y[e->comp] = cb[i][wzt_level_index(state, digit)] * e->sigma * s[e->part];
-				/* wzt_next, as arithmetic (a shorter chain than a table) */
-				state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^ (H1 & (0u - (digit & 1)));
-			} else
-				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
+	if (tp)
+		walk_trellis(plan, tp, lp, layer, rec, off, s, y, flag);
+	else
+		for (int g = 0; g < lp->ngroups; g++) {
+			int kb = lp->gbits[g];
+			uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
+			off += kb;
+			for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+				const wzc_dec_entry *e = &de[i];
+				u128 prod = (u128)x * e->nlev;
+				uint32_t digit = (uint32_t)(prod >> 64);
+				x = (uint64_t)prod;
+				if (e->comp >= nv)
+					flag[e->comp - nv] = digit;
+				else
+					y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
+			}
 		}
-	}
 	if (transformed) {
 		/* relative to the mean for every token, so attention needs one
 		 * correction term per layer (q . mean), not one per token */
