@@ -18,4 +18,5 @@ libwzsim_a_SOURCES = \
 	sim/disagg.c \
 	sim/prefix_cache.c sim/prefix_cache.h \
 	sim/prefix_admit.c \
-	sim/moe.c sim/moe.h
+	sim/moe.c sim/moe.h \
+	sim/weights.c sim/weights.h

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/weights.h"
+
 static double touched_formula(double active_share, double batch);
 static double touched_ep(const wzs_moe *e, double batch);
 
@@ -14,13 +16,14 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 {
 	memset(out, 0, sizeof *out);
 	/* Blocks come from costmodel's accounting so that the simulator and the
-	 * memory mode can never disagree on how many users fit; under expert
-	 * parallelism every GPU holds all but the routed experts whole (the
-	 * caller's memory mode sets the same, wzs_moe_replicated_params_b). */
+	 * memory mode can never disagree on how many users fit; under
+	 * attention data parallelism every GPU holds all but the routed experts
+	 * whole (the memory mode sets the same, wzs_scenario_weights). */
 	wzm_memory_params gpu_mem = *mem;
-	gpu_mem.replicated_params_b = wzs_moe_replicated_params_b(model, p);
-	wz_err err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
-				       diag);
+	wz_err err = wzs_memory_params_weights(model, p, &gpu_mem, diag);
+	if (!err)
+		err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
+					 diag);
 	if (err)
 		return err;
 #define NEED(v, obj, field)                                                                  \
