@@ -53,7 +53,7 @@ typedef struct {
 	int64_t finish_step;
 	int32_t shared_id;            /* the shared prefix it begins with, */
 	int64_t shared_tokens;        /* of these tokens (0: none) */
-	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
+	uint8_t prefix_missed;        /* looked up and missed some: its prefill adds the prefix */
 	double tok_contrib;           /* this request's share of its rank's token sum */
 	double arrival;               /* when it could run: the queueing clock starts here */
 	double requested;             /* when the trace or the user sent it */
@@ -166,7 +166,8 @@ void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
  * whose session holds none of its context, looks its shared prefix up:
  * returns the tier of a hit (*tokens its length, counted in the results)
  * or WZS_PREFIX_MISS, marking the request to add its prefix once computed. */
-wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */);
+wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */,
+				 int64_t *gpu_tokens /* OUT: of them, found in HBM */);
 /* The request's prefill is done: a prefix it missed is now cached. */
 void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q);
 /* Builds the population's prefix popularity (f->prefix_cdf) and draws a

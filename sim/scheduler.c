@@ -53,6 +53,7 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 			if (!(r->prefix = malloc(sizeof *r->prefix)))
 				return WZ_ERR_NOMEM;
 			wzs_prefix_cache_init(r->prefix, cap, f->m->prefix_token_bytes);
+			r->prefix->block_tokens = f->m->block_tokens;
 		}
 	}
 	return WZ_OK;
@@ -233,8 +234,8 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 		} else {
 			/* The session holds none of its context: a shared prefix
 			 * it begins with may be cached. */
-			int64_t hit;
-			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit);
+			int64_t hit, in_gpu;
+			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit, &in_gpu);
 			q->reuse = hit;
 			if (q->prefix > 0 && !s->fresh)
 				f->res->recomputes++;
@@ -243,7 +244,8 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 			s->rank = k;
 			s->blocks = extra;
 			if (tier == WZS_PREFIX_CPU || tier == WZS_PREFIX_SSD) {
-				wzs_start_restore(f, r, k, id, (double)hit, tier == WZS_PREFIX_SSD);
+				wzs_start_restore(f, r, k, id, (double)(hit - in_gpu),
+						  tier == WZS_PREFIX_SSD);
 				continue;
 			}
 		}
