@@ -150,6 +150,13 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 			wza_run_sim(run, format, tier[i],
 				    (double)res->prefix_hits[i] / (double)res->prefix_lookups, "share");
 		wza_run_sim(run, format, "prefix_tokens_saved", res->prefix_tokens_saved, "tokens");
+		/* And the tokens found in each tier, as shares of those looked up
+		 * (a partial hit counts its part). */
+		static const char *const tok[3] = { "prefix_token_hit_hbm", "prefix_token_hit_cpu",
+						    "prefix_token_hit_ssd" };
+		for (int i = 0; i < 3 && res->prefix_tokens_wanted > 0; i++)
+			wza_run_sim(run, format, tok[i],
+				    res->prefix_hit_tokens[i] / res->prefix_tokens_wanted, "share");
 	}
 	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
 	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");

@@ -168,6 +168,12 @@ void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
  * or WZS_PREFIX_MISS, marking the request to add its prefix once computed. */
 wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */,
 				 int64_t *gpu_tokens /* OUT: of them, found in HBM */);
+/* A shared prefix as a path from the root: the prefixes of the traffic's
+ * tree it begins with, then its own (a population's prefixes are paths of
+ * one).  Returns the segments written to path (at most
+ * WZS_PREFIX_MAX_DEPTH). */
+int wzs_prefix_path(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+		    wzs_prefix_link *path /* OUT */);
 /* The request's prefill is done: a prefix it missed is now cached. */
 void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q);
 /* Builds the population's prefix popularity (f->prefix_cdf) and draws a
@@ -191,8 +197,9 @@ void wzs_session_idle(wzs_fleet *f, int32_t sess);
 int32_t wzs_route_session(const wzs_fleet *f);
 /* The same for a new session beginning with `shared_tokens` of shared
  * prefix `shared_id` (0 tokens: none), with prefix_routing: the replica
- * whose prefix cache holds it in the highest tier, then with the most free
- * blocks, among those with `need_blocks` free; else by free memory. */
+ * whose prefix cache holds the most of it (its first segments at least),
+ * then in the highest tier, then with the most free blocks, among those
+ * with `need_blocks` free; else by free memory. */
 int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
 				 int64_t need_blocks);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */

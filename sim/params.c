@@ -15,6 +15,7 @@ const char *const wzs_scenario_keys[] = {
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
+	"prefix_cache_evict",
 	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
@@ -116,6 +117,7 @@ void wzs_params_default(wzs_params *p)
 	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
 	p->prefixes = 0;
 	p->prefix_routing = 0;
+	p->prefix_evict_segments = 0;
 	p->prefix_tokens = 0;
 	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
 	 * al., "Web caching and Zipf-like distributions", INFOCOM 1999, fit
@@ -300,6 +302,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
 					   wz_kv_line(kv, flags[i].key), flags[i].key, v);
 		*flags[i].dest = !strcmp(v, "yes");
+	}
+	if ((v = wz_kv_get(kv, "prefix_cache_evict"))) {
+		if (strcmp(v, "blocks") && strcmp(v, "segments"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: prefix_cache_evict: '%s': use blocks or segments", origin,
+					   wz_kv_line(kv, "prefix_cache_evict"), v);
+		p->prefix_evict_segments = !strcmp(v, "segments");
 	}
 	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
 		if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -520,6 +529,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
 	if (p->prefix_routing)
 		wz_buf_printf(out, "prefix_routing = yes\n");
+	if (p->prefix_hbm_gib + p->prefix_cpu_gib + p->prefix_ssd_gib > 0)
+		wz_buf_printf(out, "prefix_cache_evict = %s\n",
+			      p->prefix_evict_segments ? "segments" : "blocks");
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,

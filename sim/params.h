@@ -79,11 +79,14 @@ typedef struct {
 	 * tier; all 0: no prefix cache */
 	double prefix_hbm_gib, prefix_cpu_gib, prefix_ssd_gib;
 	/* prefix-aware routing: a new session whose shared prefix a replica's
-	 * prefix cache holds goes to that replica (the highest tier, then the
-	 * most free blocks) while it has the blocks the request needs, as
+	 * prefix cache holds (some of) goes to that replica (the most of it
+	 * held, then the highest tier, then the most free blocks) while it has the blocks the request needs, as
 	 * SGLang's cache-aware router and Dynamo's KV-aware router send a
 	 * request to the worker holding its prefix; 0: by free memory only */
 	int prefix_routing;
+	/* out of the prefix cache's last tier: 0 a leaf's blocks from its end
+	 * (vLLM's block LRU), 1 whole leaf segments (SGLang's radix cache) */
+	int prefix_evict_segments;
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */

@@ -6,17 +6,15 @@
 
 #include "sim/fleet.h"
 
-/* The request's shared prefix as a path from the root: the prefixes of
- * the traffic's tree it begins with, then its own (a population's
- * prefixes are paths of one). */
-static int prefix_path(const wzs_fleet *f, const wzs_req *q, wzs_prefix_link *path)
+int wzs_prefix_path(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+		    wzs_prefix_link *path)
 {
 	const wzt_traffic *t = f->cfg->traffic;
-	const wzt_prefix *x = t ? wzt_traffic_prefix(t, q->shared_id) : NULL;
-	int64_t own = x && x->tokens > q->shared_tokens ? x->tokens : q->shared_tokens;
+	const wzt_prefix *x = t ? wzt_traffic_prefix(t, shared_id) : NULL;
+	int64_t own = x && x->tokens > shared_tokens ? x->tokens : shared_tokens;
 	wzs_prefix_link up[WZS_PREFIX_MAX_DEPTH];
 	int n = 0;
-	up[n++] = (wzs_prefix_link){ q->shared_id, own };
+	up[n++] = (wzs_prefix_link){ shared_id, own };
 	while (x && x->parent >= 0 && n < WZS_PREFIX_MAX_DEPTH &&
 	       (x = wzt_traffic_prefix(t, x->parent)))
 		up[n++] = (wzs_prefix_link){ x->id, x->tokens };
@@ -37,7 +35,7 @@ wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *
 	if (!r->prefix || want <= 0)
 		return WZS_PREFIX_MISS;
 	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
-	int n = prefix_path(f, q, path);
+	int n = wzs_prefix_path(f, q->shared_id, q->shared_tokens, path);
 	int64_t per[WZS_PREFIX_TIERS];
 	wzs_prefix_tier tier = wzs_prefix_cache_lookup_path(r->prefix, path, n, want, per);
 	*tokens = per[0] + per[1] + per[2];
@@ -66,7 +64,7 @@ void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q)
 	if (tokens > q->prefix + q->prompt - 1)
 		tokens = q->prefix + q->prompt - 1;
 	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
-	int n = prefix_path(f, q, path);
+	int n = wzs_prefix_path(f, q->shared_id, q->shared_tokens, path);
 	if (wzs_prefix_cache_insert_path(r->prefix, path, n, tokens)) {
 		f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (prefix cache)");
 		f->stop = 1;

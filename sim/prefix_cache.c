@@ -135,15 +135,16 @@ static int lower_tier_holds(const wzs_prefix_cache *c, int t)
 }
 
 /* Out of the last tier a victim goes block by block from its end, only as
- * many blocks as make room for `bytes` more: the head of a prefix stays
- * useful to every request that begins with it. */
+ * many blocks as make room for `bytes` more, as vLLM's block LRU evicts a
+ * sequence's last blocks first: the head of a prefix stays useful to every
+ * request that begins with it.  With block_tokens 0 it goes whole, as
+ * SGLang's radix cache evicts leaf nodes. */
 static void trim_victim(wzs_prefix_cache *c, int32_t victim, int t, double bytes)
 {
 	wzs_prefix_entry *x = &c->entries[victim];
 	double excess = c->used[t] + bytes - c->capacity[t];
-	int64_t b = c->block_tokens > 0 ? c->block_tokens : 1;
-	int64_t blocks = (int64_t)ceil(excess / c->token_bytes[t] / (double)b);
-	int64_t cut = blocks * b;
+	int64_t b = c->block_tokens;
+	int64_t cut = b > 0 ? (int64_t)ceil(excess / c->token_bytes[t] / (double)b) * b : x->held;
 	if (cut >= x->held) {
 		unlink_entry(c, victim);
 		drop_entry(c, victim);
@@ -177,6 +178,27 @@ static void place(wzs_prefix_cache *c, int32_t e, int from)
 		return;
 	}
 	drop_entry(c, e);
+}
+
+int64_t wzs_prefix_cache_held(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			      int64_t tokens, wzs_prefix_tier *slowest)
+{
+	int64_t at = 0;
+	*slowest = WZS_PREFIX_MISS;
+	for (int i = 0; i < n && i < WZS_PREFIX_MAX_DEPTH && at < tokens; i++) {
+		int32_t e = find(c, path[i].id);
+		if (e < 0)
+			break;
+		const wzs_prefix_entry *x = &c->entries[e];
+		if (x->start != at || x->held <= 0)
+			break;
+		at += x->held < tokens - at ? x->held : tokens - at;
+		if ((wzs_prefix_tier)x->tier > *slowest)
+			*slowest = (wzs_prefix_tier)x->tier;
+		if (x->start + x->held < x->end)
+			break;
+	}
+	return at;
 }
 
 wzs_prefix_tier wzs_prefix_cache_lookup_path(wzs_prefix_cache *c, const wzs_prefix_link *path,

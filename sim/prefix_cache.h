@@ -57,7 +57,8 @@ typedef struct {
 	int32_t nentries, capentries, free_entry;
 	int32_t *slots;                      /* id -> entry, open addressing; -1 empty */
 	uint32_t nslots;                     /* a power of two, at least twice the entries */
-	int64_t block_tokens;                /* eviction's unit out of the last tier (1 by default) */
+	int64_t block_tokens;                /* eviction's unit out of the last tier (1 by default;
+						0: whole segments) */
 	unsigned long long demotions, dropped;
 } wzs_prefix_cache;
 
@@ -95,5 +96,10 @@ wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens);
 /* The tier that holds segment `id`, or WZS_PREFIX_MISS; changes nothing
  * (a router asking which replica has a prefix does not use it). */
 wzs_prefix_tier wzs_prefix_cache_peek(const wzs_prefix_cache *c, int32_t id);
+
+/* Tokens of the path's prefix a lookup would find (at most `tokens`), and
+ * in *slowest the slowest tier it would read; changes nothing. */
+int64_t wzs_prefix_cache_held(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			      int64_t tokens, wzs_prefix_tier *slowest /* OUT */);
 
 #endif

@@ -53,7 +53,7 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 			if (!(r->prefix = malloc(sizeof *r->prefix)))
 				return WZ_ERR_NOMEM;
 			wzs_prefix_cache_init(r->prefix, cap, f->m->prefix_token_bytes);
-			r->prefix->block_tokens = f->m->block_tokens;
+			r->prefix->block_tokens = f->p->prefix_evict_segments ? 0 : f->m->block_tokens;
 		}
 	}
 	return WZ_OK;
@@ -104,19 +104,27 @@ int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t 
 		return wzs_route_session(f);
 	long best = -1;
 	wzs_prefix_tier best_tier = WZS_PREFIX_MISS;
+	int64_t best_held = 0;
+	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
+	int n = wzs_prefix_path(f, shared_id, shared_tokens, path);
 	for (long i = 0; i < f->cfg->replicas; i++) {
 		const wzs_rep *r = REP(f, i);
 		if (!r->prefix || r->free_total < need_blocks)
 			continue;
-		wzs_prefix_tier t = wzs_prefix_cache_peek(r->prefix, shared_id);
-		if (t == WZS_PREFIX_MISS)
+		/* The longest cached prefix first, as SGLang's router matches. */
+		wzs_prefix_tier t;
+		int64_t held = wzs_prefix_cache_held(r->prefix, path, n, shared_tokens, &t);
+		if (held <= 0)
 			continue;
 		const wzs_rep *b = best >= 0 ? REP(f, best) : NULL;
-		if (!b || t < best_tier ||
-		    (t == best_tier && (r->free_total > b->free_total ||
-					(r->free_total == b->free_total && r->sessions < b->sessions)))) {
+		if (!b || held > best_held ||
+		    (held == best_held &&
+		     (t < best_tier ||
+		      (t == best_tier && (r->free_total > b->free_total ||
+					  (r->free_total == b->free_total && r->sessions < b->sessions)))))) {
 			best = i;
 			best_tier = t;
+			best_held = held;
 		}
 	}
 	return best >= 0 ? (int32_t)best : wzs_route_session(f);

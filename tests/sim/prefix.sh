@@ -61,4 +61,14 @@ contains "$out" "prefix_lookups = 4" "every conversation looks its prefix up"
 contains "$out" "prefix_tokens_saved = 4096" "the shared prompt's 1,024 tokens hit for the second"
 contains "$out" "prefix_hit_ratio_hbm = 0.750000" "3 of 4 lookups hit in HBM"
 contains "$out" "prefix_token_hit_ratio_hbm = 0.666667" "4,096 of 6,144 tokens"
+printf 'prefix_cache_evict = segments\n' >> "$S"
+run "$WZPLAN" sim --scenario "$S" --traffic "$tmp/t2.csv" --replicas 1 --no-archive -q
+expect_rc 0 "evicting whole segments"
+contains "$out" "prefix_cache_evict = segments" "the inputs say how prefixes are evicted"
+contains "$out" "prefix_tokens_saved = 4096" "with room for all, the same hits"
+printf 'prefix_cache_evict = pages\n' > "$tmp/bad.scenario"
+cat "$top_srcdir/data/scenarios/product-page.scenario" "$tmp/bad.scenario" > "$tmp/bad2.scenario"
+run "$WZPLAN" sim --scenario "$tmp/bad2.scenario" --replicas 1 --duration 2 --no-archive -q
+expect_rc 2 "an unknown eviction is refused"
+contains "$err" "prefix_cache_evict: 'pages': use blocks or segments" "naming the key and the choices"
 done_testing

@@ -112,6 +112,14 @@ static void test_paths(void)
 	   "the least recent leaf loses one block, not all: %lld of 640 tokens hit",
 	   (long long)hit[0]);
 	wzs_prefix_cache_free(&c);
+	/* Evicting whole segments instead (block_tokens 0), 11 goes whole. */
+	wzs_prefix_cache_init(&c, one, tb);
+	c.block_tokens = 0;
+	wzs_prefix_cache_insert_path(&c, p1, 2, 640);
+	ok(wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit) == WZS_PREFIX_HBM && hit[0] == 512 &&
+		   c.dropped == 1,
+	   "by segments the leaf goes whole: %lld tokens hit", (long long)hit[0]);
+	wzs_prefix_cache_free(&c);
 }
 
 /* Hits of a Zipf-popular stream of 2,000 prefixes of 4,000 tokens through a
