@@ -81,22 +81,27 @@ static void test_paths(void)
 	c.block_tokens = 64;
 	wzs_prefix_link p1[2] = { { 10, 512 }, { 11, 640 } }, p2[2] = { { 10, 512 }, { 12, 640 } };
 	int64_t hit[3];
+	wzs_prefix_tier t;
 	ok(wzs_prefix_cache_insert_path(&c, p1, 2, 640) == WZ_OK, "insert a path of two segments");
-	ok(wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit) == WZS_PREFIX_HBM && hit[0] == 512 &&
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 512 &&
 		   hit[1] == 0,
 	   "a prefix diverging after the first segment hits it: %lld tokens", (long long)hit[0]);
 	wzs_prefix_cache_insert_path(&c, p2, 2, 640);
 	ok(c.held[0] == 2 && c.held[1] == 1 && c.used[0] == 640 && c.used[1] == 128,
 	   "the second's own segment pushes the least recent leaf to CPU memory");
-	ok(wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit) == WZS_PREFIX_CPU && hit[0] == 512 &&
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_CPU && hit[0] == 512 &&
 		   hit[1] == 128 && hit[2] == 0,
 	   "P1: 512 tokens in HBM and 128 in CPU memory (%lld, %lld)", (long long)hit[0],
 	   (long long)hit[1]);
-	ok(wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit) == WZS_PREFIX_CPU && hit[0] == 512 &&
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit);
+	ok(t == WZS_PREFIX_CPU && hit[0] == 512 &&
 		   hit[1] == 128,
 	   "P2 the same, its leaf pushed down by P1's (%lld, %lld)", (long long)hit[0],
 	   (long long)hit[1]);
-	ok(wzs_prefix_cache_lookup_path(&c, p2, 2, 300, hit) == WZS_PREFIX_HBM && hit[0] == 300,
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 300, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 300,
 	   "a request for fewer tokens gets only those");
 	wzs_prefix_cache_free(&c);
 
@@ -107,7 +112,8 @@ static void test_paths(void)
 	wzs_prefix_cache_init(&c, one, tb);
 	c.block_tokens = 64;
 	wzs_prefix_cache_insert_path(&c, p1, 2, 640);
-	ok(wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit) == WZS_PREFIX_HBM && hit[0] == 576 &&
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 576 &&
 		   c.used[0] == 576 && c.dropped == 0,
 	   "the least recent leaf loses one block, not all: %lld of 640 tokens hit",
 	   (long long)hit[0]);
@@ -116,7 +122,8 @@ static void test_paths(void)
 	wzs_prefix_cache_init(&c, one, tb);
 	c.block_tokens = 0;
 	wzs_prefix_cache_insert_path(&c, p1, 2, 640);
-	ok(wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit) == WZS_PREFIX_HBM && hit[0] == 512 &&
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 512 &&
 		   c.dropped == 1,
 	   "by segments the leaf goes whole: %lld tokens hit", (long long)hit[0]);
 	wzs_prefix_cache_free(&c);
