@@ -190,7 +190,13 @@ wzp_table *wz_report_breakdown(const wzm_scenario *s, const wzm_compare *c)
 	double whole = s->mem.replicated_params_b < c->model->params_total_b
 			       ? s->mem.replicated_params_b
 			       : c->model->params_total_b;
-	if (whole > 0)
+	if (whole >= c->model->params_total_b)
+		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d), all of them on "
+				  "every GPU (no routed experts to split under attention data "
+				  "parallelism).",
+			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
+			       c->model->line);
+	else if (whole > 0)
 		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d); with attention "
 				  "data parallelism every GPU holds %.1fB whole (all but the routed "
 				  "experts, from the moe_* keys) and 1/%d of the other %.1fB.",
