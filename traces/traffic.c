@@ -136,6 +136,49 @@ wz_err wzt_traffic_prefixes_done(wzt_traffic *traffic, wz_diag *diag)
 	return WZ_OK;
 }
 
+wz_err wzt_traffic_overlay(wzt_traffic *dst, const wzt_traffic *src, wz_diag *diag)
+{
+	int64_t base = 0, id_base = 0, top = 0;
+	for (size_t i = 0; i < dst->n; i++) {
+		const wzt_request *r = &dst->requests[i];
+		if (r->session >= base)
+			base = r->session + 1;
+		if (r->shared_prefix_tokens > 0 && r->shared_prefix >= id_base)
+			id_base = (int64_t)r->shared_prefix + 1;
+	}
+	for (size_t i = 0; i < dst->nprefixes; i++)
+		if (dst->prefixes[i].id >= id_base)
+			id_base = (int64_t)dst->prefixes[i].id + 1;
+	for (size_t i = 0; i < src->n; i++)
+		if (src->requests[i].shared_prefix_tokens > 0 && src->requests[i].shared_prefix >= top)
+			top = src->requests[i].shared_prefix;
+	for (size_t i = 0; i < src->nprefixes; i++)
+		if (src->prefixes[i].id > top)
+			top = src->prefixes[i].id;
+	if (id_base + top >= INT32_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: too many shared prefixes in all (ids past %ld)", src->origin,
+				   (long)INT32_MAX - 1);
+	for (size_t i = 0; i < src->n; i++) {
+		wzt_request r = src->requests[i];
+		r.session += base;
+		if (r.shared_prefix_tokens > 0)
+			r.shared_prefix += (int32_t)id_base;
+		wz_err err = wzt_traffic_push(dst, &r, diag);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < src->nprefixes; i++) {
+		const wzt_prefix *p = &src->prefixes[i];
+		wz_err err = wzt_traffic_prefix_put(dst, p->id + (int32_t)id_base,
+						    p->parent >= 0 ? p->parent + (int32_t)id_base : -1,
+						    p->tokens, p->exact, p->line, diag);
+		if (err)
+			return err;
+	}
+	return wzt_traffic_prefixes_done(dst, diag);
+}
+
 const wzt_prefix *wzt_traffic_prefix(const wzt_traffic *traffic, int32_t id)
 {
 	size_t lo = 0, hi = traffic->nprefixes;

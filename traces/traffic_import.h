@@ -35,6 +35,10 @@ wz_err wzt_traffic_prefix_put(wzt_traffic *traffic, int32_t id, int32_t parent, 
  * same parent and exact tokens, and a prefix is longer than its parent;
  * fails naming the row. */
 wz_err wzt_traffic_prefixes_done(wzt_traffic *traffic, wz_diag *diag);
+/* Appends src to dst with src's sessions and shared prefixes renumbered
+ * after dst's (two files' prefix 0 are different prompts), keeping src's
+ * times and prefix tree.  Sort dst afterwards. */
+wz_err wzt_traffic_overlay(wzt_traffic *dst, const wzt_traffic *src, wz_diag *diag);
 /* Stable sort by arrival time; returns how many requests arrived earlier
  * than one listed before them (0 when already sorted). */
 size_t wzt_traffic_sort(wzt_traffic *traffic);

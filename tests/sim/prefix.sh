@@ -61,6 +61,13 @@ contains "$out" "prefix_lookups = 4" "every conversation looks its prefix up"
 contains "$out" "prefix_tokens_saved = 4096" "the shared prompt's 1,024 tokens hit for the second"
 contains "$out" "prefix_hit_ratio_hbm = 0.750000" "3 of 4 lookups hit in HBM"
 contains "$out" "prefix_token_hit_ratio_hbm = 0.666667" "4,096 of 6,144 tokens"
+# Two files overlaid: the second's prefixes are other prompts, renumbered
+# after the first's with their chains.
+run "$WZPLAN" traffic import --from mooncake "$mc2" "$mc2" --out "$tmp/t3.csv"
+expect_rc 0 "import two files"
+t3=$(cat "$tmp/t3.csv")
+contains "$t3" "5,0,20,1024,20,1024,5,1536,3:1024" "the second file's prefixes follow the first's, chains too"
+contains "$t3" "1,0,20,1024,20,1024,2,1536,0:1024" "and the first's keep theirs"
 printf 'prefix_cache_evict = segments\n' >> "$S"
 run "$WZPLAN" sim --scenario "$S" --traffic "$tmp/t2.csv" --replicas 1 --no-archive -q
 expect_rc 0 "evicting whole segments"
