@@ -89,6 +89,8 @@ static void unlink_entry(wzs_prefix_cache *c, int32_t e)
 {
 	wzs_prefix_entry *x = &c->entries[e];
 	int t = x->tier;
+	if (t < 0)
+		return; /* in no list */
 	if (x->prev >= 0)
 		c->entries[x->prev].next = x->next;
 	else
@@ -101,6 +103,7 @@ static void unlink_entry(wzs_prefix_cache *c, int32_t e)
 	if (--c->held[t] == 0)
 		c->used[t] = 0; /* no rounding left behind */
 	x->prev = x->next = -1;
+	x->tier = -1;
 }
 
 static void append_entry(wzs_prefix_cache *c, int32_t e, int t)
@@ -180,61 +183,63 @@ static void place(wzs_prefix_cache *c, int32_t e, int from)
 	drop_entry(c, e);
 }
 
-int64_t wzs_prefix_cache_held(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
-			      int64_t tokens, wzs_prefix_tier *slowest)
+/* Walks the path from the root through the segments held, up to the first
+ * one missing or not held whole: the tokens found in each tier (at most
+ * `tokens` in all), the entries found (found may be NULL) and the slowest
+ * tier read. */
+static wzs_prefix_tier walk(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			    int64_t tokens, int64_t hit_tokens[WZS_PREFIX_TIERS], int32_t *found,
+			    int *nfound)
 {
+	for (int t = 0; t < WZS_PREFIX_TIERS; t++)
+		hit_tokens[t] = 0;
+	*nfound = 0;
 	int64_t at = 0;
-	*slowest = WZS_PREFIX_MISS;
+	wzs_prefix_tier slowest = WZS_PREFIX_MISS;
 	for (int i = 0; i < n && i < WZS_PREFIX_MAX_DEPTH && at < tokens; i++) {
 		int32_t e = find(c, path[i].id);
 		if (e < 0)
 			break;
 		const wzs_prefix_entry *x = &c->entries[e];
-		if (x->start != at || x->held <= 0)
-			break;
-		at += x->held < tokens - at ? x->held : tokens - at;
-		if ((wzs_prefix_tier)x->tier > *slowest)
-			*slowest = (wzs_prefix_tier)x->tier;
-		if (x->start + x->held < x->end)
-			break;
-	}
-	return at;
-}
-
-wzs_prefix_tier wzs_prefix_cache_lookup_path(wzs_prefix_cache *c, const wzs_prefix_link *path,
-					     int n, int64_t tokens,
-					     int64_t hit_tokens[WZS_PREFIX_TIERS])
-{
-	for (int t = 0; t < WZS_PREFIX_TIERS; t++)
-		hit_tokens[t] = 0;
-	if (n > WZS_PREFIX_MAX_DEPTH)
-		n = WZS_PREFIX_MAX_DEPTH;
-	int32_t found[WZS_PREFIX_MAX_DEPTH];
-	int nfound = 0;
-	int64_t at = 0;
-	wzs_prefix_tier slowest = WZS_PREFIX_MISS;
-	for (int i = 0; i < n && at < tokens; i++) {
-		int32_t e = find(c, path[i].id);
-		if (e < 0)
-			break;
-		const wzs_prefix_entry *x = &c->entries[e];
-		if (x->start != at || x->held <= 0)
+		if (x->start != at || x->held <= 0 || x->tier < 0)
 			break;
 		int64_t take = x->held < tokens - at ? x->held : tokens - at;
 		hit_tokens[x->tier] += take;
 		at += take;
 		if ((wzs_prefix_tier)x->tier > slowest)
 			slowest = (wzs_prefix_tier)x->tier;
-		found[nfound++] = e;
+		if (found)
+			found[*nfound] = e;
+		(*nfound)++;
 		if (x->start + x->held < x->end)
 			break;
 	}
-	/* Deepest first, so that every segment ends more recent than the
-	 * segments below it. */
-	for (int k = nfound - 1; k >= 0; k--) {
+	return slowest;
+}
+
+int64_t wzs_prefix_cache_held(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			      int64_t tokens, wzs_prefix_tier *slowest)
+{
+	int64_t per[WZS_PREFIX_TIERS];
+	int nfound;
+	*slowest = walk(c, path, n, tokens, per, NULL, &nfound);
+	return per[0] + per[1] + per[2];
+}
+
+wzs_prefix_tier wzs_prefix_cache_lookup_path(wzs_prefix_cache *c, const wzs_prefix_link *path,
+					     int n, int64_t tokens,
+					     int64_t hit_tokens[WZS_PREFIX_TIERS])
+{
+	int32_t found[WZS_PREFIX_MAX_DEPTH];
+	int nfound;
+	wzs_prefix_tier slowest = walk(c, path, n, tokens, hit_tokens, found, &nfound);
+	/* All out of their lists first, so that making room for one cannot
+	 * evict another; then deepest first, so that every segment ends more
+	 * recent than the segments below it. */
+	for (int k = 0; k < nfound; k++)
 		unlink_entry(c, found[k]);
+	for (int k = nfound - 1; k >= 0; k--)
 		place(c, found[k], WZS_PREFIX_HBM);
-	}
 	return slowest;
 }
 
@@ -303,9 +308,7 @@ wz_err wzs_prefix_cache_insert_path(wzs_prefix_cache *c, const wzs_prefix_link *
 		wzs_prefix_entry *x = &c->entries[e];
 		if (x->start != start)
 			break;
-		if (x->tier >= 0)
-			unlink_entry(c, e);
-		x = &c->entries[e];
+		unlink_entry(c, e);
 		if (end > x->end)
 			x->end = end;
 		int64_t have = (tokens < x->end ? tokens : x->end) - x->start;
