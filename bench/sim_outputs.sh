@@ -12,8 +12,10 @@
 set -eu
 : "${WZPLAN:=./wzplan}"
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
-out=$1
-mkdir -p "$out"
+case $WZPLAN in /*) ;; *) WZPLAN=$(pwd)/$WZPLAN ;; esac
+mkdir -p "$1"
+cd "$1"   # file names in the outputs are then the same whatever DIR is
+out=.
 sim() { name=$1; shift; "$WZPLAN" sim --no-archive -q "$@" > "$out/$name.txt"; }
 
 for policy in resident offload drop; do
