@@ -62,7 +62,7 @@ void wzs_queue_free(wzs_queue *q)
 	for (int l = 0; l < WZS_LANES; l++)
 		free(q->lane[l].mem);
 	if (q->cal.ring)
-		for (size_t k = 0; k < WZS_CAL_BUCKETS; k++)
+		for (size_t k = 0; k <= q->cal.mask; k++)
 			free(q->cal.ring[k].mem);
 	free(q->cal.ring);
 	free(q->cal.far.mem);
@@ -71,7 +71,7 @@ void wzs_queue_free(wzs_queue *q)
 
 static int grow(wzs_heap *hp)
 {
-	size_t cap = hp->cap ? hp->cap * 2 : 32;
+	size_t cap = hp->cap ? hp->cap * 2 : 8;
 	void *mem;
 	if (posix_memalign(&mem, 64, (cap + HEAD_PAD) * sizeof(wzs_node)))
 		return -1;
@@ -134,13 +134,15 @@ static void heapify(wzs_heap *hp)
 		sift_down_from(hp->heap, hp->n, i, hp->heap[i]);
 }
 
-wz_err wzs_queue_calendar(wzs_queue *q, double width, wz_diag *diag)
+wz_err wzs_queue_calendar(wzs_queue *q, double width, size_t nbuckets, wz_diag *diag)
 {
 	assert(q->n == 0 && !q->cal.ring);
 	assert(width > 0 && isfinite(width));
-	q->cal.ring = calloc(WZS_CAL_BUCKETS, sizeof *q->cal.ring);
+	assert(nbuckets >= 2 && (nbuckets & (nbuckets - 1)) == 0);
+	q->cal.ring = calloc(nbuckets, sizeof *q->cal.ring);
 	if (!q->cal.ring)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event calendar)");
+	q->cal.mask = nbuckets - 1;
 	q->cal.per_width = 1.0 / width;
 	q->cal.cur = 0;
 	return WZ_OK;
@@ -161,12 +163,11 @@ static inline uint64_t bucket_of(const wzs_calendar *c, double t)
 static void calendar_advance(wzs_queue *q)
 {
 	wzs_calendar *c = &q->cal;
-	const uint64_t mask = WZS_CAL_BUCKETS - 1;
 	uint64_t k = c->cur + 1;
-	while (c->ring[k & mask].n == 0)
+	while (c->ring[k & c->mask].n == 0)
 		k++;
 	c->cur = k;
-	wzs_heap *main = &q->lane[WZS_LANE_MAIN], *bucket = &c->ring[k & mask];
+	wzs_heap *main = &q->lane[WZS_LANE_MAIN], *bucket = &c->ring[k & c->mask];
 	const wzs_heap empty = *main;
 	*main = *bucket;
 	*bucket = empty;
@@ -187,13 +188,13 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 		sift_up(main, ev);
 		return 0;
 	}
-	if (k - c->cur >= WZS_CAL_BUCKETS) {
+	if (k - c->cur > c->mask) {
 		if (c->far.n == c->far.cap && grow(&c->far))
 			return -1;
 		sift_up(&c->far, ev);
 		return 0;
 	}
-	wzs_heap *bucket = &c->ring[k & (WZS_CAL_BUCKETS - 1)];
+	wzs_heap *bucket = &c->ring[k & c->mask];
 	if (bucket->n == bucket->cap && grow(bucket))
 		return -1;
 	bucket->heap[bucket->n++] = ev;

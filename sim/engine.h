@@ -55,15 +55,14 @@ enum { WZS_LANE_MAIN, WZS_LANE_FEW, WZS_LANES };
 /* A calendar for the main lane (wzs_queue_calendar): times fall in buckets
  * of `width` seconds, bucket k holding [k width, (k + 1) width).  The main
  * lane's heap holds only the events of buckets up to `cur`; those of the
- * next WZS_CAL_BUCKETS - 1 buckets wait unordered in a ring, each bucket an
+ * next nbuckets - 1 buckets wait unordered in a ring, each bucket an
  * array pushed to at its end and heapified whole when the heap empties;
  * later ones wait in `far`, a heap popped from directly.  So the heap a
  * pop sifts through holds one bucket's events, not the whole population's
  * next turns, and a push is an append. */
-#define WZS_CAL_BUCKETS 1024  /* a power of two */
-
 typedef struct {
-	wzs_heap *ring;   /* WZS_CAL_BUCKETS buckets; NULL: no calendar */
+	wzs_heap *ring;   /* mask + 1 buckets; NULL: no calendar */
+	uint64_t mask;    /* buckets - 1 (a power of two less one) */
 	wzs_heap far;     /* beyond the ring */
 	size_t nring;     /* events in the ring */
 	uint64_t cur;     /* the bucket the main heap has reached */
@@ -82,11 +81,12 @@ typedef struct {
 /* Zero-initialise a queue, or call wzs_queue_init; free with wzs_queue_free. */
 void wzs_queue_init(wzs_queue *q);
 void wzs_queue_free(wzs_queue *q);
-/* Gives the main lane a calendar of buckets `width` seconds wide (see
- * wzs_calendar): best when a bucket holds a few hundred to a few thousand
- * events.  It changes the speed, never the order events leave in.  Call it
- * on an empty queue; fails only for want of memory. */
-wz_err wzs_queue_calendar(wzs_queue *q, double width, wz_diag *diag);
+/* Gives the main lane a calendar of `nbuckets` (a power of two) buckets
+ * `width` seconds wide (see wzs_calendar): best when a bucket holds a few
+ * hundred events and the ring spans nearly all pushes ahead of now.  It
+ * changes the speed, never the order events leave in.  Call it on an
+ * empty queue; fails only for want of memory. */
+wz_err wzs_queue_calendar(wzs_queue *q, double width, size_t nbuckets, wz_diag *diag);
 /* Pushing an event before the last popped one's time is a bug in the
  * caller (the clock would go backwards) and fails an assertion, as does a
  * priority above WZS_PRIO_MAX or a time that is NaN. */

@@ -24,21 +24,34 @@ enum { RQ_FREE, RQ_DEFERRED, RQ_QUEUED, RQ_RESTORING, RQ_PENDING, RQ_PREFILL, RQ
        RQ_REFUSED, RQ_POOL, RQ_JOINING };
 enum { OP_IDLE, OP_PREFILL, OP_DECODE };
 
+/* A session's state that nearly every one of its events reads: one cache
+ * line (the array is line-aligned), since at 10^5 users the sessions are
+ * far larger than the caches and each event of a user is a miss. */
 typedef struct {
-	int32_t replica, rank;        /* rank -1 unless resident */
+	wzs_rng rng;                  /* population: this user's own stream */
 	int64_t ctx;                  /* tokens cached (resident or parked) */
-	int64_t blocks;               /* blocks held on rank */
+	int32_t replica, rank;        /* rank -1 unless resident */
+	int32_t blocks;               /* blocks held on rank (<= blocks_per_rank, < 2^31) */
+	uint32_t gen;                 /* invalidates pending park events */
+	int32_t turns_left;           /* population: turns before the session ends */
 	uint8_t cache, busy, in_lru;
 	uint8_t fresh;                /* a new session: its first prefill is not a recompute */
-	uint32_t gen;                 /* invalidates pending park events */
-	int32_t lru_prev, lru_next;
+} wzs_sess;
+
+_Static_assert(sizeof(wzs_sess) == 64, "a session is one cache line");
+
+/* A session's place in its rank's LRU list of idle sessions (its own
+ * array: unlinking touches two other sessions' links, not their lines). */
+typedef struct {
+	int32_t prev, next;
+} wzs_lru_link;
+
+/* What replays and shared prefixes keep per session, read seldom. */
+typedef struct {
 	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
-	int32_t turns_left;           /* population: turns before the session ends */
 	int32_t last_turn;            /* replay: the session's last row's turn */
 	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
-	double idle_since;
-	wzs_rng rng;                  /* population: this user's own stream */
-} wzs_sess;
+} wzs_sess_more;
 
 typedef struct {
 	int32_t session, next, prev;
@@ -106,7 +119,9 @@ typedef struct {
 	wzs_queue q;
 	double now;
 	wzs_rep *reps;
-	wzs_sess *sess;
+	wzs_sess *sess;               /* line-aligned */
+	wzs_lru_link *lru;
+	wzs_sess_more *sess_more;
 	long nsess;
 	wzs_req *reqs;
 	long nreqs, capreqs;
