@@ -745,6 +745,36 @@ static void test_binding(void)
 	wzs_result_free(&srch.result);
 }
 
+/* A session's blocks are an int32: a model whose ranks hold more blocks
+ * is refused with a message, not run with wrapped counts. */
+static void test_block_range(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fixture_record("fp8-mix"),
+				    fixture_record("fp8-mix"), 1, &p, &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	m.blocks_per_rank = (long)INT32_MAX + 1;
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.users = 1;
+	cfg.initial_context = 1000;
+	wzs_result r;
+	wz_diag_clear(&diag);
+	wz_err err = wzs_run(&cfg, &r, &diag);
+	ok(err == WZ_ERR_RANGE && strstr(diag.msg, "2147483648 cache blocks per rank"),
+	   "2^31 blocks per rank are refused: %s", diag.msg);
+	wzs_result_free(&r);
+}
+
 int main(void)
 {
 	ok(!fixture_open(), "catalog has DeepSeek-V3 and H100 SXM");
@@ -762,6 +792,7 @@ int main(void)
 	test_determinism();
 	test_search();
 	test_binding();
+	test_block_range();
 	fixture_close();
 	return tap_done();
 }
