@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/bigmem.h"
 #include "sim/fleet.h"
 #include "sim/population.h"
 
@@ -39,7 +40,8 @@ static int32_t alloc_req(wzs_fleet *f)
 				f->stop = 1;
 				return -1;
 			}
-			wzs_req *r = realloc(f->reqs, (size_t)cap * sizeof *r);
+			wzs_req *r = wzs_big_grow(f->reqs, (size_t)f->capreqs * sizeof *r,
+						  (size_t)cap * sizeof *r);
 			if (!r) {
 				f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (requests)");
 				f->stop = 1;
@@ -391,15 +393,11 @@ static wz_err setup_sessions(wzs_fleet *f)
 		f->nsess = c->users;
 	}
 	size_t n = (size_t)(f->nsess > 0 ? f->nsess : 1);
-	void *mem = NULL;
-	if (posix_memalign(&mem, 64, n * sizeof *f->sess))
-		mem = NULL;
-	f->sess = mem;
-	f->lru = malloc(n * sizeof *f->lru);
+	f->sess = wzs_big_calloc(n * sizeof *f->sess);
+	f->lru = wzs_big_calloc(n * sizeof *f->lru);
 	f->sess_more = malloc(n * sizeof *f->sess_more);
 	if (!f->sess || !f->lru || !f->sess_more)
 		return wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (sessions)");
-	memset(f->sess, 0, n * sizeof *f->sess);
 	for (long i = 0; i < f->nsess; i++) {
 		wzs_sess *s = &f->sess[i];
 		s->replica = s->rank = -1;
