@@ -6,6 +6,7 @@
 #ifndef WZS_FLEET_H
 #define WZS_FLEET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/engine.h"
@@ -53,27 +54,40 @@ typedef struct {
 	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
 } wzs_sess_more;
 
+/* A request, in three cache lines (the array is line-aligned): the first
+ * holds what the prefill passes and the decode batch read of every request
+ * they walk over, so that a walk touches one line per request. */
 typedef struct {
-	int32_t session, next, prev;
-	uint32_t serial;
+	_Alignas(64) int32_t session;
+	int32_t next;
+	int32_t rank;
 	uint8_t state, counted;
 	uint8_t batch_capped;         /* its last failed admission met max_batch, not memory */
 	uint8_t restore_decode_bound; /* its restore waited on the host's decode, not the link */
-	int32_t rank;
-	int32_t turn;
-	int64_t prefix, prompt, output, reuse, need_blocks;
+	int64_t prefix, prompt, reuse;
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
-	int64_t finish_step;
+	int64_t output;
+	/* line 2 */
+	int32_t prev;
+	uint32_t serial;
+	int32_t turn;
 	int32_t shared_id;            /* the shared prefix it begins with, */
 	int64_t shared_tokens;        /* of these tokens (0: none) */
-	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
+	int64_t need_blocks;
+	int64_t finish_step;
 	double tok_contrib;           /* this request's share of its rank's token sum */
 	double arrival;               /* when it could run: the queueing clock starts here */
+	double first_token;
+	/* line 3 */
 	double requested;             /* when the trace or the user sent it */
-	double admitted, first_token;
+	double admitted;
 	double restored;              /* its cache back from the offload tier (= admitted if none) */
 	double pool_done;             /* disaggregated: its prefill done on the pool (0: none) */
+	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
 } wzs_req;
+
+_Static_assert(sizeof(wzs_req) == 192 && offsetof(wzs_req, prev) == 64,
+	       "a request is three cache lines, the walks' fields in the first");
 
 typedef struct {
 	int64_t step;

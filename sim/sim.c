@@ -311,9 +311,7 @@ static void prefetch_next(const wzs_fleet *f)
 	if (!wzs_queue_peek(&f->q, &kind, &a))
 		return;
 	if (kind == EV_USER_TURN) {
-		const char *s = (const char *)&f->sess[a];
-		__builtin_prefetch(s);
-		__builtin_prefetch(s + sizeof f->sess[a] - 1);
+		__builtin_prefetch(&f->sess[a]); /* one line */
 	} else if (kind == EV_OP_END) {
 		const wzs_rep *r = &f->reps[a];
 		int32_t id = r->op == OP_DECODE && r->dn > 0 ? r->dheap[0].req
