@@ -4,7 +4,9 @@
  * number of events with one pending event per user and replica.  Times
  * are this thread's CPU seconds (the machine may be shared).  Prints
  * the medians of several runs, the simulator/reference time ratio and
- * events per second (the issue's target: ratio <= 1.3, flat per event).
+ * events per second (the issue's target: ratio <= 1.3, flat per event;
+ * the figures measured so far, and why the target is not met, are in
+ * docs/validation.md, "Simulator speed").
  *
  *   bench_sim [SIM_SECONDS [REPEATS]]   defaults 3600 s and 3 */
 #include <stdint.h>

@@ -1,7 +1,8 @@
 /* The simulator's event queue and random numbers: 4-ary heaps (a large one
- * and a small one, see lanes) ordered by (time, priority, sequence number)
- * packed into two integer keys, and a
- * seeded generator, so that a run is a pure function of its inputs and seed. */
+ * and a small one, see lanes, the large one optionally fed by a calendar
+ * of buckets) ordered by (time, priority, sequence number) packed into two
+ * integer keys, and a seeded generator, so that a run is a pure function
+ * of its inputs and seed. */
 #ifndef WZS_ENGINE_H
 #define WZS_ENGINE_H
 
