@@ -4,6 +4,7 @@ noinst_LIBRARIES += libwzsim.a
 libwzsim_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzsim_a_SOURCES = \
 	sim/engine.c sim/engine.h \
+	sim/bigmem.c sim/bigmem.h \
 	sim/params.c sim/params.h \
 	sim/replica.c sim/replica.h \
 	sim/metrics.c sim/metrics.h \
