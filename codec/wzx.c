@@ -41,6 +41,7 @@ void wzc_wzx_free(wzc_wzx *x)
 	for (int l = 0; x->layers && l < x->L; l++) {
 		wzx_layer *ly = &x->layers[l];
 		wzc_wzx_fast12_free_layer(ly);
+		wzc_wzx_fast32_free_layer(ly);
 		wzc_wzx_transform_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
 		drop_layer(ly);
