@@ -270,7 +270,7 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 /* Version 4 (type 4 blocks), one block at a time: to symbols on a path,
  * fused to rows of the transformed domain, or to records (symbols, back
  * to coding order, records).  Seconds of CPU time. */
-enum { V4_SYMBOLS, V4_ROWS, V4_RECORDS };
+enum { V4_SYMBOLS, V4_ROWS, V4_RECORDS, V4_GROUP_ROWS };
 static double v4_pass(const wzc_wzx *x, int T, const coded *c, wzc_lanes4_path path, int what,
 		      uint16_t *sym, uint16_t *sym3, float *rows, uint8_t *rec, int R, int P)
 {
@@ -279,6 +279,25 @@ static double v4_pass(const wzc_wzx *x, int T, const coded *c, wzc_lanes4_path p
 	for (int i = 0; i < c->nb; i++) {
 		int l = i / per, t = 64 * (i % per), n = T - t < 64 ? T - t : 64;
 		const uint8_t *p = c->bytes + c->off[i];
+		if (what == V4_GROUP_ROWS) {
+			/* four blocks of a layer at once (a short last block alone) */
+			int m = 1;
+			while (m < WZC_LANES4_GROUP_MAX && (i + m) % per && 64 * ((i + m) % per) + 64 <= T)
+				m++;
+			if (n < 64)
+				m = 1;
+			const uint8_t *pay[WZC_LANES4_GROUP_MAX];
+			float *rw[WZC_LANES4_GROUP_MAX];
+			int verdict[WZC_LANES4_GROUP_MAX];
+			for (int g = 0; g < m; g++) {
+				pay[g] = c->bytes + c->off[i + g];
+				rw[g] = rows + (size_t)g * 64 * (R + P);
+			}
+			bad |= wzc_wzx_decode_lanes4_rows_group(x, l, path, m, n, pay, c->size + i, rw,
+								(size_t)(R + P), verdict);
+			i += m - 1;
+			continue;
+		}
 		if (what == V4_ROWS) {
 			bad |= wzc_wzx_decode_lanes4_rows_path(x, l, path, n, p, c->size[i], rows, (size_t)(R + P));
 			continue;
@@ -445,7 +464,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			return -1;
 		size_t S4 = (size_t)wzc_wzx_block_symbols4(x, 0), S3 = (size_t)wzc_wzx_block_symbols(x, 0);
 		uint16_t *s4 = malloc(sizeof *s4 * 64 * S4), *s3 = malloc(sizeof *s3 * (64 * S3 + 2));
-		float *rows = malloc(sizeof(float) * 64 * (size_t)(R + P));
+		float *rows = malloc(sizeof(float) * 64 * WZC_LANES4_GROUP_MAX * (size_t)(R + P));
 		if (!s4 || !s3 || !rows)
 			return -1;
 		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P);
@@ -456,6 +475,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			{ WZC_LANES4_BEST, V4_RECORDS, "v4, 32 lanes 12-bit, to records" },
 			{ WZC_LANES4_SCALAR, V4_ROWS, "v4, to transformed, fused, scalar fast loop" },
 			{ WZC_LANES4_AVX512, V4_ROWS, "v4, to transformed, fused (AVX-512)" },
+			{ WZC_LANES4_BEST, V4_GROUP_ROWS, "v4, 4 blocks at once, to transformed, fused" },
 		};
 		for (size_t vi = 0; vi < sizeof v4 / sizeof *v4; vi++) {
 			if (!wzc_wzx_lanes4_have(v4[vi].path))

@@ -114,6 +114,15 @@ int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 				    size_t stride);
 int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			       size_t size, float *rows /* OUT */, size_t stride);
+/* G (<= WZC_LANES4_GROUP_MAX) type 4 payloads of one layer, each of n
+ * tokens, to rows[g] together (AVX-512: in lockstep, their latencies
+ * overlapping); verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
+ * block g alone (and its rows the same), the result -1 when any fails. */
+#define WZC_LANES4_GROUP_MAX 4
+int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,
+				     int n, const uint8_t *const *payload, const size_t *size,
+				     float *const *rows /* OUT: [G] */, size_t stride,
+				     int *verdict /* OUT: [G] */);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

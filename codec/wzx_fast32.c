@@ -40,6 +40,8 @@ typedef struct {
 	uint32_t *fb;          /* [ntab * 4096] (s & 255) << 24 | (f - 1) << 12 | (slot - c) */
 	float *val;            /* [ntab * 4096] the level value of the slot's symbol (1 single, 0 heads) */
 	uint16_t *sym;         /* [ntab * 4096 + 2] the symbol */
+	float *lv;             /* the plan's level tables, then 1 (single levels), then 256 zeros (heads) */
+	int32_t *lvbase;       /* [S + K4] where place j's level table starts in lv */
 	uint32_t *off;         /* [S + K4] arena offset of place j's table, j mod S */
 	uint8_t *wide;         /* [S] a round from place j meets a table of over 256 symbols */
 	float *sigma, *delta;  /* [S + K4] the component's sigma (a single level's level x sigma), delta */
@@ -59,6 +61,8 @@ static void tables_free(fast32 *t)
 	free(t->fb);
 	free(t->val);
 	free(t->sym);
+	free(t->lv);
+	free(t->lvbase);
 	free(t->off);
 	free(t->wide);
 	free(t->sigma);
@@ -213,6 +217,24 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 		if (t->cnt[j] > 256)
 			for (int k = 0; k < K4; k++)
 				t->wide[(j - k % S + S) % S] = 1;
+	/* the level values by symbol, for rounds of tables of at most 256
+	 * symbols (the entry's byte is then the symbol): small enough for L1 */
+	size_t ntables = 0;
+	for (int i = 0; i < f->nentries; i++)
+		if (f->comp[i] < nv && f->tab[i] + f->nlev[i] > ntables)
+			ntables = f->tab[i] + f->nlev[i];
+	t->lv = calloc(ntables + 1 + 256, sizeof *t->lv);
+	t->lvbase = malloc(sizeof *t->lvbase * ((size_t)S + K4));
+	if (!t->lv || !t->lvbase || ntables > INT32_MAX - 512)
+		goto fail;
+	if (ntables)
+		memcpy(t->lv, f->tables, sizeof *t->lv * ntables);
+	t->lv[ntables] = 1.0f;
+	for (int j = 0; j < S + K4; j++) {
+		int jj = j % S;
+		t->lvbase[j] = jj < H ? (int32_t)ntables + 1
+			       : t->src[jj] < 0 ? (int32_t)ntables : (int32_t)f->tab[t->src[jj]];
+	}
 	free(ent_of);
 	free(one_of);
 	free(seen);
@@ -482,9 +504,11 @@ WZ_HOT static int scalar_rows(const fast32 *t, long N, const uint8_t *payload, s
 
 /* One vector of 16 lanes: the slot entries gathered, the state step, and
  * the renormalisation of the lanes below 2^16 from the next words (the
- * next 16 widened, then spread to those lanes by a mask expand). */
+ * next 16 widened, then spread to those lanes by a mask expand, as
+ * htscodecs' rANS_static32x16pr_avx512 places them). */
 AVX512_TARGET static inline __attribute__((always_inline)) __m512i
-step16(__m512i x, __m512i off, const int *fb, const uint8_t **pp, __m512i *idx_out)
+step16(__m512i x, __m512i off, const int *fb, const uint8_t **pp, __m512i *idx_out,
+       __m512i *e_out)
 {
 	const __m512i low12 = _mm512_set1_epi32(SLOTS - 1), one = _mm512_set1_epi32(1);
 	__m512i idx = _mm512_add_epi32(off, _mm512_and_si512(x, low12));
@@ -498,63 +522,148 @@ step16(__m512i x, __m512i off, const int *fb, const uint8_t **pp, __m512i *idx_o
 	x = _mm512_mask_or_epi32(x, m, _mm512_slli_epi32(x, 16), w);
 	*pp += 2 * __builtin_popcount((unsigned)m);
 	*idx_out = idx;
+	*e_out = e;
 	return x;
 }
 
-AVX512_TARGET static inline __attribute__((always_inline)) int
-avx512_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t *sym,
-	    rows_state *r)
+/* Bits a .. b - 1 of a 32-bit lane mask (clipped to 0 .. 32). */
+static inline uint32_t lanes_between(int a, int b)
 {
-	if (size < 4 * K4)
-		return -1;
-	uint32_t xs[K4];
-	read_states(payload, xs);
-	__m512i x0 = _mm512_loadu_si512(xs), x1 = _mm512_loadu_si512(xs + 16);
-	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	a = a < 0 ? 0 : a > 32 ? 32 : a;
+	b = b < 0 ? 0 : b > 32 ? 32 : b;
+	if (b <= a)
+		return 0;
+	uint64_t m = ((uint64_t)1 << b) - ((uint64_t)1 << a);
+	return (uint32_t)m;
+}
+
+/* The values of the lanes in mask (places j + k - shift of the token whose
+ * row is row, place H at row[0]; the place tables run past S, wrapped)
+ * into that row: level x sigma x the part's scale,
+ * plus delta where the part's anchor flag is set. */
+AVX512_TARGET static inline __attribute__((always_inline)) void
+store_values(const fast32 *t, int j, int shift, __m512 v0, __m512 v1, uint32_t mask,
+	     float *row, const float *s, const int *flag)
+{
+	__m512 sl = _mm512_set1_ps(s[0]), sr = _mm512_set1_ps(s[1]);
+	for (int h = 0; h < 2; h++) {
+		__mmask16 m = (__mmask16)(mask >> (16 * h));
+		if (!m)
+			continue;
+		int q = j + 16 * h;
+		__m512 lv = h ? v1 : v0;
+		__mmask16 rope = _mm_movepi8_mask(_mm_loadu_si128((const __m128i *)(const void *)(t->rope + q)));
+		__m512 y = _mm512_mul_ps(_mm512_mul_ps(lv, _mm512_loadu_ps(t->sigma + q)),
+					 _mm512_mask_blend_ps(rope, sl, sr));
+		__mmask16 fm = (__mmask16)((flag[0] ? ~rope : 0) | (flag[1] ? rope : 0));
+		y = _mm512_mask_add_ps(y, fm, y, _mm512_loadu_ps(t->delta + q));
+		/* lanes outside mask are not written (nor read past the row) */
+		_mm512_mask_storeu_ps(row + (q - shift - t->H), m, y);
+	}
+}
+
+/* The heads among lanes [a, b) (places a - base .. of the token) from the
+ * entries' symbol bytes; the token's scales and flags once the last is in. */
+static inline void take_heads(const fast32 *t, rows_state *r, const uint32_t *e, int a, int b, int base)
+{
+	for (int k = a; k < b; k++)
+		put_value(t, r, k - base, e[k] >> 24, 0.0f);
+}
+
+/* G blocks of one layer and one token count in lockstep (G a constant
+ * after inlining): 2G independent chains of gather, multiply and
+ * renormalisation, so one's latency hides behind the others'.  The
+ * unchecked rounds run while every block has a round's bytes left; each
+ * block then finishes alone in the checked tail, so a damaged block gets
+ * the verdict (and output) it gets alone.  sym[g] or r[g] (the other
+ * NULL). */
+AVX512_TARGET static inline __attribute__((always_inline)) void
+avx512_loop(const fast32 *t, const int G, long N, const uint8_t *const *payload, const size_t *size,
+	    uint16_t *const *sym, rows_state *r, int *verdict)
+{
+	__m512i x0[WZC_LANES4_GROUP_MAX], x1[WZC_LANES4_GROUP_MAX];
+	const uint8_t *p[WZC_LANES4_GROUP_MAX], *end[WZC_LANES4_GROUP_MAX];
+	for (int g = 0; g < G; g++) {
+		uint32_t xs[K4];
+		read_states(payload[g], xs);
+		x0[g] = _mm512_loadu_si512(xs);
+		x1[g] = _mm512_loadu_si512(xs + 16);
+		p[g] = payload[g] + 4 * K4;
+		end[g] = payload[g] + size[g];
+	}
 	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
-	const float *val = t->val;
 	long i = 0;
 	int j = 0, S = t->S, H = t->H;
-	while (i + K4 <= N && end - p >= 2 * K4) {
-		__m512i i0, i1;
-		x0 = step16(x0, _mm512_loadu_si512(t->off + j), fb, &p, &i0);
-		x1 = step16(x1, _mm512_loadu_si512(t->off + j + 16), fb, &p, &i1);
-		if (sym) {
-			__m512i s0, s1;
+	for (;;) {
+		int room = i + K4 <= N;
+		for (int g = 0; g < G; g++)
+			room &= end[g] - p[g] >= 2 * K4;
+		if (!room)
+			break;
+		__m512i off0 = _mm512_loadu_si512(t->off + j), off1 = _mm512_loadu_si512(t->off + j + 16);
+		__m512i lvb0 = _mm512_loadu_si512(t->lvbase + j), lvb1 = _mm512_loadu_si512(t->lvbase + j + 16);
+		for (int g = 0; g < G; g++) {
+			__m512i i0, i1, e0, e1;
+			x0[g] = step16(x0[g], off0, fb, &p[g], &i0, &e0);
+			x1[g] = step16(x1[g], off1, fb, &p[g], &i1, &e1);
+			if (!r) {
+				__m512i s0, s1;
+				if (t->wide[j]) {
+					const __m512i low16 = _mm512_set1_epi32(0xffff);
+					s0 = _mm512_and_si512(_mm512_i32gather_epi32(i0, sy, 2), low16);
+					s1 = _mm512_and_si512(_mm512_i32gather_epi32(i1, sy, 2), low16);
+				} else {
+					s0 = _mm512_srli_epi32(e0, 24);
+					s1 = _mm512_srli_epi32(e1, 24);
+				}
+				_mm256_storeu_si256((__m256i *)(void *)(sym[g] + i), _mm512_cvtepi32_epi16(s0));
+				_mm256_storeu_si256((__m256i *)(void *)(sym[g] + i + 16), _mm512_cvtepi32_epi16(s1));
+				continue;
+			}
+			rows_state *rg = &r[g];
+			/* the level values: by symbol byte from the small tables, or
+			 * (a round meeting a table of over 256 symbols) by slot */
+			__m512 v0, v1;
 			if (t->wide[j]) {
-				const __m512i low16 = _mm512_set1_epi32(0xffff);
-				s0 = _mm512_and_si512(_mm512_i32gather_epi32(i0, sy, 2), low16);
-				s1 = _mm512_and_si512(_mm512_i32gather_epi32(i1, sy, 2), low16);
+				v0 = _mm512_i32gather_ps(i0, t->val, 4);
+				v1 = _mm512_i32gather_ps(i1, t->val, 4);
 			} else {
-				s0 = _mm512_srli_epi32(_mm512_i32gather_epi32(i0, fb, 4), 24);
-				s1 = _mm512_srli_epi32(_mm512_i32gather_epi32(i1, fb, 4), 24);
+				v0 = _mm512_i32gather_ps(_mm512_add_epi32(lvb0, _mm512_srli_epi32(e0, 24)), t->lv, 4);
+				v1 = _mm512_i32gather_ps(_mm512_add_epi32(lvb1, _mm512_srli_epi32(e1, 24)), t->lv, 4);
 			}
-			_mm256_storeu_si256((__m256i *)(void *)(sym + i), _mm512_cvtepi32_epi16(s0));
-			_mm256_storeu_si256((__m256i *)(void *)(sym + i + 16), _mm512_cvtepi32_epi16(s1));
-		} else if (j >= H && j + K4 <= S) {
-			float *o = r->row + (j - H);
-			__m512 sl = _mm512_set1_ps(r->s[0]), sr = _mm512_set1_ps(r->s[1]);
-			for (int h = 0; h < 2; h++) {
-				int q = j + 16 * h;
-				__m512 lv = _mm512_i32gather_ps(h ? i1 : i0, val, 4);
-				__mmask16 rope = _mm_movepi8_mask(_mm_loadu_si128((const __m128i *)(const void *)(t->rope + q)));
-				__m512 y = _mm512_mul_ps(_mm512_mul_ps(lv, _mm512_loadu_ps(t->sigma + q)),
-							 _mm512_mask_blend_ps(rope, sl, sr));
-				__mmask16 fm = (__mmask16)((r->flag[0] ? ~rope : 0) | (r->flag[1] ? rope : 0));
-				y = _mm512_mask_add_ps(y, fm, y, _mm512_loadu_ps(t->delta + q));
-				_mm512_storeu_ps(o + 16 * h, y);
-			}
-			if (j + K4 == S)
-				r->row += r->stride;
-		} else {
-			uint32_t ix[K4];
-			_mm512_storeu_si512(ix, i0);
-			_mm512_storeu_si512(ix + 16, i1);
-			for (int k = 0, jj = j; k < K4; k++) {
-				put_value(t, r, jj, t->sym[ix[k]], val[ix[k]]);
-				if (++jj == S) {
-					jj = 0;
-					r->row += r->stride;
+			if (j >= H && j + K4 <= S) {
+				/* one token's components alone */
+				store_values(t, j, 0, v0, v1, 0xffffffffu, rg->row, rg->s, rg->flag);
+				if (j + K4 == S)
+					rg->row += rg->stride;
+			} else if (S < 2 * K4) {
+				/* tokens shorter than two rounds (not a cache shape of
+				 * DeepSeek's): lane by lane */
+				uint32_t ix[K4];
+				_mm512_storeu_si512(ix, i0);
+				_mm512_storeu_si512(ix + 16, i1);
+				for (int k = 0, jj = j; k < K4; k++) {
+					put_value(t, rg, jj, t->sym[ix[k]], t->val[ix[k]]);
+					if (++jj == S) {
+						jj = 0;
+						rg->row += rg->stride;
+					}
+				}
+			} else {
+				/* heads, or the next token begins in this round: its
+				 * heads first (the scales its values need), by lane masks */
+				uint32_t e[K4];
+				_mm512_storeu_si512(e, e0);
+				_mm512_storeu_si512(e + 16, e1);
+				int w = S - j; /* the first lane of the next token (>= 32: none) */
+				if (j < H)
+					take_heads(t, rg, e, 0, H - j, -j);
+				store_values(t, j, 0, v0, v1, lanes_between(H - j, w), rg->row, rg->s, rg->flag);
+				if (w < K4) {
+					rg->row += rg->stride;
+					take_heads(t, rg, e, w, w + H < K4 ? w + H : K4, w);
+					store_values(t, j, S, v0, v1, lanes_between(w + H, K4), rg->row, rg->s,
+						     rg->flag);
 				}
 			}
 		}
@@ -563,21 +672,44 @@ avx512_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16
 		while (j >= S)
 			j -= S;
 	}
-	_mm512_storeu_si512(xs, x0);
-	_mm512_storeu_si512(xs + 16, x1);
-	return tail(t, xs, i, N, j, p, end, sym, r);
+	for (int g = 0; g < G; g++) {
+		uint32_t xs[K4];
+		_mm512_storeu_si512(xs, x0[g]);
+		_mm512_storeu_si512(xs + 16, x1[g]);
+		verdict[g] = tail(t, xs, i, N, j, p[g], end[g], r ? NULL : sym[g], r ? &r[g] : NULL);
+	}
 }
 
 AVX512_TARGET static int avx512_symbols(const fast32 *t, long N, const uint8_t *payload,
 					size_t size, uint16_t *sym)
 {
-	return avx512_loop(t, N, payload, size, sym, NULL);
+	int v;
+	if (size < 4 * K4)
+		return -1;
+	avx512_loop(t, 1, N, &payload, &size, &sym, NULL, &v);
+	return v;
 }
 
 AVX512_TARGET static int avx512_rows(const fast32 *t, long N, const uint8_t *payload, size_t size,
 				     rows_state *r)
 {
-	return avx512_loop(t, N, payload, size, NULL, r);
+	int v;
+	if (size < 4 * K4)
+		return -1;
+	avx512_loop(t, 1, N, &payload, &size, NULL, r, &v);
+	return v;
+}
+
+AVX512_TARGET static void avx512_rows2(const fast32 *t, long N, const uint8_t *const *payload,
+				       const size_t *size, rows_state *r, int *verdict)
+{
+	avx512_loop(t, 2, N, payload, size, NULL, r, verdict);
+}
+
+AVX512_TARGET static void avx512_rows4(const fast32 *t, long N, const uint8_t *const *payload,
+				       const size_t *size, rows_state *r, int *verdict)
+{
+	avx512_loop(t, 4, N, payload, size, NULL, r, verdict);
 }
 #endif
 
@@ -667,4 +799,38 @@ int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t
 			       size_t size, float *rows, size_t stride)
 {
 	return wzc_wzx_decode_lanes4_rows_path(x, layer, WZC_LANES4_BEST, n, payload, size, rows, stride);
+}
+
+int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,
+				     int n, const uint8_t *const *payload, const size_t *size,
+				     float *const *rows, size_t stride, int *verdict)
+{
+	int bad = 0, g = 0;
+	path = resolve(path);
+#ifdef WZ_HAVE_AVX512_PATH
+	const fast32 *t = path == WZC_LANES4_AVX512 ? layer_tables(x, layer) : NULL;
+	long N = t ? (long)n * t->S : 0;
+	/* fours, then a two; every block's states must be there to read */
+	while (t && G - g >= 2) {
+		int k = G - g >= 4 ? 4 : 2, fit = 1;
+		rows_state r[4];
+		for (int h = 0; h < k; h++) {
+			fit &= size[g + h] >= 4 * K4;
+			r[h] = (rows_state){ .row = rows[g + h], .stride = stride };
+		}
+		if (!fit)
+			break;
+		if (k == 4)
+			avx512_rows4(t, N, payload + g, size + g, r, verdict + g);
+		else
+			avx512_rows2(t, N, payload + g, size + g, r, verdict + g);
+		for (int h = g; h < g + k; h++)
+			bad |= verdict[h];
+		g += k;
+	}
+#endif
+	for (; g < G; g++)
+		bad |= verdict[g] = wzc_wzx_decode_lanes4_rows_path(x, layer, path, n, payload[g], size[g],
+								   rows[g], stride);
+	return bad ? -1 : 0;
 }
