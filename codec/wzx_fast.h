@@ -118,7 +118,7 @@ int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t
  * tokens, to rows[g] together (AVX-512: in lockstep, their latencies
  * overlapping); verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
  * block g alone (and its rows the same), the result -1 when any fails. */
-#define WZC_LANES4_GROUP_MAX 4
+#define WZC_LANES4_GROUP_MAX 4 /* at least WZC_LANES12_GROUP_MAX: a restore run (wzx_file.c) */
 int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,
 				     int n, const uint8_t *const *payload, const size_t *size,
 				     float *const *rows /* OUT: [G] */, size_t stride,
