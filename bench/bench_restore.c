@@ -4,7 +4,7 @@
  * buffer, the block's layer alone planned and built, tables cached) beside
  * the same work with every table computed afresh and with every layer
  * planned and built on opening (the references, measured in the same
- * run); decode throughput per core beside
+ * run); decode throughput per core (versions 1 to 4) beside
  * zstd -3 on fp8-mix's bytes of the same tokens; the restore over threads.
  * Medians of several runs.  Synthetic mla-b statistics, labelled so: one
  * prepared layer repeated in every layer. */
@@ -488,8 +488,23 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				return -1;
 			printf("%-52s %8.2f %8.3f %9.3f\n", v4[vi].name, gb / m, tok / m / 1e6,
 			       c.total * 8.0 / (tok * (R + P)));
-			if (v4[vi].what == V4_ROWS && tok / m > v4_tr)
+			if (v4[vi].what == V4_GROUP_ROWS) {
 				v4_tr = tok / m;
+				rate("restore_v4_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 (type 4 blocks) fused to the transformed domain, four blocks at once "
+				     "(the restore's way), one core");
+				rate("wzx_v4_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
+				     "wzx v4 payload bits per cache value on the benchmark's blocks");
+			}
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX512)
+				rate("restore_v4_transformed_one_block_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, AVX-512, one core");
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_SCALAR)
+				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");
+			if (v4[vi].what == V4_RECORDS)
+				rate("restore_v4_records_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 to wz records, one block at a time, one core");
 		}
 		free(s4);
 		free(s3);
@@ -563,8 +578,8 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		double m = bench_median(t, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
-		printf("\nwzx v4 to the transformed domain (fused, best path) / zstd -3 on fp8-mix: %.2fx tokens/s\n",
-		       v4_tr / (tok / m));
+		printf("\nwzx v4 to the transformed domain (fused, four blocks at once) / zstd -3 on fp8-mix: "
+		       "%.2fx tokens/s\n", v4_tr / (tok / m));
 		printf("wzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
 		       "(one block at a time: %.2fx; v2, 8 lanes: %.2fx)\n", best_tr / (tok / m),
 		       one_tr / (tok / m), v2_tr / (tok / m));

@@ -115,8 +115,8 @@ int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			       size_t size, float *rows /* OUT */, size_t stride);
 /* G (<= WZC_LANES4_GROUP_MAX) type 4 payloads of one layer, each of n
- * tokens, to rows[g] together (AVX-512: in lockstep, their latencies
- * overlapping); verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
+ * tokens, to rows[g] (one after another: lockstep was measured slower);
+ * verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
  * block g alone (and its rows the same), the result -1 when any fails. */
 #define WZC_LANES4_GROUP_MAX 4 /* at least WZC_LANES12_GROUP_MAX: a restore run (wzx_file.c) */
 int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,

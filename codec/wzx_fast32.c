@@ -571,12 +571,10 @@ static inline void take_heads(const fast32 *t, rows_state *r, const uint32_t *e,
 }
 
 /* G blocks of one layer and one token count in lockstep (G a constant
- * after inlining): 2G independent chains of gather, multiply and
- * renormalisation, so one's latency hides behind the others'.  The
- * unchecked rounds run while every block has a round's bytes left; each
- * block then finishes alone in the checked tail, so a damaged block gets
- * the verdict (and output) it gets alone.  sym[g] or r[g] (the other
- * NULL). */
+ * after inlining; only G = 1 is used: 2 and 4 were measured slower, see
+ * wzc_wzx_decode_lanes4_rows_group).  The unchecked rounds run while
+ * every block has a round's bytes left; each block then finishes alone in
+ * the checked tail.  sym[g] or r[g] (the other NULL). */
 AVX512_TARGET static inline __attribute__((always_inline)) void
 avx512_loop(const fast32 *t, const int G, long N, const uint8_t *const *payload, const size_t *size,
 	    uint16_t *const *sym, rows_state *r, int *verdict)
@@ -700,17 +698,6 @@ AVX512_TARGET static int avx512_rows(const fast32 *t, long N, const uint8_t *pay
 	return v;
 }
 
-AVX512_TARGET static void avx512_rows2(const fast32 *t, long N, const uint8_t *const *payload,
-				       const size_t *size, rows_state *r, int *verdict)
-{
-	avx512_loop(t, 2, N, payload, size, NULL, r, verdict);
-}
-
-AVX512_TARGET static void avx512_rows4(const fast32 *t, long N, const uint8_t *const *payload,
-				       const size_t *size, rows_state *r, int *verdict)
-{
-	avx512_loop(t, 4, N, payload, size, NULL, r, verdict);
-}
 #endif
 
 int wzc_wzx_lanes4_have(wzc_lanes4_path path)
@@ -805,31 +792,11 @@ int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_pat
 				     int n, const uint8_t *const *payload, const size_t *size,
 				     float *const *rows, size_t stride, int *verdict)
 {
-	int bad = 0, g = 0;
-	path = resolve(path);
-#ifdef WZ_HAVE_AVX512_PATH
-	const fast32 *t = path == WZC_LANES4_AVX512 ? layer_tables(x, layer) : NULL;
-	long N = t ? (long)n * t->S : 0;
-	/* fours, then a two; every block's states must be there to read */
-	while (t && G - g >= 2) {
-		int k = G - g >= 4 ? 4 : 2, fit = 1;
-		rows_state r[4];
-		for (int h = 0; h < k; h++) {
-			fit &= size[g + h] >= 4 * K4;
-			r[h] = (rows_state){ .row = rows[g + h], .stride = stride };
-		}
-		if (!fit)
-			break;
-		if (k == 4)
-			avx512_rows4(t, N, payload + g, size + g, r, verdict + g);
-		else
-			avx512_rows2(t, N, payload + g, size + g, r, verdict + g);
-		for (int h = g; h < g + k; h++)
-			bad |= verdict[h];
-		g += k;
-	}
-#endif
-	for (; g < G; g++)
+	/* one block after another: two and four blocks in lockstep (the
+	 * loop's G) were measured slower than one, 32 lanes being enough
+	 * chains already (docs/restore.md) */
+	int bad = 0;
+	for (int g = 0; g < G; g++)
 		bad |= verdict[g] = wzc_wzx_decode_lanes4_rows_path(x, layer, path, n, payload[g], size[g],
 								   rows[g], stride);
 	return bad ? -1 : 0;
