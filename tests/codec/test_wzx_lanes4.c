@@ -81,8 +81,9 @@ static void one(wzt_family fam, const char *rate, int T)
 	for (int l = 0; l < L; l++)
 		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
 				 rec + B * T * l, &d);
-	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1), "%s %s: type 4 tables (%d symbols a token)",
-	   fname, rate, wzc_wzx_block_symbols4(x, 0));
+	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1),
+	   "%s %s: type 4 tables (%d symbols a token, %d coded in types 2 and 3)", fname, rate,
+	   wzc_wzx_block_symbols4(x, 0), wzc_wzx_block_symbols(x, 0));
 	static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_BEST };
 	static const char *const names[] = { "scalar", "AVX-512", "best" };
 	int stride = w.R + w.P + 3; /* rows wider than a token: the stride is honoured */
@@ -193,6 +194,6 @@ int main(void)
 {
 	one(WZT_FAMILY_MLA_B, "wzx-5.4", 300);
 	one(WZT_FAMILY_IID, "wz-4.97", 100);
-	one(WZT_FAMILY_MLA_A, "wz-2", 70);
+	one(WZT_FAMILY_MLA_A, "wz-2", 70); /* single-level components (f = 2^12) among them */
 	return tap_done();
 }
