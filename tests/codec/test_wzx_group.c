@@ -186,7 +186,7 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 	wzc_wzx_reader *r = NULL;
 	wz_diag d;
 	if (!ok(cont && !wzc_wzx_write(x, T, rec, cont, cap, &n, NULL, &d) &&
-		!wzc_wzx_open(cont, n, "t.wzx", &r, &d), "%s: a version 3 container", what))
+		!wzc_wzx_open(cont, n, "t.wzx", &r, &d), "%s: a version 4 container", what))
 		return;
 	/* block by block: the rows every other way must give */
 	float *want = malloc(sizeof(float) * L * T * row), *got = malloc(sizeof(float) * L * T * row);
