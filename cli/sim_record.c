@@ -81,6 +81,12 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 		wza_run_figure(run, t, r, "prefill_gpus_per_replica", (double)p->prefill_gpus, NULL);
 	if (p->disaggregated && p->prefill_gpus_search[0])
 		wza_run_figure(run, t, r, "prefill_gpus_search", NAN, p->prefill_gpus_search);
+	if (p->prefill_cp > 1) {
+		wza_run_figure(run, t, r, "prefill_context_parallel", (double)p->prefill_cp, NULL);
+		wza_run_figure(run, t, r, "prefill_cp_min_tokens", (double)p->prefill_cp_min_tokens,
+			       NULL);
+		wza_run_figure(run, t, r, "prefill_cp_efficiency", p->prefill_cp_efficiency, NULL);
+	}
 	wza_run_figure(run, t, r, "expert_parallel", NAN,
 		       !p->expert_parallel ? "no" : p->dual_batch_overlap ? "yes, dual-batch overlap"
 									    : "yes");

@@ -100,6 +100,9 @@ typedef struct {
 	double *tok_a, *link_free;
 	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
 	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
+	/* per rank, context-parallel prefill only: its share of the pass's
+	 * context-parallel pairs, and the seconds its ring link is busy */
+	double *pf_cp_pairs, *pf_ring;
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;

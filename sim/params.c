@@ -7,7 +7,8 @@
 
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
-	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
+	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens",
+	"prefill_context_parallel", "prefill_cp_min_tokens", "prefill_cp_efficiency", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
 	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
 	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
@@ -67,6 +68,19 @@ void wzs_params_default(wzs_params *p)
 	/* Chunked prefill, as vLLM and SGLang schedule it (SGLang's default
 	 * chunked_prefill_size), so a long prompt does not stall decode. */
 	p->prefill_chunk_tokens = 8192;
+	/* Context-parallel prefill off, so that results without it stay as they
+	 * were; docs/validation.md shows the product page's fleet both ways.
+	 * DeepSeek's own prefill spreads one request's attention over 4 GPUs
+	 * (TP4 with sequence parallelism, DeepSeek-V3 report arXiv:2412.19437,
+	 * sec. 3.4.1).  When on, a prompt longer than one chunk (the chunk's
+	 * 8192 tokens: shorter ones finish in one pass on their own rank) is
+	 * spread, at the 93% parallelization efficiency Meta measured for
+	 * pass-KV ring attention on H100 (Yang et al., "Context Parallelism for
+	 * Scalable Million-Token Inference", arXiv:2411.01783: 1M-token prefill
+	 * of Llama 3 405B on 16 nodes). */
+	p->prefill_cp = 1;
+	p->prefill_cp_min_tokens = 8192;
+	p->prefill_cp_efficiency = 0.93;
 	p->decode_cost[0] = '\0';
 	/* Off unless the scenario says the engine runs MTP.  DeepSeek-V3's
 	 * technical report (arXiv:2412.19437, sec. 5.4.3) measures an acceptance
@@ -174,6 +188,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
+		{ "prefill_cp_efficiency", &(p)->prefill_cp_efficiency, 1, 0, 1, 1 },        \
 		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
 		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
 		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
@@ -218,6 +233,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; long *dest; long min, max; } longs[] = {
 		{ "max_batch", &p->max_batch, 1, 1000000 },
 		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
+		{ "prefill_cp_min_tokens", &p->prefill_cp_min_tokens, 1, 100000000 },
 		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
 		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
@@ -284,6 +300,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
 				   "prefill pool's GPUs per replica)",
 				   origin, wz_kv_line(kv, "serving"));
+	if ((v = wz_kv_get(kv, "prefill_context_parallel"))) {
+		long x;
+		if (!strcmp(v, "no"))
+			p->prefill_cp = 1;
+		else if (wz_parse_count(v, &x) || x < 1 || x > 4096)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: prefill_context_parallel: '%s': use no or a number of "
+					   "ranks from 1 to 4096",
+					   origin, wz_kv_line(kv, "prefill_context_parallel"), v);
+		else
+			p->prefill_cp = x;
+	}
 	if ((v = wz_kv_get(kv, "attention_math"))) {
 		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
@@ -487,6 +515,10 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
 		      p->prefill_chunk_tokens,
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
+	if (p->prefill_cp > 1)
+		wz_buf_printf(out, "prefill_context_parallel = %ld\nprefill_cp_min_tokens = %ld\n"
+			      "prefill_cp_efficiency = %g\n",
+			      p->prefill_cp, p->prefill_cp_min_tokens, p->prefill_cp_efficiency);
 	wz_buf_printf(out, "mtp_acceptance = %g\nmtp_draft_tokens = %ld\n", p->mtp_acceptance,
 		      p->mtp_draft_tokens);
 	wz_buf_printf(out, "serving = %s\n", p->disaggregated ? "disaggregated" : "aggregated");

@@ -33,6 +33,14 @@ typedef struct {
 	double attention_heads;   /* query heads, for attention FLOPs */
 	double prefill_pair_dims; /* per head: FLOPs / 2 of one (query, key) pair in prefill */
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
+	/* context-parallel prefill (attention data parallelism only): a request
+	 * with at least prefill_cp_min_tokens to prefill spreads its attention
+	 * over prefill_cp ranks of its replica (ring attention, pass-KV), each
+	 * at prefill_cp_efficiency, while its cache circulates over the ring;
+	 * 1: off, every prefill on its own rank */
+	long prefill_cp;
+	long prefill_cp_min_tokens;
+	double prefill_cp_efficiency;
 	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
 	/* multi-token prediction (speculative decode with the model's MTP

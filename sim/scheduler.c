@@ -33,6 +33,12 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
 		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
 		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
+		if (f->m->cp_ranks > 1) {
+			r->pf_cp_pairs = calloc((size_t)ranks, sizeof *r->pf_cp_pairs);
+			r->pf_ring = calloc((size_t)ranks, sizeof *r->pf_ring);
+			if (!r->pf_cp_pairs || !r->pf_ring)
+				return WZ_ERR_NOMEM;
+		}
 		int pool = f->m->prefill_gpus > 0 ? f->m->prefill_gpus : 1;
 		r->pool_free = calloc((size_t)pool, sizeof *r->pool_free);
 		r->pool_link_free = calloc((size_t)pool, sizeof *r->pool_link_free);
@@ -73,6 +79,8 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->link_free);
 		free(r->pf_pairs);
 		free(r->pf_budget);
+		free(r->pf_cp_pairs);
+		free(r->pf_ring);
 		free(r->pool_free);
 		free(r->pool_link_free);
 		free(r->lru_head);
