@@ -49,8 +49,8 @@ static void help_pack(void)
 	       "records, so unpacking gives exactly them (give one of the two).  The trace\n"
 	       "is read a few blocks per thread at a time, the blocks coded on N threads\n"
 	       "(default: every core) and written in order as they are done, to a temporary\n"
-	       "file renamed to FILE.wzx at the end: memory does not grow with the session,\n"
-	       "and the container is the same for any N.  Prints the bytes written.\n");
+	       "file renamed to the --out path at the end: memory does not grow with the\n"
+	       "session, and the container is the same for any N.  Prints the bytes written.\n");
 }
 
 int wz_codec_pack(int argc, char **argv)
