@@ -181,7 +181,8 @@ size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind
  * on nthreads threads (this one among them) into out, token after token as
  * they follow in the container.  The bytes, and the error (the lowest
  * damaged block's), are the same for any nthreads.  Memory besides out: a
- * block's scratch per thread. */
+ * few blocks' scratch per thread (bf16: four blocks of transformed rows
+ * and one of cache values). */
 wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
 		       long first, long count, int nthreads, void *out /* OUT */, wz_diag *diag);
 
