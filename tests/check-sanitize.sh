@@ -22,6 +22,10 @@ else
 	(cd "$src" && tar --exclude=./sanitize-build -cf - .) | tar -xf - -C "$out/src"
 	(cd "$out/src" && { [ ! -f Makefile ] || make distclean > /dev/null; })
 fi
+# the tests find the shared samples beside the source folder (../shared)
+if [ -d "$src/../shared" ]; then
+	ln -s "$(cd "$src/../shared" && pwd)" "$out/shared"
+fi
 (cd "$out/src" && autoreconf -fi > "$out/autoreconf.log" 2>&1)
 cd "$out/build"
 "$out/src/configure" --enable-sanitizers CFLAGS='-O1 -g' > configure.log 2>&1
