@@ -606,6 +606,45 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		if (!cont || !out || wzc_wzx_write(x, T, rec, cont, cap, &n, NULL, &d) ||
 		    wzc_wzx_open(cont, n, "bench", &rd, &d))
 			return -1;
+		/* bf16 the restore's way (four blocks to the transformed domain, the
+		 * inverse transform of a block's tokens at once) beside its
+		 * reference (block by block through records), one thread,
+		 * interleaved runs; the same bytes checked */
+		{
+			enum { BF16_RUNS = 5 };
+			long nbl = wzc_wzx_reader_info(rd)->nblocks;
+			size_t nbf = (size_t)L * T * (R + P);
+			uint16_t *b1 = malloc(sizeof *b1 * nbf), *b2 = malloc(sizeof *b2 * nbf);
+			double tg[BF16_RUNS], tref[BF16_RUNS];
+			if (!b1 || !b2)
+				return -1;
+			for (int r = 0; r < BF16_RUNS; r++) {
+				double t0 = bench_thread_cpu_s();
+				if (wzc_wzx_restore(rd, x, WZC_RESTORE_BF16, 0, nbl, 1, b1, &d))
+					return -1;
+				tg[r] = bench_thread_cpu_s() - t0;
+				t0 = bench_thread_cpu_s();
+				if (wzc_wzx_restore(rd, x, WZC_RESTORE_BF16_RECORDS, 0, nbl, 1, b2, &d))
+					return -1;
+				tref[r] = bench_thread_cpu_s() - t0;
+			}
+			double mg = bench_median(tg, BF16_RUNS), mr = bench_median(tref, BF16_RUNS);
+			printf("\nrestore to bf16, one thread (thread CPU time), median of %d, %d layers x %d tokens\n",
+			       BF16_RUNS, L, T);
+			printf("%-52s %8s %8s\n", "", "GB/s", "Mtok/s");
+			printf("%-52s %8.2f %8.3f\n", "bf16 in groups (restore's: rows, then GEMM)", gb / mg,
+			       tok / mg / 1e6);
+			printf("%-52s %8.2f %8.3f\n", "reference: block by block through records", gb / mr,
+			       tok / mr / 1e6);
+			printf("groups / reference: %.2fx; the same bytes: %s\n", mr / mg,
+			       memcmp(b1, b2, sizeof *b1 * nbf) ? "NO" : "yes");
+			rate("restore_bf16_tokens_per_core_s", tok / mg, "token-layers/s",
+			     "wzx v3 to bf16 cache values, four blocks at once then the inverse transform per block (the restore's way), one core");
+			rate("restore_bf16_records_tokens_per_core_s", tok / mr, "token-layers/s",
+			     "wzx v3 to bf16 cache values block by block through records (the reference), one core");
+			free(b1);
+			free(b2);
+		}
 		long ncores = sysconf(_SC_NPROCESSORS_ONLN);
 		printf("\nrestore of the whole container to the transformed domain, wall time, median of %d\n",
 		       SPEED_RUNS);
