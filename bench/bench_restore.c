@@ -4,7 +4,7 @@
  * buffer, the block's layer alone planned and built, tables cached) beside
  * the same work with every table computed afresh and with every layer
  * planned and built on opening (the references, measured in the same
- * run); decode throughput per core beside
+ * run); decode throughput per core (versions 1 to 4) beside
  * zstd -3 on fp8-mix's bytes of the same tokens; the restore over threads.
  * Medians of several runs.  Synthetic mla-b statistics, labelled so: one
  * prepared layer repeated in every layer. */
@@ -132,6 +132,8 @@ fail:
 /* K for the version 3 coding (type 3: eight lanes of 12-bit rANS); K = 0
  * is version 1, K > 0 type 2 with K lanes. */
 #define V3 (-3)
+/* version 4's coding (type 4: 32 lanes of 12-bit rANS in output order) */
+#define V4 (-4)
 
 /* The blocks of records [L][T][B] coded one way: payloads side by side. */
 typedef struct {
@@ -158,6 +160,7 @@ static int code_all(const wzc_wzx *x, int L, int T, size_t B, const uint8_t *rec
 		uint8_t *o = c->bytes + c->total;
 		size_t got = K > 0 ? wzc_wzx_encode_lanes(x, l, K, n, r, o, cap - c->total)
 			     : K == V3 ? wzc_wzx_encode_lanes12(x, l, WZC_LANES, n, r, o, cap - c->total)
+			     : K == V4 ? wzc_wzx_encode_lanes4(x, l, n, r, o, cap - c->total)
 				       : wzc_wzx_encode_rans1(x, l, n, r, o, cap - c->total);
 		if (!got)
 			return -1;
@@ -259,6 +262,51 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 			wzc_wzx_symbols_records(x, l, n, sym, rec);
 		else if (what == TO_TRANSFORMED)
 			wzc_wzx_symbols_transformed(x, l, n, sym, yl, yr);
+	}
+	double dt = bench_thread_cpu_s() - t0;
+	return bad ? -1 : dt;
+}
+
+/* Version 4 (type 4 blocks), one block at a time: to symbols on a path,
+ * fused to rows of the transformed domain, or to records (symbols, back
+ * to coding order, records).  Seconds of CPU time. */
+enum { V4_SYMBOLS, V4_ROWS, V4_RECORDS, V4_GROUP_ROWS };
+static double v4_pass(const wzc_wzx *x, int T, const coded *c, wzc_lanes4_path path, int what,
+		      uint16_t *sym, uint16_t *sym3, float *rows, uint8_t *rec, int R, int P)
+{
+	int per = (T + 63) / 64, bad = 0;
+	double t0 = bench_thread_cpu_s();
+	for (int i = 0; i < c->nb; i++) {
+		int l = i / per, t = 64 * (i % per), n = T - t < 64 ? T - t : 64;
+		const uint8_t *p = c->bytes + c->off[i];
+		if (what == V4_GROUP_ROWS) {
+			/* four blocks of a layer at once (a short last block alone) */
+			int m = 1;
+			while (m < WZC_LANES4_GROUP_MAX && (i + m) % per && 64 * ((i + m) % per) + 64 <= T)
+				m++;
+			if (n < 64)
+				m = 1;
+			const uint8_t *pay[WZC_LANES4_GROUP_MAX];
+			float *rw[WZC_LANES4_GROUP_MAX];
+			int verdict[WZC_LANES4_GROUP_MAX];
+			for (int g = 0; g < m; g++) {
+				pay[g] = c->bytes + c->off[i + g];
+				rw[g] = rows + (size_t)g * 64 * (R + P);
+			}
+			bad |= wzc_wzx_decode_lanes4_rows_group(x, l, path, m, n, pay, c->size + i, rw,
+								(size_t)(R + P), verdict);
+			i += m - 1;
+			continue;
+		}
+		if (what == V4_ROWS) {
+			bad |= wzc_wzx_decode_lanes4_rows_path(x, l, path, n, p, c->size[i], rows, (size_t)(R + P));
+			continue;
+		}
+		bad |= wzc_wzx_decode_lanes4_path(x, l, path, n, p, c->size[i], sym);
+		if (what == V4_RECORDS) {
+			wzc_wzx_symbols4_entries(x, l, n, sym, sym3);
+			wzc_wzx_symbols_records(x, l, n, sym3, rec);
+		}
 	}
 	double dt = bench_thread_cpu_s() - t0;
 	return bad ? -1 : dt;
@@ -408,6 +456,61 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		}
 		coded_free(&c);
 	}
+	/* version 4: type 4 blocks, one at a time */
+	double v4_tr = 0;
+	{
+		coded c;
+		if (code_all(x, L, T, B, rec, V4, &c))
+			return -1;
+		size_t S4 = (size_t)wzc_wzx_block_symbols4(x, 0), S3 = (size_t)wzc_wzx_block_symbols(x, 0);
+		uint16_t *s4 = malloc(sizeof *s4 * 64 * S4), *s3 = malloc(sizeof *s3 * (64 * S3 + 2));
+		float *rows = malloc(sizeof(float) * 64 * WZC_LANES4_GROUP_MAX * (size_t)(R + P));
+		if (!s4 || !s3 || !rows)
+			return -1;
+		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P);
+		static const struct { wzc_lanes4_path path; int what; const char *name; } v4[] = {
+			{ WZC_LANES4_AVX512, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols (AVX-512)" },
+			{ WZC_LANES4_SCALAR, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols, scalar fast loop" },
+			{ WZC_LANES4_REF, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols, scalar reference" },
+			{ WZC_LANES4_BEST, V4_RECORDS, "v4, 32 lanes 12-bit, to records" },
+			{ WZC_LANES4_SCALAR, V4_ROWS, "v4, to transformed, fused, scalar fast loop" },
+			{ WZC_LANES4_AVX512, V4_ROWS, "v4, to transformed, fused (AVX-512)" },
+			{ WZC_LANES4_BEST, V4_GROUP_ROWS, "v4, 4 blocks at once, to transformed, fused" },
+		};
+		for (size_t vi = 0; vi < sizeof v4 / sizeof *v4; vi++) {
+			if (!wzc_wzx_lanes4_have(v4[vi].path))
+				continue;
+			double t[SPEED_RUNS];
+			for (int r = 0; r < SPEED_RUNS; r++)
+				t[r] = v4_pass(x, T, &c, v4[vi].path, v4[vi].what, s4, s3, rows, brec, R, P);
+			double m = bench_median(t, SPEED_RUNS);
+			if (m <= 0)
+				return -1;
+			printf("%-52s %8.2f %8.3f %9.3f\n", v4[vi].name, gb / m, tok / m / 1e6,
+			       c.total * 8.0 / (tok * (R + P)));
+			if (v4[vi].what == V4_GROUP_ROWS) {
+				v4_tr = tok / m;
+				rate("restore_v4_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 (type 4 blocks) fused to the transformed domain, four blocks at once "
+				     "(the restore's way), one core");
+				rate("wzx_v4_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
+				     "wzx v4 payload bits per cache value on the benchmark's blocks");
+			}
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX512)
+				rate("restore_v4_transformed_one_block_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, AVX-512, one core");
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_SCALAR)
+				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");
+			if (v4[vi].what == V4_RECORDS)
+				rate("restore_v4_records_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 to wz records, one block at a time, one core");
+		}
+		free(s4);
+		free(s3);
+		free(rows);
+		coded_free(&c);
+	}
 	/* bf16 (the cache's own domain) and the pack side */
 	{
 		coded c;
@@ -475,7 +578,9 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		double m = bench_median(t, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
-		printf("\nwzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
+		printf("\nwzx v4 to the transformed domain (fused, four blocks at once) / zstd -3 on fp8-mix: "
+		       "%.2fx tokens/s\n", v4_tr / (tok / m));
+		printf("wzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
 		       "(one block at a time: %.2fx; v2, 8 lanes: %.2fx)\n", best_tr / (tok / m),
 		       one_tr / (tok / m), v2_tr / (tok / m));
 		rate("fp8mix_bytes_per_token_layer", (double)fb, "B",
@@ -501,6 +606,45 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		if (!cont || !out || wzc_wzx_write(x, T, rec, cont, cap, &n, NULL, &d) ||
 		    wzc_wzx_open(cont, n, "bench", &rd, &d))
 			return -1;
+		/* bf16 the restore's way (four blocks to the transformed domain, the
+		 * inverse transform of a block's tokens at once) beside its
+		 * reference (block by block through records), one thread,
+		 * interleaved runs; the same bytes checked */
+		{
+			enum { BF16_RUNS = 5 };
+			long nbl = wzc_wzx_reader_info(rd)->nblocks;
+			size_t nbf = (size_t)L * T * (R + P);
+			uint16_t *b1 = malloc(sizeof *b1 * nbf), *b2 = malloc(sizeof *b2 * nbf);
+			double tg[BF16_RUNS], tref[BF16_RUNS];
+			if (!b1 || !b2)
+				return -1;
+			for (int r = 0; r < BF16_RUNS; r++) {
+				double t0 = bench_thread_cpu_s();
+				if (wzc_wzx_restore(rd, x, WZC_RESTORE_BF16, 0, nbl, 1, b1, &d))
+					return -1;
+				tg[r] = bench_thread_cpu_s() - t0;
+				t0 = bench_thread_cpu_s();
+				if (wzc_wzx_restore(rd, x, WZC_RESTORE_BF16_RECORDS, 0, nbl, 1, b2, &d))
+					return -1;
+				tref[r] = bench_thread_cpu_s() - t0;
+			}
+			double mg = bench_median(tg, BF16_RUNS), mr = bench_median(tref, BF16_RUNS);
+			printf("\nrestore to bf16, one thread (thread CPU time), median of %d, %d layers x %d tokens\n",
+			       BF16_RUNS, L, T);
+			printf("%-52s %8s %8s\n", "", "GB/s", "Mtok/s");
+			printf("%-52s %8.2f %8.3f\n", "bf16 in groups (restore's: rows, then GEMM)", gb / mg,
+			       tok / mg / 1e6);
+			printf("%-52s %8.2f %8.3f\n", "reference: block by block through records", gb / mr,
+			       tok / mr / 1e6);
+			printf("groups / reference: %.2fx; the same bytes: %s\n", mr / mg,
+			       memcmp(b1, b2, sizeof *b1 * nbf) ? "NO" : "yes");
+			rate("restore_bf16_tokens_per_core_s", tok / mg, "token-layers/s",
+			     "wzx v3 to bf16 cache values, four blocks at once then the inverse transform per block (the restore's way), one core");
+			rate("restore_bf16_records_tokens_per_core_s", tok / mr, "token-layers/s",
+			     "wzx v3 to bf16 cache values block by block through records (the reference), one core");
+			free(b1);
+			free(b2);
+		}
 		long ncores = sysconf(_SC_NPROCESSORS_ONLN);
 		printf("\nrestore of the whole container to the transformed domain, wall time, median of %d\n",
 		       SPEED_RUNS);

@@ -4,10 +4,12 @@
 # two lengths packed at wzx-5.4, then `wzplan codec unpack --to
 # wz` (records) on one thread and on every core: wall time and peak memory
 # (maximum resident set, from /usr/bin/time) for each.  Peak memory that
-# does not grow with the session's length (unpack holds the container's
-# index, 16 bytes a block, and a run of blocks) is the must-show; pack
-# still reads its trace whole.  TOKENS="a b" sets the lengths, LAYERS
-# the layer count (61, DeepSeek-V3's, unless set: a quick run uses fewer).
+# does not grow with the session's length is the must-show: unpack holds
+# the container's index (16 bytes a block) and a run of blocks, pack the
+# trace's header, a run of blocks and the index it writes.  Pack's wall
+# time and peak are printed for every core, beside the trace file's size.
+# TOKENS="a b" sets the lengths, LAYERS the layer count (61, DeepSeek-V3's,
+# unless set: a quick run uses fewer).
 : "${WZPLAN:=./wzplan}"
 : "${TOKENS:=1024 4096}"
 : "${LAYERS:=61}"
@@ -34,7 +36,7 @@ for T in $TOKENS; do
 	rm -rf "$tmp/t$T"
 	size=$(wc -c < "$tmp/s.wzx")
 	awk -v T="$T" -v c="$cores" -v w="$pwall" -v kb="$pkb" -v ts="$tsize" 'BEGIN {
-		printf "%8d pack on %d threads: %.2f s, peak %.1f MiB (trace file %.1f MiB, read whole)\n", T, c, w, kb / 1024, ts / 1048576 }'
+		printf "%8d pack on %d threads: %.2f s, peak %.1f MiB (trace file %.1f MiB)\n", T, c, w, kb / 1024, ts / 1048576 }'
 	for th in 1 "$cores"; do
 		/usr/bin/time -f '%e %M' -o "$tmp/time" "$WZPLAN" codec unpack --in "$tmp/s.wzx" \
 			--profile "$tmp/p.wzp" --to wz --threads "$th" --out "$tmp/y.rec" > /dev/null || exit 1

@@ -6,6 +6,8 @@ WZ_BENCH_SH += bench/bench_sim.sh
 WZ_BENCH_SH += bench/bench_sweep.sh
 EXTRA_DIST += bench/bench_sweep.sh
 EXTRA_DIST += bench/bench_sim.sh
+# Outputs of a fixed set of runs, to diff before and after a speed change.
+EXTRA_DIST += bench/sim_outputs.sh
 WZ_BENCH_SH += bench/bench_unpack.sh
 EXTRA_DIST += bench/bench_unpack.sh bench/bench_util.h
 EXTRA_PROGRAMS += bench/bench_codec

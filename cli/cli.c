@@ -12,6 +12,7 @@
 #include "common/wz_io.h"
 #include "costmodel/catalog.h"
 #include "sim/params.h"
+#include "sim/weights.h"
 
 int wz_cli_fail(const char *cmd, const wz_diag *diag)
 {
@@ -305,6 +306,9 @@ int wz_scenario_setup(const char *cmd, const wz_scenario_opts *opts, wzm_catalog
 	if (!rc && wzm_catalog_load(opts->catalog_dir, cat, &diag))
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc && wzm_scenario_validate(*scn, &diag))
+		rc = wz_cli_fail(cmd, &diag);
+	/* The memory mode holds the weights as the simulator does. */
+	if (!rc && wzs_scenario_weights(*scn, *cat, &diag))
 		rc = wz_cli_fail(cmd, &diag);
 	if (rc) {
 		wzm_scenario_free(*scn);

@@ -135,6 +135,11 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
 		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
 		       p->max_batch, p->queue_timeout_s);
+	if (p->prefill_cp > 1)
+		wzp_table_note(t, "Context-parallel prefill: a request with %ld or more tokens to "
+				  "prefill runs its attention on %ld ranks at %g of linear scaling, its "
+				  "cache passed round their ring in the format's bytes.",
+			       p->prefill_cp_min_tokens, p->prefill_cp, p->prefill_cp_efficiency);
 	if (p->disaggregated && !p->prefill_gpus_search[0])
 		wzp_table_note(t, "Serving: disaggregated; each replica's prefills run on %ld more "
 				  "GPUs (counted in GPUs), whole prompts first come first served, and "

@@ -108,23 +108,6 @@ static void progress(const char *path)
 			(long long)(st.st_size >> 20));
 }
 
-/* Appends src to dst with sessions after dst's, keeping src's times. */
-static wz_err overlay(wzt_traffic *dst, const wzt_traffic *src, wz_diag *diag)
-{
-	int64_t base = 0;
-	for (size_t i = 0; i < dst->n; i++)
-		if (dst->requests[i].session >= base)
-			base = dst->requests[i].session + 1;
-	for (size_t i = 0; i < src->n; i++) {
-		wzt_request r = src->requests[i];
-		r.session += base;
-		wz_err err = wzt_traffic_push(dst, &r, diag);
-		if (err)
-			return err;
-	}
-	return WZ_OK;
-}
-
 static wz_err import_one(const import_opts *o, const char *path, int index, wzt_traffic **t,
 			 size_t *moved, wz_diag *diag)
 {
@@ -175,7 +158,7 @@ static int run_import(const import_opts *o, char **files, int nfiles)
 				all = t;
 				t = NULL;
 			} else if (!err) {
-				err = overlay(all, t, &diag);
+				err = wzt_traffic_overlay(all, t, &diag);
 			}
 			wzt_traffic_free(t);
 		}

@@ -1,7 +1,7 @@
 /* `wzplan codec pack`: a cache trace to a wzx offload container
- * (docs/wzx-format.md), coded on many threads and written as it goes (the
- * records and the container are never held whole); cli/codec_unpack.c
- * reads it back. */
+ * (docs/wzx-format.md), read a run of blocks at a time, coded on many
+ * threads and written as it goes (neither the trace, the records nor the
+ * container is ever held whole); cli/codec_unpack.c reads it back. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +29,11 @@ static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
 	return wz_out_write(s->of, s->path, bytes, n, diag);
 }
 
-/* The trace's values of a block (the trace is in memory). */
-static wz_err from_window(void *ctx, int layer, int t0, int n, float *lat, float *rope,
+/* A block's values, read from the trace file when a thread asks. */
+static wz_err from_stream(void *ctx, int layer, int t0, int n, float *lat, float *rope,
 			  wz_diag *diag)
 {
-	const wzc_window *w = ctx;
-	(void)diag;
-	memcpy(lat, w->latent + ((size_t)layer * w->T + t0) * w->R, sizeof(float) * (size_t)n * w->R);
-	memcpy(rope, w->rope + ((size_t)layer * w->T + t0) * w->P, sizeof(float) * (size_t)n * w->P);
-	return WZ_OK;
+	return wzt_cache_stream_read(ctx, layer, t0, n, lat, rope, diag);
 }
 
 static void help_pack(void)
@@ -50,9 +46,11 @@ static void help_pack(void)
 	       "profile) in blocks of 64 tokens x one layer, with a checksum per block and\n"
 	       "an index for random access.  --rate chooses the grid whose expected size\n"
 	       "is about BITS bits/value (wzx-BITS); --grid wz-BITS packs that GPU tier's\n"
-	       "records, so unpacking gives exactly them (give one of the two).  Blocks are\n"
-	       "coded on N threads (default: every core) and written as they are done; the\n"
-	       "container is the same for any N.  Prints the bytes written.\n");
+	       "records, so unpacking gives exactly them (give one of the two).  The trace\n"
+	       "is read a few blocks per thread at a time, the blocks coded on N threads\n"
+	       "(default: every core) and written in order as they are done, to a temporary\n"
+	       "file renamed to the --out path at the end: memory does not grow with the\n"
+	       "session, and the container is the same for any N.  Prints the bytes written.\n");
 }
 
 int wz_codec_pack(int argc, char **argv)
@@ -110,13 +108,13 @@ int wz_codec_pack(int argc, char **argv)
 	wzc_profile *prof;
 	if (wzc_profile_read(profile, &prof, &diag))
 		return wz_cli_fail(CMD, &diag);
-	wzt_cache_trace *tr;
-	const char *paths[1] = { trace };
-	if ((rc = wz_codec_load_traces(paths, 1, &tr))) {
+	wzt_cache_stream *in;
+	if (wzt_cache_stream_open(trace, &in, &diag)) {
 		wzc_profile_free(prof);
-		return rc;
+		return wz_cli_fail(CMD, &diag);
 	}
-	wzc_window w = wz_codec_window(tr, trace);
+	/* the shape and metadata alone: the values come a block at a time */
+	wzc_window w = wz_codec_window(wzt_cache_stream_info(in), trace);
 	wzc_codec *codec = NULL;
 	wzc_wzx *x = NULL;
 	wzc_wzx_writer *wr = NULL;
@@ -136,7 +134,7 @@ int wz_codec_pack(int argc, char **argv)
 	/* runs of a few blocks per thread: memory stays that, not the session */
 	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0, run = (long)nthreads * BLOCKS_PER_THREAD;
 	for (long b = 0; !e && b < nb; b += run)
-		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_window, &w, &diag);
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_stream, in, &diag);
 	if (!e)
 		e = wzc_wzx_writer_finish(wr, &st, &diag);
 	if (of.fd >= 0) {
@@ -156,7 +154,7 @@ int wz_codec_pack(int argc, char **argv)
 	wzc_wzx_writer_free(wr);
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
-	wzt_cache_trace_free(tr);
+	wzt_cache_stream_close(in);
 	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

@@ -138,10 +138,18 @@ wzp_table *wz_report_memory(const wzm_scenario *s, const wzm_compare *c)
 		saving(t, i == c->baseline, r->by_memory.saving_reserved);
 		saving(t, i == c->baseline, r->by_memory.saving_ondemand);
 	}
-	wzp_table_note(t, "Method: cache per GPU = HBM x %.2f - weights / %d GPUs - %.1f GiB reserve, "
-			  "in %d-token blocks; every user holds %ld tokens; whole replicas.",
-		       s->mem.mem_util, s->mem.gpus_per_replica, s->mem.act_reserve_gib,
-		       WZM_BLOCK_TOKENS, s->context);
+	if (s->mem.replicated_params_b > 0)
+		wzp_table_note(t, "Method: cache per GPU = HBM x %.2f - weights held whole - the rest "
+				  "/ %d GPUs - %.1f GiB reserve, in %d-token blocks; every user holds "
+				  "%ld tokens; whole replicas.",
+			       s->mem.mem_util, s->mem.gpus_per_replica, s->mem.act_reserve_gib,
+			       WZM_BLOCK_TOKENS, s->context);
+	else
+		wzp_table_note(t, "Method: cache per GPU = HBM x %.2f - weights / %d GPUs - %.1f GiB "
+				  "reserve, in %d-token blocks; every user holds %ld tokens; whole "
+				  "replicas.",
+			       s->mem.mem_util, s->mem.gpus_per_replica, s->mem.act_reserve_gib,
+			       WZM_BLOCK_TOKENS, s->context);
 	if (s->mem.par == WZM_PAR_TP)
 		wzp_table_note(t, "Tensor parallel: MLA caches are not split across ranks, so each "
 				  "replica holds one GPU's worth of users.");
@@ -179,9 +187,27 @@ wzp_table *wz_report_breakdown(const wzm_scenario *s, const wzm_compare *c)
 		wzp_table_numf(t, (double)m->users_per_gpu, 0);
 	}
 	double wbits = isnan(s->mem.weight_bits) ? c->model->weight_bits : s->mem.weight_bits;
-	wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d), split over %d GPUs.",
-		       c->model->name, c->model->params_total_b, wbits, c->model->origin,
-		       c->model->line, s->mem.gpus_per_replica);
+	double whole = s->mem.replicated_params_b < c->model->params_total_b
+			       ? s->mem.replicated_params_b
+			       : c->model->params_total_b;
+	if (whole >= c->model->params_total_b)
+		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d), all of them on "
+				  "every GPU (no routed experts to split under attention data "
+				  "parallelism).",
+			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
+			       c->model->line);
+	else if (whole > 0)
+		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d); with attention "
+				  "data parallelism every GPU holds %.1fB whole (all but the routed "
+				  "experts, from the moe_* keys) and 1/%d of the other %.1fB.",
+			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
+			       c->model->line, whole, s->mem.gpus_per_replica,
+			       c->model->params_total_b - whole);
+	else
+		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d), split over %d "
+				  "GPUs.",
+			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
+			       c->model->line, s->mem.gpus_per_replica);
 	wzp_table_note(t, "HBM: %.0f GiB (%s:%d).", c->gpu->hbm_gib, c->gpu->origin, c->gpu->line);
 	return t;
 }

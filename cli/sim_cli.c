@@ -252,8 +252,14 @@ int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 	if (wzs_decode_cost(&s->params, size->name, &cost, &diag))
 		return wz_cli_fail(cmd, &diag);
 	if (wzs_replica_model_build(m, s->gpu, &s->scn->mem, s->scn->context, size->record_per_layer,
-				    off.record_per_layer, cost, &s->params, out, &diag))
+				    off.record_per_layer, cost, &s->params, out, &diag)) {
+		/* A value the replica cannot take: say where the scenario set it. */
+		static const char key[] = "prefill_context_parallel";
+		size_t n = sizeof key - 1;
+		if (!strncmp(diag.msg, key, n) && diag.msg[n] == ':' && wz_kv_get(s->scn->kv, key))
+			return fail_at(cmd, s->scn->kv, key, diag.msg + n + 2);
 		return wz_cli_fail(cmd, &diag);
+	}
 	/* Only a policy that parks sessions restores them. */
 	if (s->params.idle_policy == WZS_IDLE_OFFLOAD) {
 		double per_core;

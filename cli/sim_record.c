@@ -81,6 +81,12 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 		wza_run_figure(run, t, r, "prefill_gpus_per_replica", (double)p->prefill_gpus, NULL);
 	if (p->disaggregated && p->prefill_gpus_search[0])
 		wza_run_figure(run, t, r, "prefill_gpus_search", NAN, p->prefill_gpus_search);
+	if (p->prefill_cp > 1) {
+		wza_run_figure(run, t, r, "prefill_context_parallel", (double)p->prefill_cp, NULL);
+		wza_run_figure(run, t, r, "prefill_cp_min_tokens", (double)p->prefill_cp_min_tokens,
+			       NULL);
+		wza_run_figure(run, t, r, "prefill_cp_efficiency", p->prefill_cp_efficiency, NULL);
+	}
 	wza_run_figure(run, t, r, "expert_parallel", NAN,
 		       !p->expert_parallel ? "no" : p->dual_batch_overlap ? "yes, dual-batch overlap"
 									    : "yes");
@@ -150,6 +156,13 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 			wza_run_sim(run, format, tier[i],
 				    (double)res->prefix_hits[i] / (double)res->prefix_lookups, "share");
 		wza_run_sim(run, format, "prefix_tokens_saved", res->prefix_tokens_saved, "tokens");
+		/* And the tokens found in each tier, as shares of those looked up
+		 * (a partial hit counts its part). */
+		static const char *const tok[3] = { "prefix_token_hit_hbm", "prefix_token_hit_cpu",
+						    "prefix_token_hit_ssd" };
+		for (int i = 0; i < 3 && res->prefix_tokens_wanted > 0; i++)
+			wza_run_sim(run, format, tok[i],
+				    res->prefix_hit_tokens[i] / res->prefix_tokens_wanted, "share");
 	}
 	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
 	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");

@@ -79,7 +79,7 @@ static void int8_encode(const float *x, int n, uint8_t *out)
 	float inv = s > 0 ? 1.0f / s : 0;
 	for (int i = 0; i < n; i++) {
 		float q = wzc_rint(x[i] * inv);
-		q = q > 127 ? 127 : q < -127 ? -127 : q;
+		q = q > 127 ? 127 : q < -127 ? -127 : q == q ? q : 0; /* NaN: code 0 */
 		out[i] = (uint8_t)(int8_t)q;
 	}
 	wzc_put16(out + n, h);
@@ -132,8 +132,10 @@ static void int4_encode(const float *x, int R, uint8_t *rec)
 		float inv = s > 0 ? 1.0f / s : 0;
 		for (int i = 0; i < 64; i += 2) {
 			float q0 = wzc_rint((v[i] - z) * inv), q1 = wzc_rint((v[i + 1] - z) * inv);
-			q0 = q0 < 0 ? 0 : q0 > 15 ? 15 : q0;
-			q1 = q1 < 0 ? 0 : q1 > 15 ? 15 : q1;
+			/* NaN (an infinite value against an infinite zero point) is
+			 * code 0: converting NaN to int is undefined */
+			q0 = q0 > 0 ? (q0 < 15 ? q0 : 15) : 0;
+			q1 = q1 > 0 ? (q1 < 15 ? q1 : 15) : 0;
 			rec[32 * g + i / 2] = (uint8_t)((int)q0 | (int)q1 << 4);
 		}
 		wzc_put16(groups + 4 * g, hs);

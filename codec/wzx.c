@@ -41,6 +41,7 @@ void wzc_wzx_free(wzc_wzx *x)
 	for (int l = 0; x->layers && l < x->L; l++) {
 		wzx_layer *ly = &x->layers[l];
 		wzc_wzx_fast12_free_layer(ly);
+		wzc_wzx_fast32_free_layer(ly);
 		wzc_wzx_transform_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
 		drop_layer(ly);
@@ -524,14 +525,15 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 			 uint8_t *out, size_t cap, size_t *size)
 {
 	size_t raw = (size_t)n * x->B;
-	/* interleaved 12-bit rANS where the layer's counts allow it, else
-	 * 16-bit; either unless it is not smaller than the records */
-	int type3 = wzc_wzx_layer_type3(x, layer);
-	size_t got = type3 ? wzc_wzx_encode_lanes12(x, layer, WZC_LANES, n, records, out, cap)
+	/* type 4 (32 lanes of 12-bit rANS in output order) where the layer's
+	 * counts allow it, else type 2; either unless it is not smaller than
+	 * the records */
+	int type4 = wzc_wzx_layer_type3(x, layer);
+	size_t got = type4 ? wzc_wzx_encode_lanes4(x, layer, n, records, out, cap)
 			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {
 		*size = got;
-		return type3 ? WZC_WZX_LANES12 : WZC_WZX_LANES;
+		return type4 ? WZC_WZX_LANES4 : WZC_WZX_LANES;
 	}
 	memcpy(out, records, raw);
 	*size = raw;

@@ -12,7 +12,7 @@
 #include "codec/profile.h"
 #include "common/wz_error.h"
 
-#define WZC_WZX_VERSION 3 /* written; 1 and 2 are still read */
+#define WZC_WZX_VERSION 4 /* written; 1, 2 and 3 are still read */
 #define WZC_WZX_BLOCK_TOKENS 64
 #define WZC_WZX_HEADER_FIXED 56 /* bytes before the model name */
 #define WZC_WZX_BLOCK_OVERHEAD 24 /* block header 16 + checksum 8 */
@@ -164,15 +164,25 @@ wz_err wzc_wzx_read_all(const wzc_wzx_reader *r, const wzc_wzx *x, uint8_t *reco
 
 /* What a restore writes per token: the wz records (B bytes), the
  * transformed domain (R + P floats, latent first), or the cache's own
- * values in bf16 (R + P, latent first). */
-typedef enum { WZC_RESTORE_RECORDS, WZC_RESTORE_TRANSFORMED, WZC_RESTORE_BF16 } wzc_restore_kind;
+ * values in bf16 (R + P, latent first).  WZC_RESTORE_BF16 goes through the
+ * transformed domain, four blocks at once, and inverts the transform for
+ * a block's tokens together (one matrix product per part, wzc_gemm);
+ * WZC_RESTORE_BF16_RECORDS is its reference, the same bf16 bit for bit:
+ * each block to records, then wzc_decode_layer. */
+typedef enum {
+	WZC_RESTORE_RECORDS,
+	WZC_RESTORE_TRANSFORMED,
+	WZC_RESTORE_BF16,
+	WZC_RESTORE_BF16_RECORDS,
+} wzc_restore_kind;
 size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind);
 
 /* Blocks first .. first + count - 1 (in block order, layer-major) restored
  * on nthreads threads (this one among them) into out, token after token as
  * they follow in the container.  The bytes, and the error (the lowest
  * damaged block's), are the same for any nthreads.  Memory besides out: a
- * block's scratch per thread. */
+ * few blocks' scratch per thread (bf16: four blocks of transformed rows
+ * and one of cache values). */
 wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
 		       long first, long count, int nthreads, void *out /* OUT */, wz_diag *diag);
 

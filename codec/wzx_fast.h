@@ -84,4 +84,48 @@ void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path p
 void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
 			  float *rows /* OUT */, size_t stride);
 
+/* Type 4 (version 4; codec/wzx_fast32.c): WZC_LANES4 lanes of 12-bit rANS
+ * over each token's symbols in output order (scale codes, anchor flags,
+ * then every component, a single-level one coded with f = 2^12), so the
+ * decoder writes the transformed domain from its rANS loop.  Written
+ * where type 3 would be (every count <= 4096).  Every path gives the same
+ * symbols (or rows, bit for bit) and verdict as the reference (_REF: the
+ * symbols by binary search, every read checked; rows through the wz
+ * decoder's own steps); _BEST is AVX-512 where the processor has it
+ * (WZX_LANES4_PATH=scalar in the environment keeps it to the portable
+ * loop).  0, or -1 when the payload is not exactly what the encoder
+ * writes or the layer has no type 4 tables. */
+#define WZC_LANES4 32
+typedef enum { WZC_LANES4_REF, WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_BEST } wzc_lanes4_path;
+int wzc_wzx_lanes4_have(wzc_lanes4_path path);
+/* 1 when the layer's blocks are written as type 4; its symbols per token. */
+int wzc_wzx_layer_type4(const wzc_wzx *x, int layer);
+int wzc_wzx_block_symbols4(const wzc_wzx *x, int layer);
+size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			     uint8_t *out, size_t cap);
+int wzc_wzx_decode_lanes4_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
+int wzc_wzx_decode_lanes4_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+			       const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
+/* Straight to rows of R + P floats (latent first), token k's at rows + k *
+ * stride: the values wzc_wzx_symbols_rows gives. */
+int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				    const uint8_t *payload, size_t size, float *rows /* OUT */,
+				    size_t stride);
+int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			       size_t size, float *rows /* OUT */, size_t stride);
+/* G (<= WZC_LANES4_GROUP_MAX) type 4 payloads of one layer, each of n
+ * tokens, to rows[g] (one after another: lockstep was measured slower);
+ * verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
+ * block g alone (and its rows the same), the result -1 when any fails. */
+#define WZC_LANES4_GROUP_MAX 4 /* at least WZC_LANES12_GROUP_MAX: a restore run (wzx_file.c) */
+int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,
+				     int n, const uint8_t *const *payload, const size_t *size,
+				     float *const *rows /* OUT: [G] */, size_t stride,
+				     int *verdict /* OUT: [G] */);
+/* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
+ * token), for records. */
+void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,
+			      uint16_t *sym /* OUT */);
+
 #endif

@@ -12,7 +12,7 @@
 #include "codec/levels.h"
 #include "codec/wzx_rans.h"
 
-enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3 };
+enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4 };
 
 /* A symbol position's table as the fast decoder reads it: the symbol of
  * every slot (2^16 entries) and the cumulative frequencies. */
@@ -45,6 +45,8 @@ typedef struct {
 	double bits12;                     /* expected bits of one token's symbols, type 3 */
 	void *fast12;                      /* the type 3 decoder's tables (codec/wzx_fast12.c) */
 	int fast12_ready;                  /* fast12 built (atomic) */
+	void *fast32;                      /* type 4's tables (codec/wzx_fast32.c) */
+	int fast32_ready;                  /* 1 built, -1 none (atomic) */
 	/* symbols to the transformed domain (codec/wzx_transform.c) */
 	void *trans;
 	int trans_ready;                   /* 1 built, -1 the general loop (atomic) */
@@ -81,6 +83,8 @@ void wzc_wzx_fast_free_layer(wzx_layer *ly);
 void wzc_wzx_fast_free(wzc_wzx *x);
 /* The type 3 decoder's tables (codec/wzx_fast12.c). */
 void wzc_wzx_fast12_free_layer(wzx_layer *ly);
+/* The type 4 decoder's tables (codec/wzx_fast32.c). */
+void wzc_wzx_fast32_free_layer(wzx_layer *ly);
 /* The transformed-domain table (codec/wzx_transform.c). */
 void wzc_wzx_transform_free_layer(wzx_layer *ly);
 

@@ -27,50 +27,113 @@ static double epoch_time(const wzs_rep *r, int64_t k)
 	return (double)k * r->t0 + r->dt * (double)k * (double)(k - 1) / 2.0;
 }
 
+/* Context-parallel prefill: request q takes up to every rank's budget in
+ * its aligned group of cp_ranks ranks, its new tokens split evenly over
+ * them (load-balanced sharding, so each rank gets an equal share of the
+ * causal pairs); returns the tokens taken, 0 when a rank of the group has
+ * no budget left. */
+static int64_t cp_take(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t left, int *open /* OUT */)
+{
+	int cp = f->m->cp_ranks;
+	int g0 = q->rank / cp * cp;
+	int64_t least = r->pf_budget[g0];
+	for (int k = g0 + 1; k < g0 + cp; k++)
+		if (r->pf_budget[k] < least)
+			least = r->pf_budget[k];
+	if (least <= 0)
+		return 0;
+	int64_t take = left < least * cp ? left : least * cp;
+	int64_t share = (take + cp - 1) / cp;
+	double cached = (double)(q->reuse + q->prefilled);
+	double qp = wzs_prefill_pairs(cached, (double)take);
+	double ring = wzs_cp_ring_time(f->m, cached, (double)take);
+	for (int k = g0; k < g0 + cp; k++) {
+		r->pf_budget[k] -= share;
+		if (r->pf_budget[k] <= 0 && r->pf_budget[k] + share > 0)
+			(*open)--;
+		r->pf_cp_pairs[k] += qp / cp;
+		r->pf_ring[k] += ring;
+	}
+	return take;
+}
+
+/* Starts a chunked prefill pass: at most prefill_chunk_tokens per attention
+ * rank (each rank schedules its own requests, as engines with attention
+ * data parallelism do; with TP the replica is one rank); with requests
+ * decoding, one decode step follows, and so on. */
+static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
+{
+	double tokens = 0, pairs = 0, rank_pairs = 0;
+	long count = 0;
+	int cp = f->m->cp_ranks;
+	int open = f->m->ranks; /* ranks with budget left */
+	for (int k = 0; k < f->m->ranks; k++) {
+		r->pf_pairs[k] = 0;
+		r->pf_budget[k] = f->p->prefill_chunk_tokens;
+		if (cp > 1)
+			r->pf_cp_pairs[k] = r->pf_ring[k] = 0;
+	}
+	for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
+		wzs_req *q = &f->reqs[i];
+		int64_t whole = q->prefix - q->reuse + q->prompt;
+		int64_t left = whole - q->prefilled;
+		if (cp > 1 && whole >= f->m->cp_min_tokens) {
+			int64_t take = cp_take(f, r, q, left, &open);
+			if (take <= 0)
+				continue;
+			q->op_take = take;
+			tokens += (double)take;
+			pairs += wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			q->state = RQ_PREFILL;
+			count++;
+			continue;
+		}
+		int64_t *budget = &r->pf_budget[q->rank];
+		if (*budget <= 0)
+			continue;
+		int64_t take = left < *budget ? left : *budget;
+		q->op_take = take;
+		tokens += (double)take;
+		double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+		pairs += qp;
+		r->pf_pairs[q->rank] += qp;
+		if (r->pf_pairs[q->rank] > rank_pairs)
+			rank_pairs = r->pf_pairs[q->rank];
+		*budget -= take;
+		if (*budget <= 0)
+			open--;
+		q->state = RQ_PREFILL;
+		count++;
+	}
+	r->op_count = count;
+	r->op = OP_PREFILL;
+	r->op_start = f->now;
+	r->gen++;
+	double end;
+	if (cp > 1) {
+		double rank_attn_s = 0;
+		for (int k = 0; k < f->m->ranks; k++) {
+			double s = wzs_prefill_rank_attn_s(f->m, r->pf_pairs[k], r->pf_cp_pairs[k],
+							   r->pf_ring[k]);
+			if (s > rank_attn_s)
+				rank_attn_s = s;
+		}
+		r->op_network_bound = wzs_prefill_network_bound_attn(f->m, tokens, pairs, rank_attn_s);
+		end = f->now + wzs_prefill_time_attn(f->m, tokens, pairs, rank_attn_s);
+	} else {
+		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
+		end = f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs);
+	}
+	wzs_push(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+}
+
 void wzs_start_op(wzs_fleet *f, int32_t ri)
 {
 	wzs_rep *r = REP(f, ri);
 	if (r->op != OP_IDLE)
 		return;
-	/* Chunked prefill: a pass of at most prefill_chunk_tokens per attention
-	 * rank (each rank schedules its own requests, as engines with attention
-	 * data parallelism do; with TP the replica is one rank), then (with
-	 * requests decoding) one decode step, and so on. */
 	if (r->pf_head >= 0 && (r->dn == 0 || r->last_op == OP_DECODE)) {
-		double tokens = 0, pairs = 0, rank_pairs = 0;
-		long count = 0;
-		int open = f->m->ranks; /* ranks with budget left */
-		for (int k = 0; k < f->m->ranks; k++) {
-			r->pf_pairs[k] = 0;
-			r->pf_budget[k] = f->p->prefill_chunk_tokens;
-		}
-		for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
-			wzs_req *q = &f->reqs[i];
-			int64_t *budget = &r->pf_budget[q->rank];
-			if (*budget <= 0)
-				continue;
-			int64_t left = q->prefix - q->reuse + q->prompt - q->prefilled;
-			int64_t take = left < *budget ? left : *budget;
-			q->op_take = take;
-			tokens += (double)take;
-			double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
-			pairs += qp;
-			r->pf_pairs[q->rank] += qp;
-			if (r->pf_pairs[q->rank] > rank_pairs)
-				rank_pairs = r->pf_pairs[q->rank];
-			*budget -= take;
-			if (*budget <= 0)
-				open--;
-			q->state = RQ_PREFILL;
-			count++;
-		}
-		r->op_count = count;
-		r->op = OP_PREFILL;
-		r->op_start = f->now;
-		r->gen++;
-		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
-		wzs_push(f, f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs), PRIO_OP_END, EV_OP_END,
-			 (uint32_t)ri, r->gen);
+		start_prefill(f, ri, r);
 		return;
 	}
 	if (r->dn == 0)

@@ -5,7 +5,9 @@
  * binary heap's does at the 10^5 events a large population keeps queued.
  * Two of them (lanes): replicas' operations, two thirds of a population's
  * events, wait in a heap of about one node per replica that stays in
- * cache, users' next turns in the large one. */
+ * cache, users' next turns in the large one.  With a calendar
+ * (wzs_queue_calendar) the large one holds only the current bucket's
+ * events; the others wait unordered until their bucket comes. */
 #include "sim/engine.h"
 
 #include <assert.h>
@@ -46,6 +48,7 @@ static inline int before(const wzs_node *x, const wzs_node *y)
 void wzs_queue_init(wzs_queue *q)
 {
 	memset(q->lane, 0, sizeof q->lane);
+	memset(&q->cal, 0, sizeof q->cal);
 	q->n = 0;
 	q->next_seq = 0;
 	q->popped = 0;
@@ -58,12 +61,17 @@ void wzs_queue_free(wzs_queue *q)
 		return;
 	for (int l = 0; l < WZS_LANES; l++)
 		free(q->lane[l].mem);
+	if (q->cal.ring)
+		for (size_t k = 0; k <= q->cal.mask; k++)
+			free(q->cal.ring[k].mem);
+	free(q->cal.ring);
+	free(q->cal.far.mem);
 	wzs_queue_init(q);
 }
 
 static int grow(wzs_heap *hp)
 {
-	size_t cap = hp->cap ? hp->cap * 2 : 1024;
+	size_t cap = hp->cap ? hp->cap * 2 : 8;
 	void *mem;
 	if (posix_memalign(&mem, 64, (cap + HEAD_PAD) * sizeof(wzs_node)))
 		return -1;
@@ -91,15 +99,10 @@ static void sift_up(wzs_heap *hp, wzs_node ev)
 	h[i] = ev;
 }
 
-/* Removes the top node (the heap is not empty). */
-static void sift_down(wzs_heap *hp)
+/* Puts `last` at position i of the n-node heap h, or below it, where the
+ * subtrees below i are heaps. */
+static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
 {
-	wzs_node *h = hp->heap;
-	size_t n = --hp->n;
-	if (n == 0)
-		return;
-	const wzs_node last = h[n];
-	size_t i = 0;
 	for (;;) {
 		size_t first = ARITY * i + 1;
 		if (first >= n)
@@ -116,6 +119,91 @@ static void sift_down(wzs_heap *hp)
 	h[i] = last;
 }
 
+/* Removes the top node (the heap is not empty). */
+static void sift_down(wzs_heap *hp)
+{
+	size_t n = --hp->n;
+	if (n > 0)
+		sift_down_from(hp->heap, n, 0, hp->heap[n]);
+}
+
+/* Orders an array into a heap from the last parent up (Floyd): linear. */
+static void heapify(wzs_heap *hp)
+{
+	for (size_t i = hp->n > 1 ? (hp->n - 2) / ARITY + 1 : 0; i-- > 0;)
+		sift_down_from(hp->heap, hp->n, i, hp->heap[i]);
+}
+
+wz_err wzs_queue_calendar(wzs_queue *q, double width, size_t nbuckets, wz_diag *diag)
+{
+	assert(q->n == 0 && !q->cal.ring);
+	assert(width > 0 && isfinite(width));
+	assert(nbuckets >= 2 && (nbuckets & (nbuckets - 1)) == 0);
+	q->cal.ring = calloc(nbuckets, sizeof *q->cal.ring);
+	if (!q->cal.ring)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event calendar)");
+	q->cal.mask = nbuckets - 1;
+	q->cal.per_width = 1.0 / width;
+	q->cal.cur = 0;
+	return WZ_OK;
+}
+
+/* The bucket of time t: monotone in t (a product by a positive constant
+ * and the clamps keep order), which is all the calendar's order needs. */
+static inline uint64_t bucket_of(const wzs_calendar *c, double t)
+{
+	double x = t * c->per_width;
+	if (!(x > 0))
+		return 0;
+	return x < 0x1p62 ? (uint64_t)x : (1ULL << 62);
+}
+
+/* The main heap is empty and the ring is not: the next non-empty bucket
+ * becomes the heap (its array swapped in, so nothing is allocated). */
+static void calendar_advance(wzs_queue *q)
+{
+	wzs_calendar *c = &q->cal;
+	uint64_t k = c->cur + 1;
+	while (c->ring[k & c->mask].n == 0)
+		k++;
+	c->cur = k;
+	wzs_heap *main = &q->lane[WZS_LANE_MAIN], *bucket = &c->ring[k & c->mask];
+	const wzs_heap empty = *main;
+	*main = *bucket;
+	*bucket = empty;
+	c->nring -= main->n;
+	heapify(main);
+}
+
+/* A main-lane event with a calendar: into the heap if its bucket has been
+ * reached, else appended to its bucket, or beyond the ring into `far`. */
+static int calendar_push(wzs_queue *q, wzs_node ev, double time)
+{
+	wzs_calendar *c = &q->cal;
+	wzs_heap *main = &q->lane[WZS_LANE_MAIN];
+	uint64_t k = bucket_of(c, time);
+	if (k <= c->cur) {
+		if (main->n == main->cap && grow(main))
+			return -1;
+		sift_up(main, ev);
+		return 0;
+	}
+	if (k - c->cur > c->mask) {
+		if (c->far.n == c->far.cap && grow(&c->far))
+			return -1;
+		sift_up(&c->far, ev);
+		return 0;
+	}
+	wzs_heap *bucket = &c->ring[k & c->mask];
+	if (bucket->n == bucket->cap && grow(bucket))
+		return -1;
+	bucket->heap[bucket->n++] = ev;
+	c->nring++;
+	if (main->n == 0)
+		calendar_advance(q);
+	return 0;
+}
+
 wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
 			   uint32_t a, uint32_t b, wz_diag *diag)
 {
@@ -123,12 +211,18 @@ wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, u
 	assert(prio <= WZS_PRIO_MAX);
 	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
 	assert(lane >= 0 && lane < WZS_LANES);
-	wzs_heap *hp = &q->lane[lane];
-	if (hp->n == hp->cap && grow(hp))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
-	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq++, kind, a, b,
+	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, a, b,
 			0 };
-	sift_up(hp, ev);
+	wzs_heap *hp = &q->lane[lane];
+	if (lane == WZS_LANE_MAIN && q->cal.ring) {
+		if (calendar_push(q, ev, time))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+	} else {
+		if (hp->n == hp->cap && grow(hp))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+		sift_up(hp, ev);
+	}
+	q->next_seq++;
 	q->n++;
 	return WZ_OK;
 }
@@ -139,23 +233,25 @@ wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, u
 	return wzs_queue_push_lane(q, WZS_LANE_MAIN, time, prio, kind, a, b, diag);
 }
 
-/* The lane whose top leaves first, or -1 when all are empty. */
-static int first_lane(const wzs_queue *q)
+/* The heap whose top leaves first (a lane's, or the calendar's far one),
+ * or NULL when all are empty.  The main heap is empty only when the ring
+ * is, and the ring's events all leave after the main heap's. */
+static const wzs_heap *first_heap(const wzs_queue *q)
 {
-	int best = -1;
+	const wzs_heap *best = NULL;
 	for (int l = 0; l < WZS_LANES; l++)
-		if (q->lane[l].n &&
-		    (best < 0 || before(&q->lane[l].heap[0], &q->lane[best].heap[0])))
-			best = l;
+		if (q->lane[l].n && (!best || before(&q->lane[l].heap[0], &best->heap[0])))
+			best = &q->lane[l];
+	if (q->cal.far.n && (!best || before(&q->cal.far.heap[0], &best->heap[0])))
+		best = &q->cal.far;
 	return best;
 }
 
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 {
-	int l = first_lane(q);
-	if (l < 0)
+	wzs_heap *hp = (wzs_heap *)first_heap(q);
+	if (!hp)
 		return 0;
-	wzs_heap *hp = &q->lane[l];
 	const wzs_node top = hp->heap[0];
 	ev->time = key_time(top.when);
 	ev->prio = (uint32_t)(top.tie >> WZS_SEQ_BITS);
@@ -167,13 +263,25 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	q->now = ev->time;
 	q->n--;
 	sift_down(hp);
+	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
+		calendar_advance(q);
+	return 1;
+}
+
+int wzs_queue_peek(const wzs_queue *q, uint32_t *kind, uint32_t *a)
+{
+	const wzs_heap *hp = first_heap(q);
+	if (!hp)
+		return 0;
+	*kind = hp->heap[0].kind;
+	*a = hp->heap[0].a;
 	return 1;
 }
 
 double wzs_queue_peek_time(const wzs_queue *q)
 {
-	int l = first_lane(q);
-	return l >= 0 ? key_time(q->lane[l].heap[0].when) : INFINITY;
+	const wzs_heap *hp = first_heap(q);
+	return hp ? key_time(hp->heap[0].when) : INFINITY;
 }
 
 void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream)

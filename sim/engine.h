@@ -1,7 +1,8 @@
 /* The simulator's event queue and random numbers: 4-ary heaps (a large one
- * and a small one, see lanes) ordered by (time, priority, sequence number)
- * packed into two integer keys, and a
- * seeded generator, so that a run is a pure function of its inputs and seed. */
+ * and a small one, see lanes, the large one optionally fed by a calendar
+ * of buckets) ordered by (time, priority, sequence number) packed into two
+ * integer keys, and a seeded generator, so that a run is a pure function
+ * of its inputs and seed. */
 #ifndef WZS_ENGINE_H
 #define WZS_ENGINE_H
 
@@ -52,8 +53,26 @@ typedef struct {
  * heap's (keys are unique), whatever lane an event was pushed to. */
 enum { WZS_LANE_MAIN, WZS_LANE_FEW, WZS_LANES };
 
+/* A calendar for the main lane (wzs_queue_calendar): times fall in buckets
+ * of `width` seconds, bucket k holding [k width, (k + 1) width).  The main
+ * lane's heap holds only the events of buckets up to `cur`; those of the
+ * next nbuckets - 1 buckets wait unordered in a ring, each bucket an
+ * array pushed to at its end and heapified whole when the heap empties;
+ * later ones wait in `far`, a heap popped from directly.  So the heap a
+ * pop sifts through holds one bucket's events, not the whole population's
+ * next turns, and a push is an append. */
+typedef struct {
+	wzs_heap *ring;   /* mask + 1 buckets; NULL: no calendar */
+	uint64_t mask;    /* buckets - 1 (a power of two less one) */
+	wzs_heap far;     /* beyond the ring */
+	size_t nring;     /* events in the ring */
+	uint64_t cur;     /* the bucket the main heap has reached */
+	double per_width; /* 1 / width */
+} wzs_calendar;
+
 typedef struct {
 	wzs_heap lane[WZS_LANES];
+	wzs_calendar cal;
 	size_t n;         /* events queued in all lanes */
 	uint64_t next_seq;
 	uint64_t popped;  /* events handled so far, for events/s figures */
@@ -63,6 +82,12 @@ typedef struct {
 /* Zero-initialise a queue, or call wzs_queue_init; free with wzs_queue_free. */
 void wzs_queue_init(wzs_queue *q);
 void wzs_queue_free(wzs_queue *q);
+/* Gives the main lane a calendar of `nbuckets` (a power of two) buckets
+ * `width` seconds wide (see wzs_calendar): best when a bucket holds a few
+ * hundred events and the ring spans nearly all pushes ahead of now.  It
+ * changes the speed, never the order events leave in.  Call it on an
+ * empty queue; fails only for want of memory. */
+wz_err wzs_queue_calendar(wzs_queue *q, double width, size_t nbuckets, wz_diag *diag);
 /* Pushing an event before the last popped one's time is a bug in the
  * caller (the clock would go backwards) and fails an assertion, as does a
  * priority above WZS_PRIO_MAX or a time that is NaN. */
@@ -74,6 +99,9 @@ wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, u
 			   uint32_t a, uint32_t b, wz_diag *diag);
 /* Takes the earliest event into *ev; returns 0 when the queue is empty. */
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
+/* The earliest event's kind and arguments without taking it (to prefetch
+ * what its handler will read); 0 when the queue is empty. */
+int wzs_queue_peek(const wzs_queue *q, uint32_t *kind /* OUT */, uint32_t *a /* OUT */);
 /* The earliest event's time, or INFINITY when empty. */
 double wzs_queue_peek_time(const wzs_queue *q);
 

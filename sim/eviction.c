@@ -11,10 +11,11 @@ static void lru_push(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
 	wzs_rep *r = REP(f, s->replica);
-	s->lru_prev = r->lru_tail[s->rank];
-	s->lru_next = -1;
-	if (s->lru_prev >= 0)
-		f->sess[s->lru_prev].lru_next = sid;
+	wzs_lru_link *l = &f->lru[sid];
+	l->prev = r->lru_tail[s->rank];
+	l->next = -1;
+	if (l->prev >= 0)
+		f->lru[l->prev].next = sid;
 	else
 		r->lru_head[s->rank] = sid;
 	r->lru_tail[s->rank] = sid;
@@ -29,14 +30,15 @@ void wzs_lru_remove(wzs_fleet *f, int32_t sid)
 	if (!s->in_lru)
 		return;
 	wzs_rep *r = REP(f, s->replica);
-	if (s->lru_prev >= 0)
-		f->sess[s->lru_prev].lru_next = s->lru_next;
+	const wzs_lru_link *l = &f->lru[sid];
+	if (l->prev >= 0)
+		f->lru[l->prev].next = l->next;
 	else
-		r->lru_head[s->rank] = s->lru_next;
-	if (s->lru_next >= 0)
-		f->sess[s->lru_next].lru_prev = s->lru_prev;
+		r->lru_head[s->rank] = l->next;
+	if (l->next >= 0)
+		f->lru[l->next].prev = l->prev;
 	else
-		r->lru_tail[s->rank] = s->lru_prev;
+		r->lru_tail[s->rank] = l->prev;
 	s->in_lru = 0;
 	r->idle_blocks[s->rank] -= s->blocks;
 	r->resident_idle--;
@@ -122,7 +124,6 @@ void wzs_session_idle(wzs_fleet *f, int32_t sid)
 	wzs_sess *s = &f->sess[sid];
 	if (s->cache != CACHE_RESIDENT)
 		return;
-	s->idle_since = f->now;
 	lru_push(f, sid);
 	if (f->p->idle_policy == WZS_IDLE_RESIDENT)
 		return;

@@ -6,6 +6,7 @@
 #ifndef WZS_FLEET_H
 #define WZS_FLEET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sim/engine.h"
@@ -24,43 +25,69 @@ enum { RQ_FREE, RQ_DEFERRED, RQ_QUEUED, RQ_RESTORING, RQ_PENDING, RQ_PREFILL, RQ
        RQ_REFUSED, RQ_POOL, RQ_JOINING };
 enum { OP_IDLE, OP_PREFILL, OP_DECODE };
 
+/* A session's state that nearly every one of its events reads: one cache
+ * line (the array is line-aligned), since at 10^5 users the sessions are
+ * far larger than the caches and each event of a user is a miss. */
 typedef struct {
-	int32_t replica, rank;        /* rank -1 unless resident */
+	wzs_rng rng;                  /* population: this user's own stream */
 	int64_t ctx;                  /* tokens cached (resident or parked) */
-	int64_t blocks;               /* blocks held on rank */
+	int32_t replica, rank;        /* rank -1 unless resident */
+	int32_t blocks;               /* blocks held on rank (<= blocks_per_rank, < 2^31) */
+	uint32_t gen;                 /* invalidates pending park events */
+	int32_t turns_left;           /* population: turns before the session ends */
 	uint8_t cache, busy, in_lru;
 	uint8_t fresh;                /* a new session: its first prefill is not a recompute */
-	uint32_t gen;                 /* invalidates pending park events */
-	int32_t lru_prev, lru_next;
-	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
-	int32_t turns_left;           /* population: turns before the session ends */
-	int32_t last_turn;            /* replay: the session's last row's turn */
-	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
-	double idle_since;
-	wzs_rng rng;                  /* population: this user's own stream */
 } wzs_sess;
 
+_Static_assert(sizeof(wzs_sess) == 64, "a session is one cache line");
+
+/* A session's place in its rank's LRU list of idle sessions (its own
+ * array: unlinking touches two other sessions' links, not their lines). */
 typedef struct {
-	int32_t session, next, prev;
-	uint32_t serial;
+	int32_t prev, next;
+} wzs_lru_link;
+
+/* What replays and shared prefixes keep per session, read seldom. */
+typedef struct {
+	int32_t deferred_head, deferred_tail; /* replay: turns waiting for this one */
+	int32_t last_turn;            /* replay: the session's last row's turn */
+	int32_t prefix_id;            /* population: its shared prefix (with pop_prefixes) */
+} wzs_sess_more;
+
+/* A request, in three cache lines (the array is line-aligned): the first
+ * holds what the prefill passes and the decode batch read of every request
+ * they walk over, so that a walk touches one line per request. */
+typedef struct {
+	_Alignas(64) int32_t session;
+	int32_t next;
+	int32_t rank;
 	uint8_t state, counted;
 	uint8_t batch_capped;         /* its last failed admission met max_batch, not memory */
 	uint8_t restore_decode_bound; /* its restore waited on the host's decode, not the link */
-	int32_t rank;
-	int32_t turn;
-	int64_t prefix, prompt, output, reuse, need_blocks;
+	int64_t prefix, prompt, reuse;
 	int64_t prefilled, op_take;   /* prefill tokens done, and in the running pass */
-	int64_t finish_step;
+	int64_t output;
+	/* line 2 */
+	int32_t prev;
+	uint32_t serial;
+	int32_t turn;
 	int32_t shared_id;            /* the shared prefix it begins with, */
 	int64_t shared_tokens;        /* of these tokens (0: none) */
-	uint8_t prefix_missed;        /* looked up and missed: its prefill adds the prefix */
+	int64_t need_blocks;
+	int64_t finish_step;
 	double tok_contrib;           /* this request's share of its rank's token sum */
 	double arrival;               /* when it could run: the queueing clock starts here */
+	double first_token;
+	/* line 3 */
 	double requested;             /* when the trace or the user sent it */
-	double admitted, first_token;
+	double admitted;
 	double restored;              /* its cache back from the offload tier (= admitted if none) */
 	double pool_done;             /* disaggregated: its prefill done on the pool (0: none) */
+	uint8_t prefix_missed;        /* looked up and missed some: its prefill adds the prefix */
 } wzs_req;
+
+_Static_assert(sizeof(wzs_req) == 192 && offsetof(wzs_req, prev) == 64,
+	       "a request is three cache lines, the walks' fields in the first");
 
 typedef struct {
 	int64_t step;
@@ -73,6 +100,9 @@ typedef struct {
 	double *tok_a, *link_free;
 	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
 	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
+	/* per rank, context-parallel prefill only: its share of the pass's
+	 * context-parallel pairs, and the seconds its ring link is busy */
+	double *pf_cp_pairs, *pf_ring;
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;
@@ -106,7 +136,9 @@ typedef struct {
 	wzs_queue q;
 	double now;
 	wzs_rep *reps;
-	wzs_sess *sess;
+	wzs_sess *sess;               /* line-aligned */
+	wzs_lru_link *lru;
+	wzs_sess_more *sess_more;
 	long nsess;
 	wzs_req *reqs;
 	long nreqs, capreqs;
@@ -166,7 +198,14 @@ void wzs_on_kv_arrive(wzs_fleet *f, int32_t req, uint32_t serial);
  * whose session holds none of its context, looks its shared prefix up:
  * returns the tier of a hit (*tokens its length, counted in the results)
  * or WZS_PREFIX_MISS, marking the request to add its prefix once computed. */
-wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */);
+wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens /* OUT */,
+				 int64_t *gpu_tokens /* OUT: of them, found in HBM */);
+/* A shared prefix as a path from the root: the prefixes of the traffic's
+ * tree it begins with, then its own (a population's prefixes are paths of
+ * one).  Returns the segments written to path (at most
+ * WZS_PREFIX_MAX_DEPTH). */
+int wzs_prefix_path(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+		    wzs_prefix_link *path /* OUT */);
 /* The request's prefill is done: a prefix it missed is now cached. */
 void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q);
 /* Builds the population's prefix popularity (f->prefix_cdf) and draws a
@@ -190,8 +229,9 @@ void wzs_session_idle(wzs_fleet *f, int32_t sess);
 int32_t wzs_route_session(const wzs_fleet *f);
 /* The same for a new session beginning with `shared_tokens` of shared
  * prefix `shared_id` (0 tokens: none), with prefix_routing: the replica
- * whose prefix cache holds it in the highest tier, then with the most free
- * blocks, among those with `need_blocks` free; else by free memory. */
+ * whose prefix cache holds the most of it (its first segments at least),
+ * then in the highest tier, then with the most free blocks, among those
+ * with `need_blocks` free; else by free memory. */
 int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
 				 int64_t need_blocks);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */

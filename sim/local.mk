@@ -4,6 +4,7 @@ noinst_LIBRARIES += libwzsim.a
 libwzsim_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzsim_a_SOURCES = \
 	sim/engine.c sim/engine.h \
+	sim/bigmem.c sim/bigmem.h \
 	sim/params.c sim/params.h \
 	sim/replica.c sim/replica.h \
 	sim/metrics.c sim/metrics.h \
@@ -18,4 +19,5 @@ libwzsim_a_SOURCES = \
 	sim/disagg.c \
 	sim/prefix_cache.c sim/prefix_cache.h \
 	sim/prefix_admit.c \
-	sim/moe.c sim/moe.h
+	sim/moe.c sim/moe.h \
+	sim/weights.c sim/weights.h

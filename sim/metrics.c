@@ -151,6 +151,13 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 		else
 			wz_buf_printf(out, "prefix_hit_ratio_%s = none\n", tiers[t]);
 	}
+	for (int t = 0; t < 3; t++) {
+		if (r->prefix_tokens_wanted > 0)
+			wz_buf_printf(out, "prefix_token_hit_ratio_%s = %.6f\n", tiers[t],
+				      r->prefix_hit_tokens[t] / r->prefix_tokens_wanted);
+		else
+			wz_buf_printf(out, "prefix_token_hit_ratio_%s = none\n", tiers[t]);
+	}
 	wz_buf_printf(out, "prefix_tokens_saved = %.0f\n", r->prefix_tokens_saved);
 	wz_buf_printf(out, "turns_waiting_for_previous_turn = %llu\nprevious_turn_wait_mean_s = %.6f\n",
 		      r->deferred, r->deferred_wait_mean);

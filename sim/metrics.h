@@ -78,6 +78,9 @@ typedef struct {
 	 * tokens the hits saved */
 	unsigned long long prefix_lookups, prefix_hits[3];
 	double prefix_tokens_saved;
+	/* tokens those lookups wanted, and found in each tier (a partial hit
+	 * counts its part; a lookup's hit above is in its slowest tier) */
+	double prefix_tokens_wanted, prefix_hit_tokens[3];
 	/* replay: turns sent before their session's previous turn finished,
 	 * and their mean wait for it (not counted as queueing) */
 	unsigned long long deferred;

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/weights.h"
+
 /* DeepEP (github.com/deepseek-ai/DeepEP, docs/legacy.md, "Performance",
  * V1 kernels) measured on H800 with one ConnectX-7 400 Gb/s NIC per GPU,
  * DeepSeek-V3's shape (7168 hidden, top-8, FP8 dispatch, BF16 combine),
@@ -52,26 +54,14 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "expert_parallel: needs attention data parallelism "
 				   "(parallelism = attention-dp), not tp");
-	wz_err err;
-	if ((err = wzm_need(model->hidden_size, model->name, "hidden_size", model->origin, model->line,
-			    diag)) ||
-	    (err = wzm_need(model->params_active_b, model->name, "params_active_b", model->origin,
-			    model->line, diag)))
+	double routed_all;
+	wz_err err = wzs_moe_shape_check(model, p, &routed_all, diag);
+	if (err)
 		return err;
 	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate; /* gate, up, down */
 	double routed = (double)p->moe_layers * (double)p->moe_top_k * expert;
 	double shared = (double)p->moe_layers * (double)p->moe_shared_experts * expert;
 	double active = model->params_active_b * 1e9, total = model->params_total_b * 1e9;
-	double routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
-	if (routed + shared > active || routed_all > total || p->moe_top_k > p->moe_routed_experts)
-		return wz_diag_set(diag, WZ_ERR_INPUT,
-				   "moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, "
-				   "moe_intermediate_size: %ld layers of %ld of %ld experts (+%ld shared) "
-				   "of %ld wide make %.1fB active of %.1fB total parameters, more than "
-				   "%s's %.1fB of %.1fB; set them for this model",
-				   p->moe_layers, p->moe_top_k, p->moe_routed_experts,
-				   p->moe_shared_experts, p->moe_intermediate, (routed + shared) / 1e9,
-				   routed_all / 1e9, model->name, active / 1e9, total / 1e9);
 	out->on = 1;
 	out->layers = (double)p->moe_layers;
 	out->routed_share = routed / active;
@@ -100,16 +90,6 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	if ((pool_gpus > 0 ? pool_gpus : gpus) <= 1)
 		out->pool_dispatch_bps = 0;
 	return WZ_OK;
-}
-
-double wzs_moe_replicated_params_b(const wzm_model *model, const wzs_params *p)
-{
-	if (!p->expert_parallel || isnan(model->hidden_size) || isnan(model->params_total_b))
-		return 0;
-	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate;
-	double routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
-	double rest = model->params_total_b - routed_all / 1e9;
-	return rest > 0 ? rest : 0;
 }
 
 double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps)

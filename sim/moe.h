@@ -40,11 +40,6 @@ typedef struct {
 wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
 		     int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
 
-/* Billions of parameters every GPU of an expert-parallel replica holds
- * whole (all but the routed experts, from the MoE shape keys), for
- * wzm_memory_params.replicated_params_b; 0 without expert parallelism. */
-double wzs_moe_replicated_params_b(const wzm_model *model, const wzs_params *p);
-
 /* Seconds of dispatch and combine for `tokens` tokens of one GPU through
  * every MoE layer at the given bandwidths. */
 double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps);

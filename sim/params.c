@@ -7,7 +7,8 @@
 
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
-	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens", "decode_cost",
+	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens",
+	"prefill_context_parallel", "prefill_cp_min_tokens", "prefill_cp_efficiency", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
 	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
 	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
@@ -15,6 +16,7 @@ const char *const wzs_scenario_keys[] = {
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
+	"prefix_cache_evict",
 	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
@@ -66,6 +68,19 @@ void wzs_params_default(wzs_params *p)
 	/* Chunked prefill, as vLLM and SGLang schedule it (SGLang's default
 	 * chunked_prefill_size), so a long prompt does not stall decode. */
 	p->prefill_chunk_tokens = 8192;
+	/* Context-parallel prefill off, so that results without it stay as they
+	 * were; docs/validation.md shows the product page's fleet both ways.
+	 * DeepSeek's own prefill spreads one request's attention over 4 GPUs
+	 * (TP4 with sequence parallelism, DeepSeek-V3 report arXiv:2412.19437,
+	 * sec. 3.4.1).  When on, a prompt longer than one chunk (the chunk's
+	 * 8192 tokens: shorter ones finish in one pass on their own rank) is
+	 * spread, at the 93% parallelization efficiency Meta measured for
+	 * pass-KV ring attention on H100 (Yang et al., "Context Parallelism for
+	 * Scalable Million-Token Inference", arXiv:2411.01783: 1M-token prefill
+	 * of Llama 3 405B on 16 nodes). */
+	p->prefill_cp = 1;
+	p->prefill_cp_min_tokens = 8192;
+	p->prefill_cp_efficiency = 0.93;
 	p->decode_cost[0] = '\0';
 	/* Off unless the scenario says the engine runs MTP.  DeepSeek-V3's
 	 * technical report (arXiv:2412.19437, sec. 5.4.3) measures an acceptance
@@ -116,6 +131,7 @@ void wzs_params_default(wzs_params *p)
 	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
 	p->prefixes = 0;
 	p->prefix_routing = 0;
+	p->prefix_evict_segments = 0;
 	p->prefix_tokens = 0;
 	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
 	 * al., "Web caching and Zipf-like distributions", INFOCOM 1999, fit
@@ -172,6 +188,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
+		{ "prefill_cp_efficiency", &(p)->prefill_cp_efficiency, 1, 0, 1, 1 },        \
 		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
 		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
 		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
@@ -216,6 +233,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 	struct { const char *key; long *dest; long min, max; } longs[] = {
 		{ "max_batch", &p->max_batch, 1, 1000000 },
 		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
+		{ "prefill_cp_min_tokens", &p->prefill_cp_min_tokens, 1, 100000000 },
 		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
 		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
 		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
@@ -282,6 +300,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 				   "%s:%d: serving: disaggregated needs prefill_gpus_per_replica (the "
 				   "prefill pool's GPUs per replica)",
 				   origin, wz_kv_line(kv, "serving"));
+	if ((v = wz_kv_get(kv, "prefill_context_parallel"))) {
+		long x;
+		if (!strcmp(v, "no"))
+			p->prefill_cp = 1;
+		else if (wz_parse_count(v, &x) || x < 1 || x > 4096)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: prefill_context_parallel: '%s': use no or a number of "
+					   "ranks from 1 to 4096",
+					   origin, wz_kv_line(kv, "prefill_context_parallel"), v);
+		else
+			p->prefill_cp = x;
+	}
 	if ((v = wz_kv_get(kv, "attention_math"))) {
 		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
@@ -300,6 +330,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
 					   wz_kv_line(kv, flags[i].key), flags[i].key, v);
 		*flags[i].dest = !strcmp(v, "yes");
+	}
+	if ((v = wz_kv_get(kv, "prefix_cache_evict"))) {
+		if (strcmp(v, "blocks") && strcmp(v, "segments"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: prefix_cache_evict: '%s': use blocks or segments", origin,
+					   wz_kv_line(kv, "prefix_cache_evict"), v);
+		p->prefix_evict_segments = !strcmp(v, "segments");
 	}
 	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
 		if (strcmp(v, "yes") && strcmp(v, "no"))
@@ -478,6 +515,10 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
 		      p->prefill_chunk_tokens,
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
+	if (p->prefill_cp > 1)
+		wz_buf_printf(out, "prefill_context_parallel = %ld\nprefill_cp_min_tokens = %ld\n"
+			      "prefill_cp_efficiency = %g\n",
+			      p->prefill_cp, p->prefill_cp_min_tokens, p->prefill_cp_efficiency);
 	wz_buf_printf(out, "mtp_acceptance = %g\nmtp_draft_tokens = %ld\n", p->mtp_acceptance,
 		      p->mtp_draft_tokens);
 	wz_buf_printf(out, "serving = %s\n", p->disaggregated ? "disaggregated" : "aggregated");
@@ -520,6 +561,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
 	if (p->prefix_routing)
 		wz_buf_printf(out, "prefix_routing = yes\n");
+	if (p->prefix_hbm_gib + p->prefix_cpu_gib + p->prefix_ssd_gib > 0)
+		wz_buf_printf(out, "prefix_cache_evict = %s\n",
+			      p->prefix_evict_segments ? "segments" : "blocks");
 	wz_buf_printf(out, "pop_think_s = %g\npop_turns = %g\npop_prompt_tokens = %g\n"
 		      "pop_output_tokens = %g\npop_length_dist = %s\n",
 		      p->think_s, p->turns, p->prompt_tokens, p->output_tokens,

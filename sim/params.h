@@ -33,6 +33,14 @@ typedef struct {
 	double attention_heads;   /* query heads, for attention FLOPs */
 	double prefill_pair_dims; /* per head: FLOPs / 2 of one (query, key) pair in prefill */
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
+	/* context-parallel prefill (attention data parallelism only): a request
+	 * with at least prefill_cp_min_tokens to prefill spreads its attention
+	 * over prefill_cp ranks of its replica (ring attention, pass-KV), each
+	 * at prefill_cp_efficiency, while its cache circulates over the ring;
+	 * 1: off, every prefill on its own rank */
+	long prefill_cp;
+	long prefill_cp_min_tokens;
+	double prefill_cp_efficiency;
 	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
 	/* multi-token prediction (speculative decode with the model's MTP
@@ -79,11 +87,14 @@ typedef struct {
 	 * tier; all 0: no prefix cache */
 	double prefix_hbm_gib, prefix_cpu_gib, prefix_ssd_gib;
 	/* prefix-aware routing: a new session whose shared prefix a replica's
-	 * prefix cache holds goes to that replica (the highest tier, then the
-	 * most free blocks) while it has the blocks the request needs, as
+	 * prefix cache holds (some of) goes to that replica (the most of it
+	 * held, then the highest tier, then the most free blocks) while it has the blocks the request needs, as
 	 * SGLang's cache-aware router and Dynamo's KV-aware router send a
 	 * request to the worker holding its prefix; 0: by free memory only */
 	int prefix_routing;
+	/* out of the prefix cache's last tier: 0 a leaf's blocks from its end
+	 * (vLLM's block LRU), 1 whole leaf segments (SGLang's radix cache) */
+	int prefix_evict_segments;
 	/* synthetic closed population */
 	double think_s;           /* mean think time between turns */
 	double turns;             /* mean turns per session (geometric) */

@@ -6,9 +6,27 @@
 
 #include "sim/fleet.h"
 
-wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens)
+int wzs_prefix_path(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
+		    wzs_prefix_link *path)
 {
-	*tokens = 0;
+	const wzt_traffic *t = f->cfg->traffic;
+	const wzt_prefix *x = t ? wzt_traffic_prefix(t, shared_id) : NULL;
+	int64_t own = x && x->tokens > shared_tokens ? x->tokens : shared_tokens;
+	wzs_prefix_link up[WZS_PREFIX_MAX_DEPTH];
+	int n = 0;
+	up[n++] = (wzs_prefix_link){ shared_id, own };
+	while (x && x->parent >= 0 && n < WZS_PREFIX_MAX_DEPTH &&
+	       (x = wzt_traffic_prefix(t, x->parent)))
+		up[n++] = (wzs_prefix_link){ x->id, x->tokens };
+	for (int k = 0; k < n; k++)
+		path[k] = up[n - 1 - k];
+	return n;
+}
+
+wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *tokens,
+				 int64_t *gpu_tokens)
+{
+	*tokens = *gpu_tokens = 0;
 	q->prefix_missed = 0;
 	/* At least the last token is computed: it gives the first output. */
 	int64_t want = q->shared_tokens;
@@ -16,15 +34,24 @@ wzs_prefix_tier wzs_prefix_admit(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t *
 		want = q->prefix + q->prompt - 1;
 	if (!r->prefix || want <= 0)
 		return WZS_PREFIX_MISS;
-	wzs_prefix_tier tier = wzs_prefix_cache_lookup(r->prefix, q->shared_id, want, tokens);
+	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
+	int n = wzs_prefix_path(f, q->shared_id, q->shared_tokens, path);
+	int64_t per[WZS_PREFIX_TIERS];
+	wzs_prefix_tier tier = wzs_prefix_cache_lookup_path(r->prefix, path, n, want, per);
+	*tokens = per[0] + per[1] + per[2];
+	*gpu_tokens = per[WZS_PREFIX_HBM];
 	if (q->counted) {
 		f->res->prefix_lookups++;
+		f->res->prefix_tokens_wanted += (double)want;
+		for (int t = 0; t < WZS_PREFIX_TIERS; t++)
+			f->res->prefix_hit_tokens[t] += (double)per[t];
 		if (tier != WZS_PREFIX_MISS) {
 			f->res->prefix_hits[tier]++;
 			f->res->prefix_tokens_saved += (double)*tokens;
 		}
 	}
-	q->prefix_missed = tier == WZS_PREFIX_MISS;
+	/* A partial hit computes the rest, which then goes into the cache. */
+	q->prefix_missed = *tokens < want;
 	return tier;
 }
 
@@ -36,7 +63,9 @@ void wzs_prefix_computed(wzs_fleet *f, wzs_rep *r, wzs_req *q)
 	int64_t tokens = q->shared_tokens;
 	if (tokens > q->prefix + q->prompt - 1)
 		tokens = q->prefix + q->prompt - 1;
-	if (wzs_prefix_cache_insert(r->prefix, q->shared_id, tokens)) {
+	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
+	int n = wzs_prefix_path(f, q->shared_id, q->shared_tokens, path);
+	if (wzs_prefix_cache_insert_path(r->prefix, path, n, tokens)) {
 		f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (prefix cache)");
 		f->stop = 1;
 	}

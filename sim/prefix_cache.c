@@ -1,6 +1,8 @@
-/* The shared prefix cache's tiers and their LRU lists (prefix_cache.h). */
+/* The shared prefix cache's radix tree of segments, its tiers and their LRU
+ * lists (prefix_cache.h). */
 #include "sim/prefix_cache.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,7 @@ void wzs_prefix_cache_init(wzs_prefix_cache *c, const double capacity[WZS_PREFIX
 		c->head[t] = c->tail[t] = -1;
 	}
 	c->free_entry = -1;
+	c->block_tokens = 1;
 }
 
 void wzs_prefix_cache_free(wzs_prefix_cache *c)
@@ -86,6 +89,8 @@ static void unlink_entry(wzs_prefix_cache *c, int32_t e)
 {
 	wzs_prefix_entry *x = &c->entries[e];
 	int t = x->tier;
+	if (t < 0)
+		return; /* in no list */
 	if (x->prev >= 0)
 		c->entries[x->prev].next = x->next;
 	else
@@ -94,10 +99,11 @@ static void unlink_entry(wzs_prefix_cache *c, int32_t e)
 		c->entries[x->next].prev = x->prev;
 	else
 		c->tail[t] = x->prev;
-	c->used[t] -= (double)x->tokens * c->token_bytes[t];
+	c->used[t] -= (double)x->held * c->token_bytes[t];
 	if (--c->held[t] == 0)
 		c->used[t] = 0; /* no rounding left behind */
 	x->prev = x->next = -1;
+	x->tier = -1;
 }
 
 static void append_entry(wzs_prefix_cache *c, int32_t e, int t)
@@ -111,7 +117,7 @@ static void append_entry(wzs_prefix_cache *c, int32_t e, int t)
 	else
 		c->head[t] = e;
 	c->tail[t] = e;
-	c->used[t] += (double)x->tokens * c->token_bytes[t];
+	c->used[t] += (double)x->held * c->token_bytes[t];
 	c->held[t]++;
 }
 
@@ -123,16 +129,50 @@ static void drop_entry(wzs_prefix_cache *c, int32_t e)
 	c->dropped++;
 }
 
+static int lower_tier_holds(const wzs_prefix_cache *c, int t)
+{
+	for (int u = t + 1; u < WZS_PREFIX_TIERS; u++)
+		if (c->capacity[u] > 0)
+			return 1;
+	return 0;
+}
+
+/* Out of the last tier a victim goes block by block from its end, only as
+ * many blocks as make room for `bytes` more, as vLLM's block LRU evicts a
+ * sequence's last blocks first: the head of a prefix stays useful to every
+ * request that begins with it.  With block_tokens 0 it goes whole, as
+ * SGLang's radix cache evicts leaf nodes. */
+static void trim_victim(wzs_prefix_cache *c, int32_t victim, int t, double bytes)
+{
+	wzs_prefix_entry *x = &c->entries[victim];
+	double excess = c->used[t] + bytes - c->capacity[t];
+	int64_t b = c->block_tokens;
+	int64_t cut = b > 0 ? (int64_t)ceil(excess / c->token_bytes[t] / (double)b) * b : x->held;
+	if (cut >= x->held) {
+		unlink_entry(c, victim);
+		drop_entry(c, victim);
+		return;
+	}
+	x->held -= cut;
+	c->used[t] -= (double)cut * c->token_bytes[t];
+}
+
 /* Puts an unlinked entry in the first tier from `from` that can hold it,
- * making room there by moving that tier's least recent entries down. */
+ * making room there by moving that tier's least recent entries down (or,
+ * in the last tier, out block by block). */
 static void place(wzs_prefix_cache *c, int32_t e, int from)
 {
 	for (int t = from; t < WZS_PREFIX_TIERS; t++) {
-		double bytes = (double)c->entries[e].tokens * c->token_bytes[t];
+		double bytes = (double)c->entries[e].held * c->token_bytes[t];
 		if (!(bytes <= c->capacity[t]) || c->capacity[t] <= 0)
 			continue;
+		int last = !lower_tier_holds(c, t);
 		while (c->used[t] + bytes > c->capacity[t] && c->head[t] >= 0) {
 			int32_t victim = c->head[t];
+			if (last) {
+				trim_victim(c, victim, t, bytes);
+				continue;
+			}
 			unlink_entry(c, victim);
 			c->demotions++;
 			place(c, victim, t + 1);
@@ -143,18 +183,76 @@ static void place(wzs_prefix_cache *c, int32_t e, int from)
 	drop_entry(c, e);
 }
 
+/* Walks the path from the root through the segments held, up to the first
+ * one missing or not held whole: the tokens found in each tier (at most
+ * `tokens` in all), the entries found (found may be NULL) and the slowest
+ * tier read. */
+static wzs_prefix_tier walk(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			    int64_t tokens, int64_t hit_tokens[WZS_PREFIX_TIERS], int32_t *found,
+			    int *nfound)
+{
+	for (int t = 0; t < WZS_PREFIX_TIERS; t++)
+		hit_tokens[t] = 0;
+	*nfound = 0;
+	int64_t at = 0;
+	wzs_prefix_tier slowest = WZS_PREFIX_MISS;
+	for (int i = 0; i < n && i < WZS_PREFIX_MAX_DEPTH && at < tokens; i++) {
+		int32_t e = find(c, path[i].id);
+		if (e < 0)
+			break;
+		const wzs_prefix_entry *x = &c->entries[e];
+		if (x->start != at || x->held <= 0 || x->tier < 0)
+			break;
+		int64_t take = x->held < tokens - at ? x->held : tokens - at;
+		hit_tokens[x->tier] += take;
+		at += take;
+		if ((wzs_prefix_tier)x->tier > slowest)
+			slowest = (wzs_prefix_tier)x->tier;
+		if (found)
+			found[*nfound] = e;
+		(*nfound)++;
+		if (x->start + x->held < x->end)
+			break;
+	}
+	return slowest;
+}
+
+int64_t wzs_prefix_cache_held(const wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+			      int64_t tokens, wzs_prefix_tier *slowest)
+{
+	int64_t per[WZS_PREFIX_TIERS];
+	int nfound;
+	*slowest = walk(c, path, n, tokens, per, NULL, &nfound);
+	return per[0] + per[1] + per[2];
+}
+
+wzs_prefix_tier wzs_prefix_cache_lookup_path(wzs_prefix_cache *c, const wzs_prefix_link *path,
+					     int n, int64_t tokens,
+					     int64_t hit_tokens[WZS_PREFIX_TIERS])
+{
+	int32_t found[WZS_PREFIX_MAX_DEPTH];
+	int nfound;
+	wzs_prefix_tier slowest = walk(c, path, n, tokens, hit_tokens, found, &nfound);
+	/* All out of their lists first, so that making room for one cannot
+	 * evict another; then deepest first, so that every segment ends more
+	 * recent than the segments below it. */
+	for (int k = 0; k < nfound; k++)
+		unlink_entry(c, found[k]);
+	for (int k = nfound - 1; k >= 0; k--)
+		place(c, found[k], WZS_PREFIX_HBM);
+	return slowest;
+}
+
 wzs_prefix_tier wzs_prefix_cache_lookup(wzs_prefix_cache *c, int32_t id, int64_t tokens,
 					int64_t *hit_tokens)
 {
-	*hit_tokens = 0;
+	wzs_prefix_link one = { id, tokens };
 	int32_t e = find(c, id);
-	if (e < 0)
-		return WZS_PREFIX_MISS;
-	wzs_prefix_entry *x = &c->entries[e];
-	wzs_prefix_tier tier = (wzs_prefix_tier)x->tier;
-	*hit_tokens = x->tokens < tokens ? x->tokens : tokens;
-	unlink_entry(c, e);
-	place(c, e, WZS_PREFIX_HBM);
+	if (e >= 0 && c->entries[e].end > one.end)
+		one.end = c->entries[e].end;
+	int64_t per[WZS_PREFIX_TIERS];
+	wzs_prefix_tier tier = wzs_prefix_cache_lookup_path(c, &one, 1, tokens, per);
+	*hit_tokens = per[0] + per[1] + per[2];
 	return tier;
 }
 
@@ -164,21 +262,14 @@ wzs_prefix_tier wzs_prefix_cache_peek(const wzs_prefix_cache *c, int32_t id)
 	return e < 0 ? WZS_PREFIX_MISS : (wzs_prefix_tier)c->entries[e].tier;
 }
 
-wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens)
+/* The entry of segment `id`, made if missing; -1 when out of memory. */
+static int32_t entry_for(wzs_prefix_cache *c, int32_t id, int64_t start, int64_t end)
 {
-	if (tokens <= 0)
-		return WZ_OK;
 	int32_t e = find(c, id);
-	if (e >= 0) {
-		unlink_entry(c, e);
-		if (tokens > c->entries[e].tokens)
-			c->entries[e].tokens = tokens;
-		place(c, e, WZS_PREFIX_HBM);
-		return WZ_OK;
-	}
-	if ((uint32_t)(c->nentries + 1) * 2 > c->nslots &&
-	    grow_slots(c))
-		return WZ_ERR_NOMEM;
+	if (e >= 0)
+		return e;
+	if ((uint32_t)(c->nentries + 1) * 2 > c->nslots && grow_slots(c))
+		return -1;
 	if (c->free_entry >= 0) {
 		e = c->free_entry;
 		c->free_entry = c->entries[e].next;
@@ -187,15 +278,54 @@ wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens)
 			int32_t cap = c->capentries ? c->capentries * 2 : 64;
 			wzs_prefix_entry *g = realloc(c->entries, (size_t)cap * sizeof *g);
 			if (!g)
-				return WZ_ERR_NOMEM;
+				return -1;
 			c->entries = g;
 			c->capentries = cap;
 		}
 		e = c->nentries++;
 	}
 	c->entries[e] = (wzs_prefix_entry){ .id = id, .tier = -1, .prev = -1, .next = -1,
-					    .tokens = tokens };
+					    .start = start, .end = end, .held = 0 };
 	c->slots[find_slot(c, id)] = e;
-	place(c, e, WZS_PREFIX_HBM);
+	return e;
+}
+
+wz_err wzs_prefix_cache_insert_path(wzs_prefix_cache *c, const wzs_prefix_link *path, int n,
+				    int64_t tokens)
+{
+	if (n > WZS_PREFIX_MAX_DEPTH)
+		n = WZS_PREFIX_MAX_DEPTH;
+	int32_t placed[WZS_PREFIX_MAX_DEPTH];
+	int nplaced = 0;
+	int64_t start = 0;
+	for (int i = 0; i < n && start < tokens; i++) {
+		int64_t end = path[i].end;
+		if (end <= start)
+			break; /* a path that does not grow: its input was checked, so stop */
+		int32_t e = entry_for(c, path[i].id, start, end);
+		if (e < 0)
+			return WZ_ERR_NOMEM;
+		wzs_prefix_entry *x = &c->entries[e];
+		if (x->start != start)
+			break;
+		unlink_entry(c, e);
+		if (end > x->end)
+			x->end = end;
+		int64_t have = (tokens < x->end ? tokens : x->end) - x->start;
+		if (have > x->held)
+			x->held = have;
+		placed[nplaced++] = e;
+		start = x->end;
+	}
+	for (int k = nplaced - 1; k >= 0; k--)
+		place(c, placed[k], WZS_PREFIX_HBM);
 	return WZ_OK;
+}
+
+wz_err wzs_prefix_cache_insert(wzs_prefix_cache *c, int32_t id, int64_t tokens)
+{
+	if (tokens <= 0)
+		return WZ_OK;
+	wzs_prefix_link one = { id, tokens };
+	return wzs_prefix_cache_insert_path(c, &one, 1, tokens);
 }

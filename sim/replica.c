@@ -4,8 +4,45 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/weights.h"
+
 static double touched_formula(double active_share, double batch);
 static double touched_ep(const wzs_moe *e, double batch);
+
+/* Context-parallel prefill's terms; refused where the model has no
+ * meaning for it. */
+static wz_err cp_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_params *p,
+		       wzs_replica_model *out, wz_diag *diag)
+{
+	out->cp_ranks = 1;
+	if (p->prefill_cp <= 1)
+		return WZ_OK;
+	if (out->tensor_parallel)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "prefill_context_parallel: %ld needs parallelism = attention-dp "
+				   "(with tp a prefill's attention already spreads over the replica's "
+				   "GPUs)",
+				   p->prefill_cp);
+	if (p->disaggregated)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "prefill_context_parallel: %ld with serving = disaggregated is not "
+				   "modelled (the prefill pool runs each request on one GPU)",
+				   p->prefill_cp);
+	if (p->prefill_cp > out->ranks || out->ranks % p->prefill_cp)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "prefill_context_parallel: %ld ranks do not divide %s on %d x %s "
+				   "into groups (%d attention ranks per replica)",
+				   p->prefill_cp, model->name, out->gpus, gpu->name, out->ranks);
+	out->cp_ranks = (int)p->prefill_cp;
+	out->cp_min_tokens = p->prefill_cp_min_tokens;
+	out->cp_efficiency = p->prefill_cp_efficiency;
+	/* Catalog NVLink figures count both directions; a ring link sends one
+	 * way.  A group wider than a node has a link through the NIC, which
+	 * every pass around the ring waits for. */
+	out->cp_link_bps = p->prefill_cp <= p->gpus_per_node ? gpu->nvlink_gbps / 2 * 1e9
+							       : p->kv_transfer_gbps * 1e9;
+	return WZ_OK;
+}
 
 wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       const wzm_memory_params *mem, long context, double record_per_layer,
@@ -14,13 +51,14 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 {
 	memset(out, 0, sizeof *out);
 	/* Blocks come from costmodel's accounting so that the simulator and the
-	 * memory mode can never disagree on how many users fit; under expert
-	 * parallelism every GPU holds all but the routed experts whole (the
-	 * caller's memory mode sets the same, wzs_moe_replicated_params_b). */
+	 * memory mode can never disagree on how many users fit; under
+	 * attention data parallelism every GPU holds all but the routed experts
+	 * whole (the memory mode sets the same, wzs_scenario_weights). */
 	wzm_memory_params gpu_mem = *mem;
-	gpu_mem.replicated_params_b = wzs_moe_replicated_params_b(model, p);
-	wz_err err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
-				       diag);
+	wz_err err = wzs_memory_params_weights(model, p, &gpu_mem, diag);
+	if (!err)
+		err = wzm_memory_compute(model, gpu, &gpu_mem, record_per_layer, context, &out->mem,
+					 diag);
 	if (err)
 		return err;
 #define NEED(v, obj, field)                                                                  \
@@ -43,6 +81,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	}
 	if (p->idle_policy == WZS_IDLE_OFFLOAD && !(p->host_link_gbps > 0))
 		NEED(gpu->pcie_gbps, gpu, "pcie_gbps")
+	if (p->prefill_cp > 1 && p->prefill_cp <= p->gpus_per_node)
+		NEED(gpu->nvlink_gbps, gpu, "nvlink_gbps")
 #undef NEED
 	out->gpus = mem->gpus_per_replica;
 	out->tensor_parallel = mem->par == WZM_PAR_TP;
@@ -73,6 +113,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	out->overhead_s = p->step_overhead_s;
 	out->decode_cost = decode_cost;
+	if ((err = cp_build(model, gpu, p, out, diag)))
+		return err;
 	/* With MTP a step verifies the drafts: a request gains the accepted
 	 * prefix, 1 + a + a^2 + ... + a^k tokens on average (acceptance taken
 	 * as its expectation, not drawn per step). */
@@ -253,12 +295,13 @@ double wzs_prefill_pairs(double prefix, double n)
 	return n * prefix + n * (n + 1) / 2;
 }
 
-/* A prefill pass's roofline and all-to-all. */
+/* A prefill pass's roofline and all-to-all; with attention data
+ * parallelism the busiest rank's attention takes rank_attn_s. */
 static void prefill_parts(const wzs_replica_model *m, double new_tokens, double pairs,
-			  double rank_pairs, double *roofline_s /* OUT */, double *comm_s /* OUT */)
+			  double rank_attn_s, double *roofline_s /* OUT */, double *comm_s /* OUT */)
 {
 	double attn_s = m->tensor_parallel ? pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops)
-					   : rank_pairs * m->prefill_flops_pair / m->attn_flops;
+					   : rank_attn_s;
 	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
 				   (m->gpus * m->weight_flops) +
 			   attn_s;
@@ -269,24 +312,55 @@ static void prefill_parts(const wzs_replica_model *m, double new_tokens, double 
 				    m->moe.prefill_combine_bps);
 }
 
-double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
-			double rank_pairs)
+double wzs_prefill_time_attn(const wzs_replica_model *m, double new_tokens, double pairs,
+			     double rank_attn_s)
 {
 	if (new_tokens <= 0)
 		return 0;
 	double roofline_s, comm_s;
-	prefill_parts(m, new_tokens, pairs, rank_pairs, &roofline_s, &comm_s);
+	prefill_parts(m, new_tokens, pairs, rank_attn_s, &roofline_s, &comm_s);
 	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+}
+
+int wzs_prefill_network_bound_attn(const wzs_replica_model *m, double new_tokens, double pairs,
+				   double rank_attn_s)
+{
+	if (new_tokens <= 0 || !m->moe.on)
+		return 0;
+	double roofline_s, comm_s;
+	prefill_parts(m, new_tokens, pairs, rank_attn_s, &roofline_s, &comm_s);
+	return comm_s > roofline_s;
+}
+
+double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs,
+			double rank_pairs)
+{
+	return wzs_prefill_time_attn(m, new_tokens, pairs,
+				     rank_pairs * m->prefill_flops_pair / m->attn_flops);
 }
 
 int wzs_prefill_network_bound(const wzs_replica_model *m, double new_tokens, double pairs,
 			      double rank_pairs)
 {
-	if (new_tokens <= 0 || !m->moe.on)
+	return wzs_prefill_network_bound_attn(m, new_tokens, pairs,
+					      rank_pairs * m->prefill_flops_pair / m->attn_flops);
+}
+
+double wzs_prefill_rank_attn_s(const wzs_replica_model *m, double own_pairs, double cp_pairs,
+			       double ring_s)
+{
+	double compute_s = own_pairs * m->prefill_flops_pair / m->attn_flops;
+	if (cp_pairs > 0)
+		compute_s += cp_pairs * m->prefill_flops_pair / (m->attn_flops * m->cp_efficiency);
+	return ring_s > compute_s ? ring_s : compute_s;
+}
+
+double wzs_cp_ring_time(const wzs_replica_model *m, double cached, double new_tokens)
+{
+	if (m->cp_ranks <= 1)
 		return 0;
-	double roofline_s, comm_s;
-	prefill_parts(m, new_tokens, pairs, rank_pairs, &roofline_s, &comm_s);
-	return comm_s > roofline_s;
+	double n = m->cp_ranks;
+	return (cached + new_tokens * (n - 1) / n) * m->token_bytes / m->cp_link_bps;
 }
 
 void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
@@ -331,6 +405,9 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 			      m->moe.decode_combine_bps / 1e9, m->moe.prefill_dispatch_bps / 1e9,
 			      m->moe.prefill_combine_bps / 1e9, m->moe.dispatch_bytes,
 			      m->moe.combine_bytes, m->moe.overlap ? "yes" : "no");
+	if (m->cp_ranks > 1)
+		wz_buf_printf(out, "prefill_context_parallel_ranks = %d\nprefill_cp_ring_gbps = %g\n",
+			      m->cp_ranks, m->cp_link_bps / 1e9);
 	if (m->prefill_gpus > 0)
 		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
 			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);

@@ -35,6 +35,15 @@ typedef struct {
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
 	double attn_flops_pair;    /* FLOPs of one query token against one cached token, all layers */
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
+	/* context-parallel prefill (1 rank: off): a request with at least
+	 * cp_min_tokens to prefill runs its attention on cp_ranks ranks, an
+	 * aligned group of its replica's, each at cp_efficiency, while the
+	 * cache it attends to passes round the group's ring at cp_link_bps
+	 * (NVLink one way within a node, the NIC across nodes) */
+	int cp_ranks;
+	long cp_min_tokens;
+	double cp_efficiency;
+	double cp_link_bps;
 	double overhead_s;
 	double decode_cost;        /* cache bytes read are multiplied by this */
 	double verify_tokens;      /* query tokens per request in a decode step (1 + MTP drafts) */
@@ -117,6 +126,29 @@ double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pa
 /* Whether that pass's expert all-to-all is longer than its roofline. */
 int wzs_prefill_network_bound(const wzs_replica_model *m, double new_tokens, double pairs,
 			      double rank_pairs);
+
+/* The same two with the busiest rank's attention given in seconds (from
+ * wzs_prefill_rank_attn_s) instead of pairs, for passes with
+ * context-parallel requests. */
+double wzs_prefill_time_attn(const wzs_replica_model *m, double new_tokens, double pairs,
+			     double rank_attn_s);
+int wzs_prefill_network_bound_attn(const wzs_replica_model *m, double new_tokens, double pairs,
+				   double rank_attn_s);
+
+/* Seconds of one rank's attention in a prefill pass: `own_pairs` of its
+ * own requests, `cp_pairs` its share of context-parallel requests' pairs
+ * (run at cp_efficiency), and `ring_s` the ring's transfers of their
+ * cache, which overlap the computation (pass-KV ring attention): the
+ * longer of the two. */
+double wzs_prefill_rank_attn_s(const wzs_replica_model *m, double own_pairs, double cp_pairs,
+			       double ring_s);
+
+/* Seconds the ring of a context-parallel group takes to pass round the
+ * cache of one chunk of `new_tokens` after `cached` tokens: the cached
+ * tokens start on the request's own rank and cross every link of the ring
+ * but one, so each link carries all of them, and each rank's share of the
+ * new tokens goes to the cp_ranks - 1 others; in the GPU format's bytes. */
+double wzs_cp_ring_time(const wzs_replica_model *m, double cached, double new_tokens);
 
 /* Time of one request's prefill on one GPU of a disaggregated prefill pool:
  * `new_tokens` attending to `pairs` pairs, with the weights spread over

@@ -33,6 +33,12 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
 		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
 		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
+		if (f->m->cp_ranks > 1) {
+			r->pf_cp_pairs = calloc((size_t)ranks, sizeof *r->pf_cp_pairs);
+			r->pf_ring = calloc((size_t)ranks, sizeof *r->pf_ring);
+			if (!r->pf_cp_pairs || !r->pf_ring)
+				return WZ_ERR_NOMEM;
+		}
 		int pool = f->m->prefill_gpus > 0 ? f->m->prefill_gpus : 1;
 		r->pool_free = calloc((size_t)pool, sizeof *r->pool_free);
 		r->pool_link_free = calloc((size_t)pool, sizeof *r->pool_link_free);
@@ -53,6 +59,7 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 			if (!(r->prefix = malloc(sizeof *r->prefix)))
 				return WZ_ERR_NOMEM;
 			wzs_prefix_cache_init(r->prefix, cap, f->m->prefix_token_bytes);
+			r->prefix->block_tokens = f->p->prefix_evict_segments ? 0 : f->m->block_tokens;
 		}
 	}
 	return WZ_OK;
@@ -72,6 +79,8 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		free(r->link_free);
 		free(r->pf_pairs);
 		free(r->pf_budget);
+		free(r->pf_cp_pairs);
+		free(r->pf_ring);
 		free(r->pool_free);
 		free(r->pool_link_free);
 		free(r->lru_head);
@@ -103,19 +112,27 @@ int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t 
 		return wzs_route_session(f);
 	long best = -1;
 	wzs_prefix_tier best_tier = WZS_PREFIX_MISS;
+	int64_t best_held = 0;
+	wzs_prefix_link path[WZS_PREFIX_MAX_DEPTH];
+	int n = wzs_prefix_path(f, shared_id, shared_tokens, path);
 	for (long i = 0; i < f->cfg->replicas; i++) {
 		const wzs_rep *r = REP(f, i);
 		if (!r->prefix || r->free_total < need_blocks)
 			continue;
-		wzs_prefix_tier t = wzs_prefix_cache_peek(r->prefix, shared_id);
-		if (t == WZS_PREFIX_MISS)
+		/* The longest cached prefix first, as SGLang's router matches. */
+		wzs_prefix_tier t;
+		int64_t held = wzs_prefix_cache_held(r->prefix, path, n, shared_tokens, &t);
+		if (held <= 0)
 			continue;
 		const wzs_rep *b = best >= 0 ? REP(f, best) : NULL;
-		if (!b || t < best_tier ||
-		    (t == best_tier && (r->free_total > b->free_total ||
-					(r->free_total == b->free_total && r->sessions < b->sessions)))) {
+		if (!b || held > best_held ||
+		    (held == best_held &&
+		     (t < best_tier ||
+		      (t == best_tier && (r->free_total > b->free_total ||
+					  (r->free_total == b->free_total && r->sessions < b->sessions)))))) {
 			best = i;
 			best_tier = t;
+			best_held = held;
 		}
 	}
 	return best >= 0 ? (int32_t)best : wzs_route_session(f);
@@ -233,8 +250,8 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 		} else {
 			/* The session holds none of its context: a shared prefix
 			 * it begins with may be cached. */
-			int64_t hit;
-			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit);
+			int64_t hit, in_gpu;
+			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit, &in_gpu);
 			q->reuse = hit;
 			if (q->prefix > 0 && !s->fresh)
 				f->res->recomputes++;
@@ -243,7 +260,8 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 			s->rank = k;
 			s->blocks = extra;
 			if (tier == WZS_PREFIX_CPU || tier == WZS_PREFIX_SSD) {
-				wzs_start_restore(f, r, k, id, (double)hit, tier == WZS_PREFIX_SSD);
+				wzs_start_restore(f, r, k, id, (double)(hit - in_gpu),
+						  tier == WZS_PREFIX_SSD);
 				continue;
 			}
 		}

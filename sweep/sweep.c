@@ -14,6 +14,7 @@
 #include "costmodel/scenario.h"
 #include "data/embedded.h"
 #include "sim/params.h"
+#include "sim/weights.h"
 
 /* More points than this is a typing mistake, not a sweep. */
 #define MAX_POINTS 1000000L
@@ -365,6 +366,8 @@ static wz_err check_scenario(const char *text, const wzm_catalog *cat, wz_diag *
 		err = wzm_scenario_validate(scn, diag);
 	if (!err && !wzm_find_model(cat, scn->model, diag))
 		err = WZ_ERR_NOT_FOUND;
+	if (!err)
+		err = wzs_scenario_weights(scn, cat, diag);
 	const wzm_gpu *gpu = NULL;
 	if (!err && !(gpu = wzm_find_gpu(cat, scn->gpu, diag)))
 		err = WZ_ERR_NOT_FOUND;

@@ -51,6 +51,34 @@ wz_err wzt_cache_trace_read(const char *path, wzt_cache_trace **out /* OUT */, w
 wz_err wzt_cache_trace_parse(const void *bytes, size_t n, const char *origin,
 			     wzt_cache_trace **out /* OUT */, wz_diag *diag);
 
+/* A cache trace read a run of tokens at a time, for sessions too long to
+ * hold (`wzplan codec pack`): memory is the header, not the file.  Opening
+ * checks what wzt_cache_trace_read checks except the cache's own values:
+ * the header, shapes and offsets against the file's size, the metadata,
+ * positions and q_index, and the queries' values (read through in pieces,
+ * not kept); every run of the cache read later is checked for non-finite
+ * values as it is read, with the same message.  So a file is refused by
+ * one reader exactly when by the other (by the block reader when the run
+ * holding the bad value is read); only which fault is named first may
+ * differ in a file with several. */
+typedef struct wzt_cache_stream wzt_cache_stream;
+
+/* Opens path; the caller closes the stream with wzt_cache_stream_close. */
+wz_err wzt_cache_stream_open(const char *path, wzt_cache_stream **out /* OUT */, wz_diag *diag);
+void wzt_cache_stream_close(wzt_cache_stream *s);
+
+/* The trace's shape and metadata, with every array NULL (positions too):
+ * borrowed, valid until the stream is closed. */
+const wzt_cache_trace *wzt_cache_stream_info(const wzt_cache_stream *s);
+
+/* Tokens t0 .. t0 + n - 1 of one layer as float32: latent [n][R], rope
+ * [n][P].  Safe to call from many threads at once (pread).  WZ_ERR_INPUT
+ * for a non-finite value (naming tensor, layer, token and channel) or a
+ * file that shrank since it was opened; WZ_ERR_RANGE for a range outside
+ * the trace. */
+wz_err wzt_cache_stream_read(const wzt_cache_stream *s, int layer, int t0, int n,
+			     float *latent /* OUT */, float *rope /* OUT */, wz_diag *diag);
+
 /* Writes a trace atomically, tensors stored in dtype.  Refuses (and writes
  * nothing) what the reader would refuse: non-finite values, values that
  * overflow dtype (WZ_ERR_RANGE), a split other than calibration or test, a

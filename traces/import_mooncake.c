@@ -335,19 +335,33 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 				    .prefix_tokens = prefix };
 		/* The blocks up to the last branch point are a prefix other
 		 * conversations share; Mooncake's id of its last block names the
-		 * whole of it (ids hash the prefix up to the block). */
-		if (!err && shared > 0) {
-			int64_t *sid = map_find(&shared_ids, ids[shared - 1]);
+		 * whole of it (ids hash the prefix up to the block).  Each earlier
+		 * branch point ends a shorter shared prefix that this one begins
+		 * with: the chain of them is the request's path in the prefix
+		 * tree, so a prefix cache can hit the part two prefixes share. */
+		int32_t parent = -1;
+		for (size_t k = 0; !err && k < shared; k++) {
+			if (k + 1 < shared && !map_find(&branch, ids[k]))
+				continue;
+			int64_t *sid = map_find(&shared_ids, ids[k]);
 			if (!sid && next_shared < INT32_MAX - 1) {
-				if (map_put(&shared_ids, ids[shared - 1], next_shared++))
+				if (map_put(&shared_ids, ids[k], next_shared++))
 					err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
-				sid = map_find(&shared_ids, ids[shared - 1]);
+				sid = map_find(&shared_ids, ids[k]);
 			}
-			int64_t tokens = (int64_t)shared * block_tokens;
-			if (sid) {
+			if (!sid)
+				break;
+			int64_t tokens = (int64_t)(k + 1) * block_tokens;
+			int last = k + 1 == shared;
+			if (last) {
 				req.shared_prefix = (int32_t)*sid;
 				req.shared_prefix_tokens = tokens < r->input ? tokens : r->input;
+				tokens = req.shared_prefix_tokens;
 			}
+			if (!err)
+				err = wzt_traffic_prefix_put(t, (int32_t)*sid, parent, tokens, !last,
+							     (int)i + 1, diag);
+			parent = (int32_t)*sid;
 		}
 		if (!err)
 			err = wzt_traffic_push(t, &req, diag);
@@ -356,6 +370,8 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 	map_free(&chains);
 	map_free(&branch);
 	map_free(&shared_ids);
+	if (!err)
+		err = wzt_traffic_prefixes_done(t, diag);
 	return err;
 }
 

@@ -5,6 +5,9 @@ libwztraces_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwztraces_a_SOURCES = \
 	traces/cache_trace.h \
 	traces/cache_trace.c \
+	traces/cache_trace_internal.h \
+	traces/cache_trace_layout.c \
+	traces/cache_trace_stream.c \
 	traces/cache_trace_write.c \
 	traces/float16.h \
 	traces/float16.c \

@@ -14,13 +14,13 @@
 
 static const char *const columns[] = { "session",       "turn",          "arrival_s",
 				       "prompt_tokens", "output_tokens", "prefix_tokens",
-				       "shared_prefix", "shared_prefix_tokens" };
+				       "shared_prefix", "shared_prefix_tokens", "shared_prefix_chain" };
 enum { COL_SESSION, COL_TURN, COL_ARRIVAL, COL_PROMPT, COL_OUTPUT, COL_PREFIX, COL_SHARED,
-       COL_SHARED_TOKENS, NCOLS };
+       COL_SHARED_TOKENS, COL_CHAIN, NCOLS };
 
 typedef struct {
 	wzt_traffic t;
-	size_t cap;
+	size_t cap, cap_prefixes;
 } traffic_impl;
 
 wzt_traffic *wzt_traffic_new(const char *origin, const char *source)
@@ -42,6 +42,7 @@ void wzt_traffic_free(wzt_traffic *traffic)
 	if (!traffic)
 		return;
 	free(traffic->requests);
+	free(traffic->prefixes);
 	free(traffic->origin);
 	free(traffic->source);
 	/* Every table comes from wzt_traffic_new, so t is the first member of
@@ -62,6 +63,134 @@ wz_err wzt_traffic_push(wzt_traffic *traffic, const wzt_request *req, wz_diag *d
 	}
 	traffic->requests[traffic->n++] = *req;
 	return WZ_OK;
+}
+
+wz_err wzt_traffic_prefix_put(wzt_traffic *traffic, int32_t id, int32_t parent, int64_t tokens,
+			      int exact, int line, wz_diag *diag)
+{
+	traffic_impl *impl = (traffic_impl *)traffic;
+	if (traffic->nprefixes == impl->cap_prefixes) {
+		size_t cap = impl->cap_prefixes ? impl->cap_prefixes * 2 : 256;
+		wzt_prefix *grown = realloc(traffic->prefixes, sizeof *grown * cap);
+		if (!grown)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", traffic->origin);
+		traffic->prefixes = grown;
+		impl->cap_prefixes = cap;
+	}
+	traffic->prefixes[traffic->nprefixes++] =
+		(wzt_prefix){ .id = id, .parent = parent, .tokens = tokens, .exact = exact, .line = line };
+	return WZ_OK;
+}
+
+static int prefix_cmp(const void *a, const void *b)
+{
+	const wzt_prefix *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+wz_err wzt_traffic_prefixes_done(wzt_traffic *traffic, wz_diag *diag)
+{
+	wzt_prefix *p = traffic->prefixes;
+	size_t n = traffic->nprefixes, out = 0;
+	if (n == 0)
+		return WZ_OK;
+	qsort(p, n, sizeof *p, prefix_cmp);
+	const char *o = traffic->origin;
+	for (size_t i = 0; i < n; i++) {
+		if (out == 0 || p[out - 1].id != p[i].id) {
+			p[out++] = p[i];
+			continue;
+		}
+		wzt_prefix *m = &p[out - 1];
+		if (m->parent != p[i].parent)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field shared_prefix_chain: prefix %ld begins with "
+					   "prefix %ld here but with %ld at line %d",
+					   o, p[i].line, (long)p[i].id, (long)p[i].parent,
+					   (long)m->parent, m->line);
+		if ((m->exact && p[i].exact && m->tokens != p[i].tokens) ||
+		    (m->exact && !p[i].exact && p[i].tokens > m->tokens) ||
+		    (!m->exact && p[i].exact && m->tokens > p[i].tokens))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field shared_prefix_chain: prefix %ld has %lld tokens "
+					   "here but %lld at line %d",
+					   o, p[i].line, (long)p[i].id, (long long)p[i].tokens,
+					   (long long)m->tokens, m->line);
+		if (p[i].exact || (!m->exact && p[i].tokens > m->tokens)) {
+			m->tokens = p[i].tokens;
+			m->exact |= p[i].exact;
+		}
+	}
+	traffic->nprefixes = out;
+	for (size_t i = 0; i < out; i++) {
+		const wzt_prefix *up = p[i].parent >= 0 ? wzt_traffic_prefix(traffic, p[i].parent) : NULL;
+		if (up && up->tokens >= p[i].tokens)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field shared_prefix_chain: prefix %ld (%lld tokens) "
+					   "is not longer than prefix %ld it begins with (%lld tokens)",
+					   o, p[i].line, (long)p[i].id, (long long)p[i].tokens,
+					   (long)up->id, (long long)up->tokens);
+	}
+	return WZ_OK;
+}
+
+wz_err wzt_traffic_overlay(wzt_traffic *dst, const wzt_traffic *src, wz_diag *diag)
+{
+	int64_t base = 0, id_base = 0, top = 0;
+	for (size_t i = 0; i < dst->n; i++) {
+		const wzt_request *r = &dst->requests[i];
+		if (r->session >= base)
+			base = r->session + 1;
+		if (r->shared_prefix_tokens > 0 && r->shared_prefix >= id_base)
+			id_base = (int64_t)r->shared_prefix + 1;
+	}
+	for (size_t i = 0; i < dst->nprefixes; i++)
+		if (dst->prefixes[i].id >= id_base)
+			id_base = (int64_t)dst->prefixes[i].id + 1;
+	for (size_t i = 0; i < src->n; i++)
+		if (src->requests[i].shared_prefix_tokens > 0 && src->requests[i].shared_prefix >= top)
+			top = src->requests[i].shared_prefix;
+	for (size_t i = 0; i < src->nprefixes; i++)
+		if (src->prefixes[i].id > top)
+			top = src->prefixes[i].id;
+	if (id_base + top >= INT32_MAX)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: too many shared prefixes in all (ids past %ld)", src->origin,
+				   (long)INT32_MAX - 1);
+	for (size_t i = 0; i < src->n; i++) {
+		wzt_request r = src->requests[i];
+		r.session += base;
+		if (r.shared_prefix_tokens > 0)
+			r.shared_prefix += (int32_t)id_base;
+		wz_err err = wzt_traffic_push(dst, &r, diag);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < src->nprefixes; i++) {
+		const wzt_prefix *p = &src->prefixes[i];
+		wz_err err = wzt_traffic_prefix_put(dst, p->id + (int32_t)id_base,
+						    p->parent >= 0 ? p->parent + (int32_t)id_base : -1,
+						    p->tokens, p->exact, p->line, diag);
+		if (err)
+			return err;
+	}
+	return wzt_traffic_prefixes_done(dst, diag);
+}
+
+const wzt_prefix *wzt_traffic_prefix(const wzt_traffic *traffic, int32_t id)
+{
+	size_t lo = 0, hi = traffic->nprefixes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (traffic->prefixes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < traffic->nprefixes && traffic->prefixes[lo].id == id ? &traffic->prefixes[lo]
+									  : NULL;
 }
 
 /* Merge sort: stable, so requests with equal times keep their file order
@@ -297,6 +426,57 @@ static wz_err parse_row(const wz_csv *csv, const wz_csv_row *row, const int *col
 	return err;
 }
 
+/* A row's shared_prefix_chain: the shared prefixes its shared prefix
+ * begins with, outermost first, as id:tokens separated by '/'; each
+ * longer than the one before and shorter than the row's shared prefix. */
+static wz_err parse_chain(wzt_traffic *t, const char *s, const wzt_request *r, const char *o,
+			  int line, wz_diag *diag)
+{
+	if (!s || !*s)
+		return r->shared_prefix_tokens > 0
+			       ? wzt_traffic_prefix_put(t, r->shared_prefix, -1, r->shared_prefix_tokens,
+							0, line, diag)
+			       : WZ_OK;
+	if (r->shared_prefix_tokens <= 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field shared_prefix_chain: '%s' without a shared prefix", o,
+				   line, s);
+	int32_t parent = -1;
+	int64_t last = 0;
+	for (const char *at = s; *at;) {
+		char *end;
+		long id = strtol(at, &end, 10);
+		long long tokens = -1;
+		if (end != at && *end == ':') {
+			const char *tk = end + 1;
+			tokens = strtoll(tk, &end, 10);
+			if (end == tk)
+				tokens = -1;
+		}
+		if (tokens < 0 || id < 0 || id >= INT32_MAX || (*end && *end != '/') ||
+		    id == r->shared_prefix)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field shared_prefix_chain: '%s' is not a list of "
+					   "id:tokens of other prefixes separated by '/'",
+					   o, line, s);
+		if (tokens <= last || tokens >= r->shared_prefix_tokens)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field shared_prefix_chain: prefix %ld's %lld tokens "
+					   "are not between the one before (%lld) and the shared "
+					   "prefix's %lld",
+					   o, line, id, tokens, (long long)last,
+					   (long long)r->shared_prefix_tokens);
+		wz_err err = wzt_traffic_prefix_put(t, (int32_t)id, parent, tokens, 1, line, diag);
+		if (err)
+			return err;
+		parent = (int32_t)id;
+		last = tokens;
+		at = *end ? end + 1 : end;
+	}
+	return wzt_traffic_prefix_put(t, r->shared_prefix, parent, r->shared_prefix_tokens, 0, line,
+				      diag);
+}
+
 wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffic **out,
 			size_t *n_reordered, wz_diag *diag)
 {
@@ -327,7 +507,15 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 			wz_csv_free(csv);
 			return err;
 		}
-		if (col[c] < 0 && c != COL_PREFIX && c != COL_SHARED && c != COL_SHARED_TOKENS) {
+		if (c == COL_CHAIN && col[c] >= 0 && col[COL_SHARED] < 0) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: header: column shared_prefix_chain without shared_prefix",
+					  path, csv->rows[0].line);
+			wz_csv_free(csv);
+			return err;
+		}
+		if (col[c] < 0 && c != COL_PREFIX && c != COL_SHARED && c != COL_SHARED_TOKENS &&
+		    c != COL_CHAIN) {
 			err = wz_diag_set(diag, WZ_ERR_INPUT,
 					  "%s:%d: header: no column '%s' (want "
 					  "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens)",
@@ -346,6 +534,9 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		const wz_csv_row *row = &csv->rows[i];
 		wzt_request r = { 0 };
 		err = parse_row(csv, row, col, &r, diag);
+		if (!err && col[COL_CHAIN] >= 0)
+			err = parse_chain(t, wz_csv_field(row, col[COL_CHAIN]), &r, path, row->line,
+					  diag);
 		if (err)
 			break;
 		err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line, "arrival_s",
@@ -354,6 +545,8 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 			err = wzt_traffic_push(t, &r, diag);
 	}
 	wz_csv_free(csv);
+	if (!err)
+		err = wzt_traffic_prefixes_done(t, diag);
 	if (err) {
 		wzt_traffic_free(t);
 		return err;
@@ -376,17 +569,36 @@ static void format_seconds(double v, char *buf, size_t n)
 	}
 }
 
+/* ",id:tokens/id:tokens" of the prefixes the row's shared prefix begins with. */
+static void write_chain(wz_buf *b, const wzt_traffic *traffic, const wzt_request *r)
+{
+	const wzt_prefix *up[64];
+	int n = 0;
+	const wzt_prefix *x = r->shared_prefix_tokens > 0
+				      ? wzt_traffic_prefix(traffic, r->shared_prefix)
+				      : NULL;
+	while (x && x->parent >= 0 && n < 64 && (x = wzt_traffic_prefix(traffic, x->parent)))
+		up[n++] = x;
+	wz_buf_puts(b, ",");
+	for (int k = n - 1; k >= 0; k--)
+		wz_buf_printf(b, "%ld:%lld%s", (long)up[k]->id, (long long)up[k]->tokens,
+			      k ? "/" : "");
+}
+
 wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *diag)
 {
 	wz_buf b = { 0 };
 	/* The shared prefix columns only when a row has one, so that tables
 	 * without them keep the bytes they always had. */
-	int shared = 0;
+	int shared = 0, chains = 0;
 	for (size_t i = 0; i < traffic->n && !shared; i++)
 		shared = traffic->requests[i].shared_prefix_tokens > 0;
+	for (size_t i = 0; i < traffic->nprefixes && !chains; i++)
+		chains = traffic->prefixes[i].parent >= 0;
 	wz_buf_puts(&b, shared ? "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens,"
-				 "shared_prefix,shared_prefix_tokens\n"
-			       : "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens\n");
+				 "shared_prefix,shared_prefix_tokens"
+			       : "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens");
+	wz_buf_puts(&b, chains ? ",shared_prefix_chain\n" : "\n");
 	for (size_t i = 0; i < traffic->n && !b.failed; i++) {
 		const wzt_request *r = &traffic->requests[i];
 		char t[40];
@@ -395,10 +607,13 @@ wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *
 			      (long)r->turn, t, (long long)r->prompt_tokens,
 			      (long long)r->output_tokens, (long long)r->prefix_tokens);
 		if (shared && r->shared_prefix_tokens > 0)
-			wz_buf_printf(&b, ",%ld,%lld\n", (long)r->shared_prefix,
+			wz_buf_printf(&b, ",%ld,%lld", (long)r->shared_prefix,
 				      (long long)r->shared_prefix_tokens);
-		else
-			wz_buf_puts(&b, shared ? ",,0\n" : "\n");
+		else if (shared)
+			wz_buf_puts(&b, ",,0");
+		if (chains)
+			write_chain(&b, traffic, r);
+		wz_buf_puts(&b, "\n");
 	}
 	if (b.failed) {
 		wz_buf_free(&b);

@@ -1,8 +1,8 @@
 /* Traffic: the normalized request table every importer produces and the
  * simulator replays.  File format: CSV, specified in wzplan-traffic(5):
  *   session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens
- * and optionally shared_prefix,shared_prefix_tokens; one row per request,
- * sorted by arrival time. */
+ * and optionally shared_prefix,shared_prefix_tokens and
+ * shared_prefix_chain; one row per request, sorted by arrival time. */
 #ifndef WZT_TRAFFIC_H
 #define WZT_TRAFFIC_H
 
@@ -27,9 +27,22 @@ typedef struct {
 	int64_t shared_prefix_tokens;
 } wzt_request;
 
+/* A shared prefix's place in the tree of prefixes: the shared prefix it
+ * begins with (its parent, -1: none) and its tokens, from the
+ * shared_prefix_chain column.  A request's prefix with parent p shares
+ * p's tokens with every other prefix under p. */
+typedef struct {
+	int32_t id, parent;
+	int64_t tokens;
+	int exact;              /* tokens as an ancestor gives them (else at most) */
+	int line;               /* where it was first given, for messages */
+} wzt_prefix;
+
 typedef struct {
 	wzt_request *requests;
 	size_t n;
+	wzt_prefix *prefixes;   /* sorted by id; only prefixes in a chain */
+	size_t nprefixes;
 	char *origin;           /* file it came from, for messages */
 	char *source;           /* "azure-csv:<file>", "mooncake:<file>", ... */
 } wzt_traffic;
@@ -49,5 +62,8 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 /* Writes the table atomically. */
 wz_err wzt_traffic_write(const char *path, const wzt_traffic *traffic, wz_diag *diag);
 void wzt_traffic_free(wzt_traffic *traffic);
+
+/* The tree entry of shared prefix `id`, or NULL when it has no chain. */
+const wzt_prefix *wzt_traffic_prefix(const wzt_traffic *traffic, int32_t id);
 
 #endif

@@ -26,6 +26,19 @@ wzt_traffic *wzt_traffic_new(const char *origin, const char *source);
 /* Appends a copy of *req; WZ_ERR_NOMEM on failure.  Only for tables from
  * wzt_traffic_new, a reader or an importer (they carry their capacity). */
 wz_err wzt_traffic_push(wzt_traffic *traffic, const wzt_request *req, wz_diag *diag);
+/* Records that shared prefix `id` (tokens long, exactly when `exact`)
+ * begins with prefix `parent` (-1: none); `line` names the row for
+ * messages.  Call wzt_traffic_prefixes_done once all are in. */
+wz_err wzt_traffic_prefix_put(wzt_traffic *traffic, int32_t id, int32_t parent, int64_t tokens,
+			      int exact, int line, wz_diag *diag);
+/* Sorts the prefix tree and checks it: every mention of a prefix names the
+ * same parent and exact tokens, and a prefix is longer than its parent;
+ * fails naming the row. */
+wz_err wzt_traffic_prefixes_done(wzt_traffic *traffic, wz_diag *diag);
+/* Appends src to dst with src's sessions and shared prefixes renumbered
+ * after dst's (two files' prefix 0 are different prompts), keeping src's
+ * times and prefix tree.  Sort dst afterwards. */
+wz_err wzt_traffic_overlay(wzt_traffic *dst, const wzt_traffic *src, wz_diag *diag);
 /* Stable sort by arrival time; returns how many requests arrived earlier
  * than one listed before them (0 when already sorted). */
 size_t wzt_traffic_sort(wzt_traffic *traffic);

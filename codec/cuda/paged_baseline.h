@@ -274,14 +274,14 @@ static inline WZ_HD void wzk_enc_scales(const wzk_enc_args *a, int blk, int tid,
 static inline WZ_HD uint8_t wzk_int8_code(float x, float inv)
 {
 	float q = wzc_rint(x * inv);
-	q = q > 127 ? 127 : q < -127 ? -127 : q;
+	q = q > 127 ? 127 : q < -127 ? -127 : q == q ? q : 0; /* NaN: code 0, as the reference */
 	return (uint8_t)(int8_t)q;
 }
 
 static inline WZ_HD uint8_t wzk_uint4_code(float x, float z, float inv)
 {
 	float q = wzc_rint((x - z) * inv);
-	q = q < 0 ? 0 : q > 15 ? 15 : q;
+	q = q > 0 ? (q < 15 ? q : 15) : 0; /* NaN: code 0, as the reference */
 	return (uint8_t)(int)q;
 }
 

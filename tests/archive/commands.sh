@@ -23,7 +23,7 @@ run "$WZPLAN" archive show 1 --archive "$A"
 expect_rc 0 "archive show"
 contains "$out" "embedded:models.csv" "shows the catalogs used"
 contains "$out" "XXH3" "with their hashes"
-contains "$out" "cost / fp8-mix / memory_gpus = 1264" "and the figures"
+contains "$out" "cost / fp8-mix / memory_gpus = 2512" "and the figures"
 
 run "$WZPLAN" archive export 1 --archive "$A"
 expect_rc 0 "export as CSV (the default)"
@@ -37,9 +37,9 @@ import json,sys
 d=json.load(open(sys.argv[1]))
 assert d["run"]["id"]==1 and d["run"]["command"]=="propose"
 assert d["run"]["args"][:2]==["--out", sys.argv[2]]
-assert any(f["table"]=="cost" and f["row"]=="fp8-mix" and f["column"]=="memory_gpus" and f["value"]==1264 for f in d["figures"])
+assert any(f["table"]=="cost" and f["row"]=="fp8-mix" and f["column"]=="memory_gpus" and f["value"]==2512 for f in d["figures"])
 assert {i["name"] for i in d["inputs"]}=={"scenario","models.csv","gpus.csv","prices.csv"}
-assert any(f["method"]=="memory" and f["gpus"]==1264 for f in d["fleets"])
+assert any(f["method"]=="memory" and f["gpus"]==2512 for f in d["fleets"])
 ' "$tmp/run1.json" "$tmp/p" 2>"$tmp/py.err"
 ok $? "JSON carries the run, its arguments, inputs, figures and fleets"
 [ -s "$tmp/py.err" ] && sed 's/^/#   /' "$tmp/py.err"
@@ -76,7 +76,7 @@ sed 's/^H100 SXM 80GB,80,/H100 SXM 80GB,96,/' "$top_srcdir/data/gpus.csv" > "$tm
 run "$WZPLAN" verify 3 --archive "$A"
 expect_rc 1 "after a catalog file changed, verify fails"
 contains "$out" "gpus.csv changed" "and names the changed catalog file"
-contains "$out" "cost / fp8-mix / memory_gpus: archived 1264, recomputed" "and the figures that moved"
+contains "$out" "cost / fp8-mix / memory_gpus: archived 2512, recomputed" "and the figures that moved"
 run "$WZPLAN" verify 3 --archive "$A" --stored
 expect_rc 0 "--stored recomputes from the recorded texts"
 cp "$top_srcdir/data/gpus.csv" "$tmp/cat/gpus.csv"

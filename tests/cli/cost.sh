@@ -88,6 +88,33 @@ run "$WZPLAN" cost --scenario "$tmp/bad.scenario"
 expect_rc 2 "scenario with an unknown key"
 contains "$err" "bad.scenario:5: unknown key 'user'" "names file, line and key"
 
+# Per-GPU weights: the memory mode holds them as the simulator does.  Under
+# attention data parallelism every GPU holds DeepSeek-V3's 17.1B parameters
+# outside the routed experts whole and 1/16 of the 653.9B routed ones
+# (57,960,527,360 B at 8 bits), with or without expert parallelism, which
+# leaves 15,053,916,672 B = 14.02 GiB of cache per GPU; tensor parallelism
+# splits all 671B and leaves 28.94 GiB.
+pools_of() { # pools_of SCENARIO: cost's cache GiB per GPU, then sim's
+	"$WZPLAN" cost --scenario "$1" --mode memory --formats fp8-mix --format csv 2> /dev/null |
+		python3 -c 'import csv,sys; r=list(csv.DictReader(sys.stdin)); print("%.2f" % float(r[0]["memory_cache_gib_per_gpu"]))'
+	"$WZPLAN" sim --scenario "$1" --format fp8-mix --replicas 1 --duration 2 --warmup 0 --no-archive -q 2>&1 |
+		sed -n 's/^cache_gib_per_gpu = //p' | python3 -c 'import sys; print("%.2f" % float(sys.stdin.read()))'
+}
+base='model = DeepSeek-V3\ngpu = H100 SXM\nusers = 1000\ncontext = 100k\ngpus_per_replica = 16\n'
+printf "$base" > "$tmp/dp.scenario"
+printf "${base}expert_parallel = yes\n" > "$tmp/ep.scenario"
+printf "${base}parallelism = tp\n" > "$tmp/tp.scenario"
+w=$(pools_of "$tmp/dp.scenario" | tr '\n' ' ')
+[ "$w" = "14.02 14.02 " ]; ok $? "attention-dp: cost and sim leave 14.02 GiB of cache per GPU ($w)"
+w=$(pools_of "$tmp/ep.scenario" | tr '\n' ' ')
+[ "$w" = "14.02 14.02 " ]; ok $? "expert parallelism: cost sees it as sim does ($w)"
+w=$(pools_of "$tmp/tp.scenario" | tr '\n' ' ')
+[ "$w" = "28.94 28.94 " ]; ok $? "tensor parallel: every weight split, 28.94 GiB ($w)"
+printf "${base}moe_routed_experts = 300\n" > "$tmp/shape.scenario"
+run "$WZPLAN" cost --scenario "$tmp/shape.scenario"
+expect_rc 2 "a MoE shape larger than the model is refused by cost too"
+contains "$err" "moe_routed_experts" "names the keys"
+
 run "$WZPLAN" help cost
 expect_rc 0 "help cost"
 contains "$out" "Usage: wzplan cost" "help text"

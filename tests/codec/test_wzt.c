@@ -124,6 +124,7 @@ static double path_metric(const wzc_wzt_plan *tp, const layer_plan *lp, int laye
 static void trial_values(const wzc_wzt_layer *tl, const layer_plan *lp, int trial, float *zl)
 {
 	int nc = lp->ncod[0] + lp->ncod[1], nord = lp->gstart[lp->ngroups];
+	zl[nc] = zl[nc + 1] = 0;
 	for (int j = 0; j < nc; j++) {
 		double u1 = uniform() + 1e-12, u2 = uniform();
 		zl[j] = (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2) *
@@ -155,7 +156,9 @@ static void check_fast_digits(const wzc_wz_plan *plan, size_t B)
 {
 	const layer_plan *lp = &plan->layers[0];
 	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, nord = lp->gstart[lp->ngroups];
-	float *zl = malloc(sizeof(float) * (size_t)(nc + 1) * WZT_LANES);
+	/* per lane nc + 2 places: the anchor flags have places nc and nc + 1
+	 * (order_c, codec/wz_plan.h) */
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 2) * WZT_LANES);
 	uint32_t *a = calloc((size_t)n, sizeof *a);
 	uint32_t *b = calloc((size_t)(nc + 2) * WZT_LANES, sizeof *b);
 	for (int nu = 8; nu >= 2; nu--) {
@@ -174,11 +177,11 @@ static void check_fast_digits(const wzc_wz_plan *plan, size_t B)
 				const float *zp[WZT_LANES];
 				uint32_t *dp[WZT_LANES];
 				for (int l = 0; l < nl; l++) {
-					zp[l] = zl + (size_t)l * (nc + 1);
+					zp[l] = zl + (size_t)l * (nc + 2);
 					dp[l] = b + (size_t)l * (nc + 2);
-					trial_values(&tp->layers[0], lp, trial * WZT_LANES + l, zl + (size_t)l * (nc + 1));
+					trial_values(&tp->layers[0], lp, trial * WZT_LANES + l, zl + (size_t)l * (nc + 2));
 					if (trial % 5 == 4 && l == nl - 1 && nc > 0)
-						zl[(size_t)l * (nc + 1) + (size_t)(trial % nc)] = trial % 2 ? NAN : INFINITY;
+						zl[(size_t)l * (nc + 2) + (size_t)(trial % nc)] = trial % 2 ? NAN : INFINITY;
 				}
 				memset(b, 0, sizeof *b * (size_t)(nc + 2) * WZT_LANES);
 				if (nl == 1)
@@ -240,7 +243,8 @@ static void check_viterbi(const wzc_profile *prof, size_t B, int nu, int fast)
 	}
 	const layer_plan *lp = &plan->layers[0];
 	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, worse = 0, differ = 0, trials = 40;
-	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
+	/* the anchor flags have places nc and nc + 1 (order_c, codec/wz_plan.h) */
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 2));
 	uint32_t *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
 	for (int trial = 0; trial < trials; trial++) {
 		/* standardized values, some far past the tables */

@@ -4,7 +4,8 @@
  * valid and damaged payloads mixed in one group; every transform path
  * gives the wz decoder's floats bit for bit; reading runs of blocks, and
  * restoring on several threads, gives what reading block by block gives,
- * and names the lowest damaged block. */
+ * and names the lowest damaged block; bf16 in groups is its per-block
+ * reference bit for bit. */
 #include "tests/tap.h"
 
 #include "codec/profile.h"
@@ -186,7 +187,7 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 	wzc_wzx_reader *r = NULL;
 	wz_diag d;
 	if (!ok(cont && !wzc_wzx_write(x, T, rec, cont, cap, &n, NULL, &d) &&
-		!wzc_wzx_open(cont, n, "t.wzx", &r, &d), "%s: a version 3 container", what))
+		!wzc_wzx_open(cont, n, "t.wzx", &r, &d), "%s: a version 4 container", what))
 		return;
 	/* block by block: the rows every other way must give */
 	float *want = malloc(sizeof(float) * L * T * row), *got = malloc(sizeof(float) * L * T * row);
@@ -249,6 +250,23 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 				!memcmp(got, want, sizeof(float) * L * T * row);
 	}
 	ok(threads_same, "%s: the restore on 1, 2 and 3 threads = the blocks read one by one", what);
+	/* bf16: four blocks to the transformed domain, then the inverse
+	 * transform of a block's tokens at once, against the reference (each
+	 * block to records, then wzc_decode_layer), bit for bit */
+	uint16_t *bref = malloc(sizeof(uint16_t) * L * T * row), *bgot = malloc(sizeof(uint16_t) * L * T * row);
+	int bsame = !wzc_wzx_restore(r, x, WZC_RESTORE_BF16_RECORDS, 0, L * NB, 1, bref, &d);
+	for (int th = 1; bsame && th <= 3; th++) {
+		memset(bgot, 0, sizeof(uint16_t) * L * T * row);
+		bsame &= !wzc_wzx_restore(r, x, WZC_RESTORE_BF16, 0, L * NB, th, bgot, &d) &&
+			 !memcmp(bgot, bref, sizeof(uint16_t) * L * T * row);
+	}
+	/* a range starting inside a layer, ending in the next */
+	bsame &= !wzc_wzx_restore(r, x, WZC_RESTORE_BF16, 3, 5, 2, bgot, &d) &&
+		 !memcmp(bgot, bref + row * 64 * 3, sizeof(uint16_t) * row * (2 * 64 + 10 + 2 * 64));
+	ok(bsame, "%s: bf16 in groups on 1, 2 and 3 threads = the per-block reference, bit for bit",
+	   what);
+	free(bref);
+	free(bgot);
 	/* block 3 of layer 1 (index 9) damaged: runs stop there, the restore names it */
 	uint8_t *bad = malloc(n);
 	memcpy(bad, cont, n);
@@ -268,13 +286,15 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 	   "%s: the same into records: %s", what, opened ? d.msg : "");
 	free(rbad);
 	int named = opened;
+	static const wzc_restore_kind kinds[] = { WZC_RESTORE_TRANSFORMED, WZC_RESTORE_RECORDS,
+						  WZC_RESTORE_BF16, WZC_RESTORE_BF16_RECORDS };
 	for (int th = 1; opened && th <= 3; th++)
-		for (int kind = 0; kind < 2; kind++) {
-			e = wzc_wzx_restore(rb, x, kind ? WZC_RESTORE_RECORDS : WZC_RESTORE_TRANSFORMED, 0,
-					    L * NB, th, got, &d);
+		for (int kind = 0; kind < 4; kind++) {
+			e = wzc_wzx_restore(rb, x, kinds[kind], 0, L * NB, th, got, &d);
 			named &= e == WZ_ERR_CORRUPT && strstr(d.msg, "block 9 ") != NULL;
 		}
-	ok(named, "%s: the restore (transformed, records) on 1, 2 and 3 threads names block 9", what);
+	ok(named, "%s: the restore (transformed, records, bf16 both ways) on 1, 2 and 3 threads "
+		  "names block 9", what);
 	done = -1;
 	e = wzc_wzx_read_blocks_rows(r, x, 0, 4, 3, got, &done, &d);
 	ok(e == WZ_ERR_RANGE && done == 2, "%s: a run past the layer's last block: %s", what, d.msg);

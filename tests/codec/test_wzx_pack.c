@@ -2,6 +2,9 @@
  * bytes as the in-memory writer for any thread count and any run size; the
  * error of a failing source is the lowest failing block's for any thread
  * count; a failing sink stops the writer. */
+#include <unistd.h>
+
+#include "common/wz_io.h"
 #include "tests/tap.h"
 
 #include "codec/profile.h"
@@ -64,6 +67,117 @@ static wz_err pack(const wzc_wzx *x, wzc_codec *c, const wzc_window *w, long run
 		e = wzc_wzx_writer_finish(wr, NULL, d);
 	wzc_wzx_writer_free(wr);
 	return e;
+}
+
+/* The in-memory path on the file read whole: its records, then
+ * wzc_wzx_write.  The caller frees *out. */
+static wz_err pack_whole(const char *path, const wzc_wzx *x, wzc_codec *c, uint8_t **out,
+			 size_t *n, wz_diag *d)
+{
+	wzt_cache_trace *t;
+	wz_err e = wzt_cache_trace_read(path, &t, d);
+	if (e)
+		return e;
+	size_t B = wzc_codec_record_bytes(c), cap = wzc_wzx_bound(t->L, t->T, t->R, t->P, B, 0) + 256;
+	uint8_t *rec = malloc(B * (size_t)t->T * t->L);
+	*out = malloc(cap);
+	for (int l = 0; !e && l < t->L; l++)
+		e = wzc_encode_layer(c, l, t->T, t->latent + (size_t)l * t->T * t->R,
+				     t->rope + (size_t)l * t->T * t->P, rec + B * t->T * l, d);
+	if (!e)
+		e = wzc_wzx_write(x, t->T, rec, *out, cap, n, NULL, d);
+	free(rec);
+	wzt_cache_trace_free(t);
+	return e;
+}
+
+static wz_err from_stream(void *ctx, int layer, int t0, int n, float *lat, float *rope,
+			  wz_diag *diag)
+{
+	return wzt_cache_stream_read(ctx, layer, t0, n, lat, rope, diag);
+}
+
+/* As `codec pack`: the file opened as a stream, runs of `run` blocks. */
+static wz_err pack_stream(const char *path, const wzc_wzx *x, wzc_codec *c, long run, int threads,
+			  mem_sink *m, wz_diag *d)
+{
+	wzt_cache_stream *s;
+	wz_err e = wzt_cache_stream_open(path, &s, d);
+	if (e)
+		return e;
+	wzc_wzx_writer *wr = NULL;
+	e = wzc_wzx_writer_new(x, c, wzt_cache_stream_info(s)->T, to_mem, m, &wr, d);
+	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, threads, from_stream, s, d);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, NULL, d);
+	wzc_wzx_writer_free(wr);
+	wzt_cache_stream_close(s);
+	return e;
+}
+
+static void test_from_file(const wzt_cache_trace *tr, const wzc_wzx *x, wzc_codec *c)
+{
+	char dir[] = "test-pack.XXXXXX";
+	if (!ok(mkdtemp(dir) != NULL, "a folder for the trace files"))
+		return;
+	char *path = wz_path_join(dir, "t.safetensors"), *bad = wz_path_join(dir, "bad.safetensors");
+	static const wzt_dtype dtypes[] = { WZT_DTYPE_BF16, WZT_DTYPE_F32 };
+	wz_diag d;
+	for (int di = 0; di < 2; di++) {
+		uint8_t *ref = NULL;
+		size_t n = 0;
+		wz_err e = wzt_cache_trace_write(path, tr, dtypes[di], &d);
+		if (!e)
+			e = pack_whole(path, x, c, &ref, &n, &d);
+		if (!ok(!e, "%s: the in-memory path on the file read whole (%zu bytes)",
+			wzt_dtype_name(dtypes[di]), n)) {
+			free(ref);
+			continue;
+		}
+		static const int threads[] = { 1, 2, 7 };
+		for (int ti = 0; ti < 3; ti++) {
+			mem_sink m = { NULL, 0, 0, 0, -1 };
+			e = pack_stream(path, x, c, 4L * threads[ti], threads[ti], &m, &d);
+			ok(!e && m.n == n && !memcmp(m.b, ref, n),
+			   "%s: the file read a block at a time on %d thread%s: the same %zu bytes",
+			   wzt_dtype_name(dtypes[di]), threads[ti], threads[ti] > 1 ? "s" : "", m.n);
+			free(m.b);
+		}
+		free(ref);
+	}
+	/* a NaN at layer 2, token 100, channel 9 of the bf16 file: the whole
+	 * reader's message, on one thread and on seven */
+	unsigned char *bytes = NULL;
+	size_t n = 0;
+	if (!wzt_cache_trace_encode(tr, WZT_DTYPE_BF16, &bytes, &n, &d)) {
+		uint64_t hl = 0;
+		for (int k = 7; k >= 0; k--)
+			hl = (hl << 8) | bytes[k];
+		const char *o = strstr(strstr((const char *)bytes + 8, "\"latent\""), "\"data_offsets\":[");
+		size_t at = 8 + hl + strtoull(o + 16, NULL, 10) + 2 * (((size_t)2 * tr->T + 100) * tr->R + 9);
+		bytes[at] = 0xc0;
+		bytes[at + 1] = 0x7f;
+		wz_write_file_atomic(bad, bytes, n, &d);
+		wzt_cache_trace *t = NULL;
+		wz_diag dw;
+		ok(wzt_cache_trace_read(bad, &t, &dw) == WZ_ERR_INPUT, "the whole reader: %s", dw.msg);
+		for (int k = 0; k < 2; k++) {
+			mem_sink m = { NULL, 0, 0, 0, -1 };
+			wz_err e = pack_stream(bad, x, c, 9, k ? 7 : 1, &m, &d);
+			ok(e == WZ_ERR_INPUT && !strcmp(d.msg, dw.msg),
+			   "packing it a block at a time on %d thread%s: the same error", k ? 7 : 1,
+			   k ? "s" : "");
+			free(m.b);
+		}
+		free(bytes);
+	}
+	unlink(path);
+	unlink(bad);
+	rmdir(dir);
+	free(path);
+	free(bad);
 }
 
 int main(void)
@@ -145,6 +259,7 @@ int main(void)
 		wzc_wzx_writer_free(wr);
 		free(m.b);
 	}
+	test_from_file(tr, x, c);
 	free(ref);
 	free(rec);
 	wzc_wzx_free(x);

@@ -74,6 +74,25 @@ for th in 1 3 7; do
 	cmp -s "$tmp/g$th.wzx" "$tmp/g.wzx"; ok $? "pack --threads $th: the same bytes as the default"
 done
 contains "$out" "; 7 threads)" "pack names its thread count"
+# pack reads the trace a block at a time: a truncated trace is refused on
+# opening, a damaged value in the last layer when its block is read; either
+# way exit 2, the file and field named, and no output (an old one kept).
+tsize=$(wc -c < "$test")
+head -c $((tsize - 100)) "$test" > "$tmp/short.safetensors"
+run $WZPLAN codec pack --trace "$tmp/short.safetensors" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/s.wzx"
+expect_rc 2 "pack of a truncated trace exits 2"
+contains "$err" "short.safetensors: tensor" "the message names the file and the tensor"
+[ ! -e "$tmp/s.wzx" ] && [ -z "$(ls "$tmp" | grep 's.wzx.tmp')" ]; ok $? "no output and no temporary file"
+# a bf16 NaN (0x7fc0) at the last token of layer 1, channel 0 of latent
+hl=$(od -An -t u8 -N 8 "$test" | tr -d ' ')
+lat=$(dd if="$test" bs=1 skip=8 count="$hl" 2>/dev/null | sed 's/.*"latent":{[^}]*"data_offsets":\[\([0-9]*\),.*/\1/')
+cp "$test" "$tmp/nan.safetensors"
+printf '\300\177' | dd of="$tmp/nan.safetensors" bs=1 seek=$((8 + hl + lat + 2 * (399 * 512))) conv=notrunc 2>/dev/null
+echo "an older container" > "$tmp/n.wzx"
+run $WZPLAN codec pack --trace "$tmp/nan.safetensors" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/n.wzx" --threads 3
+expect_rc 2 "pack of a trace with a NaN in its last block exits 2"
+contains "$err" "nan.safetensors: tensor 'latent': NaN at layer 1, token 199, channel 0" "the message names file, tensor, layer, token and channel"
+[ "$(cat "$tmp/n.wzx")" = "an older container" ] && [ -z "$(ls "$tmp" | grep 'n.wzx.tmp')" ]; ok $? "the old output is kept, no temporary file left"
 run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --out "$tmp/g0.wzx" --threads 0
 expect_rc 2 "pack --threads 0 is refused"
 [ ! -e "$tmp/g0.wzx" ]; ok $? "a refused pack writes nothing"

@@ -79,8 +79,9 @@ static void test_product_page(void)
 	wzm_scenario_free(s);
 }
 
-/* Memory mode, DeepSeek-V3 with FP8 weights on 16 x H100 (80 GiB), attention
- * data parallel, 90% of HBM, 4 GiB reserve, 100,000 tokens per user:
+/* Memory accounting, DeepSeek-V3 with FP8 weights on 16 x H100 (80 GiB),
+ * every weight split evenly (replicated_params_b 0), 90% of HBM, 4 GiB
+ * reserve, 100,000 tokens per user:
  *   usable  = 80 x 2^30 x 0.90          = 77,309,411,328 B
  *   weights = 671e9 params x 1 B / 16    = 41,937,500,000 B per GPU
  *   reserve = 4 x 2^30                   =  4,294,967,296 B
@@ -122,6 +123,32 @@ static void test_memory_mode(void)
 	is_double(c.rows[1].by_memory.saving_reserved, (1264 - 784) * 17520.0, 0.01,
 		  "wz-5.44 saving at reserved rates");
 	wzm_compare_free(&c);
+
+	/* Attention data parallelism holds 17,091,229,184 parameters whole on
+	 * every GPU (671e9 less 58 x 256 x 3 x 7168 x 2048 = 653,908,770,816
+	 * routed-expert parameters, sim/weights.h) and 1/16 of the routed:
+	 *   weights = 17,091,229,184 + 653,908,770,816 / 16 = 57,960,527,360 B
+	 *   cache   = 77,309,411,328 - 57,960,527,360 - 4,294,967,296
+	 *           = 15,053,916,672 B per GPU
+	 *   fp8-mix: 15,053,916,672 / 2,264,320 = 6,648 blocks -> 4 users per
+	 *     GPU, 64 per replica -> 157 replicas = 2,512 GPUs;
+	 *   wz-5.44: / 1,526,464 = 9,861 blocks -> 6 users per GPU, 96 per
+	 *     replica -> 105 replicas = 1,680 GPUs. */
+	s->mem.replicated_params_b = 17.091229184;
+	if (!ok(run(s, &c) == 0, "comparison with replicated weights runs"))
+		return;
+	m = &c.rows[0].memory;
+	is_double(m->weights, 57960527360.0, 0.5, "weights per GPU, replicated part whole");
+	is_double(m->weights_replicated, 17091229184.0, 0.5, "of them held whole");
+	is_double(m->cache, 15053916672.0, 0.5, "cache per GPU");
+	is_long(m->blocks_per_gpu, 6648, "fp8-mix blocks per GPU");
+	is_long(m->users_per_gpu, 4, "fp8-mix users per GPU");
+	is_long(c.rows[0].by_memory.gpus, 2512, "fp8-mix GPUs");
+	is_long(c.rows[1].memory.blocks_per_gpu, 9861, "wz-5.44 blocks per GPU");
+	is_long(c.rows[1].memory.users_per_gpu, 6, "wz-5.44 users per GPU");
+	is_long(c.rows[1].by_memory.gpus, 1680, "wz-5.44 GPUs");
+	wzm_compare_free(&c);
+	s->mem.replicated_params_b = 0;
 
 	/* Tensor parallel: every rank holds every user's full latent. */
 	s->mem.par = WZM_PAR_TP;

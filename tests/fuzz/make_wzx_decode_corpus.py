@@ -11,10 +11,13 @@ import struct
 OUT = "tests/fuzz/corpus/wzx_decode"
 prof = open("tests/codec/golden/tiny.wzp", "rb").read()
 # version 1 (read, no longer written) under the old names; version 2 with
-# "v2-" (read, no longer written); version 3 with "v3-"
+# "v2-" (read, no longer written); version 3 with "v3-" (likewise); version
+# 4 with "v4-" (its blocks are raw on tiny's narrow tokens; type 4 itself
+# is fuzzed by tests/codec/test_wzx_lanes4's damaged payloads)
 CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2),
               ("v2-", "tests/codec/golden/tiny-v2.wzx", 3),
-              ("v3-", "tests/codec/golden/tiny-v3.wzx", 4))
+              ("v3-", "tests/codec/golden/tiny-v3.wzx", 4),
+              ("v4-", "tests/codec/golden/tiny-v4.wzx", 5))
 
 
 def case(name, c, flags=0):

@@ -23,7 +23,7 @@ contains "$gp" "title 'On demand, memory accounting'" "cost chart: on-demand ser
 contains "$(cat "$tmp/n/charts/memory.gp")" "set style histogram rowstacked" "memory chart: stacked"
 contains "$(cat "$tmp/n/charts/memory.gp")" "title 'Cache in use'" "memory chart: cache in use"
 contains "$(cat "$tmp/n/charts/gpus_by_context.gp")" "set logscale x 2" "GPUs against context: log context axis"
-contains "$(cat "$tmp/n/charts/gpus_by_context.dat")" "\"100000\"	100	1264" "the scenario's context is a data row"
+contains "$(cat "$tmp/n/charts/gpus_by_context.dat")" "\"100000\"	100	2512" "the scenario's context is a data row"
 contains "$md" "no codec measurements" "the rate-distortion chart is left out and why"
 
 if ! command -v gnuplot >/dev/null 2>&1; then

@@ -112,4 +112,20 @@ printf '%s\n' "$out" | grep -q '^ttft_p[0-9]*_s = 0\.0*$'; [ $? -ne 0 ]
 ok $? "  no latency of zero"
 contains "$err" "no request completed" "  a warning says so"
 
+# Context-parallel prefill from a scenario: new sessions' 60k-token first
+# prefills spread over 4 ranks, so the slowest first token comes sooner.
+printf 'model = DeepSeek-V3\ngpu = H100 SXM 80GB\nusers = 10\ncontext = 100k\nformats = fp8-mix\ngpus_per_replica = 16\n' > "$tmp/cp.scenario"
+cp "$tmp/cp.scenario" "$tmp/cp4.scenario"
+echo 'prefill_context_parallel = 4' >> "$tmp/cp4.scenario"
+run "$WZPLAN" sim --scenario "$tmp/cp.scenario" --replicas 1 --duration 1200 --warmup 0 --no-archive -q
+expect_rc 0 "sim without context-parallel prefill"
+max_off=$(printf '%s\n' "$out" | sed -n 's/^ttft_max_s = //p')
+run "$WZPLAN" sim --scenario "$tmp/cp4.scenario" --replicas 1 --duration 1200 --warmup 0 --no-archive -q
+expect_rc 0 "sim with prefill_context_parallel = 4"
+contains "$out" "prefill_context_parallel_ranks = 4" "  reports its ranks"
+contains "$out" "prefill_cp_ring_gbps = 450" "  and its ring's bandwidth (H100 NVLink, one way)"
+max_cp=$(printf '%s\n' "$out" | sed -n 's/^ttft_max_s = //p')
+awk -v a="$max_cp" -v b="$max_off" 'BEGIN { exit !(a > 0 && a * 2 < b) }'
+ok $? "  the slowest first token comes over twice as soon ($max_cp s against $max_off s)"
+
 done_testing

@@ -51,7 +51,9 @@ static inline void fixture_close(void)
 static inline wz_err fixture_run1(wzs_params *p, wzs_replica_model *m, wzt_request *rows, size_t n,
 				  wzs_result *r, wz_diag *diag)
 {
-	wzt_traffic t = { rows, n, NULL, NULL };
+	wzt_traffic t = { 0 };
+	t.requests = rows;
+	t.n = n;
 	wzs_run_config cfg = { 0 };
 	cfg.params = p;
 	cfg.model = m;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/binding.h"
+#include "sim/weights.h"
 #include "tests/sim/sim_fixture.h"
 
 static int model(int ep, int gpus, int overlap, double imbalance, double gbps, wzs_params *p,
@@ -106,18 +107,35 @@ static void test_imbalance(void)
 	   "one token reads the GPU's replicated weights (%.4f of its weights) and 8 of 256 experts",
 	   shape.moe.always_read);
 	/* Memory: each GPU holds the replicated weights whole, not 1/16 of the
-	 * model, so its cache pool is smaller than the even split's. */
-	model(0, 16, 0, 1, 0, &p, &split, NULL);
+	 * model, so its cache pool is smaller than tensor parallelism's even
+	 * split; attention data parallelism without expert parallelism holds
+	 * them the same way (the routed experts are split by tensor slices
+	 * instead of by expert). */
+	wzs_replica_model dp_only;
+	model(0, 16, 0, 1, 0, &p, &dp_only, NULL);
+	wzm_memory_params tp_mem;
+	wzm_memory_params_default(&tp_mem);
+	tp_mem.gpus_per_replica = 16;
+	tp_mem.par = WZM_PAR_TP;
+	double rec = fixture_record("fp8-mix");
+	wzs_params_default(&p);
+	ok(!wzs_replica_model_build(dsv3, h100, &tp_mem, 32000, rec, rec, 1, &p, &split, NULL),
+	   "tensor-parallel model");
 	double bytes = dsv3->weight_bits / 8;
 	ok(fabs(shape.mem.weights - (rest + routed_all / 16) * bytes) < 1 &&
 		   fabs(split.mem.weights - 671e9 / 16 * bytes) < 1 &&
 		   shape.mem.weights_replicated > 0 && split.mem.weights_replicated == 0,
 	   "expert parallelism: %.1f GiB of weights per GPU (%.1f of them replicated) against %.1f "
-	   "split evenly",
+	   "split evenly by tensor parallelism",
 	   shape.mem.weights / WZM_GIB, shape.mem.weights_replicated / WZM_GIB,
 	   split.mem.weights / WZM_GIB);
+	ok(dp_only.mem.weights == shape.mem.weights &&
+		   dp_only.mem.weights_replicated == shape.mem.weights_replicated &&
+		   dp_only.blocks_per_rank == shape.blocks_per_rank,
+	   "attention data parallelism without expert parallelism: the same %.1f GiB per GPU",
+	   dp_only.mem.weights / WZM_GIB);
 	ok(shape.blocks_per_rank < split.blocks_per_rank &&
-		   shape.mem.users_per_replica < split.mem.users_per_replica,
+		   shape.mem.users_per_gpu < split.mem.users_per_gpu,
 	   "and fewer cache blocks per GPU (%ld against %ld)", shape.blocks_per_rank,
 	   split.blocks_per_rank);
 }
@@ -218,6 +236,21 @@ int main(void)
 	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
 		   strstr(diag.msg, "moe_top_k"),
 	   "a MoE shape larger than the model is refused: %s", diag.msg);
+
+	/* A dense model has no routed experts: attention data parallelism
+	 * holds all of it on every GPU, tensor parallelism splits it. */
+	wzm_model dense = *dsv3;
+	dense.params_total_b = dense.params_active_b = 70;
+	double whole = -1;
+	wzs_params_default(&p);
+	ok(!wzs_replicated_params_b(&dense, &p, WZM_PAR_ATTN_DP, &whole, &diag) && whole == 70,
+	   "a dense model under attention-dp: %.0fB held whole", whole);
+	ok(!wzs_replicated_params_b(&dense, &p, WZM_PAR_TP, &whole, &diag) && whole == 0,
+	   "and none under tp");
+	dense.params_active_b = NAN;
+	ok(wzs_replicated_params_b(&dense, &p, WZM_PAR_ATTN_DP, &whole, &diag) == WZ_ERR_MISSING &&
+		   strstr(diag.msg, "params_active_b"),
+	   "without active parameters it says which value it needs: %s", diag.msg);
 	fixture_close();
 	return tap_done();
 }

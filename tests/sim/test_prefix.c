@@ -62,6 +62,73 @@ static void test_tiers(void)
 	wzs_prefix_cache_free(&c);
 }
 
+/* Paths through the radix tree, one byte a token, 64-token blocks.  P1 and
+ * P2 share segment 10 (tokens 0-511) and diverge after it, into 11 and 12
+ * (512-639 each).
+ *   insert P1: HBM [11, 10] (least recent first), 640 of 700 bytes;
+ *   insert P2: 12 goes in (768 would be over 700 with 10 placed again),
+ *     so 11, least recent, moves to CPU memory: HBM [12, 10], CPU [11];
+ *   look P1 up: 512 tokens in HBM (10), 128 in CPU memory (11), the
+ *     slowest tier CPU; 11 comes back to HBM, pushing 12 down: HBM
+ *     [11, 10], CPU [12];
+ *   look P2 up: 512 in HBM, 128 in CPU memory.
+ * Whole-prefix matching by id would find nothing of P2 after P1. */
+static void test_paths(void)
+{
+	double cap[3] = { 700, 700, 0 }, tb[3] = { 1, 1, 1 };
+	wzs_prefix_cache c;
+	wzs_prefix_cache_init(&c, cap, tb);
+	c.block_tokens = 64;
+	wzs_prefix_link p1[2] = { { 10, 512 }, { 11, 640 } }, p2[2] = { { 10, 512 }, { 12, 640 } };
+	int64_t hit[3];
+	wzs_prefix_tier t;
+	ok(wzs_prefix_cache_insert_path(&c, p1, 2, 640) == WZ_OK, "insert a path of two segments");
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 512 &&
+		   hit[1] == 0,
+	   "a prefix diverging after the first segment hits it: %lld tokens", (long long)hit[0]);
+	wzs_prefix_cache_insert_path(&c, p2, 2, 640);
+	ok(c.held[0] == 2 && c.held[1] == 1 && c.used[0] == 640 && c.used[1] == 128,
+	   "the second's own segment pushes the least recent leaf to CPU memory");
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_CPU && hit[0] == 512 &&
+		   hit[1] == 128 && hit[2] == 0,
+	   "P1: 512 tokens in HBM and 128 in CPU memory (%lld, %lld)", (long long)hit[0],
+	   (long long)hit[1]);
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 640, hit);
+	ok(t == WZS_PREFIX_CPU && hit[0] == 512 &&
+		   hit[1] == 128,
+	   "P2 the same, its leaf pushed down by P1's (%lld, %lld)", (long long)hit[0],
+	   (long long)hit[1]);
+	t = wzs_prefix_cache_lookup_path(&c, p2, 2, 300, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 300,
+	   "a request for fewer tokens gets only those");
+	wzs_prefix_cache_free(&c);
+
+	/* Out of the last tier a leaf goes block by block: HBM alone of 600
+	 * bytes, P1 of 640 tokens: placing 10 (512) beside 11 (128) needs 40
+	 * bytes, one 64-token block of 11, which keeps 64. */
+	double one[3] = { 600, 0, 0 };
+	wzs_prefix_cache_init(&c, one, tb);
+	c.block_tokens = 64;
+	wzs_prefix_cache_insert_path(&c, p1, 2, 640);
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 576 &&
+		   c.used[0] == 576 && c.dropped == 0,
+	   "the least recent leaf loses one block, not all: %lld of 640 tokens hit",
+	   (long long)hit[0]);
+	wzs_prefix_cache_free(&c);
+	/* Evicting whole segments instead (block_tokens 0), 11 goes whole. */
+	wzs_prefix_cache_init(&c, one, tb);
+	c.block_tokens = 0;
+	wzs_prefix_cache_insert_path(&c, p1, 2, 640);
+	t = wzs_prefix_cache_lookup_path(&c, p1, 2, 640, hit);
+	ok(t == WZS_PREFIX_HBM && hit[0] == 512 &&
+		   c.dropped == 1,
+	   "by segments the leaf goes whole: %lld tokens hit", (long long)hit[0]);
+	wzs_prefix_cache_free(&c);
+}
+
 /* Hits of a Zipf-popular stream of 2,000 prefixes of 4,000 tokens through a
  * cache of `gib` in HBM with a token of `bytes`. */
 static double zipf_hits(double bytes, double gib)
@@ -264,6 +331,7 @@ int main(void)
 {
 	wz_diag diag;
 	test_tiers();
+	test_paths();
 	test_format_bytes();
 	if (fixture_open())
 		return tap_done();

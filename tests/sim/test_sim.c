@@ -26,6 +26,81 @@ static void memory_params(wzm_memory_params *mem, wzm_parallelism par)
 	mem->par = par;
 }
 
+/* Many events pushed while others leave, as the simulator does: every pop
+ * is the least (time, priority, sequence) still queued, checked against a
+ * linear scan of what was pushed.  With width > 0 the main lane has a
+ * calendar of `nbuckets` buckets of `width` seconds. */
+static void check_random_order(double width, size_t nbuckets, const char *what)
+{
+	wzs_queue q;
+	wzs_queue_init(&q);
+	if (width > 0 && wzs_queue_calendar(&q, width, nbuckets, NULL)) {
+		ok(0, "%s: calendar", what);
+		return;
+	}
+	wzs_rng g;
+	wzs_rng_seed(&g, 11, nbuckets);
+	enum { MAXQ = 4096 };
+	static double qt[MAXQ];
+	static uint32_t qp[MAXQ], qid[MAXQ];
+	int nq = 0, in_order = 1, pushed = 0, popped = 0, peek_ok = 1;
+	for (int round = 0; round < 20000 && in_order; round++) {
+		int k = (int)(wzs_rng_next(&g) % 3);
+		for (int j = 0; j < k && nq < MAXQ; j++, pushed++) {
+			/* Coarse times make ties on time and priority common. */
+			double base = q.now > 0 ? q.now : 0;
+			uint64_t pick = wzs_rng_next(&g);
+			double t = base + (double)(pick % 8) * 0.25;
+			if (pick % 97 == 0)
+				t = base + 100; /* a jump past every bucket */
+			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
+			/* Either lane: the order must not depend on it. */
+			int lane = (int)(wzs_rng_next(&g) % WZS_LANES);
+			wzs_queue_push_lane(&q, lane, t, prio, 0, (uint32_t)pushed, 0, NULL);
+			qt[nq] = t;
+			qp[nq] = prio;
+			qid[nq++] = (uint32_t)pushed;
+		}
+		uint32_t peek_kind = 0, peek_a = UINT32_MAX;
+		int peeked = wzs_queue_peek(&q, &peek_kind, &peek_a);
+		wzs_event ev;
+		if (!wzs_queue_pop(&q, &ev)) {
+			peek_ok &= !peeked && nq == 0;
+			continue;
+		}
+		peek_ok &= peeked && peek_a == ev.a;
+		popped++;
+		int best = 0;
+		for (int i = 1; i < nq; i++)
+			if (qt[i] < qt[best] || (qt[i] == qt[best] && (qp[i] < qp[best] ||
+					(qp[i] == qp[best] && qid[i] < qid[best]))))
+				best = i;
+		in_order = nq > 0 && ev.a == qid[best] && ev.time == qt[best] && ev.prio == qp[best];
+		qt[best] = qt[nq - 1];
+		qp[best] = qp[nq - 1];
+		qid[best] = qid[--nq];
+	}
+	ok(in_order && popped > 10000,
+	   "%s: %d events pushed to random lanes leave in (time, priority, sequence) order", what,
+	   popped);
+	ok(peek_ok, "%s: peek names the event pop takes", what);
+	ok(wzs_queue_peek_time(&q) >= q.now, "%s: the earliest queued time is never before now", what);
+	/* The rest, and one at 1e300 (past any bucket index), come out in time
+	 * order with the far one last. */
+	wzs_queue_push(&q, 1e300, 0, 0, UINT32_MAX, 0, NULL);
+	size_t left = 0;
+	int sorted = 1;
+	wzs_event ev, last = { .time = q.now };
+	while (wzs_queue_pop(&q, &ev)) {
+		sorted &= ev.time >= last.time;
+		last = ev;
+		left++;
+	}
+	ok(sorted && left == (size_t)nq + 1 && last.a == UINT32_MAX && q.n == 0,
+	   "%s: the %d events left come out in order, the one at 1e300 last", what, nq);
+	wzs_queue_free(&q);
+}
+
 static void test_engine_order(void)
 {
 	wzs_queue q;
@@ -41,46 +116,13 @@ static void test_engine_order(void)
 	ok(n == 4 && order[0] == 3 && order[1] == 4 && order[2] == 2 && order[3] == 1,
 	   "events leave by time, then priority, then insertion order");
 	wzs_queue_free(&q);
-	/* Many events pushed while others leave, as the simulator does: every
-	 * pop is the least (time, priority, sequence) still queued, checked
-	 * against a linear scan of what was pushed. */
-	wzs_queue_init(&q);
-	wzs_rng g;
-	wzs_rng_seed(&g, 11, 0);
-	enum { MAXQ = 4096 };
-	static double qt[MAXQ];
-	static uint32_t qp[MAXQ], qid[MAXQ];
-	int nq = 0, in_order = 1, pushed = 0, popped = 0;
-	for (int round = 0; round < 20000 && in_order; round++) {
-		int k = (int)(wzs_rng_next(&g) % 3);
-		for (int j = 0; j < k && nq < MAXQ; j++, pushed++) {
-			/* Coarse times make ties on time and priority common. */
-			double t = (q.now > 0 ? q.now : 0) + (double)(wzs_rng_next(&g) % 8) * 0.25;
-			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
-			/* Either lane: the order must not depend on it. */
-			int lane = (int)(wzs_rng_next(&g) % WZS_LANES);
-			wzs_queue_push_lane(&q, lane, t, prio, 0, (uint32_t)pushed, 0, NULL);
-			qt[nq] = t;
-			qp[nq] = prio;
-			qid[nq++] = (uint32_t)pushed;
-		}
-		if (!wzs_queue_pop(&q, &ev))
-			continue;
-		popped++;
-		int best = 0;
-		for (int i = 1; i < nq; i++)
-			if (qt[i] < qt[best] || (qt[i] == qt[best] && (qp[i] < qp[best] ||
-					(qp[i] == qp[best] && qid[i] < qid[best]))))
-				best = i;
-		in_order = nq > 0 && ev.a == qid[best] && ev.time == qt[best] && ev.prio == qp[best];
-		qt[best] = qt[nq - 1];
-		qp[best] = qp[nq - 1];
-		qid[best] = qid[--nq];
-	}
-	ok(in_order && popped > 10000,
-	   "%d events pushed to random lanes leave in (time, priority, sequence) order", popped);
-	ok(wzs_queue_peek_time(&q) >= q.now, "the earliest queued time is never before now");
-	wzs_queue_free(&q);
+	check_random_order(0, 0, "no calendar");
+	/* A calendar of 8 buckets of 0.1 s: pushes up to 2 s ahead land in the
+	 * main heap, the ring and beyond it, with jumps of the clock that leave
+	 * the ring empty. */
+	check_random_order(0.1, 8, "8 buckets of 0.1 s");
+	check_random_order(1e-3, 2, "2 buckets of 1 ms");
+	check_random_order(10, 64, "64 buckets of 10 s");
 	wzs_rng a, b;
 	wzs_rng_seed(&a, 7, 3);
 	wzs_rng_seed(&b, 7, 3);
@@ -703,6 +745,36 @@ static void test_binding(void)
 	wzs_result_free(&srch.result);
 }
 
+/* A session's blocks are an int32: a model whose ranks hold more blocks
+ * is refused with a message, not run with wrapped counts. */
+static void test_block_range(void)
+{
+	wzm_memory_params mem;
+	memory_params(&mem, WZM_PAR_ATTN_DP);
+	wzs_params p;
+	wzs_params_default(&p);
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 4096, fixture_record("fp8-mix"),
+				    fixture_record("fp8-mix"), 1, &p, &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	m.blocks_per_rank = (long)INT32_MAX + 1;
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 1;
+	cfg.users = 1;
+	cfg.initial_context = 1000;
+	wzs_result r;
+	wz_diag_clear(&diag);
+	wz_err err = wzs_run(&cfg, &r, &diag);
+	ok(err == WZ_ERR_RANGE && strstr(diag.msg, "2147483648 cache blocks per rank"),
+	   "2^31 blocks per rank are refused: %s", diag.msg);
+	wzs_result_free(&r);
+}
+
 int main(void)
 {
 	ok(!fixture_open(), "catalog has DeepSeek-V3 and H100 SXM");
@@ -720,6 +792,7 @@ int main(void)
 	test_determinism();
 	test_search();
 	test_binding();
+	test_block_range();
 	fixture_close();
 	return tap_done();
 }

@@ -129,6 +129,7 @@ bad "axis.act_reserve_gib = 8 .. 4 step 1" "bad.sweep:12: axis.act_reserve_gib: 
 bad "axis.mem_util = 0.5 | lots" "bad.sweep:12: axis.mem_util: value 'lots'" "a bad value in an axis"
 bad "axis.simulate = no | maybe" "bad.sweep:12: axis.simulate: 'maybe' is not yes or no" "a bad simulate value"
 bad "axis.model = DeepSeek-V3 | NoSuchModel" "bad.sweep:12: axis.model: value 'NoSuchModel'" "a model not in the catalog"
+bad "axis.moe_routed_experts = 256 | 300" "bad.sweep:12: axis.moe_routed_experts: value '300'" "a MoE shape larger than the model"
 printf 'set.users = 10\n' > "$tmp/noname.sweep"
 run "$W" sweep points "$tmp/noname.sweep"
 expect_rc 2 "a sweep file without its id"

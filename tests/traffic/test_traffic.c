@@ -267,12 +267,64 @@ static void test_shared_prefix(void)
 		"one shared prefix column without the other");
 }
 
+/* The optional chain column: the prefixes a shared prefix begins with,
+ * kept as a tree, written back the same, and refused where it does not
+ * hold together. */
+static void test_prefix_chain(void)
+{
+	const char *h = "session,turn,arrival_s,prompt_tokens,output_tokens,prefix_tokens,"
+			"shared_prefix,shared_prefix_tokens,shared_prefix_chain\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf,
+		 "%s0,0,0,5000,10,0,7,4000,3:1000/5:2500\n1,0,1,5000,10,0,8,4500,3:1000\n"
+		 "2,0,2,900,10,0,,0,\n",
+		 h);
+	wzt_traffic *t = NULL;
+	if (!ok(read_text(buf, WZT_UNSORTED_REFUSE, &t, NULL) == WZ_OK && t,
+		"a table with prefix chains reads"))
+		printf("#   %s\n", d.msg);
+	if (!t)
+		return;
+	const wzt_prefix *p7 = wzt_traffic_prefix(t, 7), *p5 = wzt_traffic_prefix(t, 5),
+			 *p3 = wzt_traffic_prefix(t, 3), *p8 = wzt_traffic_prefix(t, 8);
+	ok(p7 && p5 && p3 && p8 && p7->parent == 5 && p5->parent == 3 && p3->parent == -1 &&
+		   p8->parent == 3 && p5->tokens == 2500 && p3->tokens == 1000,
+	   "7 begins with 5, which begins with 3; 8 with 3");
+	const char *a = fx_path("c.csv");
+	char *x = NULL;
+	size_t nx;
+	ok(wzt_traffic_write(a, t, &d) == WZ_OK && wz_read_file(a, 1 << 20, &x, &nx, &d) == WZ_OK &&
+		   strstr(x, "shared_prefix_chain\n0,0,0,5000,10,0,7,4000,3:1000/5:2500\n"
+			     "1,0,1,5000,10,0,8,4500,3:1000\n2,0,2,900,10,0,,0,\n"),
+	   "written back with the same chains");
+	free(x);
+	wzt_traffic_free(t);
+#define ROW(r) (snprintf(buf, sizeof buf, "%s0,0,0,5000,10,0,7,4000,3:1000\n" r "\n", h), buf)
+	refused(ROW("1,0,1,10,1,0,,0,3:5"), "t.csv:3: field shared_prefix_chain",
+		"a chain without a shared prefix");
+	refused(ROW("1,0,1,5000,1,0,8,4000,3-1000"), "t.csv:3: field shared_prefix_chain",
+		"a chain that is not id:tokens");
+	refused(ROW("1,0,1,5000,1,0,8,4000,3:1000/4:900"), "t.csv:3: field shared_prefix_chain",
+		"tokens that do not grow along the chain");
+	refused(ROW("1,0,1,5000,1,0,8,4000,3:4000"), "t.csv:3: field shared_prefix_chain",
+		"an ancestor as long as the prefix");
+	refused(ROW("1,0,1,5000,1,0,8,4000,3:1200"), "t.csv:3: field shared_prefix_chain: prefix 3",
+		"a prefix given two lengths");
+	refused(ROW("1,0,1,5000,1,0,7,4000,9:1000"), "t.csv:3: field shared_prefix_chain: prefix 7",
+		"a prefix given two parents");
+#undef ROW
+	refused("session,turn,arrival_s,prompt_tokens,output_tokens,shared_prefix_chain\n",
+		"t.csv:1: header: column shared_prefix_chain without shared_prefix",
+		"a chain column without the shared prefix");
+}
+
 int main(void)
 {
 	fx_init();
 	test_good();
 	test_errors();
 	test_shared_prefix();
+	test_prefix_chain();
 	test_helpers();
 	fx_cleanup();
 	return tap_done();

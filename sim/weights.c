@@ -1,0 +1,76 @@
+/* Per-GPU weights of a replica: what every GPU holds whole (weights.h). */
+#include "sim/weights.h"
+
+#include <math.h>
+
+wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p, double *routed_all,
+			   wz_diag *diag)
+{
+	wz_err err;
+	if ((err = wzm_need(model->hidden_size, model->name, "hidden_size", model->origin,
+			    model->line, diag)) ||
+	    (err = wzm_need(model->params_active_b, model->name, "params_active_b", model->origin,
+			    model->line, diag)) ||
+	    (err = wzm_need(model->params_total_b, model->name, "params_total_b", model->origin,
+			    model->line, diag)))
+		return err;
+	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate; /* gate, up, down */
+	double routed = (double)p->moe_layers * (double)p->moe_top_k * expert;
+	double shared = (double)p->moe_layers * (double)p->moe_shared_experts * expert;
+	double active = model->params_active_b * 1e9, total = model->params_total_b * 1e9;
+	*routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
+	if (routed + shared > active || *routed_all > total || p->moe_top_k > p->moe_routed_experts)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, "
+				   "moe_intermediate_size: %ld layers of %ld of %ld experts (+%ld shared) "
+				   "of %ld wide make %.1fB active of %.1fB total parameters, more than "
+				   "%s's %.1fB of %.1fB; set them for this model",
+				   p->moe_layers, p->moe_top_k, p->moe_routed_experts,
+				   p->moe_shared_experts, p->moe_intermediate, (routed + shared) / 1e9,
+				   *routed_all / 1e9, model->name, active / 1e9, total / 1e9);
+	return WZ_OK;
+}
+
+wz_err wzs_replicated_params_b(const wzm_model *model, const wzs_params *p, wzm_parallelism par,
+			       double *out, wz_diag *diag)
+{
+	*out = 0;
+	if (par == WZM_PAR_TP)
+		return WZ_OK;
+	wz_err err;
+	if ((err = wzm_need(model->params_total_b, model->name, "params_total_b", model->origin,
+			    model->line, diag)) ||
+	    (err = wzm_need(model->params_active_b, model->name, "params_active_b", model->origin,
+			    model->line, diag)))
+		return err;
+	/* Without routed experts attention data parallelism is plain data
+	 * parallelism: each GPU holds the whole model. */
+	if (model->params_active_b >= model->params_total_b) {
+		*out = model->params_total_b;
+		return WZ_OK;
+	}
+	double routed_all;
+	if ((err = wzs_moe_shape_check(model, p, &routed_all, diag)))
+		return err;
+	*out = model->params_total_b - routed_all / 1e9;
+	return WZ_OK;
+}
+
+wz_err wzs_memory_params_weights(const wzm_model *model, const wzs_params *p,
+				 wzm_memory_params *mem, wz_diag *diag)
+{
+	return wzs_replicated_params_b(model, p, mem->par, &mem->replicated_params_b, diag);
+}
+
+wz_err wzs_scenario_weights(wzm_scenario *s, const wzm_catalog *cat, wz_diag *diag)
+{
+	wzs_params p;
+	wzs_params_default(&p);
+	wz_err err = wzs_params_from_kv(s->kv, &p, diag);
+	if (err)
+		return err;
+	const wzm_model *model = wzm_find_model(cat, s->model, diag);
+	if (!model)
+		return WZ_ERR_NOT_FOUND;
+	return wzs_memory_params_weights(model, &p, &s->mem, diag);
+}
