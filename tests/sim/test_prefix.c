@@ -256,7 +256,7 @@ static int routed_hits(int prefix_routing, wzs_result *r)
 	if (model("fp8-mix", 1, 0, &p, &m))
 		return -1;
 	p.prefix_routing = prefix_routing;
-	wzt_traffic t = { rows, N, NULL, NULL };
+	wzt_traffic t = { .requests = rows, .n = N };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
 	cfg.model = &m;

@@ -295,7 +295,7 @@ static void test_idle_policies(void)
 	wzm_memory_params mem;
 	memory_params(&mem, WZM_PAR_ATTN_DP);
 	wzt_request rows[2] = { { 0, 0, 0.0, 6000, 50, 0, 0, 0 }, { 0, 1, 100.0, 2000, 20, 6050, 0, 0 } };
-	wzt_traffic t = { rows, 2, NULL, NULL };
+	wzt_traffic t = { .requests = rows, .n = 2 };
 	const char *names[] = { "resident", "offload", "drop", "offload to SSD" };
 	for (int c = 0; c < 4; c++) {
 		int policy = c == 3 ? WZS_IDLE_OFFLOAD : c;
@@ -401,7 +401,7 @@ static void test_arrival_rate(void)
 	wzt_request rows[64];
 	for (int i = 0; i < 64; i++)
 		rows[i] = (wzt_request){ i, 0, 0.25 * i, 20000, 2000, 0, 0, 0 };
-	wzt_traffic t = { rows, 64, NULL, NULL };
+	wzt_traffic t = { .requests = rows, .n = 64 };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
 	cfg.model = &m;
@@ -444,7 +444,7 @@ static void test_routing(void)
 				{ 1, 0, 1.0, 1000, 10, 0, 0, 0 },
 				{ 2, 0, 1000.0, pool / 2, 10, 0, 0, 0 },
 				{ 0, 1, 2000.0, 100, 10, pool * 9 / 10 + 10, 0, 0 } };
-	wzt_traffic t = { rows, 4, NULL, NULL };
+	wzt_traffic t = { .requests = rows, .n = 4 };
 	wzs_run_config cfg = { 0 };
 	cfg.params = &p;
 	cfg.model = &m;
@@ -561,7 +561,7 @@ static void test_prefill_attention_dp(void)
 	if (!wzs_replica_model_build(dsv3, h100, &mem, 200000, fixture_record("fp8-mix"), fixture_record("fp8-mix"), 1,
 				     &p, &m, NULL)) {
 		wzt_request rows[2] = { { 0, 0, 0.0, 50000, 2, 0, 0, 0 }, { 1, 0, 0.0, 50000, 2, 0, 0, 0 } };
-		wzt_traffic t = { rows, 1, NULL, NULL };
+		wzt_traffic t = { .requests = rows, .n = 1 };
 		wzs_run_config cfg = { 0 };
 		cfg.params = &p;
 		cfg.model = &m;
