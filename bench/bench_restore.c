@@ -457,7 +457,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		coded_free(&c);
 	}
 	/* version 4: type 4 blocks, one at a time */
-	double v4_tr = 0;
+	double v4_tr = 0, v4_avx2_tr = 0;
 	{
 		coded c;
 		if (code_all(x, L, T, B, rec, V4, &c))
@@ -470,11 +470,13 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P);
 		static const struct { wzc_lanes4_path path; int what; const char *name; } v4[] = {
 			{ WZC_LANES4_AVX512, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols (AVX-512)" },
+			{ WZC_LANES4_AVX2, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols (AVX2)" },
 			{ WZC_LANES4_SCALAR, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols, scalar fast loop" },
 			{ WZC_LANES4_REF, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols, scalar reference" },
 			{ WZC_LANES4_BEST, V4_RECORDS, "v4, 32 lanes 12-bit, to records" },
 			{ WZC_LANES4_SCALAR, V4_ROWS, "v4, to transformed, fused, scalar fast loop" },
 			{ WZC_LANES4_AVX512, V4_ROWS, "v4, to transformed, fused (AVX-512)" },
+			{ WZC_LANES4_AVX2, V4_ROWS, "v4, to transformed, fused (AVX2)" },
 			{ WZC_LANES4_BEST, V4_GROUP_ROWS, "v4, 4 blocks at once, to transformed, fused" },
 		};
 		for (size_t vi = 0; vi < sizeof v4 / sizeof *v4; vi++) {
@@ -499,6 +501,11 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX512)
 				rate("restore_v4_transformed_one_block_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, AVX-512, one core");
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX2) {
+				v4_avx2_tr = tok / m;
+				rate("restore_v4_transformed_avx2_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, AVX2, one core");
+			}
 			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_SCALAR)
 				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");
@@ -579,7 +586,8 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
 		printf("\nwzx v4 to the transformed domain (fused, four blocks at once) / zstd -3 on fp8-mix: "
-		       "%.2fx tokens/s\n", v4_tr / (tok / m));
+		       "%.2fx tokens/s (AVX2 loop, one block at a time: %.2fx)\n", v4_tr / (tok / m),
+		       v4_avx2_tr / (tok / m));
 		printf("wzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
 		       "(one block at a time: %.2fx; v2, 8 lanes: %.2fx)\n", best_tr / (tok / m),
 		       one_tr / (tok / m), v2_tr / (tok / m));

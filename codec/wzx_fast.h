@@ -91,12 +91,18 @@ void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sy
  * where type 3 would be (every count <= 4096).  Every path gives the same
  * symbols (or rows, bit for bit) and verdict as the reference (_REF: the
  * symbols by binary search, every read checked; rows through the wz
- * decoder's own steps); _BEST is AVX-512 where the processor has it
- * (WZX_LANES4_PATH=scalar in the environment keeps it to the portable
- * loop).  0, or -1 when the payload is not exactly what the encoder
+ * decoder's own steps); _BEST is AVX-512 where the processor has it,
+ * else AVX2, else the portable loop (WZX_LANES4_PATH=scalar or =avx2 in
+ * the environment keeps it to that loop).  0, or -1 when the payload is not exactly what the encoder
  * writes or the layer has no type 4 tables. */
 #define WZC_LANES4 32
-typedef enum { WZC_LANES4_REF, WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_BEST } wzc_lanes4_path;
+typedef enum {
+	WZC_LANES4_REF,
+	WZC_LANES4_SCALAR,
+	WZC_LANES4_AVX512,
+	WZC_LANES4_AVX2,
+	WZC_LANES4_BEST
+} wzc_lanes4_path;
 int wzc_wzx_lanes4_have(wzc_lanes4_path path);
 /* 1 when the layer's blocks are written as type 4; its symbols per token. */
 int wzc_wzx_layer_type4(const wzc_wzx *x, int layer);

@@ -7,7 +7,9 @@
  * scalar reference (every read checked, the symbol by binary search); a
  * branch-free scalar loop; an AVX-512 loop (two vectors of 16 lanes, the
  * renormalisation words placed by a mask expand, as htscodecs'
- * rANS_static32x16pr_avx512 does), each to symbols and fused to rows.
+ * rANS_static32x16pr_avx512 does) and an AVX2 loop (four vectors of 8
+ * lanes, the words placed by a permutation table, as htscodecs'
+ * rANS_static32x16pr_avx2 does), each to symbols and fused to rows.
  * Every fast path is tested against the reference. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define WZ_HAVE_AVX512_PATH 1
+#define WZ_HAVE_AVX2_PATH 1
 #endif
 
 #include "codec/hot.h"
@@ -499,6 +502,28 @@ WZ_HOT static int scalar_rows(const fast32 *t, long N, const uint8_t *payload, s
 	return scalar_loop(t, N, payload, size, NULL, r);
 }
 
+#if defined(WZ_HAVE_AVX512_PATH) || defined(WZ_HAVE_AVX2_PATH)
+/* Bits a .. b - 1 of a 32-bit lane mask (clipped to 0 .. 32). */
+static inline uint32_t lanes_between(int a, int b)
+{
+	a = a < 0 ? 0 : a > 32 ? 32 : a;
+	b = b < 0 ? 0 : b > 32 ? 32 : b;
+	if (b <= a)
+		return 0;
+	uint64_t m = ((uint64_t)1 << b) - ((uint64_t)1 << a);
+	return (uint32_t)m;
+}
+
+/* The heads among lanes [a, b) (places a - base .. of the token) from the
+ * entries' symbol bytes; the token's scales and flags once the last is in. */
+static inline void take_heads(const fast32 *t, rows_state *r, const uint32_t *e, int a, int b, int base)
+{
+	for (int k = a; k < b; k++)
+		put_value(t, r, k - base, e[k] >> 24, 0.0f);
+}
+
+#endif
+
 #ifdef WZ_HAVE_AVX512_PATH
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,popcnt")))
 
@@ -526,17 +551,6 @@ step16(__m512i x, __m512i off, const int *fb, const uint8_t **pp, __m512i *idx_o
 	return x;
 }
 
-/* Bits a .. b - 1 of a 32-bit lane mask (clipped to 0 .. 32). */
-static inline uint32_t lanes_between(int a, int b)
-{
-	a = a < 0 ? 0 : a > 32 ? 32 : a;
-	b = b < 0 ? 0 : b > 32 ? 32 : b;
-	if (b <= a)
-		return 0;
-	uint64_t m = ((uint64_t)1 << b) - ((uint64_t)1 << a);
-	return (uint32_t)m;
-}
-
 /* The values of the lanes in mask (places j + k - shift of the token whose
  * row is row, place H at row[0]; the place tables run past S, wrapped)
  * into that row: level x sigma x the part's scale,
@@ -560,14 +574,6 @@ store_values(const fast32 *t, int j, int shift, __m512 v0, __m512 v1, uint32_t m
 		/* lanes outside mask are not written (nor read past the row) */
 		_mm512_mask_storeu_ps(row + (q - shift - t->H), m, y);
 	}
-}
-
-/* The heads among lanes [a, b) (places a - base .. of the token) from the
- * entries' symbol bytes; the token's scales and flags once the last is in. */
-static inline void take_heads(const fast32 *t, rows_state *r, const uint32_t *e, int a, int b, int base)
-{
-	for (int k = a; k < b; k++)
-		put_value(t, r, k - base, e[k] >> 24, 0.0f);
 }
 
 /* G blocks of one layer and one token count in lockstep (G a constant
@@ -700,6 +706,173 @@ AVX512_TARGET static int avx512_rows(const fast32 *t, long N, const uint8_t *pay
 
 #endif
 
+#ifdef WZ_HAVE_AVX2_PATH
+#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
+
+/* For each mask of 8 lanes that renormalise: where each such lane finds
+ * its word among the next eight (the lanes before it that also read, in
+ * lane order), the permutation table of htscodecs'
+ * rANS_static32x16pr_avx2. */
+static uint32_t spread8[256][8];
+static pthread_once_t spread8_once = PTHREAD_ONCE_INIT;
+static void spread8_init(void)
+{
+	for (int m = 0; m < 256; m++)
+		for (int k = 0, c = 0; k < 8; k++)
+			spread8[m][k] = (m >> k & 1) ? (uint32_t)c++ : 0;
+}
+
+/* One vector of 8 lanes: the slot entries gathered, the state step, and
+ * the renormalisation of the lanes below 2^16 from the next words (the
+ * next 8 widened, then permuted to those lanes). */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+step8(__m256i x, __m256i off, const int *fb, const uint8_t **pp, __m256i *idx_out, __m256i *e_out)
+{
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), one = _mm256_set1_epi32(1);
+	__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x, low12));
+	__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
+	__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+	x = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x, WZC_RANS12_BITS)),
+			     _mm256_and_si256(e, low12));
+	__m256i need = _mm256_cmpeq_epi32(_mm256_srli_epi32(x, 16), _mm256_setzero_si256());
+	int m = _mm256_movemask_ps(_mm256_castsi256_ps(need));
+	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)*pp));
+	w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread8[m]));
+	x = _mm256_blendv_epi8(x, _mm256_or_si256(_mm256_slli_epi32(x, 16), w), need);
+	*pp += 2 * __builtin_popcount((unsigned)m);
+	*idx_out = idx;
+	*e_out = e;
+	return x;
+}
+
+/* store_values' AVX2 form: the lanes in mask of the four vectors v. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+store_values8(const fast32 *t, int j, int shift, const __m256 *v, uint32_t mask, float *row,
+	      const float *s, const int *flag)
+{
+	const __m256 sl = _mm256_set1_ps(s[0]), sr = _mm256_set1_ps(s[1]);
+	const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+	const __m256i f0 = _mm256_set1_epi32(flag[0] ? -1 : 0), f1 = _mm256_set1_epi32(flag[1] ? -1 : 0);
+	for (int h = 0; h < 4; h++) {
+		uint32_t m = mask >> (8 * h) & 0xff;
+		if (!m)
+			continue;
+		int q = j + 8 * h;
+		__m256i rope = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(t->rope + q)));
+		__m256 y = _mm256_mul_ps(_mm256_mul_ps(v[h], _mm256_loadu_ps(t->sigma + q)),
+					 _mm256_blendv_ps(sl, sr, _mm256_castsi256_ps(rope)));
+		__m256i fm = _mm256_or_si256(_mm256_andnot_si256(rope, f0), _mm256_and_si256(rope, f1));
+		/* a blend, not an add of zero: -0 stays -0 as in the scalar loop */
+		y = _mm256_blendv_ps(y, _mm256_add_ps(y, _mm256_loadu_ps(t->delta + q)), _mm256_castsi256_ps(fm));
+		float *o = row + (q - shift - t->H);
+		if (m == 0xff) {
+			_mm256_storeu_ps(o, y);
+		} else {
+			/* lanes outside mask are not written (nor read past the row) */
+			__m256i mv = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m), bit), bit);
+			_mm256_maskstore_ps(o, mv, y);
+		}
+	}
+}
+
+/* avx512_loop's rounds on four vectors of 8 lanes, one block: sym or r
+ * (the other NULL). */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t *sym, rows_state *r)
+{
+	if (size < 4 * K4)
+		return -1;
+	pthread_once(&spread8_once, spread8_init);
+	uint32_t xs[K4];
+	read_states(payload, xs);
+	__m256i x[4];
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
+	long i = 0;
+	int j = 0, S = t->S, H = t->H;
+	while (i + K4 <= N && end - p >= 2 * K4) {
+		__m256i idx[4], e[4];
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++) {
+			__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j + 8 * h));
+			x[h] = step8(x[h], off, fb, &p, &idx[h], &e[h]);
+		}
+		if (!r) {
+			__m256i s[4];
+			for (int h = 0; h < 4; h++)
+				s[h] = t->wide[j] ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx[h], 2),
+								    _mm256_set1_epi32(0xffff))
+						  : _mm256_srli_epi32(e[h], 24);
+			for (int h = 0; h < 4; h += 2) {
+				__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s[h], s[h + 1]), 0xd8);
+				_mm256_storeu_si256((__m256i *)(void *)(sym + i + 8 * h), packed);
+			}
+		} else {
+			__m256 v[4];
+			for (int h = 0; h < 4; h++) {
+				if (t->wide[j]) {
+					v[h] = _mm256_i32gather_ps(t->val, idx[h], 4);
+				} else {
+					__m256i lvb = _mm256_loadu_si256((const __m256i *)(const void *)(t->lvbase + j + 8 * h));
+					v[h] = _mm256_i32gather_ps(t->lv, _mm256_add_epi32(lvb, _mm256_srli_epi32(e[h], 24)), 4);
+				}
+			}
+			if (j >= H && j + K4 <= S) {
+				store_values8(t, j, 0, v, 0xffffffffu, r->row, r->s, r->flag);
+				if (j + K4 == S)
+					r->row += r->stride;
+			} else if (S < 2 * K4) {
+				uint32_t ix[K4];
+				for (int h = 0; h < 4; h++)
+					_mm256_storeu_si256((__m256i *)(void *)(ix + 8 * h), idx[h]);
+				for (int k = 0, jj = j; k < K4; k++) {
+					put_value(t, r, jj, t->sym[ix[k]], t->val[ix[k]]);
+					if (++jj == S) {
+						jj = 0;
+						r->row += r->stride;
+					}
+				}
+			} else {
+				uint32_t es[K4];
+				for (int h = 0; h < 4; h++)
+					_mm256_storeu_si256((__m256i *)(void *)(es + 8 * h), e[h]);
+				int w = S - j;
+				if (j < H)
+					take_heads(t, r, es, 0, H - j, -j);
+				store_values8(t, j, 0, v, lanes_between(H - j, w), r->row, r->s, r->flag);
+				if (w < K4) {
+					r->row += r->stride;
+					take_heads(t, r, es, w, w + H < K4 ? w + H : K4, w);
+					store_values8(t, j, S, v, lanes_between(w + H, K4), r->row, r->s, r->flag);
+				}
+			}
+		}
+		i += K4;
+		j += K4;
+		while (j >= S)
+			j -= S;
+	}
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	return tail(t, xs, i, N, j, p, end, sym, r);
+}
+
+AVX2_TARGET static int avx2_symbols(const fast32 *t, long N, const uint8_t *payload, size_t size,
+				    uint16_t *sym)
+{
+	return avx2_loop(t, N, payload, size, sym, NULL);
+}
+
+AVX2_TARGET static int avx2_rows(const fast32 *t, long N, const uint8_t *payload, size_t size,
+				 rows_state *r)
+{
+	return avx2_loop(t, N, payload, size, NULL, r);
+}
+
+#endif
+
 int wzc_wzx_lanes4_have(wzc_lanes4_path path)
 {
 	switch (path) {
@@ -713,22 +886,38 @@ int wzc_wzx_lanes4_have(wzc_lanes4_path path)
 #else
 		return 0;
 #endif
+	case WZC_LANES4_AVX2:
+#ifdef WZ_HAVE_AVX2_PATH
+		return __builtin_cpu_supports("avx2");
+#else
+		return 0;
+#endif
 	}
 	return 0;
 }
 
-/* BEST: the fastest this processor has; WZX_LANES4_PATH=scalar in the
- * environment keeps it to the portable loop (for tests and measuring). */
+/* BEST: the fastest this processor has (AVX-512, then AVX2, then the
+ * portable loop); WZX_LANES4_PATH=scalar or =avx2 in the environment
+ * keeps it to that loop where the processor has it (for tests and
+ * measuring).  A path the processor lacks runs the portable loop. */
 static wzc_lanes4_path resolve(wzc_lanes4_path path)
 {
 	if (path != WZC_LANES4_BEST)
-		return path == WZC_LANES4_AVX512 && !wzc_wzx_lanes4_have(path) ? WZC_LANES4_SCALAR : path;
+		return (path == WZC_LANES4_AVX512 || path == WZC_LANES4_AVX2) && !wzc_wzx_lanes4_have(path)
+			       ? WZC_LANES4_SCALAR
+			       : path;
 	static int best = -1;
 	int b = __atomic_load_n(&best, __ATOMIC_RELAXED);
 	if (b < 0) {
 		const char *env = getenv("WZX_LANES4_PATH");
-		b = env && !strcmp(env, "scalar") ? WZC_LANES4_SCALAR
-		    : wzc_wzx_lanes4_have(WZC_LANES4_AVX512) ? WZC_LANES4_AVX512 : WZC_LANES4_SCALAR;
+		if (env && !strcmp(env, "scalar"))
+			b = WZC_LANES4_SCALAR;
+		else if (env && !strcmp(env, "avx2"))
+			b = wzc_wzx_lanes4_have(WZC_LANES4_AVX2) ? WZC_LANES4_AVX2 : WZC_LANES4_SCALAR;
+		else
+			b = wzc_wzx_lanes4_have(WZC_LANES4_AVX512) ? WZC_LANES4_AVX512
+			    : wzc_wzx_lanes4_have(WZC_LANES4_AVX2) ? WZC_LANES4_AVX2
+								     : WZC_LANES4_SCALAR;
 		__atomic_store_n(&best, b, __ATOMIC_RELAXED);
 	}
 	return (wzc_lanes4_path)b;
@@ -747,6 +936,10 @@ int wzc_wzx_decode_lanes4_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 #ifdef WZ_HAVE_AVX512_PATH
 	if (path == WZC_LANES4_AVX512)
 		return avx512_symbols(t, N, payload, size, sym);
+#endif
+#ifdef WZ_HAVE_AVX2_PATH
+	if (path == WZC_LANES4_AVX2)
+		return avx2_symbols(t, N, payload, size, sym);
 #endif
 	return scalar_symbols(t, N, payload, size, sym);
 }
@@ -778,6 +971,10 @@ int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 #ifdef WZ_HAVE_AVX512_PATH
 	if (path == WZC_LANES4_AVX512)
 		return avx512_rows(t, N, payload, size, &r);
+#endif
+#ifdef WZ_HAVE_AVX2_PATH
+	if (path == WZC_LANES4_AVX2)
+		return avx2_rows(t, N, payload, size, &r);
 #endif
 	return scalar_rows(t, N, payload, size, &r);
 }

@@ -1,6 +1,6 @@
 /* Tests of wzx type 4 (version 4: 32 lanes of 12-bit rANS, symbols in
  * output order): every decoder path this processor has (scalar, AVX-512,
- * best) against the scalar reference, to symbols and fused to rows: the
+ * AVX2, best) against the scalar reference, to symbols and fused to rows: the
  * same symbols, the same rows bit for bit and the same verdict on every
  * payload (valid, bit-flipped, truncated); the records restored exactly;
  * the rows equal to the wz decoder's values of those records. */
@@ -84,8 +84,9 @@ static void one(wzt_family fam, const char *rate, int T)
 	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1),
 	   "%s %s: type 4 tables (%d symbols a token, %d coded in types 2 and 3)", fname, rate,
 	   wzc_wzx_block_symbols4(x, 0), wzc_wzx_block_symbols(x, 0));
-	static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_BEST };
-	static const char *const names[] = { "scalar", "AVX-512", "best" };
+	static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_AVX2,
+						 WZC_LANES4_BEST };
+	static const char *const names[] = { "scalar", "AVX-512", "AVX2", "best" };
 	int stride = w.R + w.P + 3; /* rows wider than a token: the stride is honoured */
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
 		if (!wzc_wzx_lanes4_have(paths[pi])) {
