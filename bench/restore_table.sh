@@ -55,17 +55,20 @@ END {
 	printf "| recompute the prefill on one H100 at its dense FP8 peak (%.3g FLOPs; a lower bound) | %.1f |\n", flops, flops / fp8
 	printf "| fp8-mix bytes (%.2f GB) over PCIe Gen5, %.0f GB/s host to device | %.3f |\n", bytes / 1e9, pcie / 1e9, bytes / pcie
 	printf "| fp8-mix bytes from an NVMe SSD, %g GB/s | %.2f |\n", nvme, bytes / (nvme * 1e9)
-	if ("wzx_bits_per_value" in r) {
-		wb = tl * (R + P) * r["wzx_bits_per_value"] / 8
-		printf "| wzx bytes (%.2f GB, %.3f bits/value) from an NVMe SSD, %g GB/s | %.2f |\n", wb / 1e9, r["wzx_bits_per_value"], nvme, wb / (nvme * 1e9)
+	bk = ("wzx_v4_bits_per_value" in r) ? "wzx_v4_bits_per_value" : "wzx_bits_per_value"
+	if (bk in r) {
+		wb = tl * (R + P) * r[bk] / 8
+		printf "| wzx bytes (%.2f GB, %.3f bits/value) from an NVMe SSD, %g GB/s | %.2f |\n", wb / 1e9, r[bk], nvme, wb / (nvme * 1e9)
 	}
 	printf "| zstd -3 decompressing fp8-mix bytes, %d cores | %.2f |\n", cores, tl / (cores * r["zstd3_fp8mix_tokens_per_core_s"])
+	if ("restore_v4_transformed_tokens_per_core_s" in r)
+		printf "| wzx v4 (what codec pack writes) to the transformed domain, %d cores | %.2f |\n", cores, tl / (cores * r["restore_v4_transformed_tokens_per_core_s"])
 	printf "| wzx v3 to the transformed domain (four blocks at once), %d cores | %.2f |\n", cores, tl / (cores * r["restore_transformed_tokens_per_core_s"])
-	if ("restore_transformed_one_block_tokens_per_core_s" in r)
-		printf "| wzx v3 to the transformed domain, one block at a time, %d cores | %.2f |\n", cores, tl / (cores * r["restore_transformed_one_block_tokens_per_core_s"])
 	if ("restore_records_tokens_per_core_s" in r)
-		printf "| wzx v3 to wz records (the GPU tier), %d cores | %.2f |\n", cores, tl / (cores * r["restore_records_tokens_per_core_s"])
+		printf "| wzx v4 to wz records (the GPU tier), %d cores | %.2f |\n", cores, tl / (cores * r["restore_records_tokens_per_core_s"])
 	if ("restore_values_tokens_per_core_s" in r)
-		printf "| wzx v3 to the cache'"'"'s own values, %d cores | %.2f |\n", cores, tl / (cores * r["restore_values_tokens_per_core_s"])
-	printf "\nwzx v3 to the transformed domain per core / zstd -3: %.2fx\n", r["restore_transformed_tokens_per_core_s"] / r["zstd3_fp8mix_tokens_per_core_s"]
+		printf "| wzx v4 to bf16 cache values, %d cores | %.2f |\n", cores, tl / (cores * r["restore_values_tokens_per_core_s"])
+	if ("restore_v4_transformed_tokens_per_core_s" in r)
+		printf "\nwzx v4 to the transformed domain per core / zstd -3: %.2fx\n", r["restore_v4_transformed_tokens_per_core_s"] / r["zstd3_fp8mix_tokens_per_core_s"]
+	printf "wzx v3 to the transformed domain per core / zstd -3: %.2fx\n", r["restore_transformed_tokens_per_core_s"] / r["zstd3_fp8mix_tokens_per_core_s"]
 }' "$rates"
