@@ -73,6 +73,22 @@ void wzc_wzx_fast_free(wzc_wzx *x)
 	}
 }
 
+void *wzc_wzx_layer_table(wzc_wzx *x, wzx_layer *ly, int *ready, void **slot,
+			  void *(*build)(const wzc_wzx *x, const wzx_layer *ly))
+{
+	int r = __atomic_load_n(ready, __ATOMIC_ACQUIRE);
+	if (r)
+		return r > 0 ? *slot : NULL;
+	pthread_mutex_lock(x->fast_lock);
+	if (!*ready) {
+		*slot = build(x, ly);
+		__atomic_store_n(ready, *slot ? 1 : -1, __ATOMIC_RELEASE);
+	}
+	r = *ready;
+	pthread_mutex_unlock(x->fast_lock);
+	return r > 0 ? *slot : NULL;
+}
+
 static int shared_tables(wzc_wzx *x)
 {
 	if (x->dir_scale)

@@ -120,23 +120,20 @@ fail:
 	return NULL;
 }
 
-/* The layer's tables, built on first use by whichever thread gets there
- * first; NULL when out of memory or the layer has no type 3 tables. */
+static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)
+{
+	return build(x, ly);
+}
+
+/* The layer's tables, built on first use; NULL when out of memory or the
+ * layer has no type 3 tables. */
 static const fast12 *layer_tables(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
 	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!ly)
+	if (!ly || !ly->type3)
 		return NULL;
-	if (__atomic_load_n(&ly->fast12_ready, __ATOMIC_ACQUIRE))
-		return ly->fast12;
-	if (!ly->type3)
-		return NULL;
-	pthread_mutex_lock(x->fast_lock);
-	if (!ly->fast12_ready && (ly->fast12 = build(x, ly)))
-		__atomic_store_n(&ly->fast12_ready, 1, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(x->fast_lock);
-	return ly->fast12_ready ? ly->fast12 : NULL;
+	return wzc_wzx_layer_table(x, ly, &ly->fast12_ready, &ly->fast12, build_tables);
 }
 
 int wzc_wzx_decode_lanes12_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,

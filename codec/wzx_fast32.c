@@ -254,24 +254,20 @@ fail:
 	return NULL;
 }
 
+static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)
+{
+	return build(x, ly);
+}
+
+/* The layer's tables, built on first use; NULL when out of memory or the
+ * layer has no type 3 tables (type 4 uses type 3's). */
 static const fast32 *layer_tables(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
 	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!ly)
+	if (!ly || !ly->type3)
 		return NULL;
-	int ready = __atomic_load_n(&ly->fast32_ready, __ATOMIC_ACQUIRE);
-	if (ready)
-		return ready > 0 ? ly->fast32 : NULL;
-	if (!ly->type3)
-		return NULL;
-	pthread_mutex_lock(x->fast_lock);
-	if (!ly->fast32_ready) {
-		ly->fast32 = build(x, ly);
-		__atomic_store_n(&ly->fast32_ready, ly->fast32 ? 1 : -1, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(x->fast_lock);
-	return ly->fast32;
+	return wzc_wzx_layer_table(x, ly, &ly->fast32_ready, &ly->fast32, build_tables);
 }
 
 int wzc_wzx_layer_type4(const wzc_wzx *x, int layer)

@@ -44,7 +44,7 @@ typedef struct {
 	int nuni12;
 	double bits12;                     /* expected bits of one token's symbols, type 3 */
 	void *fast12;                      /* the type 3 decoder's tables (codec/wzx_fast12.c) */
-	int fast12_ready;                  /* fast12 built (atomic) */
+	int fast12_ready;                  /* 1 built, -1 none (atomic) */
 	void *fast32;                      /* type 4's tables (codec/wzx_fast32.c) */
 	int fast32_ready;                  /* 1 built, -1 none (atomic) */
 	/* symbols to the transformed domain (codec/wzx_transform.c) */
@@ -77,6 +77,14 @@ struct wzc_wzx {
  * builds it and says why not in diag. */
 wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l);
 wz_err wzc_wzx_layer_ready(const wzc_wzx *x, int l, wz_diag *diag);
+
+/* A layer's derived table *slot, built by build(x, ly) on first use by
+ * whichever thread gets there first, under x->fast_lock (the others wait).
+ * *ready (atomic) is 1 once built, -1 where build gave NULL (out of memory,
+ * or a plan the table does not cover), and is not tried again.  Returns
+ * *slot, or NULL where there is none (codec/wzx_fast.c). */
+void *wzc_wzx_layer_table(wzc_wzx *x, wzx_layer *ly, int *ready, void **slot,
+			  void *(*build)(const wzc_wzx *x, const wzx_layer *ly));
 
 /* The fast decoder's tables (codec/wzx_fast.c). */
 void wzc_wzx_fast_free_layer(wzx_layer *ly);

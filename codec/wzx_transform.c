@@ -108,22 +108,20 @@ fail:
 	return NULL;
 }
 
+static void *build_table(const wzc_wzx *x, const wzx_layer *ly)
+{
+	return build(x, ly->flat);
+}
+
+/* The layer's table, built on first use; NULL when out of memory or where
+ * the general loop serves the plan. */
 static const trans_table *layer_table(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the table is a cache, not the coder's state */
 	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
 	if (!ly)
 		return NULL;
-	int ready = __atomic_load_n(&ly->trans_ready, __ATOMIC_ACQUIRE);
-	if (ready)
-		return ready > 0 ? ly->trans : NULL;
-	pthread_mutex_lock(x->fast_lock);
-	if (!ly->trans_ready) {
-		ly->trans = build(x, ly->flat);
-		__atomic_store_n(&ly->trans_ready, ly->trans ? 1 : -1, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(x->fast_lock);
-	return ly->trans;
+	return wzc_wzx_layer_table(x, ly, &ly->trans_ready, &ly->trans, build_table);
 }
 
 /* The general loop (the decoder's own steps, any plan): one token's y and
