@@ -896,8 +896,11 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 	float *y = R + P < 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
 	int nv = R + P;
 	uint32_t flag[2] = { 0, 0 };
-	if (!y)
+	if (!y) { /* out of memory, as above */
+		memset(latent, 0, sizeof(float) * (size_t)R);
+		memset(rope, 0, sizeof(float) * (size_t)P);
 		return;
+	}
 	/* Components with one level decode to that level. */
 	for (int i = 0; i < lp->nones; i++) {
 		int k = lp->ones[i];
