@@ -23,6 +23,7 @@ libwzcodec_la_SOURCES = \
 libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
 libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_fast32.c codec/wzx_pack.c
+libwzcodec_la_SOURCES += codec/wzx_fast32_x86.c codec/wzx_fast32_internal.h
 libwzcodec_la_SOURCES += codec/wzx_restore.c
 libwzcodec_la_SOURCES += codec/wzx_transform.c codec/hot.h
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
