@@ -233,12 +233,8 @@ static inline __attribute__((always_inline)) int lanes_fast(const wzc_wzx_direct
 		uint32_t xs = x[k], slot = xs & (WZC_RANS_M - 1);
 		uint32_t s = t->dir[slot], c = t->cum[s], f = t->cum[s + 1] - c;
 		xs = f * (xs >> WZC_RANS_BITS) + slot - c;
-		if (xs < WZC_LANES_LOW) {
-			if (end - p < 2)
-				return -1;
-			xs = xs << 16 | (uint32_t)p[0] | (uint32_t)p[1] << 8;
-			p += 2;
-		}
+		if (wzc_lanes_refill(&xs, &p, end))
+			return -1;
 		x[k] = xs;
 		sym[i] = (uint16_t)s;
 		j = j + 1 == S ? 0 : j + 1;

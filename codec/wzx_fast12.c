@@ -163,12 +163,8 @@ static int tail(const fast12 *t, uint32_t *x, long i, long N, int j, const uint8
 		int k = (int)(i % K3);
 		uint32_t idx = t->off[j] + (x[k] & (SLOTS - 1)), e = t->fb[idx];
 		uint32_t xs = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
-		if (xs < WZC_LANES_LOW) {
-			if (end - p < 2)
-				return -1;
-			xs = xs << 16 | (uint32_t)p[0] | (uint32_t)p[1] << 8;
-			p += 2;
-		}
+		if (wzc_lanes_refill(&xs, &p, end))
+			return -1;
 		x[k] = xs;
 		sym[i] = t->sym[idx];
 		j = j + 1 == t->S ? 0 : j + 1;

@@ -334,12 +334,8 @@ int wzc_wzx_fast32_tail(const fast32 *t, uint32_t *x, long i, long N, int j, con
 		int k = (int)(i % K4);
 		uint32_t idx = t->off[j] + (x[k] & (SLOTS - 1)), e = t->fb[idx];
 		uint32_t xs = E_FREQ(e) * (x[k] >> WZC_RANS12_BITS) + E_BIAS(e);
-		if (xs < WZC_LANES_LOW) {
-			if (end - p < 2)
-				return -1;
-			xs = xs << 16 | (uint32_t)p[0] | (uint32_t)p[1] << 8;
-			p += 2;
-		}
+		if (wzc_lanes_refill(&xs, &p, end))
+			return -1;
 		x[k] = xs;
 		if (sym)
 			sym[i] = t->sym[idx];

@@ -56,6 +56,19 @@ typedef struct {
 } wzc_lanes_dec;
 
 void wzc_lanes_dec_init(wzc_lanes_dec *d, int K, const uint8_t *payload, size_t n);
+/* The fast loops' renormalisation of one state: below 2^16 it takes the
+ * next 16-bit word (little-endian) and *p moves past it.  0, or -1 where
+ * the payload holds no further word. */
+static inline int wzc_lanes_refill(uint32_t *xs, const uint8_t **p, const uint8_t *end)
+{
+	if (*xs >= WZC_LANES_LOW)
+		return 0;
+	if (end - *p < 2)
+		return -1;
+	*xs = *xs << 16 | (uint32_t)(*p)[0] | (uint32_t)(*p)[1] << 8;
+	*p += 2;
+	return 0;
+}
 static inline uint32_t wzc_lanes_get(wzc_lanes_dec *d, int lane, const wzc_rans_table *t)
 {
 	uint32_t x = d->x[lane], slot = x & (WZC_RANS_M - 1);
