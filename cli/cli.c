@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec/format.h"
 #include "common/wz_io.h"
@@ -346,4 +347,10 @@ int wz_cost_compare(const char *cmd, const wzm_scenario *s, const wzm_catalog *c
 		wz_cli_warn(cmd, "context %ld tokens is beyond %s's limit of %.0f tokens (%s:%d)",
 			    s->context, model->name, model->max_context, model->origin, model->line);
 	return rc;
+}
+
+int wz_cli_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)(n < 1024 ? n : 1024) : 1;
 }

@@ -109,4 +109,7 @@ int wz_scenario_setup(const char *cmd, const wz_scenario_opts *opts, wzm_catalog
 int wz_cost_compare(const char *cmd, const wzm_scenario *s, const wzm_catalog *cat,
 		    wzm_compare *out /* OUT */);
 
+/* The cores online (1 when unknown, at most 1024). */
+int wz_cli_cores(void);
+
 #endif

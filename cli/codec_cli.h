@@ -36,18 +36,6 @@ int wz_codec_run_option(int c, int argc, char **argv, wz_codec_run_opts *o, int 
 /* `wzplan codec measure`. */
 int wz_codec_measure(int argc, char **argv);
 int wz_codec_compare(int argc, char **argv);
-/* An output written in pieces, then renamed into place: nothing
- * half-written is ever left at the path (cli/codec_out.c).  wz_out_close
- * commits (ok) or removes it. */
-typedef struct {
-	char *tmp;
-	int fd;
-} wz_out_file;
-wz_err wz_out_open(wz_out_file *o, const char *path, wz_diag *diag);
-wz_err wz_out_write(wz_out_file *o, const char *path, const void *bytes, size_t n, wz_diag *diag);
-wz_err wz_out_close(wz_out_file *o, const char *path, int ok, wz_diag *diag);
-/* The cores online (1 when unknown, at most 1024). */
-int wz_cli_cores(void);
 /* `wzplan codec pack` and `wzplan codec unpack` (cli/codec_pack.c). */
 int wz_codec_pack(int argc, char **argv);
 int wz_codec_unpack(int argc, char **argv);

@@ -11,23 +11,7 @@
 #include "cli/codec_cli.h"
 #include "codec/fpconv.h"
 #include "codec/profile.h"
-#include "codec/wzx.h"
-#include "common/wz_io.h"
-
-/* Blocks per thread in one run (as unpack's): every thread busy, memory a
- * handful of blocks per thread. */
-#define BLOCKS_PER_THREAD 4
-
-typedef struct {
-	wz_out_file *of;
-	const char *path;
-} out_sink;
-
-static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
-{
-	out_sink *s = ctx;
-	return wz_out_write(s->of, s->path, bytes, n, diag);
-}
+#include "codec/wzx_files.h"
 
 /* A block's values, read from the trace file when a thread asks. */
 static wz_err from_stream(void *ctx, int layer, int t0, int n, float *lat, float *rope,
@@ -115,45 +99,20 @@ int wz_codec_pack(int argc, char **argv)
 	}
 	/* the shape and metadata alone: the values come a block at a time */
 	wzc_window w = wz_codec_window(wzt_cache_stream_info(in), trace);
-	wzc_codec *codec = NULL;
-	wzc_wzx *x = NULL;
-	wzc_wzx_writer *wr = NULL;
-	wz_out_file of = { NULL, -1 };
 	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
-	wzc_wzx_stats st;
-	out_sink sink = { &of, out };
-	wz_err e = wzc_profile_check_window(prof, &w, &diag);
-	if (!e)
-		e = wzc_codec_new(&fmt, w.L, w.R, w.P, prof, &codec, &diag);
-	if (!e)
-		e = wzc_wzx_of_codec(codec, &x, &diag);
-	if (!e)
-		e = wz_out_open(&of, out, &diag);
-	if (!e)
-		e = wzc_wzx_writer_new(x, codec, w.T, to_out, &sink, &wr, &diag);
-	/* runs of a few blocks per thread: memory stays that, not the session */
-	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0, run = (long)nthreads * BLOCKS_PER_THREAD;
-	for (long b = 0; !e && b < nb; b += run)
-		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_stream, in, &diag);
-	if (!e)
-		e = wzc_wzx_writer_finish(wr, &st, &diag);
-	if (of.fd >= 0) {
-		wz_err ce = wz_out_close(&of, out, !e, &diag);
-		e = e ? e : ce;
-	}
-	size_t B = x ? wzc_wzx_record_bytes(x) : 0;
+	wzc_wzx_pack_result res;
+	wz_err e = wzc_wzx_pack_file(prof, &fmt, &w, from_stream, in, nthreads, out, &res, &diag);
 	if (!e) {
+		const wzc_wzx_stats *st = &res.stats;
+		size_t B = res.record_bytes;
 		double values = (double)w.L * w.T * (w.R + w.P);
 		printf("%s: %d layers x %d tokens, grid %zu bytes/token/layer (%.3f b/v); %zu bytes = "
 		       "%.3f bits/value (payload %.3f, header %zu B, index %zu B, %d blocks, %d raw; "
 		       "%d thread%s)\n",
-		       out, w.L, w.T, B, B * 8.0 / (w.R + w.P), st.total, st.total * 8.0 / values,
-		       st.payload * 8.0 / values, st.header, st.index, st.nblocks, st.nraw, nthreads,
-		       nthreads == 1 ? "" : "s");
+		       out, w.L, w.T, B, B * 8.0 / (w.R + w.P), st->total, st->total * 8.0 / values,
+		       st->payload * 8.0 / values, st->header, st->index, st->nblocks, st->nraw,
+		       nthreads, nthreads == 1 ? "" : "s");
 	}
-	wzc_wzx_writer_free(wr);
-	wzc_wzx_free(x);
-	wzc_codec_free(codec);
 	wzt_cache_stream_close(in);
 	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;

@@ -13,7 +13,7 @@ libwzcli_a_SOURCES = \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
 	cli/cmd_codec.c cli/codec_measure.c cli/codec_compare.c cli/codec_cli.h cli/codec_pack.c \
-	cli/codec_unpack.c cli/codec_out.c \
+	cli/codec_unpack.c \
 	cli/codec_record.h cli/codec_record.c cli/codec_measure_table.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \

@@ -150,6 +150,69 @@ wz_err wz_check_replaceable(const char *path, wz_diag *diag)
 						 : "not a regular file");
 }
 
+wz_err wz_out_stream_open(wz_out_stream *o, const char *path, wz_diag *diag)
+{
+	o->fd = -1;
+	o->tmp = NULL;
+	o->path = path;
+	wz_err e = wz_check_replaceable(path, diag);
+	if (e)
+		return e;
+	size_t n = strlen(path) + 16;
+	if (!(o->tmp = malloc(n)))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
+	if ((o->fd = mkstemp(o->tmp)) < 0) {
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	return e;
+}
+
+wz_err wz_out_stream_write(wz_out_stream *o, const void *bytes, size_t n, wz_diag *diag)
+{
+	const char *p = bytes;
+	while (n > 0) {
+		ssize_t w = write(o->fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", o->path,
+					   strerror(errno));
+		p += w;
+		n -= (size_t)w;
+	}
+	return WZ_OK;
+}
+
+wz_err wz_out_stream_close(wz_out_stream *o, int ok, wz_diag *diag)
+{
+	wz_err e = WZ_OK;
+	if (o->fd < 0)
+		return e;
+	const char *path = o->path;
+	if (ok && wz_fault_write_due())
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(ENOSPC));
+	if (ok && !e && fsync(o->fd))
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	if (close(o->fd) && ok && !e)
+		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	o->fd = -1;
+	if (ok && !e) {
+		mode_t mask = umask(0);
+		umask(mask);
+		chmod(o->tmp, 0666 & ~mask);
+		if (rename(o->tmp, path))
+			e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+	}
+	if (!ok || e)
+		unlink(o->tmp);
+	free(o->tmp);
+	o->tmp = NULL;
+	return e;
+}
+
 wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag)
 {
 	/* rename() would replace a symbolic link or a device node itself. */

@@ -28,6 +28,24 @@ wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data /* OUT
  * (a symbolic link, a folder, a device) is never replaced: WZ_ERR_REFUSED. */
 wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag);
 
+/* An output written in pieces, then renamed into place, so nothing
+ * half-written is ever left at the path: a temporary file beside it
+ * (mode 0666 & ~umask once committed), fsync, rename.  As with
+ * wz_write_file_atomic, an existing path that is not a regular file is
+ * refused.  path is borrowed until wz_out_stream_close. */
+typedef struct {
+	char *tmp;
+	const char *path;
+	int fd;
+} wz_out_stream;
+#define WZ_OUT_STREAM_NONE { NULL, NULL, -1 }
+wz_err wz_out_stream_open(wz_out_stream *o, const char *path, wz_diag *diag);
+wz_err wz_out_stream_write(wz_out_stream *o, const void *bytes, size_t n, wz_diag *diag);
+/* Commits (ok) or removes the output; a no-op on one never opened.  A
+ * commit can still fail (the disk full at fsync): the output is then
+ * removed and the old file, if any, kept. */
+wz_err wz_out_stream_close(wz_out_stream *o, int ok, wz_diag *diag);
+
 /* WZ_OK when path is absent or a regular file (not a symbolic link to
  * one); WZ_ERR_REFUSED naming what it is otherwise. */
 wz_err wz_check_replaceable(const char *path, wz_diag *diag);

@@ -1,7 +1,10 @@
 /* Tests of the streaming, parallel wzx writer (codec/wzx_pack.c): the same
  * bytes as the in-memory writer for any thread count and any run size; the
  * error of a failing source is the lowest failing block's for any thread
- * count; a failing sink stops the writer. */
+ * count; a failing sink stops the writer.  And of pack and unpack to and
+ * from files (codec/wzx_files.c): the same bytes, nothing left behind on
+ * failure. */
+#include <dirent.h>
 #include <unistd.h>
 
 #include "common/wz_io.h"
@@ -9,6 +12,7 @@
 
 #include "codec/profile.h"
 #include "codec/wzx.h"
+#include "codec/wzx_files.h"
 #include "tests/codec/window.h"
 
 typedef struct {
@@ -180,6 +184,100 @@ static void test_from_file(const wzt_cache_trace *tr, const wzc_wzx *x, wzc_code
 	free(bad);
 }
 
+
+/* The number of entries in dir besides . and .. */
+static int entries(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	int n = 0;
+	for (struct dirent *de; dp && (de = readdir(dp));)
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	if (dp)
+		closedir(dp);
+	return n;
+}
+
+static int same_file(const char *path, const void *bytes, size_t n)
+{
+	char *got = NULL;
+	size_t m = 0;
+	wz_diag d;
+	int same = !wz_read_file(path, (size_t)1 << 30, &got, &m, &d) && m == n &&
+		   !memcmp(got, bytes, n);
+	free(got);
+	return same;
+}
+
+/* wzc_wzx_pack_file and wzc_wzx_unpack_file: ref is the in-memory
+ * container of w (n bytes), rec its records [L][T][B]. */
+static void test_files(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
+		       const uint8_t *ref, size_t n, const uint8_t *rec, size_t B)
+{
+	char dir[] = "test-files.XXXXXX";
+	if (!ok(mkdtemp(dir) != NULL, "a folder for the containers"))
+		return;
+	char *path = wz_path_join(dir, "c.wzx"), *out = wz_path_join(dir, "out.rec");
+	wz_diag d;
+	for (int threads = 1; threads <= 3; threads += 2) {
+		window_source src = { w, -1, 0 };
+		wzc_wzx_pack_result res;
+		wz_err e = wzc_wzx_pack_file(prof, fmt, w, from_window, &src, threads, path, &res, &d);
+		ok(!e && same_file(path, ref, n) && res.stats.total == n && res.record_bytes == B,
+		   "pack_file on %d thread%s: the in-memory container's %zu bytes", threads,
+		   threads > 1 ? "s" : "", n);
+	}
+	/* a source that fails: an error, the older container kept, no temporary left */
+	{
+		window_source src = { w, 2, 64 };
+		wz_err e = wzc_wzx_pack_file(prof, fmt, w, from_window, &src, 2, path, NULL, &d);
+		ok(e == WZ_ERR_INPUT && same_file(path, ref, n) && entries(dir) == 1,
+		   "pack_file with a failing source: %s; the older file kept, nothing else left",
+		   e ? d.msg : "no error");
+	}
+	wzc_format gpu;
+	ok(!wzc_format_parse("fp8-mix", &gpu, &d) &&
+		   wzc_wzx_pack_file(prof, &gpu, w, from_window, NULL, 1, out, NULL, &d) == WZ_ERR_USAGE &&
+		   entries(dir) == 1,
+	   "pack_file refuses a format without a wz grid, writing nothing");
+	size_t rb = B * (size_t)w->T * w->L;
+	for (int threads = 1; threads <= 3; threads += 2) {
+		wzc_wzx_unpack_result res;
+		wz_err e = wzc_wzx_unpack_file(path, prof, WZC_RESTORE_RECORDS, -1, -1, threads, out,
+					       &res, &d);
+		ok(!e && same_file(out, rec, rb) && res.bytes == rb && res.layers == w->L &&
+			   res.tokens == (long)w->T * w->L,
+		   "unpack_file on %d thread%s: the records packed (%zu bytes)", threads,
+		   threads > 1 ? "s" : "", rb);
+	}
+	/* one block: layer 1's third, its last, of T - 128 tokens */
+	{
+		wzc_wzx_unpack_result res;
+		wz_err e = wzc_wzx_unpack_file(path, prof, WZC_RESTORE_RECORDS, 1, 2, 2, out, &res, &d);
+		size_t nb = B * (size_t)(w->T - 128);
+		ok(!e && same_file(out, rec + B * ((size_t)w->T + 128), nb) && res.layers == 1 &&
+			   res.tokens == w->T - 128,
+		   "unpack_file of layer 1's last block: its %ld tokens' records", (long)w->T - 128);
+	}
+	unlink(out);
+	ok(wzc_wzx_unpack_file(path, prof, WZC_RESTORE_RECORDS, 1, -1, 1, out, NULL, &d) == WZ_ERR_USAGE &&
+		   wzc_wzx_unpack_file(path, prof, WZC_RESTORE_RECORDS, 1, 3, 1, out, NULL, &d) == WZ_ERR_RANGE &&
+		   entries(dir) == 1,
+	   "a layer without a block, or a block past the layer's last, is refused (%s), no output", d.msg);
+	/* a container cut short: an error naming it, no output */
+	char *cut = wz_path_join(dir, "cut.wzx");
+	wz_write_file_atomic(cut, ref, n - 40, &d);
+	wz_err e = wzc_wzx_unpack_file(cut, prof, WZC_RESTORE_RECORDS, -1, -1, 2, out, NULL, &d);
+	ok(e && strstr(d.msg, cut) && entries(dir) == 2, "a truncated container: %s; no output",
+	   e ? d.msg : "no error");
+	unlink(cut);
+	unlink(path);
+	unlink(out);
+	rmdir(dir);
+	free(cut);
+	free(path);
+	free(out);
+}
+
 int main(void)
 {
 	const int L = 3, T = 150; /* three blocks per layer, the last of 22 tokens */
@@ -260,6 +358,7 @@ int main(void)
 		free(m.b);
 	}
 	test_from_file(tr, x, c);
+	test_files(prof, &fmt, &w, ref, n, rec, B);
 	free(ref);
 	free(rec);
 	wzc_wzx_free(x);

@@ -1,0 +1,183 @@
+/* wzx containers to and from files (wzx_files.h): the run loops of
+ * `wzplan codec pack` and `unpack`. */
+#include "codec/wzx_files.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec/profile.h"
+#include "common/wz_io.h"
+
+static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
+{
+	return wz_out_stream_write(ctx, bytes, n, diag);
+}
+
+wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
+			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
+			 wzc_wzx_pack_result *res, wz_diag *diag)
+{
+	if (fmt->id != WZC_FMT_WZ && fmt->id != WZC_FMT_WZX)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "a wz-<bits> or wzx-<bits> grid, not %s",
+				   fmt->name);
+	if (nthreads < 1)
+		nthreads = 1;
+	wzc_codec *codec = NULL;
+	wzc_wzx *x = NULL;
+	wzc_wzx_writer *wr = NULL;
+	wz_out_stream of = WZ_OUT_STREAM_NONE;
+	wzc_wzx_stats st;
+	wz_err e = wzc_profile_check_window(prof, w, diag);
+	if (!e)
+		e = wzc_codec_new(fmt, w->L, w->R, w->P, prof, &codec, diag);
+	if (!e)
+		e = wzc_wzx_of_codec(codec, &x, diag);
+	if (!e)
+		e = wz_out_stream_open(&of, path, diag);
+	if (!e)
+		e = wzc_wzx_writer_new(x, codec, w->T, to_out, &of, &wr, diag);
+	/* runs of a few blocks per thread: memory stays that, not the session */
+	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
+	long run = (long)nthreads * WZC_WZX_BLOCKS_PER_THREAD;
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, src, src_ctx, diag);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, &st, diag);
+	wz_err ce = wz_out_stream_close(&of, !e, diag);
+	e = e ? e : ce;
+	if (!e && res) {
+		res->record_bytes = wzc_wzx_record_bytes(x);
+		res->stats = st;
+	}
+	wzc_wzx_writer_free(wr);
+	wzc_wzx_free(x);
+	wzc_codec_free(codec);
+	return e;
+}
+
+/* The container read with pread a run of blocks at a time, never mapped
+ * (a file that shrinks while it is read is then an error, not a SIGBUS)
+ * nor read whole: memory is its index (16 bytes a block) and a run of
+ * blocks, whatever the session's length. */
+typedef struct {
+	int fd;
+	int shrank;
+} source;
+
+static int read_at(void *ctx, size_t off, size_t len, void *dst)
+{
+	source *s = ctx;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t k = pread(s->fd, (uint8_t *)dst + got, len - got, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			s->shrank = k == 0;
+			return -1;
+		}
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* A failed read says why: the file shrank, or the system's error. */
+static wz_err read_failure(const char *path, const source *src, wz_err e, wz_diag *diag)
+{
+	if (e != WZ_ERR_IO)
+		return e;
+	if (src->shrank)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: the file shrank while it was read", path);
+	return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+}
+
+static wz_err open_in(const char *path, source *src, wzc_wzx_reader **r, wz_diag *diag)
+{
+	*r = NULL;
+	src->shrank = 0;
+	src->fd = open(path, O_RDONLY);
+	struct stat st;
+	if (src->fd < 0 || fstat(src->fd, &st))
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a regular file", path);
+	return read_failure(path, src,
+			    wzc_wzx_open_source((size_t)st.st_size, read_at, src, path, r, diag),
+			    diag);
+}
+
+/* The tokens of blocks b0 .. b0 + nb - 1: every block of a layer has 64
+ * but the layer's last. */
+static long run_tokens(const wzc_wzx_info *info, long b0, long nb)
+{
+	long tok = 0;
+	for (long i = b0; i < b0 + nb; i++) {
+		long t0 = (i % info->blocks_per_layer) * WZC_WZX_BLOCK_TOKENS;
+		tok += info->T - t0 < WZC_WZX_BLOCK_TOKENS ? info->T - t0 : WZC_WZX_BLOCK_TOKENS;
+	}
+	return tok;
+}
+
+wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_kind kind,
+			   long layer, long block, int nthreads, const char *out,
+			   wzc_wzx_unpack_result *res, wz_diag *diag)
+{
+	if ((layer < 0) != (block < 0))
+		return wz_diag_set(diag, WZ_ERR_USAGE, "a layer and a block go together");
+	if (nthreads < 1)
+		nthreads = 1;
+	source src = { -1, 0 };
+	wzc_wzx_reader *r = NULL;
+	wzc_wzx *x = NULL;
+	uint8_t *buf = NULL;
+	wz_out_stream of = WZ_OUT_STREAM_NONE;
+	size_t nout = 0;
+	long first = 0, count = 0, ntok = 0;
+	wz_err e = open_in(in, &src, &r, diag);
+	if (!e)
+		e = wzc_wzx_coder_for(r, prof, &x, diag);
+	const wzc_wzx_info *info = r ? wzc_wzx_reader_info(r) : NULL;
+	if (!e && layer >= 0) {
+		if (layer >= info->L || block >= info->blocks_per_layer)
+			e = wz_diag_set(diag, WZ_ERR_RANGE, "%s: no block %ld of layer %ld", in, block,
+					layer);
+		first = layer * info->blocks_per_layer + block;
+		count = 1;
+	} else if (!e) {
+		count = info->nblocks;
+	}
+	size_t per = info ? wzc_wzx_restore_token_bytes(info, kind) : 0;
+	long run = (long)nthreads * WZC_WZX_BLOCKS_PER_THREAD;
+	if (!e && !(buf = malloc(per * WZC_WZX_BLOCK_TOKENS * (size_t)run)))
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (!e)
+		e = wz_out_stream_open(&of, out, diag);
+	for (long b0 = first; !e && b0 < first + count; b0 += run) {
+		long nb = first + count - b0 < run ? first + count - b0 : run;
+		e = read_failure(in, &src, wzc_wzx_reader_load(r, b0, nb, diag), diag);
+		if (!e)
+			e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, diag);
+		long tok = run_tokens(info, b0, nb);
+		if (!e)
+			e = wz_out_stream_write(&of, buf, per * (size_t)tok, diag);
+		nout += per * (size_t)tok;
+		ntok += tok;
+	}
+	wz_err ce = wz_out_stream_close(&of, !e, diag);
+	e = e ? e : ce;
+	if (!e && res) {
+		res->layers = layer >= 0 ? 1 : info->L;
+		res->tokens = ntok;
+		res->bytes = nout;
+	}
+	free(buf);
+	wzc_wzx_free(x);
+	wzc_wzx_reader_free(r);
+	if (src.fd >= 0)
+		close(src.fd);
+	return e;
+}

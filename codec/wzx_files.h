@@ -1,0 +1,45 @@
+/* wzx containers to and from files, as `wzplan codec pack` and `unpack`
+ * run them: streaming, on many threads, with memory a few blocks per
+ * thread whatever the session's length, and outputs written atomically
+ * (a temporary file renamed into place; nothing half-written is left on
+ * failure).  The values to pack come from a caller's source, so the codec
+ * does not depend on any trace format (the CLI reads cache traces a block
+ * at a time, traces/cache_trace_stream.h). */
+#ifndef WZC_WZX_FILES_H
+#define WZC_WZX_FILES_H
+
+#include "codec/wzx.h"
+
+/* Blocks per thread in one run of pack and unpack: every thread busy
+ * between writes, memory a handful of blocks per thread. */
+#define WZC_WZX_BLOCKS_PER_THREAD 4
+
+typedef struct {
+	size_t record_bytes; /* the grid's bytes per token and layer */
+	wzc_wzx_stats stats;
+} wzc_wzx_pack_result;
+
+/* Codes the w->L x w->T tokens of shape w (its values are not read: they
+ * come from src, a block at a time) in the grid of fmt (a wz-<bits> or
+ * wzx-<bits> format) into a container at path, on nthreads threads.  The
+ * container is the same for any nthreads. */
+wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
+			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
+			 wzc_wzx_pack_result *res /* OUT, may be NULL */, wz_diag *diag);
+
+typedef struct {
+	int layers;        /* layers written: 1 for one block */
+	long tokens;       /* tokens written, over all layers */
+	size_t bytes;      /* bytes written */
+} wzc_wzx_unpack_result;
+
+/* Restores the container at in (untrusted: read with pread a run of
+ * blocks at a time, never mapped, so a file that shrinks while it is read
+ * is an error naming it) as kind into a file at out, on nthreads threads;
+ * layer and block (both >= 0, or both -1 for every block) pick one block.
+ * The output is the same for any nthreads. */
+wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_kind kind,
+			   long layer, long block, int nthreads, const char *out,
+			   wzc_wzx_unpack_result *res /* OUT, may be NULL */, wz_diag *diag);
+
+#endif
