@@ -199,7 +199,7 @@ wzp_table *wz_report_breakdown(const wzm_scenario *s, const wzm_compare *c)
 	else if (whole > 0)
 		wzp_table_note(t, "Weights: %s, %.0fB parameters at %.0f bits (%s:%d); with attention "
 				  "data parallelism every GPU holds %.1fB whole (all but the routed "
-				  "experts, from the moe_* keys) and 1/%d of the other %.1fB.",
+				  "experts, by its MoE shape) and 1/%d of the other %.1fB.",
 			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
 			       c->model->line, whole, s->mem.gpus_per_replica,
 			       c->model->params_total_b - whole);

@@ -23,16 +23,18 @@ typedef struct {
 	size_t offset;
 	double lo, hi;    /* lo_open: lo itself is outside */
 	int lo_open;
+	int optional;     /* the column may be absent: every cell then reads empty */
 } field_spec;
 
 /* Ranges wide enough for any real model or GPU, narrow enough that no
  * product or conversion downstream overflows or divides by zero. */
-#define WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0 }
-#define POS(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 1 }
-#define NONNEG(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 0 }
-#define AT_LEAST(T, f, lo, hi) { #f, F_NUMBER, 0, offsetof(T, f), lo, hi, 0 }
-#define TEXT(T, f, req) { #f, F_TEXT, req, offsetof(T, f), 0, 0, 0 }
-#define NAME(T, f) { #f, F_NAME, 1, offsetof(T, f), 0, 0, 0 }
+#define WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0, 0 }
+#define POS(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 1, 0 }
+#define NONNEG(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 0, 0 }
+#define AT_LEAST(T, f, lo, hi) { #f, F_NUMBER, 0, offsetof(T, f), lo, hi, 0, 0 }
+#define TEXT(T, f, req) { #f, F_TEXT, req, offsetof(T, f), 0, 0, 0, 0 }
+#define NAME(T, f) { #f, F_NAME, 1, offsetof(T, f), 0, 0, 0, 0 }
+#define OPT_WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0, 1 }
 
 #define NUMERIC(spec) ((spec).kind == F_NUMBER || (spec).kind == F_WHOLE)
 
@@ -43,7 +45,12 @@ static const field_spec model_fields[] = {
 	WHOLE(wzm_model, hidden_size, 1, 1048576), POS(wzm_model, params_total_b, 1e5),
 	POS(wzm_model, params_active_b, 1e5), POS(wzm_model, weight_bits, 64),
 	WHOLE(wzm_model, max_context, 1, 1e9),
-	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0 },
+	/* the simulator's scenario keys of the same names bound them the same way */
+	OPT_WHOLE(wzm_model, moe_layers, 1, 10000), OPT_WHOLE(wzm_model, moe_top_k, 1, 1024),
+	OPT_WHOLE(wzm_model, moe_routed_experts, 1, 100000),
+	OPT_WHOLE(wzm_model, moe_shared_experts, 0, 1024),
+	OPT_WHOLE(wzm_model, moe_intermediate_size, 1, 1000000),
+	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0, 0 },
 };
 
 /* A GPU's memory, bandwidths and peaks divide step times and sizes: a value
@@ -58,8 +65,8 @@ static const field_spec gpu_fields[] = {
 	AT_LEAST(wzm_gpu, hbm_tbps, 0.01, 1e4), AT_LEAST(wzm_gpu, bf16_tflops, 1, 1e6),
 	AT_LEAST(wzm_gpu, fp8_tflops, 1, 1e6), AT_LEAST(wzm_gpu, nvlink_gbps, 0.1, 1e6),
 	AT_LEAST(wzm_gpu, pcie_gbps, 0.1, 1e6),
-	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0 },
-	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0 },
+	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0, 0 },
+	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0, 0 },
 	TEXT(wzm_gpu, price_source, 0), TEXT(wzm_gpu, price_date, 0),
 };
 
@@ -128,7 +135,7 @@ static wz_err parse_rows(const char *text, size_t text_len, const char *origin, 
 	int col[32];
 	for (int i = 0; i < nspec; i++) {
 		col[i] = wz_csv_column(csv, spec[i].column);
-		if (col[i] < 0) {
+		if (col[i] < 0 && !spec[i].optional) {
 			err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: missing column '%s'", origin,
 					  csv->rows[0].line, spec[i].column);
 			wz_csv_free(csv);
@@ -154,7 +161,7 @@ static wz_err parse_rows(const char *text, size_t text_len, const char *origin, 
 		*(const char **)(row + origin_off) = origin;
 		*(int *)(row + line_off) = in->line;
 		for (int i = 0; i < nspec && !err; i++) {
-			const char *raw = wz_csv_field(in, col[i]);
+			const char *raw = col[i] < 0 ? "" : wz_csv_field(in, col[i]);
 			char *value = wz_strdup_trim(raw);
 			if (!value) {
 				err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");

@@ -19,6 +19,14 @@ typedef struct {
 	double params_active_b; /* billions, per token (mixture of experts) */
 	double weight_bits;     /* bits per weight as served */
 	double max_context;     /* tokens */
+	/* The mixture of experts' shape, as the model's config names it
+	 * (NaN when not catalogued or dense): MoE layers (all but the
+	 * first_k_dense_replace dense ones), routed experts per token
+	 * (num_experts_per_tok), routed and shared experts per MoE layer, and
+	 * each expert's intermediate width.  Optional columns: a catalog
+	 * without them reads as not catalogued. */
+	double moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts;
+	double moe_intermediate_size;
 	char *source;
 	const char *origin;     /* file the row came from */
 	int line;

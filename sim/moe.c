@@ -55,15 +55,16 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 				   "expert_parallel: needs attention data parallelism "
 				   "(parallelism = attention-dp), not tp");
 	double routed_all;
-	wz_err err = wzs_moe_shape_check(model, p, &routed_all, diag);
+	wzs_moe_shape sh;
+	wz_err err = wzs_moe_shape_check(model, p, &sh, &routed_all, diag);
 	if (err)
 		return err;
-	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate; /* gate, up, down */
-	double routed = (double)p->moe_layers * (double)p->moe_top_k * expert;
-	double shared = (double)p->moe_layers * (double)p->moe_shared_experts * expert;
+	double expert = 3.0 * model->hidden_size * (double)sh.intermediate; /* gate, up, down */
+	double routed = (double)sh.layers * (double)sh.top_k * expert;
+	double shared = (double)sh.layers * (double)sh.shared_experts * expert;
 	double active = model->params_active_b * 1e9, total = model->params_total_b * 1e9;
 	out->on = 1;
-	out->layers = (double)p->moe_layers;
+	out->layers = (double)sh.layers;
 	out->routed_share = routed / active;
 	out->shared_share = shared / active;
 	/* Each GPU holds the replicated weights whole and 1/gpus of the
@@ -71,10 +72,10 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	out->replicated_params = total - routed_all;
 	out->always_read = out->replicated_params /
 			   (out->replicated_params + routed_all / (gpus > 1 ? gpus : 1));
-	out->expert_pick = (double)p->moe_top_k / (double)p->moe_routed_experts;
+	out->expert_pick = (double)sh.top_k / (double)sh.routed_experts;
 	out->compute_factor = 1 + out->routed_share * (p->ep_imbalance - 1);
-	out->dispatch_bytes = (double)p->moe_top_k * model->hidden_size * (1 + 4.0 / 128);
-	out->combine_bytes = (double)p->moe_top_k * model->hidden_size * 2;
+	out->dispatch_bytes = (double)sh.top_k * model->hidden_size * (1 + 4.0 / 128);
+	out->combine_bytes = (double)sh.top_k * model->hidden_size * 2;
 	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
 	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
 	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,

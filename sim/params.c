@@ -95,21 +95,17 @@ void wzs_params_default(wzs_params *p)
 	p->prefill_gpus = 0;
 	p->kv_transfer_gbps = 50;
 	/* Expert parallelism off unless the scenario asks (docs/validation.md
-	 * says what it changes).  The MoE shape is DeepSeek-V3's
-	 * (github.com/deepseek-ai/DeepSeek-V3, inference/configs/config_671B.json:
-	 * 61 layers of which first_k_dense_replace = 3 dense, 256 routed
-	 * experts, 8 per token, 1 shared, moe_intermediate_size 2048); set them
-	 * for another model.  No published figure of the load imbalance
-	 * between GPUs was found: 1 is perfect balance, a parameter. */
+	 * says what it changes).  The MoE shape comes from the model's
+	 * catalog row (models.csv's moe_* columns, from the model's config)
+	 * unless a key sets it (-1: not set).  No published figure of the load
+	 * imbalance between GPUs was found: 1 is perfect balance, a
+	 * parameter. */
 	p->expert_parallel = 0;
 	p->dual_batch_overlap = 0;
 	p->ep_imbalance = 1;
 	p->ep_dispatch_gbps = p->ep_combine_gbps = 0;
-	p->moe_layers = 58;
-	p->moe_top_k = 8;
-	p->moe_routed_experts = 256;
-	p->moe_shared_experts = 1;
-	p->moe_intermediate = 2048;
+	p->moe_layers = p->moe_top_k = p->moe_routed_experts = -1;
+	p->moe_shared_experts = p->moe_intermediate = -1;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -539,10 +535,19 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 			wz_buf_printf(out, "ep_combine_gbps = %g\n", p->ep_combine_gbps);
 		else
 			wz_buf_printf(out, "ep_combine_gbps = (DeepEP's figure for the EP size)\n");
-		wz_buf_printf(out, "moe_layers = %ld\nmoe_top_k = %ld\nmoe_routed_experts = %ld\n"
-			      "moe_shared_experts = %ld\nmoe_intermediate_size = %ld\n",
-			      p->moe_layers, p->moe_top_k, p->moe_routed_experts,
-			      p->moe_shared_experts, p->moe_intermediate);
+		const struct {
+			const char *key;
+			long v;
+		} shape[] = { { "moe_layers", p->moe_layers },
+			      { "moe_top_k", p->moe_top_k },
+			      { "moe_routed_experts", p->moe_routed_experts },
+			      { "moe_shared_experts", p->moe_shared_experts },
+			      { "moe_intermediate_size", p->moe_intermediate } };
+		for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
+			if (shape[i].v >= 0)
+				wz_buf_printf(out, "%s = %ld\n", shape[i].key, shape[i].v);
+			else
+				wz_buf_printf(out, "%s = (the model's catalog row)\n", shape[i].key);
 	}
 	wz_buf_printf(out, "max_batch = %ld\nqueue_timeout_s = %g\nidle_policy = %s\npark_after_s = %g\n",
 		      p->max_batch, p->queue_timeout_s, wzs_idle_policy_name(p->idle_policy),

@@ -3,8 +3,27 @@
 
 #include <math.h>
 
-wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p, double *routed_all,
-			   wz_diag *diag)
+/* A shape field: the scenario key's value when set, else the catalog's. */
+static wz_err shape_field(long key, double cat, const char *name, const wzm_model *model,
+			  long *out, wz_diag *diag)
+{
+	if (key >= 0) {
+		*out = key;
+		return WZ_OK;
+	}
+	if (!isnan(cat)) {
+		*out = (long)cat;
+		return WZ_OK;
+	}
+	return wz_diag_set(diag, WZ_ERR_MISSING,
+			   "%s:%d: field %s is empty for %s, and its mixture of experts needs it: "
+			   "fill it in a catalog of your own (--catalog DIR) or set the scenario "
+			   "key %s",
+			   model->origin, model->line, name, model->name, name);
+}
+
+wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p, wzs_moe_shape *sh,
+			   double *routed_all, wz_diag *diag)
 {
 	wz_err err;
 	if ((err = wzm_need(model->hidden_size, model->name, "hidden_size", model->origin,
@@ -12,22 +31,32 @@ wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p, double *
 	    (err = wzm_need(model->params_active_b, model->name, "params_active_b", model->origin,
 			    model->line, diag)) ||
 	    (err = wzm_need(model->params_total_b, model->name, "params_total_b", model->origin,
-			    model->line, diag)))
+			    model->line, diag)) ||
+	    (err = shape_field(p->moe_layers, model->moe_layers, "moe_layers", model, &sh->layers,
+			       diag)) ||
+	    (err = shape_field(p->moe_top_k, model->moe_top_k, "moe_top_k", model, &sh->top_k,
+			       diag)) ||
+	    (err = shape_field(p->moe_routed_experts, model->moe_routed_experts,
+			       "moe_routed_experts", model, &sh->routed_experts, diag)) ||
+	    (err = shape_field(p->moe_shared_experts, model->moe_shared_experts,
+			       "moe_shared_experts", model, &sh->shared_experts, diag)) ||
+	    (err = shape_field(p->moe_intermediate, model->moe_intermediate_size,
+			       "moe_intermediate_size", model, &sh->intermediate, diag)))
 		return err;
-	double expert = 3.0 * model->hidden_size * (double)p->moe_intermediate; /* gate, up, down */
-	double routed = (double)p->moe_layers * (double)p->moe_top_k * expert;
-	double shared = (double)p->moe_layers * (double)p->moe_shared_experts * expert;
+	double expert = 3.0 * model->hidden_size * (double)sh->intermediate; /* gate, up, down */
+	double routed = (double)sh->layers * (double)sh->top_k * expert;
+	double shared = (double)sh->layers * (double)sh->shared_experts * expert;
 	double active = model->params_active_b * 1e9, total = model->params_total_b * 1e9;
-	*routed_all = (double)p->moe_layers * (double)p->moe_routed_experts * expert;
-	if (routed + shared > active || *routed_all > total || p->moe_top_k > p->moe_routed_experts)
+	*routed_all = (double)sh->layers * (double)sh->routed_experts * expert;
+	if (routed + shared > active || *routed_all > total || sh->top_k > sh->routed_experts)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, "
 				   "moe_intermediate_size: %ld layers of %ld of %ld experts (+%ld shared) "
 				   "of %ld wide make %.1fB active of %.1fB total parameters, more than "
-				   "%s's %.1fB of %.1fB; set them for this model",
-				   p->moe_layers, p->moe_top_k, p->moe_routed_experts,
-				   p->moe_shared_experts, p->moe_intermediate, (routed + shared) / 1e9,
-				   *routed_all / 1e9, model->name, active / 1e9, total / 1e9);
+				   "%s's %.1fB of %.1fB; set them for this model (its catalog row: %s:%d)",
+				   sh->layers, sh->top_k, sh->routed_experts, sh->shared_experts,
+				   sh->intermediate, (routed + shared) / 1e9, *routed_all / 1e9,
+				   model->name, active / 1e9, total / 1e9, model->origin, model->line);
 	return WZ_OK;
 }
 
@@ -50,7 +79,8 @@ wz_err wzs_replicated_params_b(const wzm_model *model, const wzs_params *p, wzm_
 		return WZ_OK;
 	}
 	double routed_all;
-	if ((err = wzs_moe_shape_check(model, p, &routed_all, diag)))
+	wzs_moe_shape sh;
+	if ((err = wzs_moe_shape_check(model, p, &sh, &routed_all, diag)))
 		return err;
 	*out = model->params_total_b - routed_all / 1e9;
 	return WZ_OK;

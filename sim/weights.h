@@ -11,13 +11,22 @@
 #include "costmodel/scenario.h"
 #include "sim/params.h"
 
-/* Checks the MoE shape keys (moe_layers, moe_top_k, moe_routed_experts,
- * moe_shared_experts, moe_intermediate_size) against the model's active
- * and total parameters; fails naming the keys when its experts outnumber
- * them.  Writes the routed experts' parameters (all of them) to
- * *routed_all. */
+/* A mixture of experts' shape: MoE layers, routed experts per token,
+ * routed and shared experts per layer, each expert's intermediate width. */
+typedef struct {
+	long layers, top_k, routed_experts, shared_experts, intermediate;
+} wzs_moe_shape;
+
+/* The shape a simulation uses: each scenario key that is set (moe_layers,
+ * moe_top_k, moe_routed_experts, moe_shared_experts,
+ * moe_intermediate_size), else the model's catalog column of the same
+ * name; fails naming the catalog row, the column and the key when neither
+ * says.  Checked against the model's active and total parameters: fails
+ * naming them when its experts outnumber them.  Writes the routed
+ * experts' parameters (all of them) to *routed_all. */
 wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p,
-			   double *routed_all /* OUT */, wz_diag *diag);
+			   wzs_moe_shape *shape /* OUT */, double *routed_all /* OUT */,
+			   wz_diag *diag);
 
 /* Billions of parameters every GPU of a replica holds whole under the
  * given parallelism.  Tensor parallel: none (every weight is split).

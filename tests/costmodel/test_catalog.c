@@ -53,6 +53,26 @@ int main(void)
 	   "DeepSeek-V3 architecture");
 	ok(v3 && strstr(v3->source, "config_671B.json") != NULL, "every row keeps its source");
 	ok(isnan(wzm_find_model(cat, "Kimi-K2-Instruct", &diag)->rope_dim), "empty cells stay empty");
+	/* the MoE shapes, as the models' configs give them */
+	struct {
+		const char *model;
+		double layers, top_k, routed, shared, inter;
+	} moe[] = {
+		{ "DeepSeek-V3", 58, 8, 256, 1, 2048 },   { "DeepSeek-V2", 59, 6, 160, 2, 1536 },
+		{ "DeepSeek-V2-Lite", 26, 6, 64, 2, 1408 }, { "Kimi-K2-Instruct", 60, 8, 384, 1, 2048 },
+		{ "Moonlight-16B-A3B", 26, 6, 64, 2, 1408 },
+	};
+	for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
+		const wzm_model *m = wzm_find_model(cat, moe[i].model, &diag);
+		ok(m && m->moe_layers == moe[i].layers && m->moe_top_k == moe[i].top_k &&
+			   m->moe_routed_experts == moe[i].routed &&
+			   m->moe_shared_experts == moe[i].shared &&
+			   m->moe_intermediate_size == moe[i].inter,
+		   "%s: its MoE shape (%g layers, %g of %g experts, %g shared, %g wide)", moe[i].model,
+		   moe[i].layers, moe[i].top_k, moe[i].routed, moe[i].shared, moe[i].inter);
+	}
+	ok(isnan(wzm_find_model(cat, "Llama-3.1-70B-Instruct", &diag)->moe_top_k),
+	   "a dense model has no MoE shape");
 	ok(wzm_find_gpu(cat, "H100 SXM", &diag) != NULL, "GPU by unique prefix");
 	ok(wzm_find_gpu(cat, "H", &diag) == NULL, "ambiguous prefix refused");
 	has_str(diag.msg, "ambiguous", "ambiguity is said");
@@ -87,6 +107,27 @@ int main(void)
 	expect_error("gpus", text, WZ_ERR_INPUT, "my.csv:3: field name: 'x' repeats line 2",
 		     "duplicate names");
 	expect_error("models", "", WZ_ERR_INPUT, "empty file", "empty file");
+	/* the MoE columns are optional: a catalog of one's own without them
+	 * reads, its shapes not catalogued; a bad cell names line and field */
+	{
+		const char *mh = "name,attention,layers,kv_lora_rank,rope_dim,kv_heads,head_dim,"
+				 "hidden_size,params_total_b,params_active_b,weight_bits,max_context,"
+				 "source_url";
+		wzm_catalog *mine = calloc(1, sizeof *mine);
+		snprintf(text, sizeof text, "%s\nM,MLA,61,512,64,,,7168,671,37,8,,x\n", mh);
+		ok(wzm_catalog_parse(mine, "models", text, "my.csv", &diag) == WZ_OK &&
+			   mine->nmodels == 1 && isnan(mine->models[0].moe_layers) &&
+			   isnan(mine->models[0].moe_intermediate_size),
+		   "a models.csv without the moe_* columns reads, its shapes empty");
+		wzm_catalog_free(mine);
+		snprintf(text, sizeof text, "%s,moe_top_k\nM,MLA,61,512,64,,,7168,671,37,8,,x,2.5\n", mh);
+		expect_error("models", text, WZ_ERR_INPUT, "my.csv:2: field moe_top_k",
+			     "a fractional moe_top_k");
+		snprintf(text, sizeof text, "%s,moe_routed_experts\nM,MLA,61,512,64,,,7168,671,37,8,,x,0\n",
+			 mh);
+		expect_error("models", text, WZ_ERR_INPUT, "my.csv:2: field moe_routed_experts",
+			     "no routed experts");
+	}
 	expect_error("prices", "set,gpu,reserved_usd_h,ondemand_usd_h,source,date\np,H100,2,3,\"open\n",
 		     WZ_ERR_INPUT, "my.csv", "unterminated quote");
 

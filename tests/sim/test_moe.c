@@ -251,6 +251,50 @@ int main(void)
 	ok(wzs_replicated_params_b(&dense, &p, WZM_PAR_ATTN_DP, &whole, &diag) == WZ_ERR_MISSING &&
 		   strstr(diag.msg, "params_active_b"),
 	   "without active parameters it says which value it needs: %s", diag.msg);
+
+	/* The shape comes from the model's catalog row: DeepSeek-V2's routed
+	 * experts are 59 layers x 160 x 3 x 5120 x 1536 = 222.7B of 236B,
+	 * Kimi-K2's 60 x 384 x 3 x 7168 x 2048 = 1014.7B of 1040B. */
+	struct {
+		const char *name;
+		double whole;
+	} rows[] = { { "DeepSeek-V2", 236 - 59 * 160 * 3.0 * 5120 * 1536 / 1e9 },
+		     { "Kimi-K2-Instruct", 1040 - 60 * 384 * 3.0 * 7168 * 2048 / 1e9 },
+		     { "DeepSeek-V3", 671 - 58 * 256 * 3.0 * 7168 * 2048 / 1e9 } };
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		const wzm_model *md = wzm_find_model(fixture_cat, rows[i].name, NULL);
+		whole = -1;
+		wz_err e = md ? wzs_replicated_params_b(md, &p, WZM_PAR_ATTN_DP, &whole, &diag)
+			      : WZ_ERR_NOT_FOUND;
+		ok(!e && fabs(whole - rows[i].whole) < 1e-9,
+		   "%s under attention-dp: %.2fB held whole, by its catalogued MoE shape",
+		   rows[i].name, whole);
+	}
+	/* a key overrides its column; a model without a catalogued shape
+	 * names the row, the column and the key */
+	wzs_moe_shape sh;
+	double routed_all;
+	p.moe_routed_experts = 128;
+	ok(!wzs_moe_shape_check(dsv3, &p, &sh, &routed_all, &diag) && sh.routed_experts == 128 &&
+		   sh.top_k == 8 && sh.layers == 58,
+	   "moe_routed_experts = 128 replaces the catalog's 256; the other fields stay its");
+	wzs_params_default(&p);
+	const wzm_model *glm = wzm_find_model(fixture_cat, "GLM-5 (FP8)", NULL);
+	wz_err ge = glm ? wzs_replicated_params_b(glm, &p, WZM_PAR_ATTN_DP, &whole, &diag)
+			: WZ_ERR_NOT_FOUND;
+	ok(ge == WZ_ERR_MISSING &&
+		   strstr(diag.msg, "models.csv:") && strstr(diag.msg, "field moe_layers") &&
+		   strstr(diag.msg, "scenario key moe_layers"),
+	   "a MoE model without a catalogued shape: %s", diag.msg);
+	p.moe_layers = 75;
+	p.moe_top_k = 8;
+	p.moe_routed_experts = 256;
+	p.moe_shared_experts = 1;
+	p.moe_intermediate = 2048;
+	whole = -1;
+	ge = glm ? wzs_replicated_params_b(glm, &p, WZM_PAR_ATTN_DP, &whole, &diag) : WZ_ERR_NOT_FOUND;
+	ok(!ge && whole > 0,
+	   "the scenario keys give it one: %.1fB held whole", whole);
 	fixture_close();
 	return tap_done();
 }
