@@ -13,6 +13,8 @@
 
 #include "codec/codec.h"
 #include "codec/codec_internal.h"
+#include "codec/levels.h"
+#include "codec/format.h"
 #include "codec/profile.h"
 #include "codec/wz_plan.h"
 #include "codec/wzx.h"
@@ -268,6 +270,32 @@ static void position_caps(wzc_profile *one)
 	   e ? d.msg : "(read)");
 	wzc_profile_free(p);
 	free(b);
+	/* The plan keeps the position part's planned error (the floor's own
+	 * table distortions) within the cap at wz-5.44; the same profile read
+	 * as version 3 plans it far above, as before the cap. */
+	double planned[2] = { 0, 0 }, dcap[WZC_NSET];
+	int R = one->R;
+	if (wzc_levels_distortion_exact(one->rope[0].hist, 4, dcap) == 0)
+		for (int v = 0; v < 2; v++) {
+			wzc_format fmt;
+			wzc_codec *c = NULL;
+			one->version = v ? 3 : 4;
+			if (wzc_format_parse("wz-5.44", &fmt, &d) ||
+			    wzc_codec_new(&fmt, 1, R, one->P, one, &c, &d))
+				planned[v] = NAN;
+			const layer_plan *lp = c ? wzc_wz_plan_layer(c->wz, 0) : NULL;
+			for (int i = 0; lp && i < one->P; i++) {
+				int j = 0;
+				while (j + 1 < WZC_NSET && wzc_level_count(j) < lp->nlev[R + i])
+					j++;
+				planned[v] += one->rope[0].var[i] * dcap[j];
+			}
+			wzc_codec_free(c);
+		}
+	one->version = 4;
+	ok(planned[0] <= one->pos_cap[0] && planned[1] > 2 * one->pos_cap[0],
+	   "wz-5.44: the position part planned at %.3g of its cap (version 3: %.3g)",
+	   planned[0] / one->pos_cap[0], planned[1] / one->pos_cap[0]);
 	one->version = 3;
 	size_t n3 = 0;
 	p = NULL;
