@@ -76,6 +76,7 @@ static wzc_profile *repeat_profile(const wzc_profile *one, int L)
 	for (int l = 0; l < L; l++) {
 		copy_part(&p->latent[l], &one->latent[0]);
 		copy_part(&p->rope[l], &one->rope[0]);
+		p->pos_cap[l] = one->pos_cap[0];
 	}
 	return p;
 }

@@ -57,6 +57,9 @@ static void help_prepare(void)
 	       "  --rate LIST         also check that these wz rates plan (e.g. 4.97,5.44,6.31)\n"
 	       "  --query-weight X    share of the distortion weight following the queries,\n"
 	       "                      0..1 (default 0.5; 1 with many calibration queries)\n"
+	       "  --position-cap MODE int8 (default): plan each layer's position-part error\n"
+	       "                      within the int8 position part's error on the calibration\n"
+	       "                      tokens (fp8-mix's, int4-g64's); off: no cap\n"
 	       "  -h, --help          this help\n");
 }
 
@@ -226,6 +229,7 @@ static int cmd_prepare(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "query-weight", required_argument, NULL, 'q' },
+		{ "position-cap", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -235,7 +239,7 @@ static int cmd_prepare(int argc, char **argv)
 	wzc_prepare_opts_default(&opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:r:q:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
@@ -250,6 +254,15 @@ static int cmd_prepare(int argc, char **argv)
 		case 'q':
 			if ((rc = wz_cli_double(CMD, "--query-weight", optarg, 0, 1, &opts.query_weight)))
 				return rc;
+			break;
+		case 'p':
+			if (strcmp(optarg, "int8") == 0)
+				opts.position_cap = 1;
+			else if (strcmp(optarg, "off") == 0)
+				opts.position_cap = 0;
+			else
+				return wz_cli_usage(CMD, "--position-cap: '%s' is not int8 or off",
+						    optarg);
 			break;
 		case 'h':
 			help_prepare();

@@ -92,6 +92,16 @@ static void int8_decode(const uint8_t *in, int n, float *x)
 		x[i] = (float)(int8_t)in[i] * s;
 }
 
+double wzc_int8_sq_error(const float *x, int n, uint8_t *code, float *y)
+{
+	double e = 0;
+	int8_encode(x, n, code);
+	int8_decode(code, n, y);
+	for (int i = 0; i < n; i++)
+		e += ((double)y[i] - x[i]) * ((double)y[i] - x[i]);
+	return e;
+}
+
 static void bf16_encode(const float *x, int n, uint8_t *out)
 {
 	for (int i = 0; i < n; i++)

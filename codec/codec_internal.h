@@ -77,6 +77,10 @@ int wzc_fp4_baseline_decode(const wzc_codec *c, const uint8_t *record, float *la
 			    float *rope);
 /* The value of every e4m3 code [256] and e2m1 code [16] (the conversions
  * of codec/fpconv.h, tabulated once); the decoders' lookup tables. */
+/* The squared error of the int8 position coder of fp8-mix and int4-g64
+ * (int8, one fp16 scale absmax/127) on n values, with the caller's scratch
+ * (code: n + 2 bytes, y: n floats): what prepare's position cap averages. */
+double wzc_int8_sq_error(const float *x, int n, uint8_t *code, float *y);
 const float *wzc_e4m3_values(void);
 const float *wzc_e2m1_values(void);
 /* fp8-flat's per-tensor scale for n tokens: absmax over both parts / 448. */

@@ -124,6 +124,35 @@ static double lloyd_step(const support *s, uint32_t N, double *lev, int update)
 	return dist;
 }
 
+/* The squared error of the histogram (mass uniform within each bin)
+ * against N sorted levels by nearest level, integrated exactly over the
+ * cells and bins: for the companded tables above LLOYD_MAX levels, whose
+ * cells can be narrower than a bin.  The position floor of profile
+ * version 4 checks its cap with it: the Panter-Dite integral, the limit
+ * for large N, is below the tables' distortion at the counts the cap
+ * needs (about 256 levels), and a position part planned at its cap by the
+ * integral was coded with 13% more error than the cap (iid). */
+static double table_distortion(const support *s, uint32_t N, const double *lev)
+{
+	double dist = 0;
+	uint32_t i = 0;
+	for (int t = 0; t < s->n; t++) {
+		double a = s->c[t] - 0.5 * BW, b = s->c[t] + 0.5 * BW, sum = 0;
+		while (i + 1 < N && a >= 0.5 * (lev[i] + lev[i + 1]))
+			i++;
+		while (a < b) {
+			double th = i + 1 < N ? 0.5 * (lev[i] + lev[i + 1]) : b;
+			double e = th < b ? th : b, l = lev[i];
+			sum += ((e - l) * (e - l) * (e - l) - (a - l) * (a - l) * (a - l)) / 3;
+			a = e;
+			if (a < b)
+				i++;
+		}
+		dist += s->m[t] * sum / BW;
+	}
+	return dist;
+}
+
 /* Lloyd from the companded start; dn is the histogram's density (needed
  * when N > 1) and s its support (when N is 2..LLOYD_MAX).  It stops early
  * at a fixed point: a step that changes no level changes none after it
@@ -178,13 +207,21 @@ static scratch *scratch_of(const float *hist, int version)
 	return sc;
 }
 
-int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET],
-		       float *const tables[WZC_NSET])
+static int fit_all(const float *hist, int version, double d[WZC_NSET],
+		   float *const tables[WZC_NSET], int exact)
 {
 	scratch *sc = scratch_of(hist, version);
 	if (!sc)
 		return -1;
 	double lev[LLOYD_MAX];
+	double *big = NULL;
+	if (exact) {
+		big = malloc(sizeof *big * wzc_level_count(WZC_NSET - 1));
+		if (!big) {
+			free(sc);
+			return -1;
+		}
+	}
 	double pd = 0;
 	for (int b = 0; b < WZC_HIST_BINS; b++)
 		if (hist[b] != 0) /* an empty bin adds exactly nothing */
@@ -197,14 +234,29 @@ int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET],
 			d[j] = lloyd_step(&sc->s, N, lev, 0);
 			if (tables && tables[j])
 				to_table(lev, N, tables[j], tables[j] + N);
+		} else if (big) {
+			compand(&sc->dn, N, big);
+			d[j] = table_distortion(&sc->s, N, big);
 		} else {
 			d[j] = pd / ((double)N * N);
 		}
 		if (j > 0 && d[j] > d[j - 1])
 			d[j] = d[j - 1];
 	}
+	free(big);
 	free(sc);
 	return 0;
+}
+
+int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET],
+		       float *const tables[WZC_NSET])
+{
+	return fit_all(hist, version, d, tables, 0);
+}
+
+int wzc_levels_distortion_exact(const float *hist, int version, double d[WZC_NSET])
+{
+	return fit_all(hist, version, d, NULL, 1);
 }
 
 void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])

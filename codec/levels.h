@@ -18,6 +18,11 @@ uint32_t wzc_level_count(int j);
 /* Normalized distortion E[(z - Q(z))^2] of the best table with
  * wzc_level_count(j) levels, for every j, on a histogram of WZC_HIST_BINS
  * probabilities over [-WZC_HIST_RANGE, WZC_HIST_RANGE]; non-increasing in j. */
+/* The same distortions with the companded tables above 64 levels
+ * integrated on the histogram instead of the Panter-Dite integral: what
+ * the position floor checks its cap with (docs/wz-format.md).  -1 when out
+ * of memory. */
+int wzc_levels_distortion_exact(const float *hist, int version, double d[WZC_NSET] /* OUT */);
 void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET] /* OUT */);
 
 /* Both at once: d[] as wzc_levels_distortion, and for each j whose

@@ -12,6 +12,9 @@
 #include "codec/linalg.h"
 #include "codec/profile.h"
 
+static const float *row(const wzc_window *w, int pos, int l, int t);
+static int is_sink(const wzc_window *w, int t);
+
 void wzc_prepare_opts_default(wzc_prepare_opts *o)
 {
 	/* Half plain squared error, half attention-score error: the must-show
@@ -25,6 +28,33 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 	 * vectors: 3x fp8-mix's nmse at wz-5.44), and the plain term keeps
 	 * every component in play. */
 	o->query_weight = 0.5;
+	o->position_cap = 1;
+}
+
+/* The position cap of layer l (docs/wz-format.md, "Model"): the int8
+ * position coder's mean squared error per calibration token, the sink
+ * excluded as in the statistics.  -1 when out of memory. */
+static double position_cap(const wzc_window *const *ws, int nw, int l)
+{
+	int P = ws[0]->P;
+	uint8_t *code = malloc((size_t)P + 2);
+	float *y = malloc(sizeof *y * (size_t)(P ? P : 1));
+	double sum = 0, N = 0;
+	if (!code || !y) {
+		free(code);
+		free(y);
+		return -1;
+	}
+	for (int w = 0; w < nw; w++)
+		for (int t = 0; t < ws[w]->T; t++) {
+			if (is_sink(ws[w], t))
+				continue;
+			sum += wzc_int8_sq_error(row(ws[w], 1, l, t), P, code, y);
+			N++;
+		}
+	free(code);
+	free(y);
+	return N > 0 ? sum / N : 0;
 }
 
 /* Row t of part `pos` (0 latent, 1 position) of layer l of window w. */
@@ -414,6 +444,14 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 			e = fit_part(ws, nw, l, 1, &p->rope[l], queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;
+		if (opts->position_cap && p->P > 0) {
+			double cap = position_cap(ws, nw, l);
+			if (cap < 0) {
+				e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+				break;
+			}
+			p->pos_cap[l] = (float)cap;
+		}
 		/* Weights blend two relative objectives: a plain squared error and
 		 * the expected squared attention-score error over the score
 		 * variance (weight q_k^2 / sum q^2 var, unit-free).  Each part's

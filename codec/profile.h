@@ -33,17 +33,24 @@ typedef struct {
  * rate plan is derived: version 1 companded large level tables over the
  * whole histogram range, leaving wide empty cells past the calibration
  * values; version 2 companding stays within the histogram's support;
- * version 3 also tries the whole-bit budgets above the planner's rounds. */
-#define WZC_PROFILE_VERSION 3
+ * version 3 also tries the whole-bit budgets above the planner's rounds;
+ * version 4 adds a position cap per layer, which the plan keeps the
+ * position part's error within. */
+#define WZC_PROFILE_VERSION 4
 
 struct wzc_profile {
-	int version;        /* 1 to 3, as read; new profiles get WZC_PROFILE_VERSION */
+	int version;        /* 1 to 4, as read; new profiles get WZC_PROFILE_VERSION */
 	char model[WZC_MODEL_MAX + 1];
 	int L, R, P;
 	int query_weighted; /* 1 when the weights come from calibration queries */
 	uint64_t ntokens;   /* calibration tokens per layer */
 	wzc_part_profile *latent; /* [L] */
 	wzc_part_profile *rope;   /* [L] */
+	/* [L] per layer, the int8 position coder's mean squared error per
+	 * calibration token over the position part (cache units), which the
+	 * plan keeps the position part within; 0: no cap (always so before
+	 * version 4) */
+	float *pos_cap;
 	/* what is derived from the profile, built lazily (codec/profile_cache.h);
 	 * NULL computes everything afresh */
 	struct wzc_profile_cache *cache;
@@ -57,6 +64,9 @@ typedef struct {
 	/* Share of the distortion weight that follows the queries (attention
 	 * score error) rather than plain squared error; 0..1. */
 	double query_weight;
+	/* 1: each layer's position cap is the int8 position coder's error
+	 * on the calibration tokens (the default); 0: no cap. */
+	int position_cap;
 } wzc_prepare_opts;
 
 void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);

@@ -54,8 +54,9 @@ static wzc_profile *alloc_shell(int L, int R, int P)
 	p->P = P;
 	p->latent = calloc((size_t)L, sizeof *p->latent);
 	p->rope = calloc((size_t)L, sizeof *p->rope);
+	p->pos_cap = calloc((size_t)L, sizeof *p->pos_cap);
 	p->cache = wzc_profile_cache_new(L);
-	if (!p->latent || !p->rope || !p->cache) {
+	if (!p->latent || !p->rope || !p->pos_cap || !p->cache) {
 		wzc_profile_free(p);
 		return NULL;
 	}
@@ -89,6 +90,7 @@ void wzc_profile_free(wzc_profile *p)
 	wzc_profile_cache_free(p->cache);
 	free(p->latent);
 	free(p->rope);
+	free(p->pos_cap);
 	free(p);
 }
 
@@ -101,6 +103,12 @@ static size_t part_bytes(int n)
 {
 	size_t un = (size_t)n;
 	return 4 * (1 + un * un + 5 * un + WZC_HIST_BINS);
+}
+
+/* The position caps after the layers' parts, from version 4. */
+static size_t cap_bytes(int version, int L)
+{
+	return version >= 4 ? 4 * (size_t)L : 0;
 }
 
 static size_t pad4(size_t n)
@@ -170,7 +178,8 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 {
 	size_t mlen = strlen(pr->model);
 	size_t total = HEADER_BYTES + pad4(mlen) +
-		       (size_t)pr->L * (part_bytes(pr->R) + part_bytes(pr->P)) + 8;
+		       (size_t)pr->L * (part_bytes(pr->R) + part_bytes(pr->P)) +
+		       cap_bytes(pr->version, pr->L) + 8;
 	uint8_t *b = calloc(1, total);
 	if (!b)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (profile of %zu bytes)", total);
@@ -190,6 +199,8 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 		p = put_part(p, &pr->latent[l]);
 		p = put_part(p, &pr->rope[l]);
 	}
+	if (pr->version >= 4)
+		p = put_floats(p, pr->pos_cap, (size_t)pr->L);
 	put64(p, wzc_profile_checksum(b, total - 8));
 	*bytes = b;
 	*nbytes = total;
@@ -329,7 +340,8 @@ static wz_err parse_checked(const uint8_t *b, size_t n, const char *origin, void
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: header out of range (L %u, R %u, P %u, bins %u, model %u bytes)",
 				   origin, L, R, P, bins, mlen);
-	size_t want = HEADER_BYTES + pad4(mlen) + (size_t)L * (part_bytes((int)R) + part_bytes((int)P)) + 8;
+	size_t want = HEADER_BYTES + pad4(mlen) + (size_t)L * (part_bytes((int)R) + part_bytes((int)P)) +
+		      cap_bytes((int)version, (int)L) + 8;
 	if (want != n)
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: %zu bytes, the header implies %zu", origin, n, want);
@@ -368,6 +380,14 @@ static wz_err parse_checked(const uint8_t *b, size_t n, const char *origin, void
 		if (e) {
 			wzc_profile_free(p);
 			return e;
+		}
+	}
+	if (version >= 4) {
+		get_floats(q, p->pos_cap, L);
+		if (!all_finite(p->pos_cap, L, 1)) {
+			wzc_profile_free(p);
+			return wz_diag_set(diag, WZ_ERR_CORRUPT,
+					   "%s: a position cap is negative, infinite or NaN", origin);
 		}
 	}
 	/* the wzx header's profile hash is this checksum: known without

@@ -33,14 +33,25 @@ static void step_tables(const double (*d)[WZC_NSET], double cost[WZC_NSET],
 	}
 }
 
-void wzc_wz_allocate_ref(int n, const double *v, const double (*d)[WZC_NSET], const int *part,
-			 double budget, int *jidx)
+/* The bits of starting at count indices floor[] (NULL: 0), summed in
+ * component order, as both versions do. */
+static double floor_bits(int n, const double cost[WZC_NSET], const int *floor)
+{
+	double used = 0;
+	for (int k = 0; floor && k < n; k++)
+		for (int j = 0; j < floor[k]; j++)
+			used += cost[j];
+	return used;
+}
+
+void wzc_wz_allocate_ref_floor(int n, const double *v, const double (*d)[WZC_NSET],
+			       const int *part, const int *floor, double budget, int *jidx)
 {
 	double cost[WZC_NSET], gain[2][WZC_NSET];
 	step_tables(d, cost, gain);
-	double used = 0;
+	double used = floor_bits(n, cost, floor);
 	for (int k = 0; k < n; k++)
-		jidx[k] = 0;
+		jidx[k] = floor ? floor[k] : 0;
 	for (;;) {
 		int best = -1;
 		double bestg = 0;
@@ -59,6 +70,46 @@ void wzc_wz_allocate_ref(int n, const double *v, const double (*d)[WZC_NSET], co
 		used += cost[jidx[best]];
 		jidx[best]++;
 	}
+}
+
+void wzc_wz_allocate_ref(int n, const double *v, const double (*d)[WZC_NSET], const int *part,
+			 double budget, int *jidx)
+{
+	wzc_wz_allocate_ref_floor(n, v, d, part, NULL, budget, jidx);
+}
+
+double wzc_wz_floor(int n, const double *var, const double d[WZC_NSET], double cap,
+		    double max_bits, int *jidx)
+{
+	double cost[WZC_NSET], gain[WZC_NSET], used = 0, dist = 0;
+	for (int j = 0; j + 1 < WZC_NSET; j++) {
+		cost[j] = log2((double)wzc_level_count(j + 1) / wzc_level_count(j));
+		gain[j] = (d[j] - d[j + 1]) / cost[j];
+	}
+	for (int k = 0; k < n; k++) {
+		jidx[k] = 0;
+		dist += var[k] * d[0];
+	}
+	while (dist > cap) {
+		int best = -1;
+		double bestg = 0;
+		for (int k = 0; k < n; k++) {
+			int j = jidx[k];
+			if (j + 1 >= WZC_NSET || used + cost[j] > max_bits)
+				continue;
+			double g = var[k] * gain[j];
+			if (g > bestg) {
+				bestg = g;
+				best = k;
+			}
+		}
+		if (best < 0)
+			break;
+		int j = jidx[best]++;
+		used += cost[j];
+		dist -= var[best] * (d[j] - d[j + 1]);
+	}
+	return used;
 }
 
 /* entry a before entry b: larger gain, then lower index */
@@ -104,12 +155,20 @@ struct wzc_wz_allocator {
 	int *hk, hn;
 	int *jidx;
 	double used;
+	int *floor;         /* [n] the count indices a run starts from, or NULL */
+	double floor_used;  /* their bits */
 	checkpoint *cp; /* states on the common chain, by bits used */
 	int ncp, capcp;
 };
 
 wzc_wz_allocator *wzc_wz_allocator_new(int n, const double *v, const double (*d)[WZC_NSET],
 				       const int *part)
+{
+	return wzc_wz_allocator_new_floor(n, v, d, part, NULL);
+}
+
+wzc_wz_allocator *wzc_wz_allocator_new_floor(int n, const double *v, const double (*d)[WZC_NSET],
+					     const int *part, const int *floor)
 {
 	wzc_wz_allocator *a = calloc(1, sizeof *a);
 	size_t m = (size_t)(n > 0 ? n : 1);
@@ -122,10 +181,16 @@ wzc_wz_allocator *wzc_wz_allocator_new(int n, const double *v, const double (*d)
 	a->hg = malloc(sizeof *a->hg * m);
 	a->hk = malloc(sizeof *a->hk * m);
 	a->jidx = malloc(sizeof *a->jidx * m);
-	if (!a->hg || !a->hk || !a->jidx) {
+	if (floor) {
+		a->floor = malloc(sizeof *a->floor * m);
+		if (a->floor)
+			memcpy(a->floor, floor, sizeof *floor * (size_t)n);
+	}
+	if (!a->hg || !a->hk || !a->jidx || (floor && !a->floor)) {
 		wzc_wz_allocator_free(a);
 		return NULL;
 	}
+	a->floor_used = floor_bits(n, a->cost, a->floor);
 	return a;
 }
 
@@ -142,16 +207,18 @@ void wzc_wz_allocator_free(wzc_wz_allocator *a)
 	free(a->hg);
 	free(a->hk);
 	free(a->jidx);
+	free(a->floor);
 	free(a);
 }
 
 static void start(wzc_wz_allocator *a)
 {
 	a->hn = 0;
-	a->used = 0;
+	a->used = a->floor_used;
 	for (int k = 0; k < a->n; k++) {
-		a->jidx[k] = 0;
-		double g = a->v[k] * a->gain[a->part[k]][0];
+		int j = a->floor ? a->floor[k] : 0;
+		a->jidx[k] = j;
+		double g = j + 1 < WZC_NSET ? a->v[k] * a->gain[a->part[k]][j] : 0;
 		if (g > 0) { /* also false for NaN, as in the scan */
 			a->hg[a->hn] = g;
 			a->hk[a->hn++] = k;

@@ -318,12 +318,21 @@ typedef struct {
 /* One allocation within `budget` with the two flags and its grouping;
  * when its packed total fits in `bits` and its model distortion is below
  * the best's, it becomes the best.  Returns the packed total. */
+/* The allocators of one layer: from the position floor (profile version
+ * 4), and from all ones for the budgets below the floor's bits (or for
+ * every budget, when there is no floor). */
+typedef struct {
+	wzc_wz_allocator *from_floor, *plain;
+	double floor_bits;
+} layer_allocators;
+
 static int try_budget(int n, const double *v, double (*d)[WZC_NSET], const int *part,
 		      double budget, int *jidx, layer_plan *lp, int bits, best_fit *bf,
-		      wzc_wz_allocator *alloc)
+		      const layer_allocators *al)
 {
 	int nv = n - 2, ng;
-	wzc_wz_allocator_run(alloc, budget, jidx);
+	wzc_wz_allocator_run(al->from_floor && budget >= al->floor_bits ? al->from_floor : al->plain,
+			     budget, jidx);
 	jidx[nv] = jidx[nv + 1] = 1;
 	int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
 	double dist = 0;
@@ -380,8 +389,39 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		if (!(lp->sigma[k] > 0))
 			v[k] = 0; /* nothing to code: the component is constant */
 	}
+	layer_allocators al = { NULL, NULL, 0 };
+	/* From profile version 4: the position part's error planned within
+	 * its cap, the int8 position part's error on calibration tokens
+	 * (docs/wz-format.md, "The rate plan", step 1). */
+	int *floor = NULL;
+	if (pr->version >= 4 && P > 0 && pr->pos_cap && pr->pos_cap[l] > 0 && bits > 2) {
+		double *var = malloc(sizeof *var * (size_t)P), dcap[WZC_NSET];
+		floor = calloc((size_t)nv, sizeof *floor);
+		int tables = wzc_levels_distortion_exact(parts[1]->hist, pr->version, dcap) == 0;
+		if (var && floor && tables) {
+			for (int i = 0; i < P; i++)
+				var[i] = v[R + i] > 0 ? (double)parts[1]->var[i] : 0;
+			al.floor_bits = wzc_wz_floor(P, var, dcap, pr->pos_cap[l], 0.5 * (bits - 2),
+						     floor + R);
+			if (al.floor_bits > 0)
+				al.from_floor = wzc_wz_allocator_new_floor(
+					nv, v, (const double(*)[WZC_NSET])d, part, floor);
+		}
+		int nomem = !var || !floor || !tables || (al.floor_bits > 0 && !al.from_floor);
+		free(var);
+		free(floor);
+		if (nomem) {
+			free(v);
+			free(part);
+			free(jidx);
+			free(best);
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+	}
 	alloc = wzc_wz_allocator_new(nv, v, (const double(*)[WZC_NSET])d, part);
+	al.plain = alloc;
 	if (!alloc) {
+		wzc_wz_allocator_free(al.from_floor);
 		free(v);
 		free(part);
 		free(jidx);
@@ -394,7 +434,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	best_fit bf = { best, INFINITY, 0 };
 	int found = 0;
 	for (int it = 0; it < 8; it++) {
-		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, &bf, alloc);
+		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, &bf, &al);
 		if (total <= bits) {
 			found = 1;
 			if (total == bits)
@@ -415,7 +455,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		double over = smallest_over, fits = over, step = 1;
 		for (;;) {
 			fits = fmax(over - step, 0);
-			if (try_budget(n, v, d, part, fits, jidx, lp, bits, &bf, alloc) <= bits ||
+			if (try_budget(n, v, d, part, fits, jidx, lp, bits, &bf, &al) <= bits ||
 			    fits == 0)
 				break;
 			over = fits;
@@ -423,7 +463,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		}
 		while (over - fits > BUDGET_RESOLUTION) {
 			double mid = 0.5 * (over + fits);
-			if (try_budget(n, v, d, part, mid, jidx, lp, bits, &bf, alloc) <= bits)
+			if (try_budget(n, v, d, part, mid, jidx, lp, bits, &bf, &al) <= bits)
 				fits = mid;
 			else
 				over = mid;
@@ -439,7 +479,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	 * taken, and the flags add 2. */
 	if (found && pr->version >= 3)
 		for (double b = bf.budget + 1; b < bits - 1; b += 1)
-			try_budget(n, v, d, part, b, jidx, lp, bits, &bf, alloc);
+			try_budget(n, v, d, part, b, jidx, lp, bits, &bf, &al);
 	if (!found) {
 		for (int k = 0; k < n; k++)
 			best[k] = 0;
@@ -468,6 +508,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(jidx);
 		free(best);
 		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	float *at = lp->tables, *tab[2][WZC_NSET];
@@ -487,6 +528,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(jidx);
 		free(best);
 		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int k = 0; k < nv; k++)
@@ -504,6 +546,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		free(jidx);
 		free(best);
 		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
@@ -520,6 +563,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			free(jidx);
 			free(best);
 			wzc_wz_allocator_free(alloc);
+			wzc_wz_allocator_free(al.from_floor);
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		}
 		for (size_t i = 0; i < (size_t)m * m; i++)
@@ -538,6 +582,7 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	free(jidx);
 	free(best);
 	wzc_wz_allocator_free(alloc);
+	wzc_wz_allocator_free(al.from_floor);
 	return plan_fast(pr, l, lp, diag);
 }
 

@@ -37,15 +37,21 @@ static void fitted_tables(double shape, double d[WZC_NSET])
 
 /* Runs one allocator for nb budgets in the given order; the number that
  * differ from the scan. */
-static int differ(int n, const double *v, double (*d)[WZC_NSET], const int *part,
-		  const double *budgets, int nb)
+static int differ_floor(int n, const double *v, double (*d)[WZC_NSET], const int *part,
+			const int *floor, const double *budgets, int nb)
 {
 	int *a = malloc(sizeof *a * (size_t)n), *b = malloc(sizeof *b * (size_t)n), bad = 0;
-	wzc_wz_allocator *al = wzc_wz_allocator_new(n, v, (const double(*)[WZC_NSET])d, part);
+	wzc_wz_allocator *al =
+		floor ? wzc_wz_allocator_new_floor(n, v, (const double(*)[WZC_NSET])d, part, floor)
+		      : wzc_wz_allocator_new(n, v, (const double(*)[WZC_NSET])d, part);
 	if (!a || !b || !al)
 		return nb;
 	for (int i = 0; i < nb; i++) {
-		wzc_wz_allocate_ref(n, v, (const double(*)[WZC_NSET])d, part, budgets[i], a);
+		if (floor)
+			wzc_wz_allocate_ref_floor(n, v, (const double(*)[WZC_NSET])d, part, floor,
+						  budgets[i], a);
+		else
+			wzc_wz_allocate_ref(n, v, (const double(*)[WZC_NSET])d, part, budgets[i], a);
 		wzc_wz_allocator_run(al, budgets[i], b);
 		if (memcmp(a, b, sizeof *a * (size_t)n) == 0)
 			continue;
@@ -62,6 +68,12 @@ static int differ(int n, const double *v, double (*d)[WZC_NSET], const int *part
 	free(a);
 	free(b);
 	return bad;
+}
+
+static int differ(int n, const double *v, double (*d)[WZC_NSET], const int *part,
+		  const double *budgets, int nb)
+{
+	return differ_floor(n, v, d, part, NULL, budgets, nb);
 }
 
 /* budgets lo, lo + step, ... in a shuffled order, then the planner's
@@ -140,5 +152,58 @@ int main(void)
 		}
 	}
 	ok(bad == 0, "non-monotone gains, 40 random layers: allocator = scan");
+
+	/* The position floor (profile version 4): the greedy over the
+	 * position part alone stops once its planned error is within the
+	 * cap, or at its bit limit; the allocator from the floor matches the
+	 * scan from it, and keeps every count at or above it. */
+	fitted_tables(2, d[0]);
+	fitted_tables(1, d[1]);
+	double var[64], total = 0;
+	for (int i = 0; i < 64; i++) {
+		var[i] = exp(-0.05 * (i / 2));
+		total += var[i];
+	}
+	static int fl[N];
+	int reached = 1, limited = 1, minimal = 1;
+	for (int c = 1; c <= 6; c++) {
+		double cap = total * pow(10, -c), lim = 1e9;
+		double bits = wzc_wz_floor(64, var, d[1], cap, lim, fl);
+		double dist = 0;
+		for (int i = 0; i < 64; i++)
+			dist += var[i] * d[1][fl[i]];
+		reached &= dist <= cap * (1 + 1e-12) && bits > 0;
+		/* one step less on any component would pass the cap: the
+		 * greedy stopped as soon as it was within */
+		double less = wzc_wz_floor(64, var, d[1], cap * 1.5, lim, fl + 64);
+		minimal &= less <= bits;
+		double half = wzc_wz_floor(64, var, d[1], cap, 0.5 * bits, fl + 128);
+		limited &= half <= 0.5 * bits && half > 0;
+	}
+	ok(reached, "floor: planned error within the cap at caps of 10^-1..10^-6 of the energy");
+	ok(minimal, "floor: a looser cap takes no more bits");
+	ok(limited, "floor: stops at its bit limit when the cap needs more");
+	ok(wzc_wz_floor(64, var, d[1], total * d[1][0] * (1 + 1e-9), 1e9, fl) == 0 && fl[0] == 0 && fl[63] == 0,
+	   "floor: a cap at the error of coding nothing takes nothing");
+	for (int k = 0; k < N; k++) {
+		part[k] = k >= 512;
+		v[k] = exp(-0.01 * (k % 512)) * (0.5 + uniform());
+		fl[k] = 0;
+	}
+	double fbits = wzc_wz_floor(64, var, d[1], total * 1e-4, 1e9, fl + 512);
+	nb = budgets_of(fbits, 650 * 8, 37.5, budgets, 1024);
+	bad = differ_floor(N, v, d, part, fl, budgets, nb);
+	ok(bad == 0, "from a floor of %.0f bits: allocator = scan at %d budgets (%d differ)", fbits,
+	   nb, bad);
+	int *got = malloc(sizeof *got * N), above = 1;
+	wzc_wz_allocator *al = wzc_wz_allocator_new_floor(N, v, (const double(*)[WZC_NSET])d, part, fl);
+	for (int i = 0; got && al && i < nb; i++) {
+		wzc_wz_allocator_run(al, budgets[i], got);
+		for (int k = 0; k < N; k++)
+			above &= got[k] >= fl[k];
+	}
+	ok(got && al && above, "from a floor: every count at or above the floor");
+	wzc_wz_allocator_free(al);
+	free(got);
 	return tap_done();
 }

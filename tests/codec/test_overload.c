@@ -90,6 +90,8 @@ static void test_version_kept(const wzc_profile *prof)
 		return;
 	ok(b[8] == WZC_PROFILE_VERSION, "version: a new profile is version %d", WZC_PROFILE_VERSION);
 	b[8] = 1;
+	/* version 1 has no position caps: the 4 L bytes before the checksum */
+	n -= 4 * (size_t)prof->L;
 	uint64_t h = wzc_profile_checksum(b, n - 8);
 	for (int i = 0; i < 8; i++)
 		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
@@ -257,7 +259,13 @@ int main(void)
 	if (cal && test) {
 		wzc_window cw = window_of(cal);
 		const wzc_window *cp = &cw;
-		if (ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "prepare"))
+		/* without the position cap: at this small shape its floor leaves
+		 * no latent component of small sigma above 64 levels at wz-6.0,
+		 * and the spike below needs one */
+		wzc_prepare_opts po;
+		wzc_prepare_opts_default(&po);
+		po.position_cap = 0;
+		if (ok(wzc_prepare(&cp, 1, &po, &prof, &d) == WZ_OK, "prepare"))
 			test_version_kept(prof);
 		else
 			printf("#   %s\n", d.msg);

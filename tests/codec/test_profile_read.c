@@ -13,6 +13,8 @@
 
 #include "codec/codec.h"
 #include "codec/codec_internal.h"
+#include "codec/levels.h"
+#include "codec/format.h"
 #include "codec/profile.h"
 #include "codec/wz_plan.h"
 #include "codec/wzx.h"
@@ -40,7 +42,8 @@ static int same_profile(const wzc_profile *a, const wzc_profile *b)
 	    strcmp(a->model, b->model) || a->ntokens != b->ntokens)
 		return 0;
 	for (int l = 0; l < a->L; l++)
-		if (!same_part(&a->latent[l], &b->latent[l]) || !same_part(&a->rope[l], &b->rope[l]))
+		if (!same_part(&a->latent[l], &b->latent[l]) || !same_part(&a->rope[l], &b->rope[l]) ||
+		    a->pos_cap[l] != b->pos_cap[l])
 			return 0;
 	return 1;
 }
@@ -146,6 +149,8 @@ static void copy_part(wzc_part_profile *to, const wzc_part_profile *from, int la
  * them, read back with a coder that is asked for one block only.  One
  * prepared layer (a prepare of 512 + 64 takes seconds), its weights
  * changed in each. */
+static void position_caps(wzc_profile *one);
+
 static void layers_on_first_use(void)
 {
 	enum { L = 3, T = 130 };
@@ -167,7 +172,9 @@ static void layers_on_first_use(void)
 	for (int l = 0; l < L; l++) {
 		copy_part(&pa->latent[l], &one->latent[0], l);
 		copy_part(&pa->rope[l], &one->rope[0], l);
+		pa->pos_cap[l] = one->pos_cap[0];
 	}
+	position_caps(one);
 	wzc_profile_free(one);
 	if (!ok(!wzc_profile_serialize(pa, &ser, &nser, &d) && !wzc_profile_parse(ser, nser, "copy", &pb, &d),
 		"a profile of %d layers, and a second copy of it", L))
@@ -236,6 +243,68 @@ static void layers_on_first_use(void)
 	wzc_profile_free(pc);
 	wzt_cache_trace_free(cal);
 	wzt_cache_trace_free(tst);
+}
+
+/* Version 4's position caps: written after the layers, read back, a
+ * negative one refused; a version-3 profile has none. */
+static void position_caps(wzc_profile *one)
+{
+	uint8_t *b = NULL;
+	size_t n = 0;
+	wz_diag d;
+	wzc_profile *p = NULL;
+	ok(one->version == 4 && one->pos_cap[0] > 0, "a new profile is version 4 with a position cap");
+	if (!ok(!wzc_profile_serialize(one, &b, &n, &d) && !wzc_profile_parse(b, n, "v4", &p, &d) &&
+		    same_profile(one, p),
+		"version 4: the position cap read back"))
+		return;
+	wzc_profile_free(p);
+	p = NULL;
+	float neg = -1;
+	memcpy(b + n - 12, &neg, 4);
+	uint64_t h = wzc_profile_checksum(b, n - 8);
+	for (int i = 0; i < 8; i++)
+		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
+	wz_err e = wzc_profile_parse(b, n, "v4", &p, &d);
+	ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, "position cap"), "a negative position cap refused: %s",
+	   e ? d.msg : "(read)");
+	wzc_profile_free(p);
+	free(b);
+	/* The plan keeps the position part's planned error (the floor's own
+	 * table distortions) within the cap at wz-5.44; the same profile read
+	 * as version 3 plans it far above, as before the cap. */
+	double planned[2] = { 0, 0 }, dcap[WZC_NSET];
+	int R = one->R;
+	if (wzc_levels_distortion_exact(one->rope[0].hist, 4, dcap) == 0)
+		for (int v = 0; v < 2; v++) {
+			wzc_format fmt;
+			wzc_codec *c = NULL;
+			one->version = v ? 3 : 4;
+			if (wzc_format_parse("wz-5.44", &fmt, &d) ||
+			    wzc_codec_new(&fmt, 1, R, one->P, one, &c, &d))
+				planned[v] = NAN;
+			const layer_plan *lp = c ? wzc_wz_plan_layer(c->wz, 0) : NULL;
+			for (int i = 0; lp && i < one->P; i++) {
+				int j = 0;
+				while (j + 1 < WZC_NSET && wzc_level_count(j) < lp->nlev[R + i])
+					j++;
+				planned[v] += one->rope[0].var[i] * dcap[j];
+			}
+			wzc_codec_free(c);
+		}
+	one->version = 4;
+	ok(planned[0] <= one->pos_cap[0] && planned[1] > 2 * one->pos_cap[0],
+	   "wz-5.44: the position part planned at %.3g of its cap (version 3: %.3g)",
+	   planned[0] / one->pos_cap[0], planned[1] / one->pos_cap[0]);
+	one->version = 3;
+	size_t n3 = 0;
+	p = NULL;
+	ok(!wzc_profile_serialize(one, &b, &n3, &d) && n3 == n - 4 * (size_t)one->L &&
+		   !wzc_profile_parse(b, n3, "v3", &p, &d) && p->version == 3 && p->pos_cap[0] == 0,
+	   "version 3: no position caps written, none read");
+	wzc_profile_free(p);
+	free(b);
+	one->version = 4;
 }
 
 int main(void)
