@@ -477,6 +477,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			{ WZC_LANES4_SCALAR, V4_ROWS, "v4, to transformed, fused, scalar fast loop" },
 			{ WZC_LANES4_AVX512, V4_ROWS, "v4, to transformed, fused (AVX-512)" },
 			{ WZC_LANES4_AVX2, V4_ROWS, "v4, to transformed, fused (AVX2)" },
+			{ WZC_LANES4_AVX2_LOADS, V4_ROWS, "v4, to transformed, fused (AVX2, plain loads)" },
 			{ WZC_LANES4_BEST, V4_GROUP_ROWS, "v4, 4 blocks at once, to transformed, fused" },
 		};
 		for (size_t vi = 0; vi < sizeof v4 / sizeof *v4; vi++) {
