@@ -507,6 +507,10 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				rate("restore_v4_transformed_avx2_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, AVX2, one core");
 			}
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX2_LOADS)
+				rate("restore_v4_transformed_avx2_loads_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, AVX2 with plain loads for "
+				     "its look-ups (_BEST on AMD), one core");
 			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_SCALAR)
 				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");
