@@ -478,6 +478,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			{ WZC_LANES4_SCALAR, V4_ROWS, "v4, to transformed, fused, scalar fast loop" },
 			{ WZC_LANES4_AVX512, V4_ROWS, "v4, to transformed, fused (AVX-512)" },
 			{ WZC_LANES4_AVX2, V4_ROWS, "v4, to transformed, fused (AVX2)" },
+			{ WZC_LANES4_AVX2_LOADS, V4_ROWS, "v4, to transformed, fused (AVX2, plain loads)" },
 			{ WZC_LANES4_BEST, V4_GROUP_ROWS, "v4, 4 blocks at once, to transformed, fused" },
 		};
 		for (size_t vi = 0; vi < sizeof v4 / sizeof *v4; vi++) {
@@ -507,6 +508,10 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				rate("restore_v4_transformed_avx2_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, AVX2, one core");
 			}
+			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_AVX2_LOADS)
+				rate("restore_v4_transformed_avx2_loads_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 fused to the transformed domain, one block at a time, AVX2 with plain loads for "
+				     "its look-ups (_BEST on AMD), one core");
 			if (v4[vi].what == V4_ROWS && v4[vi].path == WZC_LANES4_SCALAR)
 				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");

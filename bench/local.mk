@@ -47,3 +47,10 @@ bench_bench_trellis_SOURCES = bench/bench_trellis.c
 bench_bench_trellis_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_trellis_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_trellis_DEPENDENCIES = $(WZ_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_decode4
+WZ_BENCH_PROGS += bench/bench_decode4
+bench_bench_decode4_SOURCES = bench/bench_decode4.c
+bench_bench_decode4_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_decode4_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_decode4_DEPENDENCIES = $(WZ_LIBS)

@@ -92,8 +92,10 @@ void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sy
  * symbols (or rows, bit for bit) and verdict as the reference (_REF: the
  * symbols by binary search, every read checked; rows through the wz
  * decoder's own steps); _BEST is AVX-512 where the processor has it,
- * else AVX2, else the portable loop (WZX_LANES4_PATH=scalar or =avx2 in
- * the environment keeps it to that loop).  0, or -1 when the payload is not exactly what the encoder
+ * else AVX2 (on AMD processors _AVX2_LOADS, the AVX2 loop with its table
+ * look-ups by plain loads: Zen 3's vpgatherdd is slower), else the
+ * portable loop (WZX_LANES4_PATH=scalar, =avx2 or =avx2-loads in the
+ * environment keeps it to that loop).  0, or -1 when the payload is not exactly what the encoder
  * writes or the layer has no type 4 tables. */
 #define WZC_LANES4 32
 typedef enum {
@@ -101,7 +103,8 @@ typedef enum {
 	WZC_LANES4_SCALAR,
 	WZC_LANES4_AVX512,
 	WZC_LANES4_AVX2,
-	WZC_LANES4_BEST
+	WZC_LANES4_BEST,
+	WZC_LANES4_AVX2_LOADS
 } wzc_lanes4_path;
 int wzc_wzx_lanes4_have(wzc_lanes4_path path);
 /* 1 when the layer's blocks are written as type 4; its symbols per token. */

@@ -441,6 +441,7 @@ int wzc_wzx_lanes4_have(wzc_lanes4_path path)
 		return 0;
 #endif
 	case WZC_LANES4_AVX2:
+	case WZC_LANES4_AVX2_LOADS:
 #ifdef WZ_HAVE_AVX2_PATH
 		return __builtin_cpu_supports("avx2");
 #else
@@ -450,14 +451,27 @@ int wzc_wzx_lanes4_have(wzc_lanes4_path path)
 	return 0;
 }
 
-/* BEST: the fastest this processor has (AVX-512, then AVX2, then the
- * portable loop); WZX_LANES4_PATH=scalar or =avx2 in the environment
- * keeps it to that loop where the processor has it (for tests and
- * measuring).  A path the processor lacks runs the portable loop. */
+/* BEST: the fastest this processor has (AVX-512, then AVX2 -- with plain
+ * loads for its look-ups on AMD processors, whose gathers (Zen 3's
+ * vpgatherdd is microcoded) were measured slower, docs/restore.md --
+ * then the portable loop); WZX_LANES4_PATH=scalar, =avx2 or =avx2-loads
+ * in the environment keeps it to that loop where the processor has it
+ * (for tests and measuring).  A path the processor lacks runs the
+ * portable loop. */
+static int amd(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	return __builtin_cpu_is("amd");
+#else
+	return 0;
+#endif
+}
+
 static wzc_lanes4_path resolve(wzc_lanes4_path path)
 {
 	if (path != WZC_LANES4_BEST)
-		return (path == WZC_LANES4_AVX512 || path == WZC_LANES4_AVX2) && !wzc_wzx_lanes4_have(path)
+		return (path == WZC_LANES4_AVX512 || path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) &&
+				       !wzc_wzx_lanes4_have(path)
 			       ? WZC_LANES4_SCALAR
 			       : path;
 	static int best = -1;
@@ -468,10 +482,14 @@ static wzc_lanes4_path resolve(wzc_lanes4_path path)
 			b = WZC_LANES4_SCALAR;
 		else if (env && !strcmp(env, "avx2"))
 			b = wzc_wzx_lanes4_have(WZC_LANES4_AVX2) ? WZC_LANES4_AVX2 : WZC_LANES4_SCALAR;
+		else if (env && !strcmp(env, "avx2-loads"))
+			b = wzc_wzx_lanes4_have(WZC_LANES4_AVX2_LOADS) ? WZC_LANES4_AVX2_LOADS : WZC_LANES4_SCALAR;
+		else if (wzc_wzx_lanes4_have(WZC_LANES4_AVX512))
+			b = WZC_LANES4_AVX512;
+		else if (wzc_wzx_lanes4_have(WZC_LANES4_AVX2))
+			b = amd() ? WZC_LANES4_AVX2_LOADS : WZC_LANES4_AVX2;
 		else
-			b = wzc_wzx_lanes4_have(WZC_LANES4_AVX512) ? WZC_LANES4_AVX512
-			    : wzc_wzx_lanes4_have(WZC_LANES4_AVX2) ? WZC_LANES4_AVX2
-								     : WZC_LANES4_SCALAR;
+			b = WZC_LANES4_SCALAR;
 		__atomic_store_n(&best, b, __ATOMIC_RELAXED);
 	}
 	return (wzc_lanes4_path)b;
@@ -494,6 +512,8 @@ int wzc_wzx_decode_lanes4_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 #ifdef WZ_HAVE_AVX2_PATH
 	if (path == WZC_LANES4_AVX2)
 		return wzc_wzx_fast32_avx2_symbols(t, N, payload, size, sym);
+	if (path == WZC_LANES4_AVX2_LOADS)
+		return wzc_wzx_fast32_avx2_loads_symbols(t, N, payload, size, sym);
 #endif
 	return scalar_symbols(t, N, payload, size, sym);
 }
@@ -529,6 +549,8 @@ int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 #ifdef WZ_HAVE_AVX2_PATH
 	if (path == WZC_LANES4_AVX2)
 		return wzc_wzx_fast32_avx2_rows(t, N, payload, size, &r);
+	if (path == WZC_LANES4_AVX2_LOADS)
+		return wzc_wzx_fast32_avx2_loads_rows(t, N, payload, size, &r);
 #endif
 	return scalar_rows(t, N, payload, size, &r);
 }

@@ -93,6 +93,11 @@ int wzc_wzx_fast32_avx2_symbols(const fast32 *t, long N, const uint8_t *payload,
 				uint16_t *sym);
 int wzc_wzx_fast32_avx2_rows(const fast32 *t, long N, const uint8_t *payload, size_t size,
 			     rows_state *r);
+/* the same loop with its table look-ups by plain loads, not vpgatherdd */
+int wzc_wzx_fast32_avx2_loads_symbols(const fast32 *t, long N, const uint8_t *payload, size_t size,
+				      uint16_t *sym);
+int wzc_wzx_fast32_avx2_loads_rows(const fast32 *t, long N, const uint8_t *payload, size_t size,
+				   rows_state *r);
 #endif
 
 #endif

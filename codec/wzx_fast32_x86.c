@@ -233,15 +233,39 @@ static void spread8_init(void)
 			spread8[m][k] = (m >> k & 1) ? (uint32_t)c++ : 0;
 }
 
+/* base[idx[k]] for the 8 lanes: by vpgatherdd, or (loads) by eight plain
+ * loads put together with inserts, which on AMD's Zen 3 runs faster
+ * than its microcoded gather (bench/bench_decode4 prints both in one
+ * run; docs/restore.md). */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+gather8(const int *base, __m256i idx, const int loads)
+{
+	if (!loads)
+		return _mm256_i32gather_epi32(base, idx, 4);
+	__m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	__m128i r0 = _mm_cvtsi32_si128(base[(uint32_t)a]);
+	r0 = _mm_insert_epi32(r0, base[a >> 32], 1);
+	r0 = _mm_insert_epi32(r0, base[(uint32_t)b], 2);
+	r0 = _mm_insert_epi32(r0, base[b >> 32], 3);
+	__m128i r1 = _mm_cvtsi32_si128(base[(uint32_t)c]);
+	r1 = _mm_insert_epi32(r1, base[c >> 32], 1);
+	r1 = _mm_insert_epi32(r1, base[(uint32_t)d], 2);
+	r1 = _mm_insert_epi32(r1, base[d >> 32], 3);
+	return _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+}
+
 /* One vector of 8 lanes: the slot entries gathered, the state step, and
  * the renormalisation of the lanes below 2^16 from the next words (the
  * next 8 widened, then permuted to those lanes). */
 AVX2_TARGET static inline __attribute__((always_inline)) __m256i
-step8(__m256i x, __m256i off, const int *fb, const uint8_t **pp, __m256i *idx_out, __m256i *e_out)
+step8(__m256i x, __m256i off, const int *fb, const uint8_t **pp, __m256i *idx_out, __m256i *e_out,
+      const int loads)
 {
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), one = _mm256_set1_epi32(1);
 	__m256i idx = _mm256_add_epi32(off, _mm256_and_si256(x, low12));
-	__m256i e = _mm256_i32gather_epi32(fb, idx, 4);
+	__m256i e = gather8(fb, idx, loads);
 	__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
 	x = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x, WZC_RANS12_BITS)),
 			     _mm256_and_si256(e, low12));
@@ -287,9 +311,10 @@ store_values8(const fast32 *t, int j, int shift, const __m256 *v, uint32_t mask,
 }
 
 /* avx512_loop's rounds on four vectors of 8 lanes, one block: sym or r
- * (the other NULL). */
+ * (the other NULL); loads: the table look-ups by plain loads (gather8). */
 AVX2_TARGET static inline __attribute__((always_inline)) int
-avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t *sym, rows_state *r)
+avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t *sym, rows_state *r,
+	  const int loads)
 {
 	if (size < 4 * K4)
 		return -1;
@@ -308,7 +333,7 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 #pragma GCC unroll 4
 		for (int h = 0; h < 4; h++) {
 			__m256i off = _mm256_loadu_si256((const __m256i *)(const void *)(t->off + j + 8 * h));
-			x[h] = step8(x[h], off, fb, &p, &idx[h], &e[h]);
+			x[h] = step8(x[h], off, fb, &p, &idx[h], &e[h], loads);
 		}
 		if (!r) {
 			__m256i s[4];
@@ -316,6 +341,7 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 				s[h] = t->wide[j] ? _mm256_and_si256(_mm256_i32gather_epi32(sy, idx[h], 2),
 								    _mm256_set1_epi32(0xffff))
 						  : _mm256_srli_epi32(e[h], 24);
+			(void)loads;
 			for (int h = 0; h < 4; h += 2) {
 				__m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(s[h], s[h + 1]), 0xd8);
 				_mm256_storeu_si256((__m256i *)(void *)(sym + i + 8 * h), packed);
@@ -324,10 +350,12 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 			__m256 v[4];
 			for (int h = 0; h < 4; h++) {
 				if (t->wide[j]) {
-					v[h] = _mm256_i32gather_ps(t->val, idx[h], 4);
+					v[h] = _mm256_castsi256_ps(gather8((const int *)(const void *)t->val, idx[h], loads));
 				} else {
 					__m256i lvb = _mm256_loadu_si256((const __m256i *)(const void *)(t->lvbase + j + 8 * h));
-					v[h] = _mm256_i32gather_ps(t->lv, _mm256_add_epi32(lvb, _mm256_srli_epi32(e[h], 24)), 4);
+					v[h] = _mm256_castsi256_ps(gather8((const int *)(const void *)t->lv,
+									   _mm256_add_epi32(lvb, _mm256_srli_epi32(e[h], 24)),
+									   loads));
 				}
 			}
 			if (j >= H && j + K4 <= S) {
@@ -373,13 +401,25 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 AVX2_TARGET int wzc_wzx_fast32_avx2_symbols(const fast32 *t, long N, const uint8_t *payload,
 					    size_t size, uint16_t *sym)
 {
-	return avx2_loop(t, N, payload, size, sym, NULL);
+	return avx2_loop(t, N, payload, size, sym, NULL, 0);
 }
 
 AVX2_TARGET int wzc_wzx_fast32_avx2_rows(const fast32 *t, long N, const uint8_t *payload,
 					 size_t size, rows_state *r)
 {
-	return avx2_loop(t, N, payload, size, NULL, r);
+	return avx2_loop(t, N, payload, size, NULL, r, 0);
+}
+
+AVX2_TARGET int wzc_wzx_fast32_avx2_loads_symbols(const fast32 *t, long N, const uint8_t *payload,
+						  size_t size, uint16_t *sym)
+{
+	return avx2_loop(t, N, payload, size, sym, NULL, 1);
+}
+
+AVX2_TARGET int wzc_wzx_fast32_avx2_loads_rows(const fast32 *t, long N, const uint8_t *payload,
+					       size_t size, rows_state *r)
+{
+	return avx2_loop(t, N, payload, size, NULL, r, 1);
 }
 
 #endif

@@ -85,8 +85,8 @@ static void one(wzt_family fam, const char *rate, int T)
 	   "%s %s: type 4 tables (%d symbols a token, %d coded in types 2 and 3)", fname, rate,
 	   wzc_wzx_block_symbols4(x, 0), wzc_wzx_block_symbols(x, 0));
 	static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX512, WZC_LANES4_AVX2,
-						 WZC_LANES4_BEST };
-	static const char *const names[] = { "scalar", "AVX-512", "AVX2", "best" };
+						 WZC_LANES4_AVX2_LOADS, WZC_LANES4_BEST };
+	static const char *const names[] = { "scalar", "AVX-512", "AVX2", "AVX2 with loads", "best" };
 	int stride = w.R + w.P + 3; /* rows wider than a token: the stride is honoured */
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
 		if (!wzc_wzx_lanes4_have(paths[pi])) {
