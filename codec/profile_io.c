@@ -300,119 +300,250 @@ static wz_err check_part(const wzc_part_profile *q, const char *origin, int laye
 	return WZ_OK;
 }
 
-static wz_err parse_checked(const uint8_t *b, size_t n, const char *origin, void **own,
-			    wzc_profile **out, wz_diag *diag);
+/* A profile parsed as its bytes arrive (a file read in pieces, or all at
+ * once from memory): each unit (the header, then the parts in file order)
+ * is hashed and checked once complete, while its bytes are still in cache.
+ * The errors come as parsing the whole buffer gave them: a bad magic or
+ * version at once; a checksum mismatch before anything else the bytes
+ * say, so an error found in a unit waits (late) until the checksum is
+ * known. */
+typedef struct {
+	const char *origin;
+	int may_view;		/* the buffer will be handed over to the profile */
+	int view;		/* the arrays point into it */
+	const uint8_t *b;	/* the buffer as of the last feed */
+	size_t have, n;		/* bytes in it; the size it will have */
+	XXH3_state_t *hash;
+	size_t hashed;		/* bytes [0, hashed) hashed */
+	size_t parsed;		/* the end of the units parsed */
+	int header_done;
+	uint32_t L, R, P;
+	int units;		/* parts parsed: layer units / 2, the latent part first */
+	int caps_done;		/* the position caps (version 4) read, or none to read */
+	wzc_profile *p;
+	wz_err early, late;
+	wz_diag early_diag, late_diag;
+} reading;
 
-/* own, when not NULL, is the buffer holding bytes, handed over to the
- * profile (freed with it, or here on an error): the arrays then point
- * into it when the host is little-endian and the floats are aligned. */
-static wz_err parse(const void *bytes, size_t n, const char *origin, void *own,
-		    wzc_profile **out, wz_diag *diag)
+static void hash_to(reading *r, size_t end)
 {
-	const uint8_t *b = bytes;
-	*out = NULL;
-	wz_err e = parse_checked(b, n, origin, &own, out, diag);
-	if (e)
-		free(own); /* NULL when a profile took it and freed it */
-	return e;
+	if (end > r->hashed) {
+		XXH3_64bits_update(r->hash, r->b + r->hashed, end - r->hashed);
+		r->hashed = end;
+	}
 }
 
-static wz_err parse_checked(const uint8_t *b, size_t n, const char *origin, void **own,
-			    wzc_profile **out, wz_diag *diag)
+/* The profile built so far, without touching the arrays of a view (the
+ * buffer is not its own yet). */
+static void drop(reading *r)
 {
-	if (n < HEADER_BYTES + 8 || memcmp(b, magic, 8) != 0)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: not a wz profile (bad magic or too short)",
-				   origin);
+	if (r->p && r->view) {
+		memset(r->p->latent, 0, sizeof *r->p->latent * r->L);
+		memset(r->p->rope, 0, sizeof *r->p->rope * r->L);
+	}
+	wzc_profile_free(r->p);
+	r->p = NULL;
+}
+
+/* The header: as much of it as a file of n bytes can hold has arrived. */
+static void parse_header(reading *r)
+{
+	const uint8_t *b = r->b;
+	const char *origin = r->origin;
+	r->header_done = 1;
+	if (r->n < HEADER_BYTES + 8 || memcmp(b, magic, 8) != 0) {
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_INPUT,
+				       "%s: not a wz profile (bad magic or too short)", origin);
+		return;
+	}
 	uint32_t version = get32(b + 8);
-	if (version < 1 || version > WZC_PROFILE_VERSION)
-		return wz_diag_set(diag, WZ_ERR_VERSION,
-				   "%s: profile version %u, this build reads 1 to %d", origin, version,
-				   WZC_PROFILE_VERSION);
-	if (get64(b + n - 8) != wzc_profile_checksum(b, n - 8))
-		return wz_diag_set(diag, WZ_ERR_CORRUPT,
-				   "%s: checksum mismatch: the profile is corrupted", origin);
+	if (version < 1 || version > WZC_PROFILE_VERSION) {
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_VERSION,
+				       "%s: profile version %u, this build reads 1 to %d", origin,
+				       version, WZC_PROFILE_VERSION);
+		return;
+	}
 	uint32_t flags = get32(b + 12), L = get32(b + 16), R = get32(b + 20), P = get32(b + 24);
 	uint32_t bins = get32(b + 28), qw = get32(b + 32), mlen = get32(b + 36);
-	if (flags != 0 || qw > 1)
-		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: reserved header bits are set", origin);
+	wz_diag *late = &r->late_diag;
+	if (flags != 0 || qw > 1) {
+		r->late = wz_diag_set(late, WZ_ERR_CORRUPT, "%s: reserved header bits are set", origin);
+		return;
+	}
 	if (L < 1 || L > MAX_L || R < 1 || R > MAX_R || P > MAX_P || bins != WZC_HIST_BINS ||
-	    mlen > WZC_MODEL_MAX)
-		return wz_diag_set(diag, WZ_ERR_CORRUPT,
-				   "%s: header out of range (L %u, R %u, P %u, bins %u, model %u bytes)",
-				   origin, L, R, P, bins, mlen);
+	    mlen > WZC_MODEL_MAX) {
+		r->late = wz_diag_set(late, WZ_ERR_CORRUPT,
+				      "%s: header out of range (L %u, R %u, P %u, bins %u, model %u bytes)",
+				      origin, L, R, P, bins, mlen);
+		return;
+	}
 	size_t want = HEADER_BYTES + pad4(mlen) + (size_t)L * (part_bytes((int)R) + part_bytes((int)P)) +
 		      cap_bytes((int)version, (int)L) + 8;
-	if (want != n)
-		return wz_diag_set(diag, WZ_ERR_CORRUPT,
-				   "%s: %zu bytes, the header implies %zu", origin, n, want);
+	if (want != r->n) {
+		r->late = wz_diag_set(late, WZ_ERR_CORRUPT, "%s: %zu bytes, the header implies %zu",
+				      origin, r->n, want);
+		return;
+	}
 	for (uint32_t i = 0; i < mlen; i++)
-		if (b[HEADER_BYTES + i] < 0x20 || b[HEADER_BYTES + i] == 0x7f)
-			return wz_diag_set(diag, WZ_ERR_CORRUPT,
-					   "%s: the model name has a control character", origin);
-	const uint8_t *q = b + HEADER_BYTES + pad4(mlen);
-	int view = *own && (uintptr_t)q % 4 == 0;
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-	view = 0;
-#endif
-	wzc_profile *p = view ? alloc_shell((int)L, (int)R, (int)P)
-			      : wzc_profile_alloc((int)L, (int)R, (int)P);
-	if (!p)
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	if (view) {
-		for (int l = 0; l < (int)L; l++) {
-			p->latent[l].n = (int)R;
-			p->rope[l].n = (int)P;
+		if (b[HEADER_BYTES + i] < 0x20 || b[HEADER_BYTES + i] == 0x7f) {
+			r->late = wz_diag_set(late, WZ_ERR_CORRUPT,
+					      "%s: the model name has a control character", origin);
+			return;
 		}
-		p->backing = *own; /* freed with the profile from here on */
-		*own = NULL;
+	r->parsed = HEADER_BYTES + pad4(mlen);
+	/* the file's buffer is 64-byte aligned: the parts start 4-byte aligned */
+	r->view = r->may_view && (uintptr_t)(b + r->parsed) % 4 == 0;
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	r->view = 0;
+#endif
+	wzc_profile *p = r->view ? alloc_shell((int)L, (int)R, (int)P)
+				 : wzc_profile_alloc((int)L, (int)R, (int)P);
+	if (!p) {
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_NOMEM, "out of memory");
+		return;
+	}
+	r->L = L;
+	r->R = R;
+	r->P = P;
+	for (int l = 0; r->view && l < (int)L; l++) {
+		p->latent[l].n = (int)R;
+		p->rope[l].n = (int)P;
 	}
 	memcpy(p->model, b + HEADER_BYTES, mlen);
 	p->model[mlen] = 0;
 	p->version = (int)version;
 	p->query_weighted = (int)qw;
 	p->ntokens = get64(b + 40);
-	for (int l = 0; l < (int)L; l++) {
-		get_part_arrays(&q, &p->latent[l], view);
-		get_part_arrays(&q, &p->rope[l], view);
-		wz_err e = check_part(&p->latent[l], origin, l, "latent", diag);
-		if (!e)
-			e = check_part(&p->rope[l], origin, l, "position", diag);
-		if (e) {
-			wzc_profile_free(p);
-			return e;
-		}
+	r->p = p;
+}
+
+/* The buffer now holds have of its n bytes: the same buffer each time
+ * (wz_read_file_fed), or all of them at once. */
+static void feed(void *ctx, const void *bytes, size_t have, size_t n)
+{
+	reading *r = ctx;
+	r->b = bytes;
+	r->have = have;
+	r->n = n;
+	if (!r->header_done) {
+		size_t head = HEADER_BYTES + pad4(WZC_MODEL_MAX);
+		if (have < (n < head ? n : head))
+			return;
+		parse_header(r);
 	}
-	if (version >= 4) {
-		get_floats(q, p->pos_cap, L);
-		if (!all_finite(p->pos_cap, L, 1)) {
-			wzc_profile_free(p);
-			return wz_diag_set(diag, WZ_ERR_CORRUPT,
-					   "%s: a position cap is negative, infinite or NaN", origin);
-		}
+	if (r->early)
+		return;
+	/* the hash first, on the piece just read */
+	hash_to(r, have < n - 8 ? have : n - 8);
+	while (!r->late && r->p && r->units < 2 * (int)r->L) {
+		int l = r->units / 2, latent = r->units % 2 == 0;
+		size_t end = r->parsed + part_bytes((int)(latent ? r->R : r->P));
+		if (end > have)
+			break;
+		const uint8_t *q = r->b + r->parsed;
+		wzc_part_profile *part = latent ? &r->p->latent[l] : &r->p->rope[l];
+		get_part_arrays(&q, part, r->view);
+		r->late = check_part(part, r->origin, l, latent ? "latent" : "position", &r->late_diag);
+		r->parsed = end;
+		r->units++;
 	}
+	/* from version 4, the position caps after the layers' parts */
+	if (!r->late && r->p && r->units == 2 * (int)r->L && !r->caps_done &&
+	    r->parsed + cap_bytes(r->p->version, (int)r->L) <= have) {
+		r->caps_done = 1;
+		if (r->p->version >= 4) {
+			get_floats(r->b + r->parsed, r->p->pos_cap, r->L);
+			if (!all_finite(r->p->pos_cap, r->L, 1))
+				r->late = wz_diag_set(&r->late_diag, WZ_ERR_CORRUPT,
+						      "%s: a position cap is negative, infinite or NaN",
+						      r->origin);
+		}
+		r->parsed += cap_bytes(r->p->version, (int)r->L);
+	}
+}
+
+static wz_err reading_start(reading *r, const char *origin, int may_view, wz_diag *diag)
+{
+	memset(r, 0, sizeof *r);
+	r->origin = origin;
+	r->may_view = may_view;
+	r->hash = XXH3_createState();
+	if (!r->hash || XXH3_64bits_reset(r->hash) != XXH_OK) {
+		XXH3_freeState(r->hash);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	return WZ_OK;
+}
+
+/* After the last feed: the profile, which takes own (the buffer, when the
+ * reading may view it) with it; on an error nothing is kept and own is
+ * freed. */
+static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *diag)
+{
+	wz_err e = WZ_OK;
+	if (!r->header_done && !r->early) /* nothing fed: an empty file */
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_INPUT,
+				       "%s: not a wz profile (bad magic or too short)", r->origin);
+	if (r->early) {
+		e = r->early;
+		if (diag)
+			*diag = r->early_diag;
+	} else if (get64(r->b + r->n - 8) != XXH3_64bits_digest(r->hash)) {
+		e = wz_diag_set(diag, WZ_ERR_CORRUPT,
+				"%s: checksum mismatch: the profile is corrupted", r->origin);
+	} else if (r->late) {
+		e = r->late;
+		if (diag)
+			*diag = r->late_diag;
+	}
+	XXH3_freeState(r->hash);
+	if (e) {
+		drop(r);
+		free(own);
+		return e;
+	}
+	if (r->view)
+		r->p->backing = own; /* freed with the profile from here on */
+	else
+		free(own);
 	/* the wzx header's profile hash is this checksum: known without
 	 * serializing the profile again */
-	wzc_profile_cache_set_hash(p, get64(b + n - 8));
-	*out = p;
+	wzc_profile_cache_set_hash(r->p, get64(r->b + r->n - 8));
+	*out = r->p;
 	return WZ_OK;
 }
 
 wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin, wzc_profile **out,
 			 wz_diag *diag)
 {
-	return parse(bytes, n, origin, NULL, out, diag);
+	reading r;
+	*out = NULL;
+	wz_err e = reading_start(&r, origin, 0, diag);
+	if (e)
+		return e;
+	if (n)
+		feed(&r, bytes, n, n);
+	return reading_finish(&r, NULL, out, diag);
 }
 
 wz_err wzc_profile_read(const char *path, wzc_profile **out, wz_diag *diag)
 {
+	reading r;
 	void *data;
 	size_t n;
 	*out = NULL;
-	wz_err e = wz_read_file_sized(path, (size_t)1 << 34, &data, &n, diag);
+	wz_err e = reading_start(&r, path, 1, diag);
 	if (e)
 		return e;
-	/* the profile keeps the bytes: its arrays are views of them */
-	return parse(data, n, path, data, out, diag);
+	/* hashed and checked piece by piece as it is read; the profile keeps
+	 * the bytes (its arrays are views of them) */
+	e = wz_read_file_fed(path, (size_t)1 << 34, feed, &r, &data, &n, diag);
+	if (e) {
+		XXH3_freeState(r.hash);
+		drop(&r);
+		return e;
+	}
+	return reading_finish(&r, data, out, diag);
 }
 
 wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag)

@@ -71,6 +71,12 @@ wz_err wz_read_file(const char *path, size_t max_bytes, char **data, size_t *siz
 wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data, size_t *size,
 			  wz_diag *diag)
 {
+	return wz_read_file_fed(path, max_bytes, NULL, NULL, data, size, diag);
+}
+
+wz_err wz_read_file_fed(const char *path, size_t max_bytes, wz_fed_fn fed, void *ctx,
+			void **data, size_t *size, wz_diag *diag)
+{
 	*data = NULL;
 	*size = 0;
 	int fd = open(path, O_RDONLY);
@@ -83,6 +89,8 @@ wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data, size_
 		char *buf;
 		wz_err e = wz_read_file(path, max_bytes, &buf, size, diag);
 		*data = buf;
+		if (!e && fed)
+			fed(ctx, buf, *size, *size);
 		return e;
 	}
 	size_t n = (size_t)st.st_size;
@@ -104,7 +112,8 @@ wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data, size_
 #endif
 	size_t len = 0;
 	while (len < n) {
-		ssize_t got = read(fd, (char *)buf + len, n - len);
+		size_t want = fed && n - len > WZ_READ_PIECE ? WZ_READ_PIECE : n - len;
+		ssize_t got = read(fd, (char *)buf + len, want);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got <= 0) {
@@ -116,6 +125,8 @@ wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data, size_
 						     path, len);
 		}
 		len += (size_t)got;
+		if (fed)
+			fed(ctx, buf, len, n);
 	}
 	close(fd);
 	*data = buf;

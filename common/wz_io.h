@@ -22,6 +22,18 @@ wz_err wz_read_file(const char *path, size_t max_bytes, char **data /* OUT */,
 wz_err wz_read_file_sized(const char *path, size_t max_bytes, void **data /* OUT */,
 			  size_t *size /* OUT */, wz_diag *diag);
 
+/* wz_read_file_sized, calling fed (when not NULL) after each piece read
+ * (at most WZ_READ_PIECE bytes) with the buffer, the bytes in it so far
+ * and the file's size: the caller works on each piece while it is still in
+ * cache (hashing and checking a 67 MB profile after reading it all read it
+ * from memory twice more).  The buffer is the function's until it returns
+ * WZ_OK; fed must not keep it past an error.  A file that is not regular
+ * is fed once, whole. */
+#define WZ_READ_PIECE ((size_t)256 << 10)
+typedef void (*wz_fed_fn)(void *ctx, const void *bytes, size_t have, size_t size);
+wz_err wz_read_file_fed(const char *path, size_t max_bytes, wz_fed_fn fed, void *ctx,
+			void **data /* OUT */, size_t *size /* OUT */, wz_diag *diag);
+
 /* Writes bytes to path atomically: a temporary file in the same folder,
  * fsync, then rename.  On failure the old file (if any) is untouched and no
  * temporary is left behind.  An existing path that is not a regular file

@@ -307,12 +307,78 @@ static void position_caps(wzc_profile *one)
 	one->version = 4;
 }
 
+/* A profile of several of the pieces a file is read in (4 layers x
+ * (512 + 64): 4.4 MB), hashed and checked piece by piece as it arrives:
+ * read equals parsed; a NaN in the last layer, across a piece boundary,
+ * is refused naming its layer; left unresealed, the checksum mismatch is
+ * what is said, as when the whole file was hashed first. */
+static void read_in_pieces(void)
+{
+	const int L = 4, R = 512, P = 64;
+	wz_diag d;
+	wzc_profile *p = wzc_profile_alloc(L, R, P), *viewed = NULL, *copied = NULL;
+	if (!ok(p != NULL, "a 4-layer profile"))
+		return;
+	snprintf(p->model, sizeof p->model, "pieces");
+	for (int l = 0; l < 2 * L; l++) {
+		wzc_part_profile *q = l < L ? &p->latent[l] : &p->rope[l - L];
+		q->scale_ref = 1;
+		for (int i = 0; i < q->n; i++) {
+			q->basis[(size_t)i * q->n + i] = 1;
+			q->var[i] = q->sigma[i] = q->weight[i] = 1;
+			q->mean[i] = q->anchor[i] = 0.25f * (float)(i % 7) - 0.5f;
+		}
+		q->hist[l % WZC_HIST_BINS] = 1;
+	}
+	uint8_t *b;
+	size_t n;
+	char path[] = "test-profile-pieces-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd >= 0)
+		close(fd);
+	b = NULL;
+	n = 0;
+	int made = fd >= 0 && !wzc_profile_serialize(p, &b, &n, &d);
+	if (!ok(made && n > 8 * WZ_READ_PIECE && !wz_write_file_atomic(path, b, n, &d),
+		"written (%zu bytes, %zu pieces)", n, n / WZ_READ_PIECE + 1)) {
+		free(b);
+		wzc_profile_free(p);
+		return;
+	}
+	ok(!wzc_profile_read(path, &viewed, &d) && !wzc_profile_parse(b, n, "copy", &copied, &d) &&
+		   same_profile(viewed, copied) && same_profile(viewed, p),
+	   "read in pieces, parsed whole and written: the same values");
+	wzc_profile_free(viewed);
+	wzc_profile_free(copied);
+	/* the last layer's latent basis, whose bytes straddle a piece boundary */
+	size_t last = n - 8 - (size_t)(4 * (1 + R * R + 5 * R + WZC_HIST_BINS) + 4 * (1 + P * P + 5 * P + WZC_HIST_BINS));
+	size_t at = (last / WZ_READ_PIECE + 1) * WZ_READ_PIECE;
+	ok(at > last + 4 * (1 + (size_t)R) && at < last + 4 * (1 + (size_t)R + (size_t)R * R),
+	   "a piece boundary inside the last layer's basis");
+	uint32_t nan = 0x7fc00000u;
+	memcpy(b + at, &nan, 4);
+	wzc_profile *q = NULL;
+	wz_err e = wz_write_file_atomic(path, b, n, &d) ? WZ_OK : wzc_profile_read(path, &q, &d);
+	ok(e == WZ_ERR_CORRUPT && !q && strstr(d.msg, "checksum mismatch"),
+	   "a NaN without the checksum resealed: %s", e ? d.msg : "(read)");
+	wzc_profile_free(q);
+	q = NULL;
+	e = write_resealed(path, b, n) ? WZ_OK : wzc_profile_read(path, &q, &d);
+	ok(e == WZ_ERR_CORRUPT && !q && strstr(d.msg, "layer 3, latent part"),
+	   "a NaN resealed, across a piece boundary: %s", e ? d.msg : "(read)");
+	wzc_profile_free(q);
+	unlink(path);
+	free(b);
+	wzc_profile_free(p);
+}
+
 int main(void)
 {
 	const char *src = getenv("srcdir");
 	char path[512];
 	snprintf(path, sizeof path, "%s/tests/codec/golden/tiny.wzp", src ? src : ".");
 	read_as_views(path);
+	read_in_pieces();
 	layers_on_first_use();
 	return tap_done();
 }
