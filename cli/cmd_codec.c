@@ -57,9 +57,9 @@ static void help_prepare(void)
 	       "  --rate LIST         also check that these wz rates plan (e.g. 4.97,5.44,6.31)\n"
 	       "  --query-weight X    share of the distortion weight following the queries,\n"
 	       "                      0..1 (default 0.5; 1 with many calibration queries)\n"
-	       "  --position-cap MODE int8 (default): plan each layer's position-part error\n"
-	       "                      within the int8 position part's error on the calibration\n"
-	       "                      tokens (fp8-mix's, int4-g64's); off: no cap\n"
+	       "  --position-cap MODE int8: plan each layer's position-part error within the\n"
+	       "                      int8 position part's error on the calibration tokens\n"
+	       "                      (fp8-mix's, int4-g64's); off (default): no cap\n"
 	       "  -h, --help          this help\n");
 }
 

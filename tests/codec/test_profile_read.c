@@ -164,7 +164,10 @@ static void layers_on_first_use(void)
 	wzc_profile *one = NULL, *pa = NULL, *pb = NULL;
 	uint8_t *ser;
 	size_t nser;
-	if (!ok(!wzc_prepare(&cp, 1, NULL, &one, &d) && (pa = wzc_profile_alloc(L, one->R, one->P)),
+	wzc_prepare_opts po;
+	wzc_prepare_opts_default(&po);
+	po.position_cap = 1;
+	if (!ok(!wzc_prepare(&cp, 1, &po, &one, &d) && (pa = wzc_profile_alloc(L, one->R, one->P)),
 		"a profile of one layer prepared%s%s", one ? "" : ": ", one ? "" : d.msg))
 		return;
 	memcpy(pa->model, one->model, sizeof pa->model);
