@@ -96,7 +96,6 @@ typedef struct {
 
 typedef struct {
 	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
-	int64_t free_total;           /* free blocks over all ranks, for routing */
 	double *tok_a, *link_free;
 	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
 	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
@@ -126,8 +125,15 @@ typedef struct {
 	uint32_t gen;
 	double op_start, t0, dt;
 	int64_t op_k;
-	long sessions;
 } wzs_rep;
+
+/* What routing a new session reads of every replica, in an array of its
+ * own: the scan over 10^3 replicas then reads a few contiguous KB, not a
+ * line of each replica's state. */
+typedef struct {
+	int64_t free_total;           /* free blocks over all ranks */
+	long sessions;
+} wzs_route;
 
 typedef struct {
 	const wzs_run_config *cfg;
@@ -136,6 +142,8 @@ typedef struct {
 	wzs_queue q;
 	double now;
 	wzs_rep *reps;
+	char *rank_mem;               /* the replicas' per-rank arrays (scheduler.c) */
+	wzs_route *route;             /* per replica */
 	wzs_sess *sess;               /* line-aligned */
 	wzs_lru_link *lru;
 	wzs_sess_more *sess_more;

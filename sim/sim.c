@@ -112,12 +112,12 @@ static void new_session(wzs_fleet *f, int32_t sid);
 static void reroute(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
-	f->reps[s->replica].sessions--;
+	f->route[s->replica].sessions--;
 	s->replica = f->prefix_cdf ? wzs_route_session_prefix(f, f->sess_more[sid].prefix_id,
 							      f->p->prefix_tokens,
 							      wzs_blocks_for(f, s->ctx))
 				   : wzs_route_session(f);
-	f->reps[s->replica].sessions++;
+	f->route[s->replica].sessions++;
 }
 
 static void population_turn(wzs_fleet *f, int32_t sid)
@@ -179,7 +179,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 				  (row->output_tokens > 0 ? row->output_tokens : 1);
 		s->replica = wzs_route_session_prefix(f, row->shared_prefix, row->shared_prefix_tokens,
 						      wzs_blocks_for(f, context));
-		f->reps[s->replica].sessions++;
+		f->route[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix is computed, not recomputed (a prefix shared
 		 * with other sessions may come from the prefix cache). */
@@ -418,7 +418,7 @@ static wz_err setup_sessions(wzs_fleet *f)
 	for (long i = 0; i < f->nsess; i++) {
 		wzs_sess *s = &f->sess[i];
 		s->replica = (int32_t)(i % c->replicas);
-		f->reps[s->replica].sessions++;
+		f->route[s->replica].sessions++;
 		new_session(f, (int32_t)i);
 		/* At the start each user is between turns of a session already
 		 * under way, so its cache sits where the idle policy keeps it. */
