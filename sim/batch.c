@@ -27,6 +27,16 @@ static double epoch_time(const wzs_rep *r, int64_t k)
 	return (double)k * r->t0 + r->dt * (double)k * (double)(k - 1) / 2.0;
 }
 
+/* The request an operation's end reads first (id + 1, for the event
+ * loop's prefetch): the decode batch's first to finish, or the prefill
+ * queue's head.  A hint only: should it change, only speed suffers. */
+static uint32_t op_hint(const wzs_rep *r)
+{
+	int32_t id = r->op == OP_DECODE && r->dn > 0 ? r->dheap[0].req
+		     : r->op == OP_PREFILL ? r->pf_head : -1;
+	return (uint32_t)(id + 1);
+}
+
 /* Context-parallel prefill: request q takes up to every rank's budget in
  * its aligned group of cp_ranks ranks, its new tokens split evenly over
  * them (load-balanced sharding, so each rank gets an equal share of the
@@ -124,7 +134,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
 		end = f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs);
 	}
-	wzs_push(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen, op_hint(r));
 }
 
 void wzs_start_op(wzs_fleet *f, int32_t ri)
@@ -160,7 +170,8 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	r->op = OP_DECODE;
 	r->op_start = f->now;
 	r->gen++;
-	wzs_push(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
+			op_hint(r));
 }
 
 /* A prefill is waiting: end the decode epoch at the step in progress. */
@@ -185,7 +196,8 @@ void wzs_cut_epoch(wzs_fleet *f, int32_t ri)
 	r->gen++;
 	/* op_start + (now - op_start) can round below now. */
 	double end = r->op_start + epoch_time(r, k);
-	wzs_push(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
+			op_hint(r));
 }
 
 static void dheap_push(wzs_rep *r, int64_t step, int32_t id, wzs_fleet *f)

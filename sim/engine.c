@@ -204,15 +204,15 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 	return 0;
 }
 
-wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
-			   uint32_t a, uint32_t b, wz_diag *diag)
+wz_err wzs_queue_push_hinted(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			     uint32_t a, uint32_t b, uint32_t hint, wz_diag *diag)
 {
 	assert(time >= q->now);
 	assert(prio <= WZS_PRIO_MAX);
 	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
 	assert(lane >= 0 && lane < WZS_LANES);
 	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, a, b,
-			0 };
+			hint };
 	wzs_heap *hp = &q->lane[lane];
 	if (lane == WZS_LANE_MAIN && q->cal.ring) {
 		if (calendar_push(q, ev, time))
@@ -225,6 +225,12 @@ wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, u
 	q->next_seq++;
 	q->n++;
 	return WZ_OK;
+}
+
+wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			   uint32_t a, uint32_t b, wz_diag *diag)
+{
+	return wzs_queue_push_hinted(q, lane, time, prio, kind, a, b, 0, diag);
 }
 
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
@@ -266,6 +272,12 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
 		calendar_advance(q);
 	return 1;
+}
+
+const wzs_node *wzs_queue_top(const wzs_queue *q)
+{
+	const wzs_heap *hp = first_heap(q);
+	return hp ? &hp->heap[0] : NULL;
 }
 
 int wzs_queue_peek(const wzs_queue *q, uint32_t *kind, uint32_t *a)

@@ -36,7 +36,9 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 	int cp = f->m->cp_ranks > 1;
 	_Static_assert(sizeof(int64_t) == 8 && sizeof(double) == 8, "8-byte rank fields");
 	size_t stride = rank_block_bytes(ranks, cp);
-	f->reps = calloc((size_t)n, sizeof *f->reps);
+	f->rank_stride = stride;
+	f->rank_hot_bytes = (size_t)ranks * 16 < 256 ? (size_t)ranks * 16 : 256;
+	f->reps = wzs_big_calloc((size_t)n * sizeof *f->reps);
 	f->route = calloc((size_t)n, sizeof *f->route);
 	f->rank_mem = wzs_big_calloc((size_t)n * stride);
 	if (!f->reps || !f->route || !f->rank_mem)

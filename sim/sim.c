@@ -14,12 +14,18 @@
 
 void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a, uint32_t b)
 {
+	wzs_push_hinted(f, time, prio, kind, a, b, 0);
+}
+
+void wzs_push_hinted(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a,
+		     uint32_t b, uint32_t hint)
+{
 	if (f->err)
 		return;
 	/* A replica keeps about one operation queued (and the sampler one
 	 * event): their small heap stays in cache. */
 	int lane = kind == EV_OP_END || kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN;
-	wz_err err = wzs_queue_push_lane(&f->q, lane, time, prio, kind, a, b, f->diag);
+	wz_err err = wzs_queue_push_hinted(&f->q, lane, time, prio, kind, a, b, hint, f->diag);
 	if (err) {
 		f->err = err;
 		f->stop = 1;
@@ -303,23 +309,29 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 }
 
 /* Asks for the lines the next event's handler reads first, so that their
- * misses overlap with this event's work: a user's session, or the request
- * a replica's operation ends with.  Only speed depends on it. */
+ * misses overlap with this event's work: a user's session and its LRU
+ * link, or a replica's first two lines, its per-rank token sums and the
+ * request its operation's end reads first (the push's hint, so that
+ * nothing here waits on a load).  Only speed depends on it. */
 static void prefetch_next(const wzs_fleet *f)
 {
-	uint32_t kind, a;
-	if (!wzs_queue_peek(&f->q, &kind, &a))
+	const wzs_node *top = wzs_queue_top(&f->q);
+	if (!top)
 		return;
-	if (kind == EV_USER_TURN) {
-		__builtin_prefetch(&f->sess[a]); /* one line */
-	} else if (kind == EV_OP_END) {
-		const wzs_rep *r = &f->reps[a];
-		int32_t id = r->op == OP_DECODE && r->dn > 0 ? r->dheap[0].req
-			     : r->op == OP_PREFILL ? r->pf_head : -1;
-		if (id >= 0) {
-			const char *q = (const char *)&f->reqs[id];
+	if (top->kind == EV_USER_TURN) {
+		__builtin_prefetch(&f->sess[top->a]); /* one line */
+		__builtin_prefetch(&f->lru[top->a]);
+	} else if (top->kind == EV_OP_END) {
+		const char *r = (const char *)&f->reps[top->a];
+		__builtin_prefetch(r);
+		__builtin_prefetch(r + 64);
+		const char *ranks = f->rank_mem + (size_t)top->a * f->rank_stride;
+		for (size_t at = 0; at < f->rank_hot_bytes; at += 64)
+			__builtin_prefetch(ranks + at);
+		if (top->hint > 0) {
+			const char *q = (const char *)&f->reqs[top->hint - 1];
 			__builtin_prefetch(q);
-			__builtin_prefetch(q + sizeof f->reqs[id] - 1);
+			__builtin_prefetch(q + sizeof f->reqs[0] - 1);
 		}
 	}
 }
