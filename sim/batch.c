@@ -8,23 +8,40 @@
 
 #define REP(f, i) (&(f)->reps[i])
 
-/* Cached tokens of the busiest rank at `step`: each running request holds
- * its context at joining plus tokens_per_step per step since. */
-static int64_t rank_tokens_max(const wzs_rep *r, int ranks, int64_t step, double per_step)
+/* Cached tokens of the busiest rank at two steps, in one walk over the
+ * ranks: each running request holds its context at joining plus
+ * tokens_per_step per step since. */
+static void rank_tokens_max2(const wzs_rep *r, int ranks, int64_t step0, int64_t step1,
+			     double per_step, int64_t *max0 /* OUT */, int64_t *max1 /* OUT */)
 {
-	double best = 0;
+	double best0 = 0, best1 = 0;
 	for (int k = 0; k < ranks; k++) {
-		double t = r->tok_a[k] + (double)r->tok_n[k] * (double)step * per_step;
-		if (t > best)
-			best = t;
+		double n = (double)r->tok_n[k];
+		double t0 = r->tok_a[k] + n * (double)step0 * per_step;
+		double t1 = r->tok_a[k] + n * (double)step1 * per_step;
+		if (t0 > best0)
+			best0 = t0;
+		if (t1 > best1)
+			best1 = t1;
 	}
-	return (int64_t)best;
+	*max0 = (int64_t)best0;
+	*max1 = (int64_t)best1;
 }
 
 /* Time of the first k steps of the current epoch: step i takes t0 + i dt. */
 static double epoch_time(const wzs_rep *r, int64_t k)
 {
 	return (double)k * r->t0 + r->dt * (double)k * (double)(k - 1) / 2.0;
+}
+
+/* The request an operation's end reads first (id + 1, for the event
+ * loop's prefetch): the decode batch's first to finish, or the prefill
+ * queue's head.  A hint only: should it change, only speed suffers. */
+static uint32_t op_hint(const wzs_rep *r)
+{
+	int32_t id = r->op == OP_DECODE && r->dn > 0 ? r->dheap[0].req
+		     : r->op == OP_PREFILL ? r->pf_head : -1;
+	return (uint32_t)(id + 1);
 }
 
 /* Context-parallel prefill: request q takes up to every rank's budget in
@@ -124,7 +141,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
 		end = f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs);
 	}
-	wzs_push(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen, op_hint(r));
 }
 
 void wzs_start_op(wzs_fleet *f, int32_t ri)
@@ -148,19 +165,20 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	if (k < 1)
 		k = 1;
 	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
-	double first = (double)rank_tokens_max(r, f->m->ranks, r->steps, per_step);
-	double last = (double)rank_tokens_max(r, f->m->ranks, r->steps + k - 1, per_step);
-	double t0 = wzs_step_time(f->m, batch, first);
-	double tl = wzs_step_time(f->m, batch, last);
+	int64_t first_max, last_max;
+	rank_tokens_max2(r, f->m->ranks, r->steps, r->steps + k - 1, per_step, &first_max, &last_max);
+	double first = (double)first_max, last = (double)last_max;
+	double t0 = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
+					&r->op_network_bound);
+	double tl = k > 1 ? wzs_step_time(f->m, batch, last) : t0;
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
-	r->op_compute_bound = wzs_step_compute_bound(f->m, batch, first);
-	r->op_network_bound = wzs_step_network_bound(f->m, batch, first);
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
 	r->gen++;
-	wzs_push(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
+			op_hint(r));
 }
 
 /* A prefill is waiting: end the decode epoch at the step in progress. */
@@ -185,7 +203,8 @@ void wzs_cut_epoch(wzs_fleet *f, int32_t ri)
 	r->gen++;
 	/* op_start + (now - op_start) can round below now. */
 	double end = r->op_start + epoch_time(r, k);
-	wzs_push(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen);
+	wzs_push_hinted(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
+			op_hint(r));
 }
 
 static void dheap_push(wzs_rep *r, int64_t step, int32_t id, wzs_fleet *f)

@@ -45,6 +45,28 @@ static inline int before(const wzs_node *x, const wzs_node *y)
 	return x->when < y->when || (x->when == y->when && x->tie < y->tie);
 }
 
+#ifdef __SIZEOF_INT128__
+/* The same order as one 128-bit compare, which compilers do without a
+ * branch: choosing the earliest of four children is a coin toss for the
+ * branch predictor. */
+static inline int before_flat(const wzs_node *x, const wzs_node *y)
+{
+	unsigned __int128 kx = (unsigned __int128)x->when << 64 | x->tie;
+	unsigned __int128 ky = (unsigned __int128)y->when << 64 | y->tie;
+	return kx < ky;
+}
+#else
+#define before_flat before
+#endif
+
+/* The earliest of the four siblings at h[first..first + 3]. */
+static inline size_t earliest_of_four(const wzs_node *h, size_t first)
+{
+	size_t a = first + (size_t)before_flat(&h[first + 1], &h[first]);
+	size_t b = first + 2 + (size_t)before_flat(&h[first + 3], &h[first + 2]);
+	return before_flat(&h[b], &h[a]) ? b : a;
+}
+
 void wzs_queue_init(wzs_queue *q)
 {
 	memset(q->lane, 0, sizeof q->lane);
@@ -107,10 +129,15 @@ static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
 		size_t first = ARITY * i + 1;
 		if (first >= n)
 			break;
-		size_t best = first, end = first + ARITY < n ? first + ARITY : n;
-		for (size_t c = first + 1; c < end; c++)
-			if (before(&h[c], &h[best]))
-				best = c;
+		size_t best;
+		if (first + ARITY <= n) {
+			best = earliest_of_four(h, first);
+		} else {
+			best = first;
+			for (size_t c = first + 1; c < n; c++)
+				if (before(&h[c], &h[best]))
+					best = c;
+		}
 		if (!before(&h[best], &last))
 			break;
 		h[i] = h[best];
@@ -204,15 +231,15 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 	return 0;
 }
 
-wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
-			   uint32_t a, uint32_t b, wz_diag *diag)
+wz_err wzs_queue_push_hinted(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			     uint32_t a, uint32_t b, uint32_t hint, wz_diag *diag)
 {
 	assert(time >= q->now);
 	assert(prio <= WZS_PRIO_MAX);
 	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
 	assert(lane >= 0 && lane < WZS_LANES);
 	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, a, b,
-			0 };
+			hint };
 	wzs_heap *hp = &q->lane[lane];
 	if (lane == WZS_LANE_MAIN && q->cal.ring) {
 		if (calendar_push(q, ev, time))
@@ -225,6 +252,12 @@ wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, u
 	q->next_seq++;
 	q->n++;
 	return WZ_OK;
+}
+
+wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			   uint32_t a, uint32_t b, wz_diag *diag)
+{
+	return wzs_queue_push_hinted(q, lane, time, prio, kind, a, b, 0, diag);
 }
 
 wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, uint32_t a,
@@ -266,6 +299,12 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
 		calendar_advance(q);
 	return 1;
+}
+
+const wzs_node *wzs_queue_top(const wzs_queue *q)
+{
+	const wzs_heap *hp = first_heap(q);
+	return hp ? &hp->heap[0] : NULL;
 }
 
 int wzs_queue_peek(const wzs_queue *q, uint32_t *kind, uint32_t *a)

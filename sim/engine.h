@@ -33,7 +33,7 @@ typedef struct {
 	uint32_t kind;
 	uint32_t a;
 	uint32_t b;
-	uint32_t unused;
+	uint32_t hint;  /* the caller's, for prefetching (wzs_queue_push_hinted) */
 } wzs_node;
 
 #define WZS_SEQ_BITS 40  /* 1.1e12 events per run */
@@ -97,6 +97,14 @@ wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, u
  * waits changes the speed, never the order events leave in. */
 wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
 			   uint32_t a, uint32_t b, wz_diag *diag);
+/* The same with a `hint` that wzs_queue_top gives back with the event: what
+ * the caller will want in cache when the event comes (a request's slot,
+ * say).  It changes nothing else. */
+wz_err wzs_queue_push_hinted(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
+			     uint32_t a, uint32_t b, uint32_t hint, wz_diag *diag);
+/* The earliest queued event as it is stored, or NULL when the queue is
+ * empty (valid until the next push or pop). */
+const wzs_node *wzs_queue_top(const wzs_queue *q);
 /* Takes the earliest event into *ev; returns 0 when the queue is empty. */
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
 /* The earliest event's kind and arguments without taking it (to prefetch

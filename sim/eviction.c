@@ -48,7 +48,7 @@ static void release_blocks(wzs_fleet *f, wzs_sess *s)
 {
 	if (s->cache == CACHE_RESIDENT && s->rank >= 0) {
 		REP(f, s->replica)->free_blocks[s->rank] += s->blocks;
-		REP(f, s->replica)->free_total += s->blocks;
+		f->route[s->replica].free_total += s->blocks;
 	}
 	s->blocks = 0;
 	s->rank = -1;
@@ -102,7 +102,7 @@ void wzs_place_initial(wzs_fleet *f, int32_t sid)
 			s->rank = best;
 			s->blocks = need;
 			r->free_blocks[best] -= need;
-			r->free_total -= need;
+			f->route[r - f->reps].free_total -= need;
 			lru_push(f, sid);
 		}
 	} else if (f->p->idle_policy == WZS_IDLE_OFFLOAD) {

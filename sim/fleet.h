@@ -94,40 +94,58 @@ typedef struct {
 	int32_t req;
 } wzs_dslot;
 
+/* A replica.  What an operation's end and an admission read comes first,
+ * in two lines (the array is line-aligned), so that the next event's
+ * replica can be prefetched whole; the rest is read seldom. */
 typedef struct {
+	/* line 1: the running operation and the decode batch */
+	_Alignas(64) int op;
+	uint32_t gen;
+	int32_t pf_head;              /* waiting for prefill */
+	int32_t q_head;
+	double op_start, t0, dt;
+	int64_t op_k;
+	int64_t steps;
+	wzs_dslot *dheap;             /* decoding, by finish step */
+	/* line 2: the per-rank arrays (one block, scheduler.c) */
 	int64_t *free_blocks, *admitted, *tok_n, *idle_blocks;
-	int64_t free_total;           /* free blocks over all ranks, for routing */
-	double *tok_a, *link_free;
+	double *tok_a;
 	double *pf_pairs;             /* per rank: attention pairs of the prefill pass */
 	int64_t *pf_budget;           /* per rank: prefill tokens the pass may still take */
+	long dn;
+	/* the rest */
+	int32_t pf_tail, q_tail;
+	int32_t join_head, join_tail;
+	int last_op;
+	long q_len;
+	long dcap;
+	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
+	int op_network_bound;         /* the operation's expert all-to-all outlasts its roofline */
+	long op_count;                /* pending requests the running prefill pass covers */
+	double *link_free;
 	/* per rank, context-parallel prefill only: its share of the pass's
 	 * context-parallel pairs, and the seconds its ring link is busy */
 	double *pf_cp_pairs, *pf_ring;
 	int32_t *lru_head, *lru_tail;
 	double ssd_free, cpu_used, ssd_used;
 	long parked_cpu, parked_ssd, resident_idle;
-	int32_t q_head, q_tail;
-	long q_len;
-	int32_t pf_head, pf_tail;     /* waiting for prefill */
 	/* disaggregated: the prefill pool's GPUs and their links, free from
-	 * these times, and requests whose cache arrived, to join the batch at
-	 * the next step */
+	 * these times, and requests whose cache arrived (join_head, join_tail),
+	 * to join the batch at the next step */
 	double *pool_free, *pool_link_free;
-	int32_t join_head, join_tail;
 	wzs_prefix_cache *prefix;     /* shared prefixes (NULL: no prefix cache) */
-	long op_count;                /* pending requests the running prefill pass covers */
-	int last_op;
-	int op_compute_bound;         /* the decode epoch's roofline: FLOPs, not bytes */
-	int op_network_bound;         /* the operation's expert all-to-all outlasts its roofline */
-	wzs_dslot *dheap;             /* decoding, by finish step */
-	long dn, dcap;
-	int64_t steps;
-	int op;
-	uint32_t gen;
-	double op_start, t0, dt;
-	int64_t op_k;
-	long sessions;
 } wzs_rep;
+
+_Static_assert(offsetof(wzs_rep, free_blocks) == 64 && offsetof(wzs_rep, pf_tail) == 128,
+	       "a replica's hot fields are its first two lines");
+
+/* What routing a new session reads of every replica, in an array of its
+ * own: the scan over 10^3 replicas then reads a few contiguous KB, not a
+ * line of each replica's state. */
+typedef struct {
+	int64_t free_total;           /* free blocks over all ranks */
+	long sessions;
+} wzs_route;
 
 typedef struct {
 	const wzs_run_config *cfg;
@@ -136,6 +154,10 @@ typedef struct {
 	wzs_queue q;
 	double now;
 	wzs_rep *reps;
+	char *rank_mem;               /* the replicas' per-rank arrays (scheduler.c) */
+	size_t rank_stride;           /* bytes of a replica's block there */
+	size_t rank_hot_bytes;        /* its head read by every decode epoch (tok_a, tok_n) */
+	wzs_route *route;             /* per replica */
 	wzs_sess *sess;               /* line-aligned */
 	wzs_lru_link *lru;
 	wzs_sess_more *sess_more;
@@ -240,5 +262,9 @@ int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens);
 /* sim.c: called by the scheduler when a request leaves the system. */
 void wzs_request_done(wzs_fleet *f, int32_t req, double finish, int refused, int too_big);
 void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a, uint32_t b);
+/* The same with a request the event's handler reads first (id + 1; 0:
+ * none), for the event loop's prefetch. */
+void wzs_push_hinted(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a,
+		     uint32_t b, uint32_t hint);
 
 #endif

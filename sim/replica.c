@@ -276,6 +276,22 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
 	return compute_s > mem_s;
 }
 
+double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank_tokens,
+			   int *compute_bound, int *network_bound)
+{
+	*compute_bound = *network_bound = 0;
+	if (batch <= 0)
+		return 0;
+	double mem_s, compute_s;
+	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
+	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
+	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
+					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+	*compute_bound = compute_s > mem_s;
+	*network_bound = m->moe.on && comm_s > roofline_s;
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+}
+
 double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
 {
 	if (new_tokens <= 0)

@@ -116,6 +116,11 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
  * (expert parallelism; 0 without). */
 int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank_tokens);
 
+/* The three above from one evaluation of the step's terms (a decode
+ * epoch's start needs all three): the same values, bit for bit. */
+double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank_tokens,
+			   int *compute_bound /* OUT */, int *network_bound /* OUT */);
+
 /* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
  * (query, key) pairs in all, of which the busiest attention rank holds
  * `rank_pairs`.  The weight matmuls spread over every GPU of the replica;

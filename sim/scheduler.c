@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/bigmem.h"
 #include "sim/fleet.h"
 
 #define REP(f, i) (&(f)->reps[i])
@@ -16,41 +17,61 @@ int64_t wzs_blocks_for(const wzs_fleet *f, int64_t tokens)
 	return (tokens + bt - 1) / bt;
 }
 
+/* One line-aligned block per replica for its per-rank arrays, the ones a
+ * decode step and an admission walk first: at 10^3 replicas of 16 ranks
+ * they are megabytes, and a replica's arrays in one place are a few
+ * adjacent lines for the prefetchers instead of a dozen scattered
+ * allocations. */
+static size_t rank_block_bytes(int ranks, int cp)
+{
+	size_t narrays = 10 + (cp ? 2 : 0);
+	size_t bytes = narrays * (size_t)ranks * 8;
+	return (bytes + 63) / 64 * 64;
+}
+
 wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 {
 	long n = f->cfg->replicas;
 	int ranks = f->m->ranks;
-	f->reps = calloc((size_t)n, sizeof *f->reps);
-	if (!f->reps)
+	int cp = f->m->cp_ranks > 1;
+	_Static_assert(sizeof(int64_t) == 8 && sizeof(double) == 8, "8-byte rank fields");
+	size_t stride = rank_block_bytes(ranks, cp);
+	f->rank_stride = stride;
+	f->rank_hot_bytes = (size_t)ranks * 16 < 256 ? (size_t)ranks * 16 : 256;
+	f->reps = wzs_big_calloc((size_t)n * sizeof *f->reps);
+	f->route = calloc((size_t)n, sizeof *f->route);
+	f->rank_mem = wzs_big_calloc((size_t)n * stride);
+	if (!f->reps || !f->route || !f->rank_mem)
 		return WZ_ERR_NOMEM;
 	for (long i = 0; i < n; i++) {
 		wzs_rep *r = REP(f, i);
-		r->free_blocks = calloc((size_t)ranks, sizeof *r->free_blocks);
-		r->admitted = calloc((size_t)ranks, sizeof *r->admitted);
-		r->tok_n = calloc((size_t)ranks, sizeof *r->tok_n);
-		r->idle_blocks = calloc((size_t)ranks, sizeof *r->idle_blocks);
-		r->tok_a = calloc((size_t)ranks, sizeof *r->tok_a);
-		r->link_free = calloc((size_t)ranks, sizeof *r->link_free);
-		r->pf_pairs = calloc((size_t)ranks, sizeof *r->pf_pairs);
-		r->pf_budget = calloc((size_t)ranks, sizeof *r->pf_budget);
-		if (f->m->cp_ranks > 1) {
-			r->pf_cp_pairs = calloc((size_t)ranks, sizeof *r->pf_cp_pairs);
-			r->pf_ring = calloc((size_t)ranks, sizeof *r->pf_ring);
-			if (!r->pf_cp_pairs || !r->pf_ring)
-				return WZ_ERR_NOMEM;
+		char *at = f->rank_mem + (size_t)i * stride;
+#define CARVE(field) (r->field = (void *)at, at += (size_t)ranks * 8)
+		CARVE(tok_a);
+		CARVE(tok_n);
+		CARVE(admitted);
+		CARVE(free_blocks);
+		CARVE(idle_blocks);
+		CARVE(pf_pairs);
+		CARVE(pf_budget);
+		CARVE(link_free);
+		if (cp) {
+			CARVE(pf_cp_pairs);
+			CARVE(pf_ring);
 		}
+		/* lru_head and lru_tail: int32 each, one 8-byte slot per rank */
+		r->lru_head = (int32_t *)(void *)at;
+		r->lru_tail = r->lru_head + ranks;
+		at += (size_t)ranks * 8;
+#undef CARVE
 		int pool = f->m->prefill_gpus > 0 ? f->m->prefill_gpus : 1;
 		r->pool_free = calloc((size_t)pool, sizeof *r->pool_free);
 		r->pool_link_free = calloc((size_t)pool, sizeof *r->pool_link_free);
-		r->lru_head = malloc((size_t)ranks * sizeof *r->lru_head);
-		r->lru_tail = malloc((size_t)ranks * sizeof *r->lru_tail);
-		if (!r->free_blocks || !r->admitted || !r->tok_n || !r->idle_blocks || !r->tok_a ||
-		    !r->link_free || !r->pf_pairs || !r->pf_budget || !r->lru_head || !r->lru_tail ||
-		    !r->pool_free || !r->pool_link_free)
+		if (!r->pool_free || !r->pool_link_free)
 			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
-			r->free_total += f->m->blocks_per_rank;
+			f->route[i].free_total += f->m->blocks_per_rank;
 			r->lru_head[k] = r->lru_tail[k] = -1;
 		}
 		r->q_head = r->q_tail = r->pf_head = r->pf_tail = r->join_head = r->join_tail = -1;
@@ -71,33 +92,25 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		return;
 	for (long i = 0; i < f->cfg->replicas; i++) {
 		wzs_rep *r = REP(f, i);
-		free(r->free_blocks);
-		free(r->admitted);
-		free(r->tok_n);
-		free(r->idle_blocks);
-		free(r->tok_a);
-		free(r->link_free);
-		free(r->pf_pairs);
-		free(r->pf_budget);
-		free(r->pf_cp_pairs);
-		free(r->pf_ring);
 		free(r->pool_free);
 		free(r->pool_link_free);
-		free(r->lru_head);
-		free(r->lru_tail);
 		free(r->dheap);
 		wzs_prefix_cache_free(r->prefix);
 		free(r->prefix);
 	}
 	free(f->reps);
+	free(f->rank_mem);
+	free(f->route);
 	f->reps = NULL;
+	f->route = NULL;
+	f->rank_mem = NULL;
 }
 
 int32_t wzs_route_session(const wzs_fleet *f)
 {
 	long best = 0;
 	for (long i = 1; i < f->cfg->replicas; i++) {
-		const wzs_rep *r = REP(f, i), *b = REP(f, best);
+		const wzs_route *r = &f->route[i], *b = &f->route[best];
 		if (r->free_total > b->free_total ||
 		    (r->free_total == b->free_total && r->sessions < b->sessions))
 			best = i;
@@ -117,19 +130,20 @@ int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t 
 	int n = wzs_prefix_path(f, shared_id, shared_tokens, path);
 	for (long i = 0; i < f->cfg->replicas; i++) {
 		const wzs_rep *r = REP(f, i);
-		if (!r->prefix || r->free_total < need_blocks)
+		const wzs_route *rt = &f->route[i];
+		if (!r->prefix || rt->free_total < need_blocks)
 			continue;
 		/* The longest cached prefix first, as SGLang's router matches. */
 		wzs_prefix_tier t;
 		int64_t held = wzs_prefix_cache_held(r->prefix, path, n, shared_tokens, &t);
 		if (held <= 0)
 			continue;
-		const wzs_rep *b = best >= 0 ? REP(f, best) : NULL;
+		const wzs_route *b = best >= 0 ? &f->route[best] : NULL;
 		if (!b || held > best_held ||
 		    (held == best_held &&
 		     (t < best_tier ||
-		      (t == best_tier && (r->free_total > b->free_total ||
-					  (r->free_total == b->free_total && r->sessions < b->sessions)))))) {
+		      (t == best_tier && (rt->free_total > b->free_total ||
+					  (rt->free_total == b->free_total && rt->sessions < b->sessions)))))) {
 			best = i;
 			best_tier = t;
 			best_held = held;
@@ -227,7 +241,7 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 			break; /* first come, first served: the head blocks the rest */
 		queue_unlink(f, r, id);
 		r->free_blocks[k] -= extra;
-		r->free_total -= extra;
+		f->route[ri].free_total -= extra;
 		r->admitted[k]++;
 		q->rank = k;
 		q->admitted = f->now;

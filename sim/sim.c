@@ -14,12 +14,18 @@
 
 void wzs_push(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a, uint32_t b)
 {
+	wzs_push_hinted(f, time, prio, kind, a, b, 0);
+}
+
+void wzs_push_hinted(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, uint32_t a,
+		     uint32_t b, uint32_t hint)
+{
 	if (f->err)
 		return;
 	/* A replica keeps about one operation queued (and the sampler one
 	 * event): their small heap stays in cache. */
 	int lane = kind == EV_OP_END || kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN;
-	wz_err err = wzs_queue_push_lane(&f->q, lane, time, prio, kind, a, b, f->diag);
+	wz_err err = wzs_queue_push_hinted(&f->q, lane, time, prio, kind, a, b, hint, f->diag);
 	if (err) {
 		f->err = err;
 		f->stop = 1;
@@ -112,12 +118,12 @@ static void new_session(wzs_fleet *f, int32_t sid);
 static void reroute(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
-	f->reps[s->replica].sessions--;
+	f->route[s->replica].sessions--;
 	s->replica = f->prefix_cdf ? wzs_route_session_prefix(f, f->sess_more[sid].prefix_id,
 							      f->p->prefix_tokens,
 							      wzs_blocks_for(f, s->ctx))
 				   : wzs_route_session(f);
-	f->reps[s->replica].sessions++;
+	f->route[s->replica].sessions++;
 }
 
 static void population_turn(wzs_fleet *f, int32_t sid)
@@ -179,7 +185,7 @@ static void replay_row(wzs_fleet *f, uint32_t index)
 				  (row->output_tokens > 0 ? row->output_tokens : 1);
 		s->replica = wzs_route_session_prefix(f, row->shared_prefix, row->shared_prefix_tokens,
 						      wzs_blocks_for(f, context));
-		f->reps[s->replica].sessions++;
+		f->route[s->replica].sessions++;
 		f->res->sessions_started++;
 		/* Its first prefix is computed, not recomputed (a prefix shared
 		 * with other sessions may come from the prefix cache). */
@@ -303,23 +309,29 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 }
 
 /* Asks for the lines the next event's handler reads first, so that their
- * misses overlap with this event's work: a user's session, or the request
- * a replica's operation ends with.  Only speed depends on it. */
+ * misses overlap with this event's work: a user's session and its LRU
+ * link, or a replica's first two lines, its per-rank token sums and the
+ * request its operation's end reads first (the push's hint, so that
+ * nothing here waits on a load).  Only speed depends on it. */
 static void prefetch_next(const wzs_fleet *f)
 {
-	uint32_t kind, a;
-	if (!wzs_queue_peek(&f->q, &kind, &a))
+	const wzs_node *top = wzs_queue_top(&f->q);
+	if (!top)
 		return;
-	if (kind == EV_USER_TURN) {
-		__builtin_prefetch(&f->sess[a]); /* one line */
-	} else if (kind == EV_OP_END) {
-		const wzs_rep *r = &f->reps[a];
-		int32_t id = r->op == OP_DECODE && r->dn > 0 ? r->dheap[0].req
-			     : r->op == OP_PREFILL ? r->pf_head : -1;
-		if (id >= 0) {
-			const char *q = (const char *)&f->reqs[id];
+	if (top->kind == EV_USER_TURN) {
+		__builtin_prefetch(&f->sess[top->a]); /* one line */
+		__builtin_prefetch(&f->lru[top->a]);
+	} else if (top->kind == EV_OP_END) {
+		const char *r = (const char *)&f->reps[top->a];
+		__builtin_prefetch(r);
+		__builtin_prefetch(r + 64);
+		const char *ranks = f->rank_mem + (size_t)top->a * f->rank_stride;
+		for (size_t at = 0; at < f->rank_hot_bytes; at += 64)
+			__builtin_prefetch(ranks + at);
+		if (top->hint > 0) {
+			const char *q = (const char *)&f->reqs[top->hint - 1];
 			__builtin_prefetch(q);
-			__builtin_prefetch(q + sizeof f->reqs[id] - 1);
+			__builtin_prefetch(q + sizeof f->reqs[0] - 1);
 		}
 	}
 }
@@ -418,7 +430,7 @@ static wz_err setup_sessions(wzs_fleet *f)
 	for (long i = 0; i < f->nsess; i++) {
 		wzs_sess *s = &f->sess[i];
 		s->replica = (int32_t)(i % c->replicas);
-		f->reps[s->replica].sessions++;
+		f->route[s->replica].sessions++;
 		new_session(f, (int32_t)i);
 		/* At the start each user is between turns of a session already
 		 * under way, so its cache sits where the idle policy keeps it. */

@@ -210,6 +210,41 @@ static void test_network_binds(void)
 	}
 }
 
+/* wzs_step_time_bound (a decode epoch's start) gives what the three
+ * separate calls give, bit for bit, with and without expert parallelism,
+ * with overlap, at a slow network (so both flags take both values). */
+static void test_step_time_bound(void)
+{
+	static const struct { int ep, overlap; double gbps; } cases[] = {
+		{ 0, 0, 0 }, { 1, 0, 0 }, { 1, 1, 0 }, { 1, 0, 0.05 }, { 1, 1, 0.05 }
+	};
+	long checked = 0, bad = 0, compute = 0, network = 0;
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		wzs_params p;
+		wzs_replica_model m;
+		if (model(cases[c].ep, 16, cases[c].overlap, 1, cases[c].gbps, &p, &m, NULL)) {
+			ok(0, "model");
+			return;
+		}
+		for (double batch = -1; batch <= 4096; batch = batch < 8 ? batch + 1 : batch * 1.7)
+			for (double tokens = 0; tokens < 1e8; tokens = tokens * 3.1 + 17) {
+				int cb = -1, nb = -1;
+				double t = wzs_step_time_bound(&m, batch, tokens, &cb, &nb);
+				double t_ref = wzs_step_time(&m, batch, tokens);
+				bad += memcmp(&t, &t_ref, sizeof t) != 0 ||
+				       cb != wzs_step_compute_bound(&m, batch, tokens) ||
+				       nb != wzs_step_network_bound(&m, batch, tokens);
+				compute += cb;
+				network += nb;
+				checked++;
+			}
+	}
+	ok(bad == 0 && compute > 0 && compute < checked && network > 0 && network < checked,
+	   "one evaluation of a step's terms: time and both flags as the separate calls, %ld of %ld "
+	   "(%ld compute-bound, %ld network-bound)",
+	   checked - bad, checked, compute, network);
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -219,6 +254,7 @@ int main(void)
 	test_imbalance();
 	test_run();
 	test_network_binds();
+	test_step_time_bound();
 
 	wzs_params p;
 	wzs_replica_model m;
