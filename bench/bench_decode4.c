@@ -75,27 +75,10 @@ int main(int argc, char **argv)
 			  .positions = cal->positions, .split = "calibration" };
 	const wzc_window *cp = &cw;
 	wzc_profile *one = NULL, *prof;
-	if (wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = wzc_profile_alloc(L, R, P))) {
+	if (wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = bench_repeat_profile(one, L))) {
 		fprintf(stderr, "bench_decode4: %s\n", d.msg);
 		return 1;
 	}
-	memcpy(prof->model, one->model, sizeof prof->model);
-	prof->query_weighted = one->query_weighted;
-	prof->ntokens = one->ntokens;
-	for (int l = 0; l < L; l++)
-		for (int part = 0; part < 2; part++) {
-			wzc_part_profile *to = part ? &prof->rope[l] : &prof->latent[l];
-			const wzc_part_profile *from = part ? &one->rope[0] : &one->latent[0];
-			size_t n = (size_t)from->n;
-			memcpy(to->mean, from->mean, sizeof(float) * n);
-			memcpy(to->basis, from->basis, sizeof(float) * n * n);
-			memcpy(to->var, from->var, sizeof(float) * n);
-			memcpy(to->sigma, from->sigma, sizeof(float) * n);
-			memcpy(to->weight, from->weight, sizeof(float) * n);
-			memcpy(to->anchor, from->anchor, sizeof(float) * n);
-			memcpy(to->hist, from->hist, sizeof(float) * WZC_HIST_BINS);
-			to->scale_ref = from->scale_ref;
-		}
 	float *lat = repeat(tr->latent, (size_t)T * R, L), *rope = repeat(tr->rope, (size_t)T * P, L);
 	wzc_format fmt, f8fmt;
 	wzc_codec *codec, *f8c;

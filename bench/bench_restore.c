@@ -52,35 +52,6 @@ static float *repeat(const float *x, size_t n, int L)
 	return y;
 }
 
-static void copy_part(wzc_part_profile *to, const wzc_part_profile *from)
-{
-	size_t n = (size_t)from->n;
-	memcpy(to->mean, from->mean, sizeof(float) * n);
-	memcpy(to->basis, from->basis, sizeof(float) * n * n);
-	memcpy(to->var, from->var, sizeof(float) * n);
-	memcpy(to->sigma, from->sigma, sizeof(float) * n);
-	memcpy(to->weight, from->weight, sizeof(float) * n);
-	memcpy(to->anchor, from->anchor, sizeof(float) * n);
-	memcpy(to->hist, from->hist, sizeof(float) * WZC_HIST_BINS);
-	to->scale_ref = from->scale_ref;
-}
-
-static wzc_profile *repeat_profile(const wzc_profile *one, int L)
-{
-	wzc_profile *p = wzc_profile_alloc(L, one->R, one->P);
-	if (!p)
-		return NULL;
-	memcpy(p->model, one->model, sizeof p->model);
-	p->query_weighted = one->query_weighted;
-	p->ntokens = one->ntokens;
-	for (int l = 0; l < L; l++) {
-		copy_part(&p->latent[l], &one->latent[0]);
-		copy_part(&p->rope[l], &one->rope[0]);
-		p->pos_cap[l] = one->pos_cap[0];
-	}
-	return p;
-}
-
 static wzc_window view(const wzt_cache_trace *t, const char *split, int L, float **lat,
 		       float **rope)
 {
@@ -337,7 +308,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 	wz_diag d;
 	wzc_wzx *x;
 	wzc_codec *codec = NULL;
-	wzc_profile *prof = repeat_profile(one, L);
+	wzc_profile *prof = bench_repeat_profile(one, L);
 	if (!prof || wzc_codec_new(fmt, L, R, P, prof, &codec, &d))
 		return -1;
 	size_t B = wzc_codec_record_bytes(codec);
@@ -738,7 +709,7 @@ int main(int argc, char **argv)
 	int fd = mkstemp(path);
 	have_path = fd >= 0;
 	atexit(remove_profile);
-	if (fd < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = repeat_profile(one, LAYERS)) ||
+	if (fd < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = bench_repeat_profile(one, LAYERS)) ||
 	    wzc_profile_write(path, prof, &d)) {
 		fprintf(stderr, "bench_restore: %s\n", fd < 0 ? "no temporary file" : d.msg);
 		return 1;

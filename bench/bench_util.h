@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
+#include "codec/profile.h"
 #include "traces/synth_cache.h"
 
 /* CPU time of this thread: a one-core figure even on a shared machine. */
@@ -51,6 +53,36 @@ static inline wzt_cache_trace *bench_window(const char *who, wzt_family family, 
 	if (wzt_synth_cache(&p, &t, &d))
 		fprintf(stderr, "%s: %s\n", who, d.msg);
 	return t;
+}
+
+/* A profile of L layers, each a copy of one's first: set-up and decode
+ * per layer do not depend on which layer it is, and preparing 61 layers
+ * of 512 + 64 would take minutes.  NULL when out of memory. */
+static inline wzc_profile *bench_repeat_profile(const wzc_profile *one, int L)
+{
+	wzc_profile *p = wzc_profile_alloc(L, one->R, one->P);
+	if (!p)
+		return NULL;
+	memcpy(p->model, one->model, sizeof p->model);
+	p->query_weighted = one->query_weighted;
+	p->ntokens = one->ntokens;
+	for (int l = 0; l < L; l++) {
+		for (int part = 0; part < 2; part++) {
+			wzc_part_profile *to = part ? &p->rope[l] : &p->latent[l];
+			const wzc_part_profile *from = part ? &one->rope[0] : &one->latent[0];
+			size_t n = (size_t)from->n;
+			memcpy(to->mean, from->mean, sizeof(float) * n);
+			memcpy(to->basis, from->basis, sizeof(float) * n * n);
+			memcpy(to->var, from->var, sizeof(float) * n);
+			memcpy(to->sigma, from->sigma, sizeof(float) * n);
+			memcpy(to->weight, from->weight, sizeof(float) * n);
+			memcpy(to->anchor, from->anchor, sizeof(float) * n);
+			memcpy(to->hist, from->hist, sizeof(float) * WZC_HIST_BINS);
+			to->scale_ref = from->scale_ref;
+		}
+		p->pos_cap[l] = one->pos_cap[0];
+	}
+	return p;
 }
 
 #endif
