@@ -315,9 +315,6 @@ typedef struct {
 	double dist, budget;
 } best_fit;
 
-/* One allocation within `budget` with the two flags and its grouping;
- * when its packed total fits in `bits` and its model distortion is below
- * the best's, it becomes the best.  Returns the packed total. */
 /* The allocators of one layer: from the position floor (profile version
  * 4), and from all ones for the budgets below the floor's bits (or for
  * every budget, when there is no floor). */
@@ -326,6 +323,9 @@ typedef struct {
 	double floor_bits;
 } layer_allocators;
 
+/* One allocation within `budget` with the two flags and its grouping;
+ * when its packed total fits in `bits` and its model distortion is below
+ * the best's, it becomes the best.  Returns the packed total. */
 static int try_budget(int n, const double *v, double (*d)[WZC_NSET], const int *part,
 		      double budget, int *jidx, layer_plan *lp, int bits, best_fit *bf,
 		      const layer_allocators *al)

@@ -171,7 +171,8 @@ wz_err wz_out_stream_open(wz_out_stream *o, const char *path, wz_diag *diag)
 		return e;
 	size_t n = strlen(path) + 16;
 	if (!(o->tmp = malloc(n)))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	/* mkstemp's template: the temporary beside the path */
 	snprintf(o->tmp, n, "%s.tmpXXXXXX", path);
 	if ((o->fd = mkstemp(o->tmp)) < 0) {
 		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
@@ -211,6 +212,7 @@ wz_err wz_out_stream_close(wz_out_stream *o, int ok, wz_diag *diag)
 		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
 	o->fd = -1;
 	if (ok && !e) {
+		/* mkstemp makes 0600; outputs are ordinary files */
 		mode_t mask = umask(0);
 		umask(mask);
 		chmod(o->tmp, 0666 & ~mask);
@@ -226,59 +228,12 @@ wz_err wz_out_stream_close(wz_out_stream *o, int ok, wz_diag *diag)
 
 wz_err wz_write_file_atomic(const char *path, const void *bytes, size_t n, wz_diag *diag)
 {
-	/* rename() would replace a symbolic link or a device node itself. */
-	wz_err refused = wz_check_replaceable(path, diag);
-	if (refused)
-		return refused;
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	if (!tmp)
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
-	snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0) {
-		wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", path,
-				       strerror(errno));
-		free(tmp);
-		return e;
-	}
-	const char *p = bytes;
-	size_t left = n;
-	int err = 0;
-	if (wz_fault_write_due()) {
-		err = ENOSPC;
-		left = 0;
-	}
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno;
-			break;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
-	if (!err && fsync(fd) != 0)
-		err = errno;
-	if (close(fd) != 0 && !err)
-		err = errno;
-	if (!err) {
-		/* mkstemp makes 0600; outputs are ordinary files. */
-		mode_t mask = umask(0);
-		umask(mask);
-		chmod(tmp, 0666 & ~mask);
-		if (rename(tmp, path) != 0)
-			err = errno;
-	}
-	if (err) {
-		unlink(tmp);
-		free(tmp);
-		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(err));
-	}
-	free(tmp);
-	return WZ_OK;
+	wz_out_stream o;
+	wz_err e = wz_out_stream_open(&o, path, diag);
+	if (!e)
+		e = wz_out_stream_write(&o, bytes, n, diag);
+	wz_err ce = wz_out_stream_close(&o, !e, diag);
+	return e ? e : ce;
 }
 
 wz_err wz_mkdir_out(const char *path, wz_diag *diag)
