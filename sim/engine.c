@@ -71,6 +71,8 @@ void wzs_queue_init(wzs_queue *q)
 {
 	memset(q->lane, 0, sizeof q->lane);
 	memset(&q->cal, 0, sizeof q->cal);
+	memset(&q->own, 0, sizeof q->own);
+	q->last.when = q->last.tie = 0;
 	q->n = 0;
 	q->next_seq = 0;
 	q->popped = 0;
@@ -88,6 +90,9 @@ void wzs_queue_free(wzs_queue *q)
 			free(q->cal.ring[k].mem);
 	free(q->cal.ring);
 	free(q->cal.far.mem);
+	free(q->own.heap.mem);
+	free(q->own.pos);
+	free(q->own.gone);
 	wzs_queue_init(q);
 }
 
@@ -266,6 +271,164 @@ wz_err wzs_queue_push(wzs_queue *q, double time, uint32_t prio, uint32_t kind, u
 	return wzs_queue_push_lane(q, WZS_LANE_MAIN, time, prio, kind, a, b, diag);
 }
 
+wz_err wzs_queue_owners(wzs_queue *q, size_t nowners, wz_diag *diag)
+{
+	assert(q->n == 0 && !q->own.pos);
+	assert(nowners < UINT32_MAX);
+	wzs_owned *o = &q->own;
+	o->pos = malloc((nowners ? nowners : 1) * sizeof *o->pos);
+	o->capgone = 256;
+	o->gone = malloc(o->capgone * sizeof *o->gone);
+	if (!o->pos || !o->gone)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+	for (size_t i = 0; i < nowners; i++)
+		o->pos[i] = UINT32_MAX;
+	o->nowners = nowners;
+	while (o->heap.cap < nowners)
+		if (grow(&o->heap))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+	return WZ_OK;
+}
+
+static inline int key_before(const wzs_key *x, const wzs_key *y)
+{
+	return x->when < y->when || (x->when == y->when && x->tie < y->tie);
+}
+
+/* The owned heap's sifts: the same as sift_up and sift_down_from, keeping
+ * each owner's position. */
+static void owned_sift_up(wzs_owned *o, size_t i, const wzs_node ev)
+{
+	wzs_node *h = o->heap.heap;
+	while (i > 0) {
+		size_t parent = (i - 1) / ARITY;
+		if (!before(&ev, &h[parent]))
+			break;
+		h[i] = h[parent];
+		o->pos[h[i].a] = (uint32_t)i;
+		i = parent;
+	}
+	h[i] = ev;
+	o->pos[ev.a] = (uint32_t)i;
+}
+
+static void owned_sift_down(wzs_owned *o, size_t i, const wzs_node last)
+{
+	wzs_node *h = o->heap.heap;
+	size_t n = o->heap.n;
+	for (;;) {
+		size_t first = ARITY * i + 1;
+		if (first >= n)
+			break;
+		size_t best;
+		if (first + ARITY <= n) {
+			best = earliest_of_four(h, first);
+		} else {
+			best = first;
+			for (size_t c = first + 1; c < n; c++)
+				if (before(&h[c], &h[best]))
+					best = c;
+		}
+		if (!before(&h[best], &last))
+			break;
+		h[i] = h[best];
+		o->pos[h[i].a] = (uint32_t)i;
+		i = best;
+	}
+	h[i] = last;
+	o->pos[last.a] = (uint32_t)i;
+}
+
+/* Counts the cancelled events that lie before the last pop: whatever the
+ * loop does next, they have been handled.  Keeps the others. */
+static void gone_settle(wzs_owned *o, const wzs_key *last)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < o->ngone; i++) {
+		if (key_before(&o->gone[i], last))
+			o->gone_counted++;
+		else
+			o->gone[keep++] = o->gone[i];
+	}
+	o->ngone = keep;
+}
+
+static int gone_add(wzs_queue *q, const wzs_node *ev)
+{
+	wzs_owned *o = &q->own;
+	if (o->ngone == o->capgone) {
+		gone_settle(o, &q->last);
+		if (o->ngone > o->capgone / 2) {
+			wzs_key *g = realloc(o->gone, 2 * o->capgone * sizeof *g);
+			if (!g)
+				return -1;
+			o->gone = g;
+			o->capgone *= 2;
+		}
+	}
+	o->gone[o->ngone++] = (wzs_key){ ev->when, ev->tie };
+	return 0;
+}
+
+wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t prio,
+			    uint32_t kind, uint32_t b, uint32_t hint, wz_diag *diag)
+{
+	assert(time >= q->now);
+	assert(prio <= WZS_PRIO_MAX);
+	assert(q->next_seq < (1ULL << WZS_SEQ_BITS));
+	wzs_owned *o = &q->own;
+	assert(owner < o->nowners);
+	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, owner, b,
+			hint };
+	uint32_t at = o->pos[owner];
+	if (at != UINT32_MAX) {
+		wzs_node old = o->heap.heap[at];
+		if (gone_add(q, &old))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+		if (before(&ev, &old))
+			owned_sift_up(o, at, ev);
+		else
+			owned_sift_down(o, at, ev);
+	} else {
+		if (o->heap.n == o->heap.cap && grow(&o->heap))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
+		owned_sift_up(o, o->heap.n++, ev);
+		q->n++;
+	}
+	q->next_seq++;
+	return WZ_OK;
+}
+
+uint64_t wzs_queue_events(const wzs_queue *q, double end, int drained)
+{
+	const wzs_owned *o = &q->own;
+	uint64_t n = q->popped + o->gone_counted;
+	/* Stopped at the first event past the end: those up to the end were
+	 * handled, and a cancelled one past it would have been that first
+	 * one only if it came before the one popped, which is past it too. */
+	int past_end = q->popped && key_time(q->last.when) > end;
+	int beyond = 0;
+	for (size_t i = 0; i < o->ngone; i++) {
+		if (drained || past_end) {
+			if (key_time(o->gone[i].when) <= end)
+				n++;
+			else
+				beyond = 1;
+		} else if (key_before(&o->gone[i], &q->last)) {
+			n++;
+		}
+	}
+	/* Drained: a cancelled event past the end would have been popped,
+	 * and the loop stopped at it. */
+	return n + (uint64_t)(drained && beyond);
+}
+
+size_t wzs_queue_waiting(wzs_queue *q)
+{
+	gone_settle(&q->own, &q->last);
+	return q->n + q->own.ngone;
+}
+
 /* The heap whose top leaves first (a lane's, or the calendar's far one),
  * or NULL when all are empty.  The main heap is empty only when the ring
  * is, and the ring's events all leave after the main heap's. */
@@ -277,6 +440,8 @@ static const wzs_heap *first_heap(const wzs_queue *q)
 			best = &q->lane[l];
 	if (q->cal.far.n && (!best || before(&q->cal.far.heap[0], &best->heap[0])))
 		best = &q->cal.far;
+	if (q->own.heap.n && (!best || before(&q->own.heap.heap[0], &best->heap[0])))
+		best = &q->own.heap;
 	return best;
 }
 
@@ -294,7 +459,15 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	ev->b = top.b;
 	q->popped++;
 	q->now = ev->time;
+	q->last = (wzs_key){ top.when, top.tie };
 	q->n--;
+	if (hp == &q->own.heap) {
+		q->own.pos[top.a] = UINT32_MAX;
+		size_t n = --hp->n;
+		if (n > 0)
+			owned_sift_down(&q->own, 0, hp->heap[n]);
+		return 1;
+	}
 	sift_down(hp);
 	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
 		calendar_advance(q);

@@ -70,12 +70,34 @@ typedef struct {
 	double per_width; /* 1 / width */
 } wzs_calendar;
 
+/* Owned events (wzs_queue_owners): each of `nowners` owners (a replica)
+ * keeps at most one event queued, in a 4-ary heap indexed by owner, so a
+ * new event of an owner replaces its queued one in place.  The replaced
+ * event is cancelled, but still counts as an event handled at its own
+ * time, as if it had stayed queued and its handler had ignored it (see
+ * wzs_queue_events): `gone` keeps the keys of those not yet known to lie
+ * before the last pop, `gone_counted` the others. */
+typedef struct {
+	uint64_t when, tie;
+} wzs_key;
+
+typedef struct {
+	wzs_heap heap;        /* node.a is the owner */
+	uint32_t *pos;        /* owner -> index in heap, or UINT32_MAX */
+	size_t nowners;
+	wzs_key *gone;
+	size_t ngone, capgone;
+	uint64_t gone_counted;
+} wzs_owned;
+
 typedef struct {
 	wzs_heap lane[WZS_LANES];
 	wzs_calendar cal;
+	wzs_owned own;
 	size_t n;         /* events queued in all lanes */
 	uint64_t next_seq;
-	uint64_t popped;  /* events handled so far, for events/s figures */
+	uint64_t popped;  /* events popped so far (cancelled ones not included) */
+	wzs_key last;     /* the last popped event's key */
 	double now;       /* the last popped event's time: nothing may be pushed before it */
 } wzs_queue;
 
@@ -102,6 +124,25 @@ wz_err wzs_queue_push_lane(wzs_queue *q, int lane, double time, uint32_t prio, u
  * say).  It changes nothing else. */
 wz_err wzs_queue_push_hinted(wzs_queue *q, int lane, double time, uint32_t prio, uint32_t kind,
 			     uint32_t a, uint32_t b, uint32_t hint, wz_diag *diag);
+/* Gives the queue `nowners` owners for wzs_queue_push_owned.  Call it on
+ * an empty queue; fails only for want of memory. */
+wz_err wzs_queue_owners(wzs_queue *q, size_t nowners, wz_diag *diag);
+/* Queues owner `owner`'s event (its `a` is the owner), cancelling the one
+ * it had queued, if any: the order the others leave in is the one heap's
+ * with the cancelled event still in it, and wzs_queue_events counts the
+ * cancelled event when the clock passes it, so a caller that used to
+ * push and ignore stale events on pop sees the same order and count. */
+wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t prio,
+			    uint32_t kind, uint32_t b, uint32_t hint, wz_diag *diag);
+/* Events handled so far, counting each cancelled owned event that a loop
+ * popping and ignoring it would have popped by now: a loop that pops
+ * until an event later than `end` (then stops, that event counted), or
+ * until the queue is empty (`drained`), or until its caller stops after
+ * an event.  With no owned events, q->popped. */
+uint64_t wzs_queue_events(const wzs_queue *q, double end, int drained);
+/* Events queued, cancelled owned ones that would still be queued
+ * included (as q->n was before they were cancelled). */
+size_t wzs_queue_waiting(wzs_queue *q);
 /* The earliest queued event as it is stored, or NULL when the queue is
  * empty (valid until the next push or pop). */
 const wzs_node *wzs_queue_top(const wzs_queue *q);

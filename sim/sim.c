@@ -22,10 +22,16 @@ void wzs_push_hinted(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, ui
 {
 	if (f->err)
 		return;
-	/* A replica keeps about one operation queued (and the sampler one
-	 * event): their small heap stays in cache. */
-	int lane = kind == EV_OP_END || kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN;
-	wz_err err = wzs_queue_push_hinted(&f->q, lane, time, prio, kind, a, b, hint, f->diag);
+	/* A replica's operation is its one owned event: a decode epoch cut
+	 * short replaces its end in place, where the stale end used to wait
+	 * to be popped and ignored (wzs_queue_push_owned counts it all the
+	 * same).  The sampler's one event waits in the small heap. */
+	wz_err err;
+	if (kind == EV_OP_END)
+		err = wzs_queue_push_owned(&f->q, a, time, prio, kind, b, hint, f->diag);
+	else
+		err = wzs_queue_push_hinted(&f->q, kind == EV_SAMPLE ? WZS_LANE_FEW : WZS_LANE_MAIN,
+					    time, prio, kind, a, b, hint, f->diag);
 	if (err) {
 		f->err = err;
 		f->stop = 1;
@@ -478,7 +484,6 @@ static void finish_results(wzs_fleet *f, double end)
 	res->goodput_tok_s = f->good_tokens / w;
 	if (res->nsamples)
 		res->occupancy_mean /= (double)res->nsamples;
-	res->events = f->q.popped;
 	res->replicas = f->cfg->replicas;
 }
 
@@ -516,6 +521,8 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	f.h_tpot = &h[1];
 	f.h_e2e = &h[2];
 	f.h_queue = &h[3];
+	if ((err = wzs_queue_owners(&f.q, (size_t)cfg->replicas, diag)))
+		goto done;
 	if (!cfg->traffic && p->think_s > 0 && (err = population_calendar(&f)))
 		goto done;
 	if ((err = wzs_prefix_popularity(&f)) || (err = setup_sessions(&f)))
@@ -523,7 +530,8 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	wzs_push(&f, 0, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
 	double end = cfg->traffic ? INFINITY : p->duration_s;
 	wzs_event ev;
-	while (!f.stop && wzs_queue_pop(&f.q, &ev)) {
+	int popped = 1;
+	while (!f.stop && (popped = wzs_queue_pop(&f.q, &ev))) {
 		if (ev.time > end) {
 			f.now = end;
 			break;
@@ -542,7 +550,8 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 			if ((err = sample(&f)))
 				goto done;
 			/* A replay samples while work remains; a population to the end. */
-			if (cfg->traffic ? f.q.n > 0 : f.now + p->occupancy_interval_s <= end)
+			if (cfg->traffic ? wzs_queue_waiting(&f.q) > 0
+					 : f.now + p->occupancy_interval_s <= end)
 				wzs_push(&f, f.now + p->occupancy_interval_s, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
 			break;
 		}
@@ -555,8 +564,9 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	}
 	out->stopped_early = f.stop == 1;
 	finish_results(&f, cfg->traffic || f.stop == 1 ? f.now : end);
+	out->events = wzs_queue_events(&f.q, end, !popped);
 	if (cfg->progress)
-		cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, f.q.popped);
+		cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, out->events);
 done:
 	wzs_fleet_free_replicas(&f);
 	wzs_queue_free(&f.q);
