@@ -72,7 +72,9 @@ void wzs_queue_init(wzs_queue *q)
 	memset(q->lane, 0, sizeof q->lane);
 	memset(&q->cal, 0, sizeof q->cal);
 	memset(&q->own, 0, sizeof q->own);
-	q->last.when = q->last.tie = 0;
+	q->hi.when = q->hi.tie = 0;
+	q->end_key = time_key(INFINITY);
+	q->ended = 0;
 	q->n = 0;
 	q->next_seq = 0;
 	q->popped = 0;
@@ -93,6 +95,7 @@ void wzs_queue_free(wzs_queue *q)
 	free(q->own.heap.mem);
 	free(q->own.pos);
 	free(q->own.gone);
+	free(q->own.low);
 	wzs_queue_init(q);
 }
 
@@ -339,13 +342,13 @@ static void owned_sift_down(wzs_owned *o, size_t i, const wzs_node last)
 	o->pos[last.a] = (uint32_t)i;
 }
 
-/* Counts the cancelled events that lie before the last pop: whatever the
- * loop does next, they have been handled.  Keeps the others. */
-static void gone_settle(wzs_owned *o, const wzs_key *last)
+/* Counts the cancelled events that lie below the highest key popped:
+ * whatever the loop does next, they have been handled.  Keeps the others. */
+static void gone_settle(wzs_owned *o, const wzs_key *hi)
 {
 	size_t keep = 0;
 	for (size_t i = 0; i < o->ngone; i++) {
-		if (key_before(&o->gone[i], last))
+		if (key_before(&o->gone[i], hi))
 			o->gone_counted++;
 		else
 			o->gone[keep++] = o->gone[i];
@@ -353,21 +356,47 @@ static void gone_settle(wzs_owned *o, const wzs_key *last)
 	o->ngone = keep;
 }
 
+static int key_append(wzs_key **arr, size_t *n, size_t *cap, wzs_key k)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		wzs_key *a = realloc(*arr, c * sizeof *a);
+		if (!a)
+			return -1;
+		*arr = a;
+		*cap = c;
+	}
+	(*arr)[(*n)++] = k;
+	return 0;
+}
+
 static int gone_add(wzs_queue *q, const wzs_node *ev)
 {
 	wzs_owned *o = &q->own;
+	wzs_key k = { ev->when, ev->tie };
+	if (q->popped && key_before(&k, &q->hi))
+		return key_append(&o->low, &o->nlow, &o->caplow, k);
 	if (o->ngone == o->capgone) {
-		gone_settle(o, &q->last);
-		if (o->ngone > o->capgone / 2) {
-			wzs_key *g = realloc(o->gone, 2 * o->capgone * sizeof *g);
-			if (!g)
-				return -1;
-			o->gone = g;
-			o->capgone *= 2;
+		gone_settle(o, &q->hi);
+		if (o->ngone <= o->capgone / 2) {
+			o->gone[o->ngone++] = k;
+			return 0;
 		}
 	}
-	o->gone[o->ngone++] = (wzs_key){ ev->when, ev->tie };
-	return 0;
+	return key_append(&o->gone, &o->ngone, &o->capgone, k);
+}
+
+/* A pop of key k: the low cancelled events below it have been handled. */
+static void low_settle(wzs_owned *o, const wzs_key *k)
+{
+	size_t keep = 0;
+	for (size_t i = 0; i < o->nlow; i++) {
+		if (key_before(&o->low[i], k))
+			o->gone_counted++;
+		else
+			o->low[keep++] = o->low[i];
+	}
+	o->nlow = keep;
 }
 
 wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t prio,
@@ -399,34 +428,61 @@ wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t 
 	return WZ_OK;
 }
 
-uint64_t wzs_queue_events(const wzs_queue *q, double end, int drained)
+void wzs_queue_end(wzs_queue *q, double end)
+{
+	assert(!isnan(end));
+	/* -0 and +0 are one time, and keys order them. */
+	q->end_key = time_key(end == 0 ? 0.0 : end);
+}
+
+uint64_t wzs_queue_events(const wzs_queue *q)
 {
 	const wzs_owned *o = &q->own;
-	uint64_t n = q->popped + o->gone_counted;
-	/* Stopped at the first event past the end: those up to the end were
-	 * handled, and a cancelled one past it would have been that first
-	 * one only if it came before the one popped, which is past it too. */
-	int past_end = q->popped && key_time(q->last.when) > end;
-	int beyond = 0;
-	for (size_t i = 0; i < o->ngone; i++) {
-		if (drained || past_end) {
-			if (key_time(o->gone[i].when) <= end)
-				n++;
-			else
-				beyond = 1;
-		} else if (key_before(&o->gone[i], &q->last)) {
-			n++;
+	uint64_t n = q->popped + o->gone_counted + (uint64_t)q->ended;
+	for (size_t i = 0; i < o->ngone; i++)
+		n += (uint64_t)key_before(&o->gone[i], &q->hi);
+	return n;
+}
+
+/* Counts the cancelled events in arr[0..n) up to the end (noting the
+ * highest in *latest), and says whether one lies past it. */
+static int count_to_end(wzs_queue *q, const wzs_key *arr, size_t n, wzs_key *latest)
+{
+	int past = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (arr[i].when > q->end_key) {
+			past = 1;
+			continue;
 		}
+		q->own.gone_counted++;
+		if (key_before(latest, &arr[i]))
+			*latest = arr[i];
 	}
-	/* Drained: a cancelled event past the end would have been popped,
-	 * and the loop stopped at it. */
-	return n + (uint64_t)(drained && beyond);
+	return past;
+}
+
+/* Nothing is queued up to the end: the cancelled events up to it have
+ * been handled, the clock at the last of them; if anything lies past it
+ * (`queued_past`, or a cancelled event), the first such was handled and
+ * the queue has ended. */
+static void pop_none(wzs_queue *q, int queued_past)
+{
+	wzs_owned *o = &q->own;
+	wzs_key latest = q->hi;
+	int past = count_to_end(q, o->gone, o->ngone, &latest);
+	past |= count_to_end(q, o->low, o->nlow, &latest);
+	o->ngone = o->nlow = 0;
+	if (key_before(&q->hi, &latest)) {
+		q->hi = latest;
+		q->now = key_time(latest.when);
+	}
+	q->ended = queued_past || past;
 }
 
 size_t wzs_queue_waiting(wzs_queue *q)
 {
-	gone_settle(&q->own, &q->last);
-	return q->n + q->own.ngone;
+	gone_settle(&q->own, &q->hi);
+	return q->n + q->own.ngone + q->own.nlow;
 }
 
 /* The heap whose top leaves first (a lane's, or the calendar's far one),
@@ -447,9 +503,13 @@ static const wzs_heap *first_heap(const wzs_queue *q)
 
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 {
-	wzs_heap *hp = (wzs_heap *)first_heap(q);
-	if (!hp)
+	if (q->ended)
 		return 0;
+	wzs_heap *hp = (wzs_heap *)first_heap(q);
+	if (!hp || hp->heap[0].when > q->end_key) {
+		pop_none(q, hp != NULL);
+		return 0;
+	}
 	const wzs_node top = hp->heap[0];
 	ev->time = key_time(top.when);
 	ev->prio = (uint32_t)(top.tie >> WZS_SEQ_BITS);
@@ -459,7 +519,11 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	ev->b = top.b;
 	q->popped++;
 	q->now = ev->time;
-	q->last = (wzs_key){ top.when, top.tie };
+	const wzs_key k = { top.when, top.tie };
+	if (key_before(&q->hi, &k))
+		q->hi = k;
+	if (q->own.nlow)
+		low_settle(&q->own, &k);
 	q->n--;
 	if (hp == &q->own.heap) {
 		q->own.pos[top.a] = UINT32_MAX;

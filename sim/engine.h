@@ -75,8 +75,13 @@ typedef struct {
  * new event of an owner replaces its queued one in place.  The replaced
  * event is cancelled, but still counts as an event handled at its own
  * time, as if it had stayed queued and its handler had ignored it (see
- * wzs_queue_events): `gone` keeps the keys of those not yet known to lie
- * before the last pop, `gone_counted` the others. */
+ * wzs_queue_events).  A queue keeping it would pop it just before the
+ * first event popped after it with a later key: `gone` keeps the keys of
+ * those cancelled above every key popped so far, which have been passed
+ * once the highest popped key is above them; `low` the rare others (an
+ * event pushed at the clock's time with a lower priority than the last
+ * popped, then replaced), checked at each pop; `gone_counted` those
+ * known to have been passed. */
 typedef struct {
 	uint64_t when, tie;
 } wzs_key;
@@ -85,8 +90,8 @@ typedef struct {
 	wzs_heap heap;        /* node.a is the owner */
 	uint32_t *pos;        /* owner -> index in heap, or UINT32_MAX */
 	size_t nowners;
-	wzs_key *gone;
-	size_t ngone, capgone;
+	wzs_key *gone, *low;
+	size_t ngone, capgone, nlow, caplow;
 	uint64_t gone_counted;
 } wzs_owned;
 
@@ -97,7 +102,9 @@ typedef struct {
 	size_t n;         /* events queued in all lanes */
 	uint64_t next_seq;
 	uint64_t popped;  /* events popped so far (cancelled ones not included) */
-	wzs_key last;     /* the last popped event's key */
+	wzs_key hi;       /* the highest key popped so far */
+	uint64_t end_key; /* wzs_queue_end's, as a key's `when` */
+	int ended;        /* pop has met the first event past the end */
 	double now;       /* the last popped event's time: nothing may be pushed before it */
 } wzs_queue;
 
@@ -134,19 +141,23 @@ wz_err wzs_queue_owners(wzs_queue *q, size_t nowners, wz_diag *diag);
  * push and ignore stale events on pop sees the same order and count. */
 wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t prio,
 			    uint32_t kind, uint32_t b, uint32_t hint, wz_diag *diag);
-/* Events handled so far, counting each cancelled owned event that a loop
- * popping and ignoring it would have popped by now: a loop that pops
- * until an event later than `end` (then stops, that event counted), or
- * until the queue is empty (`drained`), or until its caller stops after
- * an event.  With no owned events, q->popped. */
-uint64_t wzs_queue_events(const wzs_queue *q, double end, int drained);
+/* An end time: wzs_queue_pop returns 0 once the next event is later,
+ * and counts that event as handled (wzs_queue_events), as a loop that
+ * pops it and stops there would.  Default INFINITY. */
+void wzs_queue_end(wzs_queue *q, double end);
+/* Events handled so far: the pops, the event past the end if pop has
+ * met it, and each cancelled owned event that a queue keeping it would
+ * have popped (and its caller ignored) by now.  With no owned events and
+ * no end met, q->popped. */
+uint64_t wzs_queue_events(const wzs_queue *q);
 /* Events queued, cancelled owned ones that would still be queued
  * included (as q->n was before they were cancelled). */
 size_t wzs_queue_waiting(wzs_queue *q);
 /* The earliest queued event as it is stored, or NULL when the queue is
  * empty (valid until the next push or pop). */
 const wzs_node *wzs_queue_top(const wzs_queue *q);
-/* Takes the earliest event into *ev; returns 0 when the queue is empty. */
+/* Takes the earliest event into *ev; returns 0 when the queue is empty,
+ * or its next event is past the end (wzs_queue_end). */
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev /* OUT */);
 /* The earliest event's kind and arguments without taking it (to prefetch
  * what its handler will read); 0 when the queue is empty. */

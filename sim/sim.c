@@ -529,13 +529,9 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 		goto done;
 	wzs_push(&f, 0, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
 	double end = cfg->traffic ? INFINITY : p->duration_s;
+	wzs_queue_end(&f.q, end);
 	wzs_event ev;
-	int popped = 1;
-	while (!f.stop && (popped = wzs_queue_pop(&f.q, &ev))) {
-		if (ev.time > end) {
-			f.now = end;
-			break;
-		}
+	while (!f.stop && wzs_queue_pop(&f.q, &ev)) {
 		f.now = ev.time;
 		prefetch_next(&f);
 		switch (ev.kind) {
@@ -564,7 +560,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	}
 	out->stopped_early = f.stop == 1;
 	finish_results(&f, cfg->traffic || f.stop == 1 ? f.now : end);
-	out->events = wzs_queue_events(&f.q, end, !popped);
+	out->events = wzs_queue_events(&f.q);
 	if (cfg->progress)
 		cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, out->events);
 done:

@@ -101,6 +101,147 @@ static void check_random_order(double width, size_t nbuckets, const char *what)
 	wzs_queue_free(&q);
 }
 
+/* The reference for owned events: one list where a replaced owned event
+ * stays, marked stale, to be popped and ignored (as the simulator's
+ * stale operation ends once were). */
+enum { OWN_MAXQ = 4096, OWNERS = 8 };
+typedef struct {
+	double t[OWN_MAXQ];
+	uint32_t prio[OWN_MAXQ], id[OWN_MAXQ], owner[OWN_MAXQ];
+	int stale[OWN_MAXQ];
+	int n;
+	uint64_t popped;
+} own_ref;
+
+static int own_ref_min(const own_ref *r)
+{
+	int best = 0;
+	for (int i = 1; i < r->n; i++)
+		if (r->t[i] < r->t[best] ||
+		    (r->t[i] == r->t[best] && (r->prio[i] < r->prio[best] ||
+					       (r->prio[i] == r->prio[best] && r->id[i] < r->id[best]))))
+			best = i;
+	return best;
+}
+
+static void own_ref_take(own_ref *r, int i)
+{
+	r->t[i] = r->t[r->n - 1];
+	r->prio[i] = r->prio[r->n - 1];
+	r->id[i] = r->id[r->n - 1];
+	r->owner[i] = r->owner[r->n - 1];
+	r->stale[i] = r->stale[r->n - 1];
+	r->n--;
+	r->popped++;
+}
+
+/* The reference's next live event, popping the stale ones before it;
+ * -1 when none is left (the stale ones all popped). */
+static int own_ref_pop(own_ref *r, double *t, uint32_t *id)
+{
+	while (r->n > 0) {
+		int i = own_ref_min(r);
+		int stale = r->stale[i];
+		*t = r->t[i];
+		*id = r->id[i];
+		own_ref_take(r, i);
+		if (!stale)
+			return 1;
+	}
+	return 0;
+}
+
+/* Owned events replaced at random among events of the other lanes: the
+ * live ones leave in the order of one list that keeps the replaced ones,
+ * and wzs_queue_events counts what popping and ignoring those would,
+ * however the loop ends (past an end time, drained, or stopped). */
+static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int ending,
+			      const char *what)
+{
+	wzs_queue q;
+	wzs_queue_init(&q);
+	if ((width > 0 && wzs_queue_calendar(&q, width, nbuckets, NULL)) ||
+	    wzs_queue_owners(&q, OWNERS, NULL)) {
+		ok(0, "%s: setup", what);
+		return;
+	}
+	static own_ref r;
+	memset(&r, 0, sizeof r);
+	wzs_rng g;
+	wzs_rng_seed(&g, seed, nbuckets);
+	int in_order = 1, counts = 1, waiting = 1, popped = 0, replaced = 0, lows = 0;
+	uint32_t pushed = 0;
+	for (int round = 0; round < 20000 && in_order; round++) {
+		int k = (int)(wzs_rng_next(&g) % 3);
+		for (int j = 0; j < k && r.n < OWN_MAXQ; j++, pushed++) {
+			double base = q.now > 0 ? q.now : 0;
+			uint64_t pick = wzs_rng_next(&g);
+			double t = base + (double)(pick % 8) * 0.25;
+			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
+			int kind = (int)(wzs_rng_next(&g) % 4); /* 0, 1: lanes; 2, 3: owned */
+			uint32_t owner = (uint32_t)(wzs_rng_next(&g) % OWNERS);
+			if (kind < 2) {
+				wzs_queue_push_lane(&q, kind, t, prio, 0, 0, pushed, NULL);
+				owner = UINT32_MAX;
+			} else {
+				wzs_queue_push_owned(&q, owner, t, prio, 0, pushed, 0, NULL);
+				for (int i = 0; i < r.n; i++)
+					if (r.owner[i] == owner && !r.stale[i]) {
+						r.stale[i] = 1;
+						replaced++;
+					}
+			}
+			r.t[r.n] = t;
+			r.prio[r.n] = prio;
+			r.id[r.n] = pushed;
+			r.owner[r.n] = owner;
+			r.stale[r.n++] = 0;
+		}
+		lows += q.own.nlow > 0;
+		waiting &= wzs_queue_waiting(&q) == (size_t)r.n;
+		if (ending == 2 && round == 15000)
+			break; /* the caller stops after an event */
+		wzs_event ev;
+		double t;
+		uint32_t id;
+		int got = wzs_queue_pop(&q, &ev), want = own_ref_pop(&r, &t, &id);
+		if (!got || !want) {
+			in_order &= got == want;
+			continue;
+		}
+		popped++;
+		in_order = ev.b == id && ev.time == t;
+		counts &= wzs_queue_events(&q) == r.popped;
+	}
+	ok(in_order && popped > 10000 && replaced > 1000,
+	   "%s: %d events (%d owned ones replaced) leave in the order of one list that keeps the "
+	   "replaced ones", what, popped, replaced);
+	ok(counts && waiting && lows > 0,
+	   "%s: the events counted and waiting are the one list's, with %d rounds holding a "
+	   "replaced event below the last popped", what, lows);
+	/* The end: past an end time (ending 0), drained (1), or stopped (2). */
+	double end = ending == 0 ? q.now + 0.6 : INFINITY;
+	wzs_queue_end(&q, end);
+	wzs_event ev;
+	if (ending != 2)
+		while (wzs_queue_pop(&q, &ev))
+			;
+	/* The reference's loop, the replaced events popped like the others. */
+	if (ending != 2)
+		while (r.n > 0) {
+			int i = own_ref_min(&r);
+			double t = r.t[i];
+			own_ref_take(&r, i);
+			if (t > end)
+				break;
+		}
+	ok(wzs_queue_events(&q) == r.popped,
+	   "%s: %s, %llu events counted, as the one list's loop would", what,
+	   ending == 0 ? "stopped past an end" : ending == 1 ? "drained" : "stopped after an event",
+	   (unsigned long long)r.popped);
+	wzs_queue_free(&q);
+}
+
 static void test_engine_order(void)
 {
 	wzs_queue q;
@@ -123,6 +264,24 @@ static void test_engine_order(void)
 	check_random_order(0.1, 8, "8 buckets of 0.1 s");
 	check_random_order(1e-3, 2, "2 buckets of 1 ms");
 	check_random_order(10, 64, "64 buckets of 10 s");
+	for (int ending = 0; ending < 3; ending++) {
+		check_owned_order(0, 0, 21 + (uint64_t)ending, ending, "owned, no calendar");
+		check_owned_order(0.1, 8, 31 + (uint64_t)ending, ending, "owned, 8 buckets of 0.1 s");
+	}
+	/* A replaced event past the end, the queue drained before it: the
+	 * one list's loop would have popped it, and stopped there. */
+	wzs_queue_init(&q);
+	wzs_queue_owners(&q, 1, NULL);
+	wzs_queue_push_owned(&q, 0, 5, 0, 0, 0, 0, NULL);
+	wzs_queue_push_owned(&q, 0, 1, 0, 0, 0, 0, NULL);
+	uint64_t none = wzs_queue_events(&q);
+	wzs_queue_end(&q, 3);
+	int first = wzs_queue_pop(&q, &ev);
+	uint64_t one = wzs_queue_events(&q);
+	int second = wzs_queue_pop(&q, &ev);
+	ok(none == 0 && first && one == 1 && !second && wzs_queue_events(&q) == 2,
+	   "a replaced event is counted where the clock passes it");
+	wzs_queue_free(&q);
 	wzs_rng a, b;
 	wzs_rng_seed(&a, 7, 3);
 	wzs_rng_seed(&b, 7, 3);
