@@ -3,29 +3,73 @@
  * batch ordered by finish step, and requests finishing (fleet.h). */
 #include <math.h>
 #include <stdlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "sim/fleet.h"
 
 #define REP(f, i) (&(f)->reps[i])
 
-/* Cached tokens of the busiest rank at two steps, in one walk over the
- * ranks: each running request holds its context at joining plus
- * tokens_per_step per step since. */
-static void rank_tokens_max2(const wzs_rep *r, int ranks, int64_t step0, int64_t step1,
-			     double per_step, int64_t *max0 /* OUT */, int64_t *max1 /* OUT */)
+void wzs_rank_tokens_max2_ref(const double *tok_a, const int64_t *tok_n, int ranks,
+			      int64_t step0, int64_t step1, double per_step, double *max0,
+			      double *max1)
 {
 	double best0 = 0, best1 = 0;
 	for (int k = 0; k < ranks; k++) {
-		double n = (double)r->tok_n[k];
-		double t0 = r->tok_a[k] + n * (double)step0 * per_step;
-		double t1 = r->tok_a[k] + n * (double)step1 * per_step;
+		double n = (double)tok_n[k];
+		double t0 = tok_a[k] + n * (double)step0 * per_step;
+		double t1 = tok_a[k] + n * (double)step1 * per_step;
 		if (t0 > best0)
 			best0 = t0;
 		if (t1 > best1)
 			best1 = t1;
 	}
-	*max0 = (int64_t)best0;
-	*max1 = (int64_t)best1;
+	*max0 = best0;
+	*max1 = best1;
+}
+
+void wzs_rank_tokens_max2(const double *tok_a, const int64_t *tok_n, int ranks, int64_t step0,
+			  int64_t step1, double per_step, double *max0, double *max1)
+{
+	double best0 = 0, best1 = 0;
+	int k = 0;
+#ifdef __SSE2__
+	/* Two ranks at a time, each lane doing the reference's products and
+	 * sums in its order; _mm_max_pd(x, m) is x > m ? x : m, so each lane
+	 * keeps the reference's maximum over its ranks, and the larger of the
+	 * two is the maximum over all (the sums are never NaN; a zero's sign
+	 * could differ, and is lost in the caller's conversion to an integer).  A count below 2^52
+	 * converts exactly through the 2^52 bias. */
+	const __m128i bias_bits = _mm_set1_epi64x(0x4330000000000000LL);
+	const __m128d bias = _mm_set1_pd(0x1p52);
+	const __m128d s0 = _mm_set1_pd((double)step0), s1 = _mm_set1_pd((double)step1);
+	const __m128d ps = _mm_set1_pd(per_step);
+	__m128d m0 = _mm_setzero_pd(), m1 = _mm_setzero_pd();
+	for (; k + 2 <= ranks; k += 2) {
+		__m128i ni = _mm_loadu_si128((const __m128i *)&tok_n[k]);
+		__m128d n = _mm_sub_pd(_mm_castsi128_pd(_mm_or_si128(ni, bias_bits)), bias);
+		__m128d a = _mm_loadu_pd(&tok_a[k]);
+		m0 = _mm_max_pd(_mm_add_pd(a, _mm_mul_pd(_mm_mul_pd(n, s0), ps)), m0);
+		m1 = _mm_max_pd(_mm_add_pd(a, _mm_mul_pd(_mm_mul_pd(n, s1), ps)), m1);
+	}
+	double lane[2];
+	_mm_storeu_pd(lane, m0);
+	best0 = lane[1] > lane[0] ? lane[1] : lane[0];
+	_mm_storeu_pd(lane, m1);
+	best1 = lane[1] > lane[0] ? lane[1] : lane[0];
+#endif
+	for (; k < ranks; k++) {
+		double n = (double)tok_n[k];
+		double t0 = tok_a[k] + n * (double)step0 * per_step;
+		double t1 = tok_a[k] + n * (double)step1 * per_step;
+		if (t0 > best0)
+			best0 = t0;
+		if (t1 > best1)
+			best1 = t1;
+	}
+	*max0 = best0;
+	*max1 = best1;
 }
 
 /* Time of the first k steps of the current epoch: step i takes t0 + i dt. */
@@ -165,9 +209,11 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	if (k < 1)
 		k = 1;
 	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
-	int64_t first_max, last_max;
-	rank_tokens_max2(r, f->m->ranks, r->steps, r->steps + k - 1, per_step, &first_max, &last_max);
-	double first = (double)first_max, last = (double)last_max;
+	double first_max, last_max;
+	wzs_rank_tokens_max2(r->tok_a, r->tok_n, f->m->ranks, r->steps, r->steps + k - 1, per_step,
+			     &first_max, &last_max);
+	/* Whole tokens. */
+	double first = (double)(int64_t)first_max, last = (double)(int64_t)last_max;
 	double t0 = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
 					&r->op_network_bound);
 	double tl = k > 1 ? wzs_step_time(f->m, batch, last) : t0;

@@ -67,6 +67,28 @@ static inline size_t earliest_of_four(const wzs_node *h, size_t first)
 	return before_flat(&h[b], &h[a]) ? b : a;
 }
 
+/* q->first names the heap whose top leaves first: a lane's, the
+ * calendar's far one or the owned one, or none (the queue is empty), or
+ * it is unknown.  A pop finds it once for the next pop and the event
+ * loop's look at the next event (wzs_queue_top); a push compares its
+ * heap's new top with it. */
+enum { FIRST_UNKNOWN = -2, FIRST_NONE = -1 };
+
+static inline const wzs_heap *heap_at(const wzs_queue *q, int id)
+{
+	return &q->lane[id];
+}
+
+/* Heap `id`'s top may have come earlier (or it was empty). */
+static inline void first_offer(wzs_queue *q, int id)
+{
+	if (q->first == FIRST_UNKNOWN || q->first == id)
+		return;
+	if (q->first == FIRST_NONE ||
+	    before(&heap_at(q, id)->heap[0], &heap_at(q, q->first)->heap[0]))
+		q->first = id;
+}
+
 void wzs_queue_init(wzs_queue *q)
 {
 	memset(q->lane, 0, sizeof q->lane);
@@ -75,6 +97,7 @@ void wzs_queue_init(wzs_queue *q)
 	q->hi.when = q->hi.tie = 0;
 	q->end_key = time_key(INFINITY);
 	q->ended = 0;
+	q->first = FIRST_NONE;
 	q->n = 0;
 	q->next_seq = 0;
 	q->popped = 0;
@@ -85,14 +108,12 @@ void wzs_queue_free(wzs_queue *q)
 {
 	if (!q)
 		return;
-	for (int l = 0; l < WZS_LANES; l++)
+	for (int l = 0; l < WZS_HEAPS; l++)
 		free(q->lane[l].mem);
 	if (q->cal.ring)
 		for (size_t k = 0; k <= q->cal.mask; k++)
 			free(q->cal.ring[k].mem);
 	free(q->cal.ring);
-	free(q->cal.far.mem);
-	free(q->own.heap.mem);
 	free(q->own.pos);
 	free(q->own.gone);
 	free(q->own.low);
@@ -221,12 +242,14 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 		if (main->n == main->cap && grow(main))
 			return -1;
 		sift_up(main, ev);
+		first_offer(q, WZS_LANE_MAIN);
 		return 0;
 	}
 	if (k - c->cur > c->mask) {
-		if (c->far.n == c->far.cap && grow(&c->far))
+		if (q->lane[WZS_HEAP_FAR].n == q->lane[WZS_HEAP_FAR].cap && grow(&q->lane[WZS_HEAP_FAR]))
 			return -1;
-		sift_up(&c->far, ev);
+		sift_up(&q->lane[WZS_HEAP_FAR], ev);
+		first_offer(q, WZS_HEAP_FAR);
 		return 0;
 	}
 	wzs_heap *bucket = &c->ring[k & c->mask];
@@ -234,8 +257,10 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 		return -1;
 	bucket->heap[bucket->n++] = ev;
 	c->nring++;
-	if (main->n == 0)
+	if (main->n == 0) {
 		calendar_advance(q);
+		first_offer(q, WZS_LANE_MAIN);
+	}
 	return 0;
 }
 
@@ -256,6 +281,7 @@ wz_err wzs_queue_push_hinted(wzs_queue *q, int lane, double time, uint32_t prio,
 		if (hp->n == hp->cap && grow(hp))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
 		sift_up(hp, ev);
+		first_offer(q, lane);
 	}
 	q->next_seq++;
 	q->n++;
@@ -287,8 +313,8 @@ wz_err wzs_queue_owners(wzs_queue *q, size_t nowners, wz_diag *diag)
 	for (size_t i = 0; i < nowners; i++)
 		o->pos[i] = UINT32_MAX;
 	o->nowners = nowners;
-	while (o->heap.cap < nowners)
-		if (grow(&o->heap))
+	while (q->lane[WZS_HEAP_OWNED].cap < nowners)
+		if (grow(&q->lane[WZS_HEAP_OWNED]))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
 	return WZ_OK;
 }
@@ -300,25 +326,25 @@ static inline int key_before(const wzs_key *x, const wzs_key *y)
 
 /* The owned heap's sifts: the same as sift_up and sift_down_from, keeping
  * each owner's position. */
-static void owned_sift_up(wzs_owned *o, size_t i, const wzs_node ev)
+static void owned_sift_up(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node ev)
 {
-	wzs_node *h = o->heap.heap;
+	wzs_node *h = hp->heap;
 	while (i > 0) {
 		size_t parent = (i - 1) / ARITY;
 		if (!before(&ev, &h[parent]))
 			break;
 		h[i] = h[parent];
-		o->pos[h[i].a] = (uint32_t)i;
+		pos[h[i].a] = (uint32_t)i;
 		i = parent;
 	}
 	h[i] = ev;
-	o->pos[ev.a] = (uint32_t)i;
+	pos[ev.a] = (uint32_t)i;
 }
 
-static void owned_sift_down(wzs_owned *o, size_t i, const wzs_node last)
+static void owned_sift_down(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node last)
 {
-	wzs_node *h = o->heap.heap;
-	size_t n = o->heap.n;
+	wzs_node *h = hp->heap;
+	size_t n = hp->n;
 	for (;;) {
 		size_t first = ARITY * i + 1;
 		if (first >= n)
@@ -335,11 +361,11 @@ static void owned_sift_down(wzs_owned *o, size_t i, const wzs_node last)
 		if (!before(&h[best], &last))
 			break;
 		h[i] = h[best];
-		o->pos[h[i].a] = (uint32_t)i;
+		pos[h[i].a] = (uint32_t)i;
 		i = best;
 	}
 	h[i] = last;
-	o->pos[last.a] = (uint32_t)i;
+	pos[last.a] = (uint32_t)i;
 }
 
 /* Counts the cancelled events that lie below the highest key popped:
@@ -409,19 +435,25 @@ wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t 
 	assert(owner < o->nowners);
 	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, owner, b,
 			hint };
+	wzs_heap *hp = &q->lane[WZS_HEAP_OWNED];
 	uint32_t at = o->pos[owner];
 	if (at != UINT32_MAX) {
-		wzs_node old = o->heap.heap[at];
+		wzs_node old = hp->heap[at];
 		if (gone_add(q, &old))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
-		if (before(&ev, &old))
-			owned_sift_up(o, at, ev);
-		else
-			owned_sift_down(o, at, ev);
+		if (before(&ev, &old)) {
+			owned_sift_up(hp, o->pos, at, ev);
+			first_offer(q, WZS_HEAP_OWNED);
+		} else {
+			owned_sift_down(hp, o->pos, at, ev);
+			if (at == 0 && q->first == WZS_HEAP_OWNED)
+				q->first = FIRST_UNKNOWN; /* its top came later */
+		}
 	} else {
-		if (o->heap.n == o->heap.cap && grow(&o->heap))
+		if (hp->n == hp->cap && grow(hp))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
-		owned_sift_up(o, o->heap.n++, ev);
+		owned_sift_up(hp, o->pos, hp->n++, ev);
+		first_offer(q, WZS_HEAP_OWNED);
 		q->n++;
 	}
 	q->next_seq++;
@@ -488,17 +520,36 @@ size_t wzs_queue_waiting(wzs_queue *q)
 /* The heap whose top leaves first (a lane's, or the calendar's far one),
  * or NULL when all are empty.  The main heap is empty only when the ring
  * is, and the ring's events all leave after the main heap's. */
+static int first_find(const wzs_queue *q)
+{
+	int best = FIRST_NONE;
+	for (int id = 0; id < WZS_HEAPS; id++) {
+		const wzs_heap *hp = heap_at(q, id);
+		if (hp->n && (best == FIRST_NONE || before(&hp->heap[0], &heap_at(q, best)->heap[0])))
+			best = id;
+	}
+	return best;
+}
+
 static const wzs_heap *first_heap(const wzs_queue *q)
 {
-	const wzs_heap *best = NULL;
-	for (int l = 0; l < WZS_LANES; l++)
-		if (q->lane[l].n && (!best || before(&q->lane[l].heap[0], &best->heap[0])))
-			best = &q->lane[l];
-	if (q->cal.far.n && (!best || before(&q->cal.far.heap[0], &best->heap[0])))
-		best = &q->cal.far;
-	if (q->own.heap.n && (!best || before(&q->own.heap.heap[0], &best->heap[0])))
-		best = &q->own.heap;
-	return best;
+	int id = q->first == FIRST_UNKNOWN ? first_find(q) : q->first;
+	return id == FIRST_NONE ? NULL : heap_at(q, id);
+}
+
+/* Pops heap hp's top (the queue's first). */
+static void pop_from(wzs_queue *q, wzs_heap *hp, const wzs_node *top)
+{
+	if (hp == &q->lane[WZS_HEAP_OWNED]) {
+		q->own.pos[top->a] = UINT32_MAX;
+		size_t n = --hp->n;
+		if (n > 0)
+			owned_sift_down(hp, q->own.pos, 0, hp->heap[n]);
+		return;
+	}
+	sift_down(hp);
+	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
+		calendar_advance(q);
 }
 
 int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
@@ -508,6 +559,7 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	wzs_heap *hp = (wzs_heap *)first_heap(q);
 	if (!hp || hp->heap[0].when > q->end_key) {
 		pop_none(q, hp != NULL);
+		q->first = FIRST_UNKNOWN;
 		return 0;
 	}
 	const wzs_node top = hp->heap[0];
@@ -525,16 +577,8 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	if (q->own.nlow)
 		low_settle(&q->own, &k);
 	q->n--;
-	if (hp == &q->own.heap) {
-		q->own.pos[top.a] = UINT32_MAX;
-		size_t n = --hp->n;
-		if (n > 0)
-			owned_sift_down(&q->own, 0, hp->heap[n]);
-		return 1;
-	}
-	sift_down(hp);
-	if (hp == &q->lane[WZS_LANE_MAIN] && hp->n == 0 && q->cal.nring)
-		calendar_advance(q);
+	pop_from(q, hp, &top);
+	q->first = first_find(q);
 	return 1;
 }
 

@@ -52,19 +52,20 @@ typedef struct {
  * in.  A pop takes the earlier of the lanes' tops: the order is the one
  * heap's (keys are unique), whatever lane an event was pushed to. */
 enum { WZS_LANE_MAIN, WZS_LANE_FEW, WZS_LANES };
+/* The queue's heaps: the lanes', the calendar's far one, the owned one. */
+enum { WZS_HEAP_FAR = WZS_LANES, WZS_HEAP_OWNED, WZS_HEAPS };
 
 /* A calendar for the main lane (wzs_queue_calendar): times fall in buckets
  * of `width` seconds, bucket k holding [k width, (k + 1) width).  The main
  * lane's heap holds only the events of buckets up to `cur`; those of the
  * next nbuckets - 1 buckets wait unordered in a ring, each bucket an
  * array pushed to at its end and heapified whole when the heap empties;
- * later ones wait in `far`, a heap popped from directly.  So the heap a
+ * later ones wait in the far heap (WZS_HEAP_FAR), popped from directly.  So the heap a
  * pop sifts through holds one bucket's events, not the whole population's
  * next turns, and a push is an append. */
 typedef struct {
 	wzs_heap *ring;   /* mask + 1 buckets; NULL: no calendar */
 	uint64_t mask;    /* buckets - 1 (a power of two less one) */
-	wzs_heap far;     /* beyond the ring */
 	size_t nring;     /* events in the ring */
 	uint64_t cur;     /* the bucket the main heap has reached */
 	double per_width; /* 1 / width */
@@ -87,8 +88,7 @@ typedef struct {
 } wzs_key;
 
 typedef struct {
-	wzs_heap heap;        /* node.a is the owner */
-	uint32_t *pos;        /* owner -> index in heap, or UINT32_MAX */
+	uint32_t *pos;        /* owner -> index in the owned heap (node.a the owner), or UINT32_MAX */
 	size_t nowners;
 	wzs_key *gone, *low;
 	size_t ngone, capgone, nlow, caplow;
@@ -96,7 +96,7 @@ typedef struct {
 } wzs_owned;
 
 typedef struct {
-	wzs_heap lane[WZS_LANES];
+	wzs_heap lane[WZS_HEAPS]; /* the lanes', then the far and owned heaps */
 	wzs_calendar cal;
 	wzs_owned own;
 	size_t n;         /* events queued in all lanes */
@@ -104,6 +104,7 @@ typedef struct {
 	uint64_t popped;  /* events popped so far (cancelled ones not included) */
 	wzs_key hi;       /* the highest key popped so far */
 	uint64_t end_key; /* wzs_queue_end's, as a key's `when` */
+	int first;        /* the heap whose top leaves first (engine.c), when known */
 	int ended;        /* pop has met the first event past the end */
 	double now;       /* the last popped event's time: nothing may be pushed before it */
 } wzs_queue;

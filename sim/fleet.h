@@ -195,6 +195,18 @@ void wzs_pending_append(wzs_fleet *f, int32_t rep, int32_t req);
 /* batch.c: starts the next operation of an idle replica; ends a decode
  * epoch at the step in progress (a prefill or a new request is waiting). */
 void wzs_start_op(wzs_fleet *f, int32_t rep);
+/* Cached tokens of the busiest rank at two steps of a decode epoch (0 if
+ * none is above), in one walk over the ranks: each running request holds
+ * its context at joining plus per_step tokens per step since (rank k:
+ * tok_a[k] + tok_n[k] * step * per_step; counts tok_n[k] in [0, 2^52)).
+ * The fast version (two ranks at a time where SSE2 is) gives the _ref's
+ * results bit for bit, but for the sign of a zero. */
+void wzs_rank_tokens_max2(const double *tok_a, const int64_t *tok_n, int ranks, int64_t step0,
+			  int64_t step1, double per_step, double *max0 /* OUT */,
+			  double *max1 /* OUT */);
+void wzs_rank_tokens_max2_ref(const double *tok_a, const int64_t *tok_n, int ranks,
+			      int64_t step0, int64_t step1, double per_step,
+			      double *max0 /* OUT */, double *max1 /* OUT */);
 void wzs_cut_epoch(wzs_fleet *f, int32_t rep);
 
 /* eviction.c: takes an idle session off its rank's LRU list; frees idle

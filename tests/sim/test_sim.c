@@ -8,6 +8,7 @@
 
 #include "costmodel/capacity.h"
 #include "sim/engine.h"
+#include "sim/fleet.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/speedup.h"
@@ -240,6 +241,34 @@ static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int 
 	   ending == 0 ? "stopped past an end" : ending == 1 ? "drained" : "stopped after an event",
 	   (unsigned long long)r.popped);
 	wzs_queue_free(&q);
+}
+
+/* The decode epoch's busiest-rank walk, fast against reference, on
+ * random ranks: contributions of either sign, idle ranks, odd counts. */
+static void test_rank_tokens_max2(void)
+{
+	wzs_rng g;
+	wzs_rng_seed(&g, 5, 1);
+	double a[67];
+	int64_t n[67];
+	int same = 1, cases = 0, nonzero = 0;
+	for (int round = 0; round < 20000; round++) {
+		int ranks = 1 + (int)(wzs_rng_next(&g) % 67);
+		for (int k = 0; k < ranks; k++) {
+			n[k] = (int64_t)(wzs_rng_next(&g) % 300) * (wzs_rng_next(&g) % 4 != 0);
+			a[k] = (wzs_rng_uniform(&g) - 0.3) * 4e6;
+		}
+		int64_t step0 = (int64_t)(wzs_rng_next(&g) % 200000), step1 = step0 + (int64_t)(wzs_rng_next(&g) % 5000);
+		double per_step = round % 2 ? 1.0 : 1.0 + wzs_rng_uniform(&g);
+		double f0, f1, r0, r1;
+		wzs_rank_tokens_max2(a, n, ranks, step0, step1, per_step, &f0, &f1);
+		wzs_rank_tokens_max2_ref(a, n, ranks, step0, step1, per_step, &r0, &r1);
+		same &= f0 == r0 && f1 == r1; /* == : +0 and -0 alike */
+		nonzero += r0 != 0;
+		cases++;
+	}
+	ok(same && nonzero > cases / 2, "busiest rank's tokens: the fast walk gives the reference's "
+	   "in %d random cases", cases);
 }
 
 static void test_engine_order(void)
@@ -938,6 +967,7 @@ int main(void)
 {
 	ok(!fixture_open(), "catalog has DeepSeek-V3 and H100 SXM");
 	test_engine_order();
+	test_rank_tokens_max2();
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
 	test_md1();
