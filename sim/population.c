@@ -17,7 +17,7 @@ int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
 static int64_t draw_tokens(const wzs_params *p, wzs_rng *rng, double mean)
 {
 	double v = p->length_dist == WZS_DIST_FIXED ? mean : wzs_rng_exp(rng, mean);
-	int64_t n = (int64_t)llround(v);
+	int64_t n = (int64_t)wzs_llround(v);
 	return n < 1 ? 1 : n;
 }
 

@@ -4,6 +4,7 @@
 #ifndef WZS_POPULATION_H
 #define WZS_POPULATION_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "sim/engine.h"
@@ -22,6 +23,18 @@ double wzs_pop_think(const wzs_params *p, wzs_rng *rng);
  * from the initial context by their lengths) and the turns left. */
 void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx /* IN/OUT */,
 			  int32_t *turns_left /* OUT */);
+
+/* llround(v) (halves away from zero) without the library call, for the
+ * token draws: exact where v - trunc(v) is (0 <= v < 2^52), llround
+ * elsewhere. */
+static inline long long wzs_llround(double v)
+{
+	if (v >= 0 && v < 0x1p52) {
+		double t = (double)(long long)v;
+		return (long long)t + (v - t >= 0.5);
+	}
+	return llround(v);
+}
 
 /* The first turn's delay from the start: users start out of step, at a
  * uniform phase of their think time, so the run begins near steady state. */

@@ -9,6 +9,7 @@
 #include "costmodel/capacity.h"
 #include "sim/engine.h"
 #include "sim/fleet.h"
+#include "sim/population.h"
 #include "sim/search.h"
 #include "sim/sim.h"
 #include "sim/speedup.h"
@@ -269,6 +270,27 @@ static void test_rank_tokens_max2(void)
 	}
 	ok(same && nonzero > cases / 2, "busiest rank's tokens: the fast walk gives the reference's "
 	   "in %d random cases", cases);
+}
+
+/* The token draws' rounding is llround's: halves, values just below
+ * them, integers, the edges of the fast range, and random draws. */
+static void test_llround(void)
+{
+	static const double edge[] = { 0, -0.0, 0.5, 1.5, 2.5, 0.49999999999999994, 1.4999999999999998,
+				       3, 1e15 + 0.5, 0x1p52 - 0.5, 0x1p52, 0x1p52 + 1, 0x1p60, -0.5,
+				       -2.5, -7.25 };
+	int same = 1;
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+		same &= wzs_llround(edge[i]) == llround(edge[i]);
+	wzs_rng g;
+	wzs_rng_seed(&g, 9, 2);
+	for (int i = 0; i < 200000; i++) {
+		double v = wzs_rng_exp(&g, i % 2 ? 800 : 3.5);
+		same &= wzs_llround(v) == llround(v);
+		double h = floor(v) + 0.5; /* a half */
+		same &= wzs_llround(h) == llround(h) && wzs_llround(nextafter(h, 0)) == llround(nextafter(h, 0));
+	}
+	ok(same, "token rounding is llround's on halves, edges and 200,000 draws");
 }
 
 static void test_engine_order(void)
@@ -968,6 +990,7 @@ int main(void)
 	ok(!fixture_open(), "catalog has DeepSeek-V3 and H100 SXM");
 	test_engine_order();
 	test_rank_tokens_max2();
+	test_llround();
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
 	test_md1();
