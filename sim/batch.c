@@ -88,6 +88,21 @@ static uint32_t op_hint(const wzs_rep *r)
 	return (uint32_t)(id + 1);
 }
 
+/* The session of a decode epoch's first request to finish (+ 1; 0 for
+ * none), which its end reads next: the operation's end event carries it. */
+static uint32_t op_hint_session(const wzs_rep *r)
+{
+	return r->op == OP_DECODE && r->dn > 0 ? (uint32_t)r->dheap[0].sess + 1 : 0;
+}
+
+/* A replica's operation ends at `end`: its one owned event (sim.c), so a
+ * cut epoch's new end replaces the one queued. */
+static void push_op_end(wzs_fleet *f, int32_t ri, const wzs_rep *r, double end)
+{
+	wzs_push_hinted(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, op_hint_session(r),
+			op_hint(r));
+}
+
 /* Context-parallel prefill: request q takes up to every rank's budget in
  * its aligned group of cp_ranks ranks, its new tokens split evenly over
  * them (load-balanced sharding, so each rank gets an equal share of the
@@ -169,7 +184,6 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 	r->op_count = count;
 	r->op = OP_PREFILL;
 	r->op_start = f->now;
-	r->gen++;
 	double end;
 	if (cp > 1) {
 		double rank_attn_s = 0;
@@ -185,7 +199,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		r->op_network_bound = wzs_prefill_network_bound(f->m, tokens, pairs, rank_pairs);
 		end = f->now + wzs_prefill_time(f->m, tokens, pairs, rank_pairs);
 	}
-	wzs_push_hinted(f, end, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen, op_hint(r));
+	push_op_end(f, ri, r, end);
 }
 
 void wzs_start_op(wzs_fleet *f, int32_t ri)
@@ -222,9 +236,7 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	r->op_k = k;
 	r->op = OP_DECODE;
 	r->op_start = f->now;
-	r->gen++;
-	wzs_push_hinted(f, f->now + epoch_time(r, k), PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
-			op_hint(r));
+	push_op_end(f, ri, r, f->now + epoch_time(r, k));
 }
 
 /* A prefill is waiting: end the decode epoch at the step in progress. */
@@ -246,14 +258,12 @@ void wzs_cut_epoch(wzs_fleet *f, int32_t ri)
 	if (k >= r->op_k)
 		return;
 	r->op_k = k;
-	r->gen++;
 	/* op_start + (now - op_start) can round below now. */
 	double end = r->op_start + epoch_time(r, k);
-	wzs_push_hinted(f, end > f->now ? end : f->now, PRIO_OP_END, EV_OP_END, (uint32_t)ri, r->gen,
-			op_hint(r));
+	push_op_end(f, ri, r, end > f->now ? end : f->now);
 }
 
-static void dheap_push(wzs_rep *r, int64_t step, int32_t id, wzs_fleet *f)
+static void dheap_push(wzs_rep *r, int64_t step, int32_t id, int32_t sess, wzs_fleet *f)
 {
 	if (r->dn == r->dcap) {
 		long cap = r->dcap ? r->dcap * 2 : 64;
@@ -278,6 +288,7 @@ static void dheap_push(wzs_rep *r, int64_t step, int32_t id, wzs_fleet *f)
 	}
 	r->dheap[i].step = step;
 	r->dheap[i].req = id;
+	r->dheap[i].sess = sess;
 }
 
 static int32_t dheap_pop(wzs_rep *r)
@@ -326,7 +337,7 @@ static void join_decode(wzs_fleet *f, wzs_rep *r, int32_t id)
 	q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps * f->m->tokens_per_step;
 	r->tok_a[q->rank] += q->tok_contrib;
 	r->tok_n[q->rank]++;
-	dheap_push(r, q->finish_step, id, f);
+	dheap_push(r, q->finish_step, id, q->session, f);
 }
 
 /* Disaggregated: the requests whose cache arrived during a decode step
@@ -372,10 +383,11 @@ void wzs_on_kv_arrive(wzs_fleet *f, int32_t id, uint32_t serial)
 	}
 }
 
-void wzs_on_op_end(wzs_fleet *f, int32_t ri, uint32_t gen)
+void wzs_on_op_end(wzs_fleet *f, int32_t ri)
 {
 	wzs_rep *r = REP(f, ri);
-	if (gen != r->gen || r->op == OP_IDLE)
+	/* A replaced end never comes (wzs_queue_push_owned). */
+	if (r->op == OP_IDLE)
 		return;
 	double busy = f->now - r->op_start;
 	if (r->op == OP_PREFILL) {

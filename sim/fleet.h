@@ -92,6 +92,7 @@ _Static_assert(sizeof(wzs_req) == 192 && offsetof(wzs_req, prev) == 64,
 typedef struct {
 	int64_t step;
 	int32_t req;
+	int32_t sess;                 /* the request's session, for prefetching */
 } wzs_dslot;
 
 /* A replica.  What an operation's end and an admission read comes first,
@@ -100,7 +101,6 @@ typedef struct {
 typedef struct {
 	/* line 1: the running operation and the decode batch */
 	_Alignas(64) int op;
-	uint32_t gen;
 	int32_t pf_head;              /* waiting for prefill */
 	int32_t q_head;
 	double op_start, t0, dt;
@@ -222,7 +222,7 @@ void wzs_tier_release(wzs_fleet *f, wzs_sess *s);
 void wzs_start_restore(wzs_fleet *f, wzs_rep *r, int k, int32_t req, double tokens, int from_ssd);
 
 /* Event handlers (batch.c, offload.c, eviction.c, scheduler.c). */
-void wzs_on_op_end(wzs_fleet *f, int32_t rep, uint32_t gen);
+void wzs_on_op_end(wzs_fleet *f, int32_t rep);
 void wzs_on_restore(wzs_fleet *f, int32_t req, uint32_t serial);
 void wzs_on_park(wzs_fleet *f, int32_t sess, uint32_t gen);
 void wzs_on_timeout(wzs_fleet *f, int32_t req, uint32_t serial);

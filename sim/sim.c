@@ -316,9 +316,10 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 
 /* Asks for the lines the next event's handler reads first, so that their
  * misses overlap with this event's work: a user's session and its LRU
- * link, or a replica's first two lines, its per-rank token sums and the
- * request its operation's end reads first (the push's hint, so that
- * nothing here waits on a load).  Only speed depends on it. */
+ * link, or a replica's first two lines, its per-rank token sums, the
+ * request its operation's end reads first (the push's hint) and that
+ * request's session and LRU link (the event's b), so that nothing here
+ * waits on a load.  Only speed depends on it. */
 static void prefetch_next(const wzs_fleet *f)
 {
 	const wzs_node *top = wzs_queue_top(&f->q);
@@ -338,6 +339,10 @@ static void prefetch_next(const wzs_fleet *f)
 			const char *q = (const char *)&f->reqs[top->hint - 1];
 			__builtin_prefetch(q);
 			__builtin_prefetch(q + sizeof f->reqs[0] - 1);
+		}
+		if (top->b > 0) { /* the session of the request that finishes */
+			__builtin_prefetch(&f->sess[top->b - 1]);
+			__builtin_prefetch(&f->lru[top->b - 1]);
 		}
 	}
 }
@@ -535,7 +540,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 		f.now = ev.time;
 		prefetch_next(&f);
 		switch (ev.kind) {
-		case EV_OP_END: wzs_on_op_end(&f, (int32_t)ev.a, ev.b); break;
+		case EV_OP_END: wzs_on_op_end(&f, (int32_t)ev.a); break;
 		case EV_RESTORE: wzs_on_restore(&f, (int32_t)ev.a, ev.b); break;
 		case EV_PARK: wzs_on_park(&f, (int32_t)ev.a, ev.b); break;
 		case EV_USER_TURN: population_turn(&f, (int32_t)ev.a); break;
