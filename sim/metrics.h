@@ -98,6 +98,10 @@ typedef struct {
 	/* the run */
 	double sim_time_s;
 	unsigned long long events;
+	/* of them, taken from the event queue; the others, replicas'
+	 * operation ends replaced before their time (a decode epoch cut
+	 * short), counted where the clock passed them (wzs_queue_events) */
+	unsigned long long events_popped;
 	int stopped_early;        /* 1: stopped at the first refusal (fleet search) */
 	long replicas;
 	wzs_sample *samples;      /* occupancy series; owned by the result */

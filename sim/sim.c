@@ -566,6 +566,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	out->stopped_early = f.stop == 1;
 	finish_results(&f, cfg->traffic || f.stop == 1 ? f.now : end);
 	out->events = wzs_queue_events(&f.q);
+	out->events_popped = f.q.popped;
 	if (cfg->progress)
 		cfg->progress(cfg->progress_ud, f.now, cfg->traffic ? NAN : end, out->events);
 done:

@@ -21,7 +21,8 @@ typedef struct {
 					and is replaced (the model's window); 0: none */
 	const wzt_traffic *traffic;  /* replayed to the end, then drained */
 	int stop_on_refusal;         /* end the run at the first counted refusal */
-	/* Called every 2^20 events and at the end (may be NULL). */
+	/* Called every 2^20 events taken from the queue and at the end (may
+	 * be NULL; the last call's count is the result's `events`). */
 	void (*progress)(void *ud, double sim_time, double end_time, unsigned long long events);
 	void *progress_ud;
 } wzs_run_config;
