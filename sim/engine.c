@@ -3,11 +3,13 @@
  * A 4-ary heap: half as deep as a binary one, and a node's four children
  * are two whole cache lines, so a pop touches about half the lines a
  * binary heap's does at the 10^5 events a large population keeps queued.
- * Two of them (lanes): replicas' operations, two thirds of a population's
- * events, wait in a heap of about one node per replica that stays in
- * cache, users' next turns in the large one.  With a calendar
- * (wzs_queue_calendar) the large one holds only the current bucket's
- * events; the others wait unordered until their bucket comes. */
+ * Several of them: replicas' operations, two thirds of a population's
+ * events, wait in a heap of one node per replica indexed by replica
+ * (owned events), which stays in cache and lets a cut operation's end be
+ * replaced in place; users' next turns in the large one; a few others in
+ * a small one.  With a calendar (wzs_queue_calendar) the large one holds
+ * only the current bucket's events; the others wait unordered until
+ * their bucket comes. */
 #include "sim/engine.h"
 
 #include <assert.h>
@@ -246,9 +248,10 @@ static int calendar_push(wzs_queue *q, wzs_node ev, double time)
 		return 0;
 	}
 	if (k - c->cur > c->mask) {
-		if (q->lane[WZS_HEAP_FAR].n == q->lane[WZS_HEAP_FAR].cap && grow(&q->lane[WZS_HEAP_FAR]))
+		wzs_heap *far = &q->lane[WZS_HEAP_FAR];
+		if (far->n == far->cap && grow(far))
 			return -1;
-		sift_up(&q->lane[WZS_HEAP_FAR], ev);
+		sift_up(far, ev);
 		first_offer(q, WZS_HEAP_FAR);
 		return 0;
 	}
@@ -525,7 +528,8 @@ static int first_find(const wzs_queue *q)
 	int best = FIRST_NONE;
 	for (int id = 0; id < WZS_HEAPS; id++) {
 		const wzs_heap *hp = heap_at(q, id);
-		if (hp->n && (best == FIRST_NONE || before(&hp->heap[0], &heap_at(q, best)->heap[0])))
+		if (hp->n &&
+		    (best == FIRST_NONE || before(&hp->heap[0], &heap_at(q, best)->heap[0])))
 			best = id;
 	}
 	return best;

@@ -46,11 +46,11 @@ typedef struct {
 	size_t n, cap;
 } wzs_heap;
 
-/* Lanes: events of a few sources that each keep about one event queued (a
- * replica's operation) go to their own small heap, which stays in cache,
- * instead of sifting through the large one every user's next turn waits
- * in.  A pop takes the earlier of the lanes' tops: the order is the one
- * heap's (keys are unique), whatever lane an event was pushed to. */
+/* Lanes: events of a few sources that each keep about one event queued
+ * go to their own small heap, which stays in cache, instead of sifting
+ * through the large one every user's next turn waits in.  A pop takes the
+ * earliest of the heaps' tops: the order is the one heap's (keys are
+ * unique), whatever lane an event was pushed to. */
 enum { WZS_LANE_MAIN, WZS_LANE_FEW, WZS_LANES };
 /* The queue's heaps: the lanes', the calendar's far one, the owned one. */
 enum { WZS_HEAP_FAR = WZS_LANES, WZS_HEAP_OWNED, WZS_HEAPS };
@@ -60,9 +60,9 @@ enum { WZS_HEAP_FAR = WZS_LANES, WZS_HEAP_OWNED, WZS_HEAPS };
  * lane's heap holds only the events of buckets up to `cur`; those of the
  * next nbuckets - 1 buckets wait unordered in a ring, each bucket an
  * array pushed to at its end and heapified whole when the heap empties;
- * later ones wait in the far heap (WZS_HEAP_FAR), popped from directly.  So the heap a
- * pop sifts through holds one bucket's events, not the whole population's
- * next turns, and a push is an append. */
+ * later ones wait in the far heap (WZS_HEAP_FAR), popped from directly.
+ * So the heap a pop sifts through holds one bucket's events, not the
+ * whole population's next turns, and a push is an append. */
 typedef struct {
 	wzs_heap *ring;   /* mask + 1 buckets; NULL: no calendar */
 	uint64_t mask;    /* buckets - 1 (a power of two less one) */
@@ -88,7 +88,7 @@ typedef struct {
 } wzs_key;
 
 typedef struct {
-	uint32_t *pos;        /* owner -> index in the owned heap (node.a the owner), or UINT32_MAX */
+	uint32_t *pos;        /* owner -> its index in the owned heap, or UINT32_MAX */
 	size_t nowners;
 	wzs_key *gone, *low;
 	size_t ngone, capgone, nlow, caplow;

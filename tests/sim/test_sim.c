@@ -259,7 +259,8 @@ static void test_rank_tokens_max2(void)
 			n[k] = (int64_t)(wzs_rng_next(&g) % 300) * (wzs_rng_next(&g) % 4 != 0);
 			a[k] = (wzs_rng_uniform(&g) - 0.3) * 4e6;
 		}
-		int64_t step0 = (int64_t)(wzs_rng_next(&g) % 200000), step1 = step0 + (int64_t)(wzs_rng_next(&g) % 5000);
+		int64_t step0 = (int64_t)(wzs_rng_next(&g) % 200000);
+		int64_t step1 = step0 + (int64_t)(wzs_rng_next(&g) % 5000);
 		double per_step = round % 2 ? 1.0 : 1.0 + wzs_rng_uniform(&g);
 		double f0, f1, r0, r1;
 		wzs_rank_tokens_max2(a, n, ranks, step0, step1, per_step, &f0, &f1);
@@ -288,7 +289,8 @@ static void test_llround(void)
 		double v = wzs_rng_exp(&g, i % 2 ? 800 : 3.5);
 		same &= wzs_llround(v) == llround(v);
 		double h = floor(v) + 0.5; /* a half */
-		same &= wzs_llround(h) == llround(h) && wzs_llround(nextafter(h, 0)) == llround(nextafter(h, 0));
+		double below = nextafter(h, 0);
+		same &= wzs_llround(h) == llround(h) && wzs_llround(below) == llround(below);
 	}
 	ok(same, "token rounding is llround's on halves, edges and 200,000 draws");
 }
