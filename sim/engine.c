@@ -526,11 +526,13 @@ size_t wzs_queue_waiting(wzs_queue *q)
 static int first_find(const wzs_queue *q)
 {
 	int best = FIRST_NONE;
+	const wzs_node *top = NULL;
 	for (int id = 0; id < WZS_HEAPS; id++) {
-		const wzs_heap *hp = heap_at(q, id);
-		if (hp->n &&
-		    (best == FIRST_NONE || before(&hp->heap[0], &heap_at(q, best)->heap[0])))
+		const wzs_heap *hp = &q->lane[id];
+		if (hp->n && (!top || before_flat(&hp->heap[0], top))) {
 			best = id;
+			top = &hp->heap[0];
+		}
 	}
 	return best;
 }
