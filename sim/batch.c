@@ -274,6 +274,7 @@ static void dheap_push(wzs_rep *r, int64_t step, int32_t id, int32_t sess, wzs_f
 			return;
 		}
 		r->dheap = h;
+		f->dheap_of[r - f->reps] = h;
 		r->dcap = cap;
 	}
 	long i = r->dn++;

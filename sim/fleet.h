@@ -158,6 +158,7 @@ typedef struct {
 	size_t rank_stride;           /* bytes of a replica's block there */
 	size_t rank_hot_bytes;        /* its head read by every decode epoch (tok_a, tok_n) */
 	wzs_route *route;             /* per replica */
+	wzs_dslot **dheap_of;         /* per replica: its dheap, to prefetch without reading it */
 	wzs_sess *sess;               /* line-aligned */
 	wzs_lru_link *lru;
 	wzs_sess_more *sess_more;

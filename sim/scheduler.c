@@ -40,8 +40,9 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 	f->rank_hot_bytes = (size_t)ranks * 16 < 256 ? (size_t)ranks * 16 : 256;
 	f->reps = wzs_big_calloc((size_t)n * sizeof *f->reps);
 	f->route = calloc((size_t)n, sizeof *f->route);
+	f->dheap_of = calloc((size_t)n, sizeof *f->dheap_of);
 	f->rank_mem = wzs_big_calloc((size_t)n * stride);
-	if (!f->reps || !f->route || !f->rank_mem)
+	if (!f->reps || !f->route || !f->dheap_of || !f->rank_mem)
 		return WZ_ERR_NOMEM;
 	for (long i = 0; i < n; i++) {
 		wzs_rep *r = REP(f, i);
@@ -101,8 +102,10 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 	free(f->reps);
 	free(f->rank_mem);
 	free(f->route);
+	free(f->dheap_of);
 	f->reps = NULL;
 	f->route = NULL;
+	f->dheap_of = NULL;
 	f->rank_mem = NULL;
 }
 

@@ -316,7 +316,8 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 
 /* Asks for the lines the next event's handler reads first, so that their
  * misses overlap with this event's work: a user's session and its LRU
- * link, or a replica's first two lines, its per-rank token sums, the
+ * link, or a replica's first two lines, its per-rank token sums, its
+ * decode batch's head (found in a small array, not in the replica), the
  * request its operation's end reads first (the push's hint) and that
  * request's session and LRU link (the event's b), so that nothing here
  * waits on a load.  Only speed depends on it. */
@@ -335,10 +336,13 @@ static void prefetch_next(const wzs_fleet *f)
 		const char *ranks = f->rank_mem + (size_t)top->a * f->rank_stride;
 		for (size_t at = 0; at < f->rank_hot_bytes; at += 64)
 			__builtin_prefetch(ranks + at);
-		if (top->hint > 0) {
+		if (f->dheap_of[top->a])
+			__builtin_prefetch(f->dheap_of[top->a]);
+		if (top->hint > 0) { /* all three lines: a finishing request's end reads them */
 			const char *q = (const char *)&f->reqs[top->hint - 1];
 			__builtin_prefetch(q);
-			__builtin_prefetch(q + sizeof f->reqs[0] - 1);
+			__builtin_prefetch(q + 64);
+			__builtin_prefetch(q + 128);
 		}
 		if (top->b > 0) { /* the session of the request that finishes */
 			__builtin_prefetch(&f->sess[top->b - 1]);
