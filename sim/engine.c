@@ -403,7 +403,7 @@ static int gone_add(wzs_queue *q, const wzs_node *ev)
 {
 	wzs_owned *o = &q->own;
 	wzs_key k = { ev->when, ev->tie };
-	if (q->popped && key_before(&k, &q->hi))
+	if (key_before(&k, &q->hi)) /* no real key is below hi's initial zero */
 		return key_append(&o->low, &o->nlow, &o->caplow, k);
 	if (o->ngone == o->capgone) {
 		gone_settle(o, &q->hi);
