@@ -7,6 +7,7 @@
 #include "codec/hot.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
+#include "codec/profile_internal.h"
 #include "common/wz_io.h"
 
 #include <xxhash.h>
@@ -91,7 +92,22 @@ void wzc_profile_free(wzc_profile *p)
 	free(p->latent);
 	free(p->rope);
 	free(p->pos_cap);
+	free(p->loaded);
+	free(p->layer_hash);
 	free(p);
+}
+
+int wzc_profile_has_layer(const wzc_profile *p, int l)
+{
+	return l >= 0 && l < p->L && (!p->loaded || p->loaded[l]);
+}
+
+wz_err wzc_profile_need_layer(const wzc_profile *p, int l, wz_diag *diag)
+{
+	if (wzc_profile_has_layer(p, l))
+		return WZ_OK;
+	return wz_diag_set(diag, WZ_ERR_USAGE,
+			   "layer %d of the profile was not read (only some layers were asked for)", l);
 }
 
 uint64_t wzc_profile_checksum(const void *bytes, size_t n)
@@ -105,15 +121,42 @@ static size_t part_bytes(int n)
 	return 4 * (1 + un * un + 5 * un + WZC_HIST_BINS);
 }
 
-/* The position caps after the layers' parts, from version 4. */
+/* The position caps after the layers' parts: version 4's layout (version
+ * 5 keeps each layer's cap with the layer). */
 static size_t cap_bytes(int version, int L)
 {
-	return version >= 4 ? 4 * (size_t)L : 0;
+	return version == 4 ? 4 * (size_t)L : 0;
 }
 
 static size_t pad4(size_t n)
 {
 	return (n + 3) & ~(size_t)3;
+}
+
+/* Version 5's layout (docs/wz-format.md): the directory at D, the layers
+ * from H, each of S bytes. */
+static size_t dir_at(size_t mlen)
+{
+	return HEADER_BYTES + pad4(mlen);
+}
+
+static size_t layers_at(size_t mlen, size_t L)
+{
+	return dir_at(mlen) + 8 * L;
+}
+
+static size_t layer_bytes(int R, int P)
+{
+	return part_bytes(R) + part_bytes(P) + 4;
+}
+
+/* The file's size the header implies. */
+static size_t file_bytes(int version, int L, int R, int P, size_t mlen)
+{
+	if (version >= 5)
+		return layers_at(mlen, (size_t)L) + (size_t)L * layer_bytes(R, P) + 8;
+	return HEADER_BYTES + pad4(mlen) + (size_t)L * (part_bytes(R) + part_bytes(P)) +
+	       cap_bytes(version, L) + 8;
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -176,10 +219,14 @@ static uint8_t *put_part(uint8_t *p, const wzc_part_profile *q)
 wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nbytes,
 			     wz_diag *diag)
 {
+	*bytes = NULL;
+	*nbytes = 0;
+	for (int l = 0; l < pr->L; l++)
+		if (!wzc_profile_has_layer(pr, l))
+			return wz_diag_set(diag, WZ_ERR_USAGE,
+					   "a profile read in part (layer %d not read) cannot be written", l);
 	size_t mlen = strlen(pr->model);
-	size_t total = HEADER_BYTES + pad4(mlen) +
-		       (size_t)pr->L * (part_bytes(pr->R) + part_bytes(pr->P)) +
-		       cap_bytes(pr->version, pr->L) + 8;
+	size_t total = file_bytes(pr->version, pr->L, pr->R, pr->P, mlen);
 	uint8_t *b = calloc(1, total);
 	if (!b)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (profile of %zu bytes)", total);
@@ -195,16 +242,50 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 	put64(b + 40, pr->ntokens);
 	memcpy(b + HEADER_BYTES, pr->model, mlen);
 	uint8_t *p = b + HEADER_BYTES + pad4(mlen);
-	for (int l = 0; l < pr->L; l++) {
-		p = put_part(p, &pr->latent[l]);
-		p = put_part(p, &pr->rope[l]);
+	if (pr->version >= 5) {
+		/* the layers, each with its cap; the directory of their hashes;
+		 * the trailing checksum over the header and directory */
+		size_t S = layer_bytes(pr->R, pr->P), H = layers_at(mlen, (size_t)pr->L);
+		for (int l = 0; l < pr->L; l++) {
+			uint8_t *q = b + H + (size_t)l * S;
+			q = put_part(q, &pr->latent[l]);
+			q = put_part(q, &pr->rope[l]);
+			put_floats(q, &pr->pos_cap[l], 1);
+			put64(p + 8 * (size_t)l, wzc_profile_checksum(b + H + (size_t)l * S, S));
+		}
+		put64(b + total - 8, wzc_profile_checksum(b, H));
+	} else {
+		for (int l = 0; l < pr->L; l++) {
+			p = put_part(p, &pr->latent[l]);
+			p = put_part(p, &pr->rope[l]);
+		}
+		if (pr->version >= 4)
+			p = put_floats(p, pr->pos_cap, (size_t)pr->L);
+		put64(p, wzc_profile_checksum(b, total - 8));
 	}
-	if (pr->version >= 4)
-		p = put_floats(p, pr->pos_cap, (size_t)pr->L);
-	put64(p, wzc_profile_checksum(b, total - 8));
 	*bytes = b;
 	*nbytes = total;
 	return WZ_OK;
+}
+
+void wzc_profile_reseal(uint8_t *b, size_t n)
+{
+	if (n < HEADER_BYTES + 8)
+		return;
+	uint32_t version = get32(b + 8), L = get32(b + 16), R = get32(b + 20), P = get32(b + 24);
+	uint32_t mlen = get32(b + 36);
+	if (version < 5) {
+		put64(b + n - 8, wzc_profile_checksum(b, n - 8));
+		return;
+	}
+	if (L < 1 || L > MAX_L || mlen > WZC_MODEL_MAX || R > MAX_R || P > MAX_P)
+		return;
+	size_t H = layers_at(mlen, L), S = layer_bytes((int)R, (int)P);
+	if (n < H + 8)
+		return;
+	for (uint32_t l = 0; l < L && H + (size_t)(l + 1) * S <= n - 8; l++)
+		put64(b + dir_at(mlen) + 8 * (size_t)l, wzc_profile_checksum(b + H + (size_t)l * S, S));
+	put64(b + n - 8, wzc_profile_checksum(b, H));
 }
 
 /* Every value finite (and with nonneg, none below 0; -0 is not): on the
@@ -300,25 +381,49 @@ static wz_err check_part(const wzc_part_profile *q, const char *origin, int laye
 	return WZ_OK;
 }
 
+/* Version 5: layer l's bytes at q parsed into the profile and checked
+ * (its checksum already matched): the parts, then its position cap. */
+static wz_err parse_layer(wzc_profile *p, int l, const uint8_t *q, int view, const char *origin,
+			  wz_diag *diag)
+{
+	get_part_arrays(&q, &p->latent[l], view);
+	wz_err e = check_part(&p->latent[l], origin, l, "latent", diag);
+	if (e)
+		return e;
+	get_part_arrays(&q, &p->rope[l], view);
+	if ((e = check_part(&p->rope[l], origin, l, "position", diag)))
+		return e;
+	get_floats(q, &p->pos_cap[l], 1);
+	if (!all_finite(&p->pos_cap[l], 1, 1))
+		return wz_diag_set(diag, WZ_ERR_CORRUPT,
+				   "%s: layer %d: the position cap is negative, infinite or NaN", origin, l);
+	return WZ_OK;
+}
+
 /* A profile parsed as its bytes arrive (a file read in pieces, or all at
- * once from memory): each unit (the header, then the parts in file order)
- * is hashed and checked once complete, while its bytes are still in cache.
- * The errors come as parsing the whole buffer gave them: a bad magic or
- * version at once; a checksum mismatch before anything else the bytes
- * say, so an error found in a unit waits (late) until the checksum is
- * known. */
+ * once from memory): each unit (the header, then the parts in file order;
+ * from version 5 the layers) is hashed and checked once complete, while
+ * its bytes are still in cache.  The errors come as parsing the whole
+ * buffer gave them: a bad magic or version at once; a checksum mismatch
+ * before anything else the bytes say, so an error found in a unit waits
+ * (late) until the checksum is known. */
 typedef struct {
 	const char *origin;
 	int may_view;		/* the buffer will be handed over to the profile */
 	int view;		/* the arrays point into it */
+	int head_only;		/* version 5: the header and directory alone are fed */
 	const uint8_t *b;	/* the buffer as of the last feed */
 	size_t have, n;		/* bytes in it; the size it will have */
 	XXH3_state_t *hash;
 	size_t hashed;		/* bytes [0, hashed) hashed */
 	size_t parsed;		/* the end of the units parsed */
 	int header_done;
-	uint32_t L, R, P;
-	int units;		/* parts parsed: layer units / 2, the latent part first */
+	uint32_t version, L, R, P;
+	size_t D, H, S;		/* version 5: the directory, the layers, a layer's size */
+	XXH3_state_t *lhash;	/* version 5: the layer being read */
+	size_t lhashed;		/* its bytes [parsed, lhashed) hashed */
+	int units;		/* parts parsed: layer units / 2, the latent part first;
+				 * version 5: layers */
 	int caps_done;		/* the position caps (version 4) read, or none to read */
 	wzc_profile *p;
 	wz_err early, late;
@@ -327,6 +432,8 @@ typedef struct {
 
 static void hash_to(reading *r, size_t end)
 {
+	if (r->version >= 5 && end > r->H)
+		end = r->H; /* the trailing checksum covers the header and directory */
 	if (end > r->hashed) {
 		XXH3_64bits_update(r->hash, r->b + r->hashed, end - r->hashed);
 		r->hashed = end;
@@ -365,6 +472,24 @@ static void parse_header(reading *r)
 	}
 	uint32_t flags = get32(b + 12), L = get32(b + 16), R = get32(b + 20), P = get32(b + 24);
 	uint32_t bins = get32(b + 28), qw = get32(b + 32), mlen = get32(b + 36);
+	r->version = version;
+	if (version >= 5) {
+		/* the extent of the trailing checksum, before it can be checked */
+		if (L < 1 || L > MAX_L || mlen > WZC_MODEL_MAX) {
+			r->early = wz_diag_set(&r->early_diag, WZ_ERR_CORRUPT,
+					       "%s: header out of range (L %u, model %u bytes)", origin, L,
+					       mlen);
+			return;
+		}
+		r->D = dir_at(mlen);
+		r->H = layers_at(mlen, L);
+		if (r->n < r->H + 8) {
+			r->early = wz_diag_set(&r->early_diag, WZ_ERR_CORRUPT,
+					       "%s: %zu bytes, too few for the header and directory of %u layers",
+					       origin, r->n, L);
+			return;
+		}
+	}
 	wz_diag *late = &r->late_diag;
 	if (flags != 0 || qw > 1) {
 		r->late = wz_diag_set(late, WZ_ERR_CORRUPT, "%s: reserved header bits are set", origin);
@@ -377,8 +502,7 @@ static void parse_header(reading *r)
 				      origin, L, R, P, bins, mlen);
 		return;
 	}
-	size_t want = HEADER_BYTES + pad4(mlen) + (size_t)L * (part_bytes((int)R) + part_bytes((int)P)) +
-		      cap_bytes((int)version, (int)L) + 8;
+	size_t want = file_bytes((int)version, (int)L, (int)R, (int)P, mlen);
 	if (want != r->n) {
 		r->late = wz_diag_set(late, WZ_ERR_CORRUPT, "%s: %zu bytes, the header implies %zu",
 				      origin, r->n, want);
@@ -390,14 +514,17 @@ static void parse_header(reading *r)
 					      "%s: the model name has a control character", origin);
 			return;
 		}
-	r->parsed = HEADER_BYTES + pad4(mlen);
+	r->parsed = version >= 5 ? r->H : HEADER_BYTES + pad4(mlen);
+	r->lhashed = r->parsed;
+	r->S = layer_bytes((int)R, (int)P);
 	/* the file's buffer is 64-byte aligned: the parts start 4-byte aligned */
 	r->view = r->may_view && (uintptr_t)(b + r->parsed) % 4 == 0;
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 	r->view = 0;
 #endif
-	wzc_profile *p = r->view ? alloc_shell((int)L, (int)R, (int)P)
-				 : wzc_profile_alloc((int)L, (int)R, (int)P);
+	/* read in part: the layers' arrays come later, each its own way */
+	wzc_profile *p = r->view || r->head_only ? alloc_shell((int)L, (int)R, (int)P)
+						 : wzc_profile_alloc((int)L, (int)R, (int)P);
 	if (!p) {
 		r->early = wz_diag_set(&r->early_diag, WZ_ERR_NOMEM, "out of memory");
 		return;
@@ -405,7 +532,7 @@ static void parse_header(reading *r)
 	r->L = L;
 	r->R = R;
 	r->P = P;
-	for (int l = 0; r->view && l < (int)L; l++) {
+	for (int l = 0; (r->view || r->head_only) && l < (int)L; l++) {
 		p->latent[l].n = (int)R;
 		p->rope[l].n = (int)P;
 	}
@@ -415,6 +542,32 @@ static void parse_header(reading *r)
 	p->query_weighted = (int)qw;
 	p->ntokens = get64(b + 40);
 	r->p = p;
+}
+
+/* Version 5: the layers complete in the buffer, each hashed as its
+ * pieces arrive and checked against its directory entry once whole. */
+static void feed_layers(reading *r)
+{
+	while (!r->late && r->p && !r->head_only && r->units < (int)r->L) {
+		int l = r->units;
+		size_t end = r->parsed + r->S, upto = r->have < end ? r->have : end;
+		if (upto > r->lhashed) {
+			XXH3_64bits_update(r->lhash, r->b + r->lhashed, upto - r->lhashed);
+			r->lhashed = upto;
+		}
+		if (end > r->have)
+			break;
+		if (XXH3_64bits_digest(r->lhash) != get64(r->b + r->D + 8 * (size_t)l))
+			r->late = wz_diag_set(&r->late_diag, WZ_ERR_CORRUPT,
+					      "%s: layer %d: checksum mismatch: the profile is corrupted",
+					      r->origin, l);
+		else
+			r->late = parse_layer(r->p, l, r->b + r->parsed, r->view, r->origin,
+					      &r->late_diag);
+		XXH3_64bits_reset(r->lhash);
+		r->parsed = r->lhashed = end;
+		r->units++;
+	}
 }
 
 /* The buffer now holds have of its n bytes: the same buffer each time
@@ -435,6 +588,10 @@ static void feed(void *ctx, const void *bytes, size_t have, size_t n)
 		return;
 	/* the hash first, on the piece just read */
 	hash_to(r, have < n - 8 ? have : n - 8);
+	if (r->version >= 5) {
+		feed_layers(r);
+		return;
+	}
 	while (!r->late && r->p && r->units < 2 * (int)r->L) {
 		int l = r->units / 2, latent = r->units % 2 == 0;
 		size_t end = r->parsed + part_bytes((int)(latent ? r->R : r->P));
@@ -447,7 +604,7 @@ static void feed(void *ctx, const void *bytes, size_t have, size_t n)
 		r->parsed = end;
 		r->units++;
 	}
-	/* from version 4, the position caps after the layers' parts */
+	/* version 4: the position caps after the layers' parts */
 	if (!r->late && r->p && r->units == 2 * (int)r->L && !r->caps_done &&
 	    r->parsed + cap_bytes(r->p->version, (int)r->L) <= have) {
 		r->caps_done = 1;
@@ -468,17 +625,20 @@ static wz_err reading_start(reading *r, const char *origin, int may_view, wz_dia
 	r->origin = origin;
 	r->may_view = may_view;
 	r->hash = XXH3_createState();
-	if (!r->hash || XXH3_64bits_reset(r->hash) != XXH_OK) {
+	r->lhash = XXH3_createState();
+	if (!r->hash || !r->lhash || XXH3_64bits_reset(r->hash) != XXH_OK ||
+	    XXH3_64bits_reset(r->lhash) != XXH_OK) {
 		XXH3_freeState(r->hash);
+		XXH3_freeState(r->lhash);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	return WZ_OK;
 }
 
-/* After the last feed: the profile, which takes own (the buffer, when the
- * reading may view it) with it; on an error nothing is kept and own is
- * freed. */
-static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *diag)
+/* The verdict once everything to be fed was: the early error, the
+ * checksum (trailer, the file's last 8 bytes, against what was hashed),
+ * the late error, in that order. */
+static wz_err reading_verdict(reading *r, uint64_t trailer, wz_diag *diag)
 {
 	wz_err e = WZ_OK;
 	if (!r->header_done && !r->early) /* nothing fed: an empty file */
@@ -488,7 +648,7 @@ static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *
 		e = r->early;
 		if (diag)
 			*diag = r->early_diag;
-	} else if (get64(r->b + r->n - 8) != XXH3_64bits_digest(r->hash)) {
+	} else if (trailer != XXH3_64bits_digest(r->hash)) {
 		e = wz_diag_set(diag, WZ_ERR_CORRUPT,
 				"%s: checksum mismatch: the profile is corrupted", r->origin);
 	} else if (r->late) {
@@ -497,6 +657,18 @@ static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *
 			*diag = r->late_diag;
 	}
 	XXH3_freeState(r->hash);
+	XXH3_freeState(r->lhash);
+	r->hash = r->lhash = NULL;
+	return e;
+}
+
+/* After the last feed: the profile, which takes own (the buffer, when the
+ * reading may view it) with it; on an error nothing is kept and own is
+ * freed. */
+static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *diag)
+{
+	uint64_t trailer = r->header_done && !r->early ? get64(r->b + r->n - 8) : 0;
+	wz_err e = reading_verdict(r, trailer, diag);
 	if (e) {
 		drop(r);
 		free(own);
@@ -508,7 +680,7 @@ static wz_err reading_finish(reading *r, void *own, wzc_profile **out, wz_diag *
 		free(own);
 	/* the wzx header's profile hash is this checksum: known without
 	 * serializing the profile again */
-	wzc_profile_cache_set_hash(r->p, get64(r->b + r->n - 8));
+	wzc_profile_cache_set_hash(r->p, trailer);
 	*out = r->p;
 	return WZ_OK;
 }
@@ -540,10 +712,107 @@ wz_err wzc_profile_read(const char *path, wzc_profile **out, wz_diag *diag)
 	e = wz_read_file_fed(path, (size_t)1 << 34, feed, &r, &data, &n, diag);
 	if (e) {
 		XXH3_freeState(r.hash);
+		XXH3_freeState(r.lhash);
 		drop(&r);
 		return e;
 	}
 	return reading_finish(&r, data, out, diag);
+}
+
+wz_err wzc_profile_open_head(const uint8_t *head, size_t nhead, size_t n, uint64_t trailer,
+			     const char *origin, wzc_profile **out, wz_diag *diag)
+{
+	reading r;
+	*out = NULL;
+	wz_err e = reading_start(&r, origin, 0, diag);
+	if (e)
+		return e;
+	r.head_only = 1;
+	if (nhead)
+		feed(&r, head, nhead, n);
+	if (!r.early && r.header_done && r.version < 5)
+		r.early = wz_diag_set(&r.early_diag, WZ_ERR_IO,
+				      "%s: the file changed while it was read", origin);
+	if (!r.early && r.header_done && r.hashed < r.H)
+		r.early = wz_diag_set(&r.early_diag, WZ_ERR_INTERNAL,
+				      "%s: the directory was not all given", origin);
+	if ((e = reading_verdict(&r, trailer, diag))) {
+		drop(&r);
+		return e;
+	}
+	wzc_profile *p = r.p;
+	p->loaded = calloc(r.L, 1);
+	p->layer_hash = malloc(sizeof *p->layer_hash * r.L);
+	if (!p->loaded || !p->layer_hash) {
+		wzc_profile_free(p);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (uint32_t l = 0; l < r.L; l++)
+		p->layer_hash[l] = get64(head + r.D + 8 * (size_t)l);
+	wzc_profile_cache_set_hash(p, trailer);
+	*out = p;
+	return WZ_OK;
+}
+
+size_t wzc_profile_layers_at(size_t mlen, size_t L)
+{
+	return layers_at(mlen, L);
+}
+
+size_t wzc_profile_layer_offset(const wzc_profile *p, int l)
+{
+	return layers_at(strlen(p->model), (size_t)p->L) + (size_t)l * layer_bytes(p->R, p->P);
+}
+
+size_t wzc_profile_layer_size(const wzc_profile *p)
+{
+	return layer_bytes(p->R, p->P);
+}
+
+int wzc_profile_can_view(const void *bytes)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uintptr_t)bytes % 4 == 0;
+#else
+	(void)bytes;
+	return 0;
+#endif
+}
+
+wz_err wzc_profile_load_layer(wzc_profile *p, int l, const uint8_t *bytes, int view,
+			      const char *origin, wz_diag *diag)
+{
+	if (!p->loaded || !p->layer_hash || l < 0 || l >= p->L || p->loaded[l])
+		return wz_diag_set(diag, WZ_ERR_INTERNAL, "%s: layer %d cannot be loaded", origin, l);
+	if (view && !wzc_profile_can_view(bytes))
+		return wz_diag_set(diag, WZ_ERR_INTERNAL, "%s: layer %d cannot be viewed", origin, l);
+	if (wzc_profile_checksum(bytes, layer_bytes(p->R, p->P)) != p->layer_hash[l])
+		return wz_diag_set(diag, WZ_ERR_CORRUPT,
+				   "%s: layer %d: checksum mismatch: the profile is corrupted", origin, l);
+	if (!view && (alloc_part(&p->latent[l], p->R) || alloc_part(&p->rope[l], p->P))) {
+		free_part(&p->latent[l]);
+		free_part(&p->rope[l]);
+		memset(&p->latent[l], 0, sizeof p->latent[l]);
+		memset(&p->rope[l], 0, sizeof p->rope[l]);
+		p->latent[l].n = p->R;
+		p->rope[l].n = p->P;
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	wz_err e = parse_layer(p, l, bytes, view, origin, diag);
+	if (e) {
+		if (!view) {
+			free_part(&p->latent[l]);
+			free_part(&p->rope[l]);
+		}
+		memset(&p->latent[l], 0, sizeof p->latent[l]);
+		memset(&p->rope[l], 0, sizeof p->rope[l]);
+		p->latent[l].n = p->R;
+		p->rope[l].n = p->P;
+		p->pos_cap[l] = 0;
+		return e;
+	}
+	p->loaded[l] = 1;
+	return WZ_OK;
 }
 
 wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag)

@@ -52,9 +52,7 @@ static int same_profile(const wzc_profile *a, const wzc_profile *b)
  * only the value checks can catch what was changed */
 static int write_resealed(const char *path, uint8_t *b, size_t n)
 {
-	uint64_t h = wzc_profile_checksum(b, n - 8);
-	for (int i = 0; i < 8; i++)
-		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
+	wzc_profile_reseal(b, n);
 	wz_diag d;
 	return wz_write_file_atomic(path, b, n, &d) ? -1 : 0;
 }
@@ -256,23 +254,59 @@ static void position_caps(wzc_profile *one)
 	size_t n = 0;
 	wz_diag d;
 	wzc_profile *p = NULL;
-	ok(one->version == 4 && one->pos_cap[0] > 0, "a new profile is version 4 with a position cap");
-	if (!ok(!wzc_profile_serialize(one, &b, &n, &d) && !wzc_profile_parse(b, n, "v4", &p, &d) &&
-		    same_profile(one, p),
-		"version 4: the position cap read back"))
+	ok(one->version == 5 && one->pos_cap[0] > 0, "a new profile is version 5 with a position cap");
+	/* versions 5 and 4: one layer, its cap the last float before the
+	 * checksum in both */
+	for (int v = 5; v >= 4; v--) {
+		one->version = v;
+		p = NULL;
+		if (!ok(!wzc_profile_serialize(one, &b, &n, &d) && !wzc_profile_parse(b, n, "v", &p, &d) &&
+			    same_profile(one, p),
+			"version %d: the position cap read back", v))
+			return;
+		wzc_profile_free(p);
+		p = NULL;
+		float neg = -1;
+		memcpy(b + n - 12, &neg, 4);
+		wzc_profile_reseal(b, n);
+		wz_err e = wzc_profile_parse(b, n, "v", &p, &d);
+		ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, "position cap"),
+		   "version %d: a negative position cap refused: %s", v, e ? d.msg : "(read)");
+		wzc_profile_free(p);
+		free(b);
+	}
+	/* version 4's size, for version 3's below */
+	one->version = 4;
+	if (!ok(!wzc_profile_serialize(one, &b, &n, &d), "version 4 written"))
 		return;
-	wzc_profile_free(p);
-	p = NULL;
-	float neg = -1;
-	memcpy(b + n - 12, &neg, 4);
-	uint64_t h = wzc_profile_checksum(b, n - 8);
-	for (int i = 0; i < 8; i++)
-		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
-	wz_err e = wzc_profile_parse(b, n, "v4", &p, &d);
-	ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, "position cap"), "a negative position cap refused: %s",
-	   e ? d.msg : "(read)");
-	wzc_profile_free(p);
 	free(b);
+	/* version 5 plans as version 4: the same plan of every component, on
+	 * two profiles read from the two files (nothing cached shared) */
+	int same = 1;
+	wzc_profile *pv[2] = { NULL, NULL };
+	wzc_codec *cv[2] = { NULL, NULL };
+	for (int v = 4; v <= 5; v++) {
+		wzc_format fmt;
+		uint8_t *bv;
+		size_t nv;
+		one->version = v;
+		if (wzc_profile_serialize(one, &bv, &nv, &d) || wzc_profile_parse(bv, nv, "v", &pv[v - 4], &d) ||
+		    wzc_format_parse("wz-5.44", &fmt, &d) ||
+		    wzc_codec_new(&fmt, 1, one->R, one->P, pv[v - 4], &cv[v - 4], &d))
+			same = 0;
+		else
+			free(bv);
+	}
+	const layer_plan *a4 = same ? wzc_wz_plan_layer(cv[0]->wz, 0) : NULL;
+	const layer_plan *a5 = same ? wzc_wz_plan_layer(cv[1]->wz, 0) : NULL;
+	same = a4 && a5 && pv[1]->version == 5 && a4->n == a5->n &&
+	       !memcmp(a4->nlev, a5->nlev, sizeof *a4->nlev * (size_t)a4->n) && a4->distortion == a5->distortion;
+	for (int v = 0; v < 2; v++) {
+		wzc_codec_free(cv[v]);
+		wzc_profile_free(pv[v]);
+	}
+	ok(same, "version 5 plans every component as version 4");
+	one->version = 4;
 	/* The plan keeps the position part's planned error (the floor's own
 	 * table distortions) within the cap at wz-5.44; the same profile read
 	 * as version 3 plans it far above, as before the cap. */
@@ -307,7 +341,7 @@ static void position_caps(wzc_profile *one)
 	   "version 3: no position caps written, none read");
 	wzc_profile_free(p);
 	free(b);
-	one->version = 4;
+	one->version = WZC_PROFILE_VERSION;
 }
 
 /* A profile of several of the pieces a file is read in (4 layers x
