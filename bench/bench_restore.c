@@ -81,9 +81,9 @@ static int restore_one(const char *profile_path, const uint8_t *cont, size_t n, 
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
 	int ntok = 0;
-	unsigned char want[4096] = { 0 };
+	unsigned char want[4096] = { 0 }; /* LAYERS <= 4096 */
 	want[LAYERS / 2] = 1;
-	if (how == SETUP_THIS ? wzc_profile_read_layers(profile_path, want, &p, &d)
+	if (how == SETUP_THIS ? wzc_profile_read_layers(profile_path, want, LAYERS / 2 + 1, &p, &d)
 			      : wzc_profile_read(profile_path, &p, &d))
 		goto fail;
 	if (how == SETUP_AFRESH) {

@@ -84,15 +84,12 @@ int wz_codec_unpack(int argc, char **argv)
 		return wz_cli_usage(CMD, "--layer and --block go together");
 	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
 	wz_diag diag;
-	wzc_profile *prof;
-	if (wzc_profile_read(profile, &prof, &diag))
-		return wz_cli_fail(CMD, &diag);
 	wzc_wzx_unpack_result res;
-	wz_err e = wzc_wzx_unpack_file(in, prof, kind, layer, block, nthreads, out, &res, &diag);
+	/* one block: its layer alone read from the profile */
+	wz_err e = wzc_wzx_unpack_path(in, profile, kind, layer, block, nthreads, out, &res, &diag);
 	if (!e)
 		printf("%s: %d layer%s x %ld tokens as %s, %zu bytes (%d thread%s)\n", out, res.layers,
 		       res.layers == 1 ? "" : "s", res.tokens / res.layers, to, res.bytes, nthreads,
 		       nthreads == 1 ? "" : "s");
-	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

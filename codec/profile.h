@@ -95,16 +95,16 @@ wz_err wzc_profile_serialize(const wzc_profile *p, uint8_t **bytes /* OUT */, si
 wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin,
 			 wzc_profile **out /* OUT */, wz_diag *diag);
 wz_err wzc_profile_read(const char *path, wzc_profile **out /* OUT */, wz_diag *diag);
-/* Reads the header and only the layers l with want[l] != 0 (want NULL:
- * every layer, as wzc_profile_read).  From version 5 the file is read with
+/* Reads the header and only the layers l < nwant with want[l] != 0 (want
+ * NULL: every layer, as wzc_profile_read).  From version 5 the file is read with
  * pread, the header, directory and trailing checksum first, then each
  * wanted layer, checked against its directory entry; the others are
  * neither read nor checked and are marked not loaded.  A profile of
  * versions 1 to 4 has one checksum over the whole file: it is read whole
  * and holds every layer.  The profile's hash (wzc_profile_hash) is known
  * either way.  The caller frees the result with wzc_profile_free. */
-wz_err wzc_profile_read_layers(const char *path, const unsigned char *want /* [L] or NULL */,
-			       wzc_profile **out /* OUT */, wz_diag *diag);
+wz_err wzc_profile_read_layers(const char *path, const unsigned char *want /* [nwant] or NULL */,
+			       int nwant, wzc_profile **out /* OUT */, wz_diag *diag);
 /* 1 when layer l's arrays are there (read, or made in memory). */
 int wzc_profile_has_layer(const wzc_profile *p, int l);
 /* WZ_OK when layer l is there; WZ_ERR_USAGE naming the layer otherwise,

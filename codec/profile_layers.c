@@ -57,8 +57,8 @@ static wz_err open_head(int fd, const char *path, uint64_t n, int *whole, wzc_pr
 	return e;
 }
 
-wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, wzc_profile **out,
-			       wz_diag *diag)
+wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, int nwant,
+			       wzc_profile **out, wz_diag *diag)
 {
 	*out = NULL;
 	if (!want)
@@ -80,7 +80,7 @@ wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, wzc_
 	 * arrays point into it */
 	size_t S = p ? wzc_profile_layer_size(p) : 0, count = 0;
 	for (int l = 0; !e && l < p->L; l++)
-		count += want[l] != 0;
+		count += l < nwant && want[l];
 	uint8_t *buf = NULL;
 	if (!e && count && posix_memalign((void **)&buf, 64, count * S))
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
@@ -89,7 +89,7 @@ wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, wzc_
 		p->backing = buf;
 	size_t at = 0;
 	for (int l = 0; !e && l < p->L; l++) {
-		if (!want[l])
+		if (l >= nwant || !want[l])
 			continue;
 		e = wz_read_at(fd, path, wzc_profile_layer_offset(p, l), S, buf + at, diag);
 		if (!e)

@@ -483,7 +483,7 @@ static void version5(void)
 	uint64_t hw = 0, hp = 1;
 	ok(!wzc_profile_read(path, &whole, &d) && same_profile(whole, p) && !whole->loaded,
 	   "read whole: the same values, every layer there");
-	ok(!wzc_profile_read_layers(path, layers_of(0xa, L), &part, &d), "layers 1 and 3 read alone%s%s",
+	ok(!wzc_profile_read_layers(path, layers_of(0xa, L), L, &part, &d), "layers 1 and 3 read alone%s%s",
 	   part ? "" : ": ", part ? "" : d.msg);
 	if (whole && part) {
 		int same = 1;
@@ -561,7 +561,7 @@ static void version5(void)
 		int each = 1;
 		for (int l = 0; l < L; l++) {
 			q = NULL;
-			e = wzc_profile_read_layers(path, layers_of(1u << l, L), &q, &d);
+			e = wzc_profile_read_layers(path, layers_of(1u << l, L), L, &q, &d);
 			int should = flip[k].layer < 0 || flip[k].layer == l;
 			char named[32];
 			snprintf(named, sizeof named, "layer %d: checksum", l);
@@ -588,12 +588,12 @@ static void version5(void)
 		   e ? d.msg : "(read)");
 		wzc_profile_free(q);
 		q = NULL;
-		e = wzc_profile_read_layers(path, layers_of(0x4, L), &q, &d);
+		e = wzc_profile_read_layers(path, layers_of(0x4, L), L, &q, &d);
 		ok(e == WZ_ERR_CORRUPT && !q && strstr(d.msg, "layer 2, position part"), "read with layer 2: %s",
 		   e ? d.msg : "(read)");
 		wzc_profile_free(q);
 		q = NULL;
-		ok(!wzc_profile_read_layers(path, layers_of(0xb, L), &q, &d) && q, "read without layer 2: fine");
+		ok(!wzc_profile_read_layers(path, layers_of(0xb, L), L, &q, &d) && q, "read without layer 2: fine");
 		wzc_profile_free(q);
 		free(c);
 	}
@@ -610,7 +610,7 @@ static void version5(void)
 		refused &= wzc_profile_read(path, &q, &d) != WZ_OK && !q;
 		wzc_profile_free(q);
 		q = NULL;
-		refused &= wzc_profile_read_layers(path, layers_of(0x1, L), &q, &d) != WZ_OK && !q;
+		refused &= wzc_profile_read_layers(path, layers_of(0x1, L), L, &q, &d) != WZ_OK && !q;
 		wzc_profile_free(q);
 	}
 	ok(refused, "truncated to any of %zu sizes: refused, read whole and in part (%s)", sizeof cut / sizeof *cut, d.msg);
@@ -623,7 +623,7 @@ static void version5(void)
 		wzc_profile *q = NULL;
 		p->version = v;
 		old &= !wzc_profile_serialize(p, &bv, &nv, &d) && !write_file(path, bv, nv) &&
-		       !wzc_profile_read_layers(path, layers_of(0x2, L), &q, &d) && q && q->version == v && !q->loaded;
+		       !wzc_profile_read_layers(path, layers_of(0x2, L), L, &q, &d) && q && q->version == v && !q->loaded;
 		if (q) {
 			q->version = 5;
 			old &= same_profile(q, p5) || v < 4; /* versions 1 to 3 have no caps */
