@@ -790,13 +790,13 @@ int main(int argc, char **argv)
 			t[how][r] = bench_thread_cpu_s() - t0;
 		}
 	printf("%-72s %10s\n", "", "ms");
-	printf("%-72s %10.1f\n", "this build (version 5: the block's layer alone read and built, tables cached)",
+	printf("%-72s %10.1f\n", "this build (v5: the block's layer alone read and built, tables cached)",
 	       1e3 * bench_median(t[SETUP_THIS], RUNS));
-	printf("%-72s %10.1f\n", "reference: version 4 profile, read whole (the block's layer alone built)",
+	printf("%-72s %10.1f\n", "reference: v4 profile, read whole (the block's layer alone built)",
 	       1e3 * bench_median(t[SETUP_V4_WHOLE], RUNS));
-	printf("%-72s %10.1f\n", "reference: version 4 read whole, every table computed afresh",
+	printf("%-72s %10.1f\n", "reference: v4 read whole, every table computed afresh",
 	       1e3 * bench_median(t[SETUP_AFRESH], RUNS));
-	printf("%-72s %10.1f\n", "reference: version 4 read whole, every layer planned and built on opening",
+	printf("%-72s %10.1f\n", "reference: v4 read whole, every layer planned and built on opening",
 	       1e3 * bench_median(t[SETUP_ALL_LAYERS], RUNS));
 	rate("setup_one_block_ms", 1e3 * bench_median(t[SETUP_THIS], RUNS), "ms",
 	     "open the profile (layers: the header line) and a container, restore one block");
