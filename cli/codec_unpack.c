@@ -25,8 +25,9 @@ static void help_unpack(void)
 	       "the transformed domain attention reads ([L][T][R + P] little-endian float32,\n"
 	       "--to transformed) or the decoded values ([L][T][R + P] little-endian bf16,\n"
 	       "latent first).  --layer and --block read one block of 64 tokens through the\n"
-	       "index, and of a version 5 profile that layer alone.  Blocks are restored on N threads (default: every core); the output\n"
-	       "is the same for any N.  A damaged or foreign container exits with status 2.\n");
+	       "index, and of a version 5 profile that layer alone.  Blocks are restored on\n"
+	       "N threads (default: every core); the output is the same for any N.  A\n"
+	       "damaged or foreign container exits with status 2.\n");
 }
 
 int wz_codec_unpack(int argc, char **argv)
