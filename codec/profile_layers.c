@@ -10,19 +10,6 @@
 #include "codec/profile_internal.h"
 #include "common/wz_io.h"
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* The header and directory from fd (n bytes): the first bytes say how
  * many to read; 1 in *whole when the file is of a version read whole. */
 static wz_err open_head(int fd, const char *path, uint64_t n, int *whole, wzc_profile **out,
@@ -40,7 +27,7 @@ static wz_err open_head(int fd, const char *path, uint64_t n, int *whole, wzc_pr
 	}
 	/* out of range, the head alone: the parser names what is wrong */
 	uint32_t L = get32(first + 16), mlen = get32(first + 36);
-	size_t H = L <= 4096 && mlen <= WZC_MODEL_MAX ? wzc_profile_layers_at(mlen, L) : 0;
+	size_t H = L <= WZC_PROF_MAX_L && mlen <= WZC_MODEL_MAX ? layers_at(mlen, L) : 0;
 	size_t nhead = H > nfirst && H <= n ? H : nfirst;
 	uint8_t *head = nhead > nfirst ? malloc(nhead) : first;
 	uint8_t trailer[8] = { 0 };
