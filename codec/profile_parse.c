@@ -273,7 +273,7 @@ static void parse_header(reading *r)
  * pieces arrive and checked against its directory entry once whole. */
 static void feed_layers(reading *r)
 {
-	while (!r->late && r->p && !r->head_only && r->units < (int)r->L) {
+	while (!r->late && r->p && r->units < (int)r->L) {
 		int l = r->units;
 		size_t end = r->parsed + r->S, upto = r->have < end ? r->have : end;
 		if (upto > r->lhashed) {
@@ -313,6 +313,8 @@ static void feed(void *ctx, const void *bytes, size_t have, size_t n)
 		return;
 	/* the hash first, on the piece just read */
 	hash_to(r, have < n - 8 ? have : n - 8);
+	if (r->head_only) /* the layers come apart (wzc_profile_load_layer) */
+		return;
 	if (r->version >= 5) {
 		feed_layers(r);
 		return;
