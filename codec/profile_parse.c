@@ -129,7 +129,7 @@ static wz_err parse_layer(wzc_profile *p, int l, const uint8_t *q, int view, con
  * once from memory): each unit (the header, then the parts in file order;
  * from version 5 the layers) is hashed and checked once complete, while
  * its bytes are still in cache.  The errors come as parsing the whole
- * buffer gave them: a bad wzc_profile_magic or version at once; a checksum mismatch
+ * buffer gave them: a bad magic or version at once; a checksum mismatch
  * before anything else the bytes say, so an error found in a unit waits
  * (late) until the checksum is known. */
 typedef struct {
@@ -185,7 +185,7 @@ static void parse_header(reading *r)
 	r->header_done = 1;
 	if (r->n < WZC_PROF_HEADER + 8 || memcmp(b, wzc_profile_magic, 8) != 0) {
 		r->early = wz_diag_set(&r->early_diag, WZ_ERR_INPUT,
-				       "%s: not a wz profile (bad wzc_profile_magic or too short)", origin);
+				       "%s: not a wz profile (bad magic or too short)", origin);
 		return;
 	}
 	uint32_t version = get32(b + 8);
@@ -370,7 +370,7 @@ static wz_err reading_verdict(reading *r, uint64_t trailer, wz_diag *diag)
 	wz_err e = WZ_OK;
 	if (!r->header_done && !r->early) /* nothing fed: an empty file */
 		r->early = wz_diag_set(&r->early_diag, WZ_ERR_INPUT,
-				       "%s: not a wz profile (bad wzc_profile_magic or too short)", r->origin);
+				       "%s: not a wz profile (bad magic or too short)", r->origin);
 	if (r->early) {
 		e = r->early;
 		if (diag)
