@@ -59,24 +59,24 @@ wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, int 
 		return e;
 	wzc_profile *p = NULL;
 	e = open_head(fd, path, n, &whole, &p, diag);
-	if (!e && whole) {
+	if (e || whole) {
 		close(fd);
-		return wzc_profile_read(path, out, diag);
+		return e ? e : wzc_profile_read(path, out, diag);
 	}
 	/* the wanted layers into one buffer: the profile's backing when its
 	 * arrays point into it */
-	size_t S = p ? wzc_profile_layer_size(p) : 0, count = 0;
-	for (int l = 0; !e && l < p->L; l++)
-		count += l < nwant && want[l];
+	size_t S = wzc_profile_layer_size(p), count = 0;
+	for (int l = 0; l < p->L && l < nwant; l++)
+		count += want[l] != 0;
 	uint8_t *buf = NULL;
-	if (!e && count && posix_memalign((void **)&buf, 64, count * S))
+	if (count && posix_memalign((void **)&buf, 64, count * S))
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
 	int view = buf && wzc_profile_can_view(buf);
 	if (view)
 		p->backing = buf;
 	size_t at = 0;
-	for (int l = 0; !e && l < p->L; l++) {
-		if (l >= nwant || !want[l])
+	for (int l = 0; !e && l < p->L && l < nwant; l++) {
+		if (!want[l])
 			continue;
 		e = wz_read_at(fd, path, wzc_profile_layer_offset(p, l), S, buf + at, diag);
 		if (!e)
@@ -85,7 +85,7 @@ wz_err wzc_profile_read_layers(const char *path, const unsigned char *want, int 
 	}
 	close(fd);
 	if (!view)
-		free(buf);
+		free(buf); /* the layers' arrays are copies */
 	if (e) {
 		wzc_profile_free(p);
 		return e;

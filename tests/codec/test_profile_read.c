@@ -167,7 +167,7 @@ static void layers_on_first_use(void)
 	wzc_prepare_opts_default(&po);
 	po.position_cap = 1;
 	if (!ok(!wzc_prepare(&cp, 1, &po, &one, &d) && (pa = wzc_profile_alloc(L, one->R, one->P)),
-		"a profile of one layer prepared%s%s", one ? "" : ": ", one ? "" : d.msg))
+		"a profile of one layer prepared"))
 		return;
 	memcpy(pa->model, one->model, sizeof pa->model);
 	pa->ntokens = one->ntokens;
