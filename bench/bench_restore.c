@@ -1,10 +1,11 @@
 /* Restoring parked sessions from wzx on the CPU: the set-up of opening a
  * DeepSeek-V3-shaped profile (61 layers x (512 + 64)) and a container and
- * restoring one block, as this build does it (the profile read into one
- * buffer, the block's layer alone planned and built, tables cached) beside
- * the same work with every table computed afresh and with every layer
- * planned and built on opening (the references, measured in the same
- * run); decode throughput per core (versions 1 to 4) beside
+ * restoring one block, as this build does it (a version 5 profile, its
+ * header and the block's layer alone read and checked, that layer alone
+ * planned and built, tables cached) beside the same work on a version 4
+ * profile read whole, and that with every table computed afresh and with
+ * every layer planned and built on opening (the references, measured in
+ * the same run); decode throughput per core (versions 1 to 4) beside
  * zstd -3 on fp8-mix's bytes of the same tokens; the restore over threads.
  * Medians of several runs.  Synthetic mla-b statistics, labelled so: one
  * prepared layer repeated in every layer. */
@@ -61,10 +62,13 @@ static wzc_window view(const wzt_cache_trace *t, const char *split, int L, float
 			     .rope = *rope, .positions = t->positions, .split = split };
 }
 
-/* How restore_one works: as this build does; with the profile's cache
- * dropped first (every table computed afresh); with every layer planned
- * and built on opening (as the build before per-layer building did). */
-enum { SETUP_THIS, SETUP_AFRESH, SETUP_ALL_LAYERS, NSETUP };
+/* How restore_one works: as this build does (a version 5 profile, the
+ * block's layer alone read and checked); a version 4 profile read whole
+ * (as the build before version 5 did); that, with the profile's cache
+ * dropped first (every table computed afresh); that, with every layer
+ * planned and built on opening (as the build before per-layer building
+ * did). */
+enum { SETUP_THIS, SETUP_V4_WHOLE, SETUP_AFRESH, SETUP_ALL_LAYERS, NSETUP };
 
 /* Reads the profile file, opens the container, makes its coder and
  * restores one block: what a server does to bring back one block of a
@@ -77,7 +81,10 @@ static int restore_one(const char *profile_path, const uint8_t *cont, size_t n, 
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
 	int ntok = 0;
-	if (wzc_profile_read(profile_path, &p, &d))
+	unsigned char want[4096] = { 0 }; /* LAYERS <= 4096 */
+	want[LAYERS / 2] = 1;
+	if (how == SETUP_THIS ? wzc_profile_read_layers(profile_path, want, LAYERS / 2 + 1, &p, &d)
+			      : wzc_profile_read(profile_path, &p, &d))
 		goto fail;
 	if (how == SETUP_AFRESH) {
 		wzc_profile_cache_free(p->cache);
@@ -672,14 +679,40 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 	return 0;
 }
 
-/* The profile file, removed however the benchmark ends. */
-static char path[] = "bench-restore-XXXXXX";
-static int have_path;
+/* The profile files (version 5, and the same profile as version 4),
+ * removed however the benchmark ends. */
+static char path[] = "bench-restore-XXXXXX", path4[] = "bench-restore4-XXXXXX";
+static int have_path, have_path4;
 
 static void remove_profile(void)
 {
 	if (have_path)
 		unlink(path);
+	if (have_path4)
+		unlink(path4);
+	have_path = have_path4 = 0;
+}
+
+/* The records in a container for the profile written to at as version. */
+static int write_container(const wzc_profile *one, const wzc_format *fmt, int version, const char *at,
+			   const uint8_t *rec, uint8_t *cont, size_t cap, size_t *n)
+{
+	wz_diag d;
+	wzc_profile *p = bench_repeat_profile(one, LAYERS);
+	wzc_codec *codec = NULL;
+	wzc_wzx *x = NULL;
+	int bad = !p;
+	if (p)
+		p->version = version;
+	if (bad || wzc_profile_write(at, p, &d) || wzc_codec_new(fmt, LAYERS, p->R, p->P, p, &codec, &d) ||
+	    wzc_wzx_of_codec(codec, &x, &d) || wzc_wzx_write(x, TOKENS, rec, cont, cap, n, NULL, &d)) {
+		fprintf(stderr, "bench_restore: %s\n", bad ? "out of memory" : d.msg);
+		bad = 1;
+	}
+	wzc_wzx_free(x);
+	wzc_codec_free(codec);
+	wzc_profile_free(p);
+	return bad ? -1 : 0;
 }
 
 /* With an argument, the rates go to that file too (docs/restore.md). */
@@ -706,15 +739,17 @@ int main(int argc, char **argv)
 	const wzc_window *cp = &cw;
 	wzc_profile *one = NULL, *prof = NULL;
 	wz_diag d;
-	int fd = mkstemp(path);
+	int fd = mkstemp(path), fd4 = mkstemp(path4);
 	have_path = fd >= 0;
+	have_path4 = fd4 >= 0;
 	atexit(remove_profile);
-	if (fd < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = bench_repeat_profile(one, LAYERS)) ||
-	    wzc_profile_write(path, prof, &d)) {
-		fprintf(stderr, "bench_restore: %s\n", fd < 0 ? "no temporary file" : d.msg);
+	if (fd < 0 || fd4 < 0 || wzc_prepare(&cp, 1, NULL, &one, &d) ||
+	    !(prof = bench_repeat_profile(one, LAYERS))) {
+		fprintf(stderr, "bench_restore: %s\n", fd < 0 || fd4 < 0 ? "no temporary file" : d.msg);
 		return 1;
 	}
 	close(fd);
+	close(fd4);
 	wzc_format fmt;
 	wzc_codec *codec;
 	uint8_t *cont = NULL, *rec = NULL;
@@ -731,16 +766,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_restore: %s\n", d.msg);
 		return 1;
 	}
-	wzc_wzx *x;
-	size_t B = wzc_codec_record_bytes(codec);
+	/* the same records in two containers: for the profile as version 5
+	 * and as version 4 (each records its profile's hash) */
+	size_t B = wzc_codec_record_bytes(codec), n4 = 0;
 	size_t cap = wzc_wzx_bound(LAYERS, TOKENS, tw.R, tw.P, B, strlen(prof->model));
+	uint8_t *cont4 = malloc(cap);
 	cont = malloc(cap);
-	if (!cont || wzc_wzx_of_codec(codec, &x, &d) ||
-	    wzc_wzx_write(x, TOKENS, rec, cont, cap, &n, NULL, &d)) {
-		fprintf(stderr, "bench_restore: %s\n", d.msg);
+	if (!cont || !cont4 || write_container(one, &fmt, WZC_PROFILE_VERSION, path, rec, cont, cap, &n) ||
+	    write_container(one, &fmt, 4, path4, rec, cont4, cap, &n4))
 		return 1;
-	}
-	wzc_wzx_free(x);
 	printf("wzx restore set-up, synthetic mla-b (one layer repeated), %d layers x (%d + %d),\n"
 	       "grid of wz-5.44 (%zu B), "
 	       "thread CPU time, median of %d runs: read the profile file, open the container, make its\n"
@@ -750,26 +784,31 @@ int main(int argc, char **argv)
 	for (int r = 0; r < RUNS; r++)
 		for (int how = 0; how < NSETUP; how++) {
 			double t0 = bench_thread_cpu_s();
-			if (restore_one(path, cont, n, how, rec) != 64)
+			int v5 = how == SETUP_THIS;
+			if (restore_one(v5 ? path : path4, v5 ? cont : cont4, v5 ? n : n4, how, rec) != 64)
 				return 1;
 			t[how][r] = bench_thread_cpu_s() - t0;
 		}
-	printf("%-60s %10s\n", "", "ms");
-	printf("%-60s %10.1f\n", "this build (the block's layer alone built, tables cached)",
+	printf("%-72s %10s\n", "", "ms");
+	printf("%-72s %10.1f\n", "this build (v5: the block's layer alone read and built, tables cached)",
 	       1e3 * bench_median(t[SETUP_THIS], RUNS));
-	printf("%-60s %10.1f\n", "reference: every table computed afresh",
+	printf("%-72s %10.1f\n", "reference: v4 profile, read whole (the block's layer alone built)",
+	       1e3 * bench_median(t[SETUP_V4_WHOLE], RUNS));
+	printf("%-72s %10.1f\n", "reference: v4 read whole, every table computed afresh",
 	       1e3 * bench_median(t[SETUP_AFRESH], RUNS));
-	printf("%-60s %10.1f\n", "reference: every layer planned and built on opening",
+	printf("%-72s %10.1f\n", "reference: v4 read whole, every layer planned and built on opening",
 	       1e3 * bench_median(t[SETUP_ALL_LAYERS], RUNS));
 	rate("setup_one_block_ms", 1e3 * bench_median(t[SETUP_THIS], RUNS), "ms",
 	     "open the profile (layers: the header line) and a container, restore one block");
+	rate("setup_one_block_v4_whole_ms", 1e3 * bench_median(t[SETUP_V4_WHOLE], RUNS), "ms",
+	     "the same with a version 4 profile, read whole (the reference)");
 	remove_profile();
-	have_path = 0;
 	if (speed(one, &fmt)) {
 		fprintf(stderr, "bench_restore: the throughput runs failed\n");
 		return 1;
 	}
 	free(cont);
+	free(cont4);
 	free(rec);
 	wzc_codec_free(codec);
 	wzc_profile_free(prof);

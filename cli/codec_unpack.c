@@ -12,7 +12,6 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "codec/profile.h"
 #include "codec/wzx_files.h"
 
 static void help_unpack(void)
@@ -26,8 +25,9 @@ static void help_unpack(void)
 	       "the transformed domain attention reads ([L][T][R + P] little-endian float32,\n"
 	       "--to transformed) or the decoded values ([L][T][R + P] little-endian bf16,\n"
 	       "latent first).  --layer and --block read one block of 64 tokens through the\n"
-	       "index.  Blocks are restored on N threads (default: every core); the output\n"
-	       "is the same for any N.  A damaged or foreign container exits with status 2.\n");
+	       "index, and of a version 5 profile that layer alone.  Blocks are restored on\n"
+	       "N threads (default: every core); the output is the same for any N.  A\n"
+	       "damaged or foreign container exits with status 2.\n");
 }
 
 int wz_codec_unpack(int argc, char **argv)
@@ -84,15 +84,12 @@ int wz_codec_unpack(int argc, char **argv)
 		return wz_cli_usage(CMD, "--layer and --block go together");
 	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
 	wz_diag diag;
-	wzc_profile *prof;
-	if (wzc_profile_read(profile, &prof, &diag))
-		return wz_cli_fail(CMD, &diag);
 	wzc_wzx_unpack_result res;
-	wz_err e = wzc_wzx_unpack_file(in, prof, kind, layer, block, nthreads, out, &res, &diag);
+	/* one block: its layer alone read from the profile */
+	wz_err e = wzc_wzx_unpack_path(in, profile, kind, layer, block, nthreads, out, &res, &diag);
 	if (!e)
 		printf("%s: %d layer%s x %ld tokens as %s, %zu bytes (%d thread%s)\n", out, res.layers,
 		       res.layers == 1 ? "" : "s", res.tokens / res.layers, to, res.bytes, nthreads,
 		       nthreads == 1 ? "" : "s");
-	wzc_profile_free(prof);
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

@@ -35,11 +35,14 @@ typedef struct {
  * values; version 2 companding stays within the histogram's support;
  * version 3 also tries the whole-bit budgets above the planner's rounds;
  * version 4 adds a position cap per layer, which the plan keeps the
- * position part's error within. */
-#define WZC_PROFILE_VERSION 4
+ * position part's error within; version 5 changes only the file (a
+ * checksum per layer, so that a reader reads only the layers it uses) and
+ * plans exactly as version 4: a rule "from version N" holds for every
+ * later version. */
+#define WZC_PROFILE_VERSION 5
 
 struct wzc_profile {
-	int version;        /* 1 to 4, as read; new profiles get WZC_PROFILE_VERSION */
+	int version;        /* 1 to 5, as read; new profiles get WZC_PROFILE_VERSION */
 	char model[WZC_MODEL_MAX + 1];
 	int L, R, P;
 	int query_weighted; /* 1 when the weights come from calibration queries */
@@ -58,6 +61,13 @@ struct wzc_profile {
 	 * with wzc_profile_read on a little-endian host: no copy), or NULL when
 	 * each array is its own allocation */
 	void *backing;
+	/* [L] 1 for each layer read, 0 for one left unread (its arrays NULL,
+	 * never to be used: wzc_profile_need_layer); NULL when every layer is
+	 * there (every profile but one from wzc_profile_read_layers) */
+	unsigned char *loaded;
+	/* [L] version 5 as read: each layer's checksum from the file's
+	 * directory; NULL otherwise */
+	uint64_t *layer_hash;
 };
 
 typedef struct {
@@ -85,6 +95,21 @@ wz_err wzc_profile_serialize(const wzc_profile *p, uint8_t **bytes /* OUT */, si
 wz_err wzc_profile_parse(const void *bytes, size_t n, const char *origin,
 			 wzc_profile **out /* OUT */, wz_diag *diag);
 wz_err wzc_profile_read(const char *path, wzc_profile **out /* OUT */, wz_diag *diag);
+/* Reads the header and only the layers l < nwant with want[l] != 0 (want
+ * NULL: every layer, as wzc_profile_read).  From version 5 the file is read with
+ * pread, the header, directory and trailing checksum first, then each
+ * wanted layer, checked against its directory entry; the others are
+ * neither read nor checked and are marked not loaded.  A profile of
+ * versions 1 to 4 has one checksum over the whole file: it is read whole
+ * and holds every layer.  The profile's hash (wzc_profile_hash) is known
+ * either way.  The caller frees the result with wzc_profile_free. */
+wz_err wzc_profile_read_layers(const char *path, const unsigned char *want /* [nwant] or NULL */,
+			       int nwant, wzc_profile **out /* OUT */, wz_diag *diag);
+/* 1 when layer l's arrays are there (read, or made in memory). */
+int wzc_profile_has_layer(const wzc_profile *p, int l);
+/* WZ_OK when layer l is there; WZ_ERR_USAGE naming the layer otherwise,
+ * for whatever is about to use its arrays. */
+wz_err wzc_profile_need_layer(const wzc_profile *p, int l, wz_diag *diag);
 wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag);
 void wzc_profile_free(wzc_profile *p);
 
@@ -97,5 +122,11 @@ wz_err wzc_profile_check_window(const wzc_profile *p, const wzc_window *w, wz_di
 
 /* XXH3-64 of the bytes the checksum covers, exposed for the fuzz target. */
 uint64_t wzc_profile_checksum(const void *bytes, size_t n);
+/* The file's checksums made right again for its bytes, as if written so:
+ * the trailing checksum, and from version 5 (when the header's L, R, P
+ * and name length give a layout that fits n) each layer's directory entry
+ * first.  For the fuzz targets and tests, which damage values and want
+ * the value checks, not the checksums, to find it. */
+void wzc_profile_reseal(uint8_t *bytes, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * profile is freed, so readers hold no lock while using it. */
 #include "codec/profile_cache.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,8 +79,11 @@ static part_cache *part_of(const wzc_profile *p, int l, int part)
 	return &c->parts[2 * l + part];
 }
 
+/* The tables come from a layer's plan, which refuses a layer not read
+ * (wzc_wz_plan_layer_get): here it is always there. */
 static const float *hist_of(const wzc_profile *p, int l, int part)
 {
+	assert(wzc_profile_has_layer(p, l));
 	return part ? p->rope[l].hist : p->latent[l].hist;
 }
 

@@ -633,6 +633,10 @@ wz_err wzc_wz_plan_layer_get(const wzc_wz_plan *cplan, int l, const layer_plan *
 	*out = NULL;
 	if (l < 0 || l >= plan->L)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d of %d", l, plan->L);
+	/* a profile read in part: a layer not read is never planned */
+	wz_err need = wzc_profile_need_layer(plan->profile, l, diag);
+	if (need)
+		return need;
 	layer_plan *lp = &plan->layers[l];
 	if (__atomic_load_n(&plan->ready[l], __ATOMIC_ACQUIRE)) {
 		*out = lp;

@@ -181,3 +181,24 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 		close(src.fd);
 	return e;
 }
+
+wz_err wzc_wzx_unpack_path(const char *in, const char *profile_path, wzc_restore_kind kind,
+			   long layer, long block, int nthreads, const char *out,
+			   wzc_wzx_unpack_result *res, wz_diag *diag)
+{
+	if ((layer < 0) != (block < 0))
+		return wz_diag_set(diag, WZ_ERR_USAGE, "a layer and a block go together");
+	if (layer > 4095)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "%s: no layer %ld", in, layer);
+	unsigned char want[4096] = { 0 };
+	wzc_profile *prof;
+	if (layer >= 0)
+		want[layer] = 1;
+	wz_err e = wzc_profile_read_layers(profile_path, layer >= 0 ? want : NULL, (int)layer + 1, &prof,
+					   diag);
+	if (e)
+		return e;
+	e = wzc_wzx_unpack_file(in, prof, kind, layer, block, nthreads, out, res, diag);
+	wzc_profile_free(prof);
+	return e;
+}

@@ -42,4 +42,12 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 			   long layer, long block, int nthreads, const char *out,
 			   wzc_wzx_unpack_result *res /* OUT, may be NULL */, wz_diag *diag);
 
+/* wzc_wzx_unpack_file with the profile read from profile_path first, only
+ * the layers the restore uses: one block's layer alone, or every layer
+ * (wzc_profile_read_layers; a version 5 profile is then read and checked
+ * one layer, not the whole file). */
+wz_err wzc_wzx_unpack_path(const char *in, const char *profile_path, wzc_restore_kind kind,
+			   long layer, long block, int nthreads, const char *out,
+			   wzc_wzx_unpack_result *res /* OUT, may be NULL */, wz_diag *diag);
+
 #endif

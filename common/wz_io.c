@@ -134,6 +134,45 @@ wz_err wz_read_file_fed(const char *path, size_t max_bytes, wz_fed_fn fed, void 
 	return WZ_OK;
 }
 
+wz_err wz_open_at(const char *path, int *fd, uint64_t *size, wz_diag *diag)
+{
+	*fd = -1;
+	*size = 0;
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return wz_diag_set(diag, WZ_ERR_UNSUPPORTED, "%s: not a regular file", path);
+	int f = open(path, O_RDONLY);
+	if (f < 0)
+		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
+				   "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(f, &st) || !S_ISREG(st.st_mode)) {
+		close(f);
+		return wz_diag_set(diag, WZ_ERR_UNSUPPORTED, "%s: not a regular file", path);
+	}
+	*fd = f;
+	*size = (uint64_t)st.st_size;
+	return WZ_OK;
+}
+
+wz_err wz_read_at(int fd, const char *path, uint64_t off, size_t len, void *dst, wz_diag *diag)
+{
+	size_t got = 0;
+	while (got < len) {
+		size_t want = len - got > WZ_READ_PIECE ? WZ_READ_PIECE : len - got;
+		ssize_t k = pread(fd, (char *)dst + got, want, (off_t)(off + got));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return wz_diag_set(diag, WZ_ERR_IO, "%s: read error: %s", path, strerror(errno));
+		if (k == 0)
+			return wz_diag_set(diag, WZ_ERR_IO,
+					   "%s: the file ended at %llu bytes (it shrank while read)", path,
+					   (unsigned long long)(off + got));
+		got += (size_t)k;
+	}
+	return WZ_OK;
+}
+
 int wz_fault_write_due(void)
 {
 	static long count;

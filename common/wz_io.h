@@ -34,6 +34,17 @@ typedef void (*wz_fed_fn)(void *ctx, const void *bytes, size_t have, size_t size
 wz_err wz_read_file_fed(const char *path, size_t max_bytes, wz_fed_fn fed, void *ctx,
 			void **data /* OUT */, size_t *size /* OUT */, wz_diag *diag);
 
+/* Opens a regular file for reading with pread: *fd (the caller closes it)
+ * and its *size.  WZ_ERR_INPUT for a missing file, WZ_ERR_UNSUPPORTED for
+ * one that is not a regular file (a pipe cannot be read at offsets; it is
+ * not opened), WZ_ERR_IO otherwise. */
+wz_err wz_open_at(const char *path, int *fd /* OUT */, uint64_t *size /* OUT */, wz_diag *diag);
+
+/* Reads exactly len bytes at offset off of fd (opened from path, named in
+ * errors) into dst, at most WZ_READ_PIECE at a time.  A file that ends
+ * first (it shrank since it was opened) is WZ_ERR_IO saying so. */
+wz_err wz_read_at(int fd, const char *path, uint64_t off, size_t len, void *dst, wz_diag *diag);
+
 /* Writes bytes to path atomically: a temporary file in the same folder,
  * fsync, then rename.  On failure the old file (if any) is untouched and no
  * temporary is left behind.  An existing path that is not a regular file

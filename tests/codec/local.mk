@@ -113,10 +113,16 @@ tests_codec_test_wzx_source_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_source_DEPENDENCIES = $(WZ_LIBS)
 check_PROGRAMS += tests/codec/test_profile_read
 TESTS += tests/codec/test_profile_read
-tests_codec_test_profile_read_SOURCES = tests/codec/test_profile_read.c
+tests_codec_test_profile_read_SOURCES = tests/codec/test_profile_read.c tests/codec/profile_util.h
 tests_codec_test_profile_read_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_profile_read_LDADD = $(TEST_LDADD)
 tests_codec_test_profile_read_DEPENDENCIES = $(WZ_LIBS)
+check_PROGRAMS += tests/codec/test_profile_v5
+TESTS += tests/codec/test_profile_v5
+tests_codec_test_profile_v5_SOURCES = tests/codec/test_profile_v5.c tests/codec/profile_util.h
+tests_codec_test_profile_v5_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_profile_v5_LDADD = $(TEST_LDADD)
+tests_codec_test_profile_v5_DEPENDENCIES = $(WZ_LIBS)
 
 check_PROGRAMS += tests/codec/test_wzt
 TESTS += tests/codec/test_wzt

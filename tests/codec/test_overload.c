@@ -89,6 +89,17 @@ static void test_version_kept(const wzc_profile *prof)
 	if (!ok(wzc_profile_serialize(prof, &b, &n, &d) == WZ_OK, "version: serialize"))
 		return;
 	ok(b[8] == WZC_PROFILE_VERSION, "version: a new profile is version %d", WZC_PROFILE_VERSION);
+	/* its version 4 bytes (the layout version 1 shares but for the
+	 * position caps) */
+	wzc_profile *v4 = NULL;
+	if (!ok(!wzc_profile_parse(b, n, "mem", &v4, &d), "version: read back"))
+		return;
+	free(b);
+	v4->version = 4;
+	wz_err e4 = wzc_profile_serialize(v4, &b, &n, &d);
+	wzc_profile_free(v4);
+	if (!ok(!e4, "version: written as version 4"))
+		return;
 	b[8] = 1;
 	/* version 1 has no position caps: the 4 L bytes before the checksum */
 	n -= 4 * (size_t)prof->L;

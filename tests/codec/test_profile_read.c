@@ -3,7 +3,8 @@
  * a copy of the bytes, value for value, and a damaged file is refused
  * naming what is wrong; plans and wzx coders built a layer at a time on
  * first use give the same records and containers whatever order the
- * layers are asked for, and a one-block restore builds one layer. */
+ * layers are asked for, and a one-block restore builds one layer (version 5
+ * and reading some layers: test_profile_v5.c). */
 #include "tests/tap.h"
 
 #include <math.h>
@@ -16,48 +17,13 @@
 #include "codec/levels.h"
 #include "codec/format.h"
 #include "codec/profile.h"
+#include "codec/profile_cache.h"
 #include "codec/wz_plan.h"
 #include "codec/wzx.h"
 #include "codec/wzx_internal.h"
 #include "common/wz_io.h"
+#include "tests/codec/profile_util.h"
 #include "tests/codec/window.h"
-
-static int same_floats(const float *a, const float *b, size_t n)
-{
-	return memcmp(a, b, sizeof(float) * n) == 0;
-}
-
-static int same_part(const wzc_part_profile *a, const wzc_part_profile *b)
-{
-	size_t n = (size_t)a->n;
-	return a->n == b->n && a->scale_ref == b->scale_ref && same_floats(a->mean, b->mean, n) &&
-	       same_floats(a->basis, b->basis, n * n) && same_floats(a->var, b->var, n) &&
-	       same_floats(a->sigma, b->sigma, n) && same_floats(a->weight, b->weight, n) &&
-	       same_floats(a->anchor, b->anchor, n) && same_floats(a->hist, b->hist, WZC_HIST_BINS);
-}
-
-static int same_profile(const wzc_profile *a, const wzc_profile *b)
-{
-	if (a->L != b->L || a->R != b->R || a->P != b->P || a->version != b->version ||
-	    strcmp(a->model, b->model) || a->ntokens != b->ntokens)
-		return 0;
-	for (int l = 0; l < a->L; l++)
-		if (!same_part(&a->latent[l], &b->latent[l]) || !same_part(&a->rope[l], &b->rope[l]) ||
-		    a->pos_cap[l] != b->pos_cap[l])
-			return 0;
-	return 1;
-}
-
-/* bytes written to path with their checksum made right again, so that
- * only the value checks can catch what was changed */
-static int write_resealed(const char *path, uint8_t *b, size_t n)
-{
-	uint64_t h = wzc_profile_checksum(b, n - 8);
-	for (int i = 0; i < 8; i++)
-		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
-	wz_diag d;
-	return wz_write_file_atomic(path, b, n, &d) ? -1 : 0;
-}
 
 static void read_as_views(const char *path)
 {
@@ -168,7 +134,7 @@ static void layers_on_first_use(void)
 	wzc_prepare_opts_default(&po);
 	po.position_cap = 1;
 	if (!ok(!wzc_prepare(&cp, 1, &po, &one, &d) && (pa = wzc_profile_alloc(L, one->R, one->P)),
-		"a profile of one layer prepared%s%s", one ? "" : ": ", one ? "" : d.msg))
+		"a profile of one layer prepared"))
 		return;
 	memcpy(pa->model, one->model, sizeof pa->model);
 	pa->ntokens = one->ntokens;
@@ -231,6 +197,29 @@ static void layers_on_first_use(void)
 		ok(differ == L - 1, "the layers plan differently (%d of %d differ from layer 0)", differ, L - 1);
 		ok(wzc_wzx_expected_bits(xc) == wzc_wzx_expected_bits(xa),
 		   "the expected bits the same (%.4f)", wzc_wzx_expected_bits(xa));
+		/* the profile's file read with layer 2 alone: that block read
+		 * back exactly, a block of layer 0 refused naming it */
+		char path[] = "test-profile-part-XXXXXX";
+		int fd = mkstemp(path);
+		wzc_profile *pp = NULL;
+		wzc_wzx *xp = NULL;
+		if (fd >= 0)
+			close(fd);
+		if (ok(fd >= 0 && !write_resealed(path, ser, nser) &&
+			       !wzc_profile_read_layers(path, (const unsigned char *)"\0\0\1", 3, &pp, &d) &&
+			       !wzc_wzx_coder_for(r, pp, &xp, &d),
+		       "a coder on the profile read with layer 2 alone")) {
+			ok(!wzc_wzx_read_block(r, xp, 2, 1, got, &ntok, &d) && ntok == 64 &&
+				   !memcmp(got, ra + per * 2 + 64 * B, 64 * B),
+			   "block 1 of layer 2 read back exactly");
+			wz_err e = wzc_wzx_read_block(r, xp, 0, 0, got, &ntok, &d);
+			ok(e == WZ_ERR_USAGE && strstr(d.msg, "layer 0"), "a block of layer 0, not read, refused: %s",
+			   e ? d.msg : "(read)");
+		}
+		wzc_wzx_free(xp);
+		wzc_profile_free(pp);
+		if (fd >= 0)
+			unlink(path);
 		free(ser);
 	}
 	wzc_wzx_free(xa);
@@ -256,23 +245,59 @@ static void position_caps(wzc_profile *one)
 	size_t n = 0;
 	wz_diag d;
 	wzc_profile *p = NULL;
-	ok(one->version == 4 && one->pos_cap[0] > 0, "a new profile is version 4 with a position cap");
-	if (!ok(!wzc_profile_serialize(one, &b, &n, &d) && !wzc_profile_parse(b, n, "v4", &p, &d) &&
-		    same_profile(one, p),
-		"version 4: the position cap read back"))
+	ok(one->version == 5 && one->pos_cap[0] > 0, "a new profile is version 5 with a position cap");
+	/* versions 5 and 4: one layer, its cap the last float before the
+	 * checksum in both */
+	for (int v = 5; v >= 4; v--) {
+		one->version = v;
+		p = NULL;
+		if (!ok(!wzc_profile_serialize(one, &b, &n, &d) && !wzc_profile_parse(b, n, "v", &p, &d) &&
+			    same_profile(one, p),
+			"version %d: the position cap read back", v))
+			return;
+		wzc_profile_free(p);
+		p = NULL;
+		float neg = -1;
+		memcpy(b + n - 12, &neg, 4);
+		wzc_profile_reseal(b, n);
+		wz_err e = wzc_profile_parse(b, n, "v", &p, &d);
+		ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, "position cap"),
+		   "version %d: a negative position cap refused: %s", v, e ? d.msg : "(read)");
+		wzc_profile_free(p);
+		free(b);
+	}
+	/* version 4's size, for version 3's below */
+	one->version = 4;
+	if (!ok(!wzc_profile_serialize(one, &b, &n, &d), "version 4 written"))
 		return;
-	wzc_profile_free(p);
-	p = NULL;
-	float neg = -1;
-	memcpy(b + n - 12, &neg, 4);
-	uint64_t h = wzc_profile_checksum(b, n - 8);
-	for (int i = 0; i < 8; i++)
-		b[n - 8 + i] = (uint8_t)(h >> (8 * i));
-	wz_err e = wzc_profile_parse(b, n, "v4", &p, &d);
-	ok(e == WZ_ERR_CORRUPT && !p && strstr(d.msg, "position cap"), "a negative position cap refused: %s",
-	   e ? d.msg : "(read)");
-	wzc_profile_free(p);
 	free(b);
+	/* version 5 plans as version 4: the same plan of every component, on
+	 * two profiles read from the two files (nothing cached shared) */
+	int same = 1;
+	wzc_profile *pv[2] = { NULL, NULL };
+	wzc_codec *cv[2] = { NULL, NULL };
+	for (int v = 4; v <= 5; v++) {
+		wzc_format fmt;
+		uint8_t *bv;
+		size_t nv;
+		one->version = v;
+		if (wzc_profile_serialize(one, &bv, &nv, &d) || wzc_profile_parse(bv, nv, "v", &pv[v - 4], &d) ||
+		    wzc_format_parse("wz-5.44", &fmt, &d) ||
+		    wzc_codec_new(&fmt, 1, one->R, one->P, pv[v - 4], &cv[v - 4], &d))
+			same = 0;
+		else
+			free(bv);
+	}
+	const layer_plan *a4 = same ? wzc_wz_plan_layer(cv[0]->wz, 0) : NULL;
+	const layer_plan *a5 = same ? wzc_wz_plan_layer(cv[1]->wz, 0) : NULL;
+	same = a4 && a5 && pv[1]->version == 5 && a4->n == a5->n &&
+	       !memcmp(a4->nlev, a5->nlev, sizeof *a4->nlev * (size_t)a4->n) && a4->distortion == a5->distortion;
+	for (int v = 0; v < 2; v++) {
+		wzc_codec_free(cv[v]);
+		wzc_profile_free(pv[v]);
+	}
+	ok(same, "version 5 plans every component as version 4");
+	one->version = 4;
 	/* The plan keeps the position part's planned error (the floor's own
 	 * table distortions) within the cap at wz-5.44; the same profile read
 	 * as version 3 plans it far above, as before the cap. */
@@ -307,7 +332,7 @@ static void position_caps(wzc_profile *one)
 	   "version 3: no position caps written, none read");
 	wzc_profile_free(p);
 	free(b);
-	one->version = 4;
+	one->version = WZC_PROFILE_VERSION;
 }
 
 /* A profile of several of the pieces a file is read in (4 layers x
@@ -319,20 +344,9 @@ static void read_in_pieces(void)
 {
 	const int L = 4, R = 512, P = 64;
 	wz_diag d;
-	wzc_profile *p = wzc_profile_alloc(L, R, P), *viewed = NULL, *copied = NULL;
+	wzc_profile *p = synthetic(L, R, P, "pieces"), *viewed = NULL, *copied = NULL;
 	if (!ok(p != NULL, "a 4-layer profile"))
 		return;
-	snprintf(p->model, sizeof p->model, "pieces");
-	for (int l = 0; l < 2 * L; l++) {
-		wzc_part_profile *q = l < L ? &p->latent[l] : &p->rope[l - L];
-		q->scale_ref = 1;
-		for (int i = 0; i < q->n; i++) {
-			q->basis[(size_t)i * q->n + i] = 1;
-			q->var[i] = q->sigma[i] = q->weight[i] = 1;
-			q->mean[i] = q->anchor[i] = 0.25f * (float)(i % 7) - 0.5f;
-		}
-		q->hist[l % WZC_HIST_BINS] = 1;
-	}
 	uint8_t *b;
 	size_t n;
 	char path[] = "test-profile-pieces-XXXXXX";

@@ -26,6 +26,22 @@ expect_rc 0 "unpack to wz records"
 run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/b.bf16" --to bf16 --layer 1 --block 3
 expect_rc 0 "one block by random access, as bf16"
 [ "$(wc -c < "$tmp/b.bf16")" -eq $((8 * 576 * 2)) ]; ok $? "the last block holds 8 tokens"
+# The profile is version 5 (a checksum per layer): one block reads its
+# layer alone, so damage in layer 0 does not stop a block of layer 1, and
+# is found by whatever reads layer 0.
+[ "$(od -An -t u1 -j 8 -N 1 "$tmp/p.wzp" | tr -d ' ')" -eq 5 ]; ok $? "prepare writes profile version 5"
+mlen=$(od -An -t u4 -j 36 -N 4 "$tmp/p.wzp" | tr -d ' ')
+cp "$tmp/p.wzp" "$tmp/d.wzp"
+printf 'Z' | dd of="$tmp/d.wzp" bs=1 seek=$((48 + (mlen + 3) / 4 * 4 + 2 * 8 + 1000)) conv=notrunc 2>/dev/null
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/d.wzp" --out "$tmp/b2.bf16" --to bf16 --layer 1 --block 3
+expect_rc 0 "one block of layer 1 with layer 0 of the profile damaged"
+cmp -s "$tmp/b.bf16" "$tmp/b2.bf16"; ok $? "the same bytes as with the sound profile"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/d.wzp" --out "$tmp/b3.bf16" --to bf16 --layer 0 --block 0
+expect_rc 2 "a block of the damaged layer exits 2"
+contains "$err" "d.wzp: layer 0: checksum mismatch" "the message names the profile's layer"
+run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/d.wzp" --out "$tmp/d.rec"
+expect_rc 2 "every block with the damaged profile exits 2"
+[ ! -e "$tmp/d.rec" ] && [ ! -e "$tmp/b3.bf16" ]; ok $? "nothing written"
 
 # One byte of the second block's payload changed: its checksum names it.
 cp "$tmp/g.wzx" "$tmp/c.wzx"

@@ -1,5 +1,5 @@
 /* Unit tests for common/: number parsing, names, lists, CSV, key=value files,
- * atomic writes. */
+ * atomic writes, reads at offsets. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -147,6 +147,40 @@ static void test_atomic_write(void)
 	free(path);
 }
 
+/* Reads at offsets: exactly the bytes asked for, across pieces; a file
+ * that ends first is an I/O error saying it shrank; a missing file is bad
+ * input, a folder not something to read at offsets. */
+static void test_read_at(void)
+{
+	char dir[] = "test_common_XXXXXX";
+	ok(mkdtemp(dir) != NULL, "temporary folder");
+	char *path = wz_path_join(dir, "at.bin");
+	size_t n = WZ_READ_PIECE + 1000;
+	unsigned char *b = malloc(n), *got = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 7 + 3);
+	wz_diag diag;
+	int fd = -1;
+	uint64_t size = 0;
+	ok(!wz_write_file_atomic(path, b, n, &diag) && !wz_open_at(path, &fd, &size, &diag) && size == n,
+	   "opened at its size (%llu)", (unsigned long long)size);
+	ok(fd >= 0 && !wz_read_at(fd, path, 500, n - 600, got, &diag) && !memcmp(got, b + 500, n - 600),
+	   "bytes 500 .. n - 100 read across a piece boundary, exactly");
+	wz_err e = fd >= 0 ? wz_read_at(fd, path, n - 10, 20, got, &diag) : WZ_OK;
+	ok(e == WZ_ERR_IO && strstr(diag.msg, "shrank"), "past the end: %s", e ? diag.msg : "(read)");
+	if (fd >= 0)
+		close(fd);
+	e = wz_open_at(dir, &fd, &size, &diag);
+	ok(e == WZ_ERR_UNSUPPORTED && fd < 0, "a folder is not read at offsets: %s", diag.msg);
+	unlink(path);
+	e = wz_open_at(path, &fd, &size, &diag);
+	ok(e == WZ_ERR_INPUT && fd < 0, "a missing file is bad input: %s", diag.msg);
+	ok(rmdir(dir) == 0, "folder removed");
+	free(path);
+	free(b);
+	free(got);
+}
+
 int main(void)
 {
 	test_numbers();
@@ -154,5 +188,6 @@ int main(void)
 	test_csv();
 	test_kv();
 	test_atomic_write();
+	test_read_at();
 	return tap_done();
 }
