@@ -40,6 +40,7 @@ static void tables_free(fast32 *t)
 	free(t->sigma);
 	free(t->delta);
 	free(t->rope);
+	free(t->coded);
 	free(t);
 }
 
@@ -157,6 +158,12 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 		}
 		tab_of[j] = (uint32_t)k;
 	}
+	t->coded = malloc(sizeof *t->coded * (size_t)S);
+	if (!t->coded)
+		goto fail;
+	for (int j = 0; j < S; j++)
+		if (j < H || t->src[j] >= 0)
+			t->coded[t->S5++] = j;
 	if (fl[0] < 0)
 		t->flag_place[0] = -1;
 	if (fl[1] < 0)
@@ -237,6 +244,11 @@ static const fast32 *layer_tables(const wzc_wzx *cx, int layer)
 	if (!ly || !ly->type3)
 		return NULL;
 	return wzc_wzx_layer_table(x, ly, &ly->fast32_ready, &ly->fast32, build_tables);
+}
+
+const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer)
+{
+	return layer_tables(x, layer);
 }
 
 int wzc_wzx_layer_type4(const wzc_wzx *x, int layer)

@@ -1,0 +1,194 @@
+/* Type 5's AVX2 loop (codec/wzx_fast5.c has the reference it is tested
+ * against): a block of 32 or 64 tokens, place by place, each round of 32
+ * lanes one place of 32 tokens, so its four vectors look up one slot table
+ * (in L1 while the place lasts) and one level table (small tables by a
+ * permutation in registers).  The values of 8 components are gathered in
+ * columns and written to the tokens' rows by 8 x 8 transposes. */
+#include <stdint.h>
+#include <string.h>
+
+#include "codec/wzx_fast32_internal.h"
+#include "codec/wzx_fast5_internal.h"
+
+#ifdef WZ_HAVE_AVX2_PATH
+#include "codec/wzx_avx2_lanes.h"
+
+/* One round: the 32 lanes' slot entries from the table fb, the state
+ * steps, then the renormalisations in lane order (from a vector of the
+ * next words while 64 bytes are left, else lane by lane with every read
+ * checked).  -1 where the payload holds no further word. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+round32(__m256i *x, const int *fb, const uint8_t **pp, const uint8_t *end, __m256i *e, __m256i *slot,
+	const int loads)
+{
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), one = _mm256_set1_epi32(1);
+#pragma GCC unroll 4
+	for (int h = 0; h < 4; h++) {
+		slot[h] = _mm256_and_si256(x[h], low12);
+		e[h] = gather8(fb, slot[h], loads);
+		__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e[h], 12), low12), one);
+		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+					_mm256_and_si256(e[h], low12));
+	}
+	if (end - *pp >= 2 * K4) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			x[h] = renorm8(x[h], pp);
+		return 0;
+	}
+	uint32_t xs[K4];
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (wzc_lanes_refill(&xs[k], pp, end))
+			return -1;
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	return 0;
+}
+
+/* The 8 x 8 floats col[k][0..7] (k < 8, rows of cs floats apart) to
+ * out[k * stride + 0..7] transposed. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+transpose8(const float *col, size_t cs, float *out, size_t stride)
+{
+	__m256 r0 = _mm256_load_ps(col), r1 = _mm256_load_ps(col + cs), r2 = _mm256_load_ps(col + 2 * cs),
+	       r3 = _mm256_load_ps(col + 3 * cs), r4 = _mm256_load_ps(col + 4 * cs),
+	       r5 = _mm256_load_ps(col + 5 * cs), r6 = _mm256_load_ps(col + 6 * cs),
+	       r7 = _mm256_load_ps(col + 7 * cs);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	_mm256_storeu_ps(out, _mm256_permute2f128_ps(u0, u4, 0x20));
+	_mm256_storeu_ps(out + stride, _mm256_permute2f128_ps(u1, u5, 0x20));
+	_mm256_storeu_ps(out + 2 * stride, _mm256_permute2f128_ps(u2, u6, 0x20));
+	_mm256_storeu_ps(out + 3 * stride, _mm256_permute2f128_ps(u3, u7, 0x20));
+	_mm256_storeu_ps(out + 4 * stride, _mm256_permute2f128_ps(u0, u4, 0x31));
+	_mm256_storeu_ps(out + 5 * stride, _mm256_permute2f128_ps(u1, u5, 0x31));
+	_mm256_storeu_ps(out + 6 * stride, _mm256_permute2f128_ps(u2, u6, 0x31));
+	_mm256_storeu_ps(out + 7 * stride, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* The level values of 8 lanes' symbols sy from the level table lv of nl
+ * levels: up to 8 and 16 levels by permutations of the table held in
+ * registers, more by look-ups.  lv may be read 16 floats past its start. */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256
+levels8(const float *lv, uint32_t nl, __m256i sy, const int loads)
+{
+	if (nl <= 8)
+		return _mm256_permutevar8x32_ps(_mm256_loadu_ps(lv), sy);
+	if (nl <= 16)
+		return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(lv), sy),
+					_mm256_permutevar8x32_ps(_mm256_loadu_ps(lv + 8), sy),
+					_mm256_castsi256_ps(_mm256_slli_epi32(sy, 28)));
+	return _mm256_castsi256_ps(gather8((const int *)(const void *)lv, sy, loads));
+}
+
+AVX2_TARGET static inline __attribute__((always_inline)) int
+avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows, size_t stride,
+	  const int loads)
+{
+	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	wzx_spread8_ready();
+	uint32_t xs[K4];
+	read_states(payload, xs);
+	__m256i x[4];
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	uint32_t hd[4][WZC_WZX_BLOCK_TOKENS];
+	float sc[2][WZC_WZX_BLOCK_TOKENS];
+	int32_t fm[2][WZC_WZX_BLOCK_TOKENS];
+	float col[8][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
+	const int *fb = (const int *)(const void *)t->fb, *val = (const int *)(const void *)t->val;
+	int H = t->H, nv = t->nv, nr = n / K4;
+	__m256i e[4], slot[4];
+	for (int j = 0; j < H; j++)
+		for (int r = 0; r < nr; r++) {
+			if (round32(x, fb + t->off[j], &p, end, e, slot, loads))
+				return -1;
+			for (int h = 0; h < 4; h++)
+				_mm256_storeu_si256((__m256i *)(void *)(hd[j] + K4 * r + 8 * h),
+						    _mm256_srli_epi32(e[h], 24));
+		}
+	wzc_wzx_fast5_heads(t, n, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])hd, sc, fm);
+	for (int c0 = 0; c0 < nv; c0 += 8) {
+		int nc = nv - c0 < 8 ? nv - c0 : 8;
+		for (int c = c0; c < c0 + nc; c++) {
+			int j = H + c, pp = t->rope[j] & 1;
+			const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
+			float *o = col[c - c0];
+			if (t->src[j] < 0) {
+				/* a single level: no symbol, the value 1 */
+				for (int k = 0; k < n; k += 8) {
+					__m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(1.0f), sig),
+								 _mm256_loadu_ps(sc[pp] + k));
+					y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
+							     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm[pp] + k))));
+					_mm256_store_ps(o + k, y);
+				}
+				continue;
+			}
+			const int *tab = fb + t->off[j];
+			const float *lv = t->lv + t->lvbase[j];
+			uint32_t nl = t->cnt[j];
+			for (int r = 0; r < nr; r++) {
+				if (round32(x, tab, &p, end, e, slot, loads))
+					return -1;
+#pragma GCC unroll 4
+				for (int h = 0; h < 4; h++) {
+					int k = K4 * r + 8 * h;
+					__m256 v = nl > 256 ? _mm256_castsi256_ps(gather8(val + t->off[j], slot[h], loads))
+							    : levels8(lv, nl, _mm256_srli_epi32(e[h], 24), loads);
+					__m256 y = _mm256_mul_ps(_mm256_mul_ps(v, sig), _mm256_loadu_ps(sc[pp] + k));
+					/* a blend, not an add of zero: -0 stays -0 */
+					y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
+							     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm[pp] + k))));
+					_mm256_store_ps(o + k, y);
+				}
+			}
+		}
+		if (nc == 8) {
+			for (int k = 0; k < n; k += 8)
+				transpose8(&col[0][k], WZC_WZX_BLOCK_TOKENS, rows + (size_t)k * stride + c0, stride);
+		} else {
+			for (int k = 0; k < n; k++)
+				for (int c = 0; c < nc; c++)
+					rows[(size_t)k * stride + c0 + c] = col[c][k];
+		}
+	}
+	if (p != end)
+		return -1;
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (xs[k] != WZC_LANES_LOW)
+			return -1;
+	return 0;
+}
+
+AVX2_TARGET static int rows_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
+				   size_t stride)
+{
+	return avx2_rows(t, n, payload, size, rows, stride, 0);
+}
+
+AVX2_TARGET static int rows_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
+				  size_t stride)
+{
+	return avx2_rows(t, n, payload, size, rows, stride, 1);
+}
+
+int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
+			    size_t stride, int loads)
+{
+	return loads ? rows_loads(t, n, payload, size, rows, stride) : rows_gather(t, n, payload, size, rows, stride);
+}
+
+#endif
