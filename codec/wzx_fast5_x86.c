@@ -89,6 +89,38 @@ levels8(const float *lv, uint32_t nl, __m256i sy, const int loads)
 	return _mm256_castsi256_ps(gather8((const int *)(const void *)lv, sy, loads));
 }
 
+/* The n tokens' values of the component at place j into o: its rounds
+ * from its slot table, the level values by symbol (by slot for a table of
+ * over 256 symbols, whose entries' byte is not the symbol), times
+ * sigma and the token's scale s, plus delta where fm is set.  Kept apart
+ * by kind (the level count's bound, 8, 16 or 256; 0 for wide) so that
+ * each loop is straight and the common ones do not hold the slots. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+component(const fast32 *t, int j, int n, __m256i *x, const int *fb, const int *val, const uint8_t **pp,
+	  const uint8_t *end, const float *s, const int32_t *fm, float *o, const int loads, const int kind)
+{
+	const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
+	const int *tab = fb + t->off[j];
+	const float *lv = t->lv + t->lvbase[j];
+	__m256i e[4], slot[4];
+	for (int r = 0; r < n / K4; r++) {
+		if (round32(x, tab, pp, end, e, slot, loads))
+			return -1;
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++) {
+			int k = K4 * r + 8 * h;
+			__m256 v = kind ? levels8(lv, (uint32_t)kind, _mm256_srli_epi32(e[h], 24), loads)
+					: _mm256_castsi256_ps(gather8(val + t->off[j], slot[h], loads));
+			__m256 y = _mm256_mul_ps(_mm256_mul_ps(v, sig), _mm256_loadu_ps(s + k));
+			/* a blend, not an add of zero: -0 stays -0 */
+			y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
+					     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm + k))));
+			_mm256_store_ps(o + k, y);
+		}
+	}
+	return 0;
+}
+
 AVX2_TARGET static inline __attribute__((always_inline)) int
 avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows, size_t stride,
 	  const int loads)
@@ -135,24 +167,14 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 				}
 				continue;
 			}
-			const int *tab = fb + t->off[j];
-			const float *lv = t->lv + t->lvbase[j];
+			/* one copy of the loop per kind of level look-up */
 			uint32_t nl = t->cnt[j];
-			for (int r = 0; r < nr; r++) {
-				if (round32(x, tab, &p, end, e, slot, loads))
-					return -1;
-#pragma GCC unroll 4
-				for (int h = 0; h < 4; h++) {
-					int k = K4 * r + 8 * h;
-					__m256 v = nl > 256 ? _mm256_castsi256_ps(gather8(val + t->off[j], slot[h], loads))
-							    : levels8(lv, nl, _mm256_srli_epi32(e[h], 24), loads);
-					__m256 y = _mm256_mul_ps(_mm256_mul_ps(v, sig), _mm256_loadu_ps(sc[pp] + k));
-					/* a blend, not an add of zero: -0 stays -0 */
-					y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
-							     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm[pp] + k))));
-					_mm256_store_ps(o + k, y);
-				}
-			}
+			int bad = nl <= 8	 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 8)
+				  : nl <= 16	 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 16)
+				  : nl <= 256 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 256)
+					       : component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 0);
+			if (bad)
+				return -1;
 		}
 		if (nc == 8) {
 			for (int k = 0; k < n; k += 8)
