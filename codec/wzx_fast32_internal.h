@@ -35,6 +35,9 @@ typedef struct {
 	float *sigma, *delta;  /* [S + K4] the component's sigma (a single level's level x sigma), delta */
 	uint8_t *rope;         /* [S + K4] 0xff for a position component */
 	int flag_place[2];     /* place of the latent and position anchor flags, -1 none */
+	uint8_t *s2s;          /* [ntab * 4096 + 4] the slot's symbol (tables of at most 256 symbols) */
+	uint64_t *stab;        /* per table of at most 256 symbols, per symbol: f | c << 16, the level value's bits << 32 */
+	uint32_t *soff;        /* [S] where place j's table starts in stab (tables of over 256 symbols: 0) */
 	int S5;                /* type 5: the coded places, heads then components of over one level */
 	int32_t *coded;        /* [S5] their places */
 	const float *scale_mult;

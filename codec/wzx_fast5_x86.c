@@ -74,49 +74,115 @@ transpose8(const float *col, size_t cs, float *out, size_t stride)
 	_mm256_storeu_ps(out + 7 * stride, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
-/* The level values of 8 lanes' symbols sy from the level table lv of nl
- * levels: up to 8 and 16 levels by permutations of the table held in
- * registers, more by look-ups.  lv may be read 16 floats past its start. */
-AVX2_TARGET static inline __attribute__((always_inline)) __m256
-levels8(const float *lv, uint32_t nl, __m256i sy, const int loads)
+/* The frequencies and starts (f | c << 16) and level values of 8 lanes'
+ * slots: the slot's symbol byte from s2s (4 KB a table), then the
+ * symbol's 8 bytes from st; by plain loads (the symbol bytes into
+ * registers, each symbol's 8 bytes by one load, the halves then taken
+ * apart by two shuffles), or by vpgatherdd. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+lookup8(const uint8_t *s2s, const long long *st, __m256i slot, __m256i *fc, __m256 *v, const int loads)
 {
-	if (nl <= 8)
-		return _mm256_permutevar8x32_ps(_mm256_loadu_ps(lv), sy);
-	if (nl <= 16)
-		return _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(lv), sy),
-					_mm256_permutevar8x32_ps(_mm256_loadu_ps(lv + 8), sy),
-					_mm256_castsi256_ps(_mm256_slli_epi32(sy, 28)));
-	return _mm256_castsi256_ps(gather8((const int *)(const void *)lv, sy, loads));
+	if (!loads) {
+		__m256i sy = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)s2s, slot, 1),
+					      _mm256_set1_epi32(0xff));
+		*fc = _mm256_i32gather_epi32((const int *)(const void *)st, sy, 8);
+		*v = _mm256_i32gather_ps((const float *)(const void *)st + 1, sy, 8);
+		return;
+	}
+	__m128i lo = _mm256_castsi256_si128(slot), hi = _mm256_extracti128_si256(slot, 1);
+		uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+		uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+		__m128i p01 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)a]));
+		p01 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p01), (const double *)(const void *)(st + s2s[a >> 32])));
+		__m128i p23 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)b]));
+		p23 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p23), (const double *)(const void *)(st + s2s[b >> 32])));
+		__m128i p45 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)c]));
+		p45 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p45), (const double *)(const void *)(st + s2s[c >> 32])));
+		__m128i p67 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)d]));
+		p67 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p67), (const double *)(const void *)(st + s2s[d >> 32])));
+		__m256 A = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p01), p45, 1));
+		__m256 B = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p23), p67, 1));
+		*fc = _mm256_castps_si256(_mm256_shuffle_ps(A, B, 0x88));
+		*v = _mm256_shuffle_ps(A, B, 0xdd);
 }
 
-/* The n tokens' values of the component at place j into o: its rounds
- * from its slot table, the level values by symbol (by slot for a table of
- * over 256 symbols, whose entries' byte is not the symbol), times
- * sigma and the token's scale s, plus delta where fm is set.  Kept apart
- * by kind (the level count's bound, 8, 16 or 256; 0 for wide) so that
- * each loop is straight and the common ones do not hold the slots. */
+/* One round by symbol first (lookup8); the state steps and
+ * renormalisations as round32's; the level values of the four vectors to
+ * v. */
 AVX2_TARGET static inline __attribute__((always_inline)) int
-component(const fast32 *t, int j, int n, __m256i *x, const int *fb, const int *val, const uint8_t **pp,
-	  const uint8_t *end, const float *s, const int32_t *fm, float *o, const int loads, const int kind)
+round32_sym(__m256i *x, const uint8_t *s2s, const long long *st, const uint8_t **pp, const uint8_t *end,
+	    __m256 *v, const int loads)
+{
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
+#pragma GCC unroll 4
+	for (int h = 0; h < 4; h++) {
+		__m256i slot = _mm256_and_si256(x[h], low12), fc;
+		lookup8(s2s, st, slot, &fc, &v[h], loads);
+		__m256i f = _mm256_and_si256(fc, low16);
+		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+					_mm256_sub_epi32(slot, _mm256_srli_epi32(fc, 16)));
+	}
+	if (end - *pp >= 2 * K4) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			x[h] = renorm8(x[h], pp);
+		return 0;
+	}
+	uint32_t xs[K4];
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (wzc_lanes_refill(&xs[k], pp, end))
+			return -1;
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	return 0;
+}
+
+/* The values of 8 tokens (level v, scale s, anchor flag mask fm) of a
+ * component (sigma sig, delta del) into o: put_value's arithmetic. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+values8(__m256 v, __m256 sig, __m256 del, const float *s, const int32_t *fm, float *o)
+{
+	__m256 y = _mm256_mul_ps(_mm256_mul_ps(v, sig), _mm256_loadu_ps(s));
+	/* a blend, not an add of zero: -0 stays -0 */
+	y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
+			     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)fm)));
+	_mm256_store_ps(o, y);
+}
+
+/* The n tokens' values of the component at place j into o: its rounds,
+ * by symbol first (round32_sym) for a table of at most 256 symbols, else
+ * by the slot entries (round32) and the level values by slot; times sigma
+ * and the token's scale s, plus delta where fm is set.  wide a constant,
+ * so that each loop is straight. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+component(const fast32 *t, int j, int n, __m256i *x, const uint8_t **pp, const uint8_t *end,
+	  const float *s, const int32_t *fm, float *o, const int loads, const int wide)
 {
 	const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
-	const int *tab = fb + t->off[j];
-	const float *lv = t->lv + t->lvbase[j];
+	__m256 v[4];
+	if (!wide) {
+		const uint8_t *s2s = t->s2s + t->off[j];
+		const long long *st = (const long long *)(const void *)(t->stab + t->soff[j]);
+		for (int r = 0; r < n / K4; r++) {
+			if (round32_sym(x, s2s, st, pp, end, v, loads))
+				return -1;
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++)
+				values8(v[h], sig, del, s + K4 * r + 8 * h, fm + K4 * r + 8 * h, o + K4 * r + 8 * h);
+		}
+		return 0;
+	}
+	const int *fb = (const int *)(const void *)(t->fb + t->off[j]);
+	const int *val = (const int *)(const void *)(t->val + t->off[j]);
 	__m256i e[4], slot[4];
 	for (int r = 0; r < n / K4; r++) {
-		if (round32(x, tab, pp, end, e, slot, loads))
+		if (round32(x, fb, pp, end, e, slot, loads))
 			return -1;
-#pragma GCC unroll 4
-		for (int h = 0; h < 4; h++) {
-			int k = K4 * r + 8 * h;
-			__m256 v = kind ? levels8(lv, (uint32_t)kind, _mm256_srli_epi32(e[h], 24), loads)
-					: _mm256_castsi256_ps(gather8(val + t->off[j], slot[h], loads));
-			__m256 y = _mm256_mul_ps(_mm256_mul_ps(v, sig), _mm256_loadu_ps(s + k));
-			/* a blend, not an add of zero: -0 stays -0 */
-			y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
-					     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm + k))));
-			_mm256_store_ps(o + k, y);
-		}
+		for (int h = 0; h < 4; h++)
+			values8(_mm256_castsi256_ps(gather8(val, slot[h], loads)), sig, del, s + K4 * r + 8 * h,
+				fm + K4 * r + 8 * h, o + K4 * r + 8 * h);
 	}
 	return 0;
 }
@@ -138,7 +204,7 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 	float sc[2][WZC_WZX_BLOCK_TOKENS];
 	int32_t fm[2][WZC_WZX_BLOCK_TOKENS];
 	float col[8][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
-	const int *fb = (const int *)(const void *)t->fb, *val = (const int *)(const void *)t->val;
+	const int *fb = (const int *)(const void *)t->fb;
 	int H = t->H, nv = t->nv, nr = n / K4;
 	__m256i e[4], slot[4];
 	for (int j = 0; j < H; j++)
@@ -154,25 +220,16 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 		int nc = nv - c0 < 8 ? nv - c0 : 8;
 		for (int c = c0; c < c0 + nc; c++) {
 			int j = H + c, pp = t->rope[j] & 1;
-			const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
 			float *o = col[c - c0];
 			if (t->src[j] < 0) {
 				/* a single level: no symbol, the value 1 */
-				for (int k = 0; k < n; k += 8) {
-					__m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(1.0f), sig),
-								 _mm256_loadu_ps(sc[pp] + k));
-					y = _mm256_blendv_ps(y, _mm256_add_ps(y, del),
-							     _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)(fm[pp] + k))));
-					_mm256_store_ps(o + k, y);
-				}
+				for (int k = 0; k < n; k += 8)
+					values8(_mm256_set1_ps(1.0f), _mm256_set1_ps(t->sigma[j]), _mm256_set1_ps(t->delta[j]),
+						sc[pp] + k, fm[pp] + k, o + k);
 				continue;
 			}
-			/* one copy of the loop per kind of level look-up */
-			uint32_t nl = t->cnt[j];
-			int bad = nl <= 8	 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 8)
-				  : nl <= 16	 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 16)
-				  : nl <= 256 ? component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 256)
-					       : component(t, j, n, x, fb, val, &p, end, sc[pp], fm[pp], o, loads, 0);
+			int bad = t->cnt[j] > 256 ? component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 1)
+						  : component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 0);
 			if (bad)
 				return -1;
 		}
