@@ -209,6 +209,10 @@ int wzc_wzx_decode_lanes5_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 	path = resolve(path);
 	if (path == WZC_LANES4_REF)
 		return wzc_wzx_decode_lanes5_ref(x, layer, n, payload, size, sym);
+#ifdef WZ_HAVE_AVX2_PATH
+	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0)
+		return wzc_wzx_fast5_avx2_symbols(t, n, payload, size, sym, path == WZC_LANES4_AVX2_LOADS);
+#endif
 	return portable(t, n, payload, size, sym, NULL, 0);
 }
 

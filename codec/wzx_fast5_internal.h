@@ -22,8 +22,10 @@ void wzc_wzx_fast5_singles(const fast32 *t, int n, const float (*sc)[WZC_WZX_BLO
 			   size_t stride);
 
 #ifdef WZ_HAVE_AVX2_PATH
-/* n (a multiple of 32) tokens to rows; loads: the look-ups by plain loads
+/* n (a multiple of 32) tokens to symbols (type 4's order) or to rows; loads: the look-ups by plain loads
  * (not vpgatherdd).  0, or -1 as the reference. */
+int wzc_wzx_fast5_avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size,
+			       uint16_t *sym /* OUT */, int loads);
 int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size,
 			    float *rows /* OUT */, size_t stride, int loads);
 #endif

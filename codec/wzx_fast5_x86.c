@@ -252,6 +252,69 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 	return 0;
 }
 
+/* n (a multiple of 32) tokens to symbols in type 4's order, sym[k * S +
+ * j] (zeroed first: a single level's is 0): each round's symbol bytes (a
+ * table of over 256 symbols: its u16 symbols by slot), put in place lane
+ * by lane. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *sym, const int loads)
+{
+	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	wzx_spread8_ready();
+	uint32_t xs[K4];
+	read_states(payload, xs);
+	__m256i x[4];
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	const int *fb = (const int *)(const void *)t->fb;
+	int S = t->S;
+	memset(sym, 0, sizeof *sym * (size_t)n * S);
+	__m256i e[4], slot[4];
+	for (int q = 0; q < t->S5; q++) {
+		int j = t->coded[q], wide = t->cnt[j] > 256;
+		for (int r = 0; r < n / K4; r++) {
+			if (round32(x, fb + t->off[j], &p, end, e, slot, loads))
+				return -1;
+			uint32_t sy[K4];
+			for (int h = 0; h < 4; h++)
+				_mm256_storeu_si256((__m256i *)(void *)(sy + 8 * h), wide ? slot[h] : _mm256_srli_epi32(e[h], 24));
+			uint16_t *o = sym + (size_t)K4 * r * S + j;
+			if (wide)
+				for (int k = 0; k < K4; k++)
+					o[(size_t)k * S] = t->sym[t->off[j] + sy[k]];
+			else
+				for (int k = 0; k < K4; k++)
+					o[(size_t)k * S] = (uint16_t)sy[k];
+		}
+	}
+	if (p != end)
+		return -1;
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (xs[k] != WZC_LANES_LOW)
+			return -1;
+	return 0;
+}
+
+AVX2_TARGET static int symbols_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *sym)
+{
+	return avx2_symbols(t, n, payload, size, sym, 0);
+}
+
+AVX2_TARGET static int symbols_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *sym)
+{
+	return avx2_symbols(t, n, payload, size, sym, 1);
+}
+
+int wzc_wzx_fast5_avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *sym,
+			       int loads)
+{
+	return loads ? symbols_loads(t, n, payload, size, sym) : symbols_gather(t, n, payload, size, sym);
+}
+
 AVX2_TARGET static int rows_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
 				   size_t stride)
 {
