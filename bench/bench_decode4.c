@@ -1,5 +1,7 @@
-/* Type 4 (wzx version 4) decoding to the transformed domain on one core,
- * every path this processor has, beside zstd -3 decompressing fp8-mix's
+/* Types 5 (wzx version 5, what codec pack writes) and 4 (version 4)
+ * decoding to the transformed domain on one core, every path this
+ * processor has (each checked against type 4's reference, bit for bit,
+ * before timing), beside zstd -3 decompressing fp8-mix's
  * bytes of the same tokens, runs alternated so that a shared machine's
  * noise falls on both alike; medians.  The focused form of
  * bench/bench_restore's decode section (docs/restore.md).  Synthetic mla-b
@@ -62,8 +64,8 @@ static double pass_zstd(ZSTD_DCtx *dc, const blocks *z, uint8_t *back, size_t ca
 
 int main(int argc, char **argv)
 {
-	/* arguments: the number of runs; a path (avx512, avx2, avx2-loads, portable) to
-	 * time alone, for a profiler */
+	/* arguments: the number of runs; a path (v5-avx2-loads, v5-avx2, v5-portable,
+	 * avx512, avx2, avx2-loads, portable) to time alone, for a profiler */
 	int runs = argc > 1 ? atoi(argv[1]) : 7;
 	if (runs < 1 || runs > 999)
 		runs = 7;
@@ -187,7 +189,7 @@ int main(int argc, char **argv)
 				return 1;
 	}
 	double tok = (double)L * T, gb = tok * (R + P) * 2 / 1e9, mz = bench_median(t + NP * runs, runs);
-	printf("type 4 decode, one core (thread CPU time), median of %d alternated runs, %d layers x %d tokens\n"
+	printf("types 5 and 4 decode, one core (thread CPU time), median of %d alternated runs, %d layers x %d tokens\n"
 	       "of synthetic mla-b, grid of wz-5.44 (%zu B); GB/s of bf16-equivalent output, million\n"
 	       "token-layers/s, payload bits/value, and the rate over zstd -3's in the same run\n\n",
 	       runs, L, T, B);

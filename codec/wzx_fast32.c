@@ -15,6 +15,7 @@
 #include "codec/wz_flat.h"
 #include "codec/wzx_fast.h"
 #include "codec/wzx_fast32_internal.h"
+#include "codec/wzx_fast5_internal.h"
 #include "codec/wzx_internal.h"
 #include "codec/wzx_lanes.h"
 #include "codec/wzx_token.h"
@@ -161,12 +162,6 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 		}
 		tab_of[j] = (uint32_t)k;
 	}
-	t->coded = malloc(sizeof *t->coded * (size_t)S);
-	if (!t->coded)
-		goto fail;
-	for (int j = 0; j < S; j++)
-		if (j < H || t->src[j] >= 0)
-			t->coded[t->S5++] = j;
 	if (fl[0] < 0)
 		t->flag_place[0] = -1;
 	if (fl[1] < 0)
@@ -187,41 +182,8 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
-	/* type 5's tables: the slot's symbol byte, then per symbol its
-	 * frequency, start and level value (tables of at most 256 symbols) */
-	uint32_t *sbase = malloc(sizeof *sbase * (size_t)ntab);
-	size_t nst = 0;
-	for (int k = 0; sbase && k < ntab; k++) {
-		uint32_t ns = 0;
-		while (seen[k][ns] < SLOTS)
-			ns++;
-		sbase[k] = (uint32_t)nst;
-		if (ns <= 256)
-			nst += ns;
-	}
-	t->s2s = calloc((size_t)ntab * SLOTS + 4, 1); /* a gather reads 4 bytes at a slot */
-	t->stab = malloc(sizeof *t->stab * (nst + 1));
-	t->soff = calloc((size_t)S, sizeof *t->soff);
-	if (!sbase || !t->s2s || !t->stab || !t->soff || nst > UINT32_MAX) {
-		free(sbase);
+	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of))
 		goto fail;
-	}
-	for (int k = 0; k < ntab; k++) {
-		const uint32_t *cum = seen[k];
-		uint32_t ns = 0;
-		for (; cum[ns] < SLOTS; ns++)
-			for (uint32_t slot = cum[ns]; slot < cum[ns + 1]; slot++)
-				t->s2s[(size_t)k * SLOTS + slot] = (uint8_t)ns;
-		for (uint32_t s = 0; ns <= 256 && s < ns; s++) {
-			float v = t->val[(size_t)k * SLOTS + cum[s]];
-			uint32_t vb;
-			memcpy(&vb, &v, sizeof vb);
-			t->stab[sbase[k] + s] = (uint64_t)vb << 32 | cum[s] << 16 | (cum[s + 1] - cum[s]);
-		}
-	}
-	for (int j = 0; j < S; j++)
-		t->soff[j] = sbase[tab_of[j]];
-	free(sbase);
 	for (int j = 0; j < S + K4; j++) {
 		t->off[j] = tab_of[j % S] * SLOTS;
 		if (j >= S) {

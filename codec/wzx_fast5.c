@@ -20,6 +20,53 @@
 #include "codec/wzx_lanes.h"
 #include "codec/wzx_token.h"
 
+int wzc_wzx_fast5_build(fast32 *t, const uint32_t *const *seen, int ntab, const uint32_t *tab_of)
+{
+	int S = t->S;
+	t->coded = malloc(sizeof *t->coded * (size_t)S);
+	uint32_t *sbase = malloc(sizeof *sbase * ((size_t)ntab + 1));
+	if (!t->coded || !sbase) {
+		free(sbase);
+		return -1;
+	}
+	for (int j = 0; j < S; j++)
+		if (j < t->H || t->src[j] >= 0)
+			t->coded[t->S5++] = j;
+	size_t nst = 0;
+	for (int k = 0; k < ntab; k++) {
+		uint32_t ns = 0;
+		while (seen[k][ns] < SLOTS)
+			ns++;
+		sbase[k] = (uint32_t)nst;
+		if (ns <= 256)
+			nst += ns;
+	}
+	t->s2s = calloc((size_t)ntab * SLOTS + 4, 1); /* a gather reads 4 bytes at a slot */
+	t->stab = malloc(sizeof *t->stab * (nst + 1));
+	t->soff = calloc((size_t)S, sizeof *t->soff);
+	if (!t->s2s || !t->stab || !t->soff || nst > UINT32_MAX) {
+		free(sbase);
+		return -1;
+	}
+	for (int k = 0; k < ntab; k++) {
+		const uint32_t *cum = seen[k];
+		uint32_t ns = 0;
+		for (; cum[ns] < SLOTS; ns++)
+			for (uint32_t slot = cum[ns]; slot < cum[ns + 1]; slot++)
+				t->s2s[(size_t)k * SLOTS + slot] = (uint8_t)ns;
+		for (uint32_t s = 0; ns <= 256 && s < ns; s++) {
+			float v = t->val[(size_t)k * SLOTS + cum[s]];
+			uint32_t vb;
+			memcpy(&vb, &v, sizeof vb);
+			t->stab[sbase[k] + s] = (uint64_t)vb << 32 | cum[s] << 16 | (cum[s + 1] - cum[s]);
+		}
+	}
+	for (int j = 0; j < S; j++)
+		t->soff[j] = sbase[tab_of[j]];
+	free(sbase);
+	return 0;
+}
+
 size_t wzc_wzx_encode_lanes5(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			     uint8_t *out, size_t cap)
 {

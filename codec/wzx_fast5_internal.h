@@ -11,6 +11,14 @@
 #include "codec/wzx.h"
 #include "codec/wzx_fast32_internal.h"
 
+/* Type 5's part of the layer's tables (codec/wzx_fast32.c's build, once
+ * t's slot arenas are filled): the coded places, the slot's symbol byte of
+ * each of the ntab tables (seen[k] its cumulative frequencies; tab_of[j]
+ * place j's table), and per symbol its frequency, start and level value
+ * (tables of at most 256 symbols).  0, or -1 out of memory (what it
+ * allocated is t's, freed with it). */
+int wzc_wzx_fast5_build(fast32 *t, const uint32_t *const *seen, int ntab, const uint32_t *tab_of);
+
 /* hd[j][k]: head place j of token k; sc[p][k] the token's scale of part p
  * (0 latent, 1 position), fm[p][k] -1 where its anchor flag is set. */
 void wzc_wzx_fast5_heads(const fast32 *t, int n, const uint32_t (*hd)[WZC_WZX_BLOCK_TOKENS],
