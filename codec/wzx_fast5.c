@@ -153,10 +153,11 @@ WZ_HOT static int portable(const fast32 *t, int n, const uint8_t *payload, size_
 	if (sym)
 		memset(sym, 0, sizeof *sym * (size_t)n * S);
 	long i = 0;
+	int heads = 0; /* the tokens' scales and flags taken from their heads */
 	for (int q = 0; q < t->S5; q++) {
 		int j = t->coded[q];
 		const uint32_t *fb = t->fb + t->off[j];
-		if (rows && j == H)
+		if (rows && j >= H && !heads++)
 			wzc_wzx_fast5_heads(t, n, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])hd, sc, fm);
 		int pp = t->rope[j] & 1;
 		for (int k = 0; k < n; k++, i++) {
@@ -182,6 +183,8 @@ WZ_HOT static int portable(const fast32 *t, int n, const uint8_t *payload, size_
 	for (int k = 0; k < K4; k++)
 		if (x[k] != WZC_LANES_LOW)
 			return -1;
+	if (rows && !heads++)
+		wzc_wzx_fast5_heads(t, n, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])hd, sc, fm);
 	if (rows)
 		wzc_wzx_fast5_singles(t, n, (const float (*)[WZC_WZX_BLOCK_TOKENS])sc,
 				      (const int32_t (*)[WZC_WZX_BLOCK_TOKENS])fm, rows, stride);
