@@ -113,6 +113,8 @@ fail:
 #define V3 (-3)
 /* version 4's coding (type 4: 32 lanes of 12-bit rANS in output order) */
 #define V4 (-4)
+/* version 5's coding (type 5: type 4's lanes and tables, place-major) */
+#define V5 (-5)
 
 /* The blocks of records [L][T][B] coded one way: payloads side by side. */
 typedef struct {
@@ -140,6 +142,7 @@ static int code_all(const wzc_wzx *x, int L, int T, size_t B, const uint8_t *rec
 		size_t got = K > 0 ? wzc_wzx_encode_lanes(x, l, K, n, r, o, cap - c->total)
 			     : K == V3 ? wzc_wzx_encode_lanes12(x, l, WZC_LANES, n, r, o, cap - c->total)
 			     : K == V4 ? wzc_wzx_encode_lanes4(x, l, n, r, o, cap - c->total)
+			     : K == V5 ? wzc_wzx_encode_lanes5(x, l, n, r, o, cap - c->total)
 				       : wzc_wzx_encode_rans1(x, l, n, r, o, cap - c->total);
 		if (!got)
 			return -1;
@@ -246,12 +249,12 @@ static double decode_pass(const wzc_wzx *x, const wzc_codec *codec, int L, int T
 	return bad ? -1 : dt;
 }
 
-/* Version 4 (type 4 blocks), one block at a time: to symbols on a path,
- * fused to rows of the transformed domain, or to records (symbols, back
- * to coding order, records).  Seconds of CPU time. */
+/* Version 4 (type 4 blocks) or 5 (type 5; v5 set), one block at a time:
+ * to symbols on a path, fused to rows of the transformed domain, or to
+ * records (symbols, back to coding order, records).  Seconds of CPU time. */
 enum { V4_SYMBOLS, V4_ROWS, V4_RECORDS, V4_GROUP_ROWS };
 static double v4_pass(const wzc_wzx *x, int T, const coded *c, wzc_lanes4_path path, int what,
-		      uint16_t *sym, uint16_t *sym3, float *rows, uint8_t *rec, int R, int P)
+		      uint16_t *sym, uint16_t *sym3, float *rows, uint8_t *rec, int R, int P, int v5)
 {
 	int per = (T + 63) / 64, bad = 0;
 	double t0 = bench_thread_cpu_s();
@@ -278,10 +281,11 @@ static double v4_pass(const wzc_wzx *x, int T, const coded *c, wzc_lanes4_path p
 			continue;
 		}
 		if (what == V4_ROWS) {
-			bad |= wzc_wzx_decode_lanes4_rows_path(x, l, path, n, p, c->size[i], rows, (size_t)(R + P));
+			bad |= (v5 ? wzc_wzx_decode_lanes5_rows_path : wzc_wzx_decode_lanes4_rows_path)(
+				x, l, path, n, p, c->size[i], rows, (size_t)(R + P));
 			continue;
 		}
-		bad |= wzc_wzx_decode_lanes4_path(x, l, path, n, p, c->size[i], sym);
+		bad |= (v5 ? wzc_wzx_decode_lanes5_path : wzc_wzx_decode_lanes4_path)(x, l, path, n, p, c->size[i], sym);
 		if (what == V4_RECORDS) {
 			wzc_wzx_symbols4_entries(x, l, n, sym, sym3);
 			wzc_wzx_symbols_records(x, l, n, sym3, rec);
@@ -446,7 +450,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		float *rows = malloc(sizeof(float) * 64 * WZC_LANES4_GROUP_MAX * (size_t)(R + P));
 		if (!s4 || !s3 || !rows)
 			return -1;
-		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P);
+		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P, 0);
 		static const struct { wzc_lanes4_path path; int what; const char *name; } v4[] = {
 			{ WZC_LANES4_AVX512, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols (AVX-512)" },
 			{ WZC_LANES4_AVX2, V4_SYMBOLS, "v4, 32 lanes 12-bit, to symbols (AVX2)" },
@@ -464,7 +468,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				continue;
 			double t[SPEED_RUNS];
 			for (int r = 0; r < SPEED_RUNS; r++)
-				t[r] = v4_pass(x, T, &c, v4[vi].path, v4[vi].what, s4, s3, rows, brec, R, P);
+				t[r] = v4_pass(x, T, &c, v4[vi].path, v4[vi].what, s4, s3, rows, brec, R, P, 0);
 			double m = bench_median(t, SPEED_RUNS);
 			if (m <= 0)
 				return -1;
@@ -494,9 +498,69 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				rate("restore_v4_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v4 fused to the transformed domain, one block at a time, portable scalar loop, one core");
 			if (v4[vi].what == V4_RECORDS)
+				rate("restore_v4_records_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v4 to wz records, one block at a time (the restore's way for v4), one core");
+		}
+		free(s4);
+		free(s3);
+		free(rows);
+		coded_free(&c);
+	}
+	/* version 5: type 5 blocks (what codec pack writes), one at a time */
+	double v5_tr = 0, v5_loads_tr = 0;
+	{
+		coded c;
+		if (code_all(x, L, T, B, rec, V5, &c))
+			return -1;
+		size_t S4 = (size_t)wzc_wzx_block_symbols4(x, 0), S3 = (size_t)wzc_wzx_block_symbols(x, 0);
+		uint16_t *s4 = malloc(sizeof *s4 * 64 * S4), *s3 = malloc(sizeof *s3 * (64 * S3 + 2));
+		float *rows = malloc(sizeof(float) * 64 * (size_t)(R + P));
+		if (!s4 || !s3 || !rows)
+			return -1;
+		v4_pass(x, T, &c, WZC_LANES4_BEST, V4_ROWS, s4, s3, rows, brec, R, P, 1);
+		static const struct { wzc_lanes4_path path; int what; const char *name; } v5[] = {
+			{ WZC_LANES4_AVX2, V4_SYMBOLS, "v5, place-major, to symbols (AVX2)" },
+			{ WZC_LANES4_AVX2_LOADS, V4_SYMBOLS, "v5, place-major, to symbols (AVX2, plain loads)" },
+			{ WZC_LANES4_SCALAR, V4_SYMBOLS, "v5, place-major, to symbols, portable loop" },
+			{ WZC_LANES4_REF, V4_SYMBOLS, "v5, place-major, to symbols, scalar reference" },
+			{ WZC_LANES4_BEST, V4_RECORDS, "v5, place-major, to records" },
+			{ WZC_LANES4_SCALAR, V4_ROWS, "v5, to transformed, fused, portable loop" },
+			{ WZC_LANES4_AVX2, V4_ROWS, "v5, to transformed, fused (AVX2)" },
+			{ WZC_LANES4_AVX2_LOADS, V4_ROWS, "v5, to transformed, fused (AVX2, plain loads)" },
+			{ WZC_LANES4_BEST, V4_ROWS, "v5, to transformed, fused, best (the restore's)" },
+		};
+		for (size_t vi = 0; vi < sizeof v5 / sizeof *v5; vi++) {
+			if (!wzc_wzx_lanes5_have(v5[vi].path))
+				continue;
+			double t[SPEED_RUNS];
+			for (int r = 0; r < SPEED_RUNS; r++)
+				t[r] = v4_pass(x, T, &c, v5[vi].path, v5[vi].what, s4, s3, rows, brec, R, P, 1);
+			double m = bench_median(t, SPEED_RUNS);
+			if (m <= 0)
+				return -1;
+			printf("%-52s %8.2f %8.3f %9.3f\n", v5[vi].name, gb / m, tok / m / 1e6,
+			       c.total * 8.0 / (tok * (R + P)));
+			if (v5[vi].what == V4_ROWS && v5[vi].path == WZC_LANES4_BEST) {
+				v5_tr = tok / m;
+				rate("restore_v5_transformed_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v5 (type 5 blocks, what codec pack writes) fused to the transformed domain, "
+				     "one block at a time (the restore's way), one core");
+				rate("wzx_v5_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
+				     "wzx v5 payload bits per cache value on the benchmark's blocks");
+			}
+			if (v5[vi].what == V4_ROWS && v5[vi].path == WZC_LANES4_AVX2_LOADS) {
+				v5_loads_tr = tok / m;
+				rate("restore_v5_transformed_avx2_loads_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v5 fused to the transformed domain, one block at a time, AVX2 with plain loads "
+				     "(_BEST on AMD), one core");
+			}
+			if (v5[vi].what == V4_ROWS && v5[vi].path == WZC_LANES4_SCALAR)
+				rate("restore_v5_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v5 fused to the transformed domain, one block at a time, portable loop, one core");
+			if (v5[vi].what == V4_RECORDS)
 				rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v4 (what codec pack writes) to wz records, one block at a time "
-				     "(the restore's way for v4), one core");
+				     "wzx v5 (what codec pack writes) to wz records, one block at a time "
+				     "(the restore's way), one core");
 		}
 		free(s4);
 		free(s3);
@@ -521,18 +585,18 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			t[r] = bench_thread_cpu_s() - t0;
 			t0 = bench_thread_cpu_s();
 			coded c2;
-			code_all(x, L, T, B, rec, V4, &c2);
+			code_all(x, L, T, B, rec, V5, &c2);
 			pk[r] = bench_thread_cpu_s() - t0 + enc[r];
 			coded_free(&c2);
 		}
 		double m = bench_median(t, SPEED_RUNS), mp = bench_median(pk, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f\n", "v3, to the cache's own values (float)", gb / m,
 		       tok / m / 1e6);
-		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v4 entropy coding", gb / mp, tok / mp / 1e6);
+		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v5 entropy coding", gb / mp, tok / mp / 1e6);
 		rate("restore_v3_values_tokens_per_core_s", tok / m, "token-layers/s",
 		     "wzx v3 to the cache's own domain through records (inverse transform), one core");
 		rate("pack_tokens_per_core_s", tok / mp, "token-layers/s",
-		     "wz encode and wzx v4 entropy coding (what codec pack writes), one core");
+		     "wz encode and wzx v5 entropy coding (what codec pack writes), one core");
 		free(lat);
 		free(rope);
 		coded_free(&c);
@@ -570,7 +634,9 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		double m = bench_median(t, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f %9.3f\n", "reference: zstd -3 decompressing fp8-mix bytes", gb / m,
 		       tok / m / 1e6, zt * 8.0 / (tok * (R + P)));
-		printf("\nwzx v4 to the transformed domain (fused, four blocks at once) / zstd -3 on fp8-mix: "
+		printf("\nwzx v5 to the transformed domain (fused, one block at a time, best) / zstd -3 on fp8-mix: "
+		       "%.2fx tokens/s (AVX2 with plain loads: %.2fx)\n", v5_tr / (tok / m), v5_loads_tr / (tok / m));
+		printf("wzx v4 to the transformed domain (fused, four blocks at once) / zstd -3 on fp8-mix: "
 		       "%.2fx tokens/s (AVX2 loop, one block at a time: %.2fx)\n", v4_tr / (tok / m),
 		       v4_avx2_tr / (tok / m));
 		printf("wzx v3 to the transformed domain / zstd -3 on fp8-mix: %.2fx tokens/s "
@@ -632,7 +698,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			printf("groups / reference: %.2fx; the same bytes: %s\n", mr / mg,
 			       memcmp(b1, b2, sizeof *b1 * nbf) ? "NO" : "yes");
 			rate("restore_values_tokens_per_core_s", tok / mg, "token-layers/s",
-			     "wzx as codec pack writes it (v4) to bf16 cache values, runs of blocks to the "
+			     "wzx as codec pack writes it (v5) to bf16 cache values, runs of blocks to the "
 			     "transformed domain then the inverse transform per block (the restore's way), one core");
 			rate("restore_values_records_tokens_per_core_s", tok / mr, "token-layers/s",
 			     "the same container to bf16 cache values block by block through records (the "

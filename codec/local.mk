@@ -24,6 +24,7 @@ libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
 libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_fast32.c codec/wzx_pack.c
 libwzcodec_la_SOURCES += codec/wzx_fast32_x86.c codec/wzx_fast32_internal.h
+libwzcodec_la_SOURCES += codec/wzx_fast5.c codec/wzx_fast5_x86.c codec/wzx_fast5_internal.h codec/wzx_avx2_lanes.h
 libwzcodec_la_SOURCES += codec/wzx_restore.c codec/wzx_files.c codec/wzx_files.h
 libwzcodec_la_SOURCES += codec/wzx_transform.c codec/hot.h
 libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h

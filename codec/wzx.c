@@ -525,15 +525,15 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 			 uint8_t *out, size_t cap, size_t *size)
 {
 	size_t raw = (size_t)n * x->B;
-	/* type 4 (32 lanes of 12-bit rANS in output order) where the layer's
+	/* type 5 (32 lanes of 12-bit rANS, place-major) where the layer's
 	 * counts allow it, else type 2; either unless it is not smaller than
 	 * the records */
-	int type4 = wzc_wzx_layer_type3(x, layer);
-	size_t got = type4 ? wzc_wzx_encode_lanes4(x, layer, n, records, out, cap)
+	int type5 = wzc_wzx_layer_type3(x, layer);
+	size_t got = type5 ? wzc_wzx_encode_lanes5(x, layer, n, records, out, cap)
 			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {
 		*size = got;
-		return type4 ? WZC_WZX_LANES4 : WZC_WZX_LANES;
+		return type5 ? WZC_WZX_LANES5 : WZC_WZX_LANES;
 	}
 	memcpy(out, records, raw);
 	*size = raw;

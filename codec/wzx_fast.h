@@ -132,6 +132,26 @@ int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_pat
 				     int n, const uint8_t *const *payload, const size_t *size,
 				     float *const *rows /* OUT: [G] */, size_t stride,
 				     int *verdict /* OUT: [G] */);
+/* Type 5 (version 5; codec/wzx_fast5.c): type 4's lanes and tables over a
+ * block's symbols in place-major order (every token's heads, then each
+ * component of over one level for every token), so that a round of 32
+ * lanes reads one table.  The same paths as type 4 (_AVX512 runs the
+ * portable loop; WZX_LANES5_PATH=scalar, =avx2 or =avx2-loads keeps _BEST
+ * to that loop), the same symbols (type 4's order: [n][wzc_wzx_block_symbols4],
+ * 0 where a component has a single level) and rows bit for bit, and the
+ * same verdicts as the reference. */
+int wzc_wzx_lanes5_have(wzc_lanes4_path path);
+size_t wzc_wzx_encode_lanes5(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			     uint8_t *out, size_t cap);
+int wzc_wzx_decode_lanes5_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
+int wzc_wzx_decode_lanes5_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+			       const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes5_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				    const uint8_t *payload, size_t size, float *rows /* OUT */,
+				    size_t stride);
+int wzc_wzx_decode_lanes5_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			       size_t size, float *rows /* OUT */, size_t stride);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

@@ -15,6 +15,7 @@
 #include "codec/wz_flat.h"
 #include "codec/wzx_fast.h"
 #include "codec/wzx_fast32_internal.h"
+#include "codec/wzx_fast5_internal.h"
 #include "codec/wzx_internal.h"
 #include "codec/wzx_lanes.h"
 #include "codec/wzx_token.h"
@@ -40,6 +41,10 @@ static void tables_free(fast32 *t)
 	free(t->sigma);
 	free(t->delta);
 	free(t->rope);
+	free(t->coded);
+	free(t->s2s);
+	free(t->stab);
+	free(t->soff);
 	free(t);
 }
 
@@ -177,6 +182,8 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
+	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of))
+		goto fail;
 	for (int j = 0; j < S + K4; j++) {
 		t->off[j] = tab_of[j % S] * SLOTS;
 		if (j >= S) {
@@ -237,6 +244,11 @@ static const fast32 *layer_tables(const wzc_wzx *cx, int layer)
 	if (!ly || !ly->type3)
 		return NULL;
 	return wzc_wzx_layer_table(x, ly, &ly->fast32_ready, &ly->fast32, build_tables);
+}
+
+const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer)
+{
+	return layer_tables(x, layer);
 }
 
 int wzc_wzx_layer_type4(const wzc_wzx *x, int layer)

@@ -35,9 +35,18 @@ typedef struct {
 	float *sigma, *delta;  /* [S + K4] the component's sigma (a single level's level x sigma), delta */
 	uint8_t *rope;         /* [S + K4] 0xff for a position component */
 	int flag_place[2];     /* place of the latent and position anchor flags, -1 none */
+	uint8_t *s2s;          /* [ntab * 4096 + 4] the slot's symbol (tables of at most 256 symbols) */
+	uint64_t *stab;        /* per table of at most 256 symbols, per symbol: f | c << 16, the level value's bits << 32 */
+	uint32_t *soff;        /* [S] where place j's table starts in stab (tables of over 256 symbols: 0) */
+	int S5;                /* type 5: the coded places, heads then components of over one level */
+	int32_t *coded;        /* [S5] their places */
 	const float *scale_mult;
 	float scale_ref[2];
 } fast32;
+
+/* The layer's tables (built on first use), NULL when out of memory or the
+ * layer has no 12-bit tables; type 5 (codec/wzx_fast5.c) shares them. */
+const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer);
 
 /* Where the rows of a fused decode stand: the token's row, its scales and
  * anchor flags as the heads of its places are decoded. */

@@ -218,43 +218,7 @@ AVX512_TARGET int wzc_wzx_fast32_avx512_rows(const fast32 *t, long N, const uint
 #endif
 
 #ifdef WZ_HAVE_AVX2_PATH
-#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
-
-/* For each mask of 8 lanes that renormalise: where each such lane finds
- * its word among the next eight (the lanes before it that also read, in
- * lane order), the permutation table of htscodecs'
- * rANS_static32x16pr_avx2. */
-static uint32_t spread8[256][8];
-static pthread_once_t spread8_once = PTHREAD_ONCE_INIT;
-static void spread8_init(void)
-{
-	for (int m = 0; m < 256; m++)
-		for (int k = 0, c = 0; k < 8; k++)
-			spread8[m][k] = (m >> k & 1) ? (uint32_t)c++ : 0;
-}
-
-/* base[idx[k]] for the 8 lanes: by vpgatherdd, or (loads) by eight plain
- * loads put together with inserts, which on AMD's Zen 3 runs faster
- * than its microcoded gather (bench/bench_decode4 prints both in one
- * run; docs/restore.md). */
-AVX2_TARGET static inline __attribute__((always_inline)) __m256i
-gather8(const int *base, __m256i idx, const int loads)
-{
-	if (!loads)
-		return _mm256_i32gather_epi32(base, idx, 4);
-	__m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
-	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
-	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
-	__m128i r0 = _mm_cvtsi32_si128(base[(uint32_t)a]);
-	r0 = _mm_insert_epi32(r0, base[a >> 32], 1);
-	r0 = _mm_insert_epi32(r0, base[(uint32_t)b], 2);
-	r0 = _mm_insert_epi32(r0, base[b >> 32], 3);
-	__m128i r1 = _mm_cvtsi32_si128(base[(uint32_t)c]);
-	r1 = _mm_insert_epi32(r1, base[c >> 32], 1);
-	r1 = _mm_insert_epi32(r1, base[(uint32_t)d], 2);
-	r1 = _mm_insert_epi32(r1, base[d >> 32], 3);
-	return _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
-}
+#include "codec/wzx_avx2_lanes.h"
 
 /* One vector of 8 lanes: the slot entries gathered, the state step, and
  * the renormalisation of the lanes below 2^16 from the next words (the
@@ -269,12 +233,7 @@ step8(__m256i x, __m256i off, const int *fb, const uint8_t **pp, __m256i *idx_ou
 	__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
 	x = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x, WZC_RANS12_BITS)),
 			     _mm256_and_si256(e, low12));
-	__m256i need = _mm256_cmpeq_epi32(_mm256_srli_epi32(x, 16), _mm256_setzero_si256());
-	int m = _mm256_movemask_ps(_mm256_castsi256_ps(need));
-	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)*pp));
-	w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread8[m]));
-	x = _mm256_blendv_epi8(x, _mm256_or_si256(_mm256_slli_epi32(x, 16), w), need);
-	*pp += 2 * __builtin_popcount((unsigned)m);
+	x = renorm8(x, pp);
 	*idx_out = idx;
 	*e_out = e;
 	return x;
@@ -318,7 +277,7 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 {
 	if (size < 4 * K4)
 		return -1;
-	pthread_once(&spread8_once, spread8_init);
+	wzx_spread8_ready();
 	uint32_t xs[K4];
 	read_states(payload, xs);
 	__m256i x[4];

@@ -12,7 +12,7 @@
 #include "codec/levels.h"
 #include "codec/wzx_rans.h"
 
-enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4 };
+enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4, WZC_WZX_LANES5 = 5 };
 
 /* A symbol position's table as the fast decoder reads it: the symbol of
  * every slot (2^16 entries) and the cumulative frequencies. */

@@ -196,20 +196,20 @@ static void family_exact(wzt_family fam)
 			e = wzc_wzx_read_block(r, xr, 1, 4, one, &nt, &d);
 			ok(!e && nt == T - 256 && !memcmp(one, want + B * ((size_t)T + 256), nt * B),
 			   "%s: the partial last block (%d tokens)", fname, nt);
-			/* a version 4 block type (type 4 here: 512 + 64 values a
-			 * token) in a container that says version 1, 2 or 3 is
+			/* a version 5 block type (type 5 here: 512 + 64 values a
+			 * token) in a container that says version 1, 2, 3 or 4 is
 			 * refused */
 			size_t H = 56 + ((strlen(prof->model) + 7) & ~(size_t)7) + 8;
 			uint8_t *old = malloc(n);
-			for (int v = 1; v <= 3; v++) {
+			for (int v = 1; v <= 4; v++) {
 				memcpy(old, buf, n);
 				old[8] = (uint8_t)v;
 				reseal_header(old, H);
 				wzc_wzx_reader *ro = NULL;
 				wz_err eo = wzc_wzx_open(old, n, "t", &ro, &d);
 				wz_err eb = eo ? eo : wzc_wzx_read_block(ro, xr, 0, 0, one, &nt, &d);
-				ok(buf[H + 13] == 4 && !eo && eb == WZ_ERR_INPUT,
-				   "%s: a version 4 block in a version %d container is refused: %s", fname, v, d.msg);
+				ok(buf[H + 13] == 5 && !eo && eb == WZ_ERR_INPUT,
+				   "%s: a version 5 block in a version %d container is refused: %s", fname, v, d.msg);
 				wzc_wzx_reader_free(ro);
 			}
 			free(old);
@@ -283,7 +283,7 @@ static void header_checks(void)
 	struct { const char *what; size_t at; uint8_t val; int reseal; wz_err want; } cases[] = {
 		{ "bad magic", 1, 'Q', 0, WZ_ERR_INPUT },
 		{ "header byte flipped", 20, 0x41, 0, WZ_ERR_CORRUPT },
-		{ "newer version", 8, 5, 1, WZ_ERR_VERSION },
+		{ "newer version", 8, 6, 1, WZ_ERR_VERSION },
 		{ "version 0", 8, 0, 1, WZ_ERR_INPUT },
 		{ "reserved flags", 12, 1, 1, WZ_ERR_INPUT },
 		{ "zero layers", 16, 0, 1, WZ_ERR_INPUT },
@@ -344,14 +344,16 @@ static void header_checks(void)
 
 /* The golden containers decode to the stored records with the stored
  * profile: version 1 (tiny.wzx), version 2 (tiny-v2.wzx), version 3
- * (tiny-v3.wzx, written from tiny.rec on purpose when version 3 came) and
- * version 4 (tiny-v4.wzx, likewise when version 4 came), and writing those
- * records again gives version 4's bytes. */
+ * (tiny-v3.wzx, written from tiny.rec on purpose when version 3 came),
+ * version 4 (tiny-v4.wzx, likewise when version 4 came) and version 5
+ * (tiny-v5.wzx, likewise), and writing those records again gives version
+ * 5's bytes. */
 static void golden(void)
 {
 	const char *src = getenv("srcdir");
-	static const char *const names[] = { "tiny.wzx", "tiny-v2.wzx", "tiny-v3.wzx", "tiny-v4.wzx" };
-	enum { NV = 4 };
+	static const char *const names[] = { "tiny.wzx", "tiny-v2.wzx", "tiny-v3.wzx", "tiny-v4.wzx",
+					     "tiny-v5.wzx" };
+	enum { NV = 5 };
 	char pc[NV][512], p2[512], p3[512];
 	for (int v = 0; v < NV; v++)
 		snprintf(pc[v], sizeof pc[v], "%s/tests/codec/golden/%s", src ? src : ".", names[v]);
@@ -361,7 +363,7 @@ static void golden(void)
 	size_t n[NV] = { 0 }, nrec;
 	wzc_profile *prof;
 	wz_diag d;
-	/* WZX_GOLDEN_WRITE=DIR writes the version 4 container again from the
+	/* WZX_GOLDEN_WRITE=DIR writes the version 5 container again from the
 	 * committed records and profile (on purpose, when the format changes) */
 	const char *gdir = getenv("WZX_GOLDEN_WRITE");
 	int read = 1;
@@ -387,7 +389,7 @@ static void golden(void)
 		ok(!e && wzc_wzx_reader_info(r)->version == v + 1 && !memcmp(got, recs, nrec),
 		   "golden version %d container decodes to its records", v + 1);
 		if (!e && v == 1) {
-			/* the records written again: version 4's bytes */
+			/* the records written again: version 5's bytes */
 			const wzc_wzx_info *in = wzc_wzx_reader_info(r);
 			size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes,
 						   strlen(prof->model)), m;
@@ -395,12 +397,12 @@ static void golden(void)
 			e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
 			if (!e && gdir) {
 				char path[512];
-				snprintf(path, sizeof path, "%s/tiny-v4.wzx", gdir);
+				snprintf(path, sizeof path, "%s/tiny-v5.wzx", gdir);
 				e = wz_write_file_atomic(path, again, m, &d);
-				ok(!e, "golden version 4 container written to %s", path);
+				ok(!e, "golden version 5 container written to %s", path);
 			} else {
 				ok(!e && m == n[NV - 1] && !memcmp(again, cont[NV - 1], m),
-				   "golden version 4 container written again byte for byte");
+				   "golden version 5 container written again byte for byte");
 			}
 			free(again);
 		}
@@ -413,56 +415,35 @@ static void golden(void)
 	free(recs);
 }
 
-/* Type 4 needs tokens wider than tiny's (there its 32 lane states make
- * every block raw): tiny4.wzp (a profile of 128 + 16 values), tiny4.rec
- * (100 tokens x one layer of wz records) and tiny4-v4.wzx (their version 4
- * container, type 4 blocks), written on purpose with WZX_GOLDEN_WRITE when
- * version 4 came.  The container decodes to the records, and writing them
- * again gives its bytes. */
+/* Types 4 and 5 need tokens wider than tiny's (there their 32 lane states
+ * make every block raw): tiny4.wzp (a profile of 128 + 16 values),
+ * tiny4.rec (100 tokens x one layer of wz records), tiny4-v4.wzx (their
+ * version 4 container, type 4 blocks, written on purpose with
+ * WZX_GOLDEN_WRITE when version 4 came) and tiny4-v5.wzx (version 5, type
+ * 5 blocks, likewise when version 5 came).  Both containers decode to the
+ * records, and writing them again gives version 5's bytes. */
 static void golden4(void)
 {
 	const char *src = getenv("srcdir"), *gdir = getenv("WZX_GOLDEN_WRITE");
-	char pp[600], pr[600], pc[600];
-	const char *dir = gdir ? gdir : NULL;
+	char pp[600], pr[600], pc4[600], pc[600];
 	char gd[512];
 	snprintf(gd, sizeof gd, "%s/tests/codec/golden", src ? src : ".");
-	if (!dir)
-		dir = gd;
-	snprintf(pp, sizeof pp, "%s/tiny4.wzp", dir);
-	snprintf(pr, sizeof pr, "%s/tiny4.rec", dir);
-	snprintf(pc, sizeof pc, "%s/tiny4-v4.wzx", dir);
+	snprintf(pp, sizeof pp, "%s/tiny4.wzp", gd);
+	snprintf(pr, sizeof pr, "%s/tiny4.rec", gd);
+	snprintf(pc4, sizeof pc4, "%s/tiny4-v4.wzx", gd);
+	snprintf(pc, sizeof pc, "%s/tiny4-v5.wzx", gdir ? gdir : gd);
 	wz_diag d;
 	wzc_profile *prof = NULL;
-	char *recs = NULL, *cont = NULL;
-	size_t nrec = 0, ncont = 0;
-	const size_t B = 60; /* 3.33 bits/value: both blocks come out type 4 */
-	if (gdir) {
-		prof = prepare(WZT_FAMILY_MLA_B, 1, 256, 128, 16);
-		wzt_synth_params sp;
-		wzt_synth_params_default(&sp);
-		sp.family = WZT_FAMILY_MLA_B;
-		sp.seed = 7;
-		sp.L = 1;
-		sp.T = 100;
-		sp.R = 128;
-		sp.P = 16;
-		sp.start_position = 8192;
-		sp.window_seed = 200;
-		sp.split = "test";
-		wzt_cache_trace *tr = NULL;
-		if (!prof || wzt_synth_cache(&sp, &tr, &d)) {
-			ok(0, "golden4: profile and window");
-			return;
-		}
-		wzc_window w = window_of(tr);
-		recs = (char *)wz_records(prof, &w, B);
-		nrec = B * 100;
-		wzt_cache_trace_free(tr);
-		ok(recs && !wzc_profile_write(pp, prof, &d) && !wz_write_file_atomic(pr, recs, nrec, &d),
-		   "golden4: tiny4.wzp and tiny4.rec written to %s", gdir);
-	} else if (!ok(!wzc_profile_read(pp, &prof, &d) && !wz_read_file(pr, 1 << 20, &recs, &nrec, &d) &&
-		       !wz_read_file(pc, 1 << 20, &cont, &ncont, &d) && nrec == B * 100,
-		       "golden4 files read")) {
+	char *recs = NULL, *cont[2] = { NULL, NULL };
+	size_t nrec = 0, ncont[2] = { 0, 0 };
+	const size_t B = 60; /* 3.33 bits/value: both blocks come out coded */
+	if (!ok(!wzc_profile_read(pp, &prof, &d) && !wz_read_file(pr, 1 << 20, &recs, &nrec, &d) &&
+		       !wz_read_file(pc4, 1 << 20, &cont[0], &ncont[0], &d) &&
+		       (gdir || !wz_read_file(pc, 1 << 20, &cont[1], &ncont[1], &d)) && nrec == B * 100,
+		"golden4 files read")) {
+		wzc_profile_free(prof);
+		free(recs);
+		free(cont[0]);
 		return;
 	}
 	wzc_wzx *x = NULL;
@@ -471,22 +452,23 @@ static void golden4(void)
 	wz_err e = wzc_wzx_new(prof, B, &x, &d);
 	if (!e)
 		e = wzc_wzx_write(x, 100, (const uint8_t *)recs, again, cap, &m, NULL, &d);
-	if (gdir) {
-		ok(!e && !wz_write_file_atomic(pc, again, m, &d), "golden4: tiny4-v4.wzx written");
-	} else {
-		ok(!e && m == ncont && !memcmp(again, cont, m),
-		   "golden version 4 container of type 4 blocks written again byte for byte");
+	if (gdir)
+		ok(!e && !wz_write_file_atomic(pc, again, m, &d), "golden4: %s written", pc);
+	else
+		ok(!e && m == ncont[1] && !memcmp(again, cont[1], m),
+		   "golden version 5 container of type 5 blocks written again byte for byte");
+	for (int v = 0; v < 2 && !gdir; v++) {
 		wzc_wzx_reader *r = NULL;
 		uint8_t *got = calloc(nrec, 1);
-		e = wzc_wzx_open((const uint8_t *)cont, ncont, "golden4", &r, &d);
-		int type4 = 0;
+		e = wzc_wzx_open((const uint8_t *)cont[v], ncont[v], "golden4", &r, &d);
+		int coded = 0;
 		for (long i = 0; !e && i < wzc_wzx_reader_info(r)->nblocks; i++)
-			type4 += cont[wzc_wzx_block_offset(r, i) + 13] == 4;
+			coded += cont[v][wzc_wzx_block_offset(r, i) + 13] == 4 + v;
 		if (!e)
 			e = wzc_wzx_read_all(r, x, got, &d);
-		/* a failure here is a change of type 4 (docs/wzx-format.md) */
-		ok(!e && type4 == 2 && !memcmp(got, recs, nrec),
-		   "golden version 4 container (%d type 4 blocks) decodes to its records", type4);
+		/* a failure here is a change of type 4 or 5 (docs/wzx-format.md) */
+		ok(!e && coded == 2 && wzc_wzx_reader_info(r)->version == 4 + v && !memcmp(got, recs, nrec),
+		   "golden version %d container (%d type %d blocks) decodes to its records", 4 + v, coded, 4 + v);
 		wzc_wzx_reader_free(r);
 		free(got);
 	}
@@ -494,7 +476,8 @@ static void golden4(void)
 	wzc_wzx_free(x);
 	wzc_profile_free(prof);
 	free(recs);
-	free(cont);
+	free(cont[0]);
+	free(cont[1]);
 }
 
 static double now(void)

@@ -1,6 +1,7 @@
-/* Tests of wzx type 4 (version 4: 32 lanes of 12-bit rANS, symbols in
- * output order): every decoder path this processor has (scalar, AVX-512,
- * AVX2, best) against the scalar reference, to symbols and fused to rows: the
+/* Tests of wzx types 4 (version 4: 32 lanes of 12-bit rANS, symbols in
+ * output order) and 5 (version 5: the same, place-major): every decoder
+ * path this processor has (scalar, AVX-512, AVX2, best) against the
+ * scalar reference, to symbols and fused to rows: the
  * same symbols, the same rows bit for bit and the same verdict on every
  * payload (valid, bit-flipped, truncated); the records restored exactly;
  * the rows equal to the wz decoder's values of those records. */
@@ -21,6 +22,32 @@ static uint32_t next(void)
 	return (uint32_t)(rng >> 11);
 }
 
+/* The type under test (4 or 5) and its functions. */
+static int type = 4;
+static int have(wzc_lanes4_path path)
+{
+	return type == 5 ? wzc_wzx_lanes5_have(path) : wzc_wzx_lanes4_have(path);
+}
+static size_t encode(const wzc_wzx *x, int layer, int n, const uint8_t *rec, uint8_t *out, size_t cap)
+{
+	return (type == 5 ? wzc_wzx_encode_lanes5 : wzc_wzx_encode_lanes4)(x, layer, n, rec, out, cap);
+}
+static int dec_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n, const uint8_t *p, size_t size,
+		    uint16_t *sym)
+{
+	return (type == 5 ? wzc_wzx_decode_lanes5_path : wzc_wzx_decode_lanes4_path)(x, layer, path, n, p, size, sym);
+}
+static int dec_ref(const wzc_wzx *x, int layer, int n, const uint8_t *p, size_t size, uint16_t *sym)
+{
+	return (type == 5 ? wzc_wzx_decode_lanes5_ref : wzc_wzx_decode_lanes4_ref)(x, layer, n, p, size, sym);
+}
+static int rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n, const uint8_t *p, size_t size,
+		     float *rows, size_t stride)
+{
+	return (type == 5 ? wzc_wzx_decode_lanes5_rows_path : wzc_wzx_decode_lanes4_rows_path)(x, layer, path, n, p,
+											    size, rows, stride);
+}
+
 typedef struct {
 	const wzc_wzx *x;
 	int layer, n, S, stride, width;
@@ -35,14 +62,12 @@ static int agree(bufs *q, wzc_lanes4_path path, const uint8_t *p, size_t size)
 	size_t ns = (size_t)q->n * q->S, nr = (size_t)q->n * q->stride;
 	memset(q->a, 0, ns * 2);
 	memset(q->b, 0xff, ns * 2);
-	int sa = wzc_wzx_decode_lanes4_path(q->x, q->layer, path, q->n, p, size, q->a);
-	int sb = wzc_wzx_decode_lanes4_ref(q->x, q->layer, q->n, p, size, q->b);
+	int sa = dec_path(q->x, q->layer, path, q->n, p, size, q->a);
+	int sb = dec_ref(q->x, q->layer, q->n, p, size, q->b);
 	memset(q->ra, 0, nr * 4);
 	memset(q->rb, 0xff, nr * 4);
-	int ya = wzc_wzx_decode_lanes4_rows_path(q->x, q->layer, path, q->n, p, size, q->ra,
-						 (size_t)q->stride);
-	int yb = wzc_wzx_decode_lanes4_rows_path(q->x, q->layer, WZC_LANES4_REF, q->n, p, size, q->rb,
-						 (size_t)q->stride);
+	int ya = rows_path(q->x, q->layer, path, q->n, p, size, q->ra, (size_t)q->stride);
+	int yb = rows_path(q->x, q->layer, WZC_LANES4_REF, q->n, p, size, q->rb, (size_t)q->stride);
 	if (sa != sb || ya != yb || sa != ya)
 		return 0;
 	if (sa)
@@ -89,8 +114,8 @@ static void one(wzt_family fam, const char *rate, int T)
 	static const char *const names[] = { "scalar", "AVX-512", "AVX2", "AVX2 with loads", "best" };
 	int stride = w.R + w.P + 3; /* rows wider than a token: the stride is honoured */
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
-		if (!wzc_wzx_lanes4_have(paths[pi])) {
-			ok(1, "# SKIP %s %s: no %s on this processor", fname, rate, names[pi]);
+		if (!have(paths[pi])) {
+			ok(1, "# SKIP %s %s: no type %d %s on this processor", fname, rate, type, names[pi]);
 			ok(1, "# SKIP");
 			continue;
 		}
@@ -107,7 +132,7 @@ static void one(wzt_family fam, const char *rate, int T)
 				uint16_t *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));
 				float *yl = malloc(sizeof(float) * w.R), *yr = malloc(sizeof(float) * (w.P + 1));
 				const uint8_t *block = rec + B * ((size_t)l * T + t0);
-				size_t size = wzc_wzx_encode_lanes4(x, l, n, block, pay, cap);
+				size_t size = encode(x, l, n, block, pay, cap);
 				int v = size ? agree(&q, paths[pi], pay, size) : 0;
 				wzc_wzx_symbols4_entries(x, l, n, q.a, s3);
 				wzc_wzx_symbols_records(x, l, n, s3, back);
@@ -139,15 +164,15 @@ static void one(wzt_family fam, const char *rate, int T)
 				free(yl);
 				free(yr);
 			}
-		ok(good, "%s %s, type 4 %s: %d blocks decode as the reference, restore the records, "
-			 "rows equal the wz decoder's bit for bit", fname, rate, names[pi], blocks);
-		ok(same, "%s %s, type 4 %s: %d damaged payloads, the same verdict, symbols and rows as the reference",
-		   fname, rate, names[pi], tries);
+		ok(good, "%s %s, type %d %s: %d blocks decode as the reference, restore the records, "
+			 "rows equal the wz decoder's bit for bit", fname, rate, type, names[pi], blocks);
+		ok(same, "%s %s, type %d %s: %d damaged payloads, the same verdict, symbols and rows as the reference",
+		   fname, rate, type, names[pi], tries);
 	}
 	/* blocks of a layer together (lockstep where the processor has it):
 	 * each block's verdict and rows are what it gets alone, with one of
 	 * them damaged or cut short */
-	int nfull = T / 64, gsame = 1, gtries = 0;
+	int nfull = type == 4 ? T / 64 : 0, gsame = 1, gtries = 0; /* type 5 has no lockstep */
 	for (int G = 2; G <= WZC_LANES4_GROUP_MAX && G <= nfull; G++)
 		for (int dmg = -1; dmg < 2 * G; dmg++) {
 			const uint8_t *pp[WZC_LANES4_GROUP_MAX];
@@ -193,8 +218,10 @@ static void one(wzt_family fam, const char *rate, int T)
 
 int main(void)
 {
-	one(WZT_FAMILY_MLA_B, "wzx-5.4", 300);
-	one(WZT_FAMILY_IID, "wz-4.97", 100);
-	one(WZT_FAMILY_MLA_A, "wz-2", 70); /* single-level components (f = 2^12) among them */
+	for (type = 4; type <= 5; type++) {
+		one(WZT_FAMILY_MLA_B, "wzx-5.4", 300);
+		one(WZT_FAMILY_IID, "wz-4.97", 100);
+		one(WZT_FAMILY_MLA_A, "wz-2", 70); /* single-level components (f = 2^12, not coded in type 5) */
+	}
 	return tap_done();
 }

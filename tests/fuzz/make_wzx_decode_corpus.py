@@ -9,15 +9,20 @@ import os
 import struct
 
 OUT = "tests/fuzz/corpus/wzx_decode"
-prof = open("tests/codec/golden/tiny.wzp", "rb").read()
+TINY = "tests/codec/golden/tiny.wzp"
 # version 1 (read, no longer written) under the old names; version 2 with
 # "v2-" (read, no longer written); version 3 with "v3-" (likewise); version
 # 4 with "v4-" (its blocks are raw on tiny's narrow tokens; type 4 itself
-# is fuzzed by tests/codec/test_wzx_lanes4's damaged payloads)
-CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2),
-              ("v2-", "tests/codec/golden/tiny-v2.wzx", 3),
-              ("v3-", "tests/codec/golden/tiny-v3.wzx", 4),
-              ("v4-", "tests/codec/golden/tiny-v4.wzx", 5))
+# is fuzzed by tests/codec/test_wzx_lanes4's damaged payloads); version 5
+# with "v5-" (raw blocks likewise), and "v5t-", a few of the damaged
+# payloads of tiny4's type 5 blocks (its profile is 100 KB a file, so
+# only those)
+CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2, TINY, False),
+              ("v2-", "tests/codec/golden/tiny-v2.wzx", 3, TINY, False),
+              ("v3-", "tests/codec/golden/tiny-v3.wzx", 4, TINY, False),
+              ("v4-", "tests/codec/golden/tiny-v4.wzx", 5, TINY, False),
+              ("v5-", "tests/codec/golden/tiny-v5.wzx", 6, TINY, False),
+              ("v5t-", "tests/codec/golden/tiny4-v5.wzx", 6, "tests/codec/golden/tiny4.wzp", True))
 
 
 def case(name, c, flags=0):
@@ -32,13 +37,22 @@ def patched(at, data):
 
 
 os.makedirs(OUT, exist_ok=True)
-for prefix, path, newer in CONTAINERS:
+for prefix, path, newer, profile, few in CONTAINERS:
+    prof = open(profile, "rb").read()
     cont = open(path, "rb").read()
     mlen = struct.unpack_from("<I", cont, 48)[0]
     H = 56 + ((mlen + 7) & ~7) + 8
     ioff = struct.unpack_from("<Q", cont, len(cont) - 24)[0]
     nblocks = (len(cont) - 24 - ioff) // 16
     first = struct.unpack_from("<Q", cont, ioff)[0]
+    if few:
+        case("valid-resealed", cont, 1)
+        case("truncated-middle-resealed", cont[:len(cont) // 2], 1)
+        for i, at in enumerate((first + 16, first + 20, first + 40, ioff - 30)):
+            c = bytearray(cont)
+            c[at] ^= 0x5A
+            case("payload-flipped-%d-resealed" % i, c, 1)
+        continue
     case("valid", cont)
     case("valid-resealed", cont, 1)
     case("empty", b"")
