@@ -135,6 +135,40 @@ WZ_PORTABLE WZ_PORTABLE_CLONES static void igemm_portable(int ntok, int kpairs, 
 	}
 }
 
+void wzc_igemm_dot_ref(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		       const uint32_t *Xt, size_t ldx, int32_t *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++)
+		for (int c = 0; c < ncol; c++) {
+			uint32_t acc = 0;
+			for (int q = 0; q < kpairs; q++)
+				acc += (uint32_t)pair_dot(Xt[(size_t)t * ldx + q], Bt[(size_t)c * ldb + q]);
+			Y[(size_t)t * ldy + c] = (int32_t)acc;
+		}
+}
+
+/* The dot form without AVX2: the reference's sums, vectorized by the
+ * compiler (an integer sum may be reordered). */
+WZ_PORTABLE WZ_PORTABLE_CLONES static void igemm_dot_portable(int ntok, int kpairs, int ncol,
+							      const uint32_t *Bt, size_t ldb,
+							      const uint32_t *Xt, size_t ldx,
+							      int32_t *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++) {
+		const uint32_t *xt = Xt + (size_t)t * ldx;
+		for (int c = 0; c < ncol; c++) {
+			const uint32_t *bc = Bt + (size_t)c * ldb;
+			uint32_t acc = 0;
+			for (int q = 0; q < kpairs; q++) {
+				int32_t x0 = (int16_t)(uint16_t)xt[q], x1 = (int16_t)(uint16_t)(xt[q] >> 16);
+				int32_t b0 = (int16_t)(uint16_t)bc[q], b1 = (int16_t)(uint16_t)(bc[q] >> 16);
+				acc += (uint32_t)(x0 * b0) + (uint32_t)(x1 * b1);
+			}
+			Y[(size_t)t * ldy + c] = (int32_t)acc;
+		}
+	}
+}
+
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(WZ_NO_SIMD)
 #include <immintrin.h>
 #define WZ_HAVE_AVX512 1
@@ -460,6 +494,99 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
 		}
 	}
 }
+
+/* The dot form with AVX2: 2 tokens x 4 columns of 8-lane accumulators,
+ * each a vpmaddwd of one token's and one column's eight pairs as they lie
+ * in memory plus a vpaddd (no broadcasts), the eight summed across their
+ * lanes at the end.  Columns outermost, so a tile's four basis rows stay
+ * in the first-level cache while the tokens' rows stream past. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+madd_add(__m256i acc, __m256i x, __m256i b)
+{
+	/* in place: GCC 12 otherwise adds into the product's register and
+	 * copies it back, a move per multiply-add */
+	__m256i t;
+	__asm__("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(x), "x"(b));
+	return acc;
+}
+
+/* [sum of a0's lanes, ..., sum of a7's] */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+lane_sums8(__m256i a0, __m256i a1, __m256i a2, __m256i a3, __m256i a4, __m256i a5, __m256i a6,
+	   __m256i a7)
+{
+	__m256i h01 = _mm256_hadd_epi32(a0, a1), h23 = _mm256_hadd_epi32(a2, a3);
+	__m256i h45 = _mm256_hadd_epi32(a4, a5), h67 = _mm256_hadd_epi32(a6, a7);
+	__m256i h0 = _mm256_hadd_epi32(h01, h23), h1 = _mm256_hadd_epi32(h45, h67);
+	return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+				_mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+/* Y[t][c] for the tokens of rows x0, x1 and the columns of rows b0..b3
+ * over kv vectors of pairs, nt <= 2 tokens and nc <= 4 columns stored
+ * (the caller repeats a row for the ones past the edge).  Not inlined:
+ * its 8 accumulators, 6 operands and the product need 15 of the 16
+ * registers, and the caller's variables made GCC spill some. */
+static __attribute__((noinline, target("avx2"), optimize("O3"))) void
+idot_tile(int kv, const uint32_t *x0, const uint32_t *x1, const uint32_t *b0, const uint32_t *b1,
+	  const uint32_t *b2, const uint32_t *b3, int nt, int nc, int32_t *Y, size_t ldy)
+{
+	__m256i z = _mm256_setzero_si256(), a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z,
+		a7 = z;
+	for (int v = 0; v < kv; v++) {
+#define LD(p) _mm256_loadu_si256((const __m256i *)((p) + 8 * v))
+		__m256i X0 = LD(x0), X1 = LD(x1), B0 = LD(b0), B1 = LD(b1), B2 = LD(b2), B3 = LD(b3);
+#undef LD
+		a0 = madd_add(a0, X0, B0);
+		a1 = madd_add(a1, X0, B1);
+		a2 = madd_add(a2, X0, B2);
+		a3 = madd_add(a3, X0, B3);
+		a4 = madd_add(a4, X1, B0);
+		a5 = madd_add(a5, X1, B1);
+		a6 = madd_add(a6, X1, B2);
+		a7 = madd_add(a7, X1, B3);
+	}
+	__m256i r = lane_sums8(a0, a1, a2, a3, a4, a5, a6, a7);
+	if (nc == 4) {
+		_mm_storeu_si128((__m128i *)Y, _mm256_castsi256_si128(r));
+		if (nt == 2)
+			_mm_storeu_si128((__m128i *)(Y + ldy), _mm256_extracti128_si256(r, 1));
+		return;
+	}
+	int32_t out[8];
+	_mm256_storeu_si256((__m256i *)out, r);
+	for (int t = 0; t < nt; t++)
+		for (int c = 0; c < nc; c++)
+			Y[(size_t)t * ldy + c] = out[4 * t + c];
+}
+
+static __attribute__((target("avx2"), optimize("O3"))) void
+igemm_dot_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb, const uint32_t *Xt,
+	       size_t ldx, int32_t *Y, size_t ldy)
+{
+	int kv = kpairs / 8;
+	for (int c0 = 0; c0 < ncol; c0 += 4) {
+		int nc = ncol - c0 < 4 ? ncol - c0 : 4;
+		const uint32_t *b[4];
+		for (int c = 0; c < 4; c++)
+			b[c] = Bt + (size_t)(c0 + (c < nc ? c : 0)) * ldb;
+		for (int t0 = 0; t0 < ntok; t0 += 2) {
+			int nt = ntok - t0 < 2 ? ntok - t0 : 2;
+			const uint32_t *x0 = Xt + (size_t)t0 * ldx, *x1 = nt == 2 ? x0 + ldx : x0;
+			idot_tile(kv, x0, x1, b[0], b[1], b[2], b[3], nt, nc, Y + (size_t)t0 * ldy + c0,
+				  ldy);
+		}
+	}
+	/* pairs past the last full vector (the encoder pads its rows, so
+	 * that only other shapes have any) */
+	for (int q = 8 * kv; q < kpairs; q++)
+		for (int t = 0; t < ntok; t++)
+			for (int c = 0; c < ncol; c++) {
+				int32_t *y = Y + (size_t)t * ldy + c;
+				*y = (int32_t)((uint32_t)*y + (uint32_t)pair_dot(Xt[(size_t)t * ldx + q],
+										 Bt[(size_t)c * ldb + q]));
+			}
+}
 #endif
 
 /* The integer kernels by name, each with whether this CPU runs it:
@@ -546,6 +673,25 @@ void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 	}
 #endif
 	igemm_portable(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
+}
+
+int wzc_igemm_dot_preferred(void)
+{
+	choose();
+	return ikernel_choice == IK_AVX2;
+}
+
+void wzc_igemm_dot(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		   const uint32_t *Xt, size_t ldx, int32_t *Y, size_t ldy)
+{
+	choose();
+#ifdef WZ_HAVE_AVX512
+	if (ikernel_choice >= IK_AVX2) {
+		igemm_dot_avx2(ntok, kpairs, ncol, Bt, ldb, Xt, ldx, Y, ldy);
+		return;
+	}
+#endif
+	igemm_dot_portable(ntok, kpairs, ncol, Bt, ldb, Xt, ldx, Y, ldy);
 }
 
 const char *wzc_gemm_kernel(void)
