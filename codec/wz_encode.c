@@ -282,10 +282,13 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(nc + 2) * lanes);
 	float *z = malloc(sizeof(float) * (size_t)(nc + 1) * lanes);
 	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
-	/* the level counts in coding order */
+	/* the level counts in coding order, and each one's place value in
+	 * its group's mixed-radix number V (the product of the counts after
+	 * it), so that V is a sum of independent products */
 	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
+	uint64_t *place = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
 	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
-	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o ||
+	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o || !place ||
 	    (tp && !tw)) {
 		wzc_wzt_work_free(tw);
 		free(xt);
@@ -298,6 +301,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 		free(z);
 		free(gM);
 		free(nlev_o);
+		free(place);
 		/* the reference needs less memory */
 		wzc_wz_encode_layer_trellis(plan, tp, layer, n, latent, rope, records, record_bytes);
 		return;
@@ -309,6 +313,12 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 			M *= nlev_o[i];
 		}
 		gM[g] = wzc_divisor_of(M);
+		/* V < M, so no place value or partial sum wraps */
+		uint64_t pv = 1;
+		for (int i = lp->gstart[g + 1] - 1; i >= lp->gstart[g]; i--) {
+			place[i] = pv;
+			pv *= nlev_o[i];
+		}
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
@@ -410,7 +420,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 				for (int g = 0; g < lp->ngroups; g++) {
 					uint64_t V = 0;
 					for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
-						V = V * nlev_o[i] + dt[lp->order_c[i]];
+						V += dt[lp->order_c[i]] * place[i];
 					int kb = lp->gbits[g];
 					buf |= (u128)wzc_field_word(V, kb, &gM[g]) << nbits;
 					nbits += kb;
@@ -436,6 +446,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	free(z);
 	free(gM);
 	free(nlev_o);
+	free(place);
 	wzc_wzt_work_free(tw);
 }
 
