@@ -1,8 +1,10 @@
 /* The wz transforms' matrix products: a scalar reference and an AVX-512
  * kernel (8 tokens x 48 columns of accumulators in registers, the inner
- * index in order), chosen at run time; and the quantizer's grids.  Every
- * product is one fused multiply-add (fmaf), never a multiply and a separate
- * add: the chain's bits are then defined by IEEE 754 alone. */
+ * index in order), chosen at run time; the encoder's exact integer
+ * products, pair-major (AVX-512 VNNI, AVX-512BW, AVX2) and in the dot form
+ * (AVX2), each with a scalar reference; and the quantizer's grids.  Every
+ * float product is one fused multiply-add (fmaf), never a multiply and a
+ * separate add: the chain's bits are then defined by IEEE 754 alone. */
 #include "codec/wz_gemm.h"
 
 #include <math.h>
