@@ -497,6 +497,89 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
 	}
 }
 
+/* The float products with AVX2 and FMA: gemm_avx512's tiles at half the
+ * width, 4 tokens x 3 vectors of 8 columns (12 accumulators, 3 basis
+ * vectors and a broadcast fill the 16 registers), each output one fused
+ * chain over the inner index in order from zero, as the reference's. */
+#define T2F __attribute__((target("avx2,fma"), optimize("O3")))
+static inline __attribute__((always_inline)) T2F void
+ftile_avx2(int nt, int nv, int kdim, const float *B, size_t ldb, const float *X, size_t xst,
+	   size_t xsr, float *Y, size_t ldy, __m256i last)
+{
+	__m256 acc[4][3];
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++)
+			acc[t][v] = _mm256_setzero_ps();
+	for (int r = 0; r < kdim; r++) {
+		const float *br = B + (size_t)r * ldb;
+		__m256 b[3];
+		for (int v = 0; v < nv; v++)
+			b[v] = v == nv - 1 ? _mm256_maskload_ps(br + 8 * v, last) : _mm256_loadu_ps(br + 8 * v);
+		for (int t = 0; t < nt; t++) {
+			__m256 x = _mm256_broadcast_ss(X + (size_t)t * xst + (size_t)r * xsr);
+			for (int v = 0; v < nv; v++)
+				acc[t][v] = _mm256_fmadd_ps(x, b[v], acc[t][v]);
+		}
+	}
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++) {
+			float *y = Y + (size_t)t * ldy + 8 * v;
+			if (v == nv - 1)
+				_mm256_maskstore_ps(y, last, acc[t][v]);
+			else
+				_mm256_storeu_ps(y, acc[t][v]);
+		}
+}
+
+/* One function per tile shape (constant nt and nv keep the accumulators
+ * in registers). */
+#define FTILE_FN(NT, NV)                                                                    \
+	static __attribute__((noinline)) T2F void ftile_##NT##_##NV(                       \
+		int kdim, const float *B, size_t ldb, const float *X, size_t xst, size_t xsr, \
+		float *Y, size_t ldy, __m256i last)                                         \
+	{                                                                                   \
+		ftile_avx2(NT, NV, kdim, B, ldb, X, xst, xsr, Y, ldy, last);                \
+	}
+FTILE_FN(4, 3)
+FTILE_FN(4, 2)
+FTILE_FN(4, 1)
+FTILE_FN(3, 3)
+FTILE_FN(2, 3)
+FTILE_FN(1, 3)
+FTILE_FN(3, 2)
+FTILE_FN(2, 2)
+FTILE_FN(1, 2)
+FTILE_FN(3, 1)
+FTILE_FN(2, 1)
+FTILE_FN(1, 1)
+#undef FTILE_FN
+
+typedef void (*ftile_fn)(int, const float *, size_t, const float *, size_t, size_t, float *, size_t,
+			 __m256i);
+static const ftile_fn ftiles[4][3] = {
+	{ ftile_1_1, ftile_1_2, ftile_1_3 },
+	{ ftile_2_1, ftile_2_2, ftile_2_3 },
+	{ ftile_3_1, ftile_3_2, ftile_3_3 },
+	{ ftile_4_1, ftile_4_2, ftile_4_3 },
+};
+
+static T2F void gemm_avx2(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
+			  size_t xst, size_t xsr, float *Y, size_t ldy)
+{
+	for (int c0 = 0; c0 < ncol; c0 += 24) {
+		int nc = ncol - c0 < 24 ? ncol - c0 : 24;
+		int nv = (nc + 7) / 8, rem = nc - 8 * (nv - 1);
+		__m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem),
+						  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		for (int t0 = 0; t0 < ntok; t0 += 4) {
+			int nt = ntok - t0 < 4 ? ntok - t0 : 4;
+			ftiles[nt - 1][nv - 1](kdim, B + c0, ldb, X + (size_t)t0 * xst, xst, xsr,
+					       Y + (size_t)t0 * ldy + c0, ldy, last);
+		}
+	}
+}
+#undef T2F
+
 /* The dot form with AVX2: 2 tokens x 4 columns of 8-lane accumulators,
  * each a vpmaddwd of one token's and one column's eight pairs as they lie
  * in memory plus a vpaddd (no broadcasts), the eight summed across their
@@ -596,7 +679,7 @@ igemm_dot_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb, c
  * (for tests and benchmarks, before any other thread encodes). */
 enum { IK_PORTABLE, IK_AVX2, IK_AVX512BW, IK_AVX512VNNI, IK_N };
 static const char *const ikernel_names[IK_N] = { "portable", "avx2", "avx512bw", "avx512vnni" };
-static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f */
+static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f, 2 avx2 (with FMA) */
 static int ikernel_choice = -1; /* index into ikernel_names */
 
 static int ikernel_runs(int k)
@@ -622,7 +705,9 @@ static void choose_once(void)
 		ik--;
 	ikernel_choice = ik;
 #ifdef WZ_HAVE_AVX512
-	kernel_choice = __builtin_cpu_supports("avx512f") ? 1 : 0;
+	kernel_choice = __builtin_cpu_supports("avx512f")                                   ? 1
+			: __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 2
+										    : 0;
 #else
 	kernel_choice = 0;
 #endif
@@ -698,15 +783,21 @@ void wzc_igemm_dot(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ld
 
 const char *wzc_gemm_kernel(void)
 {
-	return choose() ? "avx512f" : "portable";
+	int k = choose();
+	return k == 1 ? "avx512f" : k == 2 ? "avx2" : "portable";
 }
 
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
 	      size_t xst, size_t xsr, float *Y, size_t ldy)
 {
 #ifdef WZ_HAVE_AVX512
-	if (choose()) {
+	int k = choose();
+	if (k == 1) {
 		gemm_avx512(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
+		return;
+	}
+	if (k == 2) {
+		gemm_avx2(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
 		return;
 	}
 #endif
@@ -722,7 +813,7 @@ void wzc_quantize_batch_ref(const wzc_qbatch *b, const float *z, uint32_t *digit
 void wzc_quantize_batch(const wzc_qbatch *b, const float *z, uint32_t *digit)
 {
 #ifdef WZ_HAVE_AVX512
-	if (choose()) {
+	if (choose() == 1) {
 		quantize_batch_avx512(b, z, digit);
 		return;
 	}

@@ -23,7 +23,7 @@ void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, size_t ldb, cons
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
 	      size_t xst, size_t xsr, float *Y /* OUT */, size_t ldy);
 
-/* Name of the kernel wzc_gemm uses here ("avx512f" or "portable"), for the
+/* Name of the kernel wzc_gemm uses here ("avx512f", "avx2" or "portable"), for the
  * benchmark's report. */
 const char *wzc_gemm_kernel(void);
 
