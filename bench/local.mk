@@ -59,3 +59,4 @@ bench_bench_rounds_SOURCES = bench/bench_rounds.c
 bench_bench_rounds_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_rounds_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_rounds_DEPENDENCIES = $(WZ_LIBS)
+EXTRA_DIST += bench/bench_vs.sh bench/bench_inproc.sh bench/bench_inproc.c bench/bench_rounds.c
