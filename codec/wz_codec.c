@@ -49,6 +49,7 @@ static void free_layer(layer_plan *lp)
 	for (int p = 0; p < 2; p++) {
 		free(lp->cod[p]);
 		free(lp->bp_c[p]);
+		free(lp->bt_c[p]);
 	}
 	for (int i = 0; lp->qluts && i < lp->nqluts; i++)
 		wzc_qlut_free(&lp->qluts[i]);
@@ -293,11 +294,16 @@ static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *d
 		lp->bp_c[p] = malloc(sizeof(uint32_t) * (size_t)(kp ? kp : 1) * lp->ldc[p]);
 		if (!lp->bp_c[p])
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		lp->ldt[p] = (size_t)wzc_igemm_dot_pad(kp);
+		lp->bt_c[p] = calloc((size_t)(nc ? nc : 1) * (kp ? lp->ldt[p] : 1), sizeof(uint32_t));
+		if (!lp->bt_c[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		for (int q = 0; q < kp; q++)
 			for (int j = 0; j < nc; j++) {
 				const int16_t *row = lp->bq[p] + (size_t)lp->cod[p][j] * m;
-				lp->bp_c[p][(size_t)q * lp->ldc[p] + j] =
-					wzc_pair16(row[2 * q], 2 * q + 1 < m ? row[2 * q + 1] : 0);
+				uint32_t pair = wzc_pair16(row[2 * q], 2 * q + 1 < m ? row[2 * q + 1] : 0);
+				lp->bp_c[p][(size_t)q * lp->ldc[p] + j] = pair;
+				lp->bt_c[p][(size_t)j * lp->ldt[p] + q] = pair;
 			}
 	}
 	wz_err e = plan_batch(R, lp, diag);

@@ -35,17 +35,18 @@ typedef unsigned __int128 u128;
 
 #define BLOCK 64
 
-/* Anchor flags, scale codes and the centred, scaled values of nb <= BLOCK
- * tokens x[t][i], written transposed: xt[i][t] (lanes past nb are zero). */
+/* Anchor flags, scale codes and the reciprocal scales of nb <= BLOCK
+ * tokens x[t][i]; with `scaled`, their centred, scaled values written
+ * transposed, xt[i][t] (lanes past nb are zero), else xt is scratch. */
 WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_part_profile *pp,
-					  int can_flag, int m, int nb, const float *x,
+					  int can_flag, int m, int nb, const float *x, int scaled,
 					  float *xt /* OUT [m][BLOCK] */,
 					  uint8_t *flag /* OUT [BLOCK] */,
-					  uint8_t *code /* OUT [BLOCK] */)
+					  uint8_t *code /* OUT [BLOCK] */,
+					  float *inv /* OUT [BLOCK] */)
 {
 	const float *mean = pp->mean, *anchor = pp->anchor;
 	double dm[BLOCK], da[BLOCK];
-	float inv[BLOCK];
 	int use_anchor[BLOCK];
 	/* transposed in tiles of 16 values x the block's tokens, which stay
 	 * in the first-level cache */
@@ -88,6 +89,8 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 		flag[t] = (uint8_t)use_anchor[t];
 		code[t] = cd;
 	}
+	if (!scaled)
+		return;
 	for (int i = 0; i < m; i++) {
 		float *row = xt + (size_t)i * BLOCK;
 		float mi = mean[i], ai = anchor[i];
@@ -135,6 +138,65 @@ WZ_HOT WZ_CLONES static void quantize_inputs(int m, const float *xt, uint32_t *x
 	}
 	for (int t = 0; t < BLOCK; t++)
 		e[t] = bad[t] || !(s2[t] < 2147483648.0f) || m > 4096 ? -1 : 0;
+}
+
+/* The same integers in the dot form (wzc_igemm_dot), a token a row, from
+ * the untransposed input x[t][i]: xd[t][q] (kpad pairs a row, zero past
+ * the part's width) with the values centred on the base the flag chose
+ * and scaled by inv[t], the reference's single-precision operations.
+ * e[t] = 0 when every value is within range and the exact sum of the
+ * squared integers is at most WZC_XQ_SUMSQ_MAX, which is the reference's
+ * test at e = 0; any other token (e[t] = -1) is redone by the reference. */
+WZ_HOT WZ_CLONES static void quantize_rows(int m, int nb, const float *x, const float *mean,
+					   const float *anchor, const uint8_t *flag, const float *inv,
+					   int kpad, uint32_t *xd /* OUT [nb][kpad] */,
+					   int *e /* OUT [nb] */)
+{
+	const float mult = (float)(1 << WZC_XQ_SHIFT), lim = WZC_XQ_MAX + 0.5f;
+	const float magic = 12582912.0f; /* as in quantize_inputs */
+	int half = m / 2;
+	for (int t = 0; t < nb; t++) {
+		const float *row = x + (size_t)t * m, *base = flag[t] ? anchor : mean;
+		const float s = inv[t];
+		uint32_t *dst = xd + (size_t)t * kpad;
+		int32_t bad = 0;
+		uint64_t ss = 0;
+		for (int q = 0; q < half; q++) {
+			float v0 = ((row[2 * q] - base[2 * q]) * s) * mult;
+			float v1 = ((row[2 * q + 1] - base[2 * q + 1]) * s) * mult;
+			int32_t in0 = fabsf(v0) < lim, in1 = fabsf(v1) < lim;
+			bad |= (in0 & in1) ^ 1;
+			float c0 = in0 ? v0 : 0.0f, c1 = in1 ? v1 : 0.0f;
+			int32_t q0 = (int32_t)((c0 + magic) - magic);
+			int32_t q1 = (int32_t)((c1 + magic) - magic);
+			/* each square is below 2^30 */
+			ss += (uint32_t)(q0 * q0 + q1 * q1);
+			dst[q] = (uint32_t)(uint16_t)q0 | (uint32_t)q1 << 16;
+		}
+		if (m % 2) {
+			float v0 = ((row[m - 1] - base[m - 1]) * s) * mult;
+			int32_t in0 = fabsf(v0) < lim;
+			bad |= in0 ^ 1;
+			int32_t q0 = (int32_t)(((in0 ? v0 : 0.0f) + magic) - magic);
+			ss += (uint32_t)(q0 * q0);
+			dst[half] = (uint32_t)(uint16_t)q0;
+		}
+		for (int q = (m + 1) / 2; q < kpad; q++)
+			dst[q] = 0;
+		e[t] = bad || ss > WZC_XQ_SUMSQ_MAX ? -1 : 0;
+	}
+}
+
+/* The reference's exponent and dot-form integers for one token row. */
+static void redo_row(int m, const float *row, const float *base, float s, float *col /* [m] */,
+		     int16_t *xq /* [m + 1] */, uint32_t *dst, int *e)
+{
+	for (int i = 0; i < m; i++)
+		col[i] = (row[i] - base[i]) * s;
+	*e = wzc_input_q(m, col, xq);
+	xq[m] = 0;
+	for (int q = 0; q < (m + 1) / 2; q++)
+		dst[q] = wzc_pair16(xq[2 * q], xq[2 * q + 1]);
 }
 
 /* The reference's exponent and integers for token t of the block. */
@@ -207,7 +269,10 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	float *xt = malloc(sizeof(float) * (size_t)BLOCK * mmax);
 	float *col = malloc(sizeof(float) * (size_t)(mmax + 1));
 	int16_t *xq = malloc(sizeof(int16_t) * (size_t)(mmax + 2));
-	uint32_t *xp = malloc(sizeof(uint32_t) * (size_t)BLOCK * ((mmax + 1) / 2 + 1));
+	/* the integers pair-major (wzc_igemm) or in the dot form */
+	int dot = wzc_igemm_dot_preferred(), kpad = wzc_igemm_dot_pad((mmax + 1) / 2);
+	uint32_t *xp = malloc(sizeof(uint32_t) * (size_t)BLOCK *
+			      (size_t)(dot ? kpad : (mmax + 1) / 2 + 1));
 	int32_t *yc[2] = { malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[0]),
 			   malloc(sizeof(int32_t) * (size_t)BLOCK * lp->ldc[1]) };
 	/* per token of a group (one for wz, WZT_LANES for wzt, whose search
@@ -217,10 +282,13 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(nc + 2) * lanes);
 	float *z = malloc(sizeof(float) * (size_t)(nc + 1) * lanes);
 	wzc_divisor *gM = malloc(sizeof(wzc_divisor) * (size_t)(lp->ngroups + 1));
-	/* the level counts in coding order */
+	/* the level counts in coding order, and each one's place value in
+	 * its group's mixed-radix number V (the product of the counts after
+	 * it), so that V is a sum of independent products */
 	uint64_t *nlev_o = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
+	uint64_t *place = malloc(sizeof(uint64_t) * (size_t)(lp->gstart[lp->ngroups] + 1));
 	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
-	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o ||
+	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o || !place ||
 	    (tp && !tw)) {
 		wzc_wzt_work_free(tw);
 		free(xt);
@@ -233,6 +301,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 		free(z);
 		free(gM);
 		free(nlev_o);
+		free(place);
 		/* the reference needs less memory */
 		wzc_wz_encode_layer_trellis(plan, tp, layer, n, latent, rope, records, record_bytes);
 		return;
@@ -244,6 +313,12 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 			M *= nlev_o[i];
 		}
 		gM[g] = wzc_divisor_of(M);
+		/* V < M, so no place value or partial sum wraps */
+		uint64_t pv = 1;
+		for (int i = lp->gstart[g + 1] - 1; i >= lp->gstart[g]; i--) {
+			place[i] = pv;
+			pv *= nlev_o[i];
+		}
 	}
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
@@ -255,8 +330,23 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 			int m = width[p];
 			if (!m)
 				continue;
-			prepare_part(plan->scale_mult[p], parts[p], lp->nlev[R + P + p] == 2, m, nb,
-				     src[p] + (size_t)t0 * m, xt, flag[p], code[p]);
+			const float *x = src[p] + (size_t)t0 * m;
+			float inv[BLOCK];
+			prepare_part(plan->scale_mult[p], parts[p], lp->nlev[R + P + p] == 2, m, nb, x,
+				     !dot, xt, flag[p], code[p], inv);
+			if (dot) {
+				const float *mean = parts[p]->mean, *anchor = parts[p]->anchor;
+				int kp = (int)lp->ldt[p];
+				quantize_rows(m, nb, x, mean, anchor, flag[p], inv, kp, xp, ex[p]);
+				for (int t = 0; t < nb; t++)
+					if (ex[p][t] < 0)
+						redo_row(m, x + (size_t)t * m, flag[p][t] ? anchor : mean,
+							 inv[t], col, xq, xp + (size_t)t * kp, &ex[p][t]);
+				if (lp->ncod[p])
+					wzc_igemm_dot(nb, kp, lp->ncod[p], lp->bt_c[p], lp->ldt[p], xp,
+						      (size_t)kp, yc[p], lp->ldc[p]);
+				continue;
+			}
 			quantize_inputs(m, xt, xp, ex[p]);
 			for (int t = 0; t < nb; t++)
 				if (ex[p][t] < 0)
@@ -330,7 +420,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 				for (int g = 0; g < lp->ngroups; g++) {
 					uint64_t V = 0;
 					for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++)
-						V = V * nlev_o[i] + dt[lp->order_c[i]];
+						V += dt[lp->order_c[i]] * place[i];
 					int kb = lp->gbits[g];
 					buf |= (u128)wzc_field_word(V, kb, &gM[g]) << nbits;
 					nbits += kb;
@@ -356,6 +446,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 	free(z);
 	free(gM);
 	free(nlev_o);
+	free(place);
 	wzc_wzt_work_free(tw);
 }
 

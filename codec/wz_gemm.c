@@ -1,8 +1,10 @@
 /* The wz transforms' matrix products: a scalar reference and an AVX-512
  * kernel (8 tokens x 48 columns of accumulators in registers, the inner
- * index in order), chosen at run time; and the quantizer's grids.  Every
- * product is one fused multiply-add (fmaf), never a multiply and a separate
- * add: the chain's bits are then defined by IEEE 754 alone. */
+ * index in order), chosen at run time; the encoder's exact integer
+ * products, pair-major (AVX-512 VNNI, AVX-512BW, AVX2) and in the dot form
+ * (AVX2), each with a scalar reference; and the quantizer's grids.  Every
+ * float product is one fused multiply-add (fmaf), never a multiply and a
+ * separate add: the chain's bits are then defined by IEEE 754 alone. */
 #include "codec/wz_gemm.h"
 
 #include <math.h>
@@ -131,6 +133,40 @@ WZ_PORTABLE WZ_PORTABLE_CLONES static void igemm_portable(int ntok, int kpairs, 
 					yt[c] += (uint32_t)(x0 * b0) + (uint32_t)(x1 * b1);
 				}
 			}
+		}
+	}
+}
+
+void wzc_igemm_dot_ref(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		       const uint32_t *Xt, size_t ldx, int32_t *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++)
+		for (int c = 0; c < ncol; c++) {
+			uint32_t acc = 0;
+			for (int q = 0; q < kpairs; q++)
+				acc += (uint32_t)pair_dot(Xt[(size_t)t * ldx + q], Bt[(size_t)c * ldb + q]);
+			Y[(size_t)t * ldy + c] = (int32_t)acc;
+		}
+}
+
+/* The dot form without AVX2: the reference's sums, vectorized by the
+ * compiler (an integer sum may be reordered). */
+WZ_PORTABLE WZ_PORTABLE_CLONES static void igemm_dot_portable(int ntok, int kpairs, int ncol,
+							      const uint32_t *Bt, size_t ldb,
+							      const uint32_t *Xt, size_t ldx,
+							      int32_t *Y, size_t ldy)
+{
+	for (int t = 0; t < ntok; t++) {
+		const uint32_t *xt = Xt + (size_t)t * ldx;
+		for (int c = 0; c < ncol; c++) {
+			const uint32_t *bc = Bt + (size_t)c * ldb;
+			uint32_t acc = 0;
+			for (int q = 0; q < kpairs; q++) {
+				int32_t x0 = (int16_t)(uint16_t)xt[q], x1 = (int16_t)(uint16_t)(xt[q] >> 16);
+				int32_t b0 = (int16_t)(uint16_t)bc[q], b1 = (int16_t)(uint16_t)(bc[q] >> 16);
+				acc += (uint32_t)(x0 * b0) + (uint32_t)(x1 * b1);
+			}
+			Y[(size_t)t * ldy + c] = (int32_t)acc;
 		}
 	}
 }
@@ -460,6 +496,182 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
 		}
 	}
 }
+
+/* The float products with AVX2 and FMA: gemm_avx512's tiles at half the
+ * width, 4 tokens x 3 vectors of 8 columns (12 accumulators, 3 basis
+ * vectors and a broadcast fill the 16 registers), each output one fused
+ * chain over the inner index in order from zero, as the reference's. */
+#define T2F __attribute__((target("avx2,fma"), optimize("O3")))
+static inline __attribute__((always_inline)) T2F void
+ftile_avx2(int nt, int nv, int kdim, const float *B, size_t ldb, const float *X, size_t xst,
+	   size_t xsr, float *Y, size_t ldy, __m256i last)
+{
+	__m256 acc[4][3];
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++)
+			acc[t][v] = _mm256_setzero_ps();
+	for (int r = 0; r < kdim; r++) {
+		const float *br = B + (size_t)r * ldb;
+		__m256 b[3];
+		for (int v = 0; v < nv; v++)
+			b[v] = v == nv - 1 ? _mm256_maskload_ps(br + 8 * v, last) : _mm256_loadu_ps(br + 8 * v);
+		for (int t = 0; t < nt; t++) {
+			__m256 x = _mm256_broadcast_ss(X + (size_t)t * xst + (size_t)r * xsr);
+			for (int v = 0; v < nv; v++)
+				acc[t][v] = _mm256_fmadd_ps(x, b[v], acc[t][v]);
+		}
+	}
+	for (int t = 0; t < nt; t++)
+		for (int v = 0; v < nv; v++) {
+			float *y = Y + (size_t)t * ldy + 8 * v;
+			if (v == nv - 1)
+				_mm256_maskstore_ps(y, last, acc[t][v]);
+			else
+				_mm256_storeu_ps(y, acc[t][v]);
+		}
+}
+
+/* One function per tile shape (constant nt and nv keep the accumulators
+ * in registers). */
+#define FTILE_FN(NT, NV)                                                                    \
+	static __attribute__((noinline)) T2F void ftile_##NT##_##NV(                       \
+		int kdim, const float *B, size_t ldb, const float *X, size_t xst, size_t xsr, \
+		float *Y, size_t ldy, __m256i last)                                         \
+	{                                                                                   \
+		ftile_avx2(NT, NV, kdim, B, ldb, X, xst, xsr, Y, ldy, last);                \
+	}
+FTILE_FN(4, 3)
+FTILE_FN(4, 2)
+FTILE_FN(4, 1)
+FTILE_FN(3, 3)
+FTILE_FN(2, 3)
+FTILE_FN(1, 3)
+FTILE_FN(3, 2)
+FTILE_FN(2, 2)
+FTILE_FN(1, 2)
+FTILE_FN(3, 1)
+FTILE_FN(2, 1)
+FTILE_FN(1, 1)
+#undef FTILE_FN
+
+typedef void (*ftile_fn)(int, const float *, size_t, const float *, size_t, size_t, float *, size_t,
+			 __m256i);
+static const ftile_fn ftiles[4][3] = {
+	{ ftile_1_1, ftile_1_2, ftile_1_3 },
+	{ ftile_2_1, ftile_2_2, ftile_2_3 },
+	{ ftile_3_1, ftile_3_2, ftile_3_3 },
+	{ ftile_4_1, ftile_4_2, ftile_4_3 },
+};
+
+static T2F void gemm_avx2(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
+			  size_t xst, size_t xsr, float *Y, size_t ldy)
+{
+	for (int c0 = 0; c0 < ncol; c0 += 24) {
+		int nc = ncol - c0 < 24 ? ncol - c0 : 24;
+		int nv = (nc + 7) / 8, rem = nc - 8 * (nv - 1);
+		__m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(rem),
+						  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		for (int t0 = 0; t0 < ntok; t0 += 4) {
+			int nt = ntok - t0 < 4 ? ntok - t0 : 4;
+			ftiles[nt - 1][nv - 1](kdim, B + c0, ldb, X + (size_t)t0 * xst, xst, xsr,
+					       Y + (size_t)t0 * ldy + c0, ldy, last);
+		}
+	}
+}
+#undef T2F
+
+/* The dot form with AVX2: 2 tokens x 4 columns of 8-lane accumulators,
+ * each a vpmaddwd of one token's and one column's eight pairs as they lie
+ * in memory plus a vpaddd (no broadcasts), the eight summed across their
+ * lanes at the end.  Columns outermost, so a tile's four basis rows stay
+ * in the first-level cache while the tokens' rows stream past. */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+madd_add(__m256i acc, __m256i x, __m256i b)
+{
+	/* in place: GCC 12 otherwise adds into the product's register and
+	 * copies it back, a move per multiply-add */
+	__m256i t;
+	__asm__("vpmaddwd %3, %2, %1\n\tvpaddd %1, %0, %0" : "+x"(acc), "=&x"(t) : "x"(x), "x"(b));
+	return acc;
+}
+
+/* [sum of a0's lanes, ..., sum of a7's] */
+static inline __attribute__((always_inline, target("avx2"))) __m256i
+lane_sums8(__m256i a0, __m256i a1, __m256i a2, __m256i a3, __m256i a4, __m256i a5, __m256i a6,
+	   __m256i a7)
+{
+	__m256i h01 = _mm256_hadd_epi32(a0, a1), h23 = _mm256_hadd_epi32(a2, a3);
+	__m256i h45 = _mm256_hadd_epi32(a4, a5), h67 = _mm256_hadd_epi32(a6, a7);
+	__m256i h0 = _mm256_hadd_epi32(h01, h23), h1 = _mm256_hadd_epi32(h45, h67);
+	return _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+				_mm256_permute2x128_si256(h0, h1, 0x31));
+}
+
+/* Y[t][c] for the tokens of rows x0, x1 and the columns of rows b0..b3
+ * over kv vectors of pairs, nt <= 2 tokens and nc <= 4 columns stored
+ * (the caller repeats a row for the ones past the edge).  Not inlined:
+ * its 8 accumulators, 6 operands and the product need 15 of the 16
+ * registers, and the caller's variables made GCC spill some. */
+static __attribute__((noinline, target("avx2"), optimize("O3"))) void
+idot_tile(int kv, const uint32_t *x0, const uint32_t *x1, const uint32_t *b0, const uint32_t *b1,
+	  const uint32_t *b2, const uint32_t *b3, int nt, int nc, int32_t *Y, size_t ldy)
+{
+	__m256i z = _mm256_setzero_si256(), a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z,
+		a7 = z;
+	for (int v = 0; v < kv; v++) {
+#define LD(p) _mm256_loadu_si256((const __m256i *)((p) + 8 * v))
+		__m256i X0 = LD(x0), X1 = LD(x1), B0 = LD(b0), B1 = LD(b1), B2 = LD(b2), B3 = LD(b3);
+#undef LD
+		a0 = madd_add(a0, X0, B0);
+		a1 = madd_add(a1, X0, B1);
+		a2 = madd_add(a2, X0, B2);
+		a3 = madd_add(a3, X0, B3);
+		a4 = madd_add(a4, X1, B0);
+		a5 = madd_add(a5, X1, B1);
+		a6 = madd_add(a6, X1, B2);
+		a7 = madd_add(a7, X1, B3);
+	}
+	__m256i r = lane_sums8(a0, a1, a2, a3, a4, a5, a6, a7);
+	if (nc == 4) {
+		_mm_storeu_si128((__m128i *)Y, _mm256_castsi256_si128(r));
+		if (nt == 2)
+			_mm_storeu_si128((__m128i *)(Y + ldy), _mm256_extracti128_si256(r, 1));
+		return;
+	}
+	int32_t out[8];
+	_mm256_storeu_si256((__m256i *)out, r);
+	for (int t = 0; t < nt; t++)
+		for (int c = 0; c < nc; c++)
+			Y[(size_t)t * ldy + c] = out[4 * t + c];
+}
+
+static __attribute__((target("avx2"), optimize("O3"))) void
+igemm_dot_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb, const uint32_t *Xt,
+	       size_t ldx, int32_t *Y, size_t ldy)
+{
+	int kv = kpairs / 8;
+	for (int c0 = 0; c0 < ncol; c0 += 4) {
+		int nc = ncol - c0 < 4 ? ncol - c0 : 4;
+		const uint32_t *b[4];
+		for (int c = 0; c < 4; c++)
+			b[c] = Bt + (size_t)(c0 + (c < nc ? c : 0)) * ldb;
+		for (int t0 = 0; t0 < ntok; t0 += 2) {
+			int nt = ntok - t0 < 2 ? ntok - t0 : 2;
+			const uint32_t *x0 = Xt + (size_t)t0 * ldx, *x1 = nt == 2 ? x0 + ldx : x0;
+			idot_tile(kv, x0, x1, b[0], b[1], b[2], b[3], nt, nc, Y + (size_t)t0 * ldy + c0,
+				  ldy);
+		}
+	}
+	/* pairs past the last full vector (the encoder pads its rows, so
+	 * that only other shapes have any) */
+	for (int q = 8 * kv; q < kpairs; q++)
+		for (int t = 0; t < ntok; t++)
+			for (int c = 0; c < ncol; c++) {
+				int32_t *y = Y + (size_t)t * ldy + c;
+				*y = (int32_t)((uint32_t)*y + (uint32_t)pair_dot(Xt[(size_t)t * ldx + q],
+										 Bt[(size_t)c * ldb + q]));
+			}
+}
 #endif
 
 /* The integer kernels by name, each with whether this CPU runs it:
@@ -467,7 +679,7 @@ igemm_avx2(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb, const
  * (for tests and benchmarks, before any other thread encodes). */
 enum { IK_PORTABLE, IK_AVX2, IK_AVX512BW, IK_AVX512VNNI, IK_N };
 static const char *const ikernel_names[IK_N] = { "portable", "avx2", "avx512bw", "avx512vnni" };
-static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f */
+static int kernel_choice = -1;  /* wzc_gemm's: 0 portable, 1 avx512f, 2 avx2 (with FMA) */
 static int ikernel_choice = -1; /* index into ikernel_names */
 
 static int ikernel_runs(int k)
@@ -493,7 +705,9 @@ static void choose_once(void)
 		ik--;
 	ikernel_choice = ik;
 #ifdef WZ_HAVE_AVX512
-	kernel_choice = __builtin_cpu_supports("avx512f") ? 1 : 0;
+	kernel_choice = __builtin_cpu_supports("avx512f")                                   ? 1
+			: __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 2
+										    : 0;
 #else
 	kernel_choice = 0;
 #endif
@@ -548,17 +762,42 @@ void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 	igemm_portable(ntok, kpairs, ncol, Bp, ldb, Xp, ldx, Y, ldy);
 }
 
+int wzc_igemm_dot_preferred(void)
+{
+	choose();
+	return ikernel_choice == IK_AVX2;
+}
+
+void wzc_igemm_dot(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		   const uint32_t *Xt, size_t ldx, int32_t *Y, size_t ldy)
+{
+	choose();
+#ifdef WZ_HAVE_AVX512
+	if (ikernel_choice >= IK_AVX2) {
+		igemm_dot_avx2(ntok, kpairs, ncol, Bt, ldb, Xt, ldx, Y, ldy);
+		return;
+	}
+#endif
+	igemm_dot_portable(ntok, kpairs, ncol, Bt, ldb, Xt, ldx, Y, ldy);
+}
+
 const char *wzc_gemm_kernel(void)
 {
-	return choose() ? "avx512f" : "portable";
+	int k = choose();
+	return k == 1 ? "avx512f" : k == 2 ? "avx2" : "portable";
 }
 
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
 	      size_t xst, size_t xsr, float *Y, size_t ldy)
 {
 #ifdef WZ_HAVE_AVX512
-	if (choose()) {
+	int k = choose();
+	if (k == 1) {
 		gemm_avx512(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
+		return;
+	}
+	if (k == 2) {
+		gemm_avx2(ntok, kdim, ncol, B, ldb, X, xst, xsr, Y, ldy);
 		return;
 	}
 #endif
@@ -574,7 +813,7 @@ void wzc_quantize_batch_ref(const wzc_qbatch *b, const float *z, uint32_t *digit
 void wzc_quantize_batch(const wzc_qbatch *b, const float *z, uint32_t *digit)
 {
 #ifdef WZ_HAVE_AVX512
-	if (choose()) {
+	if (choose() == 1) {
 		quantize_batch_avx512(b, z, digit);
 		return;
 	}

@@ -23,7 +23,7 @@ void wzc_gemm_ref(int ntok, int kdim, int ncol, const float *B, size_t ldb, cons
 void wzc_gemm(int ntok, int kdim, int ncol, const float *B, size_t ldb, const float *X,
 	      size_t xst, size_t xsr, float *Y /* OUT */, size_t ldy);
 
-/* Name of the kernel wzc_gemm uses here ("avx512f" or "portable"), for the
+/* Name of the kernel wzc_gemm uses here ("avx512f", "avx2" or "portable"), for the
  * benchmark's report. */
 const char *wzc_gemm_kernel(void);
 
@@ -73,6 +73,32 @@ void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 /* Name of the kernel wzc_igemm uses here ("avx512vnni", "avx512bw",
  * "avx2" or "portable"). */
 const char *wzc_igemm_kernel(void);
+
+/* The same sums with both operands row-major over the inner pairs (the
+ * dot form): Y[t][c] = sum over q < kpairs of the pair products of
+ * Xt[t * ldx + q] and Bt[c * ldb + q], modulo 2^32.  Without AVX-512 it is
+ * the faster form: a vector multiply takes eight pairs of one token and
+ * one column as they lie in memory, where the pair-major form first
+ * broadcasts a token's pair to every lane, and AVX2 machines issue fewer
+ * broadcasts than multiplies (on Zen 3, a broadcast from memory beside
+ * the multiply-adds costs about as much as one of them). */
+void wzc_igemm_dot_ref(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		       const uint32_t *Xt, size_t ldx, int32_t *Y /* OUT */, size_t ldy);
+/* The same values: the AVX2 kernel where the CPU runs it (whichever
+ * integer kernel is chosen or forced, except "portable"), else the
+ * portable loop. */
+void wzc_igemm_dot(int ntok, int kpairs, int ncol, const uint32_t *Bt, size_t ldb,
+		   const uint32_t *Xt, size_t ldx, int32_t *Y /* OUT */, size_t ldy);
+/* 1 when the integer kernel chosen (or forced) here is the AVX2 one, whose
+ * products are faster in the dot form: the encoder lays out its inputs
+ * for wzc_igemm_dot then, for wzc_igemm otherwise. */
+int wzc_igemm_dot_preferred(void);
+/* Inner pairs of a dot-form row as the fast encoder pads it (a multiple of
+ * 8, the AVX2 kernel's vector; the padding pairs are zero). */
+static inline int wzc_igemm_dot_pad(int kpairs)
+{
+	return (kpairs + 7) / 8 * 8;
+}
 
 /* For tests and the benchmark: makes wzc_igemm use the named kernel
  * ("portable", "avx2", "avx512bw", "avx512vnni"); -1 when this CPU cannot

@@ -44,6 +44,11 @@ typedef struct {
 	int ncod[2], *cod[2];
 	size_t ldc[2];
 	uint32_t *bp_c[2];
+	/* the same basis in the dot form (wz_gemm.h, wzc_igemm_dot):
+	 * bt_c[j][q], rows of ldt = wzc_igemm_dot_pad(pairs) pairs, zero past
+	 * the part's width */
+	uint32_t *bt_c[2];
+	size_t ldt[2];
 	int nqluts;
 	wzc_qlut *qluts;
 	int *qlut_of;       /* [n] index into qluts for components with nlev > 1, else -1 */

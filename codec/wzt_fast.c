@@ -41,6 +41,7 @@ struct wzc_wzt_work {
 	uint8_t *bits;               /* [ns][2^nu]: survivors' branch bits, a bit per lane */
 	double *e;                   /* [CHUNK][WZT_LANES][4] branch metrics */
 	double *mbuf;                /* [2][2^nu][WZT_LANES] path metrics */
+	float *zt;                   /* [nc][WZT_LANES]: the lanes' coefficients side by side */
 	float *zeros;                /* [nc + 1]: the coefficients of an unused lane */
 	uint32_t *sink;              /* [nc + 1]: its digits */
 };
@@ -71,9 +72,10 @@ wzc_wzt_work *wzc_wzt_work_new(const wzc_wzt_plan *tp, int layer, int simd)
 	w->bits = malloc(ns * S);
 	w->e = aligned_alloc(64, sizeof(double) * CHUNK * WZT_LANES * 4);
 	w->mbuf = aligned_alloc(64, sizeof(double) * 2 * S * WZT_LANES);
+	w->zt = aligned_alloc(32, sizeof(float) * WZT_LANES * ((size_t)nc + 1));
 	w->zeros = calloc((size_t)nc + 1, sizeof(float));
 	w->sink = calloc((size_t)nc + 1, sizeof(uint32_t));
-	if (!w->code || !w->bits || !w->e || !w->mbuf || !w->zeros || !w->sink) {
+	if (!w->code || !w->bits || !w->e || !w->mbuf || !w->zt || !w->zeros || !w->sink) {
 		wzc_wzt_work_free(w);
 		return NULL;
 	}
@@ -97,6 +99,7 @@ void wzc_wzt_work_free(wzc_wzt_work *w)
 	free(w->bits);
 	free(w->e);
 	free(w->mbuf);
+	free(w->zt);
 	free(w->zeros);
 	free(w->sink);
 	free(w);
@@ -252,48 +255,6 @@ static inline __attribute__((always_inline)) T512 uint64_t window_512(const wzc_
 	return (uint64_t)_mm_cvtsi128_si64(_mm_cvtepi32_epi16(_mm_srli_epi32(idx, 1)));
 }
 
-/* The same with AVX2. */
-static inline __attribute__((always_inline)) T256 uint32_t at_most_256(const wzc_wzt_step *st,
-									 float z)
-{
-	uint32_t p;
-	if (st->start) {
-		uint32_t s = st->start[cell_of(st, z)];
-		__m256 le = _mm256_cmp_ps(_mm256_loadu_ps(st->pad + s), _mm256_set1_ps(z), _CMP_LE_OQ);
-		p = s + (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(le));
-	} else {
-		p = levels_at_most(st, z);
-	}
-	return p;
-}
-
-static inline __attribute__((always_inline)) T256 uint64_t window_256(const wzc_wzt_step *st,
-									float z, uint32_t p, double *e)
-{
-	uint32_t r = p & 3, q = p - r;
-	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3);
-	__m256 sel = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)r), lanes));
-	__m256 lu = _mm256_blendv_ps(_mm256_loadu_ps(st->pad + q - 4), _mm256_loadu_ps(st->pad + q),
-				     sel);
-	__m256d zd = _mm256_set1_pd((double)z);
-	__m256d lo = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(lu)), zd);
-	__m256d hi = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(lu, 1)), zd);
-	lo = _mm256_mul_pd(lo, lo);
-	hi = _mm256_mul_pd(hi, hi);
-	__m256d upd = _mm256_cmp_pd(hi, lo, _CMP_LT_OQ);
-	_mm256_store_pd(e, _mm256_mul_pd(_mm256_min_pd(hi, lo), _mm256_set1_pd(st->w)));
-	/* the levels taken (as in window_512), halved to digits */
-	const __m128i four = _mm_set1_epi32(4);
-	__m128i idx = _mm_add_epi32(_mm_set1_epi32((int)q - 4), _mm_setr_epi32(0, 1, 2, 3));
-	idx = _mm_add_epi32(idx, _mm_and_si128(_mm256_castsi256_si128(_mm256_castps_si256(sel)), four));
-	/* the compare's 64-bit lanes, narrowed to 32 */
-	__m256i upw = _mm256_permutevar8x32_epi32(_mm256_castpd_si256(upd),
-						   _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6));
-	idx = _mm_add_epi32(idx, _mm_and_si128(_mm256_castsi256_si128(upw), four));
-	idx = _mm_srli_epi32(idx, 1);
-	return (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi32(idx, idx));
-}
-
 /* One step's add-compare-selects, eight lanes a vector, for a trellis
  * of memory nu known when the function is made (so that for the small
  * trellises every index is a constant and the metrics stay in
@@ -360,22 +321,99 @@ static inline __attribute__((always_inline)) T256 void acs_step_256(const int nu
 }
 
 /* The branch metrics of steps t0..t1 of every lane, in two passes. */
-#define BRANCH_METRICS(W)                                                                     \
-	static T##W void branch_metrics_##W(wzc_wzt_work *w, const wzc_wzt_step *steps,       \
-					    const float *const *z, int t0, int t1)            \
-	{                                                                                     \
-		for (int t = t0; t < t1; t++)                                                 \
-			for (int l = 0; l < WZT_LANES; l++)                                   \
-				w->code[t][l] = at_most_##W(&steps[t], z[l][steps[t].jl]);   \
-		for (int t = t0; t < t1; t++)                                                 \
-			for (int l = 0; l < WZT_LANES; l++)                                   \
-				w->code[t][l] = window_##W(                                   \
-					&steps[t], z[l][steps[t].jl], w->code[t][l],          \
-					w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4);       \
+static T512 void branch_metrics_512(wzc_wzt_work *w, const wzc_wzt_step *steps,
+				    const float *const *z, int t0, int t1)
+{
+	for (int t = t0; t < t1; t++)
+		for (int l = 0; l < WZT_LANES; l++)
+			w->code[t][l] = at_most_512(&steps[t], z[l][steps[t].jl]);
+	for (int t = t0; t < t1; t++)
+		for (int l = 0; l < WZT_LANES; l++)
+			w->code[t][l] = window_512(&steps[t], z[l][steps[t].jl], w->code[t][l],
+						   w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4);
+}
+
+/* For AVX2, per p & 3 = r, the blend of window_512 (levels j < r of each
+ * quadruple from the one above) as a load, and per r and the mask u of
+ * the subsets whose upper neighbour is the nearer, the four digits less
+ * q / 2 - 2 (q = p - r), 16 bits each: level q - 4 + j (+ 4 for j < r)
+ * (+ 4 when u has bit j), halved, is q / 2 - 2 + that. */
+static const int32_t blend_sel[4][8] __attribute__((aligned(32))) = {
+	{ 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ -1, 0, 0, 0, -1, 0, 0, 0 },
+	{ -1, -1, 0, 0, -1, -1, 0, 0 },
+	{ -1, -1, -1, 0, -1, -1, -1, 0 },
+};
+#define DIGIT_OFF(r, u, j) ((uint64_t)(((j) + ((j) < (r) ? 4 : 0) + (((u) >> (j)) & 1) * 4) >> 1) << (16 * (j)))
+#define DIGITS_OFF(r, u) (DIGIT_OFF(r, u, 0) | DIGIT_OFF(r, u, 1) | DIGIT_OFF(r, u, 2) | DIGIT_OFF(r, u, 3))
+#define DIGITS_ROW(r)                                                                            \
+	{ DIGITS_OFF(r, 0), DIGITS_OFF(r, 1), DIGITS_OFF(r, 2), DIGITS_OFF(r, 3), DIGITS_OFF(r, 4), \
+	  DIGITS_OFF(r, 5), DIGITS_OFF(r, 6), DIGITS_OFF(r, 7), DIGITS_OFF(r, 8), DIGITS_OFF(r, 9), \
+	  DIGITS_OFF(r, 10), DIGITS_OFF(r, 11), DIGITS_OFF(r, 12), DIGITS_OFF(r, 13),               \
+	  DIGITS_OFF(r, 14), DIGITS_OFF(r, 15) }
+static const uint64_t digits_off[4][16] = { DIGITS_ROW(0), DIGITS_ROW(1), DIGITS_ROW(2),
+					    DIGITS_ROW(3) };
+#undef DIGITS_ROW
+#undef DIGITS_OFF
+#undef DIGIT_OFF
+
+/* One step's branch metrics of one token with AVX2: window_512's doubles
+ * and code, with the blend and the digits from the tables above. */
+static inline __attribute__((always_inline)) T256 uint64_t window_256(const wzc_wzt_step *st,
+									 float z, uint32_t p,
+									 double *e)
+{
+	uint32_t r = p & 3, q = p - r;
+	__m256 sel = _mm256_load_ps((const float *)blend_sel[r]);
+	__m256 lu = _mm256_blendv_ps(_mm256_loadu_ps(st->pad + q - 4), _mm256_loadu_ps(st->pad + q),
+				     sel);
+	__m256d zd = _mm256_set1_pd((double)z);
+	__m256d lo = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(lu)), zd);
+	__m256d hi = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(lu, 1)), zd);
+	lo = _mm256_mul_pd(lo, lo);
+	hi = _mm256_mul_pd(hi, hi);
+	unsigned u = (unsigned)_mm256_movemask_pd(_mm256_cmp_pd(hi, lo, _CMP_LT_OQ));
+	_mm256_store_pd(e, _mm256_mul_pd(_mm256_min_pd(hi, lo), _mm256_set1_pd(st->w)));
+	/* each digit is of a level of the codebook, so at least 0: the
+	 * product wraps, the sum does not borrow */
+	return (uint64_t)(int64_t)((int32_t)(q >> 1) - 2) * UINT64_C(0x0001000100010001) +
+	       digits_off[r][u];
+}
+
+/* With AVX2, from the lanes' coefficients side by side (zt[c][lane]):
+ * the grid cells of a step's eight lanes at once (wzc_qlut_cell's
+ * operations: max and min give the second operand on NaN, as its
+ * comparisons do), then per lane p and the window. */
+static T256 void branch_metrics_256(wzc_wzt_work *w, const wzc_wzt_step *steps, const float *zt,
+				    int t0, int t1)
+{
+	for (int t = t0; t < t1; t++) {
+		const wzc_wzt_step *st = &steps[t];
+		const float *zl = zt + (size_t)st->jl * WZT_LANES;
+		if (!st->start) {
+			for (int l = 0; l < WZT_LANES; l++)
+				w->code[t][l] = levels_at_most(st, zl[l]);
+			continue;
+		}
+		__m256 f = _mm256_mul_ps(_mm256_sub_ps(_mm256_load_ps(zl), _mm256_set1_ps(st->lo)),
+					 _mm256_set1_ps(st->inv));
+		f = _mm256_min_ps(_mm256_max_ps(f, _mm256_setzero_ps()), _mm256_set1_ps(st->gmax));
+		int32_t cell[WZT_LANES] __attribute__((aligned(32)));
+		_mm256_store_si256((__m256i *)cell, _mm256_cvttps_epi32(f));
+		for (int l = 0; l < WZT_LANES; l++) {
+			uint32_t s0 = st->start[cell[l]];
+			__m256 le = _mm256_cmp_ps(_mm256_loadu_ps(st->pad + s0), _mm256_broadcast_ss(zl + l),
+						  _CMP_LE_OQ);
+			w->code[t][l] = s0 + (uint32_t)__builtin_popcount((unsigned)_mm256_movemask_ps(le));
+		}
 	}
-BRANCH_METRICS(512)
-BRANCH_METRICS(256)
-#undef BRANCH_METRICS
+	for (int t = t0; t < t1; t++) {
+		const float *zl = zt + (size_t)steps[t].jl * WZT_LANES;
+		for (int l = 0; l < WZT_LANES; l++)
+			w->code[t][l] = window_256(&steps[t], zl[l], (uint32_t)w->code[t][l],
+						    w->e + ((size_t)(t - t0) * WZT_LANES + l) * 4);
+	}
+}
 
 /* Steps t0..t1 in pairs, m to nm and back, so that the metrics end in m
  * without a copy per step. */
@@ -416,12 +454,13 @@ BRANCH_METRICS(256)
 	static T256 void forward256_##NU(wzc_wzt_work *w, const wzc_wzt_step *steps,          \
 					 const float *const *z)                               \
 	{                                                                                     \
+		(void)z; /* w->zt holds the lanes' coefficients */                            \
 		__m256d m[1 << NU][2], nm[1 << NU][2];                                        \
 		for (int s = 0; s < (1 << NU); s++)                                           \
 			m[s][0] = m[s][1] = _mm256_set1_pd(s ? INFINITY : 0);                 \
 		for (int t0 = 0; t0 < w->ns; t0 += CHUNK) {                                   \
 			int t1 = w->ns - t0 < CHUNK ? w->ns : t0 + CHUNK;                     \
-			branch_metrics_256(w, steps, z, t0, t1);                              \
+			branch_metrics_256(w, steps, w->zt, t0, t1);                          \
 			ACS_RUN(acs_step_256, NU, m, nm);                                     \
 		}                                                                             \
 		for (int s = 0; s < (1 << NU); s++) {                                         \
@@ -518,8 +557,12 @@ void wzc_wzt_digits_lanes(const wzc_wzt_plan *tp, wzc_wzt_work *w, const layer_p
 #ifdef WZT_HAVE_X86
 	if (w->simd == 2)
 		forward512[nu](w, steps, zz);
-	else if (w->simd == 1)
+	else if (w->simd == 1) {
+		for (int j = 0; j < w->nc; j++)
+			for (int l = 0; l < WZT_LANES; l++)
+				w->zt[(size_t)j * WZT_LANES + l] = zz[l][j];
 		forward256[nu](w, steps, zz);
+	}
 	else
 #endif
 		forward_portable(w, steps, zz);

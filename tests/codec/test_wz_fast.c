@@ -70,9 +70,9 @@ static void test_gemm(void)
  * the extremes included (the sums may wrap: both must wrap alike). */
 static void test_igemm_kernel(void)
 {
-	static const int toks[] = { 1, 5, 8, 13, 64 }, kps[] = { 1, 4, 64, 129, 256 },
+	static const int toks[] = { 1, 2, 5, 8, 13, 64 }, kps[] = { 1, 4, 7, 64, 129, 256 },
 			 cols[] = { 1, 15, 16, 17, 47, 48, 49, 100, 512 };
-	int same = 1, cases = 0;
+	int same = 1, dsame = 1, cases = 0;
 	for (size_t a = 0; a < sizeof toks / sizeof *toks; a++)
 		for (size_t b = 0; b < sizeof kps / sizeof *kps; b++)
 			for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
@@ -99,6 +99,28 @@ static void test_igemm_kernel(void)
 				wzc_igemm_ref(nt, kp, nc, B, ldb, X, ldx, Y1, ldy);
 				wzc_igemm(nt, kp, nc, B, ldb, X, ldx, Y2, ldy);
 				same &= !memcmp(Y1, Y2, sizeof(int32_t) * nt * ldy);
+				/* the dot form of the same operands: B's columns and
+				 * X's tokens as rows (leading dimensions past kp),
+				 * against the pair-major reference */
+				size_t ldbt = (size_t)kp + 1, ldxt = (size_t)kp + 9;
+				uint32_t *Bt = malloc(sizeof(uint32_t) * nc * ldbt);
+				uint32_t *Xt = malloc(sizeof(uint32_t) * nt * ldxt);
+				for (int q = 0; q < kp; q++) {
+					for (int j = 0; j < nc; j++)
+						Bt[(size_t)j * ldbt + q] = B[(size_t)q * ldb + j];
+					for (int t = 0; t < nt; t++)
+						Xt[(size_t)t * ldxt + q] = X[(size_t)q * ldx + t];
+				}
+				for (size_t i = 0; i < nt * ldy; i++)
+					Y2[i] = 7;
+				wzc_igemm_dot(nt, kp, nc, Bt, ldbt, Xt, ldxt, Y2, ldy);
+				dsame &= !memcmp(Y1, Y2, sizeof(int32_t) * nt * ldy);
+				for (size_t i = 0; i < nt * ldy; i++)
+					Y2[i] = 7;
+				wzc_igemm_dot_ref(nt, kp, nc, Bt, ldbt, Xt, ldxt, Y2, ldy);
+				dsame &= !memcmp(Y1, Y2, sizeof(int32_t) * nt * ldy);
+				free(Bt);
+				free(Xt);
 				cases++;
 				free(B);
 				free(X);
@@ -106,6 +128,8 @@ static void test_igemm_kernel(void)
 				free(Y2);
 			}
 	ok(same, "igemm: the %s kernel equals the reference (%d shapes)", wzc_igemm_kernel(), cases);
+	ok(dsame, "igemm: the dot form with the %s kernel chosen and its reference equal the "
+	   "pair-major reference (%d shapes)", wzc_igemm_kernel(), cases);
 }
 
 /* Every integer kernel this CPU runs, then the one it chooses. */
@@ -339,6 +363,8 @@ static void test_records(wzt_family family, const char *name)
 	if (!ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "%s: prepare", name))
 		return;
 	static const double rates[] = { 1.2, 2.5, 4.97, 5.44, 6.31, 8.0, 11.0 };
+	static const char *const kernels[] = { "portable", "avx2", "avx512bw", "avx512vnni" };
+	const char *chosen = wzc_igemm_kernel();
 	int T = test->T, R = test->R, P = test->P;
 	for (size_t i = 0; i < sizeof rates / sizeof *rates; i++) {
 		char fname[32];
@@ -352,16 +378,24 @@ static void test_records(wzt_family family, const char *name)
 		size_t rb = wzc_codec_record_bytes(c);
 		uint8_t *fast = malloc(rb * T), *ref = malloc(rb * T);
 		int same = 1;
-		for (int l = 0; l < 2; l++) {
-			const float *lat = test->latent + (size_t)l * T * R;
-			const float *rope = test->rope + (size_t)l * T * P;
-			memset(fast, 0xa5, rb * T);
-			memset(ref, 0x5a, rb * T);
-			wzc_wz_encode_layer(c->wz, l, T, lat, rope, fast, rb);
-			wzc_wz_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
-			same &= !memcmp(fast, ref, rb * T);
+		char ran[64] = "";
+		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+			if (wzc_gemm_force(kernels[k]))
+				continue;
+			snprintf(ran + strlen(ran), sizeof ran - strlen(ran), " %s", kernels[k]);
+			for (int l = 0; l < 2; l++) {
+				const float *lat = test->latent + (size_t)l * T * R;
+				const float *rope = test->rope + (size_t)l * T * P;
+				memset(fast, 0xa5, rb * T);
+				memset(ref, 0x5a, rb * T);
+				wzc_wz_encode_layer(c->wz, l, T, lat, rope, fast, rb);
+				wzc_wz_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
+				same &= !memcmp(fast, ref, rb * T);
+			}
 		}
-		ok(same, "%s %s: the fast encoder writes the reference's bytes", name, fname);
+		wzc_gemm_force(chosen);
+		ok(same, "%s %s: the fast encoder writes the reference's bytes (integer kernels%s)", name,
+		   fname, ran);
 		/* tokens the lanes hand to the reference: a scale past the
 		 * code's range, one value far out, zeros, NaN and infinity */
 		float *lat = malloc(sizeof(float) * (size_t)T * R);
@@ -379,11 +413,18 @@ static void test_records(wzt_family family, const char *name)
 		lat[130 * R + 9] = INFINITY;
 		if (P)
 			rope[140 * P + 1] = -INFINITY;
-		memset(fast, 0xa5, rb * T);
-		memset(ref, 0x5a, rb * T);
-		wzc_wz_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
 		wzc_wz_encode_layer_ref(c->wz, 0, T, lat, rope, ref, rb);
-		ok(!memcmp(fast, ref, rb * T), "%s %s: the same bytes with outlying tokens", name, fname);
+		int osame = 1;
+		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+			if (wzc_gemm_force(kernels[k]))
+				continue;
+			memset(fast, 0xa5, rb * T);
+			wzc_wz_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
+			osame &= !memcmp(fast, ref, rb * T);
+		}
+		wzc_gemm_force(chosen);
+		ok(osame, "%s %s: the same bytes with outlying tokens (every integer kernel)", name,
+		   fname);
 		free(lat);
 		free(rope);
 		/* the batch quantizer on the plan's own grids, edges included */
