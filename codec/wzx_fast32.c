@@ -530,6 +530,26 @@ int wzc_wzx_decode_lanes4_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 	return scalar_symbols(t, N, payload, size, sym);
 }
 
+int wzc_wzx_lanes_ref_rows(const wzc_wzx *x, int layer, wzc_lanes_ref_fn decode_ref, int n,
+			   const uint8_t *payload, size_t size, float *rows, size_t stride)
+{
+	const fast32 *t = layer_tables(x, layer);
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!t || !ly)
+		return -1;
+	size_t S3 = (size_t)x->scale_bytes + ly->flat->nentries;
+	uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * t->S);
+	uint16_t *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));
+	int bad = -1;
+	if (s4 && s3 && !(bad = decode_ref(x, layer, n, payload, size, s4))) {
+		wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
+		wzc_wzx_symbols_rows_path(x, layer, WZC_TRANSFORM_REF, n, s3, rows, stride);
+	}
+	free(s4);
+	free(s3);
+	return bad;
+}
+
 int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
 				    const uint8_t *payload, size_t size, float *rows, size_t stride)
 {
@@ -539,18 +559,8 @@ int wzc_wzx_decode_lanes4_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 		return -1;
 	path = resolve(path);
 	if (path == WZC_LANES4_REF) {
-		/* the reference: symbols, back to coding order, the wz decoder's steps */
-		size_t S3 = (size_t)x->scale_bytes + ly->flat->nentries;
-		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * t->S);
-		uint16_t *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));
-		int bad = -1;
-		if (s4 && s3 && !(bad = wzc_wzx_decode_lanes4_ref(x, layer, n, payload, size, s4))) {
-			wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
-			wzc_wzx_symbols_rows_path(x, layer, WZC_TRANSFORM_REF, n, s3, rows, stride);
-		}
-		free(s4);
-		free(s3);
-		return bad;
+		return wzc_wzx_lanes_ref_rows(x, layer, wzc_wzx_decode_lanes4_ref, n, payload, size,
+					      rows, stride);
 	}
 	rows_state r = { .row = rows, .stride = stride };
 	long N = (long)n * t->S;

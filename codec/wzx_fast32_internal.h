@@ -48,6 +48,14 @@ typedef struct {
  * layer has no 12-bit tables; type 5 (codec/wzx_fast5.c) shares them. */
 const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer);
 
+/* The rows by the reference (types 4 and 5): the block's symbols by
+ * `decode_ref`, back to coding order, then the wz decoder's steps; 0, or
+ * what `decode_ref` returned (-1 as well when out of memory). */
+typedef int (*wzc_lanes_ref_fn)(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+				size_t size, uint16_t *sym);
+int wzc_wzx_lanes_ref_rows(const wzc_wzx *x, int layer, wzc_lanes_ref_fn decode_ref, int n,
+			   const uint8_t *payload, size_t size, float *rows, size_t stride);
+
 /* Where the rows of a fused decode stand: the token's row, its scales and
  * anchor flags as the heads of its places are decoded. */
 typedef struct {

@@ -275,18 +275,8 @@ int wzc_wzx_decode_lanes5_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 		return -1;
 	path = resolve(path);
 	if (path == WZC_LANES4_REF) {
-		/* the reference: symbols, back to coding order, the wz decoder's steps */
-		size_t S3 = (size_t)x->scale_bytes + ly->flat->nentries;
-		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * t->S);
-		uint16_t *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));
-		int bad = -1;
-		if (s4 && s3 && !(bad = wzc_wzx_decode_lanes5_ref(x, layer, n, payload, size, s4))) {
-			wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
-			wzc_wzx_symbols_rows_path(x, layer, WZC_TRANSFORM_REF, n, s3, rows, stride);
-		}
-		free(s4);
-		free(s3);
-		return bad;
+		return wzc_wzx_lanes_ref_rows(x, layer, wzc_wzx_decode_lanes5_ref, n, payload, size,
+					      rows, stride);
 	}
 #ifdef WZ_HAVE_AVX2_PATH
 	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0)
