@@ -1,9 +1,11 @@
 /* Type 5's AVX2 loop (codec/wzx_fast5.c has the reference it is tested
  * against): a block of 32 or 64 tokens, place by place, each round of 32
- * lanes one place of 32 tokens, so its four vectors look up one slot table
- * (in L1 while the place lasts) and one level table (small tables by a
- * permutation in registers).  The values of 8 components are gathered in
- * columns and written to the tokens' rows by 8 x 8 transposes. */
+ * lanes one place of 32 tokens, so its four vectors look up one table (in
+ * L1 while the place lasts): the slot's symbol byte, then the symbol's
+ * frequency, start and level value in one 8-byte entry (tables of more
+ * than 256 symbols keep type 4's u32 slot entries).  The values of 8
+ * components are gathered in columns and written to the tokens' rows by
+ * 8 x 8 transposes. */
 #include <stdint.h>
 #include <string.h>
 
@@ -12,6 +14,30 @@
 
 #ifdef WZ_HAVE_AVX2_PATH
 #include "codec/wzx_avx2_lanes.h"
+
+/* A round's renormalisation: the 32 lanes' words from the payload, by
+ * vector while two rounds' words are left, else lane by lane with the
+ * end checked; 0, or -1 past the payload's end. */
+AVX2_TARGET static inline __attribute__((always_inline)) int renorm_round(__m256i x[4],
+									 const uint8_t **pp,
+									 const uint8_t *end)
+{
+	if (end - *pp >= 2 * K4) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			x[h] = renorm8(x[h], pp);
+		return 0;
+	}
+	uint32_t xs[K4];
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (wzc_lanes_refill(&xs[k], pp, end))
+			return -1;
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	return 0;
+}
 
 /* One round: the 32 lanes' slot entries from the table fb, the state
  * steps, then the renormalisations in lane order (from a vector of the
@@ -30,21 +56,7 @@ round32(__m256i *x, const int *fb, const uint8_t **pp, const uint8_t *end, __m25
 		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
 					_mm256_and_si256(e[h], low12));
 	}
-	if (end - *pp >= 2 * K4) {
-#pragma GCC unroll 4
-		for (int h = 0; h < 4; h++)
-			x[h] = renorm8(x[h], pp);
-		return 0;
-	}
-	uint32_t xs[K4];
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (wzc_lanes_refill(&xs[k], pp, end))
-			return -1;
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
-	return 0;
+	return renorm_round(x, pp, end);
 }
 
 /* The 8 x 8 floats col[k][0..7] (k < 8, rows of cs floats apart) to
@@ -90,20 +102,20 @@ lookup8(const uint8_t *s2s, const long long *st, __m256i slot, __m256i *fc, __m2
 		return;
 	}
 	__m128i lo = _mm256_castsi256_si128(slot), hi = _mm256_extracti128_si256(slot, 1);
-		uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
-		uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
-		__m128i p01 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)a]));
-		p01 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p01), (const double *)(const void *)(st + s2s[a >> 32])));
-		__m128i p23 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)b]));
-		p23 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p23), (const double *)(const void *)(st + s2s[b >> 32])));
-		__m128i p45 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)c]));
-		p45 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p45), (const double *)(const void *)(st + s2s[c >> 32])));
-		__m128i p67 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)d]));
-		p67 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p67), (const double *)(const void *)(st + s2s[d >> 32])));
-		__m256 A = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p01), p45, 1));
-		__m256 B = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p23), p67, 1));
-		*fc = _mm256_castps_si256(_mm256_shuffle_ps(A, B, 0x88));
-		*v = _mm256_shuffle_ps(A, B, 0xdd);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	__m128i p01 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)a]));
+	p01 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p01), (const double *)(const void *)(st + s2s[a >> 32])));
+	__m128i p23 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)b]));
+	p23 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p23), (const double *)(const void *)(st + s2s[b >> 32])));
+	__m128i p45 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)c]));
+	p45 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p45), (const double *)(const void *)(st + s2s[c >> 32])));
+	__m128i p67 = _mm_loadl_epi64((const __m128i *)(const void *)(st + s2s[(uint32_t)d]));
+	p67 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p67), (const double *)(const void *)(st + s2s[d >> 32])));
+	__m256 A = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p01), p45, 1));
+	__m256 B = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p23), p67, 1));
+	*fc = _mm256_castps_si256(_mm256_shuffle_ps(A, B, 0x88));
+	*v = _mm256_shuffle_ps(A, B, 0xdd);
 }
 
 /* One round by symbol first (lookup8); the state steps and
@@ -122,21 +134,7 @@ round32_sym(__m256i *x, const uint8_t *s2s, const long long *st, const uint8_t *
 		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
 					_mm256_sub_epi32(slot, _mm256_srli_epi32(fc, 16)));
 	}
-	if (end - *pp >= 2 * K4) {
-#pragma GCC unroll 4
-		for (int h = 0; h < 4; h++)
-			x[h] = renorm8(x[h], pp);
-		return 0;
-	}
-	uint32_t xs[K4];
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (wzc_lanes_refill(&xs[k], pp, end))
-			return -1;
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
-	return 0;
+	return renorm_round(x, pp, end);
 }
 
 /* The values of 8 tokens (level v, scale s, anchor flag mask fm) of a
