@@ -115,7 +115,11 @@ static void one(wzt_family fam, const char *rate, int T)
 	int stride = w.R + w.P + 3; /* rows wider than a token: the stride is honoured */
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
 		if (!have(paths[pi])) {
-			ok(1, "# SKIP %s %s: no type %d %s on this processor", fname, rate, type, names[pi]);
+			if (type == 5 && paths[pi] == WZC_LANES4_AVX512)
+				ok(1, "# SKIP %s %s: type 5 has no AVX-512 loop (AVX-512 hosts run its AVX2 loop)",
+				   fname, rate);
+			else
+				ok(1, "# SKIP %s %s: no type %d %s on this processor", fname, rate, type, names[pi]);
 			ok(1, "# SKIP");
 			continue;
 		}
