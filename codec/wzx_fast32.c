@@ -262,6 +262,18 @@ int wzc_wzx_block_symbols4(const wzc_wzx *x, int layer)
 	return t ? t->S : 0;
 }
 
+void wzc_wzx_records_symbols4(const wzc_wzx *x, const fast32 *t, const wzc_wz_flat *f, int n,
+			      const uint8_t *records, uint32_t *dig, uint16_t *sym)
+{
+	int S = t->S;
+	for (int k = 0; k < n; k++) {
+		const uint8_t *rec = records + (size_t)k * x->B;
+		wzc_wzx_digits(f, rec, dig);
+		for (int j = 0; j < S; j++)
+			sym[(size_t)k * S + j] = (uint16_t)(j < t->sb ? rec[j] : t->src[j] < 0 ? 0 : dig[t->src[j]]);
+	}
+}
+
 size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			     uint8_t *out, size_t cap)
 {
@@ -277,12 +289,7 @@ size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *
 	uint8_t *tmp = malloc(room);
 	size_t got = 0;
 	if (sym && dig && tmp) {
-		for (int k = 0; k < n; k++) {
-			const uint8_t *rec = records + (size_t)k * x->B;
-			wzc_wzx_digits(f, rec, dig);
-			for (int j = 0; j < S; j++)
-				sym[(size_t)k * S + j] = (uint16_t)(j < t->sb ? rec[j] : t->src[j] < 0 ? 0 : dig[t->src[j]]);
-		}
+		wzc_wzx_records_symbols4(x, t, f, n, records, dig, sym);
 		wzc_lanes_enc enc;
 		wzc_lanes_enc_init(&enc, K4, tmp, room);
 		for (long i = (long)n * S - 1; i >= 0 && !enc.overflow; i--)

@@ -48,6 +48,13 @@ typedef struct {
  * layer has no 12-bit tables; type 5 (codec/wzx_fast5.c) shares them. */
 const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer);
 
+/* The block's records as type 4's symbols, token-major ([n][t->S]: the
+ * scale codes, then each place's digit, 0 where the place has one level);
+ * dig is scratch for a record's digits ([f->nentries + 1]).  Types 4 and 5
+ * code the same symbols in another order. */
+void wzc_wzx_records_symbols4(const wzc_wzx *x, const fast32 *t, const wzc_wz_flat *f, int n,
+			      const uint8_t *records, uint32_t *dig, uint16_t *sym);
+
 /* The rows by the reference (types 4 and 5): the block's symbols by
  * `decode_ref`, back to coding order, then the wz decoder's steps; 0, or
  * what `decode_ref` returned (-1 as well when out of memory). */

@@ -82,12 +82,7 @@ size_t wzc_wzx_encode_lanes5(const wzc_wzx *x, int layer, int n, const uint8_t *
 	uint8_t *tmp = malloc(room);
 	size_t got = 0;
 	if (sym && dig && tmp) {
-		for (int k = 0; k < n; k++) {
-			const uint8_t *rec = records + (size_t)k * x->B;
-			wzc_wzx_digits(f, rec, dig);
-			for (int j = 0; j < S; j++)
-				sym[(size_t)k * S + j] = (uint16_t)(j < t->sb ? rec[j] : t->src[j] < 0 ? 0 : dig[t->src[j]]);
-		}
+		wzc_wzx_records_symbols4(x, t, f, n, records, dig, sym);
 		wzc_lanes_enc enc;
 		wzc_lanes_enc_init(&enc, K4, tmp, room);
 		for (long i = (long)n * t->S5 - 1; i >= 0 && !enc.overflow; i--) {
