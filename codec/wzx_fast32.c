@@ -262,24 +262,12 @@ int wzc_wzx_block_symbols4(const wzc_wzx *x, int layer)
 	return t ? t->S : 0;
 }
 
-void wzc_wzx_records_symbols4(const wzc_wzx *x, const fast32 *t, const wzc_wz_flat *f, int n,
-			      const uint8_t *records, uint32_t *dig, uint16_t *sym)
-{
-	int S = t->S;
-	for (int k = 0; k < n; k++) {
-		const uint8_t *rec = records + (size_t)k * x->B;
-		wzc_wzx_digits(f, rec, dig);
-		for (int j = 0; j < S; j++)
-			sym[(size_t)k * S + j] = (uint16_t)(j < t->sb ? rec[j] : t->src[j] < 0 ? 0 : dig[t->src[j]]);
-	}
-}
-
-size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *records,
-			     uint8_t *out, size_t cap)
+size_t wzc_wzx_encode_lanes32(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			      int place_major, uint8_t *out, size_t cap)
 {
 	const fast32 *t = layer_tables(x, layer);
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!t || !ly || n < 1)
+	if (!t || !ly || n < 1 || (place_major && n > WZC_WZX_BLOCK_TOKENS))
 		return 0;
 	const wzc_wz_flat *f = ly->flat;
 	int S = t->S;
@@ -289,11 +277,24 @@ size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *
 	uint8_t *tmp = malloc(room);
 	size_t got = 0;
 	if (sym && dig && tmp) {
-		wzc_wzx_records_symbols4(x, t, f, n, records, dig, sym);
+		/* token-major symbols: the scale codes, then each place's digit
+		 * (0 where the place has one level) */
+		for (int k = 0; k < n; k++) {
+			const uint8_t *rec = records + (size_t)k * x->B;
+			wzc_wzx_digits(f, rec, dig);
+			for (int j = 0; j < S; j++)
+				sym[(size_t)k * S + j] = (uint16_t)(j < t->sb ? rec[j] : t->src[j] < 0 ? 0 : dig[t->src[j]]);
+		}
 		wzc_lanes_enc enc;
 		wzc_lanes_enc_init(&enc, K4, tmp, room);
-		for (long i = (long)n * S - 1; i >= 0 && !enc.overflow; i--)
-			wzc_lanes12_put(&enc, (int)(i % K4), t->cum[i % S], sym[i]);
+		/* coded in reverse: type 4 symbol i of the token-major order,
+		 * type 5 the coded places' digits place by place */
+		long N = (long)n * (place_major ? t->S5 : S);
+		for (long i = N - 1; i >= 0 && !enc.overflow; i--) {
+			int j = place_major ? t->coded[i / n] : (int)(i % S);
+			size_t at = place_major ? (size_t)(i % n) * S + j : (size_t)i;
+			wzc_lanes12_put(&enc, (int)(i % K4), t->cum[j], sym[at]);
+		}
 		uint8_t *start = wzc_lanes_enc_flush(&enc);
 		if (start && (size_t)(tmp + room - start) <= cap) {
 			got = (size_t)(tmp + room - start);
@@ -304,6 +305,12 @@ size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *
 	free(dig);
 	free(tmp);
 	return got;
+}
+
+size_t wzc_wzx_encode_lanes4(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			     uint8_t *out, size_t cap)
+{
+	return wzc_wzx_encode_lanes32(x, layer, n, records, 0, out, cap);
 }
 
 int wzc_wzx_decode_lanes4_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,

@@ -48,12 +48,11 @@ typedef struct {
  * layer has no 12-bit tables; type 5 (codec/wzx_fast5.c) shares them. */
 const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer);
 
-/* The block's records as type 4's symbols, token-major ([n][t->S]: the
- * scale codes, then each place's digit, 0 where the place has one level);
- * dig is scratch for a record's digits ([f->nentries + 1]).  Types 4 and 5
- * code the same symbols in another order. */
-void wzc_wzx_records_symbols4(const wzc_wzx *x, const fast32 *t, const wzc_wz_flat *f, int n,
-			      const uint8_t *records, uint32_t *dig, uint16_t *sym);
+/* Codes a block of n records as type 4 (place_major 0: each token's
+ * symbols in output order) or type 5 (1: the coded places' digits place
+ * by place); the payload's bytes, or 0 when it does not fit in cap. */
+size_t wzc_wzx_encode_lanes32(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			      int place_major, uint8_t *out, size_t cap);
 
 /* The rows by the reference (types 4 and 5): the block's symbols by
  * `decode_ref`, back to coding order, then the wz decoder's steps; 0, or

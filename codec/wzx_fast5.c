@@ -70,35 +70,7 @@ int wzc_wzx_fast5_build(fast32 *t, const uint32_t *const *seen, int ntab, const 
 size_t wzc_wzx_encode_lanes5(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			     uint8_t *out, size_t cap)
 {
-	const fast32 *t = wzc_wzx_fast32_layer(x, layer);
-	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!t || !ly || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
-		return 0;
-	const wzc_wz_flat *f = ly->flat;
-	int S = t->S;
-	size_t room = (size_t)n * x->B + 4 * (size_t)K4 + 2;
-	uint16_t *sym = malloc(sizeof *sym * (size_t)n * S);
-	uint32_t *dig = malloc(sizeof *dig * ((size_t)f->nentries + 1));
-	uint8_t *tmp = malloc(room);
-	size_t got = 0;
-	if (sym && dig && tmp) {
-		wzc_wzx_records_symbols4(x, t, f, n, records, dig, sym);
-		wzc_lanes_enc enc;
-		wzc_lanes_enc_init(&enc, K4, tmp, room);
-		for (long i = (long)n * t->S5 - 1; i >= 0 && !enc.overflow; i--) {
-			int j = t->coded[i / n], k = (int)(i % n);
-			wzc_lanes12_put(&enc, (int)(i % K4), t->cum[j], sym[(size_t)k * S + j]);
-		}
-		uint8_t *start = wzc_lanes_enc_flush(&enc);
-		if (start && (size_t)(tmp + room - start) <= cap) {
-			got = (size_t)(tmp + room - start);
-			memcpy(out, start, got);
-		}
-	}
-	free(sym);
-	free(dig);
-	free(tmp);
-	return got;
+	return wzc_wzx_encode_lanes32(x, layer, n, records, 1, out, cap);
 }
 
 int wzc_wzx_decode_lanes5_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
