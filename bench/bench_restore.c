@@ -552,7 +552,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				v5_loads_tr = tok / m;
 				rate("restore_v5_transformed_avx2_loads_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v5 fused to the transformed domain, one block at a time, AVX2 with plain loads "
-				     "(_BEST on AMD), one core");
+				     "(_BEST with AVX2), one core");
 			}
 			if (v5[vi].what == V4_ROWS && v5[vi].path == WZC_LANES4_SCALAR)
 				rate("restore_v5_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",

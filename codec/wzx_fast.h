@@ -135,10 +135,10 @@ int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_pat
 /* Type 5 (version 5; codec/wzx_fast5.c): type 4's lanes and tables over a
  * block's symbols in place-major order (every token's heads, then each
  * component of over one level for every token), so that a round of 32
- * lanes reads one table.  The same paths as type 4 (_AVX512 runs the
- * portable loop, except that _BEST takes the AVX2 loop with plain loads on
- * every processor; WZX_LANES5_PATH=scalar, =avx2 or =avx2-loads keeps _BEST
- * to that loop), the same symbols (type 4's order: [n][wzc_wzx_block_symbols4],
+ * lanes reads one table.  The same paths as type 4, except that _AVX512
+ * runs the portable loop and _BEST is the AVX2 loop with plain loads on
+ * every processor with AVX2 (WZX_LANES5_PATH=scalar, =avx2 or =avx2-loads
+ * keeps _BEST to that loop); the same symbols (type 4's order: [n][wzc_wzx_block_symbols4],
  * 0 where a component has a single level) and rows bit for bit, and the
  * same verdicts as the reference. */
 int wzc_wzx_lanes5_have(wzc_lanes4_path path);
