@@ -34,7 +34,9 @@ static void help_pack(void)
 	       "is read a few blocks per thread at a time, the blocks coded on N threads\n"
 	       "(default: every core) and written in order as they are done, to a temporary\n"
 	       "file renamed to the --out path at the end: memory does not grow with the\n"
-	       "session, and the container is the same for any N.  Prints the bytes written.\n");
+	       "session, and the container is the same for any N (--out - writes it to\n"
+	       "standard output as it goes).  Prints the bytes written (to standard error\n"
+	       "with --out -).\n");
 }
 
 int wz_codec_pack(int argc, char **argv)
@@ -106,12 +108,15 @@ int wz_codec_pack(int argc, char **argv)
 		const wzc_wzx_stats *st = &res.stats;
 		size_t B = res.record_bytes;
 		double values = (double)w.L * w.T * (w.R + w.P);
-		printf("%s: %d layers x %d tokens, grid %zu bytes/token/layer (%.3f b/v); %zu bytes = "
-		       "%.3f bits/value (payload %.3f, header %zu B, index %zu B, %d blocks, %d raw; "
-		       "%d thread%s)\n",
-		       out, w.L, w.T, B, B * 8.0 / (w.R + w.P), st->total, st->total * 8.0 / values,
-		       st->payload * 8.0 / values, st->header, st->index, st->nblocks, st->nraw,
-		       nthreads, nthreads == 1 ? "" : "s");
+		/* the summary goes to standard error when the container goes to
+		 * standard output */
+		fprintf(strcmp(out, "-") ? stdout : stderr,
+			"%s: %d layers x %d tokens, grid %zu bytes/token/layer (%.3f b/v); %zu bytes = "
+			"%.3f bits/value (payload %.3f, header %zu B, index %zu B, %d blocks, %d raw; "
+			"%d thread%s)\n",
+			strcmp(out, "-") ? out : "standard output", w.L, w.T, B, B * 8.0 / (w.R + w.P),
+			st->total, st->total * 8.0 / values, st->payload * 8.0 / values, st->header,
+			st->index, st->nblocks, st->nraw, nthreads, nthreads == 1 ? "" : "s");
 	}
 	wzt_cache_stream_close(in);
 	wzc_profile_free(prof);

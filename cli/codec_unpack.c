@@ -2,8 +2,8 @@
  * transformed domain or bf16 values, streaming: the container is read a
  * run of blocks at a time (its index held, 16 bytes a block) and restored
  * on all cores into an output written as it goes (atomically: a temporary
- * file renamed at the end), so memory stays a few blocks per thread
- * whatever the session's length (docs/wzx-format.md; the run loop is
+ * file renamed at the end, or standard output for --out -), so memory
+ * stays a few blocks per thread whatever the session's length (docs/wzx-format.md; the run loop is
  * codec/wzx_files.c's). */
 #include <getopt.h>
 #include <stdio.h>
@@ -27,7 +27,9 @@ static void help_unpack(void)
 	       "latent first).  --layer and --block read one block of 64 tokens through the\n"
 	       "index, and of a version 5 profile that layer alone.  Blocks are restored on\n"
 	       "N threads (default: every core); the output is the same for any N.  A\n"
-	       "damaged or foreign container exits with status 2.\n");
+	       "damaged or foreign container exits with status 2.  --out - writes to\n"
+	       "standard output (the summary then goes to standard error); a file is\n"
+	       "written to a temporary beside it and renamed when complete.\n");
 }
 
 int wz_codec_unpack(int argc, char **argv)
@@ -88,8 +90,11 @@ int wz_codec_unpack(int argc, char **argv)
 	/* one block: its layer alone read from the profile */
 	wz_err e = wzc_wzx_unpack_path(in, profile, kind, layer, block, nthreads, out, &res, &diag);
 	if (!e)
-		printf("%s: %d layer%s x %ld tokens as %s, %zu bytes (%d thread%s)\n", out, res.layers,
-		       res.layers == 1 ? "" : "s", res.tokens / res.layers, to, res.bytes, nthreads,
-		       nthreads == 1 ? "" : "s");
+		/* the summary goes to standard error when the output goes to
+		 * standard output */
+		fprintf(strcmp(out, "-") ? stdout : stderr,
+			"%s: %d layer%s x %ld tokens as %s, %zu bytes (%d thread%s)\n",
+			strcmp(out, "-") ? out : "standard output", res.layers, res.layers == 1 ? "" : "s",
+			res.tokens / res.layers, to, res.bytes, nthreads, nthreads == 1 ? "" : "s");
 	return e ? wz_cli_fail(CMD, &diag) : 0;
 }

@@ -186,6 +186,21 @@ size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind
 wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
 		       long first, long count, int nthreads, void *out /* OUT */, wz_diag *diag);
 
+/* The same on threads kept from run to run (with their scratch): a
+ * streaming restore makes one, runs it on each run of blocks, and frees
+ * it.  Fewer threads than asked, where one cannot be started, is only
+ * slower.  _prepare plans the layers of blocks first .. first + count - 1
+ * and builds their tables on all the threads (best effort: a layer that
+ * fails is tried again, and reported, by the run that needs it); without
+ * it each layer is built by the first block that needs it. */
+typedef struct wzc_wzx_restorer wzc_wzx_restorer;
+wz_err wzc_wzx_restorer_new(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
+			    int nthreads, wzc_wzx_restorer **out /* OUT */, wz_diag *diag);
+void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count);
+wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out /* OUT */,
+			    wz_diag *diag);
+void wzc_wzx_restorer_free(wzc_wzx_restorer *p);
+
 /* For the metrics: encodes every layer of a window with the codec's grid,
  * writes the container in memory, reads it back, and returns the records
  * decoded from it [L][T][B] (caller frees with free()) and its stats. */

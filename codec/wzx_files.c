@@ -37,7 +37,7 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 	if (!e)
 		e = wzc_wzx_of_codec(codec, &x, diag);
 	if (!e)
-		e = wz_out_stream_open(&of, path, diag);
+		e = wz_out_stream_open_or_stdout(&of, path, diag);
 	if (!e)
 		e = wzc_wzx_writer_new(x, codec, w->T, to_out, &of, &wr, diag);
 	/* runs of a few blocks per thread: memory stays that, not the session */
@@ -133,6 +133,7 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 	source src = { -1, 0 };
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
+	wzc_wzx_restorer *pool = NULL;
 	uint8_t *buf = NULL;
 	wz_out_stream of = WZ_OUT_STREAM_NONE;
 	size_t nout = 0;
@@ -155,12 +156,18 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 	if (!e && !(buf = malloc(per * WZC_WZX_BLOCK_TOKENS * (size_t)run)))
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	if (!e)
-		e = wz_out_stream_open(&of, out, diag);
+		e = wzc_wzx_restorer_new(r, x, kind, nthreads < count ? nthreads : (int)count, &pool,
+					 diag);
+	if (!e)
+		e = wz_out_stream_open_or_stdout(&of, out, diag);
+	/* every layer planned at once, on every thread */
+	if (!e)
+		wzc_wzx_restorer_prepare(pool, first, count);
 	for (long b0 = first; !e && b0 < first + count; b0 += run) {
 		long nb = first + count - b0 < run ? first + count - b0 : run;
 		e = read_failure(in, &src, wzc_wzx_reader_load(r, b0, nb, diag), diag);
 		if (!e)
-			e = wzc_wzx_restore(r, x, kind, b0, nb, nthreads, buf, diag);
+			e = wzc_wzx_restorer_run(pool, b0, nb, buf, diag);
 		long tok = run_tokens(info, b0, nb);
 		if (!e)
 			e = wz_out_stream_write(&of, buf, per * (size_t)tok, diag);
@@ -175,6 +182,7 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 		res->bytes = nout;
 	}
 	free(buf);
+	wzc_wzx_restorer_free(pool);
 	wzc_wzx_free(x);
 	wzc_wzx_reader_free(r);
 	if (src.fd >= 0)

@@ -1,7 +1,12 @@
 /* Restoring runs of wzx blocks on many threads: blocks are independent, so
  * threads take them in turn from a shared counter and write each to its
  * own place in the output; the output, and the error reported (always the
- * lowest damaged block's), are the same for any number of threads. */
+ * lowest damaged block's), are the same for any number of threads.  A
+ * restorer keeps its threads and their scratch from run to run, so a
+ * streaming restore (a run of a few blocks per thread at a time) pays for
+ * them once, not per run; it also plans the layers of a range on all its
+ * threads at once, where the first block of each would otherwise plan its
+ * layer alone while the other threads wait on it. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,21 +166,37 @@ static void note_failure(job *j, long k, wz_err e, const wz_diag *d)
 	pthread_mutex_unlock(&j->lock);
 }
 
+static wz_err scratch_new(const wzc_wzx_info *in, wzc_restore_kind kind, scratch *s)
+{
+	size_t w = (size_t)(in->R + in->P);
+	memset(s, 0, sizeof *s);
+	s->rec = malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS);
+	s->lat = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R);
+	s->rope = malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1));
+	if (kind == WZC_RESTORE_BF16) {
+		s->rows = malloc(sizeof(float) * WZC_WZX_RESTORE_RUN * WZC_WZX_BLOCK_TOKENS * w);
+		s->cache = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * w);
+	}
+	if (!s->rec || !s->lat || !s->rope || (kind == WZC_RESTORE_BF16 && (!s->rows || !s->cache)))
+		return WZ_ERR_NOMEM;
+	return WZ_OK;
+}
+
+static void scratch_free(scratch *s)
+{
+	free(s->rec);
+	free(s->lat);
+	free(s->rope);
+	free(s->rows);
+	free(s->cache);
+}
+
 /* Threads take runs of blocks (as many as the decoder takes at once, so
  * their latencies overlap; one for the bf16 reference). */
-static void *worker(void *arg)
+static void restore_blocks(job *j, scratch *s)
 {
-	job *j = arg;
 	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
 	int run = j->kind == WZC_RESTORE_BF16_RECORDS ? 1 : WZC_WZX_RESTORE_RUN;
-	size_t w = (size_t)(in->R + in->P);
-	scratch s = { malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS),
-		      malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R),
-		      malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1)), NULL, NULL };
-	if (j->kind == WZC_RESTORE_BF16) {
-		s.rows = malloc(sizeof(float) * WZC_WZX_RESTORE_RUN * WZC_WZX_BLOCK_TOKENS * w);
-		s.cache = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * w);
-	}
 	for (;;) {
 		long k0 = __atomic_fetch_add(&j->next, run, __ATOMIC_RELAXED);
 		/* past the range, or past a block already found damaged: what
@@ -186,22 +207,17 @@ static void *worker(void *arg)
 		for (long k = k0; k < end;) {
 			wz_diag d;
 			wz_err e;
-			if (!s.rec || !s.lat || !s.rope ||
-			    (j->kind == WZC_RESTORE_BF16 && (!s.rows || !s.cache))) {
-				note_failure(j, k, wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory"), &d);
-				break;
-			}
 			if (run > 1) {
 				/* within one layer */
 				long i = j->first + k, left = in->blocks_per_layer - i % in->blocks_per_layer;
 				int m = (int)(end - k < left ? end - k : left);
-				k += group_blocks(j, k, m, &s, &e, &d);
+				k += group_blocks(j, k, m, s, &e, &d);
 				if (e) {
 					note_failure(j, k, e, &d);
 					break;
 				}
 			} else {
-				if ((e = one_block(j, j->first + k, &s, &d))) {
+				if ((e = one_block(j, j->first + k, s, &d))) {
 					note_failure(j, k, e, &d);
 					break;
 				}
@@ -209,12 +225,202 @@ static void *worker(void *arg)
 			}
 		}
 	}
-	free(s.rec);
-	free(s.lat);
-	free(s.rope);
-	free(s.rows);
-	free(s.cache);
+}
+
+/* Layers lo .. hi planned and their tables built, a layer per thread at a
+ * time.  Best effort: a layer that fails (out of memory) is left for the
+ * decode, which tries again and reports it at the block it concerns. */
+static void build_layers(wzc_wzx_restorer *p);
+
+typedef enum { TASK_NONE, TASK_BLOCKS, TASK_LAYERS, TASK_QUIT } task;
+
+struct wzc_wzx_restorer {
+	const wzc_wzx_reader *r;
+	const wzc_wzx *x;
+	wzc_restore_kind kind;
+	int nthreads, started;   /* threads asked for; workers running besides the caller */
+	pthread_t *tid;
+	scratch *sc;             /* [nthreads]: the caller's is sc[0] */
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	unsigned long gen;       /* bumped for each task the workers take */
+	int busy;                /* workers still on the current task */
+	task what;
+	job *j;                  /* TASK_BLOCKS */
+	long layer_lo, layer_hi, next_layer; /* TASK_LAYERS; next_layer atomic */
+};
+
+typedef struct {
+	wzc_wzx_restorer *p;
+	int t;
+} worker_arg;
+
+static void do_task(wzc_wzx_restorer *p, task what, int t)
+{
+	if (what == TASK_BLOCKS)
+		restore_blocks(p->j, &p->sc[t]);
+	else if (what == TASK_LAYERS)
+		build_layers(p);
+}
+
+static void build_layers(wzc_wzx_restorer *p)
+{
+	for (;;) {
+		long l = __atomic_fetch_add(&p->next_layer, 1, __ATOMIC_RELAXED);
+		if (l > p->layer_hi)
+			break;
+		wz_diag d;
+		(void)wzc_wzx_layer_ready(p->x, (int)l, &d);
+	}
+}
+
+/* A worker waits for a task, does its share, and says so. */
+static void *worker(void *arg)
+{
+	worker_arg *a = arg;
+	wzc_wzx_restorer *p = a->p;
+	unsigned long seen = 0;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (p->gen == seen)
+			pthread_cond_wait(&p->go, &p->mu);
+		seen = p->gen;
+		task what = p->what;
+		pthread_mutex_unlock(&p->mu);
+		if (what == TASK_QUIT)
+			break;
+		do_task(p, what, a->t);
+		pthread_mutex_lock(&p->mu);
+		if (--p->busy == 0)
+			pthread_cond_signal(&p->done);
+		pthread_mutex_unlock(&p->mu);
+	}
+	free(a);
 	return NULL;
+}
+
+/* The task on every thread, this one among them; back when all are done. */
+static void run_task(wzc_wzx_restorer *p, task what)
+{
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->what = what;
+		p->busy = p->started;
+		p->gen++;
+		pthread_cond_broadcast(&p->go);
+		pthread_mutex_unlock(&p->mu);
+	}
+	if (what != TASK_QUIT)
+		do_task(p, what, 0);
+	if (p->started && what != TASK_QUIT) {
+		pthread_mutex_lock(&p->mu);
+		while (p->busy > 0)
+			pthread_cond_wait(&p->done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+wz_err wzc_wzx_restorer_new(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
+			    int nthreads, wzc_wzx_restorer **out, wz_diag *diag)
+{
+	*out = NULL;
+	if (kind < WZC_RESTORE_RECORDS || kind > WZC_RESTORE_BF16_RECORDS)
+		return wz_diag_set(diag, WZ_ERR_USAGE, "no such restore kind");
+	if (nthreads < 1)
+		nthreads = 1;
+	wzc_wzx_restorer *p = calloc(1, sizeof *p);
+	if (!p)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	p->r = r;
+	p->x = x;
+	p->kind = kind;
+	p->nthreads = nthreads;
+	p->tid = calloc((size_t)nthreads, sizeof *p->tid);
+	p->sc = calloc((size_t)nthreads, sizeof *p->sc);
+	if (!p->tid || !p->sc || pthread_mutex_init(&p->mu, NULL)) {
+		free(p->tid);
+		free(p->sc);
+		free(p);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	pthread_cond_init(&p->go, NULL);
+	pthread_cond_init(&p->done, NULL);
+	const wzc_wzx_info *in = wzc_wzx_reader_info(r);
+	if (scratch_new(in, kind, &p->sc[0])) {
+		wzc_wzx_restorer_free(p);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	/* fewer threads than asked (no memory for one's scratch, or no
+	 * thread) is only slower */
+	for (int t = 1; t < nthreads; t++) {
+		worker_arg *a = malloc(sizeof *a);
+		if (!a || scratch_new(in, kind, &p->sc[t])) {
+			free(a);
+			break;
+		}
+		a->p = p;
+		a->t = t;
+		if (pthread_create(&p->tid[t], NULL, worker, a)) {
+			free(a);
+			break;
+		}
+		p->started = t;
+	}
+	*out = p;
+	return WZ_OK;
+}
+
+void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count)
+{
+	const wzc_wzx_info *in = wzc_wzx_reader_info(p->r);
+	if (first < 0 || count <= 0 || first + count > in->nblocks)
+		return;
+	p->layer_lo = first / in->blocks_per_layer;
+	p->layer_hi = (first + count - 1) / in->blocks_per_layer;
+	p->next_layer = p->layer_lo;
+	run_task(p, TASK_LAYERS);
+}
+
+wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out, wz_diag *diag)
+{
+	const wzc_wzx_info *in = wzc_wzx_reader_info(p->r);
+	if (first < 0 || count < 0 || first + count > in->nblocks)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "blocks %ld..%ld of %d", first, first + count - 1,
+				   in->nblocks);
+	if (count == 0)
+		return WZ_OK;
+	job j = { .r = p->r, .x = p->x, .kind = p->kind, .first = first, .count = count, .out = out,
+		  .fail = count };
+	if (pthread_mutex_init(&j.lock, NULL))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	p->j = &j;
+	run_task(p, TASK_BLOCKS);
+	p->j = NULL;
+	wz_err e = WZ_OK;
+	if (j.fail < count) {
+		e = j.fail_err;
+		if (diag)
+			*diag = j.fail_diag;
+	}
+	pthread_mutex_destroy(&j.lock);
+	return e;
+}
+
+void wzc_wzx_restorer_free(wzc_wzx_restorer *p)
+{
+	if (!p)
+		return;
+	run_task(p, TASK_QUIT);
+	for (int t = 1; t <= p->started; t++)
+		pthread_join(p->tid[t], NULL);
+	for (int t = 0; t < p->nthreads; t++)
+		scratch_free(&p->sc[t]);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->mu);
+	free(p->tid);
+	free(p->sc);
+	free(p);
 }
 
 wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
@@ -226,31 +432,13 @@ wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_ki
 				   in->nblocks);
 	if (count == 0)
 		return WZ_OK;
-	job j = { .r = r, .x = x, .kind = kind, .first = first, .count = count, .out = out,
-		  .fail = count };
-	if (pthread_mutex_init(&j.lock, NULL))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	if (nthreads < 1)
-		nthreads = 1;
 	if (nthreads > count)
 		nthreads = (int)count;
-	pthread_t *tid = malloc(sizeof *tid * (size_t)nthreads);
-	int started = 0;
-	for (int t = 1; tid && t < nthreads; t++)
-		if (!pthread_create(&tid[t], NULL, worker, &j))
-			started = t;
-		else
-			break;
-	worker(&j); /* this thread works too; fewer threads than asked is only slower */
-	for (int t = 1; t <= started; t++)
-		pthread_join(tid[t], NULL);
-	free(tid);
-	wz_err e = WZ_OK;
-	if (j.fail < count) {
-		e = j.fail_err;
-		if (diag)
-			*diag = j.fail_diag;
-	}
-	pthread_mutex_destroy(&j.lock);
+	wzc_wzx_restorer *p;
+	wz_err e = wzc_wzx_restorer_new(r, x, kind, nthreads, &p, diag);
+	if (e)
+		return e;
+	e = wzc_wzx_restorer_run(p, first, count, out, diag);
+	wzc_wzx_restorer_free(p);
 	return e;
 }

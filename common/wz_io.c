@@ -221,6 +221,17 @@ wz_err wz_out_stream_open(wz_out_stream *o, const char *path, wz_diag *diag)
 	return e;
 }
 
+wz_err wz_out_stream_open_or_stdout(wz_out_stream *o, const char *path, wz_diag *diag)
+{
+	if (strcmp(path, "-"))
+		return wz_out_stream_open(o, path, diag);
+	o->tmp = NULL;
+	o->path = "standard output";
+	if ((o->fd = dup(STDOUT_FILENO)) < 0)
+		return wz_diag_set(diag, WZ_ERR_IO, "standard output: %s", strerror(errno));
+	return WZ_OK;
+}
+
 wz_err wz_out_stream_write(wz_out_stream *o, const void *bytes, size_t n, wz_diag *diag)
 {
 	const char *p = bytes;
@@ -243,6 +254,13 @@ wz_err wz_out_stream_close(wz_out_stream *o, int ok, wz_diag *diag)
 	if (o->fd < 0)
 		return e;
 	const char *path = o->path;
+	if (!o->tmp) {
+		/* standard output: nothing to sync or rename */
+		if (close(o->fd) && ok)
+			e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+		o->fd = -1;
+		return e;
+	}
 	if (ok && wz_fault_write_due())
 		e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", path, strerror(ENOSPC));
 	if (ok && !e && fsync(o->fd))

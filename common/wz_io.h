@@ -63,6 +63,10 @@ typedef struct {
 } wz_out_stream;
 #define WZ_OUT_STREAM_NONE { NULL, NULL, -1 }
 wz_err wz_out_stream_open(wz_out_stream *o, const char *path, wz_diag *diag);
+/* As wz_out_stream_open, but a path of "-" is standard output, written as
+ * it goes (a pipe has nothing to commit: on failure what was written
+ * stays written, and the caller's exit status says so). */
+wz_err wz_out_stream_open_or_stdout(wz_out_stream *o, const char *path, wz_diag *diag);
 wz_err wz_out_stream_write(wz_out_stream *o, const void *bytes, size_t n, wz_diag *diag);
 /* Commits (ok) or removes the output; a no-op on one never opened.  A
  * commit can still fail (the disk full at fsync): the output is then

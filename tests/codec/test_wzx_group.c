@@ -250,6 +250,30 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 				!memcmp(got, want, sizeof(float) * L * T * row);
 	}
 	ok(threads_same, "%s: the restore on 1, 2 and 3 threads = the blocks read one by one", what);
+	/* a restorer kept from run to run (the streaming restore's way): runs
+	 * of 1 to 5 blocks that cross layers, after planning every layer on
+	 * its threads, give the same floats */
+	int kept = 1;
+	for (int th = 1; th <= 3; th++) {
+		wzc_wzx_restorer *pool = NULL;
+		memset(got, 0, sizeof(float) * L * T * row);
+		kept &= !wzc_wzx_restorer_new(r, x, WZC_RESTORE_TRANSFORMED, th, &pool, &d);
+		if (!pool)
+			break;
+		wzc_wzx_restorer_prepare(pool, 0, L * NB);
+		float *o = got;
+		for (long b0 = 0, len = 1; b0 < L * NB; b0 += len, len = len % 5 + 1) {
+			long nb = L * NB - b0 < len ? L * NB - b0 : len;
+			kept &= !wzc_wzx_restorer_run(pool, b0, nb, o, &d);
+			for (long i = b0; i < b0 + nb; i++)
+				o += (size_t)row * (i % NB == NB - 1 ? T - 64 * (NB - 1) : 64);
+		}
+		kept &= wzc_wzx_restorer_run(pool, L * NB - 1, 2, got, &d) == WZ_ERR_RANGE;
+		wzc_wzx_restorer_free(pool);
+		kept &= !memcmp(got, want, sizeof(float) * L * T * row);
+	}
+	ok(kept, "%s: a restorer run on runs of 1..5 blocks on 1, 2 and 3 threads = the blocks read "
+		 "one by one; a run past the end refused", what);
 	/* bf16: four blocks to the transformed domain, then the inverse
 	 * transform of a block's tokens at once, against the reference (each
 	 * block to records, then wzc_decode_layer), bit for bit */
@@ -295,6 +319,21 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 		}
 	ok(named, "%s: the restore (transformed, records, bf16 both ways) on 1, 2 and 3 threads "
 		  "names block 9", what);
+	/* the same restorer, kept: the damaged run fails naming block 9, the
+	 * runs after it still restore */
+	int again = opened;
+	for (int th = 1; opened && th <= 3; th++) {
+		wzc_wzx_restorer *pool = NULL;
+		again &= !wzc_wzx_restorer_new(rb, x, WZC_RESTORE_TRANSFORMED, th, &pool, &d);
+		if (!pool)
+			break;
+		e = wzc_wzx_restorer_run(pool, NB, NB, got, &d);
+		again &= e == WZ_ERR_CORRUPT && strstr(d.msg, "block 9 ") != NULL;
+		again &= !wzc_wzx_restorer_run(pool, 0, NB, got, &d) &&
+			 !memcmp(got, want, sizeof(float) * T * row);
+		wzc_wzx_restorer_free(pool);
+	}
+	ok(again, "%s: a kept restorer names block 9 in its run and restores the next run", what);
 	done = -1;
 	e = wzc_wzx_read_blocks_rows(r, x, 0, 4, 3, got, &done, &d);
 	ok(e == WZ_ERR_RANGE && done == 2, "%s: a run past the layer's last block: %s", what, d.msg);

@@ -81,6 +81,16 @@ printf 'Z' | dd of="$tmp/c.wzx" bs=1 seek=$((off5 + 40)) conv=notrunc 2>/dev/nul
 run $WZPLAN codec unpack --in "$tmp/c.wzx" --profile "$tmp/p.wzp" --out "$tmp/c.rec" --threads 4
 expect_rc 2 "two damaged blocks on four threads exit 2"
 contains "$err" "block 1 (layer 0, tokens 64..127)" "the lowest damaged block is named"
+# --out - is standard output: the same bytes as a file, the summary on
+# standard error, no file named "-" left behind
+(cd "$tmp" && $WZPLAN codec unpack --in g.wzx --profile p.wzp --out - --to bf16 > so.bf16 2> so.err)
+ok $? "unpack --out - exits 0"
+cmp -s "$tmp/so.bf16" "$tmp/bf16.1"; ok $? "--out -: the bytes of --out FILE"
+grep -q "standard output: 2 layers x 200 tokens as bf16" "$tmp/so.err"; ok $? "--out -: the summary on standard error"
+[ ! -e "$tmp/-" ]; ok $? "--out -: no file named -"
+(cd "$tmp" && $WZPLAN codec pack --trace "$test" --profile p.wzp --grid wz-5.44 --out - > so.wzx 2> so.err)
+ok $? "pack --out - exits 0"
+cmp -s "$tmp/so.wzx" "$tmp/g.wzx"; ok $? "pack --out -: the container of --out FILE"
 run $WZPLAN codec unpack --in "$tmp/g.wzx" --profile "$tmp/p.wzp" --out "$tmp/x" --threads 0
 expect_rc 2 "--threads 0 is refused"
 # pack on many threads, run by run: the same container for any count
