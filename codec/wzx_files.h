@@ -11,13 +11,11 @@
 #include "codec/wzx.h"
 
 /* Blocks per thread in one run of pack and unpack: every thread busy
- * between writes, memory a handful of blocks per thread.  Long enough
- * that a worker woken for a run still finds most of its share left (at 4,
- * the thread that posted the run took most of it before the other woke:
- * 2 threads restored no faster than 1), short enough that a run's output
- * stays in cache (at 64 one thread restored 25% slower than at 16);
- * measured with `codec unpack --to transformed --out -`, docs/restore.md. */
-#define WZC_WZX_BLOCKS_PER_THREAD 16
+ * between writes, memory a handful of blocks per thread.  Measured with
+ * `codec unpack --to transformed --out -` on 61 layers x 16,384 tokens,
+ * 2 threads, medians of 5 (docs/restore.md): 4, 8 and 16 blocks 0.89,
+ * 1.02 and 1.12 s (a longer run's output no longer stays in cache). */
+#define WZC_WZX_BLOCKS_PER_THREAD 4
 
 typedef struct {
 	size_t record_bytes; /* the grid's bytes per token and layer */
