@@ -122,6 +122,14 @@ wz_err wzc_wzx_open_source(size_t n, wzc_wzx_read_fn read, void *ctx, const char
 /* Reads blocks first .. first + count - 1 (a no-op for a reader over bytes
  * in memory); the blocks loaded before are dropped. */
 wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag);
+/* The same in two steps, so that several threads can read parts of a run:
+ * _place makes room for blocks first .. first + count - 1 (the blocks
+ * loaded before are dropped) and reads nothing; _fill reads blocks of the
+ * placed run into their place, safe on several threads at once for
+ * disjoint blocks where the source's read function is (pread is).  A
+ * block placed and not filled must not be read. */
+wz_err wzc_wzx_reader_place(wzc_wzx_reader *r, long first, long count, wz_diag *diag);
+wz_err wzc_wzx_reader_fill(const wzc_wzx_reader *r, long first, long count, wz_diag *diag);
 void wzc_wzx_reader_free(wzc_wzx_reader *r);
 const wzc_wzx_info *wzc_wzx_reader_info(const wzc_wzx_reader *r);
 
@@ -199,6 +207,12 @@ wz_err wzc_wzx_restorer_new(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_resto
 void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count);
 wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out /* OUT */,
 			    wz_diag *diag);
+/* The same where the run's blocks were placed (wzc_wzx_reader_place) and
+ * not read: each thread reads its share of them (wzc_wzx_reader_fill),
+ * then restores it, so the reading is spread over the threads too.  A
+ * read that fails is the error of the first block of that share. */
+wz_err wzc_wzx_restorer_fill_run(wzc_wzx_restorer *p, long first, long count, void *out /* OUT */,
+				 wz_diag *diag);
 void wzc_wzx_restorer_free(wzc_wzx_restorer *p);
 
 /* For the metrics: encodes every layer of a window with the codec's grid,

@@ -317,18 +317,25 @@ wz_err wzc_wzx_open_source(size_t n, wzc_wzx_read_fn read, void *ctx, const char
 	return WZ_OK;
 }
 
-wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag)
+/* Where blocks first .. first + count - 1 lie in the container. */
+static void span_of(const wzc_wzx_reader *r, long first, long count, size_t *off, size_t *len)
+{
+	/* offsets increase and blocks lie before the index (checked at open) */
+	const uint8_t *e0 = r->index + (size_t)first * WZC_WZX_INDEX_ENTRY;
+	const uint8_t *e1 = r->index + (size_t)(first + count - 1) * WZC_WZX_INDEX_ENTRY;
+	*off = (size_t)wzx_get64(e0);
+	*len = (size_t)wzx_get64(e1) + wzx_get32(e1 + 8) - *off;
+}
+
+wz_err wzc_wzx_reader_place(wzc_wzx_reader *r, long first, long count, wz_diag *diag)
 {
 	if (r->b || count <= 0)
 		return WZ_OK;
 	if (first < 0 || first + count > r->info.nblocks)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "%s: blocks %ld..%ld of %d", r->origin, first,
 				   first + count - 1, r->info.nblocks);
-	/* offsets increase and blocks lie before the index (checked at open) */
-	const uint8_t *e0 = r->index + (size_t)first * WZC_WZX_INDEX_ENTRY;
-	const uint8_t *e1 = r->index + (size_t)(first + count - 1) * WZC_WZX_INDEX_ENTRY;
-	size_t off = (size_t)wzx_get64(e0), end = (size_t)wzx_get64(e1) + wzx_get32(e1 + 8);
-	size_t len = end - off;
+	size_t off, len;
+	span_of(r, first, count, &off, &len);
 	if (len > r->win_cap) {
 		uint8_t *w = realloc(r->win, len);
 		if (!w)
@@ -337,14 +344,38 @@ wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *d
 		r->win = w;
 		r->win_cap = len;
 	}
-	r->win_len = 0;
-	if (r->read(r->ctx, off, len, r->win))
-		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read blocks %ld..%ld (%zu bytes at %zu; "
-						    "did the file change?)",
-				   r->origin, first, first + count - 1, len, off);
 	r->win_off = off;
 	r->win_len = len;
 	return WZ_OK;
+}
+
+wz_err wzc_wzx_reader_fill(const wzc_wzx_reader *r, long first, long count, wz_diag *diag)
+{
+	if (r->b || count <= 0)
+		return WZ_OK;
+	size_t off, len;
+	if (first < 0 || first + count > r->info.nblocks)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "%s: blocks %ld..%ld of %d", r->origin, first,
+				   first + count - 1, r->info.nblocks);
+	span_of(r, first, count, &off, &len);
+	if (off < r->win_off || off - r->win_off > r->win_len || len > r->win_len - (off - r->win_off))
+		return wz_diag_set(diag, WZ_ERR_USAGE, "%s: blocks %ld..%ld are not placed "
+				   "(wzc_wzx_reader_place)", r->origin, first, first + count - 1);
+	if (r->read(r->ctx, off, len, r->win + (off - r->win_off)))
+		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read blocks %ld..%ld (%zu bytes at %zu; "
+						    "did the file change?)",
+				   r->origin, first, first + count - 1, len, off);
+	return WZ_OK;
+}
+
+wz_err wzc_wzx_reader_load(wzc_wzx_reader *r, long first, long count, wz_diag *diag)
+{
+	wz_err e = wzc_wzx_reader_place(r, first, count, diag);
+	if (!e)
+		e = wzc_wzx_reader_fill(r, first, count, diag);
+	if (e && !r->b)
+		r->win_len = 0; /* nothing loaded */
+	return e;
 }
 
 wz_err wzc_wzx_coder_for(const wzc_wzx_reader *r, const wzc_profile *p, wzc_wzx **out,

@@ -66,6 +66,7 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 typedef struct {
 	int fd;
 	int shrank;
+	int err; /* a failed read's errno (the read may be on another thread) */
 } source;
 
 static int read_at(void *ctx, size_t off, size_t len, void *dst)
@@ -78,6 +79,7 @@ static int read_at(void *ctx, size_t off, size_t len, void *dst)
 			continue;
 		if (k <= 0) {
 			s->shrank = k == 0;
+			s->err = k < 0 ? errno : 0;
 			return -1;
 		}
 		got += (size_t)k;
@@ -92,13 +94,15 @@ static wz_err read_failure(const char *path, const source *src, wz_err e, wz_dia
 		return e;
 	if (src->shrank)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: the file shrank while it was read", path);
-	return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path, strerror(errno));
+	return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot read: %s", path,
+			   strerror(src->err ? src->err : errno));
 }
 
 static wz_err open_in(const char *path, source *src, wzc_wzx_reader **r, wz_diag *diag)
 {
 	*r = NULL;
 	src->shrank = 0;
+	src->err = 0;
 	src->fd = open(path, O_RDONLY);
 	struct stat st;
 	if (src->fd < 0 || fstat(src->fd, &st))
@@ -130,7 +134,7 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 		return wz_diag_set(diag, WZ_ERR_USAGE, "a layer and a block go together");
 	if (nthreads < 1)
 		nthreads = 1;
-	source src = { -1, 0 };
+	source src = { -1, 0, 0 };
 	wzc_wzx_reader *r = NULL;
 	wzc_wzx *x = NULL;
 	wzc_wzx_restorer *pool = NULL;
@@ -165,9 +169,10 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 		wzc_wzx_restorer_prepare(pool, first, count);
 	for (long b0 = first; !e && b0 < first + count; b0 += run) {
 		long nb = first + count - b0 < run ? first + count - b0 : run;
-		e = read_failure(in, &src, wzc_wzx_reader_load(r, b0, nb, diag), diag);
+		/* the run's blocks read by the threads that restore them */
+		e = wzc_wzx_reader_place(r, b0, nb, diag);
 		if (!e)
-			e = wzc_wzx_restorer_run(pool, b0, nb, buf, diag);
+			e = read_failure(in, &src, wzc_wzx_restorer_fill_run(pool, b0, nb, buf, diag), diag);
 		long tok = run_tokens(info, b0, nb);
 		if (!e)
 			e = wz_out_stream_write(&of, buf, per * (size_t)tok, diag);

@@ -28,6 +28,7 @@ typedef struct {
 	const wzc_wzx *x;
 	wzc_restore_kind kind;
 	long first, count;
+	int fill;                /* each thread reads its share's blocks first */
 	uint8_t *out;
 	long fail;               /* lowest failing block so far (atomic), count if none */
 	wz_err fail_err;         /* its error and message */
@@ -204,6 +205,18 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 	int run = j->kind == WZC_RESTORE_BF16_RECORDS ? 1 : WZC_WZX_RESTORE_RUN;
 	long nruns = (j->count + run - 1) / run;
 	long r0 = nruns * t / n, r1 = nruns * (t + 1) / n;
+	if (j->fill && r1 > r0) {
+		/* the share's blocks read here, so that they are read on every
+		 * thread at once and land in the cache of the thread that decodes
+		 * them */
+		long k0 = r0 * run, k1 = r1 * run < j->count ? r1 * run : j->count;
+		wz_diag d;
+		wz_err e = wzc_wzx_reader_fill(j->r, j->first + k0, k1 - k0, &d);
+		if (e) {
+			note_failure(j, k0, e, &d);
+			return;
+		}
+	}
 	for (long ri = r0; ri < r1; ri++) {
 		long k0 = ri * run;
 		/* past a block already found damaged: what comes after the
@@ -420,7 +433,8 @@ void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count)
 	run_task(p, TASK_LAYERS);
 }
 
-wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out, wz_diag *diag)
+static wz_err run_job(wzc_wzx_restorer *p, long first, long count, int fill, void *out,
+		      wz_diag *diag)
 {
 	const wzc_wzx_info *in = wzc_wzx_reader_info(p->r);
 	if (first < 0 || count < 0 || first + count > in->nblocks)
@@ -429,7 +443,7 @@ wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *o
 	if (count == 0)
 		return WZ_OK;
 	job j = { .r = p->r, .x = p->x, .kind = p->kind, .first = first, .count = count, .out = out,
-		  .fail = count };
+		  .fail = count, .fill = fill };
 	if (pthread_mutex_init(&j.lock, NULL))
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	p->j = &j;
@@ -443,6 +457,17 @@ wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *o
 	}
 	pthread_mutex_destroy(&j.lock);
 	return e;
+}
+
+wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out, wz_diag *diag)
+{
+	return run_job(p, first, count, 0, out, diag);
+}
+
+wz_err wzc_wzx_restorer_fill_run(wzc_wzx_restorer *p, long first, long count, void *out,
+				 wz_diag *diag)
+{
+	return run_job(p, first, count, 1, out, diag);
 }
 
 void wzc_wzx_restorer_free(wzc_wzx_restorer *p)

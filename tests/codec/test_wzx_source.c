@@ -30,6 +30,21 @@ static int mem_read(void *ctx, size_t off, size_t len, void *dst)
 	return 0;
 }
 
+/* Thread-safe: no counters; reads reaching past fail_at fail. */
+typedef struct {
+	const uint8_t *b;
+	size_t n, fail_at;
+} mt_source;
+
+static int mt_read(void *ctx, size_t off, size_t len, void *dst)
+{
+	mt_source *s = ctx;
+	if (off > s->n || len > s->n - off || off + len > s->fail_at)
+		return -1;
+	memcpy(dst, s->b + off, len);
+	return 0;
+}
+
 int main(void)
 {
 	wzt_cache_trace *cal = synth(WZT_FAMILY_MLA_B, L, 1024, 0, 0, 0, 100, "calibration");
@@ -97,6 +112,49 @@ int main(void)
 	ok(same && done == row * L * T && !memcmp(got, want, sizeof(float) * done),
 	   "runs of three blocks restored from the source = from memory, each run read once");
 	ok(src.largest == largest_run, "the largest read is the largest run (%zu bytes)", src.largest);
+	/* runs placed, then read by the restorer's threads, each its share */
+	mt_source mt = { cont, n, (size_t)-1 };
+	wzc_wzx_reader *rt = NULL;
+	int filled = !wzc_wzx_open_source(n, mt_read, &mt, "t.wzx", &rt, &d);
+	for (int th = 1; filled && th <= 3; th++) {
+		wzc_wzx_restorer *pool = NULL;
+		filled &= !wzc_wzx_restorer_new(rt, x, WZC_RESTORE_TRANSFORMED, th, &pool, &d);
+		memset(got, 0, sizeof(float) * L * T * row);
+		size_t at = 0;
+		for (long b0 = 0; filled && b0 < is->nblocks; b0 += 5) {
+			long nb = is->nblocks - b0 < 5 ? is->nblocks - b0 : 5;
+			filled &= !wzc_wzx_reader_place(rt, b0, nb, &d) &&
+				  !wzc_wzx_restorer_fill_run(pool, b0, nb, got + at, &d);
+			for (long i = b0; i < b0 + nb; i++) {
+				int t0 = 64 * (int)(i % is->blocks_per_layer);
+				at += row * (size_t)(T - t0 < 64 ? T - t0 : 64);
+			}
+		}
+		wzc_wzx_restorer_free(pool);
+		filled &= !memcmp(got, want, sizeof(float) * L * T * row);
+	}
+	ok(filled, "runs placed and read by the restorer's 1, 2 and 3 threads = from memory");
+	e = wzc_wzx_reader_place(rt, 0, 2, &d);
+	if (!e)
+		e = wzc_wzx_reader_fill(rt, 2, 1, &d);
+	ok(e == WZ_ERR_USAGE, "a block outside the placed run is not read: %s", d.msg);
+	/* a read that fails from block 3 on, in a run of blocks 0..5 (two
+	 * runs of four for the decoder): on one thread its one share fails,
+	 * on two and three threads the shares 0..3 and 4..5 both fail and the
+	 * lower is named */
+	mt.fail_at = wzc_wzx_block_offset(rt, 3) + 1;
+	int named = 1;
+	for (int th = 1; th <= 3; th++) {
+		wzc_wzx_restorer *pool = NULL;
+		named &= !wzc_wzx_restorer_new(rt, x, WZC_RESTORE_TRANSFORMED, th, &pool, &d);
+		e = wzc_wzx_reader_place(rt, 0, 6, &d);
+		if (!e)
+			e = wzc_wzx_restorer_fill_run(pool, 0, 6, got, &d);
+		named &= e == WZ_ERR_IO && strstr(d.msg, "cannot read blocks 0..") != NULL;
+		wzc_wzx_restorer_free(pool);
+	}
+	ok(named, "a read that fails in a share is that share's error, the lowest share's: %s", d.msg);
+	wzc_wzx_reader_free(rt);
 	/* a block outside the run now loaded */
 	e = wzc_wzx_read_block_transformed(rs, x, 0, 0, lat, rope, &nt, &d);
 	ok(e == WZ_ERR_USAGE, "a block of an earlier run is refused: %s", d.msg);
