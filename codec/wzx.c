@@ -4,12 +4,14 @@
 #include "codec/wzx.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec_internal.h"
 #include "codec/levels.h"
+#include "codec/measure_run.h"
 #include "codec/profile_cache.h"
 #include "codec/wz_flat.h"
 #include "codec/wz_plan.h"
@@ -324,15 +326,58 @@ wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l)
 	return wzc_wzx_layer_ready(x, l, &d) ? NULL : &x->layers[l];
 }
 
-/* Every layer built; the estimate below needs them all. */
-static wz_err build_all(const wzc_wzx *x, wz_diag *diag)
+/* Every layer built, on every core (the layers are independent; each is
+ * planned under its own lock): the estimate below needs them all, and the
+ * grid's bisection builds them about ten times.  The error is the lowest
+ * failing layer's, whatever the threads. */
+typedef struct {
+	const wzc_wzx *x;
+	int next, fail;          /* next: atomic; fail: the lowest failing layer, L if none */
+	wz_err err;
+	wz_diag diag;
+	pthread_mutex_t lock;
+} build_job;
+
+static void *build_worker(void *arg)
 {
-	for (int l = 0; l < x->L; l++) {
-		wz_err e = wzc_wzx_layer_ready(x, l, diag);
-		if (e)
-			return e;
+	build_job *j = arg;
+	for (;;) {
+		int l = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (l >= j->x->L || l > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
+			return NULL;
+		wz_diag d;
+		wz_err e = wzc_wzx_layer_ready(j->x, l, &d);
+		if (e) {
+			pthread_mutex_lock(&j->lock);
+			if (l < j->fail) {
+				j->err = e;
+				j->diag = d;
+				__atomic_store_n(&j->fail, l, __ATOMIC_RELAXED);
+			}
+			pthread_mutex_unlock(&j->lock);
+		}
 	}
-	return WZ_OK;
+}
+
+wz_err wzc_wzx_build_layers(const wzc_wzx *x, wz_diag *diag)
+{
+	build_job j = { .x = x, .next = 0, .fail = x->L, .err = WZ_OK };
+	if (pthread_mutex_init(&j.lock, NULL))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	enum { MAX_BUILDERS = 64 };
+	pthread_t tid[MAX_BUILDERS];
+	int nt = wzc_cores(), started = 0;
+	nt = nt > x->L ? x->L : nt > MAX_BUILDERS ? MAX_BUILDERS : nt;
+	/* fewer threads than asked is only slower */
+	for (int t = 1; t < nt && !pthread_create(&tid[started], NULL, build_worker, &j); t++)
+		started++;
+	build_worker(&j);
+	for (int t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	pthread_mutex_destroy(&j.lock);
+	if (j.fail < x->L && diag)
+		*diag = j.diag;
+	return j.fail < x->L ? j.err : WZ_OK;
 }
 
 double wzc_wzx_expected_bits(const wzc_wzx *x)
@@ -400,7 +445,7 @@ wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_byte
 		long mid = ok + (bad - ok) / 2;
 		wzc_wzx *x;
 		wz_err e = new_coder(p, (size_t)mid, 0, &x, diag);
-		if (!e && (e = build_all(x, diag)))
+		if (!e && (e = wzc_wzx_build_layers(x, diag)))
 			wzc_wzx_free(x);
 		if (e)
 			return e;

@@ -215,6 +215,10 @@ wz_err wzc_wzx_restorer_fill_run(wzc_wzx_restorer *p, long first, long count, vo
 				 wz_diag *diag);
 void wzc_wzx_restorer_free(wzc_wzx_restorer *p);
 
+/* Every layer's plan and tables built now, on every core (otherwise each
+ * is built by its first block); the error is the lowest failing layer's. */
+wz_err wzc_wzx_build_layers(const wzc_wzx *x, wz_diag *diag);
+
 /* For the metrics: encodes every layer of a window with the codec's grid,
  * writes the container in memory, reads it back, and returns the records
  * decoded from it [L][T][B] (caller frees with free()) and its stats. */

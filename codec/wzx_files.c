@@ -40,6 +40,10 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 		e = wz_out_stream_open_or_stdout(&of, path, diag);
 	if (!e)
 		e = wzc_wzx_writer_new(x, codec, w->T, to_out, &of, &wr, diag);
+	/* every layer planned at once, on every core, not by its first block
+	 * while the other threads wait */
+	if (!e)
+		e = wzc_wzx_build_layers(x, diag);
 	/* runs of a few blocks per thread: memory stays that, not the session */
 	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
 	long run = (long)nthreads * WZC_WZX_BLOCKS_PER_THREAD;
