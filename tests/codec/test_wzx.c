@@ -10,6 +10,7 @@
 #include "codec/metrics.h"
 #include "codec/profile.h"
 #include "codec/wzx.h"
+#include "codec/wzx_internal.h"
 #include "codec/wzx_rans.h"
 #include "common/wz_io.h"
 #include "tests/codec/window.h"
@@ -155,6 +156,19 @@ static void family_exact(wzt_family fam)
 	size_t grids[2];
 	wz_err ge = wzc_wzx_grid_bytes(prof, 5.43, &grids[0], &d);
 	ok(ge == WZ_OK, "%s: grid for wzx-5.43: %zu bytes", fname, grids[0]);
+	/* the guided search gives the bisection's grid, in fewer probes */
+	static const double rates[] = { 1.5, 2.0, 3.0, 4.03, 4.97, 5.03, 5.43, 6.46, 8.0, 12.0, 16.5 };
+	int same = 1, ps = 0, pb = 0;
+	for (size_t ri = 0; ri < sizeof rates / sizeof *rates; ri++) {
+		size_t gs = 0, gb = 1;
+		int ns = 0, nb = 0;
+		same &= !wzc_wzx_grid_search(prof, rates[ri], &gs, &ns, &d) &&
+			!wzc_wzx_grid_bisect(prof, rates[ri], &gb, &nb, &d) && gs == gb;
+		ps += ns;
+		pb += nb;
+	}
+	ok(same && ps < pb, "%s: the guided grid search = the bisection at %zu rates, %d probes "
+			    "against %d", fname, sizeof rates / sizeof *rates, ps, pb);
 	grids[1] = (size_t)floor(5.44 * 576 / 8);
 	for (int g = 0; g < 2; g++) {
 		size_t B = grids[g];
