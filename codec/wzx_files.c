@@ -46,7 +46,7 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 		e = wzc_wzx_build_layers(x, diag);
 	/* runs of a few blocks per thread: memory stays that, not the session */
 	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
-	long run = (long)nthreads * WZC_WZX_BLOCKS_PER_THREAD;
+	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
 	for (long b = 0; !e && b < nb; b += run)
 		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, src, src_ctx, diag);
 	if (!e)

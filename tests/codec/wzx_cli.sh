@@ -100,6 +100,21 @@ for th in 1 3 7; do
 	cmp -s "$tmp/g$th.wzx" "$tmp/g.wzx"; ok $? "pack --threads $th: the same bytes as the default"
 done
 contains "$out" "; 7 threads)" "pack names its thread count"
+# a session of several runs (66 blocks; 16 blocks a thread per run): the
+# same container whatever the runs' boundaries
+run $WZPLAN trace synth-cache --family mla-b --seed 3 --layers 2 --tokens 2100 --queries 0 --quiet --calibration 0 --test 1 --out "$tmp/long"
+expect_rc 0 "a longer synthetic session"
+for th in 1 2 5; do
+	run $WZPLAN codec pack --trace "$tmp/long/mla-b-test-0.safetensors" --profile "$tmp/p.wzp" --rate 5.4 --out "$tmp/long$th.wzx" --threads $th
+	expect_rc 0 "pack 66 blocks on $th thread(s)"
+done
+cmp -s "$tmp/long1.wzx" "$tmp/long2.wzx" && cmp -s "$tmp/long1.wzx" "$tmp/long5.wzx"
+ok $? "66 blocks in runs of 16, 32 and 80: the same container"
+run $WZPLAN codec unpack --in "$tmp/long1.wzx" --profile "$tmp/p.wzp" --out "$tmp/long1.rec" --threads 1
+expect_rc 0 "unpack 66 blocks on one thread (runs of 4)"
+run $WZPLAN codec unpack --in "$tmp/long1.wzx" --profile "$tmp/p.wzp" --out "$tmp/long3.rec" --threads 3
+expect_rc 0 "unpack 66 blocks on three threads (runs of 12)"
+cmp -s "$tmp/long1.rec" "$tmp/long3.rec"; ok $? "66 blocks: the same records on 1 and 3 threads"
 # pack reads the trace a block at a time: a truncated trace is refused on
 # opening, a damaged value in the last layer when its block is read; either
 # way exit 2, the file and field named, and no output (an old one kept).
