@@ -326,16 +326,12 @@ wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l)
 	return wzc_wzx_layer_ready(x, l, &d) ? NULL : &x->layers[l];
 }
 
-/* Every layer built, on every core (the layers are independent; each is
- * planned under its own lock): the estimate below needs them all, and the
- * grid's bisection builds them about ten times.  The error is the lowest
- * failing layer's, whatever the threads. */
+/* Layers lo .. lo + n - 1 built on nthreads threads, a layer each at a
+ * time (the layers are independent; each is planned under its own lock). */
 typedef struct {
 	const wzc_wzx *x;
-	int next, fail;          /* next: atomic; fail: the lowest failing layer, L if none */
-	wz_err err;
-	wz_diag diag;
-	pthread_mutex_t lock;
+	int next, end;           /* next: atomic */
+	wzx_first_fail fail;     /* the lowest failing layer */
 } build_job;
 
 static void *build_worker(void *arg)
@@ -343,41 +339,32 @@ static void *build_worker(void *arg)
 	build_job *j = arg;
 	for (;;) {
 		int l = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (l >= j->x->L || l > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
+		if (l >= j->end || l > wzx_first_fail_at(&j->fail))
 			return NULL;
 		wz_diag d;
 		wz_err e = wzc_wzx_layer_ready(j->x, l, &d);
-		if (e) {
-			pthread_mutex_lock(&j->lock);
-			if (l < j->fail) {
-				j->err = e;
-				j->diag = d;
-				__atomic_store_n(&j->fail, l, __ATOMIC_RELAXED);
-			}
-			pthread_mutex_unlock(&j->lock);
-		}
+		if (e)
+			wzx_first_fail_note(&j->fail, l, e, &d);
 	}
 }
 
-wz_err wzc_wzx_build_layers(const wzc_wzx *x, wz_diag *diag)
+wz_err wzc_wzx_build_layers(const wzc_wzx *x, int lo, int n, int nthreads, wz_diag *diag)
 {
-	build_job j = { .x = x, .next = 0, .fail = x->L, .err = WZ_OK };
-	if (pthread_mutex_init(&j.lock, NULL))
+	if (lo < 0 || n < 0 || lo + n > x->L)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "layers %d..%d of %d", lo, lo + n - 1, x->L);
+	build_job j = { .x = x, .next = lo, .end = lo + n };
+	if (wzx_first_fail_init(&j.fail, j.end))
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	enum { MAX_BUILDERS = 64 };
 	pthread_t tid[MAX_BUILDERS];
-	int nt = wzc_cores(), started = 0;
-	nt = nt > x->L ? x->L : nt > MAX_BUILDERS ? MAX_BUILDERS : nt;
+	int nt = nthreads > n ? n : nthreads > MAX_BUILDERS ? MAX_BUILDERS : nthreads, started = 0;
 	/* fewer threads than asked is only slower */
 	for (int t = 1; t < nt && !pthread_create(&tid[started], NULL, build_worker, &j); t++)
 		started++;
 	build_worker(&j);
 	for (int t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
-	pthread_mutex_destroy(&j.lock);
-	if (j.fail < x->L && diag)
-		*diag = j.diag;
-	return j.fail < x->L ? j.err : WZ_OK;
+	return wzx_first_fail_done(&j.fail, j.end, diag);
 }
 
 double wzc_wzx_expected_bits(const wzc_wzx *x)
@@ -439,7 +426,7 @@ static wz_err probe(const wzc_profile *p, long m, double *est, wz_diag *diag)
 	wz_err e = new_coder(p, (size_t)m, 0, &x, diag);
 	if (e)
 		return e;
-	if (!(e = wzc_wzx_build_layers(x, diag)))
+	if (!(e = wzc_wzx_build_layers(x, 0, x->L, wzc_cores(), diag)))
 		*est = wzc_wzx_expected_bits(x);
 	wzc_wzx_free(x);
 	return e;
@@ -482,8 +469,8 @@ wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, size_t *record_byt
 
 /* The bisection's answer (the largest grid that fits, the estimate rising
  * with the grid) in about a third of its probes: each probe plans every
- * layer, and the bisection's ten of them were most of a whole `codec pack`
- * of 61 x 4,096 tokens.  The estimate at the bracket's floor gives the
+ * layer, and the bisection's ten of them were about a third of the CPU
+ * time of a whole `codec pack` of 61 x 4,096 tokens (perf).  The estimate at the bracket's floor gives the
  * ratio of coded to record bits; the grid that ratio puts at `bits` is
  * probed, then steps of 1, 2, 4, ... away from it find the boundary's
  * other side, and a bisection between the two.  Where the estimate rises

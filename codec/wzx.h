@@ -197,14 +197,12 @@ wz_err wzc_wzx_restore(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_ki
 /* The same on threads kept from run to run (with their scratch): a
  * streaming restore makes one, runs it on each run of blocks, and frees
  * it.  Fewer threads than asked, where one cannot be started, is only
- * slower.  _prepare plans the layers of blocks first .. first + count - 1
- * and builds their tables on all the threads (best effort: a layer that
- * fails is tried again, and reported, by the run that needs it); without
- * it each layer is built by the first block that needs it. */
+ * slower.  Each layer is planned by the first block that needs it, the
+ * others waiting: wzc_wzx_build_layers first plans a range's layers on
+ * all threads. */
 typedef struct wzc_wzx_restorer wzc_wzx_restorer;
 wz_err wzc_wzx_restorer_new(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_restore_kind kind,
 			    int nthreads, wzc_wzx_restorer **out /* OUT */, wz_diag *diag);
-void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count);
 wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out /* OUT */,
 			    wz_diag *diag);
 /* The same where the run's blocks were placed (wzc_wzx_reader_place) and
@@ -215,9 +213,10 @@ wz_err wzc_wzx_restorer_fill_run(wzc_wzx_restorer *p, long first, long count, vo
 				 wz_diag *diag);
 void wzc_wzx_restorer_free(wzc_wzx_restorer *p);
 
-/* Every layer's plan and tables built now, on every core (otherwise each
- * is built by its first block); the error is the lowest failing layer's. */
-wz_err wzc_wzx_build_layers(const wzc_wzx *x, wz_diag *diag);
+/* Layers lo .. lo + n - 1 planned and their tables built now, on nthreads
+ * threads (otherwise each is built by its first block); the error is the
+ * lowest failing layer's, the one its first block would report. */
+wz_err wzc_wzx_build_layers(const wzc_wzx *x, int lo, int n, int nthreads, wz_diag *diag);
 
 /* For the metrics: encodes every layer of a window with the codec's grid,
  * writes the container in memory, reads it back, and returns the records

@@ -40,10 +40,10 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 		e = wz_out_stream_open_or_stdout(&of, path, diag);
 	if (!e)
 		e = wzc_wzx_writer_new(x, codec, w->T, to_out, &of, &wr, diag);
-	/* every layer planned at once, on every core, not by its first block
+	/* every layer planned at once, on every thread, not by its first block
 	 * while the other threads wait */
 	if (!e)
-		e = wzc_wzx_build_layers(x, diag);
+		e = wzc_wzx_build_layers(x, 0, w->L, nthreads, diag);
 	/* runs of a few blocks per thread: memory stays that, not the session */
 	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
 	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
@@ -168,9 +168,12 @@ wz_err wzc_wzx_unpack_file(const char *in, const wzc_profile *prof, wzc_restore_
 					 diag);
 	if (!e)
 		e = wz_out_stream_open_or_stdout(&of, out, diag);
-	/* every layer planned at once, on every thread */
+	/* the range's layers planned at once, on every thread */
 	if (!e)
-		wzc_wzx_restorer_prepare(pool, first, count);
+		e = wzc_wzx_build_layers(x, (int)(first / info->blocks_per_layer),
+					 (int)((first + count - 1) / info->blocks_per_layer -
+					       first / info->blocks_per_layer + 1),
+					 nthreads, diag);
 	for (long b0 = first; !e && b0 < first + count; b0 += run) {
 		long nb = first + count - b0 < run ? first + count - b0 : run;
 		/* the run's blocks read by the threads that restore them */

@@ -83,10 +83,7 @@ typedef struct {
 	uint8_t **slot;          /* [count] the framed blocks */
 	size_t *size;
 	int *type;
-	long fail;               /* lowest failing block of the run (atomic), count if none */
-	wz_err fail_err;
-	wz_diag fail_diag;
-	pthread_mutex_t lock;
+	wzx_first_fail fail;     /* the run's lowest failing block */
 } run_job;
 
 static wz_err pack_one(run_job *j, long k, float *lat, float *rope, uint8_t *rec, wz_diag *diag)
@@ -113,20 +110,13 @@ static void *run_worker(void *arg)
 	uint8_t *rec = malloc(B * WZC_WZX_BLOCK_TOKENS);
 	for (;;) {
 		long k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (k >= j->count || k > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
+		if (k >= j->count || k > wzx_first_fail_at(&j->fail))
 			break;
 		wz_diag d;
 		wz_err e = !lat || !rope || !rec ? wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory")
 						 : pack_one(j, k, lat, rope, rec, &d);
-		if (e) {
-			pthread_mutex_lock(&j->lock);
-			if (k < j->fail) {
-				j->fail_err = e;
-				j->fail_diag = d;
-				__atomic_store_n(&j->fail, k, __ATOMIC_RELAXED);
-			}
-			pthread_mutex_unlock(&j->lock);
-		}
+		if (e)
+			wzx_first_fail_note(&j->fail, k, e, &d);
 	}
 	free(lat);
 	free(rope);
@@ -145,13 +135,12 @@ wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_s
 	if (count == 0)
 		return WZ_OK;
 	size_t cap = WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_BLOCK_TOKENS * wzc_wzx_record_bytes(w->x);
-	run_job j = { .w = w, .src = src, .src_ctx = src_ctx, .first = w->next, .count = count,
-		      .fail = count };
+	run_job j = { .w = w, .src = src, .src_ctx = src_ctx, .first = w->next, .count = count };
 	j.slot = calloc((size_t)count, sizeof *j.slot);
 	j.size = calloc((size_t)count, sizeof *j.size);
 	j.type = calloc((size_t)count, sizeof *j.type);
 	uint8_t *arena = malloc(cap * (size_t)count);
-	if (!j.slot || !j.size || !j.type || !arena || pthread_mutex_init(&j.lock, NULL)) {
+	if (!j.slot || !j.size || !j.type || !arena || wzx_first_fail_init(&j.fail, count)) {
 		free(j.slot);
 		free(j.size);
 		free(j.type);
@@ -175,12 +164,7 @@ wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_s
 	for (int t = 1; t <= started; t++)
 		pthread_join(tid[t], NULL);
 	free(tid);
-	wz_err e = WZ_OK;
-	if (j.fail < count) {
-		e = j.fail_err;
-		if (diag)
-			*diag = j.fail_diag;
-	}
+	wz_err e = wzx_first_fail_done(&j.fail, count, diag);
 	/* in block order: the same bytes for any number of threads */
 	for (long k = 0; !e && k < count; k++) {
 		e = w->sink(w->sink_ctx, j.slot[k], j.size[k], diag);
@@ -194,7 +178,6 @@ wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_s
 		w->failed = e;
 	else
 		w->next += count;
-	pthread_mutex_destroy(&j.lock);
 	free(j.slot);
 	free(j.size);
 	free(j.type);

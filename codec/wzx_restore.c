@@ -2,12 +2,9 @@
  * each thread restores its own contiguous share of a run and writes each
  * block to its own place in the output; the output, and the error
  * reported (always the lowest damaged block's), are the same for any
- * number of threads.  A
- * restorer keeps its threads and their scratch from run to run, so a
- * streaming restore (a run of a few blocks per thread at a time) pays for
- * them once, not per run; it also plans the layers of a range on all its
- * threads at once, where the first block of each would otherwise plan its
- * layer alone while the other threads wait on it. */
+ * number of threads.  A restorer keeps its threads and their scratch
+ * from run to run, so a streaming restore (a run of a few blocks per
+ * thread at a time) pays for them once, not per run. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +28,7 @@ typedef struct {
 	long first, count;
 	int fill;                /* each thread reads its share's blocks first */
 	uint8_t *out;
-	long fail;               /* lowest failing block so far (atomic), count if none */
-	wz_err fail_err;         /* its error and message */
-	wz_diag fail_diag;
-	pthread_mutex_t lock;
+	wzx_first_fail fail;     /* the lowest damaged block */
 } job;
 
 size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind)
@@ -56,47 +50,34 @@ static size_t tokens_before(const wzc_wzx_info *in, long i)
 }
 
 typedef struct {
-	uint8_t *rec;
+	uint8_t *rec;  /* [64][B] a block's records (the bf16 reference only) */
 	float *lat, *rope;
 	float *rows;  /* [WZC_WZX_RESTORE_RUN * 64][R + P] transformed (bf16 only) */
 	float *cache; /* [64][R + P] a block's cache values (bf16 only) */
 } scratch;
 
-static wz_err one_block(const job *j, long i, scratch *s, wz_diag *diag)
+/* Block i to bf16 the reference's way (WZC_RESTORE_BF16_RECORDS): its
+ * records, then wzc_decode_layer.  Every other kind goes by runs of
+ * blocks (group_blocks). */
+static wz_err reference_block(const job *j, long i, scratch *s, wz_diag *diag)
 {
 	const wzc_wzx_info *in = wzc_wzx_reader_info(j->r);
 	int layer = (int)(i / in->blocks_per_layer), block = (int)(i % in->blocks_per_layer), n;
 	size_t per = wzc_wzx_restore_token_bytes(in, j->kind);
 	uint8_t *dst = j->out + (tokens_before(in, i) - tokens_before(in, j->first)) * per;
 	int R = in->R, P = in->P;
-	wz_err e;
-	switch (j->kind) {
-	case WZC_RESTORE_RECORDS:
-		return wzc_wzx_read_block(j->r, j->x, layer, block, dst, &n, diag);
-	case WZC_RESTORE_TRANSFORMED:
-		e = wzc_wzx_read_block_transformed(j->r, j->x, layer, block, s->lat, s->rope, &n, diag);
-		for (int t = 0; !e && t < n; t++) {
-			float *o = (float *)(void *)dst + (size_t)t * (R + P);
-			memcpy(o, s->lat + (size_t)t * R, sizeof(float) * R);
-			memcpy(o + R, s->rope + (size_t)t * P, sizeof(float) * P);
-		}
+	wz_err e = wzc_wzx_read_block(j->r, j->x, layer, block, s->rec, &n, diag);
+	if (e)
 		return e;
-	case WZC_RESTORE_BF16:
-	case WZC_RESTORE_BF16_RECORDS:
-		e = wzc_wzx_read_block(j->r, j->x, layer, block, s->rec, &n, diag);
-		if (e)
-			return e;
-		wzc_decode_layer(wzc_wzx_codec(j->x), layer, n, s->rec, s->lat, s->rope);
-		for (int t = 0; t < n; t++) {
-			uint16_t *o = (uint16_t *)(void *)dst + (size_t)t * (R + P);
-			for (int k = 0; k < R; k++)
-				o[k] = wzc_bf16_from_f32(s->lat[(size_t)t * R + k]);
-			for (int k = 0; k < P; k++)
-				o[R + k] = wzc_bf16_from_f32(s->rope[(size_t)t * P + k]);
-		}
-		return WZ_OK;
+	wzc_decode_layer(wzc_wzx_codec(j->x), layer, n, s->rec, s->lat, s->rope);
+	for (int t = 0; t < n; t++) {
+		uint16_t *o = (uint16_t *)(void *)dst + (size_t)t * (R + P);
+		for (int k = 0; k < R; k++)
+			o[k] = wzc_bf16_from_f32(s->lat[(size_t)t * R + k]);
+		for (int k = 0; k < P; k++)
+			o[R + k] = wzc_bf16_from_f32(s->rope[(size_t)t * P + k]);
 	}
-	return wz_diag_set(diag, WZ_ERR_USAGE, "no such restore kind");
+	return WZ_OK;
 }
 
 /* n tokens of a layer from the transformed domain (rows of R + P, latent
@@ -157,30 +138,23 @@ static int group_blocks(const job *j, long k, int m, scratch *s, wz_err *e, wz_d
 	return done;
 }
 
-static void note_failure(job *j, long k, wz_err e, const wz_diag *d)
-{
-	pthread_mutex_lock(&j->lock);
-	if (k < j->fail) {
-		j->fail_err = e;
-		j->fail_diag = *d;
-		__atomic_store_n(&j->fail, k, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&j->lock);
-}
-
 static wz_err scratch_new(const wzc_wzx_info *in, wzc_restore_kind kind, scratch *s)
 {
 	size_t w = (size_t)(in->R + in->P);
 	memset(s, 0, sizeof *s);
-	s->rec = malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS);
-	s->lat = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R);
-	s->rope = malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1));
+	if (kind == WZC_RESTORE_BF16_RECORDS) {
+		s->rec = malloc(in->record_bytes * WZC_WZX_BLOCK_TOKENS);
+		s->lat = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * (size_t)in->R);
+		s->rope = malloc(sizeof(float) * (WZC_WZX_BLOCK_TOKENS * (size_t)in->P + 1));
+		if (!s->rec || !s->lat || !s->rope)
+			return WZ_ERR_NOMEM;
+	}
 	if (kind == WZC_RESTORE_BF16) {
 		s->rows = malloc(sizeof(float) * WZC_WZX_RESTORE_RUN * WZC_WZX_BLOCK_TOKENS * w);
 		s->cache = malloc(sizeof(float) * WZC_WZX_BLOCK_TOKENS * w);
+		if (!s->rows || !s->cache)
+			return WZ_ERR_NOMEM;
 	}
-	if (!s->rec || !s->lat || !s->rope || (kind == WZC_RESTORE_BF16 && (!s->rows || !s->cache)))
-		return WZ_ERR_NOMEM;
 	return WZ_OK;
 }
 
@@ -214,7 +188,7 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 		wz_diag d;
 		wz_err e = wzc_wzx_reader_fill(j->r, j->first + k0, k1 - k0, &d);
 		if (e) {
-			note_failure(j, k0, e, &d);
+			wzx_first_fail_note(&j->fail, k0, e, &d);
 			return;
 		}
 	}
@@ -222,7 +196,7 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 		long k0 = ri * run;
 		/* past a block already found damaged: what comes after the
 		 * lowest damaged block does not matter */
-		if (k0 > __atomic_load_n(&j->fail, __ATOMIC_RELAXED))
+		if (k0 > wzx_first_fail_at(&j->fail))
 			break;
 		long end = k0 + run < j->count ? k0 + run : j->count;
 		for (long k = k0; k < end;) {
@@ -234,12 +208,12 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 				int m = (int)(end - k < left ? end - k : left);
 				k += group_blocks(j, k, m, s, &e, &d);
 				if (e) {
-					note_failure(j, k, e, &d);
+					wzx_first_fail_note(&j->fail, k, e, &d);
 					return;
 				}
 			} else {
-				if ((e = one_block(j, j->first + k, s, &d))) {
-					note_failure(j, k, e, &d);
+				if ((e = reference_block(j, j->first + k, s, &d))) {
+					wzx_first_fail_note(&j->fail, k, e, &d);
 					return;
 				}
 				k++;
@@ -247,11 +221,6 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 		}
 	}
 }
-
-/* Layers lo .. hi planned and their tables built, a layer per thread at a
- * time.  Best effort: a layer that fails (out of memory) is left for the
- * decode, which tries again and reports it at the block it concerns. */
-static void build_layers(wzc_wzx_restorer *p);
 
 static inline void cpu_relax(void)
 {
@@ -262,7 +231,7 @@ static inline void cpu_relax(void)
 #endif
 }
 
-typedef enum { TASK_NONE, TASK_BLOCKS, TASK_LAYERS, TASK_QUIT } task; /* NONE: before the first */
+typedef enum { TASK_NONE, TASK_BLOCKS, TASK_QUIT } task; /* NONE: before the first */
 
 struct wzc_wzx_restorer {
 	const wzc_wzx_reader *r;
@@ -277,7 +246,6 @@ struct wzc_wzx_restorer {
 	int busy;                /* workers still on the current task */
 	task what;
 	job *j;                  /* TASK_BLOCKS */
-	long layer_lo, layer_hi, next_layer; /* TASK_LAYERS; next_layer atomic */
 };
 
 typedef struct {
@@ -289,19 +257,6 @@ static void do_task(wzc_wzx_restorer *p, task what, int t)
 {
 	if (what == TASK_BLOCKS)
 		restore_blocks(p->j, &p->sc[t], t, p->started + 1);
-	else if (what == TASK_LAYERS)
-		build_layers(p);
-}
-
-static void build_layers(wzc_wzx_restorer *p)
-{
-	for (;;) {
-		long l = __atomic_fetch_add(&p->next_layer, 1, __ATOMIC_RELAXED);
-		if (l > p->layer_hi)
-			break;
-		wz_diag d;
-		(void)wzc_wzx_layer_ready(p->x, (int)l, &d);
-	}
 }
 
 /* Waiting a little by spinning before sleeping: between runs the caller
@@ -424,17 +379,6 @@ wz_err wzc_wzx_restorer_new(const wzc_wzx_reader *r, const wzc_wzx *x, wzc_resto
 	return WZ_OK;
 }
 
-void wzc_wzx_restorer_prepare(wzc_wzx_restorer *p, long first, long count)
-{
-	const wzc_wzx_info *in = wzc_wzx_reader_info(p->r);
-	if (first < 0 || count <= 0 || first + count > in->nblocks)
-		return;
-	p->layer_lo = first / in->blocks_per_layer;
-	p->layer_hi = (first + count - 1) / in->blocks_per_layer;
-	p->next_layer = p->layer_lo;
-	run_task(p, TASK_LAYERS);
-}
-
 static wz_err run_job(wzc_wzx_restorer *p, long first, long count, int fill, void *out,
 		      wz_diag *diag)
 {
@@ -445,20 +389,13 @@ static wz_err run_job(wzc_wzx_restorer *p, long first, long count, int fill, voi
 	if (count == 0)
 		return WZ_OK;
 	job j = { .r = p->r, .x = p->x, .kind = p->kind, .first = first, .count = count, .out = out,
-		  .fail = count, .fill = fill };
-	if (pthread_mutex_init(&j.lock, NULL))
+		  .fill = fill };
+	if (wzx_first_fail_init(&j.fail, count))
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	p->j = &j;
 	run_task(p, TASK_BLOCKS);
 	p->j = NULL;
-	wz_err e = WZ_OK;
-	if (j.fail < count) {
-		e = j.fail_err;
-		if (diag)
-			*diag = j.fail_diag;
-	}
-	pthread_mutex_destroy(&j.lock);
-	return e;
+	return wzx_first_fail_done(&j.fail, count, diag);
 }
 
 wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out, wz_diag *diag)

@@ -260,7 +260,7 @@ static void container_runs(const wzc_wzx *x, const uint8_t *rec, const wzc_windo
 		kept &= !wzc_wzx_restorer_new(r, x, WZC_RESTORE_TRANSFORMED, th, &pool, &d);
 		if (!pool)
 			break;
-		wzc_wzx_restorer_prepare(pool, 0, L * NB);
+		kept &= !wzc_wzx_build_layers(x, 0, L, th, &d);
 		float *o = got;
 		for (long b0 = 0, len = 1; b0 < L * NB; b0 += len, len = len % 5 + 1) {
 			long nb = L * NB - b0 < len ? L * NB - b0 : len;
