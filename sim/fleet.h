@@ -145,6 +145,7 @@ _Static_assert(offsetof(wzs_rep, free_blocks) == 64 && offsetof(wzs_rep, pf_tail
 typedef struct {
 	int64_t free_total;           /* free blocks over all ranks */
 	long sessions;
+	long load;                    /* requests sent to it and not yet done (a router's count) */
 } wzs_route;
 
 typedef struct {
@@ -259,14 +260,19 @@ void wzs_place_initial(wzs_fleet *f, int32_t sess);
 void wzs_session_release(wzs_fleet *f, int32_t sess);
 /* A session between turns: kept, parked or dropped by the idle policy. */
 void wzs_session_idle(wzs_fleet *f, int32_t sess);
-/* The replica a new session goes to: the most free cache blocks, then the
- * fewest sessions, then the lowest index. */
+/* The replica a new session goes to: with route_load_balance, while load
+ * is out of balance (requests in flight: the most less the least over
+ * route_balance_abs, and the most over route_balance_rel times the
+ * least), the least loaded, then the most free blocks, then the fewest
+ * sessions, then the lowest index; otherwise the most free cache blocks,
+ * then the fewest sessions, then the lowest index. */
 int32_t wzs_route_session(const wzs_fleet *f);
 /* The same for a new session beginning with `shared_tokens` of shared
  * prefix `shared_id` (0 tokens: none), with prefix_routing: the replica
  * whose prefix cache holds the most of it (its first segments at least),
  * then in the highest tier, then with the most free blocks, among those
- * with `need_blocks` free; else by free memory. */
+ * with `need_blocks` free; else as wzs_route_session.  Load out of
+ * balance comes first, as in wzs_route_session. */
 int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
 				 int64_t need_blocks);
 /* Blocks of 64 (block_tokens) tokens holding `tokens`. */

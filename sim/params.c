@@ -16,7 +16,7 @@ const char *const wzs_scenario_keys[] = {
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
-	"prefix_cache_evict",
+	"prefix_cache_evict", "route_load_balance", "route_balance_abs", "route_balance_rel",
 	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
@@ -127,6 +127,15 @@ void wzs_params_default(wzs_params *p)
 	p->prefix_hbm_gib = p->prefix_cpu_gib = p->prefix_ssd_gib = 0;
 	p->prefixes = 0;
 	p->prefix_routing = 0;
+	/* SGLang's router (sgl-project/sglang, sgl-router/src/policies/mod.rs
+	 * at d112e89, CacheAwareConfig::default: balance_abs_threshold 32,
+	 * balance_rel_threshold 1.1; cache_aware.rs at 026f853, select_worker:
+	 * imbalanced when max - min > abs and max > rel x min, then the
+	 * shortest queue).  Its load is the requests it sent a worker that
+	 * have not finished. */
+	p->route_balance = 1;
+	p->route_balance_abs = 32;
+	p->route_balance_rel = 1.1;
 	p->prefix_evict_segments = 0;
 	p->prefix_tokens = 0;
 	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
@@ -187,6 +196,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "prefill_cp_efficiency", &(p)->prefill_cp_efficiency, 1, 0, 1, 1 },        \
 		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
 		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
+		{ "route_balance_rel", &(p)->route_balance_rel, 1, 1, 1e6, 0 },               \
 		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
 		{ "ep_combine_gbps", &(p)->ep_combine_gbps, 1, 0, 1e5, 0 },                   \
 		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
@@ -241,6 +251,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "moe_shared_experts", &p->moe_shared_experts, 0, 1024 },
 		{ "moe_intermediate_size", &p->moe_intermediate, 1, 1000000 },
 		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
+		{ "route_balance_abs", &p->route_balance_abs, 0, 100000000 },
 	};
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
 		const char *v = wz_kv_get(kv, longs[i].key);
@@ -318,6 +329,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "expert_parallel", &p->expert_parallel },
 		{ "dual_batch_overlap", &p->dual_batch_overlap },
 		{ "prefix_routing", &p->prefix_routing },
+		{ "route_load_balance", &p->route_balance },
 	};
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
 		if (!(v = wz_kv_get(kv, flags[i].key)))
@@ -566,6 +578,12 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->prefix_hbm_gib, p->prefix_cpu_gib, p->prefix_ssd_gib);
 	if (p->prefix_routing)
 		wz_buf_printf(out, "prefix_routing = yes\n");
+	if (p->route_balance)
+		wz_buf_printf(out, "route_load_balance = yes\nroute_balance_abs = %ld\n"
+			      "route_balance_rel = %g\n",
+			      p->route_balance_abs, p->route_balance_rel);
+	else
+		wz_buf_printf(out, "route_load_balance = no\n");
 	if (p->prefix_hbm_gib + p->prefix_cpu_gib + p->prefix_ssd_gib > 0)
 		wz_buf_printf(out, "prefix_cache_evict = %s\n",
 			      p->prefix_evict_segments ? "segments" : "blocks");

@@ -92,6 +92,14 @@ typedef struct {
 	 * SGLang's cache-aware router and Dynamo's KV-aware router send a
 	 * request to the worker holding its prefix; 0: by free memory only */
 	int prefix_routing;
+	/* load balance before affinity (SGLang's router, cache_aware policy):
+	 * while the most and least loaded replicas' requests in flight differ
+	 * by more than route_balance_abs and the most is over route_balance_rel
+	 * times the least, a new session goes to the least loaded replica
+	 * instead; 0 (route_load_balance = no): never */
+	int route_balance;
+	long route_balance_abs;
+	double route_balance_rel;
 	/* out of the prefix cache's last tier: 0 a leaf's blocks from its end
 	 * (vLLM's block LRU), 1 whole leaf segments (SGLang's radix cache) */
 	int prefix_evict_segments;

@@ -109,7 +109,32 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 	f->rank_mem = NULL;
 }
 
-int32_t wzs_route_session(const wzs_fleet *f)
+/* The least loaded replica (then the most free blocks, the fewest
+ * sessions, the lowest index) when load is out of balance, else -1. */
+static long route_unbalanced(const wzs_fleet *f)
+{
+	const wzs_params *p = f->p;
+	if (!p->route_balance)
+		return -1;
+	long lo = 0, hi_load = f->route[0].load;
+	for (long i = 1; i < f->cfg->replicas; i++) {
+		const wzs_route *r = &f->route[i], *b = &f->route[lo];
+		if (r->load > hi_load)
+			hi_load = r->load;
+		if (r->load < b->load ||
+		    (r->load == b->load &&
+		     (r->free_total > b->free_total ||
+		      (r->free_total == b->free_total && r->sessions < b->sessions))))
+			lo = i;
+	}
+	long lo_load = f->route[lo].load;
+	if (hi_load - lo_load > p->route_balance_abs &&
+	    (double)hi_load > p->route_balance_rel * (double)lo_load)
+		return lo;
+	return -1;
+}
+
+static long route_free_memory(const wzs_fleet *f)
 {
 	long best = 0;
 	for (long i = 1; i < f->cfg->replicas; i++) {
@@ -118,14 +143,23 @@ int32_t wzs_route_session(const wzs_fleet *f)
 		    (r->free_total == b->free_total && r->sessions < b->sessions))
 			best = i;
 	}
-	return (int32_t)best;
+	return best;
+}
+
+int32_t wzs_route_session(const wzs_fleet *f)
+{
+	long lo = route_unbalanced(f);
+	return (int32_t)(lo >= 0 ? lo : route_free_memory(f));
 }
 
 int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t shared_tokens,
 				 int64_t need_blocks)
 {
+	long lo = route_unbalanced(f);
+	if (lo >= 0)
+		return (int32_t)lo;
 	if (!f->p->prefix_routing || shared_tokens <= 0)
-		return wzs_route_session(f);
+		return (int32_t)route_free_memory(f);
 	long best = -1;
 	wzs_prefix_tier best_tier = WZS_PREFIX_MISS;
 	int64_t best_held = 0;
@@ -152,7 +186,7 @@ int32_t wzs_route_session_prefix(const wzs_fleet *f, int32_t shared_id, int64_t 
 			best_held = held;
 		}
 	}
-	return best >= 0 ? (int32_t)best : wzs_route_session(f);
+	return (int32_t)(best >= 0 ? best : route_free_memory(f));
 }
 
 void wzs_pending_append(wzs_fleet *f, int32_t ri, int32_t id)
@@ -295,6 +329,7 @@ void wzs_submit(wzs_fleet *f, int32_t id)
 	wzs_lru_remove(f, q->session);
 	s->busy = 1;
 	s->gen++;
+	f->route[s->replica].load++;
 	q->need_blocks = wzs_blocks_for(f, q->prefix + q->prompt + q->output);
 	if (q->need_blocks > f->m->blocks_per_rank) {
 		wzs_request_done(f, id, f->now, 1, 1);

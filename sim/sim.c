@@ -235,6 +235,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 	int32_t sid = q->session;
 	int32_t turn = q->turn;
 	s->busy = 0;
+	f->route[s->replica].load--;
 	if (q->counted) {
 		if (refused) {
 			f->res->refused++;
