@@ -419,14 +419,15 @@ wz_err wzc_wzx_new(const wzc_profile *p, size_t record_bytes, wzc_wzx **out, wz_
 	return new_coder(p, record_bytes, 1, out, diag);
 }
 
-/* The expected bits/value of the grid of m-byte records. */
-static wz_err probe(const wzc_profile *p, long m, double *est, wz_diag *diag)
+/* The expected bits/value of the grid of m-byte records, its layers
+ * planned on nthreads threads. */
+static wz_err probe(const wzc_profile *p, long m, int nthreads, double *est, wz_diag *diag)
 {
 	wzc_wzx *x;
 	wz_err e = new_coder(p, (size_t)m, 0, &x, diag);
 	if (e)
 		return e;
-	if (!(e = wzc_wzx_build_layers(x, 0, x->L, wzc_cores(), diag)))
+	if (!(e = wzc_wzx_build_layers(x, 0, x->L, nthreads, diag)))
 		*est = wzc_wzx_expected_bits(x);
 	wzc_wzx_free(x);
 	return e;
@@ -443,8 +444,8 @@ static void bracket(const wzc_profile *p, double bits, long *ok, long *bad)
 		*ok = p->P ? 2 : 1;
 }
 
-wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, size_t *record_bytes, int *probes,
-			   wz_diag *diag)
+wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
+			   int *probes, wz_diag *diag)
 {
 	long ok, bad;
 	bracket(p, bits, &ok, &bad);
@@ -452,7 +453,7 @@ wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, size_t *record_byt
 	while (bad - ok > 1) {
 		long mid = ok + (bad - ok) / 2;
 		double est;
-		wz_err e = probe(p, mid, &est, diag);
+		wz_err e = probe(p, mid, nthreads, &est, diag);
 		n++;
 		if (e)
 			return e;
@@ -476,15 +477,15 @@ wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, size_t *record_byt
  * other side, and a bisection between the two.  Where the estimate rises
  * with the grid (the coded size of more digits is larger) it is the
  * bisection's grid; tests/codec/test_wzx compares the two. */
-wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, size_t *record_bytes, int *probes,
-			   wz_diag *diag)
+wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
+			   int *probes, wz_diag *diag)
 {
 	long ok, bad;
 	bracket(p, bits, &ok, &bad);
 	int nv = p->R + p->P, n = 0;
 	double est;
 	wz_err e = WZ_OK;
-#define PROBE(m) (n++, (e = probe(p, (m), &est, diag)))
+#define PROBE(m) (n++, (e = probe(p, (m), nthreads, &est, diag)))
 	if (bad - ok > 1 && !PROBE(ok) && est <= bits && est > 0) {
 		/* the ratio of coded to record bits at the floor */
 		double g = floor(bits / (est / (8.0 * ok / nv)) * nv / 8.0);
@@ -538,9 +539,15 @@ wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, size_t *record_byt
 
 wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_bytes, wz_diag *diag)
 {
+	return wzc_wzx_grid_bytes_threads(p, bits, wzc_cores(), record_bytes, diag);
+}
+
+wz_err wzc_wzx_grid_bytes_threads(const wzc_profile *p, double bits, int nthreads,
+				  size_t *record_bytes, wz_diag *diag)
+{
 	if (wzc_profile_grid_get(p, bits, record_bytes))
 		return WZ_OK;
-	wz_err e = wzc_wzx_grid_search(p, bits, record_bytes, NULL, diag);
+	wz_err e = wzc_wzx_grid_search(p, bits, nthreads < 1 ? 1 : nthreads, record_bytes, NULL, diag);
 	if (!e)
 		wzc_profile_grid_put(p, bits, *record_bytes);
 	return e;

@@ -43,9 +43,13 @@ const wzc_codec *wzc_wzx_codec(const wzc_wzx *x);
 double wzc_wzx_expected_bits(const wzc_wzx *x);
 
 /* The grid for wzx-<bits>: the largest wz record size whose expected coded
- * size is at most `bits` bits/value (docs/wzx-format.md). */
+ * size is at most `bits` bits/value (docs/wzx-format.md), kept in the
+ * profile's cache once found.  The search plans layers on every core, or
+ * (_threads) on nthreads threads; the grid is the same either way. */
 wz_err wzc_wzx_grid_bytes(const wzc_profile *p, double bits, size_t *record_bytes /* OUT */,
 			  wz_diag *diag);
+wz_err wzc_wzx_grid_bytes_threads(const wzc_profile *p, double bits, int nthreads,
+				  size_t *record_bytes /* OUT */, wz_diag *diag);
 
 /* Most bytes a container of L x T tokens at record size B can take (blocks
  * fall back to raw records); 0 when the shape is out of range. */

@@ -32,6 +32,11 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 	wz_out_stream of = WZ_OUT_STREAM_NONE;
 	wzc_wzx_stats st;
 	wz_err e = wzc_profile_check_window(prof, w, diag);
+	/* a wzx rate's grid searched on nthreads threads (the codec then
+	 * finds it in the profile's cache) */
+	size_t grid;
+	if (!e && fmt->id == WZC_FMT_WZX)
+		e = wzc_wzx_grid_bytes_threads(prof, fmt->rate_bits, nthreads, &grid, diag);
 	if (!e)
 		e = wzc_codec_new(fmt, w->L, w->R, w->P, prof, &codec, diag);
 	if (!e)

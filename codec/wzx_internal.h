@@ -191,11 +191,12 @@ static inline uint64_t wzx_get64(const uint8_t *p)
 }
 
 /* The grid of wzx-<bits> (wzc_wzx_grid_bytes, without its cache): by a
- * guided search, and by the plain bisection it is tested against; probes,
- * if not NULL, the grids planned. */
-wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, size_t *record_bytes, int *probes,
-			   wz_diag *diag);
-wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, size_t *record_bytes, int *probes,
-			   wz_diag *diag);
+ * guided search, and by the plain bisection it is tested against, each
+ * probe's layers planned on nthreads threads; probes, if not NULL, the
+ * grids planned. */
+wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
+			   int *probes, wz_diag *diag);
+wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
+			   int *probes, wz_diag *diag);
 
 #endif
