@@ -23,14 +23,17 @@ static wz_err from_stream(void *ctx, int layer, int t0, int n, float *lat, float
 static void help_pack(void)
 {
 	printf("Usage: wzplan codec pack --trace FILE --profile PROFILE (--rate BITS | --grid wz-BITS)\n"
-	       "                         --out FILE.wzx [--threads N]\n"
+	       "                         --out FILE.wzx [--threads N] [--rate-fit sample|profile]\n"
 	       "\n"
 	       "Encodes a cache trace in the wz GPU-tier grid and writes it as a wzx offload\n"
 	       "container: the records' digits entropy-coded (rANS, static tables from the\n"
 	       "profile) in blocks of 64 tokens x one layer, with a checksum per block and\n"
-	       "an index for random access.  --rate chooses the grid whose expected size\n"
-	       "is about BITS bits/value (wzx-BITS); --grid wz-BITS packs that GPU tier's\n"
-	       "records, so unpacking gives exactly them (give one of the two).  The trace\n"
+	       "an index for random access.  --rate chooses the grid that writes at most\n"
+	       "BITS bits/value on a sample of the trace's own blocks (8 a layer, spread over\n"
+	       "the session): the profile's grid for wzx-BITS, or a smaller one where this\n"
+	       "trace codes larger than the calibration windows (--rate-fit profile: the\n"
+	       "profile's grid, not checked on the trace); --grid wz-BITS packs that GPU\n"
+	       "tier's records, so unpacking gives exactly them (give one of the two).  The trace\n"
 	       "is read a few blocks per thread at a time, the blocks coded on N threads\n"
 	       "(default: every core) and written in order as they are done, to a temporary\n"
 	       "file renamed to the --out path at the end: memory does not grow with the\n"
@@ -45,21 +48,26 @@ int wz_codec_pack(int argc, char **argv)
 		{ "trace", required_argument, NULL, 't' }, { "profile", required_argument, NULL, 'p' },
 		{ "rate", required_argument, NULL, 'r' },  { "grid", required_argument, NULL, 'g' },
 		{ "out", required_argument, NULL, 'o' },   { "threads", required_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "rate-fit", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *trace = NULL, *profile = NULL, *grid = NULL, *out = NULL;
+	const char *trace = NULL, *profile = NULL, *grid = NULL, *out = NULL, *fit_by = "sample";
 	double rate = 0;
 	long threads = 0;
 	int c, rc;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:p:r:g:o:j:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:p:r:g:o:j:f:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't': trace = optarg; break;
 		case 'p': profile = optarg; break;
 		case 'g': grid = optarg; break;
 		case 'o': out = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "sample") && strcmp(optarg, "profile"))
+				return wz_cli_usage(CMD, "--rate-fit: '%s': use sample or profile", optarg);
+			fit_by = optarg;
+			break;
 		case 'r':
 			if ((rc = wz_cli_double(CMD, "--rate", optarg, WZC_WZ_MIN_BITS, WZC_WZ_MAX_BITS, &rate)))
 				return rc;
@@ -102,8 +110,28 @@ int wz_codec_pack(int argc, char **argv)
 	/* the shape and metadata alone: the values come a block at a time */
 	wzc_window w = wz_codec_window(wzt_cache_stream_info(in), trace);
 	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
+	/* --rate: the grid that writes at most the rate on a sample of this
+	 * trace's own blocks, packed as that grid's wz records */
+	wzc_wzx_rate_fit fit = { 0 };
+	wz_err e = WZ_OK;
+	if (!grid && !strcmp(fit_by, "sample")) {
+		e = wzc_wzx_fit_rate(prof, &w, from_stream, in, rate, nthreads, &fit, &diag);
+		if (!e) {
+			fmt.id = WZC_FMT_WZ;
+			fmt.rate_bits = 8.0 * (double)fit.record_bytes / (w.R + w.P);
+			snprintf(fmt.name, sizeof fmt.name, "wz-%.6g", fmt.rate_bits);
+		}
+	}
 	wzc_wzx_pack_result res;
-	wz_err e = wzc_wzx_pack_file(prof, &fmt, &w, from_stream, in, nthreads, out, &res, &diag);
+	if (!e)
+		e = wzc_wzx_pack_file(prof, &fmt, &w, from_stream, in, nthreads, out, &res, &diag);
+	if (!e && fit.sample_blocks > 0)
+		fprintf(strcmp(out, "-") ? stdout : stderr,
+			"%s: --rate %g: the profile's grid, %zu bytes (expected %.3f b/v), writes %.3f "
+			"b/v on a sample of %ld blocks; grid %zu bytes writes %.3f (%d grid%s tried)\n",
+			strcmp(out, "-") ? out : "standard output", rate, fit.profile_bytes,
+			fit.profile_estimate, fit.profile_sample_bits, fit.sample_blocks, fit.record_bytes,
+			fit.sample_bits, fit.probes, fit.probes == 1 ? "" : "s");
 	if (!e) {
 		const wzc_wzx_stats *st = &res.stats;
 		size_t B = res.record_bytes;

@@ -3,6 +3,7 @@
 #include "codec/wzx_files.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "codec/profile.h"
+#include "codec/wzx_internal.h"
 #include "common/wz_io.h"
 
 static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
@@ -66,6 +68,137 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
 	return e;
+}
+
+/* The blocks a rate fit codes: `per` full blocks of every layer, the
+ * middles of per equal stretches of the session, as a window of per x 64
+ * tokens (a block's coded size depends on its values and layer, not on
+ * where it stands). */
+typedef struct {
+	wzc_wzx_source src;
+	void *ctx;
+	int per;   /* sampled blocks per layer */
+	long full; /* the session's full blocks per layer */
+} sample_src;
+
+static wz_err from_sample(void *ctx, int layer, int t0, int n, float *lat, float *rope,
+			  wz_diag *diag)
+{
+	const sample_src *s = ctx;
+	long k = t0 / WZC_WZX_BLOCK_TOKENS;
+	long b = (2 * k + 1) * s->full / (2L * s->per);
+	return s->src(s->ctx, layer, (int)(b * WZC_WZX_BLOCK_TOKENS) + t0 % WZC_WZX_BLOCK_TOKENS, n,
+		      lat, rope, diag);
+}
+
+static wz_err count_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
+{
+	(void)bytes;
+	(void)diag;
+	*(size_t *)ctx += n;
+	return WZ_OK;
+}
+
+/* The sample packed in the grid of B-byte records, counted, not kept: its
+ * bits/value as written (blocks, their headers and checksums, the index)
+ * and the profile's estimate for the grid (from the same planned layers). */
+static wz_err sample_rate(const wzc_profile *prof, const wzc_window *w, sample_src *ss, size_t B,
+			  int nthreads, double *written, double *est, wz_diag *diag)
+{
+	int nv = w->R + w->P, T = ss->per * WZC_WZX_BLOCK_TOKENS;
+	wzc_format fmt = { .id = WZC_FMT_WZ, .rate_bits = 8.0 * (double)B / nv };
+	snprintf(fmt.name, sizeof fmt.name, "wz-%.6g", fmt.rate_bits);
+	wzc_codec *codec = NULL;
+	wzc_wzx *x = NULL;
+	wzc_wzx_writer *wr = NULL;
+	size_t bytes = 0;
+	wz_err e = wzc_codec_new(&fmt, w->L, w->R, w->P, prof, &codec, diag);
+	if (!e && wzc_codec_record_bytes(codec) != B)
+		e = wz_diag_set(diag, WZ_ERR_INTERNAL, "the grid of %zu bytes came out as %zu", B,
+				wzc_codec_record_bytes(codec));
+	if (!e)
+		e = wzc_wzx_of_codec(codec, &x, diag);
+	if (!e)
+		e = wzc_wzx_writer_new(x, codec, T, count_out, &bytes, &wr, diag);
+	if (!e)
+		e = wzc_wzx_build_layers(x, 0, w->L, nthreads, diag);
+	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
+	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_sample, ss, diag);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, NULL, diag);
+	if (!e) {
+		*written = (double)bytes * 8.0 / ((double)w->L * T * nv);
+		*est = wzc_wzx_expected_bits(x);
+	}
+	wzc_wzx_writer_free(wr);
+	wzc_wzx_free(x);
+	wzc_codec_free(codec);
+	return e;
+}
+
+wz_err wzc_wzx_fit_rate(const wzc_profile *prof, const wzc_window *w, wzc_wzx_source src,
+			void *src_ctx, double bits, int nthreads, wzc_wzx_rate_fit *fit, wz_diag *diag)
+{
+	memset(fit, 0, sizeof *fit);
+	if (nthreads < 1)
+		nthreads = 1;
+	size_t g;
+	wz_err e = wzc_profile_check_window(prof, w, diag);
+	if (!e)
+		e = wzc_wzx_grid_bytes_threads(prof, bits, nthreads, &g, diag);
+	if (e)
+		return e;
+	fit->profile_bytes = fit->record_bytes = g;
+	sample_src ss = { src, src_ctx, WZC_WZX_FIT_BLOCKS, w->T / WZC_WZX_BLOCK_TOKENS };
+	if (ss.full < 1)
+		return WZ_OK; /* shorter than a block: nothing to sample */
+	if (ss.per > ss.full)
+		ss.per = (int)ss.full;
+	fit->sample_blocks = (long)ss.per * w->L;
+	double m, est;
+	if ((e = sample_rate(prof, w, &ss, g, nthreads, &m, &est, diag)))
+		return e;
+	fit->profile_sample_bits = fit->sample_bits = m;
+	fit->profile_estimate = est;
+	fit->probes = 1;
+	/* Over the rate: the written rate is close to proportional to the
+	 * grid (a little less than proportional: fixed costs such as the
+	 * scale codes do not shrink), so the grid scaled by bits / m lands at
+	 * or below the rate; then one secant step between the two back up
+	 * towards it.  A grid at or below bits x (R + P) / 8 - 1 bytes always
+	 * fits (a block that codes larger than its records is stored raw, and
+	 * the framing is 0.012 bits/value), so the loop ends. */
+	size_t hi = g;
+	double mhi = m;
+	while (m > bits && g > 1) {
+		size_t next = (size_t)((double)g * bits / m);
+		g = next >= g ? g - 1 : next < 1 ? 1 : next;
+		if ((e = sample_rate(prof, w, &ss, g, nthreads, &m, &est, diag)))
+			return e;
+		fit->probes++;
+		if (m > bits) {
+			hi = g;
+			mhi = m;
+		}
+	}
+	if (hi != g && mhi > m) {
+		size_t up = g + (size_t)((bits - m) * (double)(hi - g) / (mhi - m));
+		if (up > g && up < hi) {
+			double mu, eu;
+			if ((e = sample_rate(prof, w, &ss, up, nthreads, &mu, &eu, diag)))
+				return e;
+			fit->probes++;
+			if (mu <= bits) {
+				g = up;
+				m = mu;
+			}
+		}
+	}
+	fit->record_bytes = g;
+	fit->sample_bits = m;
+	return WZ_OK;
 }
 
 /* The container read with pread a run of blocks at a time, never mapped

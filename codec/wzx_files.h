@@ -35,6 +35,37 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
 			 wzc_wzx_pack_result *res /* OUT, may be NULL */, wz_diag *diag);
 
+/* Blocks per layer a rate fit codes (wzc_wzx_fit_rate).  With 2, 4, 8 and
+ * 16 the sample wrote within 0.005 bits/value of the whole container on 61
+ * layers x 4,096 and x 16,384 tokens of synthetic mla-b (docs/restore.md);
+ * 8 leaves room for sessions whose statistics drift more along the
+ * session, at little cost: planning the grids, not coding the sample, is
+ * most of a fit's time. */
+#define WZC_WZX_FIT_BLOCKS 8
+
+typedef struct {
+	size_t record_bytes;        /* the grid chosen */
+	size_t profile_bytes;       /* the profile's grid for the rate (wzc_wzx_grid_bytes) */
+	double profile_estimate;    /* the profile's expected bits/value of that grid */
+	double profile_sample_bits; /* the sample in that grid, bits/value written */
+	double sample_bits;         /* the sample in the grid chosen */
+	long sample_blocks;         /* blocks in the sample (0: the session is under a block) */
+	int probes;                 /* grids the sample was coded in */
+} wzc_wzx_rate_fit;
+
+/* The grid for `bits` bits/value on this session's own values: the
+ * profile's grid for the rate (its expected coded size, from the
+ * calibration windows' statistics), unless a sample of the session's
+ * blocks (WZC_WZX_FIT_BLOCKS full blocks of every layer, spread over it)
+ * packed in it writes more than `bits`; then the largest grid found whose
+ * sample writes at most `bits` (a smaller grid than the profile's, never a
+ * larger one).  src gives the values as wzc_wzx_pack_file's does; the
+ * sample is coded on nthreads threads and written nowhere.  The same for
+ * any nthreads. */
+wz_err wzc_wzx_fit_rate(const wzc_profile *prof, const wzc_window *w, wzc_wzx_source src,
+			void *src_ctx, double bits, int nthreads, wzc_wzx_rate_fit *fit /* OUT */,
+			wz_diag *diag);
+
 typedef struct {
 	int layers;        /* layers written: 1 for one block */
 	long tokens;       /* tokens written, over all layers */

@@ -278,6 +278,62 @@ static void test_files(const wzc_profile *prof, const wzc_format *fmt, const wzc
 	free(out);
 }
 
+/* wzc_wzx_fit_rate: on a window of another family than the profile's
+ * (iid coded with mla-b's tables, which code it larger than the profile
+ * expects) the grid it picks writes at most the rate, where the profile's
+ * grid writes more; the same grid on any thread count; the whole window
+ * (all its blocks in the sample) packed in that grid writes what the
+ * sample did; on a window shorter than a block, the profile's grid. */
+static void test_fit(const wzc_profile *prof, int L)
+{
+	const double bits = 5.4;
+	wzt_cache_trace *other = synth(WZT_FAMILY_IID, L, 8 * 64, 0, 0, 0, 11, "test");
+	wzt_cache_trace *tiny = synth(WZT_FAMILY_MLA_B, L, 40, 0, 0, 0, 12, "test");
+	if (!ok(other && tiny, "windows for the rate fit"))
+		return;
+	wzc_window w = window_of(other), wt = window_of(tiny);
+	w.model = prof->model; /* iid values under mla-b's name: the profile accepts them */
+	window_source src = { &w, -1, 0 }, srct = { &wt, -1, 0 };
+	wzc_wzx_rate_fit f1, f3, ft;
+	wz_diag d;
+	wz_err e = wzc_wzx_fit_rate(prof, &w, from_window, &src, bits, 1, &f1, &d);
+	if (!ok(!e, "fit on 1 thread: %s", e ? d.msg : "done"))
+		goto out;
+	ok(f1.profile_sample_bits > bits,
+	   "the premise: the profile's grid (%zu bytes, expected %.3f b/v) writes %.3f b/v on iid",
+	   f1.profile_bytes, f1.profile_estimate, f1.profile_sample_bits);
+	ok(f1.sample_bits <= bits && f1.record_bytes < f1.profile_bytes && f1.probes >= 2 &&
+		   f1.sample_blocks == 8L * L,
+	   "the grid fitted, %zu bytes, writes %.3f b/v on the sample of %ld blocks (%d grids tried)",
+	   f1.record_bytes, f1.sample_bits, f1.sample_blocks, f1.probes);
+	e = wzc_wzx_fit_rate(prof, &w, from_window, &src, bits, 3, &f3, &d);
+	ok(!e && f3.record_bytes == f1.record_bytes && f3.sample_bits == f1.sample_bits &&
+		   f3.probes == f1.probes,
+	   "the same fit on 3 threads");
+	/* the whole window is the sample: packed in the fitted grid it writes
+	 * exactly the sample's rate */
+	char dir[] = "test-fit.XXXXXX";
+	if (mkdtemp(dir)) {
+		char *path = wz_path_join(dir, "f.wzx");
+		wzc_format g = { .id = WZC_FMT_WZ, .rate_bits = 8.0 * (double)f1.record_bytes / (w.R + w.P) };
+		snprintf(g.name, sizeof g.name, "wz-%.6g", g.rate_bits);
+		wzc_wzx_pack_result res;
+		e = wzc_wzx_pack_file(prof, &g, &w, from_window, &src, 2, path, &res, &d);
+		double written = (double)res.stats.total * 8.0 / ((double)w.L * w.T * (w.R + w.P));
+		ok(!e && res.record_bytes == f1.record_bytes && written == f1.sample_bits,
+		   "packed in the fitted grid the window writes %.3f b/v", e ? 0.0 : written);
+		unlink(path);
+		rmdir(dir);
+		free(path);
+	}
+	e = wzc_wzx_fit_rate(prof, &wt, from_window, &srct, bits, 2, &ft, &d);
+	ok(!e && ft.sample_blocks == 0 && ft.record_bytes == ft.profile_bytes && ft.probes == 0,
+	   "a window under a block: the profile's grid, %zu bytes, unchecked", ft.record_bytes);
+out:
+	wzt_cache_trace_free(other);
+	wzt_cache_trace_free(tiny);
+}
+
 int main(void)
 {
 	const int L = 3, T = 150; /* three blocks per layer, the last of 22 tokens */
@@ -359,6 +415,7 @@ int main(void)
 	}
 	test_from_file(tr, x, c);
 	test_files(prof, &fmt, &w, ref, n, rec, B);
+	test_fit(prof, L);
 	free(ref);
 	free(rec);
 	wzc_wzx_free(x);

@@ -141,4 +141,18 @@ run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --rate 5.4 --grid 
 expect_rc 2 "pack with --rate and --grid"
 contains "$err" "drop --rate to pack wz-5.44's records, or drop --grid" "the message says which one to drop"
 [ ! -e "$tmp/both.wzx" ]; ok $? "nothing written"
+# --rate fits the grid on a sample of the trace's blocks: what it writes is
+# at most the rate; --rate-fit profile takes the profile's grid unchecked
+run $WZPLAN codec pack --trace "$tmp/long/mla-b-test-0.safetensors" --profile "$tmp/p.wzp" --rate 5.4 --out "$tmp/fit.wzx"
+expect_rc 0 "pack --rate 5.4"
+contains "$out" "--rate 5.4: the profile's grid" "the fit is reported"
+written=$(echo "$out" | sed -n 's/.* bytes = \([0-9.]*\) bits\/value.*/\1/p')
+awk -v w="$written" 'BEGIN { exit !(w > 0 && w <= 5.4) }'; ok $? "it writes at most 5.4 bits/value ($written)"
+run $WZPLAN codec pack --trace "$tmp/long/mla-b-test-0.safetensors" --profile "$tmp/p.wzp" --rate 5.4 --rate-fit profile --out "$tmp/prof.wzx"
+expect_rc 0 "pack --rate 5.4 --rate-fit profile"
+pgrid=$(echo "$out" | sed -n 's/.*grid \([0-9]*\) bytes\/token\/layer.*/\1/p')
+[ -n "$pgrid" ] && ! echo "$out" | grep -q "the profile's grid"; ok $? "no fit with --rate-fit profile (grid $pgrid)"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --rate 5.4 --rate-fit guess --out "$tmp/bad.wzx"
+expect_rc 2 "--rate-fit guess is refused"
+contains "$err" "--rate-fit: 'guess': use sample or profile" "the message names the choices"
 done_testing
