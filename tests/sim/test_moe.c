@@ -315,7 +315,15 @@ int main(void)
 		   sh.top_k == 8 && sh.layers == 58,
 	   "moe_routed_experts = 128 replaces the catalog's 256; the other fields stay its");
 	wzs_params_default(&p);
-	const wzm_model *glm = wzm_find_model(fixture_cat, "GLM-5 (FP8)", NULL);
+	/* GLM-5's row with its MoE columns emptied */
+	const wzm_model *glm5 = wzm_find_model(fixture_cat, "GLM-5 (FP8)", NULL);
+	wzm_model bare;
+	if (glm5) {
+		bare = *glm5;
+		bare.moe_layers = bare.moe_top_k = bare.moe_routed_experts = NAN;
+		bare.moe_shared_experts = bare.moe_intermediate_size = NAN;
+	}
+	const wzm_model *glm = glm5 ? &bare : NULL;
 	wz_err ge = glm ? wzs_replicated_params_b(glm, &p, WZM_PAR_ATTN_DP, &whole, &diag)
 			: WZ_ERR_NOT_FOUND;
 	ok(ge == WZ_ERR_MISSING &&
@@ -331,6 +339,14 @@ int main(void)
 	ge = glm ? wzs_replicated_params_b(glm, &p, WZM_PAR_ATTN_DP, &whole, &diag) : WZ_ERR_NOT_FOUND;
 	ok(!ge && whole > 0,
 	   "the scenario keys give it one: %.1fB held whole", whole);
+	/* the catalog's own row now carries that shape (xLLM's GLM-5 model
+	 * arguments, from its config): the same weights held whole */
+	wzs_params_default(&p);
+	double cat_whole = -1;
+	ge = glm5 ? wzs_replicated_params_b(glm5, &p, WZM_PAR_ATTN_DP, &cat_whole, &diag)
+		  : WZ_ERR_NOT_FOUND;
+	ok(!ge && cat_whole == whole, "GLM-5's catalogued shape: %.1fB held whole, as the keys gave",
+	   cat_whole);
 	fixture_close();
 	return tap_done();
 }
