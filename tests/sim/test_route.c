@@ -156,6 +156,9 @@ static void check_burst(void)
 	ok(again.completed == on.completed && again.refused == on.refused &&
 	   again.ttft.p99 == on.ttft.p99,
 	   "the same run twice: the same result");
+	wzs_result_free(&off);
+	wzs_result_free(&on);
+	wzs_result_free(&again);
 }
 
 int main(void)
