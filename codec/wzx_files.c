@@ -19,6 +19,28 @@ static wz_err to_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
 	return wz_out_stream_write(ctx, bytes, n, diag);
 }
 
+/* The container of x's grid for T tokens of each of L layers from src,
+ * written to sink: every layer planned at once, on every thread (not by
+ * its first block while the other threads wait), then runs of a few
+ * blocks per thread, so that memory is that, not the session. */
+static wz_err pack_runs(wzc_wzx *x, wzc_codec *codec, int L, int T, wzc_wzx_source src,
+			void *src_ctx, int nthreads, wzc_wzx_sink sink, void *sink_ctx,
+			wzc_wzx_stats *st, wz_diag *diag)
+{
+	wzc_wzx_writer *wr = NULL;
+	wz_err e = wzc_wzx_writer_new(x, codec, T, sink, sink_ctx, &wr, diag);
+	if (!e)
+		e = wzc_wzx_build_layers(x, 0, L, nthreads, diag);
+	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
+	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
+	for (long b = 0; !e && b < nb; b += run)
+		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, src, src_ctx, diag);
+	if (!e)
+		e = wzc_wzx_writer_finish(wr, st, diag);
+	wzc_wzx_writer_free(wr);
+	return e;
+}
+
 wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
 			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
 			 wzc_wzx_pack_result *res, wz_diag *diag)
@@ -30,7 +52,6 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 		nthreads = 1;
 	wzc_codec *codec = NULL;
 	wzc_wzx *x = NULL;
-	wzc_wzx_writer *wr = NULL;
 	wz_out_stream of = WZ_OUT_STREAM_NONE;
 	wzc_wzx_stats st;
 	wz_err e = wzc_profile_check_window(prof, w, diag);
@@ -46,25 +67,13 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 	if (!e)
 		e = wz_out_stream_open_or_stdout(&of, path, diag);
 	if (!e)
-		e = wzc_wzx_writer_new(x, codec, w->T, to_out, &of, &wr, diag);
-	/* every layer planned at once, on every thread, not by its first block
-	 * while the other threads wait */
-	if (!e)
-		e = wzc_wzx_build_layers(x, 0, w->L, nthreads, diag);
-	/* runs of a few blocks per thread: memory stays that, not the session */
-	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
-	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
-	for (long b = 0; !e && b < nb; b += run)
-		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, src, src_ctx, diag);
-	if (!e)
-		e = wzc_wzx_writer_finish(wr, &st, diag);
+		e = pack_runs(x, codec, w->L, w->T, src, src_ctx, nthreads, to_out, &of, &st, diag);
 	wz_err ce = wz_out_stream_close(&of, !e, diag);
 	e = e ? e : ce;
 	if (!e && res) {
 		res->record_bytes = wzc_wzx_record_bytes(x);
 		res->stats = st;
 	}
-	wzc_wzx_writer_free(wr);
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
 	return e;
@@ -110,7 +119,6 @@ static wz_err sample_rate(const wzc_profile *prof, const wzc_window *w, sample_s
 	snprintf(fmt.name, sizeof fmt.name, "wz-%.6g", fmt.rate_bits);
 	wzc_codec *codec = NULL;
 	wzc_wzx *x = NULL;
-	wzc_wzx_writer *wr = NULL;
 	size_t bytes = 0;
 	wz_err e = wzc_codec_new(&fmt, w->L, w->R, w->P, prof, &codec, diag);
 	if (!e && wzc_codec_record_bytes(codec) != B)
@@ -119,20 +127,11 @@ static wz_err sample_rate(const wzc_profile *prof, const wzc_window *w, sample_s
 	if (!e)
 		e = wzc_wzx_of_codec(codec, &x, diag);
 	if (!e)
-		e = wzc_wzx_writer_new(x, codec, T, count_out, &bytes, &wr, diag);
-	if (!e)
-		e = wzc_wzx_build_layers(x, 0, w->L, nthreads, diag);
-	long nb = wr ? wzc_wzx_writer_blocks(wr) : 0;
-	long run = (long)nthreads * WZC_WZX_PACK_BLOCKS_PER_THREAD;
-	for (long b = 0; !e && b < nb; b += run)
-		e = wzc_wzx_writer_put(wr, nb - b < run ? nb - b : run, nthreads, from_sample, ss, diag);
-	if (!e)
-		e = wzc_wzx_writer_finish(wr, NULL, diag);
+		e = pack_runs(x, codec, w->L, T, from_sample, ss, nthreads, count_out, &bytes, NULL, diag);
 	if (!e) {
 		*written = (double)bytes * 8.0 / ((double)w->L * T * nv);
 		*est = wzc_wzx_expected_bits(x);
 	}
-	wzc_wzx_writer_free(wr);
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
 	return e;
