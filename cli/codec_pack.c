@@ -51,7 +51,7 @@ int wz_codec_pack(int argc, char **argv)
 		{ "rate-fit", required_argument, NULL, 'f' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *trace = NULL, *profile = NULL, *grid = NULL, *out = NULL, *fit_by = "sample";
+	const char *trace = NULL, *profile = NULL, *grid = NULL, *out = NULL, *fit_by = NULL;
 	double rate = 0;
 	long threads = 0;
 	int c, rc;
@@ -88,6 +88,11 @@ int wz_codec_pack(int argc, char **argv)
 		return wz_cli_usage(CMD, "--rate and --grid both choose the grid: drop --rate to "
 					 "pack %s's records, or drop --grid to pack the grid of "
 					 "wzx-%g", grid, rate);
+	if (grid && fit_by)
+		return wz_cli_usage(CMD, "--rate-fit chooses how --rate's grid is found: drop it "
+					 "with --grid %s, whose records are packed as they are", grid);
+	if (!fit_by)
+		fit_by = "sample";
 	if (!trace || !profile || !out || (!grid) == (rate <= 0))
 		return wz_cli_usage(CMD, "pack needs --trace, --profile, --out and one of --rate, --grid");
 	wz_diag diag;

@@ -155,4 +155,8 @@ pgrid=$(echo "$out" | sed -n 's/.*grid \([0-9]*\) bytes\/token\/layer.*/\1/p')
 run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --rate 5.4 --rate-fit guess --out "$tmp/bad.wzx"
 expect_rc 2 "--rate-fit guess is refused"
 contains "$err" "--rate-fit: 'guess': use sample or profile" "the message names the choices"
+run $WZPLAN codec pack --trace "$test" --profile "$tmp/p.wzp" --grid wz-5.44 --rate-fit profile --out "$tmp/bad.wzx"
+expect_rc 2 "--rate-fit with --grid is refused"
+contains "$err" "drop it with --grid wz-5.44" "the message says which to drop"
+[ ! -e "$tmp/bad.wzx" ]; ok $? "nothing written"
 done_testing
