@@ -80,6 +80,7 @@ static void share(wzp_table *t, double v)
 typedef struct {
 	int wide, iso, per_layer, nboot;
 	uint64_t seed;
+	int capped; /* the profile caps the position part: the capped bound's columns */
 } layout;
 
 static void columns(wzp_table *t, const layout *o)
@@ -106,6 +107,11 @@ static void columns(wzp_table *t, const layout *o)
 	wzp_table_column(t, "bound_gap_db", "dB from bound", 1);
 	if (w)
 		wzp_table_column(t, "nmse_bound", "", 1);
+	if (o->capped) {
+		wzp_table_column(t, "bound_capped_gap_db", "dB from capped bound", 1);
+		if (w)
+			wzp_table_column(t, "nmse_bound_capped", "", 1);
+	}
 	if (!o->iso)
 		return;
 	static const char *const k[2][4] = {
@@ -163,6 +169,11 @@ static void row(wzp_table *t, const layout *o, const wz_codec_measured *r, int l
 	num(t, c->gap_db, "%.2f");
 	if (w)
 		num(t, c->bound_nmse, "%.4g");
+	if (o->capped) {
+		num(t, c->capped_gap_db, "%.2f");
+		if (w)
+			num(t, c->bound_capped_nmse, "%.4g");
+	}
 	if (!o->iso)
 		return;
 	for (int m = 0; m < 2; m++) {
@@ -187,7 +198,9 @@ wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso,
 	wzp_table *t = wzp_table_new("Cache-format quality per window (95% bootstrap intervals)");
 	if (!t)
 		return NULL;
-	layout o = { wide, iso, per_layer, nboot, seed };
+	layout o = { wide, iso, per_layer, nboot, seed, 0 };
+	for (int i = 0; i < n; i++)
+		o.capped |= !isnan(rows[i].cell->bound_capped_nmse);
 	columns(t, &o);
 	for (int i = 0; i < n; i++) {
 		const wz_codec_measured *r = &rows[i];

@@ -181,6 +181,10 @@ static void record_row(wza_run *run, const wz_codec_measured *r, int nboot, uint
 	}
 	put(run, r, "bound_gap_db", point(r->cell->gap_db), hash);
 	put(run, r, "nmse_bound", point(r->cell->bound_nmse), hash);
+	if (!isnan(r->cell->bound_capped_nmse)) {
+		put(run, r, "bound_capped_gap_db", point(r->cell->capped_gap_db), hash);
+		put(run, r, "nmse_bound_capped", point(r->cell->bound_capped_nmse), hash);
+	}
 	/* Only iso figures really measured (--iso, formats other than wz). */
 	for (int k = 0; k < 2 && r->cell->has_iso; k++) {
 		if (isnan(r->cell->iso[k].value))

@@ -114,7 +114,8 @@ static int measure_job(void *ud, int i)
 	wz_diag *diag = &c->diag[i];
 	if (j == 0) {
 		note(s, win, "Gaussian bound");
-		*rc = wzc_spectrum_of(win, &c->spectra[w], diag);
+		*rc = (wzc_run_capped(s) ? wzc_spectrum_of_parts : wzc_spectrum_of)(win, &c->spectra[w],
+										   diag);
 	} else if (j <= s->nformats) {
 		const wzc_format *f = &s->formats[j - 1];
 		note(s, win, f->name);
@@ -136,12 +137,27 @@ static int measure_job(void *ud, int i)
 	return *rc != WZ_OK;
 }
 
-static void bound_of(wzc_run_cell *cell, const wzc_spectrum *sp, int layer)
+int wzc_run_capped(const wzc_run_spec *spec)
+{
+	const wzc_profile *pr = spec->profile;
+	for (int l = 0; pr && pr->pos_cap && pr->P > 0 && l < pr->L; l++)
+		if (pr->pos_cap[l] > 0)
+			return 1;
+	return 0;
+}
+
+static void bound_of(const wzc_run_spec *s, wzc_run_cell *cell, const wzc_spectrum *sp, int layer)
 {
 	double bits = cell->e->bits_per_value;
+	double nmse = wzc_metric_ci(cell->e, WZC_M_NMSE, 0, 1).value;
 	cell->bound_nmse = layer < 0 ? wzc_spectrum_bound_nmse(sp, bits)
 				     : wzc_spectrum_layer_bound_nmse(sp, layer, bits);
-	cell->gap_db = 10 * log10(wzc_metric_ci(cell->e, WZC_M_NMSE, 0, 1).value / cell->bound_nmse);
+	cell->gap_db = 10 * log10(nmse / cell->bound_nmse);
+	cell->bound_capped_nmse = cell->capped_gap_db = NAN;
+	if (wzc_run_capped(s) && s->profile->L == sp->L) {
+		cell->bound_capped_nmse = wzc_spectrum_capped_bound_nmse(sp, layer, bits, s->profile->pos_cap);
+		cell->capped_gap_db = 10 * log10(nmse / cell->bound_capped_nmse);
+	}
 }
 
 /* Iso-quality bits of cell against the sweep's errors sweep[0..WZC_ISO_N). */
@@ -176,7 +192,7 @@ static int figures_job(void *ud, int i)
 	/* wz against the wz sweep says nothing: iso figures are for the
 	 * other formats. */
 	int iso = s->iso && !sweep_cell && !is_wz(&s->formats[j]);
-	bound_of(cell, sp, -1);
+	bound_of(s, cell, sp, -1);
 	if (iso)
 		iso_of(s, cell, sw);
 	if (!s->per_layer || sweep_cell)
@@ -190,7 +206,7 @@ static int figures_job(void *ud, int i)
 		wzc_run_cell *lc = &cell->layers[l];
 		if (!(lc->e = wzc_errors_layer(cell->e, l)))
 			goto nomem;
-		bound_of(lc, sp, l);
+		bound_of(s, lc, sp, l);
 		if (!iso)
 			continue;
 		wzc_errors *lsw[WZC_ISO_N] = { 0 };

@@ -34,6 +34,10 @@ typedef struct wzc_run_cell {
 	wzc_errors *e;
 	double bound_nmse; /* the Gaussian bound at e's rate */
 	double gap_db;     /* 10 log10(nmse / bound_nmse) */
+	/* with a profile that caps the position part (--position-cap): the
+	 * bound under that cap (wzc_spectrum_capped_bound_nmse) and the gap to
+	 * it; NaN without */
+	double bound_capped_nmse, capped_gap_db;
 	int has_iso;       /* iso figures measured (--iso, and a format other than wz) */
 	wzc_ci iso[2];     /* wz rate at this format's nmse (0) and KL (1) */
 	int iso_censored[2]; /* 1: the sweep's lowest rate already beats it (an upper bound) */
@@ -51,6 +55,8 @@ typedef struct {
  * window, then format order) that failed.  The caller frees the result
  * with wzc_run_free. */
 wz_err wzc_run_measure(const wzc_run_spec *spec, wzc_run **out /* OUT */, wz_diag *diag);
+/* Whether the run's profile caps the position part of some layer. */
+int wzc_run_capped(const wzc_run_spec *spec);
 void wzc_run_free(wzc_run *run);
 
 /* "Fewer bits at equal quality": bits / the iso rate, its interval from the

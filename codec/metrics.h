@@ -87,15 +87,31 @@ wz_err wzc_rd_bound_nmse(const wzc_window *w, double bits, double *nmse /* OUT *
 
 /* The same bound at many rates: each layer's covariance eigenvalues once. */
 typedef struct {
-	int L, n, T;
+	int L, n, T, R, P;
 	double *lam;   /* [L][n] */
+	/* [L][R] and [L][P]: the eigenvalues of each layer's latent and
+	 * position blocks of the covariance alone (wzc_spectrum_of_parts;
+	 * NULL otherwise) */
+	double *lam_latent, *lam_rope;
 	double energy; /* sum of squared values of the window */
 	double *layer_energy; /* [L] */
 } wzc_spectrum;
 wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out /* OUT */, wz_diag *diag);
+/* The same, with the two parts' own eigenvalues too. */
+wz_err wzc_spectrum_of_parts(const wzc_window *w, wzc_spectrum **out /* OUT */, wz_diag *diag);
 double wzc_spectrum_bound_nmse(const wzc_spectrum *sp, double bits);
 /* The bound of layer l alone. */
 double wzc_spectrum_layer_bound_nmse(const wzc_spectrum *sp, int l, double bits);
+/* The bound when each layer's position part may lose at most cap[l] per
+ * token (summed over its P values, the profile's position cap; <= 0: no
+ * cap): where the unconstrained code of the two parts' blocks would lose
+ * more there, the position part takes the bits that hold it at the cap
+ * (reverse water-filling over its block's eigenvalues) and the latent the
+ * rest; the nmse of layer l, or of the window (l < 0).  It ignores the
+ * two parts' cross-covariance when the cap binds (exact for independent
+ * parts), and is never below the joint bound.  Needs
+ * wzc_spectrum_of_parts (else the joint bound). */
+double wzc_spectrum_capped_bound_nmse(const wzc_spectrum *sp, int l, double bits, const float *cap);
 void wzc_spectrum_free(wzc_spectrum *sp);
 
 /* Iso-quality bits: given errors of wz at increasing rates rates[0..n-1]

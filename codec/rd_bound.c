@@ -34,16 +34,122 @@ static double rwf_distortion(const double *lam, int n, double bits)
 	return d;
 }
 
+/* The water level theta at which sum_k min(theta, lam_k) = dist (dist below
+ * the total), and the rate that costs: sum_k max(0, log2(lam_k / theta) / 2). */
+static double rwf_rate_for(const double *lam, int n, double dist)
+{
+	double lmax = 0, total = 0;
+	for (int k = 0; k < n; k++) {
+		lmax = lam[k] > lmax ? lam[k] : lmax;
+		total += lam[k] > 0 ? lam[k] : 0;
+	}
+	if (!(dist < total) || !(lmax > 0))
+		return 0;
+	double lo = -200, hi = log2(lmax);
+	for (int it = 0; it < 200; it++) {
+		double mid = 0.5 * (lo + hi), theta = exp2(mid), d = 0;
+		for (int k = 0; k < n; k++)
+			d += lam[k] < theta ? (lam[k] > 0 ? lam[k] : 0) : theta;
+		if (d > dist)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	double theta = exp2(lo), rate = 0;
+	for (int k = 0; k < n; k++)
+		if (lam[k] > theta)
+			rate += 0.5 * log2(lam[k] / theta);
+	return rate;
+}
+
+/* The position part's loss when the latent and position blocks share one
+ * water level at bits_total: the level whose rate over both is it. */
+static double shared_level_rope_loss(const double *ll, int R, const double *lp, int P,
+				     double bits_total)
+{
+	double lmax = 0;
+	for (int k = 0; k < R + P; k++) {
+		double v = k < R ? ll[k] : lp[k - R];
+		lmax = v > lmax ? v : lmax;
+	}
+	if (!(lmax > 0))
+		return 0;
+	double lo = -200, hi = log2(lmax);
+	for (int it = 0; it < 200; it++) {
+		double mid = 0.5 * (lo + hi), theta = exp2(mid), rate = 0;
+		for (int k = 0; k < R + P; k++) {
+			double v = k < R ? ll[k] : lp[k - R];
+			if (v > theta)
+				rate += 0.5 * log2(v / theta);
+		}
+		if (rate > bits_total)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	double theta = exp2(hi), dp = 0;
+	for (int k = 0; k < P; k++)
+		dp += lp[k] < theta ? (lp[k] > 0 ? lp[k] : 0) : theta;
+	return dp;
+}
+
+/* Layer l's capped distortion per token (see the header). */
+static double capped_layer(const wzc_spectrum *sp, int l, double bits, double cap)
+{
+	int n = sp->n, R = sp->R, P = sp->P;
+	double joint = rwf_distortion(sp->lam + (size_t)l * n, n, bits * n);
+	if (!(cap > 0) || P < 1 || !sp->lam_latent || !sp->lam_rope)
+		return joint;
+	const double *ll = sp->lam_latent + (size_t)l * R, *lp = sp->lam_rope + (size_t)l * P;
+	if (shared_level_rope_loss(ll, R, lp, P, bits * n) <= cap)
+		return joint; /* the cap does not bind */
+	double rl = bits * n - rwf_rate_for(lp, P, cap), d;
+	if (rl > 0) {
+		d = rwf_distortion(ll, R, rl) + cap;
+	} else { /* the cap takes every bit: the latent keeps all its variance */
+		d = rwf_distortion(lp, P, bits * n);
+		for (int k = 0; k < R; k++)
+			d += ll[k] > 0 ? ll[k] : 0;
+	}
+	return d > joint ? d : joint;
+}
+
+double wzc_spectrum_capped_bound_nmse(const wzc_spectrum *sp, int l, double bits, const float *cap)
+{
+	if (l >= 0) {
+		double d = capped_layer(sp, l, bits, cap ? cap[l] : 0) * sp->T;
+		return sp->layer_energy[l] > 0 ? d / sp->layer_energy[l] : 0;
+	}
+	double dist = 0;
+	for (int k = 0; k < sp->L; k++)
+		dist += capped_layer(sp, k, bits, cap ? cap[k] : 0) * sp->T;
+	return sp->energy > 0 ? dist / sp->energy : 0;
+}
+
 void wzc_spectrum_free(wzc_spectrum *s)
 {
 	if (!s)
 		return;
+	free(s->lam_latent);
+	free(s->lam_rope);
 	free(s->lam);
 	free(s->layer_energy);
 	free(s);
 }
 
+static wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag);
+
 wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
+{
+	return spectrum(w, 0, out, diag);
+}
+
+wz_err wzc_spectrum_of_parts(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
+{
+	return spectrum(w, 1, out, diag);
+}
+
+static wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag)
 {
 	int T = w->T, R = w->R, P = w->P, n = R + P;
 	size_t un = (size_t)n;
@@ -52,17 +158,25 @@ wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
 	double *cov = malloc(sizeof *cov * un * un), *mean = malloc(sizeof *mean * un);
 	double *x = malloc(sizeof *x * un);
 	wz_err rc = WZ_OK;
+	double *block = parts ? malloc(sizeof *block * (size_t)R * R) : NULL;
 	if (sp) {
 		sp->lam = malloc(sizeof *sp->lam * un * (size_t)w->L);
 		sp->layer_energy = calloc((size_t)(w->L > 0 ? w->L : 1), sizeof *sp->layer_energy);
+		if (parts) {
+			sp->lam_latent = malloc(sizeof *sp->lam_latent * (size_t)R * (size_t)w->L);
+			sp->lam_rope = malloc(sizeof *sp->lam_rope * ((size_t)P * (size_t)w->L + 1));
+		}
 	}
-	if (!sp || !sp->lam || !sp->layer_energy || !cov || !mean || !x) {
+	if (!sp || !sp->lam || !sp->layer_energy || !cov || !mean || !x ||
+	    (parts && (!block || !sp->lam_latent || !sp->lam_rope))) {
 		rc = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 		goto out;
 	}
 	sp->L = w->L;
 	sp->n = n;
 	sp->T = T;
+	sp->R = R;
+	sp->P = P;
 	for (int l = 0; l < w->L && !rc; l++) {
 		memset(cov, 0, sizeof *cov * un * un);
 		memset(mean, 0, sizeof *mean * un);
@@ -92,11 +206,24 @@ wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
 		for (int i = 0; i < n; i++)
 			for (int j = 0; j <= i; j++)
 				cov[(size_t)j * un + i] = cov[(size_t)i * un + j] /= T;
-		/* The bound needs the spectrum only: no eigenvectors. */
-		if (wzc_sym_eigenvalues(cov, n, sp->lam + (size_t)l * un))
+		/* The bound needs the spectrum only: no eigenvectors.  The parts'
+		 * blocks first: the joint routine works in place. */
+		for (int p = 0; parts && p < 2 && !rc; p++) {
+			int m = p ? P : R, at = p ? R : 0;
+			if (m < 1)
+				continue;
+			for (int i = 0; i < m; i++)
+				memcpy(block + (size_t)i * m, cov + (size_t)(at + i) * un + at,
+				       sizeof *block * (size_t)m);
+			if (wzc_sym_eigenvalues(block, m, (p ? sp->lam_rope + (size_t)l * P
+							      : sp->lam_latent + (size_t)l * R)))
+				rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigenvalues did not converge");
+		}
+		if (!rc && wzc_sym_eigenvalues(cov, n, sp->lam + (size_t)l * un))
 			rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigenvalues did not converge");
 	}
 out:
+	free(block);
 	free(cov);
 	free(mean);
 	free(x);

@@ -36,6 +36,35 @@ ok $? "the archived measurements are identical on 1 and 2 threads"
 run $m --formats fp8-mix --threads 0 --no-archive
 expect_rc 2 "--threads 0 is refused"
 
+# A profile that caps the position part: the bound under that cap beside
+# the plain one (never below it), and its columns only then.  A window of
+# more tokens than values, so that the bound is not that of a rank-short
+# covariance.
+run $WZPLAN trace synth-cache --family mla-b --seed 5 --layers 1 --tokens 1024 --queries 0 --quiet --calibration 1 --test 2 --out "$tmp/c"
+expect_rc 0 "1,024-token traces"
+run $WZPLAN codec prepare --trace "$tmp/c/mla-b-cal-0.safetensors" --position-cap int8 --out "$tmp/pc.wzp"
+expect_rc 0 "a profile with the position cap"
+run $WZPLAN codec measure --trace "$tmp/c/mla-b-test-0.safetensors" "$tmp/c/mla-b-test-1.safetensors" --profile "$tmp/pc.wzp" --boot 30 --formats fp8-mix,wz-5.44 --format csv --no-archive
+expect_rc 0 "measure with the capped profile"
+printf '%s\n' "$out" > "$tmp/capped.csv"
+python3 - "$tmp/capped.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ok = len(rows) == 4
+for r in rows:
+    g, c = float(r["bound_gap_db"]), float(r["bound_capped_gap_db"])
+    b, bc = float(r["nmse_bound"]), float(r["nmse_bound_capped"]) if r.get("nmse_bound_capped") else float("nan")
+    ok &= c <= g + 1e-9
+    if r["format"] == "wz-5.44":
+        ok &= c < g  # the int8 cap binds at 5.44 bits
+print("#", [(r["format"], r["bound_gap_db"], r["bound_capped_gap_db"]) for r in rows])
+sys.exit(0 if ok else 1)
+PY
+ok $? "the capped bound: at most the gap to the plain bound, below it where the cap binds"
+run $m --formats wz-5.44 --format csv --no-archive
+contains_not() { case "$1" in *"$2"*) ok 1 "$3" ;; *) ok 0 "$3" ;; esac; }
+contains_not "$out" "bound_capped_gap_db" "no capped columns without a cap"
+
 # Per-layer rows: every layer of every window and format, after the
 # window's row; the window's KL is the mean of its layers'.
 python3 - "$tmp/m1.json" <<'PY'

@@ -118,8 +118,39 @@ static void family(wzt_family fam, int L, int T, int Q, int H)
 		wzt_cache_trace_free(cal[i]);
 }
 
+/* The bound under a position cap on a spectrum worked by hand: 4 latent
+ * and 2 position values of unit variance, 2 bits a value (12 bits a
+ * token).  Unconstrained, every value gets 2 bits and loses 2^-4 (0.375 a
+ * token).  Held at 2^-6 each, the position part takes 6 bits and the
+ * latent the other 6 (1.5 bits a value, 2^-3 each): 4/8 + 2/64 =
+ * 0.53125.  Held at 2^-14 each it would need 14 bits, more than there
+ * are: it gets all 12 (2^-12 each) and the latent keeps its variance,
+ * 4 + 2/4096. */
+static void capped_bound(void)
+{
+	double lam[6] = { 1, 1, 1, 1, 1, 1 }, ll[4] = { 1, 1, 1, 1 }, lp[2] = { 1, 1 }, le[1] = { 6 };
+	wzc_spectrum sp = { .L = 1, .n = 6, .T = 1, .R = 4, .P = 2, .lam = lam, .lam_latent = ll,
+			    .lam_rope = lp, .energy = 6, .layer_energy = le };
+	float none[1] = { 0 }, loose[1] = { 2.0f / 16 }, mid[1] = { 2.0f / 64 }, tight[1] = { 2.0f / 16384 };
+	double joint = wzc_spectrum_bound_nmse(&sp, 2);
+	is_double(joint, 0.375 / 6, 1e-9, "the joint bound: 2^-4 a value");
+	is_double(wzc_spectrum_capped_bound_nmse(&sp, -1, 2, none), joint, 1e-12, "no cap: the joint bound");
+	is_double(wzc_spectrum_capped_bound_nmse(&sp, -1, 2, loose), joint, 1e-9,
+		  "a cap at the unconstrained loss does not bind");
+	is_double(wzc_spectrum_capped_bound_nmse(&sp, -1, 2, mid), 0.53125 / 6, 1e-9,
+		  "held at 2^-6 a value: the latent gets 1.5 bits (0.53125 a token)");
+	is_double(wzc_spectrum_capped_bound_nmse(&sp, 0, 2, mid), 0.53125 / 6, 1e-9, "the same for layer 0");
+	is_double(wzc_spectrum_capped_bound_nmse(&sp, -1, 2, tight), (4 + 2.0 / 4096) / 6, 1e-9,
+		  "a cap beyond the rate: every bit to the position part");
+	wzc_spectrum joint_only = sp;
+	joint_only.lam_latent = joint_only.lam_rope = NULL;
+	is_double(wzc_spectrum_capped_bound_nmse(&joint_only, -1, 2, mid), joint, 1e-12,
+		  "without the parts' spectra: the joint bound");
+}
+
 int main(void)
 {
+	capped_bound();
 	family(WZT_FAMILY_MLA_B, 2, 1024, 16, 8);
 	family(WZT_FAMILY_MLA_A, 2, 1024, 16, 8);
 	/* iid: one layer of many tokens, so the window's measured covariance
