@@ -147,6 +147,8 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	wza_run_sim(run, format, "parks", (double)(res->parks_cpu + res->parks_ssd), "sessions");
 	wza_run_sim(run, format, "restores", (double)res->restores, "sessions");
 	wza_run_sim(run, format, "recomputes", (double)res->recomputes, "sessions");
+	if (res->sessions_moved)
+		wza_run_sim(run, format, "sessions_moved", (double)res->sessions_moved, "sessions");
 	if (res->prefix_lookups) {
 		/* Shared prefix cache hits per tier, as shares of the lookups. */
 		static const char *const tier[3] = { "prefix_hit_hbm", "prefix_hit_cpu",

@@ -142,6 +142,7 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 		      "drops = %llu\nevictions = %llu\nsessions_started = %llu\nsessions_ended = %llu\n",
 		      r->parks_cpu, r->parks_ssd, r->restores, r->recomputes, r->drops, r->evictions,
 		      r->sessions_started, r->sessions_ended);
+	wz_buf_printf(out, "sessions_moved = %llu\n", r->sessions_moved);
 	wz_buf_printf(out, "prefix_lookups = %llu\n", r->prefix_lookups);
 	static const char *const tiers[3] = { "hbm", "cpu", "ssd" };
 	for (int t = 0; t < 3; t++) {

@@ -72,6 +72,7 @@ typedef struct {
 	double busy_decode_network_s, busy_prefill_network_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
+	unsigned long long sessions_moved; /* later turns the router sent away from their cache */
 	unsigned long long sessions_started, sessions_ended;
 	/* shared prefix cache: lookups (requests whose session held none of
 	 * their context), hits in each tier (HBM, CPU, SSD) and the prefill

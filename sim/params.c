@@ -17,6 +17,7 @@ const char *const wzs_scenario_keys[] = {
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
 	"prefix_cache_evict", "route_load_balance", "route_balance_abs", "route_balance_rel",
+	"route_balance_moves",
 	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
@@ -136,6 +137,10 @@ void wzs_params_default(wzs_params *p)
 	p->route_balance = 1;
 	p->route_balance_abs = 32;
 	p->route_balance_rel = 1.1;
+	/* Later turns stay with their cache unless asked: sticky sessions, as
+	 * a router keyed by conversation keeps them (SGLang's moves them while
+	 * load is out of balance: route_balance_moves = yes). */
+	p->route_balance_moves = 0;
 	p->prefix_evict_segments = 0;
 	p->prefix_tokens = 0;
 	/* Zipf's exponent 1: a common fit of request popularity (Breslau et
@@ -330,6 +335,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "dual_batch_overlap", &p->dual_batch_overlap },
 		{ "prefix_routing", &p->prefix_routing },
 		{ "route_load_balance", &p->route_balance },
+		{ "route_balance_moves", &p->route_balance_moves },
 	};
 	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
 		if (!(v = wz_kv_get(kv, flags[i].key)))
@@ -580,8 +586,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		wz_buf_printf(out, "prefix_routing = yes\n");
 	if (p->route_balance)
 		wz_buf_printf(out, "route_load_balance = yes\nroute_balance_abs = %ld\n"
-			      "route_balance_rel = %g\n",
-			      p->route_balance_abs, p->route_balance_rel);
+			      "route_balance_rel = %g\nroute_balance_moves = %s\n",
+			      p->route_balance_abs, p->route_balance_rel,
+			      p->route_balance_moves ? "yes" : "no");
 	else
 		wz_buf_printf(out, "route_load_balance = no\n");
 	if (p->prefix_hbm_gib + p->prefix_cpu_gib + p->prefix_ssd_gib > 0)

@@ -100,6 +100,12 @@ typedef struct {
 	int route_balance;
 	long route_balance_abs;
 	double route_balance_rel;
+	/* the same rule for a session's later turns, as the router sends every
+	 * request: out of balance, a turn goes to the least loaded replica and
+	 * its cache where it was is dropped (the turn recomputes its context);
+	 * 0 (route_balance_moves = no, the default): later turns stay with
+	 * their cache */
+	int route_balance_moves;
 	/* out of the prefix cache's last tier: 0 a leaf's blocks from its end
 	 * (vLLM's block LRU), 1 whole leaf segments (SGLang's radix cache) */
 	int prefix_evict_segments;

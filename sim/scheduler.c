@@ -321,10 +321,34 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 	wzs_start_op(f, ri);
 }
 
+/* A session's next turn, as the router sends every request: while load is
+ * out of balance, to the least loaded replica, where the session's cache
+ * is not: what it held where it was is dropped, and the turn recomputes
+ * its context there. */
+static void route_turn(wzs_fleet *f, int32_t sid)
+{
+	wzs_sess *s = &f->sess[sid];
+	if (!f->p->route_balance_moves || s->replica < 0)
+		return;
+	long lo = route_unbalanced(f);
+	if (lo < 0 || lo == s->replica)
+		return;
+	int32_t from = s->replica;
+	int held = s->cache != CACHE_NONE;
+	wzs_session_release(f, sid);
+	f->route[from].sessions--;
+	s->replica = (int32_t)lo;
+	f->route[lo].sessions++;
+	f->res->sessions_moved++;
+	if (held)
+		wzs_try_admit(f, from); /* its blocks may let a queued request in */
+}
+
 void wzs_submit(wzs_fleet *f, int32_t id)
 {
 	wzs_req *q = &f->reqs[id];
 	wzs_sess *s = &f->sess[q->session];
+	route_turn(f, q->session);
 	wzs_rep *r = REP(f, s->replica);
 	wzs_lru_remove(f, q->session);
 	s->busy = 1;

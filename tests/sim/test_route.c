@@ -161,12 +161,72 @@ static void check_burst(void)
 	wzs_result_free(&again);
 }
 
+/* Later turns under the same rule (route_balance_moves): one long session
+ * on replica 0, then 40 short ones, which free memory sends to replica 1;
+ * their second turns all come back at once, so replica 1's requests in
+ * flight climb past 32 above replica 0's.  Moving, the turns that arrive
+ * while it is out of balance go to replica 0 and recompute their context
+ * there; staying, none moves and none recomputes. */
+static void run_moves(int moves, wzs_result *r)
+{
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	p.route_balance_moves = moves;
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 128000, fixture_record("fp8-mix"),
+				    fixture_record("fp8-mix"), 1, &p, &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	enum { SHORT = 40 };
+	wzt_request rows[1 + 2 * SHORT];
+	rows[0] = (wzt_request){ 0, 0, 0.0, 120000, 5, 0, 0, 0 };
+	for (int i = 1; i <= SHORT; i++) {
+		rows[i] = (wzt_request){ i, 0, 1.0 + 0.001 * i, 100, 5, 0, 0, 0 };
+		rows[SHORT + i] = (wzt_request){ i, 1, 300.0 + 0.001 * i, 100, 1000, 105, 0, 0 };
+	}
+	wzt_traffic tr = { 0 };
+	tr.requests = rows;
+	tr.n = 1 + 2 * SHORT;
+	wzs_run_config cfg = { 0 };
+	cfg.params = &p;
+	cfg.model = &m;
+	cfg.replicas = 2;
+	cfg.traffic = &tr;
+	if (wzs_run(&cfg, r, &diag))
+		ok(0, "moves run: %s", diag.msg);
+}
+
+static void check_moves(void)
+{
+	wzs_result stay, move;
+	memset(&stay, 0, sizeof stay);
+	memset(&move, 0, sizeof move);
+	run_moves(0, &stay);
+	run_moves(1, &move);
+	ok(stay.sessions_moved == 0 && stay.recomputes == 0 && stay.completed == 81,
+	   "later turns stay with their cache: none moved, none recomputed (%llu done)", stay.completed);
+	ok(move.sessions_moved > 0 && move.recomputes == move.sessions_moved && move.completed == 81,
+	   "route_balance_moves: %llu turns sent to the least loaded replica, each recomputing its "
+	   "context (%llu recomputes)",
+	   move.sessions_moved, move.recomputes);
+	wzs_result_free(&stay);
+	wzs_result_free(&move);
+}
+
 int main(void)
 {
 	if (fixture_open())
 		return tap_done();
 	check_table();
 	check_burst();
+	check_moves();
 	fixture_close();
 	return tap_done();
 }
