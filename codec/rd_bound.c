@@ -8,9 +8,9 @@
 
 #include "codec/linalg.h"
 
-/* Reverse water-filling: distortion sum_k min(theta, lam_k) at a rate of
- * sum_k max(0, log2(lam_k / theta) / 2) = bits. */
-static double rwf_distortion(const double *lam, int n, double bits)
+/* Reverse water-filling: the water level theta whose rate
+ * sum_k max(0, log2(lam_k / theta) / 2) is bits (0 when no lam_k > 0). */
+static double rwf_level(const double *lam, int n, double bits)
 {
 	double lo = -200, hi = 0, lmax = 0;
 	for (int k = 0; k < n; k++)
@@ -28,29 +28,37 @@ static double rwf_distortion(const double *lam, int n, double bits)
 		else
 			hi = mid;
 	}
-	double theta = exp2(hi), d = 0;
+	return exp2(hi);
+}
+
+/* sum_k min(theta, lam_k), negative eigenvalues (rounding) as 0. */
+static double below_level(const double *lam, int n, double theta)
+{
+	double d = 0;
 	for (int k = 0; k < n; k++)
 		d += lam[k] < theta ? (lam[k] > 0 ? lam[k] : 0) : theta;
 	return d;
+}
+
+/* The distortion at a rate of bits. */
+static double rwf_distortion(const double *lam, int n, double bits)
+{
+	return below_level(lam, n, rwf_level(lam, n, bits));
 }
 
 /* The water level theta at which sum_k min(theta, lam_k) = dist (dist below
  * the total), and the rate that costs: sum_k max(0, log2(lam_k / theta) / 2). */
 static double rwf_rate_for(const double *lam, int n, double dist)
 {
-	double lmax = 0, total = 0;
-	for (int k = 0; k < n; k++) {
+	double lmax = 0, total = below_level(lam, n, INFINITY);
+	for (int k = 0; k < n; k++)
 		lmax = lam[k] > lmax ? lam[k] : lmax;
-		total += lam[k] > 0 ? lam[k] : 0;
-	}
 	if (!(dist < total) || !(lmax > 0))
 		return 0;
 	double lo = -200, hi = log2(lmax);
 	for (int it = 0; it < 200; it++) {
-		double mid = 0.5 * (lo + hi), theta = exp2(mid), d = 0;
-		for (int k = 0; k < n; k++)
-			d += lam[k] < theta ? (lam[k] > 0 ? lam[k] : 0) : theta;
-		if (d > dist)
+		double mid = 0.5 * (lo + hi);
+		if (below_level(lam, n, exp2(mid)) > dist)
 			hi = mid;
 		else
 			lo = mid;
@@ -63,34 +71,18 @@ static double rwf_rate_for(const double *lam, int n, double dist)
 }
 
 /* The position part's loss when the latent and position blocks share one
- * water level at bits_total: the level whose rate over both is it. */
+ * water level at bits_total (NaN when out of memory). */
 static double shared_level_rope_loss(const double *ll, int R, const double *lp, int P,
 				     double bits_total)
 {
-	double lmax = 0;
-	for (int k = 0; k < R + P; k++) {
-		double v = k < R ? ll[k] : lp[k - R];
-		lmax = v > lmax ? v : lmax;
-	}
-	if (!(lmax > 0))
-		return 0;
-	double lo = -200, hi = log2(lmax);
-	for (int it = 0; it < 200; it++) {
-		double mid = 0.5 * (lo + hi), theta = exp2(mid), rate = 0;
-		for (int k = 0; k < R + P; k++) {
-			double v = k < R ? ll[k] : lp[k - R];
-			if (v > theta)
-				rate += 0.5 * log2(v / theta);
-		}
-		if (rate > bits_total)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	double theta = exp2(hi), dp = 0;
-	for (int k = 0; k < P; k++)
-		dp += lp[k] < theta ? (lp[k] > 0 ? lp[k] : 0) : theta;
-	return dp;
+	double *both = malloc(sizeof *both * (size_t)(R + P));
+	if (!both)
+		return NAN;
+	memcpy(both, ll, sizeof *both * (size_t)R);
+	memcpy(both + R, lp, sizeof *both * (size_t)P);
+	double theta = rwf_level(both, R + P, bits_total);
+	free(both);
+	return below_level(lp, P, theta);
 }
 
 /* Layer l's capped distortion per token (see the header). */
@@ -101,15 +93,14 @@ static double capped_layer(const wzc_spectrum *sp, int l, double bits, double ca
 	if (!(cap > 0) || P < 1 || !sp->lam_latent || !sp->lam_rope)
 		return joint;
 	const double *ll = sp->lam_latent + (size_t)l * R, *lp = sp->lam_rope + (size_t)l * P;
-	if (shared_level_rope_loss(ll, R, lp, P, bits * n) <= cap)
-		return joint; /* the cap does not bind */
+	double dp = shared_level_rope_loss(ll, R, lp, P, bits * n);
+	if (!(dp > cap))
+		return joint; /* the cap does not bind (or no memory to tell) */
 	double rl = bits * n - rwf_rate_for(lp, P, cap), d;
 	if (rl > 0) {
 		d = rwf_distortion(ll, R, rl) + cap;
 	} else { /* the cap takes every bit: the latent keeps all its variance */
-		d = rwf_distortion(lp, P, bits * n);
-		for (int k = 0; k < R; k++)
-			d += ll[k] > 0 ? ll[k] : 0;
+		d = rwf_distortion(lp, P, bits * n) + below_level(ll, R, INFINITY);
 	}
 	return d > joint ? d : joint;
 }

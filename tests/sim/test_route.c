@@ -103,40 +103,47 @@ static void check_table(void)
  * holds 120,000 tokens' blocks, the 80 short ones 112,000 in all), which
  * runs 4 a rank (64) and refuses the rest after 5 s of queueing; balanced
  * by load they split and none waits. */
-static void run_burst(int balance, wzs_result *r)
+/* Replays rows on two replicas of DeepSeek-V3 on 16 H100s (attention data
+ * parallelism) under p. */
+static void run_two(wzs_params *p, wzt_request *rows, size_t n, wzs_result *r, const char *what)
 {
 	wzm_memory_params mem;
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
 	mem.par = WZM_PAR_ATTN_DP;
+	wzs_replica_model m;
+	wz_diag diag;
+	if (wzs_replica_model_build(dsv3, h100, &mem, 128000, fixture_record("fp8-mix"),
+				    fixture_record("fp8-mix"), 1, p, &m, &diag)) {
+		ok(0, "replica model: %s", diag.msg);
+		return;
+	}
+	wzt_traffic tr = { 0 };
+	tr.requests = rows;
+	tr.n = n;
+	wzs_run_config cfg = { 0 };
+	cfg.params = p;
+	cfg.model = &m;
+	cfg.replicas = 2;
+	cfg.traffic = &tr;
+	if (wzs_run(&cfg, r, &diag))
+		ok(0, "%s run: %s", what, diag.msg);
+}
+
+static void run_burst(int balance, wzs_result *r)
+{
 	wzs_params p;
 	wzs_params_default(&p);
 	p.warmup_s = 0;
 	p.max_batch = 4;
 	p.queue_timeout_s = 5;
 	p.route_balance = balance;
-	wzs_replica_model m;
-	wz_diag diag;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 128000, fixture_record("fp8-mix"),
-				    fixture_record("fp8-mix"), 1, &p, &m, &diag)) {
-		ok(0, "replica model: %s", diag.msg);
-		return;
-	}
 	enum { SHORT = 80 };
 	wzt_request rows[SHORT + 1];
 	rows[0] = (wzt_request){ 0, 0, 0.0, 120000, 10, 0, 0, 0 };
 	for (int i = 1; i <= SHORT; i++)
 		rows[i] = (wzt_request){ i, 0, 1.0 + 0.001 * i, 400, 1000, 0, 0, 0 };
-	wzt_traffic tr = { 0 };
-	tr.requests = rows;
-	tr.n = SHORT + 1;
-	wzs_run_config cfg = { 0 };
-	cfg.params = &p;
-	cfg.model = &m;
-	cfg.replicas = 2;
-	cfg.traffic = &tr;
-	if (wzs_run(&cfg, r, &diag))
-		ok(0, "burst run: %s", diag.msg);
+	run_two(&p, rows, SHORT + 1, r, "burst");
 }
 
 static void check_burst(void)
@@ -169,21 +176,10 @@ static void check_burst(void)
  * there; staying, none moves and none recomputes. */
 static void run_moves(int moves, wzs_result *r)
 {
-	wzm_memory_params mem;
-	wzm_memory_params_default(&mem);
-	mem.gpus_per_replica = 16;
-	mem.par = WZM_PAR_ATTN_DP;
 	wzs_params p;
 	wzs_params_default(&p);
 	p.warmup_s = 0;
 	p.route_balance_moves = moves;
-	wzs_replica_model m;
-	wz_diag diag;
-	if (wzs_replica_model_build(dsv3, h100, &mem, 128000, fixture_record("fp8-mix"),
-				    fixture_record("fp8-mix"), 1, &p, &m, &diag)) {
-		ok(0, "replica model: %s", diag.msg);
-		return;
-	}
 	enum { SHORT = 40 };
 	wzt_request rows[1 + 2 * SHORT];
 	rows[0] = (wzt_request){ 0, 0, 0.0, 120000, 5, 0, 0, 0 };
@@ -191,16 +187,7 @@ static void run_moves(int moves, wzs_result *r)
 		rows[i] = (wzt_request){ i, 0, 1.0 + 0.001 * i, 100, 5, 0, 0, 0 };
 		rows[SHORT + i] = (wzt_request){ i, 1, 300.0 + 0.001 * i, 100, 1000, 105, 0, 0 };
 	}
-	wzt_traffic tr = { 0 };
-	tr.requests = rows;
-	tr.n = 1 + 2 * SHORT;
-	wzs_run_config cfg = { 0 };
-	cfg.params = &p;
-	cfg.model = &m;
-	cfg.replicas = 2;
-	cfg.traffic = &tr;
-	if (wzs_run(&cfg, r, &diag))
-		ok(0, "moves run: %s", diag.msg);
+	run_two(&p, rows, 1 + 2 * SHORT, r, "moves");
 }
 
 static void check_moves(void)
