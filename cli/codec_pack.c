@@ -121,11 +121,8 @@ int wz_codec_pack(int argc, char **argv)
 	wz_err e = WZ_OK;
 	if (!grid && !strcmp(fit_by, "sample")) {
 		e = wzc_wzx_fit_rate(prof, &w, from_stream, in, rate, nthreads, &fit, &diag);
-		if (!e) {
-			fmt.id = WZC_FMT_WZ;
-			fmt.rate_bits = 8.0 * (double)fit.record_bytes / (w.R + w.P);
-			snprintf(fmt.name, sizeof fmt.name, "wz-%.6g", fmt.rate_bits);
-		}
+		if (!e)
+			wzc_format_wz_grid(fit.record_bytes, w.R, w.P, &fmt);
 	}
 	wzc_wzx_pack_result res;
 	if (!e)

@@ -186,6 +186,14 @@ size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 	return 0;
 }
 
+void wzc_format_wz_grid(size_t record_bytes, int R, int P, wzc_format *out)
+{
+	memset(out, 0, sizeof *out);
+	out->id = WZC_FMT_WZ;
+	out->rate_bits = 8.0 * (double)record_bytes / (double)(R + P);
+	snprintf(out->name, sizeof out->name, "wz-%.6g", out->rate_bits);
+}
+
 double wzc_bits_per_value(const wzc_format *fmt, int R, int P)
 {
 	size_t bytes = wzc_record_bytes(fmt, R, P);

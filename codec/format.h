@@ -72,6 +72,11 @@ static inline int wzc_format_needs_profile(wzc_format_id id)
  * give WZ_ERR_NOT_FOUND with the known names listed in the message. */
 wz_err wzc_format_parse(const char *name, wzc_format *out /* OUT */, wz_diag *diag);
 
+/* The wz format whose records are record_bytes for latent width R and
+ * position width P: wz-<8 record_bytes / (R + P)>, the GPU tier of that
+ * grid (what `codec pack` packs a grid it chose as). */
+void wzc_format_wz_grid(size_t record_bytes, int R, int P, wzc_format *out /* OUT */);
+
 /* Lowest and highest rates accepted for wz-<bits>. */
 #define WZC_WZ_MIN_BITS 1.0
 #define WZC_WZ_MAX_BITS 16.0

@@ -78,6 +78,7 @@ typedef struct {
 	int per_window;         /* jobs per window in the first phase */
 	wz_err *err;            /* [job] */
 	wz_diag *diag;          /* [job] */
+	int capped;             /* the profile caps the position part (wzc_run_capped) */
 } ctx;
 
 static int is_wz(const wzc_format *f)
@@ -114,8 +115,7 @@ static int measure_job(void *ud, int i)
 	wz_diag *diag = &c->diag[i];
 	if (j == 0) {
 		note(s, win, "Gaussian bound");
-		*rc = (wzc_run_capped(s) ? wzc_spectrum_of_parts : wzc_spectrum_of)(win, &c->spectra[w],
-										   diag);
+		*rc = (c->capped ? wzc_spectrum_of_parts : wzc_spectrum_of)(win, &c->spectra[w], diag);
 	} else if (j <= s->nformats) {
 		const wzc_format *f = &s->formats[j - 1];
 		note(s, win, f->name);
@@ -146,7 +146,7 @@ int wzc_run_capped(const wzc_run_spec *spec)
 	return 0;
 }
 
-static void bound_of(const wzc_run_spec *s, wzc_run_cell *cell, const wzc_spectrum *sp, int layer)
+static void bound_of(const ctx *c, wzc_run_cell *cell, const wzc_spectrum *sp, int layer)
 {
 	double bits = cell->e->bits_per_value;
 	double nmse = wzc_metric_ci(cell->e, WZC_M_NMSE, 0, 1).value;
@@ -154,8 +154,9 @@ static void bound_of(const wzc_run_spec *s, wzc_run_cell *cell, const wzc_spectr
 				     : wzc_spectrum_layer_bound_nmse(sp, layer, bits);
 	cell->gap_db = 10 * log10(nmse / cell->bound_nmse);
 	cell->bound_capped_nmse = cell->capped_gap_db = NAN;
-	if (wzc_run_capped(s) && s->profile->L == sp->L) {
-		cell->bound_capped_nmse = wzc_spectrum_capped_bound_nmse(sp, layer, bits, s->profile->pos_cap);
+	const wzc_profile *pr = c->s->profile;
+	if (c->capped && pr->L == sp->L) {
+		cell->bound_capped_nmse = wzc_spectrum_capped_bound_nmse(sp, layer, bits, pr->pos_cap);
 		cell->capped_gap_db = 10 * log10(nmse / cell->bound_capped_nmse);
 	}
 }
@@ -192,7 +193,7 @@ static int figures_job(void *ud, int i)
 	/* wz against the wz sweep says nothing: iso figures are for the
 	 * other formats. */
 	int iso = s->iso && !sweep_cell && !is_wz(&s->formats[j]);
-	bound_of(s, cell, sp, -1);
+	bound_of(c, cell, sp, -1);
 	if (iso)
 		iso_of(s, cell, sw);
 	if (!s->per_layer || sweep_cell)
@@ -206,7 +207,7 @@ static int figures_job(void *ud, int i)
 		wzc_run_cell *lc = &cell->layers[l];
 		if (!(lc->e = wzc_errors_layer(cell->e, l)))
 			goto nomem;
-		bound_of(s, lc, sp, l);
+		bound_of(c, lc, sp, l);
 		if (!iso)
 			continue;
 		wzc_errors *lsw[WZC_ISO_N] = { 0 };
@@ -264,7 +265,7 @@ wz_err wzc_run_measure(const wzc_run_spec *s, wzc_run **out, wz_diag *diag)
 	*out = NULL;
 	int nw = s->nwindows, nf = s->nformats;
 	ctx c = { s, calloc(1, sizeof *c.run), calloc((size_t)nw + 1, sizeof *c.spectra),
-		  1 + nf + (s->iso ? WZC_ISO_N : 0), NULL, NULL };
+		  1 + nf + (s->iso ? WZC_ISO_N : 0), NULL, NULL, wzc_run_capped(s) };
 	int n1 = nw * c.per_window, n2 = nw * (nf + (s->iso ? WZC_ISO_N : 0));
 	int njobs = n1 > n2 ? n1 : n2;
 	c.err = calloc((size_t)njobs + 1, sizeof *c.err);

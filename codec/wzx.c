@@ -433,12 +433,6 @@ static wz_err probe(const wzc_profile *p, long m, int nthreads, double *est, wz_
 	return e;
 }
 
-wz_err wzc_wzx_grid_estimate(const wzc_profile *p, size_t record_bytes, int nthreads, double *est,
-			     wz_diag *diag)
-{
-	return probe(p, (long)record_bytes, nthreads < 1 ? 1 : nthreads, est, diag);
-}
-
 /* The search's bracket: the smallest grid (assumed to fit, as every grid
  * whose records hold at most `bits` a value), and one past the largest. */
 static void bracket(const wzc_profile *p, double bits, long *ok, long *bad)

@@ -3,7 +3,6 @@
 #include "codec/wzx_files.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,13 +109,14 @@ static wz_err count_out(void *ctx, const void *bytes, size_t n, wz_diag *diag)
 
 /* The sample packed in the grid of B-byte records, counted, not kept: its
  * bits/value as written (blocks, their headers and checksums, the index)
- * and the profile's estimate for the grid (from the same planned layers). */
+ * and (est, may be NULL) the profile's estimate for the grid, from the
+ * same planned layers. */
 static wz_err sample_rate(const wzc_profile *prof, const wzc_window *w, sample_src *ss, size_t B,
 			  int nthreads, double *written, double *est, wz_diag *diag)
 {
 	int nv = w->R + w->P, T = ss->per * WZC_WZX_BLOCK_TOKENS;
-	wzc_format fmt = { .id = WZC_FMT_WZ, .rate_bits = 8.0 * (double)B / nv };
-	snprintf(fmt.name, sizeof fmt.name, "wz-%.6g", fmt.rate_bits);
+	wzc_format fmt;
+	wzc_format_wz_grid(B, w->R, w->P, &fmt);
 	wzc_codec *codec = NULL;
 	wzc_wzx *x = NULL;
 	size_t bytes = 0;
@@ -130,7 +130,8 @@ static wz_err sample_rate(const wzc_profile *prof, const wzc_window *w, sample_s
 		e = pack_runs(x, codec, w->L, T, from_sample, ss, nthreads, count_out, &bytes, NULL, diag);
 	if (!e) {
 		*written = (double)bytes * 8.0 / ((double)w->L * T * nv);
-		*est = wzc_wzx_expected_bits(x);
+		if (est)
+			*est = wzc_wzx_expected_bits(x);
 	}
 	wzc_wzx_free(x);
 	wzc_codec_free(codec);
@@ -168,13 +169,15 @@ wz_err wzc_wzx_fit_rate(const wzc_profile *prof, const wzc_window *w, wzc_wzx_so
 	 * or below the rate; then one secant step between the two back up
 	 * towards it.  A grid at or below bits x (R + P) / 8 - 1 bytes always
 	 * fits (a block that codes larger than its records is stored raw, and
-	 * the framing is 0.012 bits/value), so the loop ends. */
+	 * the framing, 40 bytes a block of 64 tokens, is 5 / (R + P)
+	 * bits/value, under the 8 / (R + P) of a byte of grid), so the loop
+	 * ends. */
 	size_t hi = g;
 	double mhi = m;
 	while (m > bits && g > 1) {
 		size_t next = (size_t)((double)g * bits / m);
 		g = next >= g ? g - 1 : next < 1 ? 1 : next;
-		if ((e = sample_rate(prof, w, &ss, g, nthreads, &m, &est, diag)))
+		if ((e = sample_rate(prof, w, &ss, g, nthreads, &m, NULL, diag)))
 			return e;
 		fit->probes++;
 		if (m > bits) {
@@ -185,8 +188,8 @@ wz_err wzc_wzx_fit_rate(const wzc_profile *prof, const wzc_window *w, wzc_wzx_so
 	if (hi != g && mhi > m) {
 		size_t up = g + (size_t)((bits - m) * (double)(hi - g) / (mhi - m));
 		if (up > g && up < hi) {
-			double mu, eu;
-			if ((e = sample_rate(prof, w, &ss, up, nthreads, &mu, &eu, diag)))
+			double mu;
+			if ((e = sample_rate(prof, w, &ss, up, nthreads, &mu, NULL, diag)))
 				return e;
 			fit->probes++;
 			if (mu <= bits) {

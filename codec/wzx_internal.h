@@ -196,10 +196,6 @@ static inline uint64_t wzx_get64(const uint8_t *p)
  * grids planned. */
 wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
 			   int *probes, wz_diag *diag);
-/* The expected bits/value of the grid of record_bytes (what the searches
- * compare with the rate), its layers planned on nthreads threads. */
-wz_err wzc_wzx_grid_estimate(const wzc_profile *p, size_t record_bytes, int nthreads, double *est,
-			     wz_diag *diag);
 wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
 			   int *probes, wz_diag *diag);
 

@@ -315,8 +315,8 @@ static void test_fit(const wzc_profile *prof, int L)
 	char dir[] = "test-fit.XXXXXX";
 	if (mkdtemp(dir)) {
 		char *path = wz_path_join(dir, "f.wzx");
-		wzc_format g = { .id = WZC_FMT_WZ, .rate_bits = 8.0 * (double)f1.record_bytes / (w.R + w.P) };
-		snprintf(g.name, sizeof g.name, "wz-%.6g", g.rate_bits);
+		wzc_format g;
+		wzc_format_wz_grid(f1.record_bytes, w.R, w.P, &g);
 		wzc_wzx_pack_result res;
 		e = wzc_wzx_pack_file(prof, &g, &w, from_window, &src, 2, path, &res, &d);
 		double written = (double)res.stats.total * 8.0 / ((double)w.L * w.T * (w.R + w.P));
