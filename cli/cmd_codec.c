@@ -60,7 +60,70 @@ static void help_prepare(void)
 	       "  --position-cap MODE int8: plan each layer's position-part error within the\n"
 	       "                      int8 position part's error on the calibration tokens\n"
 	       "                      (fp8-mix's, int4-g64's); off (default): no cap\n"
+	       "  --rope-theta BASE   the model's RoPE base (DeepSeek: 10000): code the position\n"
+	       "                      part after undoing RoPE at each token's position, with\n"
+	       "                      a transform of its own like the latent's (a version 6\n"
+	       "                      profile; docs/wz-format.md, \"RoPE undone\").  The\n"
+	       "                      traces' position parts must be in DeepSeek's interleaved\n"
+	       "                      pairs (2i, 2i+1); each layer's gain is printed\n"
+	       "  --rope-yarn F,N[,BF,BS]\n"
+	       "                      the model's YaRN scaling: factor F on N original\n"
+	       "                      positions, beta_fast BF and beta_slow BS (default 32,1);\n"
+	       "                      DeepSeek-V3: 40,4096.  Needs --rope-theta\n"
 	       "  -h, --help          this help\n");
+}
+
+/* --rope-yarn F,N[,BF,BS] into yarn[4]. */
+static int parse_yarn(const char *text, double yarn[4])
+{
+	char **items;
+	int n = wz_split_list(text, &items), rc = 0;
+	static const char *what[4] = { "factor", "original positions", "beta_fast", "beta_slow" };
+	static const double lo[4] = { 1, 1, 1e-6, 1e-6 }, hi[4] = { 1e6, 1e9, 1e6, 1e6 };
+	if (n != 2 && n != 4)
+		rc = wz_cli_usage(CMD, "--rope-yarn: '%s': give FACTOR,ORIGINAL[,BETA_FAST,BETA_SLOW]",
+				  text);
+	for (int i = 0; !rc && i < n; i++) {
+		char opt[64];
+		snprintf(opt, sizeof opt, "--rope-yarn (%s)", what[i]);
+		rc = wz_cli_double(CMD, opt, items[i], lo[i], hi[i], &yarn[i]);
+	}
+	if (!rc && n == 4 && !(yarn[2] > yarn[3]))
+		rc = wz_cli_usage(CMD, "--rope-yarn: beta_fast %g must be above beta_slow %g", yarn[2],
+				  yarn[3]);
+	wz_strlist_free(items, n);
+	return rc;
+}
+
+/* Each layer's gain from undoing RoPE, on stderr: the range and the
+ * median, and a warning where the median loses. */
+static void report_rope_gain(const wzc_profile *prof)
+{
+	double *g = malloc(sizeof *g * (size_t)prof->L);
+	if (!g)
+		return;
+	int lo = 0, hi = 0;
+	for (int l = 0; l < prof->L; l++) {
+		g[l] = wzc_profile_rope_gain_db(prof, l);
+		lo = g[l] < g[lo] ? l : lo;
+		hi = g[l] > g[hi] ? l : hi;
+	}
+	double min = g[lo], max = g[hi];
+	for (int i = 1; i < prof->L; i++) /* insertion sort: L <= 4096, once */
+		for (int j = i; j > 0 && g[j] < g[j - 1]; j--) {
+			double t = g[j];
+			g[j] = g[j - 1];
+			g[j - 1] = t;
+		}
+	double med = prof->L % 2 ? g[prof->L / 2] : 0.5 * (g[prof->L / 2 - 1] + g[prof->L / 2]);
+	fprintf(stderr,
+		"wzplan codec: RoPE undone: the position part's gain on the calibration tokens "
+		"%.2f dB (layer %d) to %.2f dB (layer %d), median %.2f dB\n",
+		min, lo, max, hi, med);
+	if (med < 0)
+		fprintf(stderr, "wzplan codec: warning: undoing RoPE loses on these caches: are "
+				"--rope-theta and --rope-yarn the model's, and the pairs interleaved?\n");
+	free(g);
 }
 
 wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path)
@@ -230,16 +293,19 @@ static int cmd_prepare(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "query-weight", required_argument, NULL, 'q' },
 		{ "position-cap", required_argument, NULL, 'p' },
+		{ "rope-theta", required_argument, NULL, 'T' },
+		{ "rope-yarn", required_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *paths[MAX_TRACES], *out = NULL, *rates = NULL;
-	int npaths = 0, c, rc;
+	int npaths = 0, c, rc, yarn_given = 0;
+	double theta = 0, yarn[4] = { 1, 1, 32, 1 };
 	wzc_prepare_opts opts;
 	wzc_prepare_opts_default(&opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
@@ -264,6 +330,15 @@ static int cmd_prepare(int argc, char **argv)
 				return wz_cli_usage(CMD, "--position-cap: '%s' is not int8 or off",
 						    optarg);
 			break;
+		case 'T':
+			if ((rc = wz_cli_double(CMD, "--rope-theta", optarg, 1.0000001, 1e12, &theta)))
+				return rc;
+			break;
+		case 'Y':
+			if ((rc = parse_yarn(optarg, yarn)))
+				return rc;
+			yarn_given = 1;
+			break;
 		case 'h':
 			help_prepare();
 			return 0;
@@ -277,6 +352,8 @@ static int cmd_prepare(int argc, char **argv)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
 	if (!npaths || !out)
 		return wz_cli_usage(CMD, "prepare needs --trace and --out");
+	if (yarn_given && !(theta > 0))
+		return wz_cli_usage(CMD, "--rope-yarn needs --rope-theta (the RoPE base)");
 	wzc_format fmts[MAX_FORMATS];
 	int nrates = 0;
 	wz_diag diag;
@@ -303,8 +380,25 @@ static int cmd_prepare(int argc, char **argv)
 		wp[i] = &ws[i];
 	}
 	fprintf(stderr, "wzplan codec: preparing from %d window%s\n", npaths, npaths == 1 ? "" : "s");
+	double *freq = NULL;
+	if (theta > 0) {
+		int pairs = traces[0]->P / 2;
+		freq = malloc(sizeof *freq * (size_t)(pairs ? pairs : 1));
+		if (!freq) {
+			for (int i = 0; i < npaths; i++)
+				wzt_cache_trace_free(traces[i]);
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			return wz_cli_fail(CMD, &diag);
+		}
+		wzc_rope_freqs(traces[0]->P, theta, yarn[0], yarn[1], yarn[2], yarn[3], freq);
+		opts.rope_freq = freq;
+		opts.rope_pairs = pairs;
+	}
 	wzc_profile *prof = NULL;
 	wz_err e = wzc_prepare(wp, npaths, &opts, &prof, &diag);
+	free(freq);
+	if (!e && theta > 0)
+		report_rope_gain(prof);
 	for (int i = 0; !e && i < nrates; i++) {
 		wzc_codec *codec;
 		e = wzc_codec_new(&fmts[i], prof->L, prof->R, prof->P, prof, &codec, &diag);

@@ -3,10 +3,12 @@
 #include "codec/codec.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec/codec_internal.h"
 #include "codec/profile.h"
 #include "codec/profile_cache.h"
+#include "codec/rope.h"
 #include "codec/wz_plan.h"
 #include "codec/wzt_trellis.h"
 #include "codec/wzx.h"
@@ -117,11 +119,46 @@ float wzc_codec_tensor_scale(const wzc_codec *c, int layer)
 	return layer >= 0 && layer < c->L ? c->tensor_scale[layer] : 0;
 }
 
-wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, const float *rope,
-			uint8_t *records, wz_diag *diag)
+const double *wzc_codec_rope_freq(const wzc_codec *c, int layer)
+{
+	if (!c->wz || !c->profile || !wzc_profile_undoes_rope(c->profile, layer))
+		return NULL;
+	return c->profile->rope_freq + (size_t)layer * (c->P / 2);
+}
+
+static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, uint8_t *records, wz_diag *diag);
+
+wz_err wzc_encode_layer_at(wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, const int64_t *positions, uint8_t *records,
+			   wz_diag *diag)
 {
 	if (layer < 0 || layer >= c->L || n < 0)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "layer %d of %d, %d tokens", layer, c->L, n);
+	const double *f = wzc_codec_rope_freq(c, layer);
+	if (!f || n == 0)
+		return encode_layer(c, layer, n, latent, rope, records, diag);
+	/* the position part rotated back, then coded as any other */
+	float *back = malloc(sizeof *back * (size_t)n * (size_t)c->P);
+	if (!back)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (%d tokens)", n);
+	memcpy(back, rope, sizeof *back * (size_t)n * (size_t)c->P);
+	for (int t = 0; t < n; t++)
+		wzc_rope_turn(back + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, -1);
+	wz_err e = encode_layer(c, layer, n, latent, back, records, diag);
+	free(back);
+	return e;
+}
+
+wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, const float *rope,
+			uint8_t *records, wz_diag *diag)
+{
+	return wzc_encode_layer_at(c, layer, n, latent, rope, NULL, records, diag);
+}
+
+static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, uint8_t *records, wz_diag *diag)
+{
 	if (c->wz) {
 		/* The layer's plan, made on first use (wzt's trellis plan rests on it). */
 		const layer_plan *lp;
@@ -145,27 +182,46 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 	return WZ_OK;
 }
 
-void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-		      float *rope)
+void wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record, int64_t position,
+			 float *latent, float *rope)
 {
 	if (layer < 0 || layer >= c->L)
 		return;
-	if (c->wz)
+	if (c->wz) {
 		wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, 0);
-	else
+		const double *f = wzc_codec_rope_freq(c, layer);
+		if (f)
+			wzc_rope_turn(rope, c->P, position, f, 1);
+	} else {
 		wzc_baseline_decode(c, layer, record, latent, rope);
+	}
 }
 
-void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
-		      float *latent, float *rope)
+void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+		      float *rope)
+{
+	wzc_decode_token_at(c, layer, record, 0, latent, rope);
+}
+
+void wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			 const int64_t *positions, float *latent, float *rope)
 {
 	if (c->wz && layer >= 0 && layer < c->L) {
 		wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
+		const double *f = wzc_codec_rope_freq(c, layer);
+		for (int t = 0; f && t < n; t++)
+			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);
 		return;
 	}
 	for (int t = 0; t < n; t++)
 		wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
 				 latent + (size_t)t * c->R, rope + (size_t)t * c->P);
+}
+
+void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+		      float *latent, float *rope)
+{
+	wzc_decode_layer_at(c, layer, n, records, NULL, latent, rope);
 }
 
 int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t *record,

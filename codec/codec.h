@@ -43,22 +43,43 @@ const wzc_format *wzc_codec_format(const wzc_codec *codec);
 /* Bytes of one token's record for one layer (wzc_record_bytes of the format). */
 size_t wzc_codec_record_bytes(const wzc_codec *codec);
 
-/* Encodes n tokens of one layer (latent [n][R], rope [n][P]) into n records
- * of wzc_codec_record_bytes each.  fp8-flat first sets the layer's
- * per-tensor scale from these tokens (kept in the codec for decoding). */
+/* Encodes n tokens of one layer (latent [n][R], rope [n][P], as cached:
+ * after RoPE) at absolute positions positions[0..n) (NULL: 0..n-1) into n
+ * records of wzc_codec_record_bytes each.  Positions matter only where
+ * the profile undoes RoPE (wzc_profile_undoes_rope; docs/wz-format.md,
+ * "RoPE undone"): a token's record then decodes right only at its own
+ * position.  fp8-flat first sets the layer's per-tensor scale from these
+ * tokens (kept in the codec for decoding). */
+wz_err wzc_encode_layer_at(wzc_codec *codec, int layer, int n, const float *latent,
+			   const float *rope, const int64_t *positions, uint8_t *records /* OUT */,
+			   wz_diag *diag);
+/* The same with the tokens at positions 0..n-1. */
 wz_err wzc_encode_layer(wzc_codec *codec, int layer, int n, const float *latent,
 			const float *rope, uint8_t *records /* OUT */, wz_diag *diag);
 
-/* Decodes one record (any bytes: a record is untrusted and never makes the
- * decoder read or write out of bounds). */
+/* Decodes one record of a token at `position` (any bytes: a record is
+ * untrusted and never makes the decoder read or write out of bounds). */
+void wzc_decode_token_at(const wzc_codec *codec, int layer, const uint8_t *record,
+			 int64_t position, float *latent /* OUT [R] */, float *rope /* OUT [P] */);
+/* The same at position 0. */
 void wzc_decode_token(const wzc_codec *codec, int layer, const uint8_t *record,
 		      float *latent /* OUT [R] */, float *rope /* OUT [P] */);
+/* n records of tokens at positions[0..n) (NULL: 0..n-1). */
+void wzc_decode_layer_at(const wzc_codec *codec, int layer, int n, const uint8_t *records,
+			 const int64_t *positions, float *latent /* OUT [n][R] */,
+			 float *rope /* OUT [n][P] */);
+/* The same at positions 0..n-1. */
 void wzc_decode_layer(const wzc_codec *codec, int layer, int n, const uint8_t *records,
 		      float *latent /* OUT [n][R] */, float *rope /* OUT [n][P] */);
+/* The layer's RoPE inverse frequencies (P / 2) when the codec's profile
+ * undoes RoPE in it, else NULL. */
+const double *wzc_codec_rope_freq(const wzc_codec *codec, int layer);
 
 /* wz only: decodes into the transformed (orthogonal, per-layer) domain that
- * attention can read directly: x = mean + basis^T y for each part.  Returns
- * 0, or -1 for a codec that is not wz. */
+ * attention can read directly: x = mean + basis^T y for each part, the
+ * position part's x rotated back where the profile undoes RoPE (so x
+ * there is R(-p f) of the cached values).  Returns 0, or -1 for a codec
+ * that is not wz. */
 int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uint8_t *record,
 				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
 

@@ -13,7 +13,7 @@ libwzcodec_la_SOURCES = \
 	codec/baseline.c \
 	codec/linalg.c codec/linalg.h \
 	codec/levels.c codec/levels.h \
-	codec/profile.h codec/profile_io.c codec/profile_internal.h codec/profile_layers.c codec/profile_parse.c codec/prepare.c \
+	codec/profile.h codec/profile_io.c codec/profile_internal.h codec/profile_layers.c codec/profile_parse.c codec/prepare.c codec/rope.c codec/rope.h \
 	codec/wz_codec.c codec/wz_plan.h codec/wz_flat.c codec/wz_flat.h \
 	codec/wz_allocate.c codec/wz_allocate.h \
 	codec/wzx.c codec/wzx.h codec/wzx_file.c codec/wzx_internal.h \

@@ -241,9 +241,9 @@ wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers
 		const float *x[2] = { w->latent + (size_t)l * T * R, w->rope + (size_t)l * T * P };
 		if (wzx_rec)
 			memcpy(rec, wzx_rec + rb * (size_t)T * l, rb * (size_t)T);
-		else if ((rc = wzc_encode_layer(codec, l, T, x[0], x[1], rec, diag)))
+		else if ((rc = wzc_encode_layer_at(codec, l, T, x[0], x[1], w->positions, rec, diag)))
 			goto fail;
-		wzc_decode_layer(codec, l, T, rec, lat, rope);
+		wzc_decode_layer_at(codec, l, T, rec, w->positions, lat, rope);
 		if (!wzx_rec)
 			e->bytes += rb * (size_t)T;
 		e->values += (size_t)T * (R + P);

@@ -11,6 +11,7 @@
 #include "codec/codec_internal.h"
 #include "codec/linalg.h"
 #include "codec/profile.h"
+#include "codec/rope.h"
 
 static const float *row(const wzc_window *w, int pos, int l, int t);
 static int is_sink(const wzc_window *w, int t);
@@ -33,6 +34,8 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 	 * and 1.4x attention KL; on the real model's caches it never binds
 	 * (their position part is already ~0.01x the int8 part's error). */
 	o->position_cap = 0;
+	o->rope_freq = NULL;
+	o->rope_pairs = 0;
 }
 
 /* The position cap of layer l (docs/wz-format.md, "Model"): the int8
@@ -99,7 +102,9 @@ static void fit_anchor(const wzc_window *const *ws, int nw, int l, int pos, wzc_
  * together have equal variance and different pairs are uncorrelated.  So
  * its transform is the identity and its variances and weights are averaged
  * over each rotated pair (DeepSeek's interleaved pairs 2i, 2i+1), which
- * holds at any position, including 100k tokens past the calibration. */
+ * holds at any position, including 100k tokens past the calibration.
+ * Given the model's frequencies, the profile undoes RoPE instead
+ * (rotated_windows) and fits the position part as the latent. */
 static void pair_average(float *v, int n)
 {
 	for (int i = 0; i + 1 < n; i += 2)
@@ -144,7 +149,11 @@ static void shrink(wzc_part_profile *q, const double *eig, double lw, double N)
 	}
 }
 
-static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_part_profile *q,
+/* klt: the part's mean, covariance eigenbasis and shrinkage (the latent,
+ * and a position part with RoPE undone); else the position part as
+ * cached: no mean, the identity, statistics averaged over each pair. */
+static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
+		       wzc_part_profile *q,
 		       double *qstat /* [n] query energy per component, OUT, or NULL */,
 		       wz_diag *diag)
 {
@@ -175,7 +184,7 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 			N++;
 		}
 	for (int i = 0; i < n; i++)
-		mean[i] = pos == 0 && N > 0 ? mean[i] / N : 0;
+		mean[i] = klt && N > 0 ? mean[i] / N : 0;
 	/* Lower triangle of the covariance, then mirrored. */
 	for (int w = 0; w < nw; w++)
 		for (int t = 0; t < ws[w]->T; t++) {
@@ -195,7 +204,7 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 			cov[(size_t)i * un + j] /= N;
 			cov[(size_t)j * un + i] = cov[(size_t)i * un + j];
 		}
-	if (pos == 1) {
+	if (!klt) {
 		for (int i = 0; i < n; i++) {
 			eig[i] = cov[(size_t)i * un + i];
 			for (int j = 0; j < n; j++)
@@ -271,7 +280,7 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 		for (int k = 0; k < n; k++)
 			qstat[k] = (1 - rho) * qstat[k] + rho * qbar;
 		free(q4);
-		if (pos == 1)
+		if (!klt)
 			pair_average_d(qstat, n);
 	}
 
@@ -360,7 +369,7 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 		if (pass == 0) {
 			for (int k = 0; k < n; k++)
 				q->sigma[k] = nlogs > 0 ? (float)(ssum[k] / nlogs) : 0;
-			if (pos == 1)
+			if (!klt)
 				pair_average(q->sigma, n);
 			else
 				shrink(q, eig, lw, nlogs);
@@ -386,6 +395,56 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 	if (!nomem)
 		fit_anchor(ws, nw, l, pos, q);
 	return nomem ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
+}
+
+/* Copies of the windows with every token's position part, and every
+ * query's, rotated back by its own position (a query sits at its last
+ * token, q_index): what a profile that undoes RoPE is fitted to.  The
+ * arrays are one allocation each, freed by free_rotated. */
+static void free_rotated(wzc_window *rw, int nw)
+{
+	for (int w = 0; rw && w < nw; w++) {
+		free((float *)rw[w].rope);
+		free((float *)rw[w].q_rope);
+	}
+	free(rw);
+}
+
+static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const double *freq)
+{
+	wzc_window *rw = calloc((size_t)nw, sizeof *rw);
+	for (int w = 0; rw && w < nw; w++) {
+		const wzc_window *s = ws[w];
+		rw[w] = *s;
+		rw[w].rope = rw[w].q_rope = NULL;
+		size_t nr = (size_t)s->L * s->T * s->P, nq = (size_t)s->L * s->Q * s->H * s->P;
+		float *r = malloc(sizeof *r * (nr ? nr : 1));
+		float *qr = s->q_rope ? malloc(sizeof *qr * (nq ? nq : 1)) : NULL;
+		rw[w].rope = r;
+		rw[w].q_rope = qr;
+		if (!r || (s->q_rope && !qr)) {
+			free_rotated(rw, w + 1);
+			return NULL;
+		}
+		memcpy(r, s->rope, sizeof *r * nr);
+		for (int l = 0; l < s->L; l++)
+			for (int t = 0; t < s->T; t++)
+				wzc_rope_turn(r + ((size_t)l * s->T + t) * s->P, s->P,
+					      s->positions ? s->positions[t] : t, freq, -1);
+		if (!qr)
+			continue;
+		memcpy(qr, s->q_rope, sizeof *qr * nq);
+		for (int l = 0; l < s->L; l++)
+			for (int qi = 0; qi < s->Q; qi++) {
+				int64_t at = s->q_index ? s->q_index[qi] : s->T - 1;
+				at = at < 0 ? 0 : at >= s->T ? s->T - 1 : at;
+				int64_t pos = s->positions ? s->positions[at] : at;
+				for (int h = 0; h < s->H; h++)
+					wzc_rope_turn(qr + (((size_t)l * s->Q + qi) * s->H + h) * s->P,
+						      s->P, pos, freq, -1);
+			}
+	}
+	return rw;
 }
 
 wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *opts,
@@ -428,14 +487,42 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	if (w0->model && strlen(w0->model) > WZC_MODEL_MAX)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: model: a name longer than %d bytes",
 				   w0->name ? w0->name : "window", WZC_MODEL_MAX);
+	int undo = 0;
+	if (opts->rope_freq) {
+		if (opts->rope_pairs != w0->P / 2)
+			return wz_diag_set(diag, WZ_ERR_USAGE,
+					   "%d RoPE frequencies for a position part of %d values (%d pairs)",
+					   opts->rope_pairs, w0->P, w0->P / 2);
+		for (int i = 0; i < opts->rope_pairs; i++) {
+			if (!(isfinite(opts->rope_freq[i]) && opts->rope_freq[i] >= 0))
+				return wz_diag_set(diag, WZ_ERR_USAGE,
+						   "RoPE frequency %d is %g: not a finite number >= 0", i,
+						   opts->rope_freq[i]);
+			undo |= opts->rope_freq[i] != 0;
+		}
+	}
 	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
 	double *qlat = malloc(sizeof(double) * (size_t)w0->R);
 	double *qrope = malloc(sizeof(double) * (size_t)(w0->P + 1));
-	if (!p || !qlat || !qrope) {
+	wzc_window *rw = undo ? rotated_windows(ws, nw, opts->rope_freq) : NULL;
+	const wzc_window **rws = undo ? malloc(sizeof *rws * (size_t)nw) : NULL;
+	size_t npair = (size_t)(w0->P / 2);
+	if (p && undo)
+		p->rope_freq = malloc(sizeof *p->rope_freq * (size_t)w0->L * (npair ? npair : 1));
+	if (!p || !qlat || !qrope || (undo && (!rw || !rws || !p->rope_freq))) {
 		wzc_profile_free(p);
 		free(qlat);
 		free(qrope);
+		free_rotated(rw, nw);
+		free(rws);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int w = 0; undo && w < nw; w++)
+		rws[w] = &rw[w];
+	if (undo) {
+		p->version = WZC_PROFILE_VERSION;
+		for (int l = 0; l < w0->L; l++)
+			memcpy(p->rope_freq + (size_t)l * npair, opts->rope_freq, sizeof(double) * npair);
 	}
 	snprintf(p->model, sizeof p->model, "%s", w0->model ? w0->model : "");
 	p->query_weighted = queries && opts->query_weight > 0;
@@ -443,9 +530,10 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		p->ntokens += (uint64_t)ws[w]->T;
 	wz_err e = WZ_OK;
 	for (int l = 0; l < p->L && !e; l++) {
-		e = fit_part(ws, nw, l, 0, &p->latent[l], queries ? qlat : NULL, diag);
+		e = fit_part(ws, nw, l, 0, 1, &p->latent[l], queries ? qlat : NULL, diag);
 		if (!e)
-			e = fit_part(ws, nw, l, 1, &p->rope[l], queries && p->P ? qrope : NULL, diag);
+			e = fit_part(undo ? rws : ws, nw, l, 1, undo, &p->rope[l],
+				     queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;
 		if (opts->position_cap && p->P > 0) {
@@ -503,6 +591,8 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	}
 	free(qlat);
 	free(qrope);
+	free_rotated(rw, nw);
+	free(rws);
 	if (e) {
 		wzc_profile_free(p);
 		return e;

@@ -38,11 +38,14 @@ typedef struct {
  * position part's error within; version 5 changes only the file (a
  * checksum per layer, so that a reader reads only the layers it uses) and
  * plans exactly as version 4: a rule "from version N" holds for every
- * later version. */
-#define WZC_PROFILE_VERSION 5
+ * later version; version 6 adds each layer's RoPE inverse frequencies
+ * (the position part coded after undoing RoPE where any is non-zero) and
+ * is written only for such a profile, every other as version 5. */
+#define WZC_PROFILE_VERSION 6
+#define WZC_PROFILE_VERSION_PLAIN 5 /* a profile that does not undo RoPE */
 
 struct wzc_profile {
-	int version;        /* 1 to 5, as read; new profiles get WZC_PROFILE_VERSION */
+	int version;        /* 1 to 6, as read; new profiles get 5, or 6 when they undo RoPE */
 	char model[WZC_MODEL_MAX + 1];
 	int L, R, P;
 	int query_weighted; /* 1 when the weights come from calibration queries */
@@ -54,6 +57,12 @@ struct wzc_profile {
 	 * plan keeps the position part within; 0: no cap (always so before
 	 * version 4) */
 	float *pos_cap;
+	/* [L][P/2] per layer, the RoPE inverse frequency of each pair (2i,
+	 * 2i + 1): the position part is coded after rotating pair i of a
+	 * token at position p back by p f_i (docs/wz-format.md, "RoPE
+	 * undone"); NULL, or all zero, when it is not (always so before
+	 * version 6) */
+	double *rope_freq;
 	/* what is derived from the profile, built lazily (codec/profile_cache.h);
 	 * NULL computes everything afresh */
 	struct wzc_profile_cache *cache;
@@ -77,6 +86,13 @@ typedef struct {
 	/* 1: each layer's position cap is the int8 position coder's error
 	 * on the calibration tokens (the default); 0: no cap. */
 	int position_cap;
+	/* The model's RoPE inverse frequencies, one per pair (2i, 2i + 1) of
+	 * the position part, the same in every layer: with any non-zero, the
+	 * position part is coded after undoing RoPE (docs/wz-format.md, "RoPE
+	 * undone") and the profile is version 6.  rope_pairs must be P / 2;
+	 * NULL (the default): the position part is coded as cached. */
+	const double *rope_freq;
+	int rope_pairs;
 } wzc_prepare_opts;
 
 void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);
@@ -112,6 +128,25 @@ int wzc_profile_has_layer(const wzc_profile *p, int l);
 wz_err wzc_profile_need_layer(const wzc_profile *p, int l, wz_diag *diag);
 wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag);
 void wzc_profile_free(wzc_profile *p);
+
+/* 1 when layer l's position part is coded after undoing RoPE (some
+ * frequency non-zero). */
+int wzc_profile_undoes_rope(const wzc_profile *p, int l);
+/* Layer l's coding gain from undoing RoPE, in dB: the geometric mean of
+ * the position part's variances as cached (each rotated pair's, averaged
+ * over positions: its two channels' variances and squared means,
+ * averaged) over that of the profile's components, both from the
+ * profile's own statistics.  0 for a layer that does not undo RoPE.  A
+ * model's frequencies gain on its caches; wrong ones gain little or
+ * lose. */
+double wzc_profile_rope_gain_db(const wzc_profile *p, int l);
+/* The inverse frequencies of RoPE on P values: base^(-2i/P) for pair i,
+ * blended as YaRN does when yarn_factor > 1 (transformers'
+ * _compute_yarn_parameters: the correction range from beta_fast and
+ * beta_slow over yarn_original positions, truncated, and a linear ramp);
+ * yarn_factor <= 1 gives plain RoPE.  freq has P / 2 entries. */
+void wzc_rope_freqs(int P, double base, double yarn_factor, double yarn_original,
+		    double beta_fast, double beta_slow, double *freq /* OUT [P/2] */);
 
 /* Allocates a profile of the given shape with zeroed arrays. */
 wzc_profile *wzc_profile_alloc(int L, int R, int P);

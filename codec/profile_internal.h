@@ -35,7 +35,7 @@ static inline size_t pad4(size_t n)
 	return (n + 3) & ~(size_t)3;
 }
 
-/* Version 5's layout (docs/wz-format.md): the directory at D, the layers
+/* Version 5's and 6's layout (docs/wz-format.md): the directory at D, the layers
  * from H, each of S bytes. */
 static inline size_t dir_at(size_t mlen)
 {
@@ -47,16 +47,23 @@ static inline size_t layers_at(size_t mlen, size_t L)
 	return dir_at(mlen) + 8 * L;
 }
 
-static inline size_t layer_bytes(int R, int P)
+/* Version 6 adds each layer's RoPE inverse frequencies (float64, one per
+ * pair) after its position cap. */
+static inline size_t freq_bytes(int version, int P)
 {
-	return part_bytes(R) + part_bytes(P) + 4;
+	return version >= 6 ? 8 * (size_t)(P / 2) : 0;
+}
+
+static inline size_t layer_bytes(int version, int R, int P)
+{
+	return part_bytes(R) + part_bytes(P) + 4 + freq_bytes(version, P);
 }
 
 /* The file's size the header implies. */
 static inline size_t file_bytes(int version, int L, int R, int P, size_t mlen)
 {
 	if (version >= 5)
-		return layers_at(mlen, (size_t)L) + (size_t)L * layer_bytes(R, P) + 8;
+		return layers_at(mlen, (size_t)L) + (size_t)L * layer_bytes(version, R, P) + 8;
 	return WZC_PROF_HEADER + pad4(mlen) + (size_t)L * (part_bytes(R) + part_bytes(P)) +
 	       cap_bytes(version, L) + 8;
 }
@@ -84,6 +91,25 @@ static inline uint64_t get64(const uint8_t *p)
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | p[i];
 	return v;
+}
+
+static inline uint8_t *put_doubles(uint8_t *p, const double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u;
+		memcpy(&u, &x[i], 8);
+		put64(p + 8 * i, u);
+	}
+	return p + 8 * n;
+}
+
+static inline const uint8_t *get_doubles(const uint8_t *p, double *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t u = get64(p + 8 * i);
+		memcpy(&x[i], &u, 8);
+	}
+	return p + 8 * n;
 }
 
 static inline uint8_t *put_floats(uint8_t *p, const float *x, size_t n)

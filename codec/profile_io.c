@@ -41,7 +41,7 @@ wzc_profile *wzc_profile_shell(int L, int R, int P)
 	wzc_profile *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
-	p->version = WZC_PROFILE_VERSION;
+	p->version = WZC_PROFILE_VERSION_PLAIN;
 	p->L = L;
 	p->R = R;
 	p->P = P;
@@ -84,6 +84,7 @@ void wzc_profile_free(wzc_profile *p)
 	free(p->latent);
 	free(p->rope);
 	free(p->pos_cap);
+	free(p->rope_freq);
 	free(p->loaded);
 	free(p->layer_hash);
 	free(p);
@@ -149,12 +150,15 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 	if (pr->version >= 5) {
 		/* the layers, each with its cap; the directory of their hashes;
 		 * the trailing checksum over the header and directory */
-		size_t S = layer_bytes(pr->R, pr->P), H = layers_at(mlen, (size_t)pr->L);
+		size_t S = layer_bytes(pr->version, pr->R, pr->P), H = layers_at(mlen, (size_t)pr->L);
+		size_t npair = (size_t)(pr->P / 2);
 		for (int l = 0; l < pr->L; l++) {
 			uint8_t *q = b + H + (size_t)l * S;
 			q = put_part(q, &pr->latent[l]);
 			q = put_part(q, &pr->rope[l]);
-			put_floats(q, &pr->pos_cap[l], 1);
+			q = put_floats(q, &pr->pos_cap[l], 1);
+			if (pr->version >= 6 && pr->rope_freq) /* else zeros: no pair rotated */
+				put_doubles(q, pr->rope_freq + (size_t)l * npair, npair);
 			put64(p + 8 * (size_t)l, wzc_profile_checksum(b + H + (size_t)l * S, S));
 		}
 		put64(b + total - 8, wzc_profile_checksum(b, H));
@@ -184,7 +188,7 @@ void wzc_profile_reseal(uint8_t *b, size_t n)
 	}
 	if (L < 1 || L > WZC_PROF_MAX_L || mlen > WZC_MODEL_MAX || R > WZC_PROF_MAX_R || P > WZC_PROF_MAX_P)
 		return;
-	size_t H = layers_at(mlen, L), S = layer_bytes((int)R, (int)P);
+	size_t H = layers_at(mlen, L), S = layer_bytes((int)version, (int)R, (int)P);
 	if (n < H + 8)
 		return;
 	for (uint32_t l = 0; l < L && H + (size_t)(l + 1) * S <= n - 8; l++)
@@ -194,12 +198,13 @@ void wzc_profile_reseal(uint8_t *b, size_t n)
 
 size_t wzc_profile_layer_offset(const wzc_profile *p, int l)
 {
-	return layers_at(strlen(p->model), (size_t)p->L) + (size_t)l * layer_bytes(p->R, p->P);
+	return layers_at(strlen(p->model), (size_t)p->L) +
+	       (size_t)l * layer_bytes(p->version, p->R, p->P);
 }
 
 size_t wzc_profile_layer_size(const wzc_profile *p)
 {
-	return layer_bytes(p->R, p->P);
+	return layer_bytes(p->version, p->R, p->P);
 }
 
 wz_err wzc_profile_write(const char *path, const wzc_profile *p, wz_diag *diag)

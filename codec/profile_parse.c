@@ -106,8 +106,9 @@ static wz_err check_part(const wzc_part_profile *q, const char *origin, int laye
 	return WZ_OK;
 }
 
-/* Version 5: layer l's bytes at q parsed into the profile and checked
- * (its checksum already matched): the parts, then its position cap. */
+/* Versions 5 and 6: layer l's bytes at q parsed into the profile and
+ * checked (its checksum already matched): the parts, then its position
+ * cap, then (version 6) its RoPE inverse frequencies. */
 static wz_err parse_layer(wzc_profile *p, int l, const uint8_t *q, int view, const char *origin,
 			  wz_diag *diag)
 {
@@ -118,10 +119,20 @@ static wz_err parse_layer(wzc_profile *p, int l, const uint8_t *q, int view, con
 	get_part_arrays(&q, &p->rope[l], view);
 	if ((e = check_part(&p->rope[l], origin, l, "position", diag)))
 		return e;
-	get_floats(q, &p->pos_cap[l], 1);
+	q = get_floats(q, &p->pos_cap[l], 1);
 	if (!all_finite(&p->pos_cap[l], 1, 1))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: layer %d: the position cap is negative, infinite or NaN", origin, l);
+	if (p->version < 6)
+		return WZ_OK;
+	size_t npair = (size_t)(p->P / 2);
+	double *f = p->rope_freq + (size_t)l * npair;
+	get_doubles(q, f, npair);
+	for (size_t i = 0; i < npair; i++)
+		if (!(isfinite(f[i]) && f[i] >= 0))
+			return wz_diag_set(diag, WZ_ERR_CORRUPT,
+					   "%s: layer %d: RoPE frequency %zu is negative, infinite or NaN",
+					   origin, l, i);
 	return WZ_OK;
 }
 
@@ -241,7 +252,7 @@ static void parse_header(reading *r)
 		}
 	r->parsed = version >= 5 ? r->H : WZC_PROF_HEADER + pad4(mlen);
 	r->lhashed = r->parsed;
-	r->S = layer_bytes((int)R, (int)P);
+	r->S = layer_bytes((int)version, (int)R, (int)P);
 	/* the file's buffer is 64-byte aligned: the parts start 4-byte aligned */
 	r->view = r->may_view && (uintptr_t)(b + r->parsed) % 4 == 0;
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -260,6 +271,11 @@ static void parse_header(reading *r)
 	for (int l = 0; (r->view || r->head_only) && l < (int)L; l++) {
 		p->latent[l].n = (int)R;
 		p->rope[l].n = (int)P;
+	}
+	if (version >= 6 && !(p->rope_freq = calloc((size_t)L * (P / 2 ? P / 2 : 1), sizeof(double)))) {
+		wzc_profile_free(p);
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_NOMEM, "out of memory");
+		return;
 	}
 	memcpy(p->model, b + WZC_PROF_HEADER, mlen);
 	p->model[mlen] = 0;
@@ -498,7 +514,7 @@ wz_err wzc_profile_load_layer(wzc_profile *p, int l, const uint8_t *bytes, int v
 		return wz_diag_set(diag, WZ_ERR_INTERNAL, "%s: layer %d cannot be loaded", origin, l);
 	if (view && !wzc_profile_can_view(bytes))
 		return wz_diag_set(diag, WZ_ERR_INTERNAL, "%s: layer %d cannot be viewed", origin, l);
-	if (wzc_profile_checksum(bytes, layer_bytes(p->R, p->P)) != p->layer_hash[l])
+	if (wzc_profile_checksum(bytes, layer_bytes(p->version, p->R, p->P)) != p->layer_hash[l])
 		return wz_diag_set(diag, WZ_ERR_CORRUPT,
 				   "%s: layer %d: checksum mismatch: the profile is corrupted", origin, l);
 	if (!view && (wzc_part_alloc(&p->latent[l], p->R) || wzc_part_alloc(&p->rope[l], p->P))) {

@@ -273,24 +273,43 @@ static wz_err check_layer(const wz_codec *c, int layer, int n, wz_diag *diag)
 	return WZ_OK;
 }
 
+wz_err wz_encode_layer_at(wz_codec *c, int layer, int n, const float *latent, const float *rope,
+			  const int64_t *positions, uint8_t *records, wz_diag *diag)
+{
+	wz_err e = check_layer(c, layer, n, diag);
+	return e ? e : wzc_encode_layer_at(c->c, layer, n, latent, rope, positions, records, diag);
+}
+
 wz_err wz_encode_layer(wz_codec *c, int layer, int n, const float *latent, const float *rope,
 		       uint8_t *records, wz_diag *diag)
 {
+	return wz_encode_layer_at(c, layer, n, latent, rope, NULL, records, diag);
+}
+
+wz_err wz_decode_layer_at(const wz_codec *c, int layer, int n, const uint8_t *records,
+			  const int64_t *positions, float *latent, float *rope, wz_diag *diag)
+{
 	wz_err e = check_layer(c, layer, n, diag);
-	return e ? e : wzc_encode_layer(c->c, layer, n, latent, rope, records, diag);
+	if (!e)
+		wzc_decode_layer_at(c->c, layer, n, records, positions, latent, rope);
+	return e;
 }
 
 wz_err wz_decode_layer(const wz_codec *c, int layer, int n, const uint8_t *records,
 		       float *latent, float *rope, wz_diag *diag)
 {
-	wz_err e = check_layer(c, layer, n, diag);
-	if (!e)
-		wzc_decode_layer(c->c, layer, n, records, latent, rope);
-	return e;
+	return wz_decode_layer_at(c, layer, n, records, NULL, latent, rope, diag);
 }
 
 wz_err wz_roundtrip_layer(wz_codec *c, int layer, int n, const float *latent, const float *rope,
 			  float *latent_out, float *rope_out, wz_diag *diag)
+{
+	return wz_roundtrip_layer_at(c, layer, n, latent, rope, NULL, latent_out, rope_out, diag);
+}
+
+wz_err wz_roundtrip_layer_at(wz_codec *c, int layer, int n, const float *latent,
+			     const float *rope, const int64_t *positions, float *latent_out,
+			     float *rope_out, wz_diag *diag)
 {
 	wz_err e = check_layer(c, layer, n, diag);
 	if (e || n == 0)
@@ -299,9 +318,9 @@ wz_err wz_roundtrip_layer(wz_codec *c, int layer, int n, const float *latent, co
 	uint8_t *records = malloc((size_t)n * rb);
 	if (!records)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory for %d records", n);
-	e = wzc_encode_layer(c->c, layer, n, latent, rope, records, diag);
+	e = wzc_encode_layer_at(c->c, layer, n, latent, rope, positions, records, diag);
 	if (!e)
-		wzc_decode_layer(c->c, layer, n, records, latent_out, rope_out);
+		wzc_decode_layer_at(c->c, layer, n, records, positions, latent_out, rope_out);
 	free(records);
 	return e;
 }

@@ -96,6 +96,7 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		.nlev = nlev, .sigma = sigma, .tab = tab, .tables = tables, .ones = ones,
 		.ones_lev = ones_lev, .ones_sigma = ones_sigma, .delta = delta, .scale_mult = mult,
 		.scale_ref = { pr->latent[layer].scale_ref, pr->rope[layer].scale_ref },
+		.rope_undone = wzc_profile_undoes_rope(pr, layer),
 		.block = b, .block_bytes = total,
 	};
 	*out = f;

@@ -33,6 +33,10 @@ typedef struct wzc_wz_flat {
 	const float *delta;     /* [nv] the anchor minus the mean, transformed (latent, position) */
 	const float *scale_mult;/* [256] decoded scale of each scale code */
 	float scale_ref[2];
+	/* 1 when the profile undoes RoPE in this layer: the plan decodes the
+	 * position part rotated back (docs/wz-format.md, "RoPE undone"), which
+	 * the GPU kernels do not turn forward yet, so they refuse it */
+	int rope_undone;
 	void *block;            /* the memory all pointers above point into */
 	size_t block_bytes;
 } wzc_wz_flat;

@@ -93,6 +93,19 @@ wz_err wz_decode_layer(const wz_codec *c, int layer, int n, const uint8_t *recor
 wz_err wz_roundtrip_layer(wz_codec *c, int layer, int n, const float *latent, const float *rope,
 			  float *latent_out /* OUT [n][R] */, float *rope_out /* OUT [n][P] */,
 			  wz_diag *diag);
+/* The same three for tokens at absolute positions positions[0..n) (the
+ * three above: 0..n-1).  Positions matter where the profile undoes RoPE
+ * (a version 6 profile; docs/wz-format.md, "RoPE undone"): a record then
+ * decodes right only at its own token's position. */
+wz_err wz_encode_layer_at(wz_codec *c, int layer, int n, const float *latent, const float *rope,
+			  const int64_t *positions, uint8_t *records /* OUT */, wz_diag *diag);
+wz_err wz_decode_layer_at(const wz_codec *c, int layer, int n, const uint8_t *records,
+			  const int64_t *positions, float *latent /* OUT [n][R] */,
+			  float *rope /* OUT [n][P] */, wz_diag *diag);
+wz_err wz_roundtrip_layer_at(wz_codec *c, int layer, int n, const float *latent,
+			     const float *rope, const int64_t *positions,
+			     float *latent_out /* OUT [n][R] */, float *rope_out /* OUT [n][P] */,
+			     wz_diag *diag);
 /* The bytes a whole window takes in this format: L x T records for the GPU
  * tier; the written container (header, index, blocks, checksums) for wzx. */
 wz_err wz_window_bytes(wz_codec *c, const wz_window *w, uint64_t *bytes /* OUT */, wz_diag *diag);

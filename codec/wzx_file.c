@@ -742,8 +742,9 @@ wz_err wzc_wzx_roundtrip(wzc_codec *codec, const wzc_window *w, uint8_t **out,
 		goto done;
 	}
 	for (int l = 0; l < w->L && !e; l++)
-		e = wzc_encode_layer(codec, l, w->T, w->latent + (size_t)l * w->T * w->R,
-				     w->rope + (size_t)l * w->T * w->P, rec + per * l, diag);
+		e = wzc_encode_layer_at(codec, l, w->T, w->latent + (size_t)l * w->T * w->R,
+					w->rope + (size_t)l * w->T * w->P, w->positions, rec + per * l,
+					diag);
 	size_t n = 0;
 	if (!e)
 		e = wzc_wzx_write(x, w->T, rec, buf, cap, &n, stats, diag);

@@ -40,6 +40,21 @@ static wz_err pack_runs(wzc_wzx *x, wzc_codec *codec, int L, int T, wzc_wzx_sour
 	return e;
 }
 
+wz_err wzc_wzx_check_positions(const wzc_profile *prof, const wzc_window *w, wz_diag *diag)
+{
+	int undo = 0;
+	for (int l = 0; l < prof->L; l++)
+		undo |= wzc_profile_undoes_rope(prof, l);
+	for (int t = 0; undo && w->positions && t < w->T; t++)
+		if (w->positions[t] != t)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s: token %d is at position %lld: a container holds a "
+					   "session from position 0 (token t at position t), and the "
+					   "profile undoes RoPE, so it codes each token at its position",
+					   w->name ? w->name : "window", t, (long long)w->positions[t]);
+	return WZ_OK;
+}
+
 wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
 			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
 			 wzc_wzx_pack_result *res, wz_diag *diag)
@@ -54,6 +69,8 @@ wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const w
 	wz_out_stream of = WZ_OUT_STREAM_NONE;
 	wzc_wzx_stats st;
 	wz_err e = wzc_profile_check_window(prof, w, diag);
+	if (!e)
+		e = wzc_wzx_check_positions(prof, w, diag);
 	/* a wzx rate's grid searched on nthreads threads (the codec then
 	 * finds it in the profile's cache) */
 	size_t grid;

@@ -31,6 +31,11 @@ typedef struct {
  * come from src, a block at a time) in the grid of fmt (a wz-<bits> or
  * wzx-<bits> format) into a container at path, on nthreads threads.  The
  * container is the same for any nthreads. */
+/* A container holds a session from position 0: token t is at position
+ * t.  WZ_ERR_INPUT, naming the first token elsewhere, when the profile
+ * undoes RoPE (which codes each token at its position) and the window's
+ * positions are not 0..T-1; WZ_OK otherwise. */
+wz_err wzc_wzx_check_positions(const wzc_profile *prof, const wzc_window *w, wz_diag *diag);
 wz_err wzc_wzx_pack_file(const wzc_profile *prof, const wzc_format *fmt, const wzc_window *w,
 			 wzc_wzx_source src, void *src_ctx, int nthreads, const char *path,
 			 wzc_wzx_pack_result *res /* OUT, may be NULL */, wz_diag *diag);

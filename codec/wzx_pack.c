@@ -93,8 +93,12 @@ static wz_err pack_one(run_job *j, long k, float *lat, float *rope, uint8_t *rec
 	int layer = (int)(i / w->nb), t0 = (int)(i % w->nb) * WZC_WZX_BLOCK_TOKENS;
 	int n = w->T - t0 < WZC_WZX_BLOCK_TOKENS ? w->T - t0 : WZC_WZX_BLOCK_TOKENS;
 	wz_err e = j->src(j->src_ctx, layer, t0, n, lat, rope, diag);
+	/* token t of a container is at position t (docs/wzx-format.md) */
+	int64_t pos[WZC_WZX_BLOCK_TOKENS];
+	for (int t = 0; t < n; t++)
+		pos[t] = t0 + t;
 	if (!e)
-		e = wzc_encode_layer(w->codec, layer, n, lat, rope, rec, diag);
+		e = wzc_encode_layer_at(w->codec, layer, n, lat, rope, pos, rec, diag);
 	if (!e)
 		j->size[k] = wzc_wzx_frame_block(w->x, layer, t0, n, rec, j->slot[k], &j->type[k]);
 	return e;

@@ -12,6 +12,7 @@
 #include "codec/codec.h"
 #include "codec/fpconv.h"
 #include "codec/profile.h"
+#include "codec/rope.h"
 #include "codec/wz_gemm.h"
 #include "codec/wzx.h"
 #include "codec/wzx_fast.h"
@@ -69,7 +70,10 @@ static wz_err reference_block(const job *j, long i, scratch *s, wz_diag *diag)
 	wz_err e = wzc_wzx_read_block(j->r, j->x, layer, block, s->rec, &n, diag);
 	if (e)
 		return e;
-	wzc_decode_layer(wzc_wzx_codec(j->x), layer, n, s->rec, s->lat, s->rope);
+	int64_t pos[WZC_WZX_BLOCK_TOKENS]; /* token t of a container is at position t */
+	for (int t = 0; t < n; t++)
+		pos[t] = (int64_t)block * WZC_WZX_BLOCK_TOKENS + t;
+	wzc_decode_layer_at(wzc_wzx_codec(j->x), layer, n, s->rec, pos, s->lat, s->rope);
 	for (int t = 0; t < n; t++) {
 		uint16_t *o = (uint16_t *)(void *)dst + (size_t)t * (R + P);
 		for (int k = 0; k < R; k++)
@@ -84,10 +88,12 @@ static wz_err reference_block(const job *j, long i, scratch *s, wz_diag *diag)
  * first) to bf16: the inverse transform of all n at once per part, by the
  * same fused chains as wzc_decode_layer's (wzc_gemm), so the same floats
  * as the per-block reference; the anchor flags' offsets are already in
- * the rows. */
-static void rows_to_bf16(const wzc_wzx *x, int layer, int n, const float *rows, float *cache,
-			 uint16_t *out)
+ * the rows.  Where the profile undoes RoPE, each token's position part is
+ * turned forward at its position (first + t) as wzc_decode_layer_at does. */
+static void rows_to_bf16(const wzc_wzx *x, int layer, int n, int64_t first, const float *rows,
+			 float *cache, uint16_t *out)
 {
+	const double *freq = wzc_codec_rope_freq(wzc_wzx_codec(x), layer);
 	int R = x->R, P = x->P;
 	size_t w = (size_t)(R + P);
 	const wzc_part_profile *parts[2] = { &x->profile->latent[layer], &x->profile->rope[layer] };
@@ -97,12 +103,16 @@ static void rows_to_bf16(const wzc_wzx *x, int layer, int n, const float *rows, 
 			wzc_gemm(n, m, m, parts[p]->basis, (size_t)m, rows + at, w, 1, cache + at, w);
 	}
 	for (int t = 0; t < n; t++) {
-		const float *c = cache + (size_t)t * w;
+		float *c = cache + (size_t)t * w;
 		uint16_t *o = out + (size_t)t * w;
 		for (int k = 0; k < R; k++)
 			o[k] = wzc_bf16_from_f32(c[k] + parts[0]->mean[k]);
 		for (int k = 0; k < P; k++)
-			o[R + k] = wzc_bf16_from_f32(c[R + k] + parts[1]->mean[k]);
+			c[R + k] += parts[1]->mean[k];
+		if (freq)
+			wzc_rope_turn(c + R, P, first + t, freq, 1);
+		for (int k = 0; k < P; k++)
+			o[R + k] = wzc_bf16_from_f32(c[R + k]);
 	}
 }
 
@@ -131,7 +141,8 @@ static int group_blocks(const job *j, long k, int m, scratch *s, wz_err *e, wz_d
 					: WZC_WZX_BLOCK_TOKENS;
 		for (int t = 0; t < ntok; t += WZC_WZX_BLOCK_TOKENS) {
 			int n = ntok - t < WZC_WZX_BLOCK_TOKENS ? ntok - t : WZC_WZX_BLOCK_TOKENS;
-			rows_to_bf16(j->x, layer, n, s->rows + (size_t)t * (in->R + in->P), s->cache,
+			rows_to_bf16(j->x, layer, n, (int64_t)block * WZC_WZX_BLOCK_TOKENS + t,
+				     s->rows + (size_t)t * (in->R + in->P), s->cache,
 				     (uint16_t *)(void *)dst + (size_t)t * (in->R + in->P));
 		}
 	}

@@ -76,11 +76,25 @@ _lib.wz_codec_format.restype = ctypes.c_char_p
 _lib.wz_codec_format.argtypes = [_P]
 _lib.wz_codec_record_bytes.restype = ctypes.c_size_t
 _lib.wz_codec_record_bytes.argtypes = [_P]
-for _f in ("wz_encode_layer", "wz_roundtrip_layer"):
-    getattr(_lib, _f).argtypes = [_P, ctypes.c_int, ctypes.c_int, _P, _P, _P] + (
-        [_P] if _f == "wz_encode_layer" else [_P, _P])
-_lib.wz_decode_layer.argtypes = [_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P]
+for _f in ("wz_encode_layer_at", "wz_roundtrip_layer_at"):
+    getattr(_lib, _f).argtypes = [_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P] + (
+        [_P] if _f == "wz_encode_layer_at" else [_P, _P])
+_lib.wz_decode_layer_at.argtypes = [_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, _P, _P]
 _lib.wz_window_bytes.argtypes = [_P, ctypes.POINTER(_Window), ctypes.POINTER(ctypes.c_uint64), _P]
+
+
+def _positions(positions, n):
+    """n absolute positions as int64, or None (0..n-1)."""
+    if positions is None:
+        return None
+    pos = np.ascontiguousarray(positions, dtype=np.int64)
+    if pos.shape != (n,):
+        raise ValueError(f"positions: shape {pos.shape}, expected ({n},)")
+    return pos
+
+
+def _ptr(a):
+    return None if a is None else a.ctypes.data
 
 
 def _check(code, diag):
@@ -212,37 +226,44 @@ class Codec:
     def record_bytes(self):
         return _lib.wz_codec_record_bytes(self._h)
 
-    def encode(self, layer, latent, rope):
-        """[n, R] and [n, P] float arrays -> uint8 records [n, record_bytes]."""
+    def encode(self, layer, latent, rope, positions=None):
+        """[n, R] and [n, P] float arrays -> uint8 records [n, record_bytes].
+        positions: the tokens' absolute positions (default 0..n-1), which a
+        profile that undoes RoPE (version 6) codes with."""
         n = np.shape(latent)[0]
         lat, rp = _f32(latent, (n, self.R), "latent"), _f32(rope, (n, self.P), "rope")
+        pos = _positions(positions, n)
         out = np.empty((n, self.record_bytes), dtype=np.uint8)
         d = _Diag()
-        _check(_lib.wz_encode_layer(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
-                                    out.ctypes.data, ctypes.byref(d)), d)
+        _check(_lib.wz_encode_layer_at(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
+                                       _ptr(pos), out.ctypes.data, ctypes.byref(d)), d)
         return out
 
-    def decode(self, layer, records):
+    def decode(self, layer, records, positions=None):
         records = np.ascontiguousarray(records, dtype=np.uint8)
         n = records.shape[0]
         if records.shape != (n, self.record_bytes):
             raise ValueError(f"records: shape {records.shape}, expected ({n}, {self.record_bytes})")
+        pos = _positions(positions, n)
         lat = np.empty((n, self.R), dtype=np.float32)
         rp = np.empty((n, self.P), dtype=np.float32)
         d = _Diag()
-        _check(_lib.wz_decode_layer(self._h, layer, n, records.ctypes.data, lat.ctypes.data,
-                                    rp.ctypes.data, ctypes.byref(d)), d)
+        _check(_lib.wz_decode_layer_at(self._h, layer, n, records.ctypes.data, _ptr(pos),
+                                       lat.ctypes.data, rp.ctypes.data, ctypes.byref(d)), d)
         return lat, rp
 
-    def roundtrip(self, layer, latent, rope):
-        """decode(encode(.)) of one layer's tokens: what attention reads."""
+    def roundtrip(self, layer, latent, rope, positions=None):
+        """decode(encode(.)) of one layer's tokens at their positions
+        (default 0..n-1): what attention reads."""
         n = np.shape(latent)[0]
         lat, rp = _f32(latent, (n, self.R), "latent"), _f32(rope, (n, self.P), "rope")
+        pos = _positions(positions, n)
         lo = np.empty_like(lat)
         ro = np.empty_like(rp)
         d = _Diag()
-        _check(_lib.wz_roundtrip_layer(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
-                                       lo.ctypes.data, ro.ctypes.data, ctypes.byref(d)), d)
+        _check(_lib.wz_roundtrip_layer_at(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
+                                          _ptr(pos), lo.ctypes.data, ro.ctypes.data,
+                                          ctypes.byref(d)), d)
         return lo, ro
 
     def window_bytes(self, latent, rope):

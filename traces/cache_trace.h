@@ -67,7 +67,8 @@ typedef struct wzt_cache_stream wzt_cache_stream;
 wz_err wzt_cache_stream_open(const char *path, wzt_cache_stream **out /* OUT */, wz_diag *diag);
 void wzt_cache_stream_close(wzt_cache_stream *s);
 
-/* The trace's shape and metadata, with every array NULL (positions too):
+/* The trace's shape and metadata, with every array NULL but the
+ * positions (8 bytes a token; NULL when the file has none: 0..T-1):
  * borrowed, valid until the stream is closed. */
 const wzt_cache_trace *wzt_cache_stream_info(const wzt_cache_stream *s);
 

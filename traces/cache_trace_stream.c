@@ -47,10 +47,11 @@ static wz_err read_at(int fd, const char *path, void *buf, size_t n, uint64_t of
 }
 
 /* Reads tensor d through in pieces: floats checked finite, indices in
- * range; nothing kept. */
+ * range; nothing kept but, when keep is not NULL, the indices (the
+ * positions: 8 bytes a token). */
 static wz_err check_tensor(const wzt_cache_stream *s, const wzt_tensor_desc *d, int is_index,
 			   const char *const *labels, unsigned char *raw, float *vals, int64_t *idx,
-			   wz_diag *diag)
+			   int64_t *keep, wz_diag *diag)
 {
 	unsigned size = wzt_desc_size(d);
 	for (uint64_t i = 0; i < d->count; i += CHUNK_VALUES) {
@@ -62,12 +63,14 @@ static wz_err check_tensor(const wzt_cache_stream *s, const wzt_tensor_desc *d, 
 				     : wzt_convert_floats(s->path, d, raw, i, m, vals, labels, diag);
 		if (e)
 			return e;
+		if (keep)
+			memcpy(keep + i, idx, sizeof *idx * (size_t)m);
 	}
 	return WZ_OK;
 }
 
 /* What the whole-file reader checks besides the cache's values. */
-static wz_err check_small_tensors(const wzt_cache_stream *s, const wzt_layout *lay, wz_diag *diag)
+static wz_err check_small_tensors(wzt_cache_stream *s, const wzt_layout *lay, wz_diag *diag)
 {
 	unsigned char *raw = malloc((size_t)CHUNK_VALUES * 8);
 	float *vals = malloc(sizeof(float) * CHUNK_VALUES);
@@ -76,13 +79,17 @@ static wz_err check_small_tensors(const wzt_cache_stream *s, const wzt_layout *l
 	if (!raw || !vals || !idx)
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", s->path);
 	if (!e && lay->Q)
-		e = check_tensor(s, lay->q_latent, 0, wzt_query_dims, raw, vals, idx, diag);
+		e = check_tensor(s, lay->q_latent, 0, wzt_query_dims, raw, vals, idx, NULL, diag);
 	if (!e && lay->Q)
-		e = check_tensor(s, lay->q_rope, 0, wzt_query_dims, raw, vals, idx, diag);
-	if (!e && lay->positions)
-		e = check_tensor(s, lay->positions, 1, NULL, raw, vals, idx, diag);
+		e = check_tensor(s, lay->q_rope, 0, wzt_query_dims, raw, vals, idx, NULL, diag);
+	if (!e && lay->positions) {
+		s->info.positions = malloc(sizeof(int64_t) * (size_t)lay->positions->count);
+		e = s->info.positions ? check_tensor(s, lay->positions, 1, NULL, raw, vals, idx,
+						     s->info.positions, diag)
+				      : wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", s->path);
+	}
 	if (!e && lay->Q)
-		e = check_tensor(s, lay->q_index, 1, NULL, raw, vals, idx, diag);
+		e = check_tensor(s, lay->q_index, 1, NULL, raw, vals, idx, NULL, diag);
 	free(raw);
 	free(vals);
 	free(idx);
@@ -173,6 +180,7 @@ void wzt_cache_stream_close(wzt_cache_stream *s)
 	free(s->info.split);
 	free(s->info.window);
 	free(s->info.source);
+	free(s->info.positions);
 	free(s->path);
 	free(s);
 }

@@ -22,6 +22,11 @@ static const void *rebase(const void *p, const wzc_wz_flat *h, void *dev)
 extern "C" int wzc_cuda_wz_upload(const wzc_wz_flat *h, wzc_cuda_wz **out)
 {
 	*out = NULL;
+	/* a plan whose position part decodes rotated back (a version 6
+	 * profile): the kernels do not turn it forward at each token's
+	 * position yet, so their values would be wrong */
+	if (h->rope_undone)
+		return (int)cudaErrorNotSupported;
 	wzc_cuda_wz *p = (wzc_cuda_wz *)calloc(1, sizeof *p);
 	if (!p)
 		return (int)cudaErrorMemoryAllocation;

@@ -44,6 +44,9 @@ int wzc_cuda_fp8_mix_decode(const uint8_t *records, int ntok, int R, int P, floa
 /* A flat wz plan copied to the device (one allocation).  The caller frees it
  * with wzc_cuda_wz_free. */
 typedef struct wzc_cuda_wz wzc_cuda_wz;
+/* cudaErrorNotSupported for a plan of a profile that undoes RoPE
+ * (wzc_wz_flat.rope_undone): the kernels do not turn the position part
+ * forward yet. */
 int wzc_cuda_wz_upload(const wzc_wz_flat *host, wzc_cuda_wz **out /* OUT */);
 void wzc_cuda_wz_free(wzc_cuda_wz *plan);
 /* The plan's view, its pointers into device memory (host struct). */

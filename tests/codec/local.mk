@@ -136,3 +136,10 @@ tests_codec_test_wzx_lanes4_SOURCES = tests/codec/test_wzx_lanes4.c
 tests_codec_test_wzx_lanes4_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_lanes4_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_lanes4_DEPENDENCIES = $(WZ_LIBS)
+# The position part coded after undoing RoPE (profile version 6).
+check_PROGRAMS += tests/codec/test_rope
+TESTS += tests/codec/test_rope
+tests_codec_test_rope_SOURCES = tests/codec/test_rope.c tests/codec/window.h
+tests_codec_test_rope_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_rope_LDADD = $(TEST_LDADD)
+tests_codec_test_rope_DEPENDENCIES = $(WZ_LIBS)

@@ -72,11 +72,16 @@ static void test_same_values(const char *dir)
 			continue;
 		const wzt_cache_trace *in = wzt_cache_stream_info(s);
 		ok(in->L == 3 && in->T == 150 && in->R == 40 && in->P == 8 && in->Q == 4 &&
-			   in->H == 2 && !in->latent && !in->rope && !in->positions && !in->q_latent &&
+			   in->H == 2 && !in->latent && !in->rope && !in->q_latent &&
+			   (whole->positions ? in->positions &&
+						   !memcmp(in->positions, whole->positions,
+							   sizeof(int64_t) * 150)
+					     : !in->positions) &&
 			   !strcmp(in->split, whole->split) && !strcmp(in->model, whole->model) &&
 			   !strcmp(in->source, whole->source) &&
 			   in->softmax_scale == whole->softmax_scale,
-		   "%s: the shape and metadata, and no arrays", wzt_dtype_name(dtypes[i]));
+		   "%s: the shape and metadata, the positions, and no other arrays",
+		   wzt_dtype_name(dtypes[i]));
 		ok(same_blocks(s, whole, 64) && same_blocks(s, whole, 7) && same_blocks(s, whole, 150),
 		   "%s: runs of 64, 7 and 150 tokens hold the whole reader's values",
 		   wzt_dtype_name(dtypes[i]));

@@ -62,7 +62,10 @@ class CodecCache:
     """Builds a transformers DynamicCache whose update() stores every new
     token's (c_kv, k_pe) as decode(encode(.)) in a format, so attention reads
     what a cache in that format holds.  roundtrip(layer, latent[n,R],
-    rope[n,P]) works in DeepSeek's layout; None stores tokens exactly."""
+    rope[n,P], positions[n]) works in DeepSeek's layout; None stores tokens
+    exactly.  The cache fills from position 0 in order, so the new tokens'
+    positions follow the layer's cached length (a profile that undoes RoPE
+    codes each token at its own position)."""
 
     @staticmethod
     def new(config, roundtrip):
@@ -71,20 +74,24 @@ class CodecCache:
         class _Cache(DynamicCache):
             def update(self, key_states, value_states, layer_idx, *args, **kwargs):
                 if roundtrip is not None:
-                    key_states, value_states = apply_roundtrip(roundtrip, layer_idx, key_states, value_states)
+                    start = self.get_seq_length(layer_idx) if layer_idx < len(self.layers) else 0
+                    key_states, value_states = apply_roundtrip(roundtrip, layer_idx, key_states,
+                                                               value_states, start)
                 return super().update(key_states, value_states, layer_idx, *args, **kwargs)
 
         return _Cache(config=config)
 
 
-def apply_roundtrip(roundtrip, layer, keys, values):
-    """keys [B,1,n,R] (c_kv) and values [B,1,n,P] (k_pe, transformers layout)."""
+def apply_roundtrip(roundtrip, layer, keys, values, start=0):
+    """keys [B,1,n,R] (c_kv) and values [B,1,n,P] (k_pe, transformers layout)
+    of the tokens at positions start..start+n-1."""
     to, frm = rope_permutation(values.shape[-1])
     out_k, out_v = torch.empty_like(keys), torch.empty_like(values)
+    positions = np.arange(start, start + keys.shape[2], dtype=np.int64)
     for b in range(keys.shape[0]):
         lat = keys[b, 0].detach().float().numpy()
         rp = values[b, 0][:, to].detach().float().numpy()
-        lo, ro = roundtrip(layer, lat, rp)
+        lo, ro = roundtrip(layer, lat, rp, positions)
         out_k[b, 0] = torch.from_numpy(lo).to(keys.dtype)
         out_v[b, 0] = torch.from_numpy(ro).to(values.dtype)[:, frm]
     return out_k, out_v
@@ -94,13 +101,13 @@ def codec_roundtrip(fmt, model, profile=None):
     """A roundtrip function for a wzplan format name; "exact" stores tokens
     unchanged (the harness's own zero: its KL must be exactly 0)."""
     if fmt == "exact":
-        return lambda layer, lat, rp: (lat, rp)
+        return lambda layer, lat, rp, positions=None: (lat, rp)
     import wzplan
     s = shape_of(model)
     codec = wzplan.Codec(fmt, s["L"], s["R"], s["P"], profile)
 
-    def rt(layer, lat, rp):
-        return codec.roundtrip(layer, lat, rp)
+    def rt(layer, lat, rp, positions=None):
+        return codec.roundtrip(layer, lat, rp, positions)
     rt.codec = codec
     return rt
 

@@ -332,7 +332,7 @@ def cmd_tokens(args):
         except wzplan.WzError as e:
             die(str(e))
         for l in range(L):
-            lo, ro = codec.roundtrip(l, lat[l], rope[l])
+            lo, ro = codec.roundtrip(l, lat[l], rope[l], pos)
             energy = (lat[l] ** 2).sum(1) + (rope[l] ** 2).sum(1)
             err = (((lo - lat[l]) ** 2).sum(1) + ((ro - rope[l]) ** 2).sum(1)) / energy.mean()
             med = float(np.median(err))
