@@ -142,6 +142,13 @@ wz_err wz_profile_load(const char *path, wz_profile **out, wz_diag *diag)
 wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_weight,
 			  wz_profile **out, wz_diag *diag)
 {
+	return wz_profile_prepare_rope(windows, nwindows, query_weight, NULL, 0, out, diag);
+}
+
+wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double query_weight,
+			       const double *rope_freq, int rope_pairs, wz_profile **out,
+			       wz_diag *diag)
+{
 	*out = NULL;
 	if (nwindows <= 0 || !windows)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "no calibration windows");
@@ -163,6 +170,8 @@ wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_w
 					   query_weight);
 		opts.query_weight = query_weight;
 	}
+	opts.rope_freq = rope_freq;
+	opts.rope_pairs = rope_pairs;
 	wzc_window *ws = calloc((size_t)nwindows, sizeof *ws);
 	const wzc_window **ptrs = calloc((size_t)nwindows, sizeof *ptrs);
 	wz_profile *p = calloc(1, sizeof *p);

@@ -61,6 +61,13 @@ wz_err wz_profile_load(const char *path, wz_profile **out /* OUT */, wz_diag *di
  * the queries; negative for the default.  The caller frees the result. */
 wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_weight,
 			  wz_profile **out /* OUT */, wz_diag *diag);
+/* The same, coding the position part after undoing RoPE (a version 6
+ * profile; docs/wz-format.md, "RoPE undone"): rope_freq holds the model's
+ * inverse frequency of each pair (2i, 2i + 1), rope_pairs = P / 2 of
+ * them (NULL: as wz_profile_prepare). */
+wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double query_weight,
+			       const double *rope_freq, int rope_pairs, wz_profile **out /* OUT */,
+			       wz_diag *diag);
 /* Writes atomically (a temporary file renamed into place). */
 wz_err wz_profile_save(const wz_profile *p, const char *path, wz_diag *diag);
 void wz_profile_free(wz_profile *p);

@@ -64,6 +64,8 @@ _lib.wz_format_record_bytes.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_
 _lib.wz_format_canonical.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, _P]
 _lib.wz_profile_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_P), _P]
 _lib.wz_profile_prepare.argtypes = [_P, ctypes.c_int, ctypes.c_double, ctypes.POINTER(_P), _P]
+_lib.wz_profile_prepare_rope.argtypes = [_P, ctypes.c_int, ctypes.c_double, _P, ctypes.c_int,
+                                        ctypes.POINTER(_P), _P]
 _lib.wz_profile_save.argtypes = [_P, ctypes.c_char_p, _P]
 _lib.wz_profile_free.argtypes = [_P]
 _lib.wz_profile_shape.argtypes = [_P, _P, _P, _P]
@@ -178,12 +180,21 @@ class Profile:
         return cls(h)
 
     @classmethod
-    def prepare(cls, windows, query_weight=-1.0):
+    def prepare(cls, windows, query_weight=-1.0, rope_freq=None):
+        """A profile from calibration windows (dicts of Window's fields).
+        rope_freq: the model's RoPE inverse frequencies, one per pair
+        (2i, 2i+1) of the position part (a transformers model's
+        rotary_emb.inv_freq): the position part is then coded after undoing
+        RoPE (profile version 6), and encode/decode take positions."""
         args = [_WindowArgs(**w) for w in windows]
         arr = (_Window * len(args))(*[a.window for a in args])
         h, d = _P(), _Diag()
-        _check(_lib.wz_profile_prepare(arr, len(args), float(query_weight), ctypes.byref(h),
-                                       ctypes.byref(d)), d)
+        freq = None if rope_freq is None else np.ascontiguousarray(rope_freq, dtype=np.float64)
+        if freq is not None and freq.ndim != 1:
+            raise ValueError("rope_freq: one frequency per pair")
+        _check(_lib.wz_profile_prepare_rope(arr, len(args), float(query_weight), _ptr(freq),
+                                            0 if freq is None else freq.shape[0], ctypes.byref(h),
+                                            ctypes.byref(d)), d)
         return cls(h)
 
     def save(self, path):

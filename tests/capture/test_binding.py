@@ -96,4 +96,39 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write(b"not a profile at all")
     e = raises(lambda: wzplan.Profile.load(bad), wzplan.WzError, "a corrupt profile raises")
     ok(e is not None and "bad.wzp" in str(e), "... naming the file", e)
+# a profile that undoes RoPE: positions go with encode and decode
+Tr = 512
+pos = np.arange(Tr, dtype=np.int64)
+freq = 10000.0 ** (-np.arange(0, P, 2) / P)
+pre = rng.standard_normal((L, Tr, P)) @ rng.standard_normal((P, P)) * 0.3 + 1.0  # a mean, correlated
+ang = pos[:, None] * freq[None, :]
+c, s_ = np.cos(ang), np.sin(ang)
+rot = np.empty_like(pre)
+rot[..., 0::2] = pre[..., 0::2] * c - pre[..., 1::2] * s_
+rot[..., 1::2] = pre[..., 0::2] * s_ + pre[..., 1::2] * c
+rwin = dict(latent=rng.standard_normal((L, Tr, R)).astype(np.float32), rope=rot.astype(np.float32),
+            positions=pos, model="binding-test", split="calibration", name="r0")
+rp_prof = wzplan.Profile.prepare([rwin], rope_freq=freq)
+plain_prof = wzplan.Profile.prepare([rwin])
+wr = wzplan.Codec("wz-5.44", L, R, P, rp_prof)
+wp = wzplan.Codec("wz-5.44", L, R, P, plain_prof)
+lat0, rope0 = rwin["latent"][1], rwin["rope"][1]
+lo, ro = wr.roundtrip(1, lat0, rope0, pos)
+lq, rq = wp.roundtrip(1, lat0, rope0)
+er = np.sum((ro - rope0) ** 2) / np.sum(rope0 ** 2)
+energy = np.sum(lat0 ** 2) + np.sum(rope0 ** 2)
+tr = (np.sum((lo - lat0) ** 2) + np.sum((ro - rope0) ** 2)) / energy
+tp = (np.sum((lq - lat0) ** 2) + np.sum((rq - rope0) ** 2)) / energy
+# without queries the plan minimises the plain squared error of both parts,
+# so the bits undoing RoPE saves on the position part go where they help
+ok(tr < 0.9 * tp, f"undoing RoPE codes the window better (nmse {tr:.3g} against {tp:.3g})")
+rec = wr.encode(1, lat0, rope0, positions=pos)
+_, at = wr.decode(1, rec, positions=pos)
+_, off = wr.decode(1, rec, positions=pos + 7)
+ok(np.array_equal(at, ro), "encode then decode at the positions is roundtrip at them")
+eo = np.sum((off - rope0) ** 2) / np.sum(rope0 ** 2)
+ok(eo > 10 * er, f"decoded at other positions the position part is wrong ({eo:.3g})")
+raises(lambda: wr.encode(1, lat0, rope0, positions=pos[:10]), ValueError, "positions of the wrong length raise")
+raises(lambda: wzplan.Profile.prepare([rwin], rope_freq=freq[:3]), wzplan.WzError,
+       "frequencies of the wrong count raise")
 done()

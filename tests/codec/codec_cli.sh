@@ -80,4 +80,25 @@ expect_rc 2 "wz without a profile"
 run $WZPLAN codec measure --trace "$test" --formats fp9
 expect_rc 2 "an unknown format"
 contains "$err" "unknown cache format" "the message names the problem"
+# The position part coded after undoing RoPE (profile version 6).
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope.wzp" --rope-theta 10000
+expect_rc 0 "prepare undoing RoPE"
+contains "$err" "RoPE undone: the position part's gain" "prepare prints each layer's gain"
+v=$(od -An -tu4 -j8 -N4 "$tmp/rope.wzp" | tr -d ' ')
+[ "$v" = 6 ]; ok $? "the profile is version 6 (read $v)"
+v=$(od -An -tu4 -j8 -N4 "$tmp/p.wzp" | tr -d ' ')
+[ "$v" = 5 ]; ok $? "one prepared without --rope-theta stays version 5 (read $v)"
+run $WZPLAN codec measure --trace "$test" --profile "$tmp/rope.wzp" --formats fp8-mix,wz-5.44,wzx-5.4 --boot 20
+expect_rc 0 "measure with a profile that undoes RoPE, wzx included"
+contains "$out" "wzx-5.4" "a wzx row"
+run $WZPLAN codec pack --trace "$cal" --profile "$tmp/rope.wzp" --rate 5.4 --out "$tmp/rope.wzx"
+expect_rc 0 "pack a window from position 0"
+run $WZPLAN codec unpack --in "$tmp/rope.wzx" --profile "$tmp/rope.wzp" --to bf16 --out "$tmp/rope.bf16"
+expect_rc 0 "unpack it to bf16"
+for bad in "--rope-yarn 32,1024" "--rope-theta 1" "--rope-theta 10000 --rope-yarn 32" \
+	"--rope-theta 10000 --rope-yarn 0.5,1024" "--rope-theta 10000 --rope-yarn 32,1024,1,32"; do
+	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad
+	expect_rc 2 "prepare $bad"
+	[ ! -e "$tmp/bad.wzp" ]; ok $? "nothing written after prepare $bad"
+done
 done_testing
