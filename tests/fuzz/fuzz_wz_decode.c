@@ -62,6 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(buf, 0, rb);
 		memcpy(buf, rec, take);
 		wzc_decode_token(codec, layer, buf, lat, rope);
+		/* at a position the record's bytes give (any int64: a profile
+		 * that undoes RoPE turns the position part by it) */
+		int64_t at = 0;
+		memcpy(&at, buf, rb < sizeof at ? rb : sizeof at);
+		wzc_decode_token_at(codec, layer, buf, at, lat, rope);
 		wzc_wz_decode_token_transformed(codec, layer, buf, lat, rope);
 		rec += take;
 		left -= take;

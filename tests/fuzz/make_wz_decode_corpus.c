@@ -3,7 +3,11 @@
  * plus a few broken variants.  Usage: make_wz_decode_corpus DIR.  With
  * --v5 DIR it adds version 5 seeds (v5-*) beside the valid-N ones: their
  * profiles written again as version 5 (a checksum per layer), the same
- * records, and a layer's byte flipped and the file truncated.  Built by
+ * records, and a layer's byte flipped and the file truncated.  With --v6
+ * DIR it adds version 6 seeds (v6-*): the same profiles undoing RoPE
+ * (every layer's pairs given frequencies), the same records, a frequency
+ * made negative (checksums made right, so the value check finds it) and
+ * the file truncated.  Built by
  * hand (it is not part of the build):
  *   cc -I. -Ibuild tests/fuzz/make_wz_decode_corpus.c build/libwzcodec.a \
  *      build/libwzcommon.a -lxxhash -lm */
@@ -80,10 +84,57 @@ static int add_v5(const char *dir)
 	return 0;
 }
 
+/* The valid-N seeds' profiles as version 6 (RoPE undone), records kept. */
+static int add_v6(const char *dir)
+{
+	for (int s = 0; s < 3; s++) {
+		char name[64], *data;
+		size_t n;
+		snprintf(name, sizeof name, "valid-%d", s);
+		char *path = wz_path_join(dir, name);
+		int bad = wz_read_file(path, 1 << 24, &data, &n, NULL) != WZ_OK;
+		free(path);
+		if (bad || n < 5)
+			return 1;
+		const uint8_t *b = (const uint8_t *)data;
+		size_t pn = (size_t)b[1] | (size_t)b[2] << 8 | (size_t)b[3] << 16 | (size_t)b[4] << 24;
+		wzc_profile *prof;
+		uint8_t *pb;
+		size_t qn;
+		if (pn > n - 5 || wzc_profile_parse(b + 5, pn, "seed", &prof, NULL))
+			return 1;
+		int pairs = prof->P / 2;
+		prof->version = 6;
+		prof->rope_freq = calloc((size_t)prof->L * (pairs ? pairs : 1), sizeof(double));
+		for (int i = 0; i < prof->L * pairs; i++)
+			prof->rope_freq[i] = pow(10000, -2.0 * (i % pairs) / prof->P);
+		if (wzc_profile_serialize(prof, &pb, &qn, NULL))
+			return 1;
+		const uint8_t *rec = b + 5 + pn;
+		size_t nrec = n - 5 - pn;
+		snprintf(name, sizeof name, "v6-valid-%d", s);
+		emit(dir, name, b[0], pb, qn, rec, nrec);
+		snprintf(name, sizeof name, "v6-truncated-%d", s);
+		emit(dir, name, b[0], pb, qn - 100, rec, 0);
+		if (pairs) {
+			pb[qn - 8 - 1] ^= 0x80; /* the last frequency's sign */
+			wzc_profile_reseal(pb, qn);
+			snprintf(name, sizeof name, "v6-negative-%d", s);
+			emit(dir, name, b[0], pb, qn, rec, nrec);
+		}
+		free(pb);
+		wzc_profile_free(prof);
+		free(data);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--v5"))
 		return add_v5(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "--v6"))
+		return add_v6(argv[2]);
 	if (argc != 2)
 		return 2;
 	static const int shapes[][3] = { { 1, 8, 2 }, { 2, 16, 4 }, { 1, 32, 0 } };

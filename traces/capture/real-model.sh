@@ -14,8 +14,10 @@
 # for iso-quality bits), MODEL_NAME [MODEL's folder name] (written into
 # every trace and result), QUERY_WEIGHT [1] (prepare's --query-weight:
 # the capture keeps 32 queries a window, enough for the attention-score
-# error alone), WZPLAN [./wzplan], SKIP_CAPTURE (reuse WORK's profile and
-# traces).
+# error alone), PREPARE_ARGS (more prepare options, e.g. "--rope-theta
+# 10000 --rope-yarn 32,1024" for the project's model: the position part
+# coded after undoing its RoPE), WZPLAN [./wzplan], SKIP_CAPTURE (reuse
+# WORK's profile and traces).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -45,7 +47,7 @@ cap() { "$py" "$here/wzcapture.py" capture --model "$model" --model-name "$model
 	done
 done
 [ -n "${SKIP_CAPTURE:-}" ] || "$wzplan" codec prepare --trace "$work"/cal/*.safetensors --out "$work/model.wzp" \
-	--query-weight "$query_weight"
+	--query-weight "$query_weight" ${PREPARE_ARGS:-}
 
 # Test windows at long context, from test documents only.
 [ -n "${SKIP_CAPTURE:-}" ] || for cat in prose code; do
