@@ -65,7 +65,10 @@ static void help_prepare(void)
 	       "                      a transform of its own like the latent's (a version 6\n"
 	       "                      profile; docs/wz-format.md, \"RoPE undone\").  The\n"
 	       "                      traces' position parts must be in DeepSeek's interleaved\n"
-	       "                      pairs (2i, 2i+1); each layer's gain is printed\n"
+	       "                      pairs (2i, 2i+1); each layer's gain is printed.\n"
+	       "                      --rope-theta trace: the base and YaRN the traces'\n"
+	       "                      metadata give (rope_theta, rope_yarn; wzcapture.py\n"
+	       "                      and synth-cache write them)\n"
 	       "  --rope-yarn F,N[,BF,BS]\n"
 	       "                      the model's YaRN scaling: factor F on N original\n"
 	       "                      positions, beta_fast BF and beta_slow BS (default 32,1);\n"
@@ -93,6 +96,36 @@ static int parse_yarn(const char *text, double yarn[4])
 				  yarn[3]);
 	wz_strlist_free(items, n);
 	return rc;
+}
+
+/* --rope-theta trace (*theta < 0): the base and YaRN of the traces'
+ * metadata, the same in each; without --rope-theta, a note where the
+ * traces say how their model rotated the position part. */
+static int rope_of_traces(wzt_cache_trace *const *t, const char *const *paths, int n,
+			  double *theta, double yarn[4])
+{
+	for (int i = 1; i < n; i++)
+		if (t[i]->rope_theta != t[0]->rope_theta ||
+		    memcmp(t[i]->rope_yarn, t[0]->rope_yarn, sizeof t[0]->rope_yarn))
+			if (*theta < 0)
+				return wz_cli_usage(CMD, "%s: its rope_theta or rope_yarn differs from %s's",
+						    paths[i], paths[0]);
+	if (*theta < 0) {
+		if (!(t[0]->rope_theta > 0))
+			return wz_cli_usage(CMD, "--rope-theta trace: %s's metadata has no rope_theta; "
+						 "give the model's RoPE base (--rope-theta BASE)",
+					    paths[0]);
+		*theta = t[0]->rope_theta;
+		if (t[0]->rope_yarn[0] > 0)
+			memcpy(yarn, t[0]->rope_yarn, sizeof t[0]->rope_yarn);
+		return 0;
+	}
+	if (!*theta && t[0]->rope_theta > 0)
+		fprintf(stderr,
+			"wzplan codec: note: %s says its model's RoPE (base %g%s); --rope-theta trace "
+			"codes the position part after undoing it\n",
+			paths[0], t[0]->rope_theta, t[0]->rope_yarn[0] > 0 ? ", with YaRN" : "");
+	return 0;
 }
 
 /* Each layer's gain from undoing RoPE, on stderr: the range and the
@@ -331,7 +364,10 @@ static int cmd_prepare(int argc, char **argv)
 						    optarg);
 			break;
 		case 'T':
-			if ((rc = wz_cli_double(CMD, "--rope-theta", optarg, 1.0000001, 1e12, &theta)))
+			if (!strcmp(optarg, "trace"))
+				theta = -1; /* from the traces' metadata, once they are read */
+			else if ((rc = wz_cli_double(CMD, "--rope-theta", optarg, 1.0000001, 1e12,
+						     &theta)))
 				return rc;
 			break;
 		case 'Y':
@@ -352,8 +388,11 @@ static int cmd_prepare(int argc, char **argv)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
 	if (!npaths || !out)
 		return wz_cli_usage(CMD, "prepare needs --trace and --out");
-	if (yarn_given && !(theta > 0))
+	if (yarn_given && !theta)
 		return wz_cli_usage(CMD, "--rope-yarn needs --rope-theta (the RoPE base)");
+	if (yarn_given && theta < 0)
+		return wz_cli_usage(CMD, "--rope-yarn with --rope-theta trace: the traces' metadata "
+					 "gives both; drop one");
 	wzc_format fmts[MAX_FORMATS];
 	int nrates = 0;
 	wz_diag diag;
@@ -378,6 +417,11 @@ static int cmd_prepare(int argc, char **argv)
 	for (int i = 0; i < npaths; i++) {
 		ws[i] = wz_codec_window(traces[i], paths[i]);
 		wp[i] = &ws[i];
+	}
+	if ((rc = rope_of_traces(traces, paths, npaths, &theta, yarn))) {
+		for (int i = 0; i < npaths; i++)
+			wzt_cache_trace_free(traces[i]);
+		return rc;
 	}
 	fprintf(stderr, "wzplan codec: preparing from %d window%s\n", npaths, npaths == 1 ? "" : "s");
 	double *freq = NULL;

@@ -315,6 +315,13 @@ static void describe(wzp_table *tab, const wzt_cache_trace *t)
 		wzp_table_note(tab, "queries: none");
 	wzp_table_note(tab, "model: %s; split: %s; window: %s", t->model, t->split, t->window);
 	wzp_table_note(tab, "source: %s", t->source);
+	if (t->rope_theta > 0 && t->rope_yarn[0] > 0)
+		wzp_table_note(tab, "RoPE: base %g, YaRN factor %g on %g positions (beta_fast %g, "
+				    "beta_slow %g)",
+			       t->rope_theta, t->rope_yarn[0], t->rope_yarn[1], t->rope_yarn[2],
+			       t->rope_yarn[3]);
+	else if (t->rope_theta > 0)
+		wzp_table_note(tab, "RoPE: base %g", t->rope_theta);
 }
 
 static int cmd_info(int argc, char **argv)

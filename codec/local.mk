@@ -40,7 +40,7 @@ libwzplan_la_SOURCES = codec/wz_api.c
 libwzplan_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzplan_la_LIBADD = libwzcodec.la libwzcommon.la $(XXHASH_LIBS) $(CSV_LIBS) $(LIBS)
 libwzplan_la_LDFLAGS = -version-info 1:0:1 -no-undefined \
-	-export-symbols-regex '^wz_(version|api_version|format_|profile_|codec_|encode_layer|decode_layer|roundtrip_layer|window_bytes|strerror|diag_)'
+	-export-symbols-regex '^wz_(version|api_version|format_|profile_|codec_|encode_layer|decode_layer|roundtrip_layer|window_bytes|strerror|diag_|rope_freqs)'
 pkginclude_HEADERS = codec/wzplan.h
 wzplancommondir = $(pkgincludedir)/common
 wzplancommon_HEADERS = common/wz_error.h

@@ -139,6 +139,14 @@ wz_err wz_profile_load(const char *path, wz_profile **out, wz_diag *diag)
 	return WZ_OK;
 }
 
+void wz_rope_freqs(int P, double base, const double *yarn, double *freq)
+{
+	if (yarn)
+		wzc_rope_freqs(P, base, yarn[0], yarn[1], yarn[2], yarn[3], freq);
+	else
+		wzc_rope_freqs(P, base, 1, 1, 32, 1, freq);
+}
+
 wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_weight,
 			  wz_profile **out, wz_diag *diag)
 {

@@ -68,6 +68,12 @@ wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_w
 wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double query_weight,
 			       const double *rope_freq, int rope_pairs, wz_profile **out /* OUT */,
 			       wz_diag *diag);
+/* The inverse frequencies of RoPE on P values (P / 2 of them into freq):
+ * base^(-2i/P) for pair i, blended as YaRN does when yarn is not NULL
+ * (factor, original positions, beta_fast, beta_slow), as transformers'
+ * YaRN computes them, rounded to float32 as models hold them. */
+void wz_rope_freqs(int P, double base, const double *yarn /* [4] or NULL */,
+		   double *freq /* OUT [P/2] */);
 /* Writes atomically (a temporary file renamed into place). */
 wz_err wz_profile_save(const wz_profile *p, const char *path, wz_diag *diag);
 void wz_profile_free(wz_profile *p);

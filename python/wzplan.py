@@ -85,6 +85,21 @@ _lib.wz_decode_layer_at.argtypes = [_P, ctypes.c_int, ctypes.c_int, _P, _P, _P, 
 _lib.wz_window_bytes.argtypes = [_P, ctypes.POINTER(_Window), ctypes.POINTER(ctypes.c_uint64), _P]
 
 
+_lib.wz_rope_freqs.argtypes = [ctypes.c_int, ctypes.c_double, _P, _P]
+
+
+def rope_freqs(P, theta, yarn=None):
+    """The inverse frequencies of RoPE on P values (P // 2 of them), plain or
+    with YaRN (factor, original positions, beta_fast, beta_slow), as the
+    library computes them for a profile that undoes RoPE."""
+    out = np.zeros(P // 2, dtype=np.float64)
+    y = None if yarn is None else np.ascontiguousarray(yarn, dtype=np.float64)
+    if y is not None and y.shape != (4,):
+        raise ValueError("yarn: factor, original positions, beta_fast, beta_slow")
+    _lib.wz_rope_freqs(int(P), float(theta), _ptr(y), out.ctypes.data)
+    return out
+
+
 def _positions(positions, n):
     """n absolute positions as int64, or None (0..n-1)."""
     if positions is None:

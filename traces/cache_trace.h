@@ -36,6 +36,8 @@ typedef struct {
 	char *split;        /* "calibration" or "test" */
 	char *window;
 	char *source;       /* "synthetic:<family> seed=..." or what captured it */
+	double rope_theta;  /* the model's RoPE base, or 0 when the trace does not say */
+	double rope_yarn[4]; /* YaRN factor, original positions, beta_fast, beta_slow; [0] = 0: none */
 } wzt_cache_trace;
 
 /* Reads and checks a cache-trace file: every shape and offset against the

@@ -206,6 +206,44 @@ static wz_err meta_string(const char *origin, json_t *meta, const char *key, int
 	return WZ_OK;
 }
 
+/* rope_theta and rope_yarn (docs/cache-trace.md): how the model rotated
+ * the position part, both optional. */
+static wz_err meta_rope(const char *origin, json_t *meta, wzt_cache_trace *t, wz_diag *diag)
+{
+	const char *theta = NULL, *yarn = NULL;
+	meta_string(origin, meta, "rope_theta", 0, &theta, diag);
+	meta_string(origin, meta, "rope_yarn", 0, &yarn, diag);
+	t->rope_theta = 0;
+	memset(t->rope_yarn, 0, sizeof t->rope_yarn);
+	if (theta && (wz_parse_double(theta, &t->rope_theta) || !(t->rope_theta > 1) ||
+		      !(t->rope_theta <= 1e12)))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: __metadata__: rope_theta \"%.40s\" is not a number above 1 (up "
+				   "to 1e12)",
+				   origin, theta);
+	if (!yarn)
+		return WZ_OK;
+	if (!theta)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: __metadata__: rope_yarn without rope_theta", origin);
+	char buf[128], *save = NULL;
+	snprintf(buf, sizeof buf, "%s", yarn);
+	int n = 0, bad = strlen(yarn) >= sizeof buf;
+	for (char *tok = strtok_r(buf, ",", &save); tok && !bad; tok = strtok_r(NULL, ",", &save))
+		bad = n >= 4 || wz_parse_double(tok, &t->rope_yarn[n++]);
+	bad = bad || n != 4 || !(t->rope_yarn[0] > 1 && t->rope_yarn[0] <= 1e6) ||
+	      !(t->rope_yarn[1] >= 1 && t->rope_yarn[1] <= 1e9) ||
+	      !(t->rope_yarn[3] > 0 && t->rope_yarn[2] > t->rope_yarn[3] && t->rope_yarn[2] <= 1e6);
+	if (bad) {
+		memset(t->rope_yarn, 0, sizeof t->rope_yarn);
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: __metadata__: rope_yarn \"%.40s\" is not FACTOR,ORIGINAL,BETA_FAST,"
+				   "BETA_SLOW (factor above 1, beta_fast above beta_slow above 0)",
+				   origin, yarn);
+	}
+	return WZ_OK;
+}
+
 static wz_err check_metadata(const char *origin, json_t *meta, int has_queries,
 			     wzt_cache_trace *t, wz_diag *diag)
 {
@@ -253,6 +291,8 @@ static wz_err check_metadata(const char *origin, json_t *meta, int has_queries,
 					   "%s: __metadata__: softmax_scale \"%.40s\" is not a positive number",
 					   origin, scale);
 	}
+	if ((err = meta_rope(origin, meta, t, diag)))
+		return err;
 	t->split = strdup(split);
 	t->model = strdup(model ? model : "");
 	t->window = strdup(window ? window : "");

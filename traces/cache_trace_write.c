@@ -271,6 +271,17 @@ wz_err wzt_cache_trace_encode(const wzt_cache_trace *t, wzt_dtype dtype, unsigne
 	bad |= set_meta(meta, "split", t->split);
 	bad |= set_meta(meta, "window", t->window);
 	bad |= set_meta(meta, "source", t->source);
+	if (t->rope_theta > 0) {
+		char theta[32], yarn[4][32], all[140];
+		format_double(t->rope_theta, theta, sizeof theta);
+		bad |= set_meta(meta, "rope_theta", theta);
+		if (t->rope_yarn[0] > 0) {
+			for (int i = 0; i < 4; i++)
+				format_double(t->rope_yarn[i], yarn[i], sizeof yarn[i]);
+			snprintf(all, sizeof all, "%s,%s,%s,%s", yarn[0], yarn[1], yarn[2], yarn[3]);
+			bad |= set_meta(meta, "rope_yarn", all);
+		}
+	}
 	bad |= json_object_set_new(root, "__metadata__", meta);
 	size_t offset = 0;
 	for (int i = 0; i < nt; i++) {

@@ -459,6 +459,8 @@ wz_err wzt_synth_cache(const wzt_synth_params *p, wzt_cache_trace **out, wz_diag
 	for (int q = 0; q < p->Q; q++) /* spread evenly, the last at the window's end */
 		t->q_index[q] = (int64_t)(((int64_t)q + 1) * p->T / p->Q - 1);
 	t->softmax_scale = wzt_deepseek_softmax_scale();
+	/* the RoPE the mla families apply (iid applies none) */
+	t->rope_theta = p->family == WZT_FAMILY_IID ? 0 : ROPE_BASE;
 	char model[64], source[320];
 	snprintf(model, sizeof model, "synthetic-%s-seed%llu", wzt_family_name(p->family),
 		 (unsigned long long)p->seed);

@@ -57,6 +57,14 @@ ok(tuple(t["q_latent"].shape) == (L, 6, H, R) and tuple(t["q_rope"].shape) == (L
 ok(t["positions"].tolist() == list(range(128, 384)), "positions are the window's last 256 of 384")
 ok(meta["format"] == "wz-cache-trace" and meta["split"] == "test" and "capture:" in meta["source"]
    and meta["rope_layout"] == "interleaved", "metadata: format, split, source, rope layout")
+ok(float(meta["rope_theta"]) == 10000.0 and meta["rope_yarn"] == "32.0,256.0,32.0,1.0",
+   "metadata: the model's RoPE base and YaRN (factor 32 on 256 positions, betas 32 and 1)")
+import wzplan  # noqa: E402
+inv = model.model.rotary_emb.inv_freq.double().numpy()
+ours = wzplan.rope_freqs(P, float(meta["rope_theta"]), [float(x) for x in meta["rope_yarn"].split(",")])
+ok(np.allclose(ours, inv, rtol=2e-7, atol=0),
+   f"the library's YaRN frequencies are the model's (largest relative difference "
+   f"{np.max(np.abs(ours / inv - 1)):.2g})")
 ok(abs(float(meta["softmax_scale"]) - model.model.layers[0].self_attn.scaling) < 1e-12,
    "softmax_scale is the attention's scaling (YaRN mscale included)")
 lat_rms = t["latent"].pow(2).mean(-1).sqrt()

@@ -95,6 +95,13 @@ run $WZPLAN codec pack --trace "$cal" --profile "$tmp/rope.wzp" --rate 5.4 --out
 expect_rc 0 "pack a window from position 0"
 run $WZPLAN codec unpack --in "$tmp/rope.wzx" --profile "$tmp/rope.wzp" --to bf16 --out "$tmp/rope.bf16"
 expect_rc 0 "unpack it to bf16"
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope-trace.wzp" --rope-theta trace
+expect_rc 0 "prepare with the RoPE the trace's metadata gives"
+cmp -s "$tmp/rope.wzp" "$tmp/rope-trace.wzp"; ok $? "the same profile as --rope-theta 10000 (synth-cache's base)"
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/plain2.wzp"
+contains "$err" "--rope-theta trace codes the position part" "a plain prepare says how to undo the trace's RoPE"
+run $WZPLAN trace info "$cal"
+contains "$out" "RoPE: base 10000" "trace info shows the RoPE"
 for bad in "--rope-yarn 32,1024" "--rope-theta 1" "--rope-theta 10000 --rope-yarn 32" \
 	"--rope-theta 10000 --rope-yarn 0.5,1024" "--rope-theta 10000 --rope-yarn 32,1024,1,32"; do
 	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad

@@ -52,6 +52,24 @@ def attention_modules(model):
     return mods
 
 
+def rope_meta(config):
+    """The trace metadata keys rope_theta and rope_yarn (docs/cache-trace.md)
+    from a model's configuration: how it rotates the position part.  {}
+    where it says no base, or uses a RoPE other than plain or YaRN (whose
+    frequencies wzplan does not compute)."""
+    p = dict(getattr(config, "rope_parameters", None) or getattr(config, "rope_scaling", None) or {})
+    theta = p.get("rope_theta", getattr(config, "rope_theta", None))
+    kind = p.get("rope_type", p.get("type", "default"))
+    if not theta or kind not in ("default", "yarn"):
+        return {}
+    out = {"rope_theta": repr(float(theta))}
+    if kind == "yarn":
+        out["rope_yarn"] = ",".join(repr(float(x)) for x in (
+            p["factor"], p["original_max_position_embeddings"], p.get("beta_fast", 32.0),
+            p.get("beta_slow", 1.0)))
+    return out
+
+
 def shape_of(model):
     a = attention_modules(model)[0]
     return dict(L=len(model.model.layers), R=a.kv_lora_rank, P=a.qk_rope_head_dim,

@@ -158,6 +158,7 @@ def write_trace(path, arrays, meta, dtype):
 
 
 def cmd_capture(args):
+    import mla
     model, tok, name = load(args)
     split = args.split
     stream, docs = token_stream(args, tok, split, args.category)
@@ -174,7 +175,7 @@ def cmd_capture(args):
                f"last {arrays['latent'].shape[1]} kept; rope layout DeepSeek interleaved pairs")
         meta = {"format": "wz-cache-trace", "version": 1, "model": name, "softmax_scale": repr(scale),
                 "split": split, "window": wname, "source": src, "category": args.category,
-                "context": args.context, "rope_layout": "interleaved"}
+                "context": args.context, "rope_layout": "interleaved", **mla.rope_meta(model.config)}
         path = os.path.join(args.out, wname + ".safetensors")
         write_trace(path, arrays, meta, args.dtype)
         written.append(path)
