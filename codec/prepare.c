@@ -15,6 +15,9 @@
 
 static const float *row(const wzc_window *w, int pos, int l, int t);
 static int is_sink(const wzc_window *w, int t);
+static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
+			      const wzc_part_profile *q, const double *freq, double *qstat,
+			      double *q4, double *nq_out);
 
 void wzc_prepare_opts_default(wzc_prepare_opts *o)
 {
@@ -153,6 +156,7 @@ static void shrink(wzc_part_profile *q, const double *eig, double lw, double N)
  * and a position part with RoPE undone); else the position part as
  * cached: no mean, the identity, statistics averaged over each pair. */
 static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
+		       const double *freq /* RoPE undone: its frequencies, else NULL */,
 		       wzc_part_profile *q,
 		       double *qstat /* [n] query energy per component, OUT, or NULL */,
 		       wz_diag *diag)
@@ -248,7 +252,15 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 		}
 		for (int k = 0; k < n; k++)
 			qstat[k] = 0;
-		for (int w = 0; w < nw; w++) {
+		if (freq && rope_query_moments(ws, nw, l, q, freq, qstat, q4, &nq)) {
+			free(q4);
+			free(mean);
+			free(cov);
+			free(eig);
+			free(x);
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+		for (int w = 0; !freq && w < nw; w++) {
 			const wzc_window *win = ws[w];
 			for (int qi = 0; qi < win->Q; qi++)
 				for (int h = 0; h < win->H; h++) {
@@ -397,16 +409,14 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 	return nomem ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
 }
 
-/* Copies of the windows with every token's position part, and every
- * query's, rotated back by its own position (a query sits at its last
- * token, q_index): what a profile that undoes RoPE is fitted to.  The
- * arrays are one allocation each, freed by free_rotated. */
+/* Copies of the windows with every token's position part rotated back by
+ * its own position: what a profile that undoes RoPE is fitted to.  The
+ * queries stay as cached (rope_query_moments turns them per key).  The
+ * position arrays are one allocation each, freed by free_rotated. */
 static void free_rotated(wzc_window *rw, int nw)
 {
-	for (int w = 0; rw && w < nw; w++) {
+	for (int w = 0; rw && w < nw; w++)
 		free((float *)rw[w].rope);
-		free((float *)rw[w].q_rope);
-	}
 	free(rw);
 }
 
@@ -416,13 +426,10 @@ static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const do
 	for (int w = 0; rw && w < nw; w++) {
 		const wzc_window *s = ws[w];
 		rw[w] = *s;
-		rw[w].rope = rw[w].q_rope = NULL;
-		size_t nr = (size_t)s->L * s->T * s->P, nq = (size_t)s->L * s->Q * s->H * s->P;
+		size_t nr = (size_t)s->L * s->T * s->P;
 		float *r = malloc(sizeof *r * (nr ? nr : 1));
-		float *qr = s->q_rope ? malloc(sizeof *qr * (nq ? nq : 1)) : NULL;
 		rw[w].rope = r;
-		rw[w].q_rope = qr;
-		if (!r || (s->q_rope && !qr)) {
+		if (!r) {
 			free_rotated(rw, w + 1);
 			return NULL;
 		}
@@ -431,20 +438,133 @@ static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const do
 			for (int t = 0; t < s->T; t++)
 				wzc_rope_turn(r + ((size_t)l * s->T + t) * s->P, s->P,
 					      s->positions ? s->positions[t] : t, freq, -1);
-		if (!qr)
-			continue;
-		memcpy(qr, s->q_rope, sizeof *qr * nq);
-		for (int l = 0; l < s->L; l++)
-			for (int qi = 0; qi < s->Q; qi++) {
-				int64_t at = s->q_index ? s->q_index[qi] : s->T - 1;
-				at = at < 0 ? 0 : at >= s->T ? s->T - 1 : at;
-				int64_t pos = s->positions ? s->positions[at] : at;
-				for (int h = 0; h < s->H; h++)
-					wzc_rope_turn(qr + (((size_t)l * s->Q + qi) * s->H + h) * s->P,
-						      s->P, pos, freq, -1);
-			}
 	}
 	return rw;
+}
+
+/* G(w) = the mean of e^(i w p) over p = 0 .. n-1: (1/n) sin(n w/2) /
+ * sin(w/2) e^(i w (n-1)/2), 1 where w is a multiple of 2 pi. */
+static void mean_phase(double w, double n, double *re, double *im)
+{
+	double s = sin(0.5 * w);
+	if (fabs(s) < 1e-15) {
+		*re = 1;
+		*im = 0;
+		return;
+	}
+	double a = sin(0.5 * n * w) / (n * s), ph = 0.5 * w * (n - 1);
+	*re = a * cos(ph);
+	*im = a * sin(ph);
+}
+
+/* The query moments of a position part coded after undoing RoPE.  A
+ * query q (as cached, at position p_q) meets the rotated-back error e' of
+ * the key at position p as q . R(p f) e' = (R(-p f) q) . e': its energy
+ * along component u is the mean of (u . R(-p f) q)^2 over the keys it
+ * attends to, here every position 0 .. p_q, as a cache in service holds
+ * them (not the calibration window's few).  That mean is u' M_q u with M_q
+ * = mean_p R(-p f) q q' R(-p f)', whose 2 x 2 block (i, j), with z_i the
+ * pair as a complex number, is made of z_i conj(z_j) G(f_j - f_i) and
+ * z_i z_j G(-(f_i + f_j)) (mean_phase): exact, no key sampled.  So
+ * qstat[k] gets the sum over queries of u_k' M_q u_k (through their mean
+ * M), and q4[k], for the shrinkage's sampling variance, nq times the mean
+ * of (u_k' M_q u_k)^2 over up to QUERY_SAMPLE query-heads spread over
+ * them (each costs P^3).  P is even (the caller checks). */
+#define QUERY_SAMPLE 64
+static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
+			      const wzc_part_profile *q, const double *freq, double *qstat,
+			      double *q4, double *nq_out)
+{
+	int n = q->n, np = n / 2;
+	size_t un = (size_t)n;
+	double total = 0;
+	for (int w = 0; w < nw; w++)
+		total += (double)ws[w]->Q * ws[w]->H;
+	double *M = calloc(un * un, sizeof *M), *Mq = calloc(un * un, sizeof *Mq);
+	double *G = malloc(sizeof *G * 4 * (size_t)np * (size_t)np), *e2 = calloc(un, sizeof *e2);
+	if (!M || !Mq || !G || !e2) {
+		free(M);
+		free(Mq);
+		free(G);
+		free(e2);
+		return -1;
+	}
+	double nq = 0, nsub = 0;
+	long seen = 0, every = total > QUERY_SAMPLE ? (long)ceil(total / QUERY_SAMPLE) : 1;
+	for (int w = 0; w < nw; w++) {
+		const wzc_window *win = ws[w];
+		for (int qi = 0; qi < win->Q; qi++) {
+			int64_t at = win->q_index ? win->q_index[qi] : win->T - 1;
+			at = at < 0 ? 0 : at >= win->T ? win->T - 1 : at;
+			double keys = (double)(win->positions ? win->positions[at] : at) + 1;
+			/* G(f_j - f_i) and G(-(f_i + f_j)) for this query's keys */
+			for (int i = 0; i < np; i++)
+				for (int j = 0; j < np; j++) {
+					double *g = G + 4 * ((size_t)i * np + j);
+					mean_phase(freq[j] - freq[i], keys, &g[0], &g[1]);
+					mean_phase(-(freq[i] + freq[j]), keys, &g[2], &g[3]);
+				}
+			for (int h = 0; h < win->H; h++, seen++) {
+				size_t off = (((size_t)l * win->Q + qi) * win->H + h);
+				const float *qv = win->q_rope + off * win->P;
+				int sample = seen % every == 0;
+				double *dst = sample ? Mq : M;
+				if (sample)
+					memset(Mq, 0, sizeof *Mq * un * un);
+				for (int i = 0; i < np; i++)
+					for (int j = 0; j < np; j++) {
+						const double *g = G + 4 * ((size_t)i * np + j);
+						double xi = qv[2 * i], yi = qv[2 * i + 1];
+						double xj = qv[2 * j], yj = qv[2 * j + 1];
+						/* z_i conj(z_j) G(f_j - f_i), z_i z_j G(-(f_i + f_j)) */
+						double cr = xi * xj + yi * yj, ci = yi * xj - xi * yj;
+						double pr = xi * xj - yi * yj, pi = xi * yj + yi * xj;
+						double ar = cr * g[0] - ci * g[1], ai = cr * g[1] + ci * g[0];
+						double br = pr * g[2] - pi * g[3], bi = pr * g[3] + pi * g[2];
+						double *m0 = dst + (size_t)(2 * i) * un + 2 * j, *m1 = m0 + un;
+						m0[0] += 0.5 * (ar + br);
+						m0[1] += 0.5 * (bi - ai);
+						m1[0] += 0.5 * (bi + ai);
+						m1[1] += 0.5 * (ar - br);
+					}
+				if (sample) {
+					for (int k = 0; k < n; k++) {
+						const float *u = q->basis + (size_t)k * un;
+						double e = 0;
+						for (int a = 0; a < n; a++) {
+							double r = 0;
+							for (int b = 0; b < n; b++)
+								r += Mq[(size_t)a * un + b] * u[b];
+							e += u[a] * r;
+						}
+						e2[k] += e * e;
+					}
+					for (size_t i = 0; i < un * un; i++)
+						M[i] += Mq[i];
+					nsub++;
+				}
+				nq++;
+			}
+		}
+	}
+	for (int k = 0; k < n; k++) {
+		const float *u = q->basis + (size_t)k * un;
+		double e = 0;
+		for (int a = 0; a < n; a++) {
+			double r = 0;
+			for (int b = 0; b < n; b++)
+				r += M[(size_t)a * un + b] * u[b];
+			e += u[a] * r;
+		}
+		qstat[k] = e;
+		q4[k] = nsub > 0 ? e2[k] * nq / nsub : 0;
+	}
+	*nq_out = nq;
+	free(M);
+	free(Mq);
+	free(G);
+	free(e2);
+	return 0;
 }
 
 wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *opts,
@@ -500,6 +620,11 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 						   opts->rope_freq[i]);
 			undo |= opts->rope_freq[i] != 0;
 		}
+		if (undo && w0->P % 2)
+			return wz_diag_set(diag, WZ_ERR_USAGE,
+					   "a position part of %d values: RoPE turns pairs, so undoing it "
+					   "needs an even width",
+					   w0->P);
 	}
 	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
 	double *qlat = malloc(sizeof(double) * (size_t)w0->R);
@@ -530,10 +655,10 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		p->ntokens += (uint64_t)ws[w]->T;
 	wz_err e = WZ_OK;
 	for (int l = 0; l < p->L && !e; l++) {
-		e = fit_part(ws, nw, l, 0, 1, &p->latent[l], queries ? qlat : NULL, diag);
+		e = fit_part(ws, nw, l, 0, 1, NULL, &p->latent[l], queries ? qlat : NULL, diag);
 		if (!e)
-			e = fit_part(undo ? rws : ws, nw, l, 1, undo, &p->rope[l],
-				     queries && p->P ? qrope : NULL, diag);
+			e = fit_part(undo ? rws : ws, nw, l, 1, undo, undo ? opts->rope_freq : NULL,
+				     &p->rope[l], queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;
 		if (opts->position_cap && p->P > 0) {

@@ -275,10 +275,10 @@ int main(void)
 	double ru, rp, rf, ku, kp, kf;
 	double nu = nmse_of(&tw, cu, &ru, &ku), np = nmse_of(&tw, cp, &rp, &kp);
 	double nf = nmse_of(&fw, cu, &rf, &kf);
-	/* the plan weighs the parts by their share of the attention scores,
-	 * so what undoing RoPE buys shows in the position part and the KL
-	 * (docs/wz-format.md has the figures; nmse moves by a few per cent) */
-	ok(ru < 0.7 * rp && ku < 0.9 * kp && nu < 1.1 * np,
+	/* what undoing RoPE saves on the position part the plan spends where
+	 * the weights say: the position part, the KL and the nmse all fall
+	 * (docs/wz-format.md has the figures at DeepSeek's shape) */
+	ok(ru < rp && ku < kp && nu < np,
 	   "wz-5.44 on an mla-b test window, undoing RoPE and not: position part %.4g, %.4g; "
 	   "attention KL %.4g, %.4g; nmse %.4g, %.4g", ru, rp, ku, kp, nu, np);
 	ok(nf < 1.2 * nu && rf < 1.5 * ru,
