@@ -442,21 +442,6 @@ static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const do
 	return rw;
 }
 
-/* G(w) = the mean of e^(i w p) over p = 0 .. n-1: (1/n) sin(n w/2) /
- * sin(w/2) e^(i w (n-1)/2), 1 where w is a multiple of 2 pi. */
-static void mean_phase(double w, double n, double *re, double *im)
-{
-	double s = sin(0.5 * w);
-	if (fabs(s) < 1e-15) {
-		*re = 1;
-		*im = 0;
-		return;
-	}
-	double a = sin(0.5 * n * w) / (n * s), ph = 0.5 * w * (n - 1);
-	*re = a * cos(ph);
-	*im = a * sin(ph);
-}
-
 /* The query moments of a position part coded after undoing RoPE.  A
  * query q (as cached, at position p_q) meets the rotated-back error e' of
  * the key at position p as q . R(p f) e' = (R(-p f) q) . e': its energy
@@ -465,7 +450,8 @@ static void mean_phase(double w, double n, double *re, double *im)
  * them (not the calibration window's few).  That mean is u' M_q u with M_q
  * = mean_p R(-p f) q q' R(-p f)', whose 2 x 2 block (i, j), with z_i the
  * pair as a complex number, is made of z_i conj(z_j) G(f_j - f_i) and
- * z_i z_j G(-(f_i + f_j)) (mean_phase): exact, no key sampled.  So
+ * z_i z_j G(-(f_i + f_j)) (wzc_rope_key_phases, wzc_rope_query_moment_add):
+ * exact, no key sampled.  So
  * qstat[k] gets the sum over queries of u_k' M_q u_k (through their mean
  * M), and q4[k], for the shrinkage's sampling variance, nq times the mean
  * of (u_k' M_q u_k)^2 over up to QUERY_SAMPLE query-heads spread over
@@ -476,6 +462,7 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 			      double *q4, double *nq_out)
 {
 	int n = q->n, np = n / 2;
+	(void)np;
 	size_t un = (size_t)n;
 	double total = 0;
 	for (int w = 0; w < nw; w++)
@@ -497,13 +484,7 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 			int64_t at = win->q_index ? win->q_index[qi] : win->T - 1;
 			at = at < 0 ? 0 : at >= win->T ? win->T - 1 : at;
 			double keys = (double)(win->positions ? win->positions[at] : at) + 1;
-			/* G(f_j - f_i) and G(-(f_i + f_j)) for this query's keys */
-			for (int i = 0; i < np; i++)
-				for (int j = 0; j < np; j++) {
-					double *g = G + 4 * ((size_t)i * np + j);
-					mean_phase(freq[j] - freq[i], keys, &g[0], &g[1]);
-					mean_phase(-(freq[i] + freq[j]), keys, &g[2], &g[3]);
-				}
+			wzc_rope_key_phases(n, freq, keys, G);
 			for (int h = 0; h < win->H; h++, seen++) {
 				size_t off = (((size_t)l * win->Q + qi) * win->H + h);
 				const float *qv = win->q_rope + off * win->P;
@@ -511,22 +492,7 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 				double *dst = sample ? Mq : M;
 				if (sample)
 					memset(Mq, 0, sizeof *Mq * un * un);
-				for (int i = 0; i < np; i++)
-					for (int j = 0; j < np; j++) {
-						const double *g = G + 4 * ((size_t)i * np + j);
-						double xi = qv[2 * i], yi = qv[2 * i + 1];
-						double xj = qv[2 * j], yj = qv[2 * j + 1];
-						/* z_i conj(z_j) G(f_j - f_i), z_i z_j G(-(f_i + f_j)) */
-						double cr = xi * xj + yi * yj, ci = yi * xj - xi * yj;
-						double pr = xi * xj - yi * yj, pi = xi * yj + yi * xj;
-						double ar = cr * g[0] - ci * g[1], ai = cr * g[1] + ci * g[0];
-						double br = pr * g[2] - pi * g[3], bi = pr * g[3] + pi * g[2];
-						double *m0 = dst + (size_t)(2 * i) * un + 2 * j, *m1 = m0 + un;
-						m0[0] += 0.5 * (ar + br);
-						m0[1] += 0.5 * (bi - ai);
-						m1[0] += 0.5 * (bi + ai);
-						m1[1] += 0.5 * (ar - br);
-					}
+				wzc_rope_query_moment_add(qv, n, G, dst);
 				if (sample) {
 					for (int k = 0; k < n; k++) {
 						const float *u = q->basis + (size_t)k * un;

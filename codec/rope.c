@@ -73,3 +73,51 @@ double wzc_profile_rope_gain_db(const wzc_profile *p, int l)
 	free(cached);
 	return n > 0 ? 10 * lg / n : 0;
 }
+
+/* G(w) = the mean of e^(i w p) over p = 0 .. n-1: (1/n) sin(n w/2) /
+ * sin(w/2) e^(i w (n-1)/2), 1 where w is a multiple of 2 pi. */
+static void mean_phase(double w, double n, double *re, double *im)
+{
+	double s = sin(0.5 * w);
+	if (fabs(s) < 1e-15) {
+		*re = 1;
+		*im = 0;
+		return;
+	}
+	double a = sin(0.5 * n * w) / (n * s), ph = 0.5 * w * (n - 1);
+	*re = a * cos(ph);
+	*im = a * sin(ph);
+}
+
+void wzc_rope_key_phases(int P, const double *freq, double keys, double *G)
+{
+	int np = P / 2;
+	for (int i = 0; i < np; i++)
+		for (int j = 0; j < np; j++) {
+			double *g = G + 4 * ((size_t)i * np + j);
+			mean_phase(freq[j] - freq[i], keys, &g[0], &g[1]);
+			mean_phase(-(freq[i] + freq[j]), keys, &g[2], &g[3]);
+		}
+}
+
+void wzc_rope_query_moment_add(const float *qv, int P, const double *G, double *M)
+{
+	int np = P / 2;
+	size_t un = (size_t)P;
+	for (int i = 0; i < np; i++)
+		for (int j = 0; j < np; j++) {
+			const double *g = G + 4 * ((size_t)i * np + j);
+			double xi = qv[2 * i], yi = qv[2 * i + 1];
+			double xj = qv[2 * j], yj = qv[2 * j + 1];
+			/* z_i conj(z_j) G(f_j - f_i) and z_i z_j G(-(f_i + f_j)) */
+			double cr = xi * xj + yi * yj, ci = yi * xj - xi * yj;
+			double pr = xi * xj - yi * yj, pi = xi * yj + yi * xj;
+			double ar = cr * g[0] - ci * g[1], ai = cr * g[1] + ci * g[0];
+			double br = pr * g[2] - pi * g[3], bi = pr * g[3] + pi * g[2];
+			double *m0 = M + (size_t)(2 * i) * un + 2 * j, *m1 = m0 + un;
+			m0[0] += 0.5 * (ar + br);
+			m0[1] += 0.5 * (bi - ai);
+			m1[0] += 0.5 * (bi + ai);
+			m1[1] += 0.5 * (ar - br);
+		}
+}

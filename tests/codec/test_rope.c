@@ -96,6 +96,33 @@ static void frequencies(void)
 	ok(good, "YaRN 32 on 1,024: unscaled below pair 5, / 32 from pair 18, the ramp between");
 }
 
+/* The closed form of a query's second moment over its keys against the
+ * mean of the rotated queries' outer products, key by key. */
+static void query_moment(void)
+{
+	enum { PP = 8, NK = 300 };
+	double f[PP / 2] = { 1, 0.3, 0.01, 0 }, G[4 * (PP / 2) * (PP / 2)], M[PP * PP] = { 0 };
+	double B[PP * PP] = { 0 };
+	float q[PP] = { 0.7f, -1.2f, 0.4f, 2.0f, -0.3f, 0.9f, 1.5f, -0.8f };
+	wzc_rope_key_phases(PP, f, NK, G);
+	wzc_rope_query_moment_add(q, PP, G, M);
+	for (int p = 0; p < NK; p++) {
+		float v[PP];
+		memcpy(v, q, sizeof v);
+		wzc_rope_turn(v, PP, p, f, -1);
+		for (int a = 0; a < PP; a++)
+			for (int b = 0; b < PP; b++)
+				B[a * PP + b] += (double)v[a] * v[b] / NK;
+	}
+	double dmax = 0, scale = 0;
+	for (int i = 0; i < PP * PP; i++) {
+		dmax = fmax(dmax, fabs(M[i] - B[i]));
+		scale = fmax(scale, fabs(B[i]));
+	}
+	ok(dmax < 1e-6 * scale, "a query's second moment over 300 key positions, in closed form, is the "
+	   "mean over the keys (largest difference %.2g of %.3g)", dmax, scale);
+}
+
 static wzc_profile *prepared(const wzt_cache_trace *cal, int undo)
 {
 	wzc_window w = window_of(cal);
@@ -237,6 +264,7 @@ int main(void)
 {
 	rotation();
 	frequencies();
+	query_moment();
 	wzt_cache_trace *cal = make(WZT_FAMILY_MLA_B, "calibration", 1, 2048, 0);
 	wzt_cache_trace *test = make(WZT_FAMILY_MLA_B, "test", 2, 1024, 0);
 	wzt_cache_trace *far = make(WZT_FAMILY_MLA_B, "test", 3, 1024, 30000);
