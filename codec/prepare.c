@@ -457,12 +457,25 @@ static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const do
  * of (u_k' M_q u_k)^2 over up to QUERY_SAMPLE query-heads spread over
  * them (each costs P^3).  P is even (the caller checks). */
 #define QUERY_SAMPLE 64
+
+/* u' M u, M [n][n] */
+static double quad_form(const double *M, const float *u, int n)
+{
+	double e = 0;
+	for (int a = 0; a < n; a++) {
+		double r = 0;
+		for (int b = 0; b < n; b++)
+			r += M[(size_t)a * n + b] * u[b];
+		e += u[a] * r;
+	}
+	return e;
+}
+
 static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 			      const wzc_part_profile *q, const double *freq, double *qstat,
 			      double *q4, double *nq_out)
 {
 	int n = q->n, np = n / 2;
-	(void)np;
 	size_t un = (size_t)n;
 	double total = 0;
 	for (int w = 0; w < nw; w++)
@@ -495,14 +508,7 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 				wzc_rope_query_moment_add(qv, n, G, dst);
 				if (sample) {
 					for (int k = 0; k < n; k++) {
-						const float *u = q->basis + (size_t)k * un;
-						double e = 0;
-						for (int a = 0; a < n; a++) {
-							double r = 0;
-							for (int b = 0; b < n; b++)
-								r += Mq[(size_t)a * un + b] * u[b];
-							e += u[a] * r;
-						}
+						double e = quad_form(Mq, q->basis + (size_t)k * un, n);
 						e2[k] += e * e;
 					}
 					for (size_t i = 0; i < un * un; i++)
@@ -514,15 +520,7 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 		}
 	}
 	for (int k = 0; k < n; k++) {
-		const float *u = q->basis + (size_t)k * un;
-		double e = 0;
-		for (int a = 0; a < n; a++) {
-			double r = 0;
-			for (int b = 0; b < n; b++)
-				r += M[(size_t)a * un + b] * u[b];
-			e += u[a] * r;
-		}
-		qstat[k] = e;
+		qstat[k] = quad_form(M, q->basis + (size_t)k * un, n);
 		q4[k] = nsub > 0 ? e2[k] * nq / nsub : 0;
 	}
 	*nq_out = nq;

@@ -46,25 +46,37 @@ static void emit(const char *dir, const char *name, uint8_t rate, const uint8_t 
 	free(b);
 }
 
+/* The valid-s seed of dir: its bytes (*data, n of them, the caller frees
+ * them), its profile parsed (pn bytes of it); NULL when it cannot be read. */
+static wzc_profile *seed_profile(const char *dir, int s, char **data, size_t *n, size_t *pn)
+{
+	char name[64];
+	snprintf(name, sizeof name, "valid-%d", s);
+	char *path = wz_path_join(dir, name);
+	int bad = wz_read_file(path, 1 << 24, data, n, NULL) != WZ_OK;
+	free(path);
+	if (bad || *n < 5)
+		return NULL;
+	const uint8_t *b = (const uint8_t *)*data;
+	*pn = (size_t)b[1] | (size_t)b[2] << 8 | (size_t)b[3] << 16 | (size_t)b[4] << 24;
+	wzc_profile *prof;
+	if (*pn > *n - 5 || wzc_profile_parse(b + 5, *pn, "seed", &prof, NULL))
+		return NULL;
+	return prof;
+}
+
 /* The valid-N seeds' profiles as version 5, records kept. */
 static int add_v5(const char *dir)
 {
 	for (int s = 0; s < 3; s++) {
-		char name[64], *data;
-		size_t n;
-		snprintf(name, sizeof name, "valid-%d", s);
-		char *path = wz_path_join(dir, name);
-		int bad = wz_read_file(path, 1 << 24, &data, &n, NULL) != WZ_OK;
-		free(path);
-		if (bad || n < 5)
+		char name[64], *data = NULL;
+		size_t n, pn;
+		wzc_profile *prof = seed_profile(dir, s, &data, &n, &pn);
+		if (!prof)
 			return 1;
 		const uint8_t *b = (const uint8_t *)data;
-		size_t pn = (size_t)b[1] | (size_t)b[2] << 8 | (size_t)b[3] << 16 | (size_t)b[4] << 24;
-		wzc_profile *prof;
 		uint8_t *pb;
 		size_t qn;
-		if (pn > n - 5 || wzc_profile_parse(b + 5, pn, "seed", &prof, NULL))
-			return 1;
 		prof->version = 5;
 		if (wzc_profile_serialize(prof, &pb, &qn, NULL))
 			return 1;
@@ -88,21 +100,14 @@ static int add_v5(const char *dir)
 static int add_v6(const char *dir)
 {
 	for (int s = 0; s < 3; s++) {
-		char name[64], *data;
-		size_t n;
-		snprintf(name, sizeof name, "valid-%d", s);
-		char *path = wz_path_join(dir, name);
-		int bad = wz_read_file(path, 1 << 24, &data, &n, NULL) != WZ_OK;
-		free(path);
-		if (bad || n < 5)
+		char name[64], *data = NULL;
+		size_t n, pn;
+		wzc_profile *prof = seed_profile(dir, s, &data, &n, &pn);
+		if (!prof)
 			return 1;
 		const uint8_t *b = (const uint8_t *)data;
-		size_t pn = (size_t)b[1] | (size_t)b[2] << 8 | (size_t)b[3] << 16 | (size_t)b[4] << 24;
-		wzc_profile *prof;
 		uint8_t *pb;
 		size_t qn;
-		if (pn > n - 5 || wzc_profile_parse(b + 5, pn, "seed", &prof, NULL))
-			return 1;
 		int pairs = prof->P / 2;
 		prof->version = 6;
 		prof->rope_freq = calloc((size_t)prof->L * (pairs ? pairs : 1), sizeof(double));
