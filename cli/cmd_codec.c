@@ -69,6 +69,8 @@ static void help_prepare(void)
 	       "                      --rope-theta trace: the base and YaRN the traces'\n"
 	       "                      metadata give (rope_theta, rope_yarn; wzcapture.py\n"
 	       "                      and synth-cache write them)\n"
+	       "  --rope-layers LIST  the layers that undo RoPE (e.g. 1-60, or 0,2,5-9; default\n"
+	       "                      all): the others keep the position part as cached\n"
 	       "  --rope-yarn F,N[,BF,BS]\n"
 	       "                      the model's YaRN scaling: factor F on N original\n"
 	       "                      positions, beta_fast BF and beta_slow BS (default 32,1);\n"
@@ -95,6 +97,41 @@ static int parse_yarn(const char *text, double yarn[4])
 		rc = wz_cli_usage(CMD, "--rope-yarn: beta_fast %g must be above beta_slow %g", yarn[2],
 				  yarn[3]);
 	wz_strlist_free(items, n);
+	return rc;
+}
+
+/* --rope-layers LIST (numbers and ranges A-B, comma-separated) into a
+ * mask of L layers. */
+static int parse_layers(const char *text, int L, unsigned char **out)
+{
+	unsigned char *m = calloc((size_t)L, 1);
+	char **items;
+	int n = wz_split_list(text, &items), rc = 0;
+	if (!m) {
+		wz_strlist_free(items, n);
+		return wz_cli_usage(CMD, "out of memory");
+	}
+	if (n == 0)
+		rc = wz_cli_usage(CMD, "--rope-layers: '%s' names no layer", text);
+	for (int i = 0; !rc && i < n; i++) {
+		char *dash = strchr(items[i], '-'), *end;
+		long a = strtol(items[i], &end, 10), b = a;
+		int ok = end != items[i] && (dash ? end == dash : *end == 0);
+		if (ok && dash) {
+			b = strtol(dash + 1, &end, 10);
+			ok = end != dash + 1 && *end == 0;
+		}
+		if (!ok || a < 0 || b < a || b >= L)
+			rc = wz_cli_usage(CMD, "--rope-layers: '%s' is not a layer or range A-B within 0..%d",
+					  items[i], L - 1);
+		for (long l = a; !rc && l <= b; l++)
+			m[l] = 1;
+	}
+	wz_strlist_free(items, n);
+	if (rc)
+		free(m);
+	else
+		*out = m;
 	return rc;
 }
 
@@ -129,34 +166,44 @@ static int rope_of_traces(wzt_cache_trace *const *t, const char *const *paths, i
 }
 
 /* Each layer's gain from undoing RoPE, on stderr: the range and the
- * median, and a warning where the median loses. */
+ * median over the layers that undo it, and a warning where the median
+ * loses. */
 static void report_rope_gain(const wzc_profile *prof)
 {
 	double *g = malloc(sizeof *g * (size_t)prof->L);
-	if (!g)
+	int *at = malloc(sizeof *at * (size_t)prof->L), n = 0;
+	if (!g || !at) {
+		free(g);
+		free(at);
 		return;
-	int lo = 0, hi = 0;
-	for (int l = 0; l < prof->L; l++) {
-		g[l] = wzc_profile_rope_gain_db(prof, l);
-		lo = g[l] < g[lo] ? l : lo;
-		hi = g[l] > g[hi] ? l : hi;
 	}
-	double min = g[lo], max = g[hi];
-	for (int i = 1; i < prof->L; i++) /* insertion sort: L <= 4096, once */
+	for (int l = 0; l < prof->L; l++)
+		if (wzc_profile_undoes_rope(prof, l)) {
+			g[n] = wzc_profile_rope_gain_db(prof, l);
+			at[n++] = l;
+		}
+	for (int i = 1; i < n; i++) /* insertion sort: L <= 4096, once */
 		for (int j = i; j > 0 && g[j] < g[j - 1]; j--) {
 			double t = g[j];
+			int a = at[j];
 			g[j] = g[j - 1];
+			at[j] = at[j - 1];
 			g[j - 1] = t;
+			at[j - 1] = a;
 		}
-	double med = prof->L % 2 ? g[prof->L / 2] : 0.5 * (g[prof->L / 2 - 1] + g[prof->L / 2]);
-	fprintf(stderr,
-		"wzplan codec: RoPE undone: the position part's gain on the calibration tokens "
-		"%.2f dB (layer %d) to %.2f dB (layer %d), median %.2f dB\n",
-		min, lo, max, hi, med);
-	if (med < 0)
-		fprintf(stderr, "wzplan codec: warning: undoing RoPE loses on these caches: are "
-				"--rope-theta and --rope-yarn the model's, and the pairs interleaved?\n");
+	if (n > 0) {
+		double med = n % 2 ? g[n / 2] : 0.5 * (g[n / 2 - 1] + g[n / 2]);
+		fprintf(stderr,
+			"wzplan codec: RoPE undone in %d of %d layers: the position part's gain on the "
+			"calibration tokens %.2f dB (layer %d) to %.2f dB (layer %d), median %.2f dB\n",
+			n, prof->L, g[0], at[0], g[n - 1], at[n - 1], med);
+		if (med < 0)
+			fprintf(stderr, "wzplan codec: warning: undoing RoPE loses on these caches: are "
+					"--rope-theta and --rope-yarn the model's, and the pairs "
+					"interleaved?\n");
+	}
 	free(g);
+	free(at);
 }
 
 wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path)
@@ -328,17 +375,18 @@ static int cmd_prepare(int argc, char **argv)
 		{ "position-cap", required_argument, NULL, 'p' },
 		{ "rope-theta", required_argument, NULL, 'T' },
 		{ "rope-yarn", required_argument, NULL, 'Y' },
+		{ "rope-layers", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *paths[MAX_TRACES], *out = NULL, *rates = NULL;
+	const char *paths[MAX_TRACES], *out = NULL, *rates = NULL, *rope_layers = NULL;
 	int npaths = 0, c, rc, yarn_given = 0;
 	double theta = 0, yarn[4] = { 1, 1, 32, 1 };
 	wzc_prepare_opts opts;
 	wzc_prepare_opts_default(&opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:Z:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
@@ -375,6 +423,9 @@ static int cmd_prepare(int argc, char **argv)
 				return rc;
 			yarn_given = 1;
 			break;
+		case 'Z':
+			rope_layers = optarg;
+			break;
 		case 'h':
 			help_prepare();
 			return 0;
@@ -390,6 +441,8 @@ static int cmd_prepare(int argc, char **argv)
 		return wz_cli_usage(CMD, "prepare needs --trace and --out");
 	if (yarn_given && !theta)
 		return wz_cli_usage(CMD, "--rope-yarn needs --rope-theta (the RoPE base)");
+	if (rope_layers && !theta)
+		return wz_cli_usage(CMD, "--rope-layers needs --rope-theta (the RoPE base)");
 	if (yarn_given && theta < 0)
 		return wz_cli_usage(CMD, "--rope-yarn with --rope-theta trace: the traces' metadata "
 					 "gives both; drop one");
@@ -425,6 +478,13 @@ static int cmd_prepare(int argc, char **argv)
 	}
 	fprintf(stderr, "wzplan codec: preparing from %d window%s\n", npaths, npaths == 1 ? "" : "s");
 	double *freq = NULL;
+	unsigned char *layers = NULL;
+	if (rope_layers && (rc = parse_layers(rope_layers, traces[0]->L, &layers))) {
+		for (int i = 0; i < npaths; i++)
+			wzt_cache_trace_free(traces[i]);
+		return rc;
+	}
+	opts.rope_layers = layers;
 	if (theta > 0) {
 		int pairs = traces[0]->P / 2;
 		freq = malloc(sizeof *freq * (size_t)(pairs ? pairs : 1));
@@ -441,6 +501,7 @@ static int cmd_prepare(int argc, char **argv)
 	wzc_profile *prof = NULL;
 	wz_err e = wzc_prepare(wp, npaths, &opts, &prof, &diag);
 	free(freq);
+	free(layers);
 	if (!e && theta > 0)
 		report_rope_gain(prof);
 	for (int i = 0; !e && i < nrates; i++) {

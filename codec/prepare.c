@@ -39,6 +39,7 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 	o->position_cap = 0;
 	o->rope_freq = NULL;
 	o->rope_pairs = 0;
+	o->rope_layers = NULL;
 }
 
 /* The position cap of layer l (docs/wz-format.md, "Model"): the int8
@@ -609,9 +610,12 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	for (int w = 0; undo && w < nw; w++)
 		rws[w] = &rw[w];
 	if (undo) {
+		/* the layers left as cached keep frequencies 0 */
 		p->version = WZC_PROFILE_VERSION;
 		for (int l = 0; l < w0->L; l++)
-			memcpy(p->rope_freq + (size_t)l * npair, opts->rope_freq, sizeof(double) * npair);
+			for (size_t i = 0; i < npair; i++)
+				p->rope_freq[(size_t)l * npair + i] =
+					!opts->rope_layers || opts->rope_layers[l] ? opts->rope_freq[i] : 0;
 	}
 	snprintf(p->model, sizeof p->model, "%s", w0->model ? w0->model : "");
 	p->query_weighted = queries && opts->query_weight > 0;
@@ -620,8 +624,9 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	wz_err e = WZ_OK;
 	for (int l = 0; l < p->L && !e; l++) {
 		e = fit_part(ws, nw, l, 0, 1, NULL, &p->latent[l], queries ? qlat : NULL, diag);
+		int undo_l = wzc_profile_undoes_rope(p, l);
 		if (!e)
-			e = fit_part(undo ? rws : ws, nw, l, 1, undo, undo ? opts->rope_freq : NULL,
+			e = fit_part(undo_l ? rws : ws, nw, l, 1, undo_l, undo_l ? opts->rope_freq : NULL,
 				     &p->rope[l], queries && p->P ? qrope : NULL, diag);
 		if (e)
 			break;

@@ -93,6 +93,9 @@ typedef struct {
 	 * NULL (the default): the position part is coded as cached. */
 	const double *rope_freq;
 	int rope_pairs;
+	/* [L]: with rope_freq, the layers that undo it (non-zero); NULL:
+	 * every layer.  The others keep the position part as cached. */
+	const unsigned char *rope_layers;
 } wzc_prepare_opts;
 
 void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);

@@ -83,7 +83,7 @@ contains "$err" "unknown cache format" "the message names the problem"
 # The position part coded after undoing RoPE (profile version 6).
 run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope.wzp" --rope-theta 10000
 expect_rc 0 "prepare undoing RoPE"
-contains "$err" "RoPE undone: the position part's gain" "prepare prints each layer's gain"
+contains "$err" "RoPE undone in 2 of 2 layers: the position part's gain" "prepare prints each layer's gain"
 v=$(od -An -tu4 -j8 -N4 "$tmp/rope.wzp" | tr -d ' ')
 [ "$v" = 6 ]; ok $? "the profile is version 6 (read $v)"
 v=$(od -An -tu4 -j8 -N4 "$tmp/p.wzp" | tr -d ' ')
@@ -102,6 +102,15 @@ run $WZPLAN codec prepare --trace "$cal" --out "$tmp/plain2.wzp"
 contains "$err" "--rope-theta trace codes the position part" "a plain prepare says how to undo the trace's RoPE"
 run $WZPLAN trace info "$cal"
 contains "$out" "RoPE: base 10000" "trace info shows the RoPE"
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope1.wzp" --rope-theta 10000 --rope-layers 1
+expect_rc 0 "prepare undoing RoPE in layer 1 alone"
+contains "$err" "RoPE undone in 1 of 2 layers" "the summary says in which layers"
+for bad in "--rope-layers 1" "--rope-theta 10000 --rope-layers 2" "--rope-theta 10000 --rope-layers 1-" \
+	"--rope-theta 10000 --rope-layers 1-0" "--rope-theta 10000 --rope-layers x"; do
+	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad
+	expect_rc 2 "prepare $bad"
+	[ ! -e "$tmp/bad.wzp" ]; ok $? "nothing written after prepare $bad"
+done
 for bad in "--rope-yarn 32,1024" "--rope-theta 1" "--rope-theta 10000 --rope-yarn 32" \
 	"--rope-theta 10000 --rope-yarn 0.5,1024" "--rope-theta 10000 --rope-yarn 32,1024,1,32"; do
 	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad

@@ -298,6 +298,24 @@ int main(void)
 
 	file_roundtrip(undo, plain);
 
+	/* only layer 1 undoes RoPE: layer 0 is the plain profile's, bit for bit */
+	unsigned char only1[L] = { 0, 1 };
+	double f1[P / 2];
+	wzc_rope_freqs(P, 10000, 1, 1, 32, 1, f1);
+	wzc_prepare_opts_default(&o);
+	o.rope_freq = f1;
+	o.rope_pairs = P / 2;
+	o.rope_layers = only1;
+	wzc_profile *part = NULL;
+	ok(!wzc_prepare(cws, 1, &o, &part, &d) && part->version == 6 &&
+	   !wzc_profile_undoes_rope(part, 0) && wzc_profile_undoes_rope(part, 1) &&
+	   !memcmp(part->rope[0].basis, plain->rope[0].basis, sizeof(float) * P * P) &&
+	   !memcmp(part->rope[0].var, plain->rope[0].var, sizeof(float) * P) &&
+	   !memcmp(part->rope[1].basis, undo->rope[1].basis, sizeof(float) * P * P),
+	   "a layer left out of rope_layers keeps the position part as cached (layer 0 the plain "
+	   "profile's, layer 1 the undone one's)");
+	wzc_profile_free(part);
+
 	wzc_window tw = window_of(test), fw = window_of(far);
 	wzc_codec *cu = codec_of("wz-5.44", undo), *cp = codec_of("wz-5.44", plain);
 	double ru, rp, rf, ku, kp, kf;
