@@ -69,8 +69,12 @@ static void help_prepare(void)
 	       "                      --rope-theta trace: the base and YaRN the traces'\n"
 	       "                      metadata give (rope_theta, rope_yarn; wzcapture.py\n"
 	       "                      and synth-cache write them)\n"
-	       "  --rope-layers LIST  the layers that undo RoPE (e.g. 1-60, or 0,2,5-9; default\n"
-	       "                      all): the others keep the position part as cached\n"
+	       "  --rope-layers LIST  the layers that undo RoPE (e.g. 1-60, or 0,2,5-9, or all).\n"
+	       "                      Default: every layer but the first, whose keys are a\n"
+	       "                      function of the token alone (its input is the token's\n"
+	       "                      embedding), so that its rotated-back position part is\n"
+	       "                      one vector per vocabulary entry, which calibration text\n"
+	       "                      covers only in part; the others keep the part as cached\n"
 	       "  --rope-yarn F,N[,BF,BS]\n"
 	       "                      the model's YaRN scaling: factor F on N original\n"
 	       "                      positions, beta_fast BF and beta_slow BS (default 32,1);\n"
@@ -100,12 +104,21 @@ static int parse_yarn(const char *text, double yarn[4])
 	return rc;
 }
 
-/* --rope-layers LIST (numbers and ranges A-B, comma-separated) into a
- * mask of L layers. */
+/* --rope-layers LIST (numbers and ranges A-B, comma-separated, or all)
+ * into a mask of L layers; NULL (no --rope-layers) gives every layer but
+ * the first. */
 static int parse_layers(const char *text, int L, unsigned char **out)
 {
 	unsigned char *m = calloc((size_t)L, 1);
 	char **items;
+	if (!text || !strcmp(text, "all")) { /* NULL: the default, every layer but the first */
+		if (!m)
+			return wz_cli_usage(CMD, "out of memory");
+		for (int l = text ? 0 : 1; l < L; l++)
+			m[l] = 1;
+		*out = m;
+		return 0;
+	}
 	int n = wz_split_list(text, &items), rc = 0;
 	if (!m) {
 		wz_strlist_free(items, n);
@@ -479,7 +492,7 @@ static int cmd_prepare(int argc, char **argv)
 	fprintf(stderr, "wzplan codec: preparing from %d window%s\n", npaths, npaths == 1 ? "" : "s");
 	double *freq = NULL;
 	unsigned char *layers = NULL;
-	if (rope_layers && (rc = parse_layers(rope_layers, traces[0]->L, &layers))) {
+	if (theta && (rc = parse_layers(rope_layers, traces[0]->L, &layers))) {
 		for (int i = 0; i < npaths; i++)
 			wzt_cache_trace_free(traces[i]);
 		return rc;

@@ -585,6 +585,10 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 						   opts->rope_freq[i]);
 			undo |= opts->rope_freq[i] != 0;
 		}
+		int any = !opts->rope_layers;
+		for (int l = 0; !any && l < w0->L; l++)
+			any = opts->rope_layers[l] != 0;
+		undo = undo && any; /* no layer asked: a plain profile */
 		if (undo && w0->P % 2)
 			return wz_diag_set(diag, WZ_ERR_USAGE,
 					   "a position part of %d values: RoPE turns pairs, so undoing it "

@@ -150,12 +150,12 @@ void wz_rope_freqs(int P, double base, const double *yarn, double *freq)
 wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_weight,
 			  wz_profile **out, wz_diag *diag)
 {
-	return wz_profile_prepare_rope(windows, nwindows, query_weight, NULL, 0, out, diag);
+	return wz_profile_prepare_rope(windows, nwindows, query_weight, NULL, 0, NULL, out, diag);
 }
 
 wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double query_weight,
-			       const double *rope_freq, int rope_pairs, wz_profile **out,
-			       wz_diag *diag)
+			       const double *rope_freq, int rope_pairs,
+			       const unsigned char *rope_layers, wz_profile **out, wz_diag *diag)
 {
 	*out = NULL;
 	if (nwindows <= 0 || !windows)
@@ -180,6 +180,7 @@ wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double qu
 	}
 	opts.rope_freq = rope_freq;
 	opts.rope_pairs = rope_pairs;
+	opts.rope_layers = rope_layers;
 	wzc_window *ws = calloc((size_t)nwindows, sizeof *ws);
 	const wzc_window **ptrs = calloc((size_t)nwindows, sizeof *ptrs);
 	wz_profile *p = calloc(1, sizeof *p);

@@ -64,9 +64,12 @@ wz_err wz_profile_prepare(const wz_window *windows, int nwindows, double query_w
 /* The same, coding the position part after undoing RoPE (a version 6
  * profile; docs/wz-format.md, "RoPE undone"): rope_freq holds the model's
  * inverse frequency of each pair (2i, 2i + 1), rope_pairs = P / 2 of
- * them (NULL: as wz_profile_prepare). */
+ * them (NULL: as wz_profile_prepare); rope_layers[L] the layers that
+ * undo it (non-zero; NULL: every layer; `codec prepare` leaves out the
+ * first, whose keys are a function of the token alone). */
 wz_err wz_profile_prepare_rope(const wz_window *windows, int nwindows, double query_weight,
-			       const double *rope_freq, int rope_pairs, wz_profile **out /* OUT */,
+			       const double *rope_freq, int rope_pairs,
+			       const unsigned char *rope_layers, wz_profile **out /* OUT */,
 			       wz_diag *diag);
 /* The inverse frequencies of RoPE on P values (P / 2 of them into freq):
  * base^(-2i/P) for pair i, blended as YaRN does when yarn is not NULL

@@ -64,7 +64,7 @@ _lib.wz_format_record_bytes.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_
 _lib.wz_format_canonical.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, _P]
 _lib.wz_profile_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_P), _P]
 _lib.wz_profile_prepare.argtypes = [_P, ctypes.c_int, ctypes.c_double, ctypes.POINTER(_P), _P]
-_lib.wz_profile_prepare_rope.argtypes = [_P, ctypes.c_int, ctypes.c_double, _P, ctypes.c_int,
+_lib.wz_profile_prepare_rope.argtypes = [_P, ctypes.c_int, ctypes.c_double, _P, ctypes.c_int, _P,
                                         ctypes.POINTER(_P), _P]
 _lib.wz_profile_save.argtypes = [_P, ctypes.c_char_p, _P]
 _lib.wz_profile_free.argtypes = [_P]
@@ -195,21 +195,32 @@ class Profile:
         return cls(h)
 
     @classmethod
-    def prepare(cls, windows, query_weight=-1.0, rope_freq=None):
+    def prepare(cls, windows, query_weight=-1.0, rope_freq=None, rope_layers=None):
         """A profile from calibration windows (dicts of Window's fields).
         rope_freq: the model's RoPE inverse frequencies, one per pair
         (2i, 2i+1) of the position part (a transformers model's
         rotary_emb.inv_freq): the position part is then coded after undoing
-        RoPE (profile version 6), and encode/decode take positions."""
+        RoPE (profile version 6), and encode/decode take positions.
+        rope_layers: the layers that undo it (default every one;
+        `wzplan codec prepare` leaves out layer 0, whose keys are a
+        function of the token alone)."""
         args = [_WindowArgs(**w) for w in windows]
         arr = (_Window * len(args))(*[a.window for a in args])
         h, d = _P(), _Diag()
         freq = None if rope_freq is None else np.ascontiguousarray(rope_freq, dtype=np.float64)
         if freq is not None and freq.ndim != 1:
             raise ValueError("rope_freq: one frequency per pair")
+        mask = None
+        if rope_layers is not None:
+            L = np.shape(windows[0]["latent"])[0]
+            mask = np.zeros(L, dtype=np.uint8)
+            for layer in rope_layers:
+                if not 0 <= int(layer) < L:
+                    raise ValueError(f"rope_layers: layer {layer} outside 0..{L - 1}")
+                mask[int(layer)] = 1
         _check(_lib.wz_profile_prepare_rope(arr, len(args), float(query_weight), _ptr(freq),
-                                            0 if freq is None else freq.shape[0], ctypes.byref(h),
-                                            ctypes.byref(d)), d)
+                                            0 if freq is None else freq.shape[0], _ptr(mask),
+                                            ctypes.byref(h), ctypes.byref(d)), d)
         return cls(h)
 
     def save(self, path):

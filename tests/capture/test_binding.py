@@ -131,4 +131,11 @@ ok(eo > 10 * er, f"decoded at other positions the position part is wrong ({eo:.3
 raises(lambda: wr.encode(1, lat0, rope0, positions=pos[:10]), ValueError, "positions of the wrong length raise")
 raises(lambda: wzplan.Profile.prepare([rwin], rope_freq=freq[:3]), wzplan.WzError,
        "frequencies of the wrong count raise")
+one = wzplan.Profile.prepare([rwin], rope_freq=freq, rope_layers=[1])
+w1 = wzplan.Codec("wz-5.44", L, R, P, one)
+_, r0a = w1.roundtrip(0, rwin["latent"][0], rwin["rope"][0], pos)
+_, r0b = wp.roundtrip(0, rwin["latent"][0], rwin["rope"][0], pos)
+ok(np.array_equal(r0a, r0b), "a layer left out of rope_layers codes as the plain profile does")
+raises(lambda: wzplan.Profile.prepare([rwin], rope_freq=freq, rope_layers=[L]), ValueError,
+       "a layer outside the profile raises")
 done()

@@ -83,7 +83,7 @@ contains "$err" "unknown cache format" "the message names the problem"
 # The position part coded after undoing RoPE (profile version 6).
 run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope.wzp" --rope-theta 10000
 expect_rc 0 "prepare undoing RoPE"
-contains "$err" "RoPE undone in 2 of 2 layers: the position part's gain" "prepare prints each layer's gain"
+contains "$err" "RoPE undone in 1 of 2 layers: the position part's gain" "prepare prints the gain, every layer but the first by default"
 v=$(od -An -tu4 -j8 -N4 "$tmp/rope.wzp" | tr -d ' ')
 [ "$v" = 6 ]; ok $? "the profile is version 6 (read $v)"
 v=$(od -An -tu4 -j8 -N4 "$tmp/p.wzp" | tr -d ' ')
@@ -104,7 +104,10 @@ run $WZPLAN trace info "$cal"
 contains "$out" "RoPE: base 10000" "trace info shows the RoPE"
 run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope1.wzp" --rope-theta 10000 --rope-layers 1
 expect_rc 0 "prepare undoing RoPE in layer 1 alone"
-contains "$err" "RoPE undone in 1 of 2 layers" "the summary says in which layers"
+cmp -s "$tmp/rope1.wzp" "$tmp/rope.wzp"; ok $? "the default: every layer but the first"
+run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope-all.wzp" --rope-theta 10000 --rope-layers all
+expect_rc 0 "prepare undoing RoPE in every layer"
+contains "$err" "RoPE undone in 2 of 2 layers" "the summary says in how many layers"
 for bad in "--rope-layers 1" "--rope-theta 10000 --rope-layers 2" "--rope-theta 10000 --rope-layers 1-" \
 	"--rope-theta 10000 --rope-layers 1-0" "--rope-theta 10000 --rope-layers x"; do
 	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad
