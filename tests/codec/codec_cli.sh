@@ -109,12 +109,8 @@ run $WZPLAN codec prepare --trace "$cal" --out "$tmp/rope-all.wzp" --rope-theta 
 expect_rc 0 "prepare undoing RoPE in every layer"
 contains "$err" "RoPE undone in 2 of 2 layers" "the summary says in how many layers"
 for bad in "--rope-layers 1" "--rope-theta 10000 --rope-layers 2" "--rope-theta 10000 --rope-layers 1-" \
-	"--rope-theta 10000 --rope-layers 1-0" "--rope-theta 10000 --rope-layers x"; do
-	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad
-	expect_rc 2 "prepare $bad"
-	[ ! -e "$tmp/bad.wzp" ]; ok $? "nothing written after prepare $bad"
-done
-for bad in "--rope-yarn 32,1024" "--rope-theta 1" "--rope-theta 10000 --rope-yarn 32" \
+	"--rope-theta 10000 --rope-layers 1-0" "--rope-theta 10000 --rope-layers x" \
+	"--rope-yarn 32,1024" "--rope-theta 1" "--rope-theta 10000 --rope-yarn 32" \
 	"--rope-theta 10000 --rope-yarn 0.5,1024" "--rope-theta 10000 --rope-yarn 32,1024,1,32"; do
 	run $WZPLAN codec prepare --trace "$cal" --out "$tmp/bad.wzp" $bad
 	expect_rc 2 "prepare $bad"
