@@ -91,6 +91,10 @@ files = {
     "wrong-version": trace(meta=dict(META, version="2")),
     "bad-split": trace(meta=dict(META, split="train")),
     "bad-softmax-scale": trace(meta=dict(META, softmax_scale="nan")),
+    "valid-rope": trace(meta=dict(META, rope_theta="10000", rope_yarn="32,1024,32,1")),
+    "bad-rope-theta": trace(meta=dict(META, rope_theta="1")),
+    "bad-rope-yarn": trace(meta=dict(META, rope_theta="10000", rope_yarn="32,1024,1,32")),
+    "rope-yarn-alone": trace(meta=dict(META, rope_yarn="32,1024,32,1")),
 }
 # q_index past the tokens: patch its value in the data.
 d = bytearray(good)
