@@ -102,6 +102,17 @@ static wz_err parse_format_spec(const char *spec, wzc_format *fmt, double *ratio
 	return WZ_OK;
 }
 
+/* A fleet has bytes per token; kept tokens (docs/baselines-fp4.md) make
+ * them each session's. */
+static wz_err kept_refused(const wzc_format *fmt, wz_diag *diag)
+{
+	return wz_diag_set(diag, WZ_ERR_INPUT,
+			   "format '%s' keeps tokens in bf16, so its bytes per token depend on each "
+			   "session's length: size fleets with %s and measure the kept tokens with "
+			   "codec measure",
+			   fmt->name, wzc_format_unkept(fmt).name);
+}
+
 /* Every format spec of the scenario, checked once it is complete, naming
  * the flag or the scenario's file:line that gave the bad one. */
 static int check_format_specs(const char *cmd, const wz_scenario_opts *o, const wzm_scenario *s)
@@ -113,8 +124,11 @@ static int check_format_specs(const char *cmd, const wz_scenario_opts *o, const 
 	for (int i = 0; i <= s->nformats; i++) {
 		int is_baseline = i == s->nformats;
 		const char *spec = is_baseline ? s->baseline_format : s->formats[i];
+		memset(&fmt, 0, sizeof fmt);
 		wz_err err = is_baseline ? wzc_format_parse(spec, &fmt, &diag)
 					 : parse_format_spec(spec, &fmt, &ratio, &diag);
+		if (!err && fmt.keeps)
+			err = kept_refused(&fmt, &diag);
 		if (!err)
 			continue;
 		if (is_baseline && o->baseline)
@@ -155,6 +169,8 @@ wz_err wz_cli_resolve_formats(char *const *specs, int n, const char *baseline, i
 			continue;
 		}
 		size_t bytes = wzc_record_bytes(&fmt, R, P);
+		if (fmt.keeps)
+			return kept_refused(&fmt, diag);
 		if (bytes == 0)
 			return wz_diag_set(diag, WZ_ERR_UNSUPPORTED,
 					   "format '%s' cannot hold a %d + %d value record", fmt.name,

@@ -236,6 +236,27 @@ static const char *tier_name(wzc_tier tier)
 	return tier == WZC_TIER_GPU ? "gpu" : "offload";
 }
 
+
+/* The "-keep<F>-<L>" row under a TensorRT-LLM cold-page record: its bytes
+ * are a window's (docs/baselines-fp4.md). */
+static void kept_row(wzp_table *t, const wzc_format_info *info, size_t bytes)
+{
+	char name[48], disp[48];
+	snprintf(name, sizeof name, "%s-keep<F>-<L>", info->name);
+	wzp_table_row(t);
+	wzp_table_str(t, name);
+	wzp_table_numf(t, info->id, 0);
+	wzp_table_str(t, tier_name(info->tier));
+	wzp_table_str(t, "per window");
+	snprintf(disp, sizeof disp, "%zu; 1,152 kept", bytes);
+	wzp_table_str(t, disp);
+	wzp_table_str(t, "the record above, with tokens at positions below F and a window's last L "
+			 "kept in bf16");
+	wzp_table_str(t, "NVIDIA/TensorRT-LLM tensorrt_llm/_torch/kv_cache_compression/"
+			 "quantization_for_cold_page/quantization_for_cold_page.py "
+			 "(selective_compression: keep_first_tokens, keep_last_tokens)");
+}
+
 static int cmd_formats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -293,6 +314,8 @@ static int cmd_formats(int argc, char **argv)
 		}
 		wzp_table_str(t, info->description);
 		wzp_table_str(t, info->source ? info->source : "this project (DESIGN.md)");
+		if (wzc_format_can_keep(info->id))
+			kept_row(t, info, wzc_record_bytes(&f, 512, 64));
 	}
 	wz_buf out = { 0 };
 	int rc;

@@ -147,7 +147,11 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 	wzc_format ofmt;
 	if (!rc && strcmp(out->params.offload_format, "same") &&
 	    strncmp(out->params.offload_format, "iso:", 4) &&
-	    wzc_format_parse(out->params.offload_format, &ofmt, &diag)) {
+	    (wzc_format_parse(out->params.offload_format, &ofmt, &diag) ||
+	     (ofmt.keeps && wz_diag_set(&diag, WZ_ERR_INPUT,
+					"'%s' keeps tokens in bf16, so its bytes per token depend on "
+					"each session's length; offload in %s",
+					ofmt.name, wzc_format_unkept(&ofmt).name)))) {
 		if (o->offload_format)
 			rc = wz_cli_usage(cmd, "--offload-format: %s", diag.msg);
 		else

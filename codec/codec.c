@@ -43,6 +43,11 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 	*out = NULL;
 	if (L <= 0 || R <= 0 || P < 0)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "bad cache shape %d x (%d + %d)", L, R, P);
+	if (fmt->keeps)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "format %s keeps some tokens of a window in bf16, so it has no "
+				   "record per token: measure it on a window (codec measure)",
+				   fmt->name);
 	size_t bytes = wzc_record_bytes(fmt, R, P);
 	if (!bytes)
 		return wz_diag_set(diag, WZ_ERR_RANGE,

@@ -96,9 +96,88 @@ static wz_err unknown(const char *name, wz_diag *diag)
 			   known);
 }
 
+/* The next "-keep" in s, in any case, or NULL. */
+static const char *strcasestr_keep(const char *s)
+{
+	for (; *s; s++)
+		if (strncasecmp(s, "-keep", 5) == 0)
+			return s;
+	return NULL;
+}
+
+/* A whole number 0..WZC_KEEP_MAX of decimal digits only, from s to end. */
+static int keep_count(const char *s, const char *end, long *out)
+{
+	if (s == end || end - s > 7)
+		return -1;
+	long v = 0;
+	for (; s < end; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	if (v > WZC_KEEP_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "<base>-keep<F>-<L>": TensorRT-LLM's kept tokens on a cold-page record. */
+static wz_err parse_keep(const char *name, const char *at, wzc_format *out, wz_diag *diag)
+{
+	const char *f = at + 5, *dash = strchr(f, '-');
+	long first, last;
+	if (!dash || keep_count(f, dash, &first) || keep_count(dash + 1, dash + strlen(dash), &last))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "format '%s': expected <format>-keep<F>-<L> with F and L whole "
+				   "numbers from 0 to %ld",
+				   name, WZC_KEEP_MAX);
+	char base[64];
+	size_t n = (size_t)(at - name);
+	if (n >= sizeof base)
+		return unknown(name, diag);
+	memcpy(base, name, n);
+	base[n] = 0;
+	wz_err rc = wzc_format_parse(base, out, diag);
+	if (rc)
+		return rc;
+	if (out->keeps)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "format '%s': -keep<F>-<L> may be given once",
+				   name);
+	if (!wzc_format_can_keep(out->id))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "format '%s': keeping tokens in bf16 is TensorRT-LLM's option on its "
+				   "cold pages (nvfp4-trt-cold, nvfp4-trt-cold-bf16rope), not %s's",
+				   name, out->name);
+	out->keeps = 1;
+	out->keep_first = first;
+	out->keep_last = last;
+	snprintf(out->name + strlen(out->name), sizeof out->name - strlen(out->name),
+		 "-keep%ld-%ld", first, last);
+	return WZ_OK;
+}
+
+wzc_format wzc_format_unkept(const wzc_format *f)
+{
+	wzc_format u = *f;
+	if (u.keeps) {
+		char *k = strstr(u.name, "-keep");
+		if (k)
+			*k = 0;
+	}
+	u.keeps = 0;
+	u.keep_first = u.keep_last = 0;
+	return u;
+}
+
 wz_err wzc_format_parse(const char *name, wzc_format *out, wz_diag *diag)
 {
 	memset(out, 0, sizeof *out);
+	const char *keep = NULL;
+	for (const char *k = name; (k = strcasestr_keep(k)); k++)
+		keep = k;
+	if (keep)
+		return parse_keep(name, keep, out, diag);
 	for (int i = 0; i < REGISTRY_N; i++) {
 		const wzc_format_info *info = &registry[i];
 		size_t n = strlen(info->name);
@@ -129,7 +208,8 @@ wz_err wzc_format_parse(const char *name, wzc_format *out, wz_diag *diag)
 
 size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 {
-	if (R <= 0 || P < 0)
+	/* Kept tokens make the size a window's, not a token's. */
+	if (R <= 0 || P < 0 || fmt->keeps)
 		return 0;
 	size_t r = (size_t)R, p = (size_t)P;
 	switch (fmt->id) {

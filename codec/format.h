@@ -37,8 +37,28 @@ typedef enum {
 typedef struct {
 	wzc_format_id id;
 	double rate_bits;  /* requested bits/value for wz and wzx; 0 for baselines */
-	char name[32];     /* canonical name, e.g. "wz-5.44" */
+	/* TensorRT-LLM's selective compression on its cold-page records
+	 * ("-keep<F>-<L>", docs/baselines-fp4.md): tokens at positions below
+	 * keep_first and a window's last keep_last tokens stay in bf16.  Such a
+	 * format has no one record size: wzc_record_bytes gives 0 and
+	 * wzc_codec_new refuses it; wzc_measure_kept measures it. */
+	int keeps;         /* 1 when the name had "-keep<F>-<L>" */
+	long keep_first, keep_last;
+	char name[48];     /* canonical name, e.g. "wz-5.44" */
 } wzc_format;
+
+/* Largest F and L of "-keep<F>-<L>". */
+#define WZC_KEEP_MAX 1000000L
+
+/* 1 when the format may take "-keep<F>-<L>": TensorRT-LLM's cold pages. */
+static inline int wzc_format_can_keep(wzc_format_id id)
+{
+	return id == WZC_FMT_NVFP4_TRT_COLD || id == WZC_FMT_NVFP4_TRT_COLD_BF16ROPE;
+}
+
+/* The format without its kept tokens, name and all: the record every
+ * other token gets. */
+wzc_format wzc_format_unkept(const wzc_format *f);
 
 /* Static facts about a registry entry. */
 typedef struct {
@@ -68,7 +88,8 @@ static inline int wzc_format_needs_profile(wzc_format_id id)
 	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || wzc_format_trellis_nu(id) > 0;
 }
 
-/* Parses "fp8-mix", "wz-5.44", "wzx-5.43" (case-insensitive).  Unknown names
+/* Parses "fp8-mix", "wz-5.44", "wzx-5.43", "nvfp4-trt-cold-keep4-64"
+ * (case-insensitive).  Unknown names
  * give WZ_ERR_NOT_FOUND with the known names listed in the message. */
 wz_err wzc_format_parse(const char *name, wzc_format *out /* OUT */, wz_diag *diag);
 

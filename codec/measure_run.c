@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "codec/paired.h"
+
 const double wzc_iso_rates[WZC_ISO_N] = { 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5,
 					  7.0, 7.5, 8.0, 8.5, 9.0, 10.0, 11.0, 12.0 };
 
@@ -95,12 +97,7 @@ static void note(const wzc_run_spec *s, const wzc_window *w, const char *what)
 static wz_err measure_format(const wzc_run_spec *s, const wzc_window *w, const wzc_format *f,
 			     wzc_errors **e, wz_diag *diag)
 {
-	wzc_codec *codec;
-	wz_err rc = wzc_codec_new(f, w->L, w->R, w->P, is_wz(f) ? s->profile : NULL, &codec, diag);
-	if (!rc)
-		rc = wzc_measure_layers(w, codec, s->per_layer, e, diag);
-	wzc_codec_free(codec);
-	return rc;
+	return wzc_measure_format_layers(w, f, is_wz(f) ? s->profile : NULL, s->per_layer, e, diag);
 }
 
 /* First phase: job j of window w is its spectrum (0), a format, or a sweep

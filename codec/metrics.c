@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/fpconv.h"
 #include "codec/hot.h"
 #include "codec/wzx.h"
 
@@ -187,8 +188,53 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out, wz_d
 	return wzc_measure_layers(w, codec, 0, out, diag);
 }
 
+/* 1 when token t of the window stays in bf16 under "-keep<F>-<L>": its
+ * position is below F, or it is one of the window's last L. */
+static int kept(const wzc_window *w, int t, long first, long last)
+{
+	int64_t pos = w->positions ? w->positions[t] : t;
+	return pos < first || (long)(w->T - t) <= last;
+}
+
+/* Tokens the codec did not store stand as bf16 of the originals. */
+static size_t keep_tokens(const wzc_window *w, long first, long last, const float *x,
+			  const float *xr, float *lat, float *rope)
+{
+	size_t n = 0;
+	for (int t = 0; t < w->T; t++) {
+		if (!kept(w, t, first, last))
+			continue;
+		n++;
+		for (int i = 0; i < w->R; i++)
+			lat[(size_t)t * w->R + i] = wzc_bf16_to_f32(wzc_bf16_from_f32(x[(size_t)t * w->R + i]));
+		for (int i = 0; i < w->P; i++)
+			rope[(size_t)t * w->P + i] =
+				wzc_bf16_to_f32(wzc_bf16_from_f32(xr[(size_t)t * w->P + i]));
+	}
+	return n;
+}
+
+static wz_err measure(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
+		      int keep_layers, wzc_errors **out, wz_diag *diag);
+
 wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers,
 			  wzc_errors **out, wz_diag *diag)
+{
+	return measure(w, codec, 0, 0, keep_layers, out, diag);
+}
+
+wz_err wzc_measure_kept(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
+			int keep_layers, wzc_errors **out, wz_diag *diag)
+{
+	if (keep_first < 0 || keep_last < 0 || wzc_codec_format(codec)->id == WZC_FMT_WZX) {
+		*out = NULL;
+		return wz_diag_set(diag, WZ_ERR_INPUT, "kept tokens need a fixed record per token");
+	}
+	return measure(w, codec, keep_first, keep_last, keep_layers, out, diag);
+}
+
+static wz_err measure(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
+		      int keep_layers, wzc_errors **out, wz_diag *diag)
 {
 	*out = NULL;
 	int T = w->T, R = w->R, P = w->P;
@@ -244,8 +290,11 @@ wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers
 		else if ((rc = wzc_encode_layer_at(codec, l, T, x[0], x[1], w->positions, rec, diag)))
 			goto fail;
 		wzc_decode_layer_at(codec, l, T, rec, w->positions, lat, rope);
+		size_t nkept = keep_first || keep_last
+				       ? keep_tokens(w, keep_first, keep_last, x[0], x[1], lat, rope)
+				       : 0;
 		if (!wzx_rec)
-			e->bytes += rb * (size_t)T;
+			e->bytes += rb * ((size_t)T - nkept) + 2 * (size_t)(R + P) * nkept;
 		e->values += (size_t)T * (R + P);
 		const float *xh[2] = { lat, rope };
 		int width[2] = { R, P };

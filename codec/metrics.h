@@ -37,6 +37,13 @@ wz_err wzc_measure(const wzc_window *w, wzc_codec *codec, wzc_errors **out /* OU
  * figures are the same either way). */
 wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers,
 			  wzc_errors **out /* OUT */, wz_diag *diag);
+/* The same for a format that keeps tokens in bf16 ("-keep<F>-<L>",
+ * docs/baselines-fp4.md): codec is the record every other token gets
+ * (wzc_format_unkept); tokens at positions below keep_first and the
+ * window's last keep_last tokens count 2 (R + P) bytes each and decode to
+ * bf16 of their values. */
+wz_err wzc_measure_kept(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
+			int keep_layers, wzc_errors **out /* OUT */, wz_diag *diag);
 /* Layer l of errors measured with keep_layers, as errors of their own (its
  * bits/value: the window's, since a wzx container's bytes are not split by
  * layer and a fixed-rate record is the same in every layer).  NULL when out

@@ -8,11 +8,21 @@
 wz_err wzc_measure_format(const wzc_window *w, const wzc_format *f, const wzc_profile *profile,
 			  wzc_errors **out, wz_diag *diag)
 {
+	return wzc_measure_format_layers(w, f, profile, 0, out, diag);
+}
+
+wz_err wzc_measure_format_layers(const wzc_window *w, const wzc_format *f,
+				 const wzc_profile *profile, int keep_layers, wzc_errors **out,
+				 wz_diag *diag)
+{
 	*out = NULL;
 	wzc_codec *codec = NULL;
-	wz_err rc = wzc_codec_new(f, w->L, w->R, w->P, profile, &codec, diag);
+	wzc_format u = wzc_format_unkept(f);
+	wz_err rc = wzc_codec_new(&u, w->L, w->R, w->P, profile, &codec, diag);
 	if (!rc)
-		rc = wzc_measure(w, codec, out, diag);
+		rc = f->keeps ? wzc_measure_kept(w, codec, f->keep_first, f->keep_last, keep_layers,
+						 out, diag)
+			      : wzc_measure_layers(w, codec, keep_layers, out, diag);
 	wzc_codec_free(codec);
 	return rc;
 }

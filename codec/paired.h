@@ -19,9 +19,14 @@ typedef struct {
 } wzc_pair_result;
 
 /* Encodes, decodes and measures the window in format f (profile for wz
- * formats, else NULL).  The caller frees the result with wzc_errors_free. */
+ * formats, else NULL), kept tokens ("-keep<F>-<L>") included.  The caller
+ * frees the result with wzc_errors_free. */
 wz_err wzc_measure_format(const wzc_window *w, const wzc_format *f, const wzc_profile *profile,
 			  wzc_errors **out /* OUT */, wz_diag *diag);
+/* The same, keeping each layer's errors too when keep_layers. */
+wz_err wzc_measure_format_layers(const wzc_window *w, const wzc_format *f,
+				 const wzc_profile *profile, int keep_layers,
+				 wzc_errors **out /* OUT */, wz_diag *diag);
 
 /* a against b, both measured on the same window; nboot resamples, seeded. */
 void wzc_compare_errors(const wzc_errors *a, const wzc_errors *b, int nboot, uint64_t seed,

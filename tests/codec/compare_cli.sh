@@ -36,4 +36,29 @@ contains "$err" "nvfp5" "the message names it"
 run $WZPLAN codec compare --trace "$test" --formats wz-4.97 --against nvfp4-ds-mla
 expect_rc 2 "wz without a profile"
 contains "$err" "--profile" "the message says what is missing"
+
+# TensorRT-LLM's kept tokens: bits from the bytes of each token, kept ones
+# in bf16; the fleet commands refuse it, naming the record to size with.
+run $WZPLAN codec formats
+contains "$out" "nvfp4-trt-cold-keep<F>-<L>" "formats lists the kept-token option"
+contains "$out" "keep_first_tokens" "with TensorRT-LLM's key names"
+run $WZPLAN codec measure --trace "$test" --formats nvfp4-trt-cold,nvfp4-trt-cold-keep0-16,nvfp4-trt-cold-keep1000000-0 --boot 20 --format csv --no-archive
+expect_rc 0 "measure with kept tokens"
+bits=$(printf '%s\n' "$out" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "bits_per_value") c = i; for (i = 1; i <= NF; i++) if ($i == "format") f = i } NR > 1 && $f == "nvfp4-trt-cold-keep0-16" { print $c }')
+# 240 tokens at 324 bytes and 16 at 1,152, over 256 x 576 values
+want=$(awk 'BEGIN { printf "%.3f", (240 * 324 + 16 * 1152) * 8 / (256 * 576) }')
+got=$(awk -v b="$bits" 'BEGIN { printf "%.3f", b }')
+[ "$got" = "$want" ]; ok $? "the last 16 tokens in bf16: $want bits/value (got $bits)"
+contains "$out" "nvfp4-trt-cold-keep1000000-0,"  "every token kept is a row"
+run $WZPLAN codec compare --trace "$test" --formats nvfp4-trt-cold-keep4-64 --against nvfp4-trt-cold --boot 20
+expect_rc 0 "compare takes kept tokens"
+run $WZPLAN codec measure --trace "$test" --formats fp8-mix-keep4-64 --no-archive
+expect_rc 2 "kept tokens on a format without the option"
+contains "$err" "TensorRT-LLM" "the message says whose option it is"
+run $WZPLAN codec measure --trace "$test" --formats nvfp4-trt-cold-keep4 --no-archive
+expect_rc 2 "a keep without its last count"
+contains "$err" "keep<F>-<L>" "the message gives the form"
+run $WZPLAN size --formats fp8-mix,nvfp4-trt-cold-keep4-64 --no-archive --max-replicas 4
+expect_rc 2 "size refuses kept tokens"
+contains "$err" "size fleets with nvfp4-trt-cold" "and names the record to size with"
 done_testing

@@ -300,6 +300,89 @@ static void test_paired(const wzc_window *w)
 	wzc_errors_free(ec);
 }
 
+/* TensorRT-LLM's kept tokens ("-keep<F>-<L>"): names, refusals, and on a
+ * window at positions 50000.. the bytes counted token by token, kept tokens
+ * at bf16's error and every other token at the record's. */
+static void test_kept(const wzc_window *w)
+{
+	wzc_format f, u;
+	wz_diag d;
+	ok(!wzc_format_parse("NVFP4-TRT-COLD-Keep4-64", &f, &d) && f.keeps && f.keep_first == 4 &&
+		   f.keep_last == 64 && f.id == WZC_FMT_NVFP4_TRT_COLD,
+	   "kept: -keep4-64 parses on nvfp4-trt-cold, in any case");
+	is_str(f.name, "nvfp4-trt-cold-keep4-64", "kept: the canonical name");
+	u = wzc_format_unkept(&f);
+	is_str(u.name, "nvfp4-trt-cold", "kept: without them, the cold-page record");
+	ok(!u.keeps && wzc_record_bytes(&u, 512, 64) == 324, "kept: whose record is 324 bytes");
+	ok(!wzc_format_parse("nvfp4-trt-cold-bf16rope-keep0-1000000", &f, &d) &&
+		   f.id == WZC_FMT_NVFP4_TRT_COLD_BF16ROPE && f.keep_last == 1000000,
+	   "kept: on the bf16rope record too, up to a million");
+	is_long(wzc_record_bytes(&f, 512, 64), 0, "kept: no record size of its own");
+	wzc_codec *c = NULL;
+	is_long(wzc_codec_new(&f, 1, 512, 64, NULL, &c, &d), WZ_ERR_INPUT,
+		"kept: a per-token codec is refused");
+	has_str(d.msg, "codec measure", "kept: and the message says where it is measured");
+	static const char *const bad[] = { "fp8-mix-keep1-1", "wz-5.44-keep1-1", "nvfp4-trt-cold-keep1",
+					   "nvfp4-trt-cold-keep1-x", "nvfp4-trt-cold-keep-1-2",
+					   "nvfp4-trt-cold-keep1000001-0", "nvfp4-trt-cold-keep1-2-keep3-4",
+					   "nvfp4-trt-cold-keep12345678-1", "nvfp9-keep1-1" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		ok(wzc_format_parse(bad[i], &f, &d) != WZ_OK, "kept: '%s' is refused (%s)", bad[i], d.msg);
+	wzc_format_parse("fp8-mix-keep1-1", &f, &d);
+	has_str(d.msg, "TensorRT-LLM", "kept: a format without the option is told whose it is");
+
+	/* Positions 50000.., so F = 50003 keeps the first 3 and L = 10 the last 10. */
+	int T = w->T, L = w->L, width = w->R + w->P;
+	ok(w->positions && w->positions[0] == 50000, "kept: the window starts at position 50000");
+	wzc_format plain, k, none, all;
+	wzc_format_parse("nvfp4-trt-cold", &plain, &d);
+	wzc_format_parse("nvfp4-trt-cold-keep50003-10", &k, &d);
+	wzc_format_parse("nvfp4-trt-cold-keep0-0", &none, &d);
+	wzc_format_parse("nvfp4-trt-cold-keep1000000-0", &all, &d);
+	wzc_errors *ep = NULL, *ek = NULL, *en = NULL, *ea = NULL;
+	if (!ok(!wzc_measure_format(w, &plain, NULL, &ep, &d) && !wzc_measure_format(w, &k, NULL, &ek, &d) &&
+		    !wzc_measure_format(w, &none, NULL, &en, &d) &&
+		    !wzc_measure_format(w, &all, NULL, &ea, &d),
+		"kept: measured in four ways")) {
+		printf("#   %s\n", d.msg);
+		return;
+	}
+	size_t want = (size_t)L * (324 * (size_t)(T - 13) + 1152 * 13);
+	is_long((long)ek->bytes, (long)want, "kept: 13 tokens a layer at 1,152 bytes, the rest at 324");
+	is_double(ek->bits_per_value, 8.0 * (double)want / ((double)L * T * width), 1e-12,
+		  "kept: bits/value from those bytes");
+	int same = 1, bf16 = 1, n_bf16 = 0;
+	for (int t = 0; t < T; t++) {
+		int is_kept = t < 3 || t >= T - 10;
+		for (int p = 0; p < 2; p++) {
+			if (!is_kept) {
+				same &= ek->err[p][t] == ep->err[p][t];
+				continue;
+			}
+			const float *x = p ? w->rope : w->latent;
+			int n = p ? w->P : w->R;
+			double se = 0;
+			for (int l = 0; l < L; l++)
+				for (int i = 0; i < n; i++) {
+					float v = x[((size_t)l * T + t) * n + i];
+					double e = (double)v - wzc_bf16_to_f32(wzc_bf16_from_f32(v));
+					se += e * e;
+				}
+			bf16 &= fabs(ek->err[p][t] - se) <= 1e-12 * (se + 1e-30);
+			n_bf16 += se > 0;
+		}
+	}
+	ok(same, "kept: every other token's error is the record's");
+	ok(bf16 && n_bf16 > 0, "kept: a kept token's error is bf16's (%d nonzero)", n_bf16);
+	ok(en->bytes == ep->bytes && en->err[0][5] == ep->err[0][5], "kept: -keep0-0 is the record");
+	is_double(ea->bits_per_value, 16.0, 0, "kept: every token kept is 16 bits/value");
+	ok(ek->kl && ep->kl, "kept: attention KL measured on both");
+	wzc_errors_free(ep);
+	wzc_errors_free(ek);
+	wzc_errors_free(en);
+	wzc_errors_free(ea);
+}
+
 int main(void)
 {
 	test_ds_mla_record();
@@ -313,6 +396,7 @@ int main(void)
 	wzc_window tw = window_of(test);
 	test_measured(&tw);
 	test_paired(&tw);
+	test_kept(&tw);
 	wzt_cache_trace_free(test);
 	return tap_done();
 }
