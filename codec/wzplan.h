@@ -32,7 +32,8 @@ int wz_format_parametric(int i);
 const char *wz_format_description(int i);
 /* Canonical name ("WZ-5.440" -> "wz-5.44") and the nominal record size per
  * token and layer for latent width R and position width P (0 when the
- * format cannot hold the shape).  WZ_ERR_NOT_FOUND for unknown names. */
+ * format cannot hold the shape, or keeps tokens: "-keep<F>-<L>").
+ * WZ_ERR_NOT_FOUND for unknown names. */
 wz_err wz_format_canonical(const char *name, char *out /* OUT */, size_t cap, wz_diag *diag);
 size_t wz_format_record_bytes(const char *name, int R, int P);
 
@@ -87,7 +88,9 @@ const char *wz_profile_model(const wz_profile *p);
 /* A codec for one format and cache shape L x (R + P).  wz and wzx need a
  * profile of the same shape; the codec holds on to it, so wz_profile_free
  * may come before wz_codec_free (the profile goes with its last holder).
- * The caller frees the codec with wz_codec_free. */
+ * A format that keeps tokens in bf16 ("nvfp4-trt-cold-keep4-64") has no
+ * record per token and is refused (WZ_ERR_INPUT); `wzplan codec measure`
+ * measures it.  The caller frees the codec with wz_codec_free. */
 typedef struct wz_codec wz_codec;
 wz_err wz_codec_new(const char *format, int L, int R, int P, const wz_profile *profile,
 		    wz_codec **out /* OUT */, wz_diag *diag);
