@@ -42,6 +42,15 @@ int main(void)
 	wz_codec *c = NULL;
 	ok(wz_codec_new("wz-5.44", L, R, P, NULL, &c, &d) == WZ_ERR_MISSING && c == NULL,
 	   "wz without a profile is refused");
+	ok(wz_format_canonical("NVFP4-TRT-COLD-KEEP4-64", name, sizeof name, &d) == WZ_OK &&
+		   !strcmp(name, "nvfp4-trt-cold-keep4-64"),
+	   "kept tokens: the canonical name (%s)", name);
+	ok(wz_format_record_bytes("nvfp4-trt-cold-keep4-64", 512, 64) == 0 &&
+		   wz_format_record_bytes("nvfp4-trt-cold", 512, 64) == 324,
+	   "kept tokens: no record size per token; without them, 324 bytes");
+	ok(wz_codec_new("nvfp4-trt-cold-keep4-64", L, R, P, NULL, &c, &d) == WZ_ERR_INPUT && c == NULL &&
+		   strstr(d.msg, "codec measure"),
+	   "kept tokens: no per-token codec, and the message says where they are measured");
 	wz_window w = { .L = L, .T = T, .R = R, .P = P, .latent = lat, .rope = rope, .model = "api-test",
 			.split = "calibration", .name = "w" };
 	wz_profile *p = NULL;
