@@ -33,6 +33,9 @@ void wz_codec_run_opts_default(wz_codec_run_opts *o);
  * --profile, 'F' --formats, 'b' --boot, 's' --seed, 'f' --format, 'o'
  * --output): returns 1 with *rc 0 or an exit status; 0 if C is another. */
 int wz_codec_run_option(int c, int argc, char **argv, wz_codec_run_opts *o, int *rc);
+/* A progress line on stderr for a run's piece, whole even from many
+ * threads (a wzc_run_spec progress callback). */
+void wz_codec_progress(void *ud, const char *window, const char *what);
 /* `wzplan codec measure`. */
 int wz_codec_measure(int argc, char **argv);
 int wz_codec_compare(int argc, char **argv);

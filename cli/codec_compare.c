@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
+#include "codec/measure_run.h"
 #include "codec/paired.h"
 #include "codec/format.h"
 #include "common/wz_str.h"
@@ -37,7 +38,13 @@ static void help_compare(void)
 	       "  --seed N            bootstrap seed (default 1)\n"
 	       "  --format F          text (default), csv, json or md\n"
 	       "  -o, --output FILE   write there instead of standard output\n"
-	       "  -h, --help          this help\n",
+	       "  --threads N         windows and formats measured on N threads (default:\n"
+	       "                      every core); the results are the same for any N\n"
+	       "  -h, --help          this help\n"
+	       "\n"
+	       "Either list may hold TensorRT-LLM's kept tokens (nvfp4-trt-cold-keep4-64:\n"
+	       "positions below 4 and the window's last 64 tokens in bf16), whose bits/value\n"
+	       "are the window's.\n",
 	       WZC_BOOT_DEFAULT);
 }
 
@@ -156,17 +163,19 @@ int wz_codec_compare(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	wz_codec_run_opts o;
 	wz_codec_run_opts_default(&o);
 	const char *against = NULL;
+	long threads = 0;
 	int c, rc;
 	wz_diag diag;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:p:F:A:b:s:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:p:F:A:b:s:f:o:j:h", longopts, NULL)) != -1) {
 		if (wz_codec_run_option(c, argc, argv, &o, &rc)) {
 			if (rc)
 				return rc;
@@ -175,6 +184,10 @@ int wz_codec_compare(int argc, char **argv)
 		switch (c) {
 		case 'A':
 			against = optarg;
+			break;
+		case 'j':
+			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
+				return rc;
 			break;
 		case 'h':
 			help_compare();
@@ -206,33 +219,40 @@ int wz_codec_compare(int argc, char **argv)
 	if (o.profile_path && wzc_profile_read(o.profile_path, &prof, &diag))
 		return wz_cli_fail(CMD, &diag);
 	wzt_cache_trace **traces = calloc((size_t)o.npaths, sizeof *traces);
-	if (!traces) {
+	wzc_window *windows = calloc((size_t)o.npaths, sizeof *windows);
+	if (!traces || !windows) {
+		free(traces);
+		free(windows);
 		wzc_profile_free(prof);
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_cli_fail(CMD, &diag);
 	}
 	rc = wz_codec_load_traces(o.paths, o.npaths, traces);
+	for (int i = 0; !rc && i < o.npaths; i++)
+		windows[i] = wz_codec_window(traces[i], o.paths[i]);
 	int wide = o.how == WZP_CSV || o.how == WZP_JSON;
 	wzp_table *t = rc ? NULL : compare_table(wide);
 	wz_err e = WZ_OK;
+	/* Every window in every format of both lists, on the threads, as
+	 * `codec measure` runs them (the same errors for any thread count). */
+	wzc_run *run = NULL;
+	if (!rc) {
+		wzc_run_spec spec = { windows, o.npaths, fmts, na + nb, 0, prof, 0, 0,
+				      threads > 0 ? (int)threads : wzc_cores(), (int)o.nboot,
+				      (uint64_t)o.seed, wz_codec_progress, NULL, 1 };
+		e = wzc_run_measure(&spec, &run, &diag);
+	}
 	for (int i = 0; !rc && !e && i < o.npaths; i++) {
-		wzc_window w = wz_codec_window(traces[i], o.paths[i]);
-		if (prof && (e = wzc_profile_check_window(prof, &w, &diag)))
-			break;
-		wzc_errors *errs[MAX_FORMATS] = { 0 };
-		for (int f = 0; !e && f < na + nb; f++) {
-			fprintf(stderr, "wzplan codec: %s: %s\n", w.name, fmts[f].name);
-			e = wzc_measure_format(&w, &fmts[f], prof, &errs[f], &diag);
-		}
-		for (int a = 0; !e && a < na; a++)
+		const wzc_run_cell *cells = &run->cells[(size_t)i * (na + nb)];
+		for (int a = 0; a < na; a++)
 			for (int b = na; b < na + nb; b++) {
 				wzc_pair_result r;
-				wzc_compare_errors(errs[a], errs[b], (int)o.nboot, (uint64_t)o.seed, &r);
-				compare_row(t, wide, w.name, &fmts[a], &fmts[b], &r);
+				wzc_compare_errors(cells[a].e, cells[b].e, (int)o.nboot, (uint64_t)o.seed,
+						   &r);
+				compare_row(t, wide, windows[i].name, &fmts[a], &fmts[b], &r);
 			}
-		for (int f = 0; f < na + nb; f++)
-			wzc_errors_free(errs[f]);
 	}
+	wzc_run_free(run);
 	if (!rc && e)
 		rc = wz_cli_fail(CMD, &diag);
 	if (!rc) {
@@ -249,6 +269,7 @@ int wz_codec_compare(int argc, char **argv)
 	for (int i = 0; i < o.npaths; i++)
 		wzt_cache_trace_free(traces[i]);
 	free(traces);
+	free(windows);
 	wzc_profile_free(prof);
 	return rc;
 }

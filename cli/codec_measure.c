@@ -53,7 +53,7 @@ static void help_measure(void)
 /* Progress lines from the measuring threads stay whole. */
 static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void progress(void *ud, const char *window, const char *what)
+void wz_codec_progress(void *ud, const char *window, const char *what)
 {
 	(void)ud;
 	pthread_mutex_lock(&progress_lock);
@@ -179,7 +179,7 @@ int wz_codec_measure(int argc, char **argv)
 	if (!rc) {
 		wzc_run_spec spec = { windows, o.npaths, fmts, nf, has_fp8, prof, iso, per_layer,
 				      threads > 0 ? (int)threads : wzc_cores(), (int)o.nboot,
-				      (uint64_t)o.seed, progress, NULL };
+				      (uint64_t)o.seed, wz_codec_progress, NULL, 0 };
 		if (wzc_run_measure(&spec, &run, &diag))
 			rc = wz_cli_fail(CMD, &diag);
 	}

@@ -111,6 +111,8 @@ static int measure_job(void *ud, int i)
 	wz_err *rc = &c->err[i];
 	wz_diag *diag = &c->diag[i];
 	if (j == 0) {
+		if (s->no_bound)
+			return 0;
 		note(s, win, "Gaussian bound");
 		*rc = (c->capped ? wzc_spectrum_of_parts : wzc_spectrum_of)(win, &c->spectra[w], diag);
 	} else if (j <= s->nformats) {
@@ -145,6 +147,11 @@ int wzc_run_capped(const wzc_run_spec *spec)
 
 static void bound_of(const ctx *c, wzc_run_cell *cell, const wzc_spectrum *sp, int layer)
 {
+	if (c->s->no_bound) {
+		cell->bound_nmse = cell->gap_db = NAN;
+		cell->bound_capped_nmse = cell->capped_gap_db = NAN;
+		return;
+	}
 	double bits = cell->e->bits_per_value;
 	double nmse = wzc_metric_ci(cell->e, WZC_M_NMSE, 0, 1).value;
 	cell->bound_nmse = layer < 0 ? wzc_spectrum_bound_nmse(sp, bits)

@@ -27,6 +27,7 @@ typedef struct {
 	/* Called from the worker threads as each piece starts (may be NULL). */
 	void (*progress)(void *ud, const char *window, const char *what);
 	void *progress_ud;
+	int no_bound;               /* skip the Gaussian bound (bound and gap figures NaN) */
 } wzc_run_spec;
 
 /* One (window, format), or one layer of it. */

@@ -58,6 +58,15 @@ contains "$err" "TensorRT-LLM" "the message says whose option it is"
 run $WZPLAN codec measure --trace "$test" --formats nvfp4-trt-cold-keep4 --no-archive
 expect_rc 2 "a keep without its last count"
 contains "$err" "keep<F>-<L>" "the message gives the form"
+run $WZPLAN codec compare --trace "$test" --formats bf16,nvfp4-trt-cold-keep4-64 --against fp8-mix,nvfp4-trt-cold --boot 20 --format csv --threads 1
+one=$out
+run $WZPLAN codec compare --trace "$test" "$test" --formats bf16,nvfp4-trt-cold-keep4-64 --against fp8-mix,nvfp4-trt-cold --boot 20 --format csv --threads 3
+expect_rc 0 "compare on 3 threads"
+[ "$(printf '%s\n' "$out" | sed -n 2,5p)" = "$(printf '%s\n' "$one" | sed -n 2,5p)" ]
+ok $? "the rows on 3 threads are the rows on 1"
+run $WZPLAN codec compare --trace "$test" --formats bf16 --against fp8-mix --threads 0
+expect_rc 2 "compare --threads 0"
+contains "$err" "--threads" "the message names the option"
 run $WZPLAN size --formats fp8-mix,nvfp4-trt-cold-keep4-64 --no-archive --max-replicas 4
 expect_rc 2 "size refuses kept tokens"
 contains "$err" "size fleets with nvfp4-trt-cold" "and names the record to size with"
