@@ -35,7 +35,10 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		return err;
 	const wzc_profile *pr = plan->profile;
 	int ng = lp->ngroups, ne = lp->gstart[ng], no = lp->nones, nv = plan->R + plan->P;
-	size_t sizes[][2] = { { (size_t)ng, 4 }, { (size_t)ng + 1, 4 }, { (size_t)ne, 4 },
+	int undo = wzc_profile_undoes_rope(pr, layer), P = plan->P;
+	size_t nrp = undo ? (size_t)P : 0;
+	/* the frequencies first: doubles, at the block's start (aligned) */
+	size_t sizes[][2] = { { nrp / 2, 8 }, { nrp * nrp, 4 }, { nrp, 4 }, { (size_t)ng, 4 }, { (size_t)ng + 1, 4 }, { (size_t)ne, 4 },
 			      { (size_t)ne, 4 }, { (size_t)ne, 4 }, { (size_t)ne, 4 },
 			      { (size_t)ne, 4 }, { lp->ntables, 4 }, { (size_t)no, 4 },
 			      { (size_t)no, 4 }, { (size_t)no, 4 }, { (size_t)nv, 4 },
@@ -51,6 +54,8 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	size_t at = 0;
+	double *rfreq = carve(b, &at, nrp / 2, 8);
+	float *rbasis = carve(b, &at, nrp * nrp, 4), *rmean = carve(b, &at, nrp, 4);
 	uint32_t *goff = carve(b, &at, (size_t)ng, 4);
 	int32_t *gstart = carve(b, &at, (size_t)ng + 1, 4);
 	int32_t *comp = carve(b, &at, (size_t)ne, 4), *part = carve(b, &at, (size_t)ne, 4);
@@ -89,6 +94,12 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 	memcpy(delta, lp->delta[0], sizeof(float) * (size_t)plan->R);
 	memcpy(delta + plan->R, lp->delta[1], sizeof(float) * (size_t)plan->P);
 	memcpy(mult, plan->scale_mult[0], sizeof(float) * 256);
+	if (undo) {
+		const wzc_part_profile *rp = &pr->rope[layer];
+		memcpy(rfreq, pr->rope_freq + (size_t)layer * (P / 2), sizeof(double) * (nrp / 2));
+		memcpy(rbasis, rp->basis, sizeof(float) * nrp * nrp);
+		memcpy(rmean, rp->mean, sizeof(float) * nrp);
+	}
 	*f = (wzc_wz_flat){
 		.R = plan->R, .P = plan->P, .nv = nv, .scale_bytes = plan->scale_bytes,
 		.record_bytes = (int)plan->record_bytes, .ngroups = ng, .nentries = ne, .nones = no,
@@ -96,7 +107,8 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		.nlev = nlev, .sigma = sigma, .tab = tab, .tables = tables, .ones = ones,
 		.ones_lev = ones_lev, .ones_sigma = ones_sigma, .delta = delta, .scale_mult = mult,
 		.scale_ref = { pr->latent[layer].scale_ref, pr->rope[layer].scale_ref },
-		.rope_undone = wzc_profile_undoes_rope(pr, layer),
+		.rope_undone = undo, .rope_basis = undo ? rbasis : NULL,
+		.rope_mean = undo ? rmean : NULL, .rope_freq = undo ? rfreq : NULL,
 		.block = b, .block_bytes = total,
 	};
 	*out = f;

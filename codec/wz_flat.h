@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "codec/fpconv.h"
+#include "codec/rope.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,10 +34,15 @@ typedef struct wzc_wz_flat {
 	const float *delta;     /* [nv] the anchor minus the mean, transformed (latent, position) */
 	const float *scale_mult;/* [256] decoded scale of each scale code */
 	float scale_ref[2];
-	/* 1 when the profile undoes RoPE in this layer: the plan decodes the
-	 * position part rotated back (docs/wz-format.md, "RoPE undone"), which
-	 * the GPU kernels do not turn forward yet, so they refuse it */
+	/* 1 when the profile undoes RoPE in this layer (docs/wz-format.md,
+	 * "RoPE undone"): the records hold the position part rotated back, and
+	 * the GPU kernels give it in the cache's domain, turned forward at each
+	 * token's position (wzc_wz_rope_pair), from the position part's basis,
+	 * mean and frequencies below (NULL when 0) */
 	int rope_undone;
+	const float *rope_basis; /* [P][P]: row k is component k's basis vector */
+	const float *rope_mean;  /* [P] */
+	const double *rope_freq; /* [P / 2] the inverse frequency of pair (2i, 2i + 1) */
 	void *block;            /* the memory all pointers above point into */
 	size_t block_bytes;
 } wzc_wz_flat;
@@ -101,6 +107,32 @@ static inline WZ_HD float wzc_wz_transformed(const wzc_wz_flat *f, const float *
 					     const uint32_t *flags, int k)
 {
 	return flags[k >= f->R] ? y[k] + f->delta[k] : y[k];
+}
+
+/* Pair i (values 2i and 2i + 1) of the position part in the cache's
+ * domain, for a layer whose profile undoes RoPE, once y and flags are
+ * known: each value is mean_j + sum_k basis[k][j] y~_k, with y~ the
+ * transformed-domain values (wzc_wz_transformed), the sum a chain of fused
+ * multiply-adds over k from 0 starting at 0 and the mean added after, as
+ * the CPU's inverse transform sums (docs/wz-format.md, "Arithmetic"); then
+ * the pair turned forward by position * freq_i (wzc_rope_turn_pair). */
+static inline WZ_HD void wzc_wz_rope_pair(const wzc_wz_flat *f, const float *y,
+					  const uint32_t *flags, int64_t position, int i,
+					  float out[2])
+{
+	int R = f->R, P = f->P;
+	float v[2];
+	for (int h = 0; h < 2; h++) {
+		int j = 2 * i + h;
+		float acc = 0.0f;
+		for (int k = 0; k < P; k++)
+			acc = fmaf(wzc_wz_transformed(f, y, flags, R + k), f->rope_basis[(size_t)k * P + j],
+				   acc);
+		v[h] = acc + f->rope_mean[j];
+	}
+	wzc_rope_turn_pair(v, position, f->rope_freq[i], 1);
+	out[0] = v[0];
+	out[1] = v[1];
 }
 
 #ifdef __cplusplus

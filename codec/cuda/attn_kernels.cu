@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(const __
 		if (a.fmt == WZK_FMT_WZ) {
 			wzk_att_decode2(&a, b, n0, n, tid, nt, sm);
 			__syncthreads();
-			wzk_att_decode3(&a, n, tid, nt, sm);
+			wzk_att_decode3(&a, n0, n, tid, nt, sm);
 			__syncthreads();
 		}
 		wzk_att_scores(&a, hg, b, n, tid, nt, sm);

@@ -13,7 +13,13 @@
  * decoded to the transformed domain y (x = mean + basis^T y), and the
  * queries come rotated (q~ = basis q, once per step) with the constant
  * bias q . mean, so no inverse transform runs per token; the output is
- * then sum p y, rotated back once per step (wzk_rotate_rows). */
+ * then sum p y, rotated back once per step (wzk_rotate_rows).  Where the
+ * profile undoes RoPE in the layer, the position part's transformed
+ * domain is rotated back per token, so its query would have to be turned
+ * per token: the tile decode gives that part in the cache's domain
+ * instead (an inverse transform of P values per token, and the pair
+ * turned forward), the query's position part comes as cached, and the
+ * bias is q_latent . mean_latent alone. */
 #ifndef WZK_ATTN_TILES_H
 #define WZK_ATTN_TILES_H
 
@@ -35,6 +41,8 @@
 typedef struct {
 	float q[WZK_ATT_HEADS][WZK_ATT_NV];
 	float k[WZK_ATT_TILE][WZK_ATT_KS];
+	/* the position part in the cache's domain, where the plan undoes RoPE */
+	float kr[WZK_ATT_TILE][WZK_ATT_MAXP];
 	wzk_wz_tok tok[WZK_ATT_TILE];
 	float acc[WZK_ATT_HEADS][WZK_ATT_MAXR];
 	float p[WZK_ATT_HEADS][WZK_ATT_TILE];
@@ -50,7 +58,8 @@ typedef struct {
 	const int32_t *pages;      /* [B][max_pages] physical page of each logical page */
 	int max_pages;
 	const uint8_t *pool;       /* records, WZK_PAGE_TOKENS per page */
-	const float *q;            /* [B][H][R + P]; for wz rotated */
+	const float *q;            /* [B][H][R + P]; for wz rotated (the position
+				    * part as cached where the plan undoes RoPE) */
 	const float *bias;         /* [B][H] added to q . c before scaling, or NULL */
 	float scale;               /* softmax scale */
 	int chunk;                 /* tokens per split (a multiple of WZK_ATT_TILE) */
@@ -121,16 +130,29 @@ static inline WZ_HD void wzk_att_decode2(const wzk_att_args *a, int b, int n0, i
 		wzk_wz_groups(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, per, &sm->tok[t], sm->k[t]);
 }
 
-/* Tile step 3 (wz only): the anchor offsets, in place. */
-static inline WZ_HD void wzk_att_decode3(const wzk_att_args *a, int nt, int tid, int nthr,
-					 wzk_att_smem *sm)
+/* Tile step 3 (wz only): the anchor offsets, in place.  Where the plan
+ * undoes RoPE, the latent's in place and the position part into kr in
+ * the cache's domain, turned forward at the token's position in its
+ * sequence (context token i is at position i), a pair per thread turn:
+ * the pairs read the transformed position part in k, which this step
+ * does not write then. */
+static inline WZ_HD void wzk_att_decode3(const wzk_att_args *a, int n0, int nt, int tid,
+					 int nthr, wzk_att_smem *sm)
 {
-	int nv = a->R + a->P;
+	int nv = a->R + a->P, undo = a->f.rope_undone, w = undo ? a->R : nv;
 	if (a->fmt != WZK_FMT_WZ)
 		return;
-	for (int i = tid; i < nt * nv; i += nthr) {
-		int t = i / nv, k = i % nv;
+	for (int i = tid; i < nt * w; i += nthr) {
+		int t = i / w, k = i % w;
 		sm->k[t][k] = wzk_wz_value(&a->f, &sm->tok[t], sm->k[t], k);
+	}
+	if (!undo)
+		return;
+	int np = a->P / 2;
+	for (int i = tid; i < nt * np; i += nthr) {
+		int t = i / np, j = i % np;
+		wzc_wz_rope_pair(&a->f, sm->k[t], sm->tok[t].flags, (int64_t)n0 + t, j,
+				 &sm->kr[t][2 * j]);
 	}
 }
 
@@ -139,12 +161,16 @@ static inline WZ_HD void wzk_att_decode3(const wzk_att_args *a, int nt, int tid,
 static inline WZ_HD void wzk_att_scores(const wzk_att_args *a, int hg, int b, int nt, int tid,
 					int nthr, wzk_att_smem *sm)
 {
-	int nv = a->R + a->P;
+	int R = a->R, P = a->P;
+	int undo = a->fmt == WZK_FMT_WZ && a->f.rope_undone;
 	for (int i = tid; i < WZK_ATT_HEADS * nt; i += nthr) {
 		int h = i / nt, t = i % nt, hh = hg * WZK_ATT_HEADS + h;
+		const float *kr = undo ? sm->kr[t] : sm->k[t] + R;
 		float acc = 0.0f;
-		for (int k = 0; k < nv; k++)
+		for (int k = 0; k < R; k++)
 			acc = fmaf(sm->q[h][k], sm->k[t][k], acc);
+		for (int k = 0; k < P; k++)
+			acc = fmaf(sm->q[h][R + k], kr[k], acc);
 		float bias = a->bias && hh < a->H ? a->bias[(size_t)b * a->H + hh] : 0.0f;
 		sm->p[h][t] = (acc + bias) * a->scale;
 	}

@@ -1,5 +1,6 @@
 /* The per-thread steps of the GPU decode of wz records from paged slots
- * into the transformed domain that attention reads, as WZ_HD inline
+ * into the transformed domain that attention reads (for a layer whose
+ * profile undoes RoPE, the position part in the cache's domain), as WZ_HD inline
  * functions over the per-group code of codec/wz_flat.h: the CUDA kernel
  * (paged_kernels.cu) and the attention kernel's tile decode run them
  * between barriers, the CPU emulation (tests/gpu/emulate.h) in loops over
@@ -55,7 +56,11 @@ typedef struct {
 	int n;
 	const int64_t *slots;   /* [n], or NULL for records 0..n-1 */
 	const uint8_t *pool;
-	float *out;             /* [n][R + P], transformed domain */
+	float *out;             /* [n][R + P], transformed domain (but see rope_undone) */
+	/* [n] each token's absolute position, or NULL for 0..n-1: read only
+	 * where the plan undoes RoPE (wzc_wz_flat.rope_undone), whose position
+	 * part comes out in the cache's domain, turned forward there */
+	const int64_t *positions;
 } wzk_wz_dec_args;
 
 static inline WZ_HD const uint8_t *wzk_wz_rec(const wzk_wz_dec_args *a, int blk)
@@ -64,11 +69,25 @@ static inline WZ_HD const uint8_t *wzk_wz_rec(const wzk_wz_dec_args *a, int blk)
 	return a->pool + slot * (size_t)a->f.record_bytes;
 }
 
+/* Step 3 of the stand-alone decode: the token's outputs; where the plan
+ * undoes RoPE, the latent in the transformed domain and the position
+ * part in the cache's, a pair per thread turn. */
 static inline WZ_HD void wzk_wz_dec_store(const wzk_wz_dec_args *a, int blk, int tid, int nthr,
 					  const wzk_wz_tok *st, const float *y)
 {
-	for (int k = tid; k < a->f.nv; k += nthr)
-		a->out[(size_t)blk * a->f.nv + k] = wzk_wz_value(&a->f, st, y, k);
+	const wzc_wz_flat *f = &a->f;
+	float *o = a->out + (size_t)blk * f->nv;
+	int n = f->rope_undone ? f->R : f->nv;
+	for (int k = tid; k < n; k += nthr)
+		o[k] = wzk_wz_value(f, st, y, k);
+	if (!f->rope_undone)
+		return;
+	int64_t pos = a->positions ? a->positions[blk] : blk;
+	/* the pairs from the thread after the one that took the last latent
+	 * value, so that the turns spread evenly */
+	int first = (tid - n % nthr + nthr) % nthr;
+	for (int i = first; i < f->P / 2; i += nthr)
+		wzc_wz_rope_pair(f, y, st->flags, pos, i, o + f->R + 2 * i);
 }
 
 #endif

@@ -22,11 +22,6 @@ static const void *rebase(const void *p, const wzc_wz_flat *h, void *dev)
 extern "C" int wzc_cuda_wz_upload(const wzc_wz_flat *h, wzc_cuda_wz **out)
 {
 	*out = NULL;
-	/* a plan whose position part decodes rotated back (a version 6
-	 * profile): the kernels do not turn it forward at each token's
-	 * position yet, so their values would be wrong */
-	if (h->rope_undone)
-		return (int)cudaErrorNotSupported;
 	wzc_cuda_wz *p = (wzc_cuda_wz *)calloc(1, sizeof *p);
 	if (!p)
 		return (int)cudaErrorMemoryAllocation;
@@ -54,6 +49,11 @@ extern "C" int wzc_cuda_wz_upload(const wzc_wz_flat *h, wzc_cuda_wz **out)
 	v->ones_sigma = (const float *)rebase(h->ones_sigma, h, p->dev);
 	v->delta = (const float *)rebase(h->delta, h, p->dev);
 	v->scale_mult = (const float *)rebase(h->scale_mult, h, p->dev);
+	if (h->rope_undone) {
+		v->rope_basis = (const float *)rebase(h->rope_basis, h, p->dev);
+		v->rope_mean = (const float *)rebase(h->rope_mean, h, p->dev);
+		v->rope_freq = (const double *)rebase(h->rope_freq, h, p->dev);
+	}
 	v->block = p->dev;
 	*out = p;
 	return 0;
@@ -88,14 +88,21 @@ extern "C" const wzc_wz_flat *wzc_cuda_wz_view(const wzc_cuda_wz *p)
 	return &p->view;
 }
 
-extern "C" int wzc_cuda_wz_decode_slots(const wzc_cuda_wz *p, int n, const int64_t *slots,
-					const uint8_t *pool, float *out)
+extern "C" int wzc_cuda_wz_decode_slots_at(const wzc_cuda_wz *p, int n, const int64_t *slots,
+					   const int64_t *positions, const uint8_t *pool,
+					   float *out)
 {
 	if (n <= 0)
 		return 0;
-	wzk_wz_dec_args a = { p->view, n, slots, pool, out };
+	wzk_wz_dec_args a = { p->view, n, slots, pool, out, positions };
 	wz_decode_kernel<<<n, 64, sizeof(float) * (size_t)p->view.nv>>>(a);
 	return (int)cudaGetLastError();
+}
+
+extern "C" int wzc_cuda_wz_decode_slots(const wzc_cuda_wz *p, int n, const int64_t *slots,
+					const uint8_t *pool, float *out)
+{
+	return wzc_cuda_wz_decode_slots_at(p, n, slots, NULL, pool, out);
 }
 
 extern "C" int wzc_cuda_wz_decode(const wzc_cuda_wz *p, const uint8_t *records, int ntok,

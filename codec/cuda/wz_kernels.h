@@ -44,15 +44,19 @@ int wzc_cuda_fp8_mix_decode(const uint8_t *records, int ntok, int R, int P, floa
 /* A flat wz plan copied to the device (one allocation).  The caller frees it
  * with wzc_cuda_wz_free. */
 typedef struct wzc_cuda_wz wzc_cuda_wz;
-/* cudaErrorNotSupported for a plan of a profile that undoes RoPE
- * (wzc_wz_flat.rope_undone): the kernels do not turn the position part
- * forward yet. */
 int wzc_cuda_wz_upload(const wzc_wz_flat *host, wzc_cuda_wz **out /* OUT */);
 void wzc_cuda_wz_free(wzc_cuda_wz *plan);
 /* The plan's view, its pointers into device memory (host struct). */
 const wzc_wz_flat *wzc_cuda_wz_view(const wzc_cuda_wz *plan);
 
-/* The records at slots[i] (NULL: i) into out[n][R + P], transformed domain. */
+/* The records at slots[i] (NULL: i) into out[n][R + P], transformed
+ * domain.  Where the plan's profile undoes RoPE in the layer
+ * (wzc_wz_flat.rope_undone), the position part comes out in the cache's
+ * domain instead, turned forward at positions[i] (NULL: i), as attention
+ * reads it (docs/gpu-kernels.md, "RoPE undone"). */
+int wzc_cuda_wz_decode_slots_at(const wzc_cuda_wz *plan, int n, const int64_t *slots,
+				const int64_t *positions, const uint8_t *pool, float *out);
+/* The same at positions 0..n-1. */
 int wzc_cuda_wz_decode_slots(const wzc_cuda_wz *plan, int n, const int64_t *slots,
 			     const uint8_t *pool, float *out);
 /* ntok contiguous records into out[ntok][R + P]. */
@@ -64,11 +68,13 @@ typedef struct {
 	int fmt;                /* WZC_FMT_BF16, WZC_FMT_FP8_MIX or WZC_FMT_WZ */
 	const wzc_cuda_wz *wz;  /* the layer's plan for wz, else NULL */
 	int R, P, H, B;
-	const int32_t *ctx_len; /* [B] */
+	const int32_t *ctx_len; /* [B]; context token i of a sequence is at position i */
 	const int32_t *pages;   /* [B][max_pages] */
 	int max_pages;
 	const uint8_t *pool;    /* records, 64 tokens per page */
-	const float *q;         /* [B][H][R + P]; for wz rotated (wzk_cuda_rotate) */
+	const float *q;         /* [B][H][R + P]; for wz rotated (wzk_cuda_rotate),
+				 * but the position part as cached where the plan
+				 * undoes RoPE, whose bias is q_latent . mean_latent */
 	const float *bias;      /* [B][H] added to every score before scaling, or NULL */
 	float scale;
 	int chunk;              /* context tokens per split, a multiple of 16 */

@@ -86,7 +86,7 @@ static inline int emu_attention(const wzk_att_args *a, float *out)
 					int n = c1 - n0 < WZK_ATT_TILE ? c1 - n0 : WZK_ATT_TILE;
 					EMU_THREADS(nt, tid, wzk_att_decode1(a, b, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_decode2(a, b, n0, n, tid, nt, sm));
-					EMU_THREADS(nt, tid, wzk_att_decode3(a, n, tid, nt, sm));
+					EMU_THREADS(nt, tid, wzk_att_decode3(a, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_scores(a, hg, b, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_softmax(n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_accumulate(a, n, tid, nt, sm));

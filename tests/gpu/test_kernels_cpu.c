@@ -171,19 +171,110 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
 	wzt_cache_trace_free(tst);
 }
 
-/* A one-layer profile of the family from a calibration window. */
-static wzc_profile *profile_of(wzt_family fam)
+/* A one-layer profile of the family from a calibration window; with
+ * undo, one that undoes RoPE (base 10000, the synthetic families'). */
+static wzc_profile *profile_of_rope(wzt_family fam, int undo)
 {
 	wzt_cache_trace *cal = synth(fam, 1, 512, 0, 0, 0, 1, "calibration");
 	wzc_profile *prof = NULL;
 	if (cal) {
 		wzc_window w = window_of(cal);
 		const wzc_window *wp = &w;
-		if (wzc_prepare(&wp, 1, NULL, &prof, NULL))
+		double f[WZK_ATT_MAXP / 2];
+		wzc_prepare_opts o;
+		wzc_prepare_opts_default(&o);
+		if (undo) {
+			wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
+			o.rope_freq = f;
+			o.rope_pairs = cal->P / 2;
+		}
+		if (wzc_prepare(&wp, 1, &o, &prof, NULL))
 			prof = NULL;
 	}
 	wzt_cache_trace_free(cal);
 	return prof;
+}
+
+static wzc_profile *profile_of(wzt_family fam)
+{
+	return profile_of_rope(fam, 0);
+}
+
+/* wz-R with RoPE undone: the emulated paged decode at each token's
+ * position gives the reference's transformed latent and its position part
+ * decoded at that position (wzc_decode_token_at), bit for bit, on encoded
+ * tokens at positions from 70,000 on and on random records at random
+ * positions below 2^40; and the positions matter: decoded at 0..n-1
+ * instead, the position part differs. */
+static void check_wz_rope(wzt_family fam, const char *rate)
+{
+	wzc_profile *prof = profile_of_rope(fam, 1);
+	wzt_cache_trace *tst = synth(fam, 1, 150, 0, 0, 70000, 2, "test");
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wz_flat *flat = NULL;
+	if (!tst || !prof || wzc_format_parse(rate, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) ||
+	    wzc_wz_flatten(c, 0, &flat, NULL) || !flat->rope_undone) {
+		ok(0, "%s %s, RoPE undone: profile, window, codec and flat plan", wzt_family_name(fam),
+		   rate);
+		goto out;
+	}
+	int R = tst->R, P = tst->P, nv = R + P, n = tst->T, nrand = 64, ntot = n + nrand;
+	size_t rb = wzc_codec_record_bytes(c);
+	int npages = (ntot + WZK_PAGE_TOKENS - 1) / WZK_PAGE_TOKENS + 1;
+	int64_t *slots = shuffled_slots(ntot, npages), *pos = malloc(sizeof(int64_t) * ntot);
+	uint8_t *rec = malloc(rb * (size_t)ntot);
+	uint8_t *pool = calloc((size_t)npages * WZK_PAGE_TOKENS, rb);
+	float *want = malloc(sizeof(float) * (size_t)ntot * nv), *got = malloc(sizeof(float) * (size_t)ntot * nv);
+	float *lat = malloc(sizeof(float) * R);
+	for (int i = 0; i < ntot; i++)
+		pos[i] = i < n ? tst->positions[i] : (int64_t)(next_u64() >> 24);
+	wzc_encode_layer_at(c, 0, n, tst->latent, tst->rope, pos, rec, NULL);
+	for (size_t i = rb * (size_t)n; i < rb * (size_t)ntot; i++)
+		rec[i] = (uint8_t)next_u64();
+	for (int i = 0; i < ntot; i++) {
+		float yr[WZK_ATT_MAXP];
+		memcpy(pool + (size_t)slots[i] * rb, rec + (size_t)i * rb, rb);
+		wzc_wz_decode_token_transformed(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv, yr);
+		wzc_decode_token_at(c, 0, rec + (size_t)i * rb, pos[i], lat, want + (size_t)i * nv + R);
+	}
+	int same = flat->record_bytes == (int)rb && pos[0] == 70000;
+	for (int order = 0; order < 2 && same; order++) {
+		emu_reverse = order;
+		memset(got, 0xff, sizeof(float) * (size_t)ntot * nv);
+		wzk_wz_dec_args a = { *flat, ntot, slots, pool, got, pos };
+		same &= emu_wz_decode(&a) == 0 &&
+			!memcmp(got, want, sizeof(float) * (size_t)ntot * nv);
+	}
+	emu_reverse = 0;
+	ok(same, "%s on synthetic %s, RoPE undone: emulated paged decode at each token's position = "
+		 "reference (latent transformed, position part as cached), encoded and random records",
+	   rate, wzt_family_name(fam));
+	/* the same records decoded as if at positions 0..ntot-1 */
+	wzk_wz_dec_args z = { *flat, ntot, slots, pool, got, NULL };
+	int latent_same = emu_wz_decode(&z) == 0, rope_differs = 0;
+	for (int i = 0; i < ntot; i++) {
+		latent_same &= !memcmp(got + (size_t)i * nv, want + (size_t)i * nv, sizeof(float) * R);
+		rope_differs += memcmp(got + (size_t)i * nv + R, want + (size_t)i * nv + R,
+				       sizeof(float) * P) != 0;
+	}
+	ok(latent_same && rope_differs == ntot,
+	   "%s on synthetic %s, RoPE undone: at the wrong positions the latent is the same and every "
+	   "token's position part differs (%d of %d): the comparison can fail",
+	   rate, wzt_family_name(fam), rope_differs, ntot);
+	free(slots);
+	free(pos);
+	free(rec);
+	free(pool);
+	free(want);
+	free(got);
+	free(lat);
+out:
+	wzc_wz_flat_free(flat);
+	wzc_codec_free(c);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(tst);
 }
 
 /* The emulation must be able to fail: a record with one flipped bit in
@@ -224,6 +315,8 @@ int main(void)
 			check_wz(fams[f], prof, rates[r]);
 		wzc_profile_free(prof);
 	}
+	check_wz_rope(WZT_FAMILY_MLA_A, "wz-4.97");
+	check_wz_rope(WZT_FAMILY_MLA_B, "wz-5.44");
 	test_emulation_fails();
 	printf("1..%d\n", tap_count);
 	return tap_failed ? 1 : 0;
