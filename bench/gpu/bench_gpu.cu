@@ -106,7 +106,8 @@ static device_facts measure_device(void)
 
 /* Paged decode and encode rates of every format on ntok tokens in shuffled
  * pages, as GB/s of bytes read + written and as a share of the copy rate. */
-static void bench_codec(const device_facts &dev, const wzc_profile *prof, int ntok)
+static void bench_codec(const device_facts &dev, const wzc_profile *prof,
+			const wzc_profile *prof_rope, int ntok)
 {
 	const int R = 512, P = 64, nv = R + P;
 	wzt_cache_trace *t = gpu_synth(WZT_FAMILY_MLA_B, 1, 4096, 0, 0, 0, 9, "test");
@@ -157,13 +158,20 @@ static void bench_codec(const device_facts &dev, const wzc_profile *prof, int nt
 		gpu_row(out, "codec", fm[f].name, "decode", -1, -1, -1, dg, "GB/s", note);
 		gpu_row(out, "codec", fm[f].name, "decode_share", -1, -1, -1, dg / dev.copy_gbs, "of copy", "");
 	}
-	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31" };
-	for (int i = 0; i < 3; i++) {
+	/* the last: a profile that undoes RoPE, whose position part decodes
+	 * to the cache's domain (an inverse transform of 64 values and the
+	 * pairs turned, per token) */
+	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44" };
+	static const char *labels[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44-rope-undone" };
+	for (int i = 0; i < 4; i++) {
 		wzc_format fmt;
 		wzc_codec *c = NULL;
 		wzc_wz_flat *flat = NULL;
 		wzc_cuda_wz *plan = NULL;
-		if (wzc_format_parse(rates[i], &fmt, NULL) || wzc_codec_new(&fmt, 1, R, P, prof, &c, NULL) ||
+		const wzc_profile *pr = i == 3 ? prof_rope : prof;
+		if (!pr)
+			continue;
+		if (wzc_format_parse(rates[i], &fmt, NULL) || wzc_codec_new(&fmt, 1, R, P, pr, &c, NULL) ||
 		    wzc_wz_flatten(c, 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &plan))
 			exit(1);
 		size_t rb = wzc_codec_record_bytes(c);
@@ -177,8 +185,8 @@ static void bench_codec(const device_facts &dev, const wzc_profile *prof, int nt
 		double dec = time_ms(2, 10, [&] { CK(wzc_cuda_wz_decode_slots(plan, ntok, ds, dp, dout)); });
 		double dg = (double)ntok * (rb + sizeof(float) * nv) / (dec * 1e-3) / 1e9;
 		snprintf(note, sizeof note, "%d tokens in shuffled pages; to the transformed domain in f32; median of 10", ntok);
-		gpu_row(out, "codec", rates[i], "decode", -1, -1, -1, dg, "GB/s", note);
-		gpu_row(out, "codec", rates[i], "decode_share", -1, -1, -1, dg / dev.copy_gbs, "of copy", "");
+		gpu_row(out, "codec", labels[i], "decode", -1, -1, -1, dg, "GB/s", note);
+		gpu_row(out, "codec", labels[i], "decode_share", -1, -1, -1, dg / dev.copy_gbs, "of copy", "");
 		wzc_cuda_wz_free(plan);
 		wzc_wz_flat_free(flat);
 		wzc_codec_free(c);
@@ -204,7 +212,8 @@ struct att_case {
 	uint8_t *pool;
 };
 
-static void bench_attention(const device_facts &dev, const wzc_profile *prof, int quick)
+static void bench_attention(const device_facts &dev, const wzc_profile *prof,
+			    const wzc_profile *prof_rope, int quick)
 {
 	const int R = 512, P = 64, nv = R + P, H = 128;
 	std::vector<int> batches = quick ? std::vector<int>{ 1, 16 } : std::vector<int>{ 1, 2, 4, 8, 16, 32, 64, 128 };
@@ -216,15 +225,21 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 	wzt_cache_trace *t = gpu_synth(WZT_FAMILY_MLA_B, 1, 16384, 0, 0, 0, 11, "test");
 	if (!t)
 		exit(1);
-	att_case cases[3] = { { "wz-5.44", WZK_FMT_WZ, 0, NULL, NULL, NULL, NULL, NULL },
-			      { "fp8-mix", WZK_FP8_MIX, 0, NULL, NULL, NULL, NULL, NULL },
-			      { "bf16", WZK_BF16, 0, NULL, NULL, NULL, NULL, NULL } };
-	wzc_codec *codecs[3] = { NULL, NULL, NULL };
-	wzc_wz_flat *flat = NULL;
-	for (int f = 0; f < 3; f++) {
+	/* the last: wz-5.44 of a profile that undoes RoPE (the tile decode
+	 * turns the position part into the cache's domain per token) */
+	enum { NC = 4 };
+	att_case cases[NC] = { { "wz-5.44", WZK_FMT_WZ, 0, NULL, NULL, NULL, NULL, NULL },
+			       { "fp8-mix", WZK_FP8_MIX, 0, NULL, NULL, NULL, NULL, NULL },
+			       { "bf16", WZK_BF16, 0, NULL, NULL, NULL, NULL, NULL },
+			       { "wz-5.44-rope-undone", WZK_FMT_WZ, 0, NULL, NULL, NULL, NULL, NULL } };
+	const wzc_profile *profs[NC] = { prof, prof, prof, prof_rope };
+	int ncase = prof_rope ? NC : NC - 1;
+	wzc_codec *codecs[NC] = { NULL, NULL, NULL, NULL };
+	wzc_wz_flat *flats[NC] = { NULL, NULL, NULL, NULL };
+	for (int f = 0; f < ncase; f++) {
 		wzc_format fmt;
-		if (wzc_format_parse(cases[f].name, &fmt, NULL) ||
-		    wzc_codec_new(&fmt, 1, R, P, prof, &codecs[f], NULL))
+		if (wzc_format_parse(f == 3 ? "wz-5.44" : cases[f].name, &fmt, NULL) ||
+		    wzc_codec_new(&fmt, 1, R, P, profs[f], &codecs[f], NULL))
 			exit(1);
 		cases[f].rb = wzc_codec_record_bytes(codecs[f]);
 		std::vector<uint8_t> rec(cases[f].rb * t->T);
@@ -237,11 +252,12 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 		CK(cudaMemcpy(cases[f].pool, rec.data(), rec.size(), cudaMemcpyHostToDevice));
 		replicate(cases[f].pool, rec.size(), cases[f].rb * maxtok);
 		if (fmt.id == WZC_FMT_WZ) {
-			if (wzc_wz_flatten(codecs[f], 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &cases[f].plan))
+			if (wzc_wz_flatten(codecs[f], 0, &flats[f], NULL) ||
+			    wzc_cuda_wz_upload(flats[f], &cases[f].plan))
 				exit(1);
-			cases[f].basis_l = dev_copy(prof->latent[0].basis, (size_t)R * R);
-			cases[f].basis_r = dev_copy(prof->rope[0].basis, (size_t)P * P);
-			cases[f].mean_l = dev_copy(prof->latent[0].mean, (size_t)R);
+			cases[f].basis_l = dev_copy(profs[f]->latent[0].basis, (size_t)R * R);
+			cases[f].basis_r = dev_copy(profs[f]->rope[0].basis, (size_t)P * P);
+			cases[f].mean_l = dev_copy(profs[f]->latent[0].mean, (size_t)R);
 		}
 	}
 	/* sequence b's pages are b * max_pages .. in order: distinct memory for
@@ -262,7 +278,7 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 	int32_t *dlen = dev_alloc<int32_t>(maxb);
 	float *dwork = NULL;
 	size_t work_have = 0;
-	std::vector<double> factors[3];
+	std::vector<double> factors[NC];
 	char note[160];
 	for (int ctx : contexts)
 		for (int B : batches) {
@@ -284,8 +300,8 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 					exit(1);
 			}
 			double flops = 2.0 * B * H * (double)ctx * (nv + R);
-			double ms_fp8 = 0, ms[3];
-			for (int f = 0; f < 3; f++) {
+			double ms_fp8 = 0, ms[NC];
+			for (int f = 0; f < ncase; f++) {
 				att_case &c = cases[f];
 				wzk_cuda_attention_args g;
 				memset(&g, 0, sizeof g);
@@ -310,10 +326,18 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 				 * step (timed with the step); the constant q . mean
 				 * shifts every score of a head alike, so softmax and
 				 * output do not need it */
+				int undo = f == 3;
 				auto step = [&] {
 					if (c.plan) {
 						CK(wzk_cuda_rotate(rows, R, c.basis_l, 0, dq, nv, NULL, dqr, nv));
-						CK(wzk_cuda_rotate(rows, P, c.basis_r, 0, dq + R, nv, NULL, dqr + R, nv));
+						/* RoPE undone: the position part as cached */
+						if (undo)
+							CK(cudaMemcpy2D(dqr + R, sizeof(float) * nv, dq + R,
+									sizeof(float) * nv, sizeof(float) * P, rows,
+									cudaMemcpyDeviceToDevice));
+						else
+							CK(wzk_cuda_rotate(rows, P, c.basis_r, 0, dq + R, nv, NULL,
+									   dqr + R, nv));
 					}
 					CK(wzk_cuda_attention(&g));
 					if (c.plan)
@@ -333,7 +357,7 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 				if (f == 1)
 					ms_fp8 = ms[f];
 			}
-			for (int f = 0; f < 3; f++) {
+			for (int f = 0; f < ncase; f++) {
 				double ratio = ms[f] / ms_fp8;
 				gpu_row(out, "attention_vs_fp8", cases[f].name, "step", B, ctx, H, ratio, "ratio",
 					"time per step / fp8-mix's");
@@ -342,20 +366,20 @@ static void bench_attention(const device_facts &dev, const wzc_profile *prof, in
 				factors[f].push_back(ratio * (double)cases[1].rb / (double)cases[f].rb);
 			}
 		}
-	for (int f = 0; f < 3; f++) {
+	for (int f = 0; f < ncase; f++) {
 		std::sort(factors[f].begin(), factors[f].end());
 		gpu_row(out, "decode_cost", cases[f].name, "factor", -1, -1, H, factors[f][factors[f].size() / 2],
 			"factor", "median over the attention points of (time / fp8-mix time) x (fp8-mix bytes / bytes)");
 	}
-	for (int f = 0; f < 3; f++) {
+	for (int f = 0; f < ncase; f++) {
 		cudaFree(cases[f].pool);
 		cudaFree(cases[f].basis_l);
 		cudaFree(cases[f].basis_r);
 		cudaFree(cases[f].mean_l);
 		wzc_cuda_wz_free(cases[f].plan);
 		wzc_codec_free(codecs[f]);
+		wzc_wz_flat_free(flats[f]);
 	}
-	wzc_wz_flat_free(flat);
 	cudaFree(dpages);
 	cudaFree(dq);
 	cudaFree(dqr);
@@ -381,9 +405,11 @@ int main(int argc, char **argv)
 	wzc_profile *prof = gpu_profile(WZT_FAMILY_MLA_B);
 	if (!prof)
 		return 1;
-	bench_codec(dev, prof, quick ? 65536 : 1 << 20);
-	bench_attention(dev, prof, quick);
+	wzc_profile *prof_rope = gpu_profile_rope(WZT_FAMILY_MLA_B, 1);
+	bench_codec(dev, prof, prof_rope, quick ? 65536 : 1 << 20);
+	bench_attention(dev, prof, prof_rope, quick);
 	wzc_profile_free(prof);
+	wzc_profile_free(prof_rope);
 	if (out != stdout)
 		fclose(out);
 	return 0;

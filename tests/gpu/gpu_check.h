@@ -66,7 +66,9 @@ static inline wzc_window gpu_window(const wzt_cache_trace *t)
 
 /* A one-layer profile prepared from a calibration window of the family;
  * NULL on failure.  The caller frees it with wzc_profile_free. */
-static inline wzc_profile *gpu_profile(wzt_family family)
+/* With undo, a profile that undoes RoPE (base 10000, the synthetic
+ * families'). */
+static inline wzc_profile *gpu_profile_rope(wzt_family family, int undo)
 {
 	wzt_cache_trace *cal = gpu_synth(family, 1, 1024, 0, 0, 0, 1, "calibration");
 	if (!cal)
@@ -75,10 +77,23 @@ static inline wzc_profile *gpu_profile(wzt_family family)
 	const wzc_window *wp = &w;
 	wzc_profile *prof = NULL;
 	wz_diag d;
-	if (wzc_prepare(&wp, 1, NULL, &prof, &d))
+	double f[64];
+	wzc_prepare_opts o;
+	wzc_prepare_opts_default(&o);
+	if (undo && cal->P <= 128) {
+		wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
+		o.rope_freq = f;
+		o.rope_pairs = cal->P / 2;
+	}
+	if (wzc_prepare(&wp, 1, &o, &prof, &d))
 		fprintf(stderr, "prepare: %s\n", d.msg);
 	wzt_cache_trace_free(cal);
 	return prof;
+}
+
+static inline wzc_profile *gpu_profile(wzt_family family)
+{
+	return gpu_profile_rope(family, 0);
 }
 
 /* A device copy of n host elements, or NULL. */

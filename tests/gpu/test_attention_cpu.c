@@ -139,6 +139,120 @@ static int run_kernel(wzk_att_args *a, float *out)
 	return same;
 }
 
+/* wz-5.44 of a profile that undoes RoPE: the tile decode gives the
+ * position part in the cache's domain at each context token's position
+ * (token i of a sequence at position i), the query's position part comes
+ * as cached and the bias is q_latent . mean_latent.  Against the
+ * reference on the cache the CPU decodes at those positions; and against
+ * the cache decoded one position off, to show the comparison sees a
+ * wrong turn. */
+static void check_rope_undone(const wzt_cache_trace *cal)
+{
+	wzt_cache_trace *tst = synth(WZT_FAMILY_MLA_B, 1, 333, B, H, 0, 2, "test");
+	int R = tst ? tst->R : 0, P = tst ? tst->P : 0, nv = R + P, T = tst ? tst->T : 0;
+	double f[WZK_ATT_MAXP / 2];
+	wzc_window w = window_of(cal);
+	const wzc_window *wp = &w;
+	wzc_prepare_opts o;
+	wzc_prepare_opts_default(&o);
+	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
+	o.rope_freq = f;
+	o.rope_pairs = cal->P / 2;
+	wzc_profile *prof = NULL;
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wz_flat *flat = NULL;
+	if (!tst || wzc_prepare(&wp, 1, &o, &prof, NULL) || wzc_format_parse("wz-5.44", &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, R, P, prof, &c, NULL) || wzc_wz_flatten(c, 0, &flat, NULL) ||
+	    !flat->rope_undone || tst->positions[0] != 0) {
+		ok(0, "wz-5.44, RoPE undone: profile, window, codec and flat plan");
+		goto out;
+	}
+	size_t rb = wzc_codec_record_bytes(c);
+	uint8_t *rec = malloc(rb * T);
+	float *lat = malloc(sizeof(float) * T * R), *rope = malloc(sizeof(float) * T * P);
+	float *q = malloc(sizeof(float) * B * H * nv), *qk = malloc(sizeof(float) * B * H * nv);
+	float *bias = malloc(sizeof(float) * B * H), *got = malloc(sizeof(float) * B * H * R);
+	float *orot = malloc(sizeof(float) * B * H * R);
+	double *want = malloc(sizeof(double) * B * H * R), *off = malloc(sizeof(double) * B * H * R);
+	int64_t *pos1 = malloc(sizeof(int64_t) * T);
+	const wzc_part_profile *pl = &prof->latent[0];
+	for (int bh = 0; bh < B * H; bh++) {
+		memcpy(q + (size_t)bh * nv, tst->q_latent + (size_t)bh * R, sizeof(float) * R);
+		memcpy(q + (size_t)bh * nv + R, tst->q_rope + (size_t)bh * P, sizeof(float) * P);
+	}
+	wzc_encode_layer_at(c, 0, T, tst->latent, tst->rope, tst->positions, rec, NULL);
+	wzc_decode_layer_at(c, 0, T, rec, tst->positions, lat, rope);
+	reference(R, P, lat, rope, q, tst->softmax_scale, want);
+	for (int t = 0; t < T; t++)
+		pos1[t] = tst->positions[t] + 1;
+	wzc_decode_layer_at(c, 0, T, rec, pos1, lat, rope);
+	reference(R, P, lat, rope, q, tst->softmax_scale, off);
+	/* once per step: the latent query rotated, its bias; the position
+	 * part as cached */
+	for (int bh = 0; bh < B * H; bh++) {
+		const float *qq = q + (size_t)bh * nv;
+		float bsum = 0;
+		for (int k = 0; k < R; k++) {
+			qk[(size_t)bh * nv + k] = wzk_rotate_value(R, pl->basis, 0, qq, NULL, k);
+			bsum = fmaf(qq[k], pl->mean[k], bsum);
+		}
+		memcpy(qk + (size_t)bh * nv + R, qq + R, sizeof(float) * P);
+		bias[bh] = bsum;
+	}
+	paged_cache pc;
+	fill_pages(&pc, rec, (int)rb);
+	wzk_att_args a;
+	memset(&a, 0, sizeof a);
+	a.fmt = WZK_FMT_WZ;
+	a.f = *flat;
+	a.l.R = R;
+	a.l.P = P;
+	a.l.rb = (int)rb;
+	a.R = R;
+	a.P = P;
+	a.H = H;
+	a.B = B;
+	a.ctx_len = pc.len;
+	a.pages = &pc.pages[0][0];
+	a.max_pages = 8;
+	a.pool = pc.pool;
+	a.q = qk;
+	a.bias = bias;
+	a.scale = (float)tst->softmax_scale;
+	a.chunk = CHUNK;
+	a.nsplit = (ctx[B - 1] + CHUNK - 1) / CHUNK;
+	int same = run_kernel(&a, got);
+	for (int bh = 0; bh < B * H; bh++)
+		for (int k = 0; k < R; k++)
+			orot[(size_t)bh * R + k] =
+				wzk_rotate_value(R, pl->basis, 1, got + (size_t)bh * R, pl->mean, k);
+	double err = rel_error(R, orot, want), err_off = rel_error(R, orot, off);
+	ok(same, "wz-5.44, RoPE undone: emulated attention gives the same bits in either thread order");
+	ok(err <= WZK_ATT_TOL, "wz-5.44, RoPE undone: emulated fused attention = reference on the cache "
+	   "decoded at each token's position, within %.0e of the output RMS (largest %.2e)",
+	   WZK_ATT_TOL, err);
+	ok(err_off > 100 * WZK_ATT_TOL, "wz-5.44, RoPE undone: against the cache decoded one position "
+	   "off it differs by %.2e: the comparison sees a wrong turn", err_off);
+	free(rec);
+	free(lat);
+	free(rope);
+	free(q);
+	free(qk);
+	free(bias);
+	free(got);
+	free(orot);
+	free(want);
+	free(off);
+	free(pos1);
+	free(pc.pool);
+out:
+	wzc_wz_flat_free(flat);
+	wzc_codec_free(c);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(tst);
+}
+
 int main(void)
 {
 	wzt_cache_trace *cal = synth(WZT_FAMILY_MLA_B, 1, 1024, 0, 0, 0, 1, "calibration");
@@ -258,6 +372,7 @@ int main(void)
 	ok(fp8_err_vs_wz_ref > 100 * WZK_ATT_TOL,
 	   "the comparison can fail: fp8-mix's output against wz's reference differs by %.2e",
 	   fp8_err_vs_wz_ref);
+	check_rope_undone(cal);
 	free(qcat);
 	free(lat);
 	free(rope);

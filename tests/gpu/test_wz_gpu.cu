@@ -3,8 +3,11 @@
  * decode of any set of slots gives its floats bit for bit, for bf16,
  * fp8-mix, fp8-ds-mla, int4-g64 and nvfp4 on the three synthetic families
  * and on adversarial tokens; wz-R decode into the transformed domain equals
- * the reference's on encoded and random records; the fused attention
- * kernel agrees with its CPU emulation and with a double reference.
+ * the reference's on encoded and random records, and for a profile that
+ * undoes RoPE the position part turned forward at each token's position;
+ * the fused attention kernel agrees with its CPU emulation (which
+ * test_attention_cpu checks against a double reference), RoPE undone
+ * too.
  * Prints TAP, and with $WZ_GPU_RESULTS appends one "check" row per check
  * (docs/gpu-results.md).  Without a CUDA device it skips (exit 77). */
 #include <math.h>
@@ -136,6 +139,86 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
 	wzt_cache_trace_free(tst);
 }
 
+/* wz-R of a profile that undoes RoPE: the GPU paged decode at each
+ * token's position against its CPU emulation (which test_kernels_cpu
+ * checks bit for bit against the reference): the latent bit for bit, the
+ * position part within one unit in the last place (CUDA's cos and sin
+ * against libm's; codec/rope.h), on encoded tokens from position 70,000
+ * and random records at random positions. */
+static void check_wz_rope(wzt_family fam, const wzc_profile *prof, const char *rate)
+{
+	char what[224];
+	wzt_cache_trace *tst = gpu_synth(fam, 1, 1000, 0, 0, 70000, 2, "test");
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wz_flat *flat = NULL;
+	wzc_cuda_wz *dplan = NULL;
+	if (!tst || !prof || wzc_format_parse(rate, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) || wzc_wz_flatten(c, 0, &flat, NULL) ||
+	    !flat->rope_undone || wzc_cuda_wz_upload(flat, &dplan)) {
+		check(0, rate, "decode", "RoPE undone: set-up");
+		wzc_wz_flat_free(flat);
+		wzc_codec_free(c);
+		wzt_cache_trace_free(tst);
+		return;
+	}
+	int R = tst->R, P = tst->P, nv = R + P, n = tst->T, ntot = n + 256;
+	size_t rb = wzc_codec_record_bytes(c);
+	int npages = (ntot + WZK_PAGE_TOKENS - 1) / WZK_PAGE_TOKENS + 1;
+	size_t nslots = (size_t)npages * WZK_PAGE_TOKENS;
+	int64_t *slots = shuffled_slots(ntot, npages), *pos = (int64_t *)malloc(sizeof(int64_t) * ntot);
+	uint8_t *rec = (uint8_t *)malloc(rb * ntot), *pool = (uint8_t *)calloc(nslots, rb);
+	float *want = (float *)malloc(sizeof(float) * ntot * nv), *got = (float *)malloc(sizeof(float) * ntot * nv);
+	for (int i = 0; i < ntot; i++)
+		pos[i] = i < n ? tst->positions[i] : (int64_t)(next_u64() >> 24);
+	wzc_encode_layer_at(c, 0, n, tst->latent, tst->rope, pos, rec, NULL);
+	for (size_t i = rb * n; i < rb * ntot; i++)
+		rec[i] = (uint8_t)next_u64();
+	for (int i = 0; i < ntot; i++)
+		memcpy(pool + (size_t)slots[i] * rb, rec + (size_t)i * rb, rb);
+	wzk_wz_dec_args ea = { *flat, ntot, slots, pool, want, pos };
+	int rc = emu_wz_decode(&ea);
+	uint8_t *dp = dev_copy(pool, rb * nslots);
+	int64_t *ds = dev_copy(slots, (size_t)ntot), *dpos = dev_copy(pos, (size_t)ntot);
+	float *dout = dev_alloc<float>((size_t)ntot * nv);
+	rc = rc || !dp || !ds || !dpos || !dout ||
+	     wzc_cuda_wz_decode_slots_at(dplan, ntot, ds, dpos, dp, dout) || cudaDeviceSynchronize() ||
+	     host_copy(got, dout, sizeof(float) * ntot * nv);
+	int latent_same = !rc;
+	long ulp1 = 0, worse = 0;
+	for (int i = 0; i < ntot && !rc; i++) {
+		latent_same &= !memcmp(got + (size_t)i * nv, want + (size_t)i * nv, sizeof(float) * R);
+		for (int k = R; k < nv; k++) {
+			float g = got[(size_t)i * nv + k], w = want[(size_t)i * nv + k];
+			if (memcmp(&g, &w, sizeof g) == 0)
+				continue;
+			int32_t gi, wi;
+			memcpy(&gi, &g, 4);
+			memcpy(&wi, &w, 4);
+			long d = (long)gi - (long)wi;
+			(d == 1 || d == -1) ? ulp1++ : worse++;
+		}
+	}
+	snprintf(what, sizeof what, "synthetic %s, RoPE undone: paged decode at each position = emulation "
+		 "(latent bit for bit; position part: %ld values 1 ulp off, %ld more)",
+		 wzt_family_name(fam), ulp1, worse);
+	check(!rc && latent_same && worse == 0, rate, "decode", what);
+	cudaFree(dp);
+	cudaFree(ds);
+	cudaFree(dpos);
+	cudaFree(dout);
+	free(slots);
+	free(pos);
+	free(rec);
+	free(pool);
+	free(want);
+	free(got);
+	wzc_cuda_wz_free(dplan);
+	wzc_wz_flat_free(flat);
+	wzc_codec_free(c);
+	wzt_cache_trace_free(tst);
+}
+
 /* Fused attention on the GPU against the CPU emulation of the same kernel
  * (which tests/gpu/test_attention_cpu checks against a double reference):
  * they differ only by the GPU's expf, so within 1e-5 of the output RMS. */
@@ -178,8 +261,10 @@ static void check_attention(const wzc_profile *prof, const char *name)
 			float tmp[1024];
 			for (int k = 0; k < R; k++)
 				tmp[k] = wzk_rotate_value(R, prof->latent[0].basis, 0, q + (size_t)bh * nv, NULL, k);
+			/* with RoPE undone the position part stays as cached */
 			for (int k = 0; k < P; k++)
-				tmp[R + k] = wzk_rotate_value(P, prof->rope[0].basis, 0, q + (size_t)bh * nv + R, NULL, k);
+				tmp[R + k] = flat->rope_undone ? q[(size_t)bh * nv + R + k]
+					   : wzk_rotate_value(P, prof->rope[0].basis, 0, q + (size_t)bh * nv + R, NULL, k);
 			memcpy(q + (size_t)bh * nv, tmp, sizeof(float) * nv);
 		}
 	int nsplit = (ctx[B - 1] + CH - 1) / CH;
@@ -246,9 +331,9 @@ static void check_attention(const wzc_profile *prof, const char *name)
 		}
 		worst = fmax(worst, e / sqrt(ss / R + 1e-30));
 	}
-	char what[128];
-	snprintf(what, sizeof what, "GPU fused attention = its CPU emulation within 1e-5 of the output RMS (largest %.2e)",
-		 worst);
+	char what[160];
+	snprintf(what, sizeof what, "GPU fused attention = its CPU emulation within 1e-5 of the output RMS%s (largest %.2e)",
+		 flat && flat->rope_undone ? ", RoPE undone" : "", worst);
 	check(worst <= 1e-5, name, "attention", what);
 	cudaFree(dctx);
 	cudaFree(dpages);
@@ -308,6 +393,14 @@ int main(void)
 	check_attention(mlab, "fp8-mix");
 	check_attention(mlab, "wz-5.44");
 	wzc_profile_free(mlab);
+	static const wzt_family rfams[] = { WZT_FAMILY_MLA_A, WZT_FAMILY_MLA_B };
+	for (int f = 0; f < 2; f++) {
+		wzc_profile *prof = gpu_profile_rope(rfams[f], 1);
+		check_wz_rope(rfams[f], prof, "wz-5.44");
+		if (rfams[f] == WZT_FAMILY_MLA_B)
+			check_attention(prof, "wz-5.44");
+		wzc_profile_free(prof);
+	}
 	printf("1..%d\n", n_ok + n_fail);
 	if (results)
 		fclose(results);
