@@ -73,6 +73,16 @@ int main(void)
 		   "%s: its MoE shape (%g layers, %g of %g experts, %g shared, %g wide)", moe[i].model,
 		   moe[i].layers, moe[i].top_k, moe[i].routed, moe[i].shared, moe[i].inter);
 	}
+	/* LongCat-Flash's decoder layers hold two MLA modules each, each with
+	 * its own cache: 28 layers cache 56 entries a token (the Lite model's
+	 * 14, 28) */
+	const wzm_model *lc = wzm_find_model(cat, "LongCat-Flash-Chat", &diag);
+	const wzm_model *lcl = wzm_find_model(cat, "LongCat-Flash-Lite", &diag);
+	ok(lc && lc->layers == 56 && lc->params_total_b == 560 && lc->params_active_b == 27 &&
+		   strstr(lc->source, "num_hidden_layers 56"),
+	   "LongCat-Flash-Chat: 56 cache layers (two MLA modules in each of 28), 560B, 27B on average");
+	ok(lcl && lcl->layers == 28 && isnan(lcl->moe_top_k),
+	   "LongCat-Flash-Lite: 28 cache layers; no MoE shape (zero-computation experts)");
 	ok(isnan(wzm_find_model(cat, "Llama-3.1-70B-Instruct", &diag)->moe_top_k),
 	   "a dense model has no MoE shape");
 	ok(wzm_find_gpu(cat, "H100 SXM", &diag) != NULL, "GPU by unique prefix");
