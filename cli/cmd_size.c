@@ -93,8 +93,10 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 			wzp_table_numf(t, (double)((s->scn->users + upr - 1) / upr), 0);
 		if (scaling) {
 			wzm_fleet f;
-			wzm_fleet_scaling(s->scn->baseline_gpus, rows[base].size.record_per_layer,
-					  r->size.record_per_layer, 1, s->scn->rounding, &f);
+			double side = wzm_side_cache_per_layer(s->model);
+			wzm_fleet_scaling(s->scn->baseline_gpus,
+					  rows[base].size.record_per_layer + side,
+					  r->size.record_per_layer + side, 1, s->scn->rounding, &f);
 			wzp_table_numf(t, (double)f.gpus, 0);
 		}
 		wzp_table_numf(t, res->ttft.p99, 3);

@@ -35,6 +35,17 @@ static void ratio(wzp_table *t, double base_bits, double bits)
 	wzp_table_num(t, base_bits / bits, text);
 }
 
+/* What every format keeps beside its record, where the model has it. */
+static void side_note(wzp_table *t, const wzm_compare *c)
+{
+	double side = wzm_side_cache_per_layer(c->model);
+	if (side > 0)
+		wzp_table_note(t, "Bytes per token include %s's sparse-attention indexer keys, %.0f "
+				  "bytes a layer in every format (index_head_dim %.0f, %s:%d).",
+			       c->model->name, side, c->model->index_head_dim, c->model->origin,
+			       c->model->line);
+}
+
 static void rates_note(wzp_table *t, const wzm_scenario *s, const wzm_compare *c)
 {
 	wzp_table_note(t, "Prices: set '%s', %s: $%.2f/GPU-hour reserved, $%.2f on demand, "
@@ -100,6 +111,7 @@ wzp_table *wz_report_scaling(const wzm_scenario *s, const wzm_compare *c)
 		       base->fmt.name, s->baseline_gpus, base->fmt.name,
 		       s->rounding == WZM_ROUND_UP ? "up to a" : "to the nearest",
 		       both ? "; the other rule is shown where it differs" : "");
+	side_note(t, c);
 	rates_note(t, s, c);
 	return t;
 }
@@ -208,6 +220,7 @@ wzp_table *wz_report_breakdown(const wzm_scenario *s, const wzm_compare *c)
 				  "GPUs.",
 			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
 			       c->model->line, s->mem.gpus_per_replica);
+	side_note(t, c);
 	wzp_table_note(t, "HBM: %.0f GiB (%s:%d).", c->gpu->hbm_gib, c->gpu->origin, c->gpu->line);
 	return t;
 }
@@ -235,7 +248,8 @@ wzp_table *wz_report_wide(const wzm_scenario *s, const wzm_compare *c)
 		const wzm_compare_row *r = &c->rows[i];
 		double v[] = {
 			r->fmt.bits_per_value, r->fmt.record_per_layer,
-			r->fmt.record_per_layer * c->model->layers,
+			(r->fmt.record_per_layer + wzm_side_cache_per_layer(c->model)) *
+				c->model->layers,
 			r->scaling.gpus_exact, (double)r->scaling.gpus, (double)r->scaling.gpus_up,
 			(double)r->scaling.gpus_nearest, r->scaling.reserved_usd_year,
 			r->scaling.ondemand_usd_year, r->scaling.saving_reserved,

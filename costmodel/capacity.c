@@ -53,6 +53,13 @@ wz_err wzm_weight_bytes(const wzm_model *model, double weight_bits, double *out,
 	return WZ_OK;
 }
 
+double wzm_side_cache_per_layer(const wzm_model *model)
+{
+	if (!(model->index_head_dim > 0))
+		return 0;
+	return model->index_head_dim + floor(model->index_head_dim / 128) * 4;
+}
+
 wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
 			  const wzm_memory_params *params, double record_per_layer, long context,
 			  wzm_memory *out, wz_diag *diag)
@@ -93,7 +100,8 @@ wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
 	out->reserve = params->act_reserve_gib * WZM_GIB;
 	out->cache = out->usable - out->weights - out->reserve;
 	out->record_per_layer = record_per_layer;
-	out->per_token = record_per_layer * model->layers;
+	out->side_per_layer = wzm_side_cache_per_layer(model);
+	out->per_token = (record_per_layer + out->side_per_layer) * model->layers;
 	out->per_block = out->per_token * block;
 	out->blocks_per_user = (context + block - 1) / block;
 	if (out->cache <= 0)

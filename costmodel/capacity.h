@@ -50,13 +50,22 @@ typedef struct {
 	double reserve;           /* activation reserve */
 	double cache;             /* usable - weights - reserve */
 	double record_per_layer;  /* bytes of one token for one layer */
-	double per_token;         /* record_per_layer * layers */
+	double side_per_layer;    /* wzm_side_cache_per_layer: beside the record, in every format */
+	double per_token;         /* (record_per_layer + side_per_layer) * layers */
 	double per_block;         /* per_token * block_tokens */
 	long blocks_per_gpu;      /* floor(cache / per_block) */
 	long blocks_per_user;     /* ceil(context / block_tokens) */
 	long users_per_gpu;       /* floor(blocks_per_gpu / blocks_per_user) */
 	long users_per_replica;   /* x gpus_per_replica with attention DP */
 } wzm_memory;
+
+/* Bytes a token keeps per layer beside the attention cache's record,
+ * the same whatever the record's format: DeepSeek Sparse Attention's
+ * indexer keys, index_head_dim fp8 values and one fp32 scale per 128 of
+ * them (DeepSeek-V3.2-Exp's inference/model.py: k_cache and k_scale_cache,
+ * block_size 128; vLLM and SGLang allocate the same 132 bytes for a
+ * 128-wide key); 0 for a model without an indexer. */
+double wzm_side_cache_per_layer(const wzm_model *model);
 
 /* Computes the memory breakdown for a format whose record is
  * record_per_layer bytes per token per layer, at `context` tokens per user.

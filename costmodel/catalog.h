@@ -27,6 +27,10 @@ typedef struct {
 	 * without them reads as not catalogued. */
 	double moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts;
 	double moe_intermediate_size;
+	/* DeepSeek Sparse Attention's indexer: the width of the key each
+	 * layer caches per token beside the attention cache (NaN: no
+	 * indexer).  Optional column. */
+	double index_head_dim;
 	char *source;
 	const char *origin;     /* file the row came from */
 	int line;

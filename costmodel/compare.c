@@ -50,8 +50,12 @@ wz_err wzm_compare_run(const wzm_scenario *s, const wzm_catalog *cat,
 		wzm_compare_row *row = &out->rows[i];
 		row->fmt = formats[i];
 		if (s->mode & WZM_MODE_SCALING) {
-			wzm_fleet_scaling(s->baseline_gpus, base->record_per_layer,
-					  formats[i].record_per_layer, 1, s->rounding, &row->scaling);
+			/* bytes per token per layer, what every format keeps
+			 * beside its record (a DSA indexer's keys) included */
+			double side = wzm_side_cache_per_layer(out->model);
+			wzm_fleet_scaling(s->baseline_gpus, base->record_per_layer + side,
+					  formats[i].record_per_layer + side, 1, s->rounding,
+					  &row->scaling);
 			wzm_fleet_price(&row->scaling, &out->rates);
 		}
 		if (s->mode & WZM_MODE_MEMORY) {

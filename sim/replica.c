@@ -90,7 +90,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->blocks_per_rank = out->mem.blocks_per_gpu;
 	out->block_tokens = mem->block_tokens > 0 ? mem->block_tokens : WZM_BLOCK_TOKENS;
 	out->token_bytes = out->mem.per_token;
-	out->offload_token_bytes = offload_per_layer * model->layers;
+	/* a DSA indexer's keys park and come back with the cache, as they are */
+	out->offload_token_bytes = (offload_per_layer + out->mem.side_per_layer) * model->layers;
 	out->weight_bytes_gpu = out->mem.weights;
 	out->active_share = model->params_active_b / model->params_total_b;
 	if (out->active_share > 1)

@@ -164,6 +164,48 @@ static void test_memory_mode(void)
 	wzm_scenario_free(s);
 }
 
+/* DeepSeek Sparse Attention keeps an indexer key beside the attention
+ * cache in every layer: 128 fp8 values and one fp32 scale, 132 bytes a
+ * token, whatever the record's format.  So a format's saving is on its
+ * record, not on the whole. */
+static void test_indexer_cache(void)
+{
+	const wzm_model *v32 = wzm_find_model(cat, "DeepSeek-V3.2-Exp", NULL);
+	const wzm_model *v3 = wzm_find_model(cat, "DeepSeek-V3", NULL);
+	const wzm_gpu *h100 = wzm_find_gpu(cat, "H100 SXM", NULL);
+	if (!ok(v32 && v3 && h100, "DeepSeek-V3.2-Exp, V3 and H100 in the catalog"))
+		return;
+	is_double(wzm_side_cache_per_layer(v32), 132, 0, "V3.2-Exp: 132 indexer bytes a layer");
+	is_double(wzm_side_cache_per_layer(v3), 0, 0, "V3: no indexer");
+	wzm_memory_params mp;
+	wzm_memory_params_default(&mp);
+	mp.gpus_per_replica = 16;
+	wzm_memory m;
+	wz_diag diag;
+	ok(wzm_memory_compute(v32, h100, &mp, 656, 100000, &m, &diag) == WZ_OK,
+	   "V3.2-Exp memory at 656-byte records");
+	is_double(m.per_token, (656 + 132) * 61.0, 1e-9, "V3.2-Exp bytes per token: (656 + 132) x 61");
+	is_double(m.side_per_layer, 132, 0, "the breakdown says the indexer's share");
+	ok(wzm_memory_compute(v3, h100, &mp, 656, 100000, &m, &diag) == WZ_OK &&
+		   m.per_token == 656 * 61.0 && m.side_per_layer == 0,
+	   "V3: records alone");
+	/* the scaling rule: GPUs in proportion to all the bytes a token keeps */
+	wzm_scenario *s;
+	wzm_compare c;
+	if (wzm_scenario_load(NULL, &s, &diag))
+		return;
+	wzm_scenario_set_string(&s->model, "DeepSeek-V3.2-Exp", &diag);
+	s->mode = WZM_MODE_SCALING;
+	wzm_scenario_set_formats(s, "fp8-mix, wz-5.44", &diag);
+	if (ok(run(s, &c) == 0, "V3.2-Exp scaling comparison runs")) {
+		double want = 1000.0 * (391 + 132) / (580 + 132);
+		is_double(c.rows[1].scaling.gpus_exact, want, 1e-9,
+			  "wz-5.44 against fp8-mix on V3.2-Exp: 1000 x (391 + 132) / (580 + 132) GPUs");
+		wzm_compare_free(&c);
+	}
+	wzm_scenario_free(s);
+}
+
 static void test_missing_value(void)
 {
 	/* A user's catalog with an unpriced GPU (the embedded one prices them all). */
@@ -203,6 +245,7 @@ int main(void)
 	test_rounding();
 	test_product_page();
 	test_memory_mode();
+	test_indexer_cache();
 	test_missing_value();
 	wzm_catalog_free(cat);
 	return tap_done();

@@ -129,6 +129,28 @@ static void test_restore_time(void)
 	   restore[1], restore[2]);
 }
 
+/* A DSA indexer's keys (132 bytes a token a layer on DeepSeek-V3.2-Exp)
+ * stay on the GPU with the record and park with it, as they are. */
+static void test_indexer_bytes(void)
+{
+	const wzm_model *v32 = wzm_find_model(fixture_cat, "DeepSeek-V3.2-Exp", NULL);
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzs_params p;
+	wzs_params_default(&p);
+	p.idle_policy = WZS_IDLE_OFFLOAD;
+	wzs_replica_model m;
+	double rec = 656, off = 400;
+	if (!ok(v32 && !wzs_replica_model_build(v32, h100, &mem, 100000, rec, off, 1, &p, &m, NULL),
+		"DeepSeek-V3.2-Exp's replica model"))
+		return;
+	ok(m.token_bytes == (rec + 132) * 61 && m.offload_token_bytes == (off + 132) * 61,
+	   "V3.2-Exp: %.0f bytes a token on the GPU, %.0f parked: the indexer's 132 a layer in both",
+	   m.token_bytes, m.offload_token_bytes);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -138,8 +160,10 @@ int main(void)
 		return tap_done();
 	}
 	test_reader();
-	if (!fixture_open())
+	if (!fixture_open()) {
 		test_restore_time();
+		test_indexer_bytes();
+	}
 	fixture_close();
 	char cmd[sizeof dir + 16];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
