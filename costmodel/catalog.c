@@ -50,7 +50,8 @@ static const field_spec model_fields[] = {
 	OPT_WHOLE(wzm_model, moe_routed_experts, 1, 100000),
 	OPT_WHOLE(wzm_model, moe_shared_experts, 0, 1024),
 	OPT_WHOLE(wzm_model, moe_intermediate_size, 1, 1000000),
-	OPT_WHOLE(wzm_model, index_head_dim, 1, 65536),
+	OPT_WHOLE(wzm_model, index_head_dim, 1, 65536), OPT_WHOLE(wzm_model, index_n_heads, 1, 65536),
+	OPT_WHOLE(wzm_model, index_topk, 1, 1e9),
 	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0, 0 },
 };
 

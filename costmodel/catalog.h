@@ -27,10 +27,11 @@ typedef struct {
 	 * without them reads as not catalogued. */
 	double moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts;
 	double moe_intermediate_size;
-	/* DeepSeek Sparse Attention's indexer: the width of the key each
-	 * layer caches per token beside the attention cache (NaN: no
-	 * indexer).  Optional column. */
-	double index_head_dim;
+	/* DeepSeek Sparse Attention's indexer, as the config names it: the
+	 * width of the key each layer caches per token beside the attention
+	 * cache, its query heads, and the tokens it selects for the attention
+	 * of each query (NaN: no indexer).  Optional columns. */
+	double index_head_dim, index_n_heads, index_topk;
 	char *source;
 	const char *origin;     /* file the row came from */
 	int line;

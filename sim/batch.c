@@ -121,7 +121,7 @@ static int64_t cp_take(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t left, int *
 	int64_t take = left < least * cp ? left : least * cp;
 	int64_t share = (take + cp - 1) / cp;
 	double cached = (double)(q->reuse + q->prefilled);
-	double qp = wzs_prefill_pairs(cached, (double)take);
+	double qp = wzs_model_prefill_pairs(f->m, cached, (double)take);
 	double ring = wzs_cp_ring_time(f->m, cached, (double)take);
 	for (int k = g0; k < g0 + cp; k++) {
 		r->pf_budget[k] -= share;
@@ -159,7 +159,8 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 				continue;
 			q->op_take = take;
 			tokens += (double)take;
-			pairs += wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+			pairs += wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
+							 (double)take);
 			q->state = RQ_PREFILL;
 			count++;
 			continue;
@@ -170,7 +171,8 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		int64_t take = left < *budget ? left : *budget;
 		q->op_take = take;
 		tokens += (double)take;
-		double qp = wzs_prefill_pairs((double)(q->reuse + q->prefilled), (double)take);
+		double qp = wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
+						    (double)take);
 		pairs += qp;
 		r->pf_pairs[q->rank] += qp;
 		if (r->pf_pairs[q->rank] > rank_pairs)
@@ -223,14 +225,25 @@ void wzs_start_op(wzs_fleet *f, int32_t ri)
 	if (k < 1)
 		k = 1;
 	double batch = (double)r->dn, per_step = f->m->tokens_per_step;
-	double first_max, last_max;
-	wzs_rank_tokens_max2(r->tok_a, r->tok_n, f->m->ranks, r->steps, r->steps + k - 1, per_step,
-			     &first_max, &last_max);
-	/* Whole tokens. */
-	double first = (double)(int64_t)first_max, last = (double)(int64_t)last_max;
-	double t0 = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
-					&r->op_network_bound);
-	double tl = k > 1 ? wzs_step_time(f->m, batch, last) : t0;
+	double t0, tl;
+	if (f->m->dsa_topk > 0) {
+		/* sparse attention: the rank's step time is no function of its
+		 * tokens alone, so every rank's is taken */
+		wzs_epoch_ends_dsa(f->m, r->tok_a, r->tok_n, f->m->ranks, r->steps,
+				   r->steps + k - 1, per_step, batch, &t0, &tl, &r->op_compute_bound,
+				   &r->op_network_bound);
+		if (k <= 1)
+			tl = t0;
+	} else {
+		double first_max, last_max;
+		wzs_rank_tokens_max2(r->tok_a, r->tok_n, f->m->ranks, r->steps, r->steps + k - 1,
+				     per_step, &first_max, &last_max);
+		/* Whole tokens. */
+		double first = (double)(int64_t)first_max, last = (double)(int64_t)last_max;
+		t0 = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
+					 &r->op_network_bound);
+		tl = k > 1 ? wzs_step_time(f->m, batch, last) : t0;
+	}
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;
 	r->op_k = k;

@@ -18,7 +18,7 @@ void wzs_pool_prefill(wzs_fleet *f, int32_t ri, int32_t id)
 	double tokens = (double)(q->prefix - q->reuse + q->prompt);
 	double start = f->now > r->pool_free[j] ? f->now : r->pool_free[j];
 	double done = start + wzs_pool_prefill_time(f->m, tokens,
-						    wzs_prefill_pairs((double)q->reuse, tokens));
+						    wzs_model_prefill_pairs(f->m, (double)q->reuse, tokens));
 	r->pool_free[j] = done;
 	double send = done > r->pool_link_free[j] ? done : r->pool_link_free[j];
 	double arrive = send + tokens * f->m->token_bytes / f->m->kv_link_bps;

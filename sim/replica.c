@@ -83,6 +83,11 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 		NEED(gpu->pcie_gbps, gpu, "pcie_gbps")
 	if (p->prefill_cp > 1 && p->prefill_cp <= p->gpus_per_node)
 		NEED(gpu->nvlink_gbps, gpu, "nvlink_gbps")
+	/* sparse attention's indexer runs in FP8 (DeepSeek-V3.2-Exp's
+	 * inference/model.py: fp8 keys and queries into fp8_index) */
+	int dsa = model->index_topk > 0 && model->index_n_heads > 0 && model->index_head_dim > 0;
+	if (dsa)
+		NEED(gpu->fp8_tflops, gpu, "fp8_tflops")
 #undef NEED
 	out->gpus = mem->gpus_per_replica;
 	out->tensor_parallel = mem->par == WZM_PAR_TP;
@@ -90,6 +95,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->blocks_per_rank = out->mem.blocks_per_gpu;
 	out->block_tokens = mem->block_tokens > 0 ? mem->block_tokens : WZM_BLOCK_TOKENS;
 	out->token_bytes = out->mem.per_token;
+	out->record_token_bytes = record_per_layer * model->layers;
+	out->side_token_bytes = out->mem.side_per_layer * model->layers;
 	/* a DSA indexer's keys park and come back with the cache, as they are */
 	out->offload_token_bytes = (offload_per_layer + out->mem.side_per_layer) * model->layers;
 	out->weight_bytes_gpu = out->mem.weights;
@@ -112,6 +119,16 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			  p->compute_efficiency;
 	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
+	if (dsa) {
+		out->dsa_topk = model->index_topk;
+		/* each of the indexer's heads scores a key: index_head_dim
+		 * multiply-adds (its ReLU and weighted sum over heads are
+		 * index_n_heads more, left out) */
+		out->idx_flops_pair = model->layers * model->index_n_heads * 2.0 * model->index_head_dim;
+		out->idx_flops = gpu->fp8_tflops * 1e12 * p->compute_efficiency;
+		out->idx_prefill_ratio = (out->idx_flops_pair / out->idx_flops) /
+					 (out->prefill_flops_pair / out->attn_flops);
+	}
 	out->overhead_s = p->step_overhead_s;
 	out->decode_cost = decode_cost;
 	if ((err = cp_build(model, gpu, p, out, diag)))
@@ -250,6 +267,74 @@ static void step_parts(const wzs_replica_model *m, double batch, double rank_tok
 				    m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
 }
 
+/* A sparse-attention decode step's two roofline terms: the indexer reads
+ * and scores every cached token of the busiest rank, the attention the
+ * selected ones (the format's decode cost is its records', not the
+ * indexer's fp8 keys'). */
+static void step_terms_dsa(const wzs_replica_model *m, double batch, double rank_tokens,
+			   double selected, double *mem_s /* OUT */, double *compute_s /* OUT */)
+{
+	double queries = batch * m->verify_tokens;
+	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
+	double cache_read = selected * m->record_token_bytes * m->decode_cost +
+			    rank_tokens * m->side_token_bytes;
+	*mem_s = (weight_read + cache_read) / m->hbm_bps;
+	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
+	double attn_s = (selected * m->attn_flops_pair / m->attn_flops +
+			 rank_tokens * m->idx_flops_pair / m->idx_flops) *
+			m->verify_tokens;
+	if (m->tensor_parallel)
+		attn_s /= m->gpus;
+	*compute_s = weight_fl / m->weight_flops + attn_s;
+}
+
+double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_tokens,
+			 double selected, int *compute_bound, int *network_bound)
+{
+	if (compute_bound)
+		*compute_bound = 0;
+	if (network_bound)
+		*network_bound = 0;
+	if (batch <= 0)
+		return 0;
+	double mem_s, compute_s;
+	step_terms_dsa(m, batch, rank_tokens, selected, &mem_s, &compute_s);
+	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
+	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
+					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+	if (compute_bound)
+		*compute_bound = compute_s > mem_s;
+	if (network_bound)
+		*network_bound = m->moe.on && comm_s > roofline_s;
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+}
+
+void wzs_epoch_ends_dsa(const wzs_replica_model *m, const double *tok_a, const int64_t *tok_n,
+			int ranks, int64_t step0, int64_t step1, double per_step, double batch,
+			double *t0, double *t1, int *compute_bound, int *network_bound)
+{
+	*t0 = *t1 = 0;
+	*compute_bound = *network_bound = 0;
+	for (int k = 0; k < ranks; k++) {
+		double n = (double)tok_n[k];
+		int64_t steps[2] = { step0, step1 };
+		for (int e = 0; e < 2; e++) {
+			/* wzs_rank_tokens_max2's sums, whole tokens */
+			double tokens = (double)(int64_t)(tok_a[k] + n * (double)steps[e] * per_step);
+			double cap = n * m->dsa_topk, selected = tokens < cap ? tokens : cap;
+			int cb, nb;
+			double t = wzs_step_time_dsa(m, batch, tokens, selected, &cb, &nb);
+			if (e == 0 && t > *t0) {
+				*t0 = t;
+				*compute_bound = cb;
+				*network_bound = nb;
+			}
+			if (e == 1 && t > *t1)
+				*t1 = t;
+		}
+	}
+}
+
 double wzs_step_time(const wzs_replica_model *m, double batch, double rank_tokens)
 {
 	if (batch <= 0)
@@ -310,6 +395,19 @@ double wzs_prefill_pairs(double prefix, double n)
 {
 	/* Each new token attends to the prefix and to the new tokens before it. */
 	return n * prefix + n * (n + 1) / 2;
+}
+
+double wzs_model_prefill_pairs(const wzs_replica_model *m, double prefix, double n)
+{
+	double dense = wzs_prefill_pairs(prefix, n);
+	if (!(m->dsa_topk > 0))
+		return dense;
+	/* new token j (1..n) meets prefix + j keys: all of them while that is
+	 * at most topk, then topk */
+	double k = m->dsa_topk, whole = k - prefix;
+	whole = whole < 0 ? 0 : whole > n ? n : whole;
+	double sparse = whole * prefix + whole * (whole + 1) / 2 + (n - whole) * k;
+	return sparse + dense * m->idx_prefill_ratio;
 }
 
 /* A prefill pass's roofline and all-to-all; with attention data

@@ -35,6 +35,16 @@ typedef struct {
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
 	double attn_flops_pair;    /* FLOPs of one query token against one cached token, all layers */
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
+	/* DeepSeek Sparse Attention (dsa_topk > 0; 0: dense attention): per
+	 * query the indexer scores every cached token, reading its keys
+	 * (side_token_bytes of a token, all layers) at idx_flops_pair FLOPs a
+	 * pair (all layers, at idx_flops FLOP/s), and the attention reads and
+	 * scores only the dsa_topk tokens it selects (record_token_bytes of
+	 * each); idx_prefill_ratio is an indexer pair's prefill time over an
+	 * attention pair's (wzs_model_prefill_pairs) */
+	double dsa_topk;
+	double record_token_bytes, side_token_bytes;
+	double idx_flops_pair, idx_flops, idx_prefill_ratio;
 	/* context-parallel prefill (1 rank: off): a request with at least
 	 * cp_min_tokens to prefill runs its attention on cp_ranks ranks, an
 	 * aligned group of its replica's, each at cp_efficiency, while the
@@ -121,6 +131,25 @@ int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank
 double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank_tokens,
 			   int *compute_bound /* OUT */, int *network_bound /* OUT */);
 
+/* The same for a model with sparse attention (m->dsa_topk > 0): the
+ * busiest rank's indexer scores `rank_tokens` cached tokens and its
+ * attention reads `selected` of them (per request at most dsa_topk). */
+double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_tokens,
+			 double selected, int *compute_bound /* OUT, or NULL */,
+			 int *network_bound /* OUT, or NULL */);
+
+/* The busiest rank's step times at a decode epoch's first and last steps
+ * (step0, step1), sparse attention: rank k's requests hold tok_a[k] +
+ * tok_n[k] * step * per_step cached tokens (wzs_rank_tokens_max2's sums),
+ * of which its attention reads at most min(that, tok_n[k] * dsa_topk)
+ * (an upper bound on the sum over its requests of min(context, topk),
+ * exact when every request is past topk or none is), whole tokens; the
+ * flags are the first step's busiest rank's. */
+void wzs_epoch_ends_dsa(const wzs_replica_model *m, const double *tok_a, const int64_t *tok_n,
+			int ranks, int64_t step0, int64_t step1, double per_step, double batch,
+			double *t0 /* OUT */, double *t1 /* OUT */, int *compute_bound /* OUT */,
+			int *network_bound /* OUT */);
+
 /* Time of one prefill pass over `new_tokens` tokens that attend to `pairs`
  * (query, key) pairs in all, of which the busiest attention rank holds
  * `rank_pairs`.  The weight matmuls spread over every GPU of the replica;
@@ -163,6 +192,12 @@ double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, doub
 
 /* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
 double wzs_prefill_pairs(double prefix, double n);
+/* The pairs a prefill pass costs the model: wzs_prefill_pairs for dense
+ * attention; with sparse attention each new token's attention takes at
+ * most dsa_topk keys, and its indexer's pairs (every key) count at
+ * idx_prefill_ratio, so the result times prefill_flops_pair / attn_flops
+ * is both's time. */
+double wzs_model_prefill_pairs(const wzs_replica_model *m, double prefix, double n);
 
 /* Appends the model's derived figures as "key = value" lines. */
 void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out);
