@@ -159,6 +159,9 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 	}
 	if (!rc && !(out->model = wzm_find_model(out->cat, out->scn->model, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
+	/* the model's own attention shape where the scenario does not give it */
+	if (!rc)
+		wzs_params_model_defaults(&out->params, out->scn->kv, out->model);
 	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
 		rc = wz_cli_fail(cmd, &diag);
 	if (!rc && (o->restore_rates || out->params.restore_rates[0]))

@@ -52,6 +52,8 @@ static const field_spec model_fields[] = {
 	OPT_WHOLE(wzm_model, moe_intermediate_size, 1, 1000000),
 	OPT_WHOLE(wzm_model, index_head_dim, 1, 65536), OPT_WHOLE(wzm_model, index_n_heads, 1, 65536),
 	OPT_WHOLE(wzm_model, index_topk, 1, 1e9),
+	OPT_WHOLE(wzm_model, num_attention_heads, 1, 4096),
+	OPT_WHOLE(wzm_model, qk_nope_head_dim, 1, 65536), OPT_WHOLE(wzm_model, v_head_dim, 1, 65536),
 	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0, 0 },
 };
 

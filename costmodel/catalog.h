@@ -32,6 +32,12 @@ typedef struct {
 	 * cache, its query heads, and the tokens it selects for the attention
 	 * of each query (NaN: no indexer).  Optional columns. */
 	double index_head_dim, index_n_heads, index_topk;
+	/* The attention's query heads and its per-head key (without the
+	 * position part) and value widths, as the config names them, for
+	 * attention FLOPs (NaN: not catalogued; the simulator's scenario
+	 * keys attention_heads and prefill_pair_dims then stand).  Optional
+	 * columns. */
+	double num_attention_heads, qk_nope_head_dim, v_head_dim;
 	char *source;
 	const char *origin;     /* file the row came from */
 	int line;

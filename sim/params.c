@@ -612,3 +612,14 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);
 }
+
+void wzs_params_model_defaults(wzs_params *p, wz_kv *kv, const wzm_model *model)
+{
+	if (!model)
+		return;
+	if ((!kv || !wz_kv_get(kv, "attention_heads")) && model->num_attention_heads > 0)
+		p->attention_heads = model->num_attention_heads;
+	double dims = model->qk_nope_head_dim + model->rope_dim + model->v_head_dim;
+	if ((!kv || !wz_kv_get(kv, "prefill_pair_dims")) && dims > 0 && dims <= 65536)
+		p->prefill_pair_dims = dims;
+}

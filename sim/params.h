@@ -10,6 +10,7 @@
 #include "common/wz_error.h"
 #include "common/wz_kv.h"
 #include "common/wz_str.h"
+#include "costmodel/catalog.h"
 
 typedef enum {
 	WZS_IDLE_RESIDENT = 0, /* idle sessions keep their cache blocks */
@@ -145,6 +146,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p /* OUT */, wz_diag *diag);
 
 /* Checks values set from the command line too; `where` prefixes messages. */
 wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag);
+
+/* The attention shape from the model's catalog row where the scenario kv
+ * does not give it: attention_heads from num_attention_heads, and
+ * prefill_pair_dims from qk_nope_head_dim + rope_dim + v_head_dim (MLA's
+ * un-absorbed prefill); each left as it is when kv has the key or the
+ * catalog does not give all it needs.  kv may be NULL (no scenario). */
+void wzs_params_model_defaults(wzs_params *p, wz_kv *kv, const wzm_model *model);
 
 /* The decode cost factor for a format from p->decode_cost (1 when absent). */
 wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* OUT */,

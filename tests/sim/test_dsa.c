@@ -2,7 +2,8 @@
  * keeps 132 bytes a token a layer beside the record and scores every cached
  * token in FP8; the attention reads and scores at most index_topk (2,048)
  * tokens a query, in decode and in prefill.  Checked against sums written
- * out here, and a dense model against the dense formulas bit for bit. */
+ * out here, and a dense model against the dense formulas bit for bit.
+ * And a model's attention shape (heads, prefill widths) from its row. */
 #include "tests/tap.h"
 
 #include <math.h>
@@ -112,6 +113,56 @@ static void test_alone(const wzs_replica_model *m, wzs_params *p)
 	wzs_result_free(&r);
 }
 
+/* A model's own attention shape from its catalog row, unless the
+ * scenario gives it: Kimi-K2's 64 heads, GLM-5's 64 heads of 192 + 64 key
+ * and 256 value widths; DeepSeek-V3's row is the old defaults'. */
+static void test_model_shape(void)
+{
+	const wzm_model *k2 = wzm_find_model(fixture_cat, "Kimi-K2-Instruct", NULL);
+	const wzm_model *glm5 = wzm_find_model(fixture_cat, "GLM-5 (FP8)", NULL);
+	wzs_params p, d;
+	wzs_params_default(&d);
+	p = d;
+	wzs_params_model_defaults(&p, NULL, dsv3);
+	ok(p.attention_heads == d.attention_heads && p.prefill_pair_dims == d.prefill_pair_dims &&
+		   d.attention_heads == 128 && d.prefill_pair_dims == 320,
+	   "DeepSeek-V3's row gives the defaults: 128 heads, 128 + 64 + 128 prefill dimensions");
+	p = d;
+	wzs_params_model_defaults(&p, NULL, k2);
+	ok(k2 && p.attention_heads == 64 && p.prefill_pair_dims == 320,
+	   "Kimi-K2: 64 heads from its row; its widths are not catalogued, so 320 stands");
+	p = d;
+	wzs_params_model_defaults(&p, NULL, glm5);
+	ok(glm5 && p.attention_heads == 64 && p.prefill_pair_dims == 192 + 64 + 256,
+	   "GLM-5: 64 heads, 192 + 64 + 256 prefill dimensions");
+	wz_kv *kv = NULL;
+	if (wz_kv_parse("attention_heads = 96\nprefill_pair_dims = 300\n", "test", &kv, NULL) == WZ_OK) {
+		p = d;
+		wzs_params_from_kv(kv, &p, NULL);
+		wzs_params_model_defaults(&p, kv, glm5);
+		ok(p.attention_heads == 96 && p.prefill_pair_dims == 300,
+		   "a scenario's attention_heads and prefill_pair_dims stand over the row's");
+		wz_kv_free(kv);
+	} else {
+		ok(0, "scenario text");
+	}
+	/* and the replica model's attention FLOPs follow the heads and widths */
+	wzs_replica_model m;
+	p = d;
+	wzs_params_model_defaults(&p, NULL, glm5);
+	double rec = fixture_record("fp8-mix");
+	wzm_memory_params mem32 = mem;
+	mem32.gpus_per_replica = 32;
+	wz_diag diag;
+	if (glm5 && !wzs_replica_model_build(glm5, h100, &mem32, 100000, rec, rec, 1, &p, &m, &diag))
+		ok(m.attn_flops_pair == 78.0 * 64 * 2 * (2 * 512 + 64) &&
+			   m.prefill_flops_pair == 78.0 * 64 * 2 * 512,
+		   "GLM-5's attention: 78 layers x 64 heads x 2 x 1,088 FLOPs a decode pair, x 512 a "
+		   "prefill pair");
+	else
+		ok(0, "GLM-5's replica model: %s", glm5 ? diag.msg : "not found");
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -127,6 +178,7 @@ int main(void)
 		test_terms(&m, &v3);
 		test_alone(&m, &p);
 	}
+	test_model_shape();
 	fixture_close();
 	return tap_done();
 }
