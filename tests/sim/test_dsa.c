@@ -129,8 +129,8 @@ static void test_model_shape(void)
 	   "DeepSeek-V3's row gives the defaults: 128 heads, 128 + 64 + 128 prefill dimensions");
 	p = d;
 	wzs_params_model_defaults(&p, NULL, k2);
-	ok(k2 && p.attention_heads == 64 && p.prefill_pair_dims == 320,
-	   "Kimi-K2: 64 heads from its row; its widths are not catalogued, so 320 stands");
+	ok(k2 && p.attention_heads == 64 && p.prefill_pair_dims == 128 + 64 + 128,
+	   "Kimi-K2: 64 heads, 128 + 64 + 128 prefill dimensions from its row");
 	p = d;
 	wzs_params_model_defaults(&p, NULL, glm5);
 	ok(glm5 && p.attention_heads == 64 && p.prefill_pair_dims == 192 + 64 + 256,
