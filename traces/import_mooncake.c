@@ -297,6 +297,18 @@ static wz_err account(const char *path, const parsed *p, int block_tokens, wzt_t
 		err = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
 	for (size_t i = 0; i < p->nrecs && !err; i++) {
 		const record *r = &p->recs[i];
+		/* one id per block of the input: more ids than the input fills
+		 * would name blocks past its end (and a shared prefix longer
+		 * than the request) */
+		int64_t fills = (r->input + block_tokens - 1) / block_tokens;
+		if ((int64_t)r->nids > fills) {
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: field hash_ids: %zu blocks of %d tokens, but "
+					  "input_length %lld fills %lld",
+					  path, r->line, r->nids, block_tokens, (long long)r->input,
+					  (long long)fills);
+			break;
+		}
 		/* no hash_ids anywhere leaves p->ids NULL, and NULL + 0 is
 		 * undefined in C (UBSan stops a sanitizer build on it) */
 		const int64_t *ids = p->ids ? p->ids + r->ids_off : NULL;

@@ -236,6 +236,12 @@ static void test_mooncake(void)
 		{ "{\"timestamp\": 5, \"input_length\": 1, \"output_length\": 1}\n"
 		  "{\"timestamp\": 4, \"input_length\": 1, \"output_length\": 1}\n",
 		  "mc-bad.jsonl:2: field timestamp", "out of order" },
+		{ "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": "
+		  "[1, 2]}\n"
+		  "{\"timestamp\": 1, \"input_length\": 512, \"output_length\": 1, \"hash_ids\": "
+		  "[1, 2]}\n",
+		  "mc-bad.jsonl:2: field hash_ids: 2 blocks of 512 tokens, but input_length 512 fills 1",
+		  "more blocks than the input fills" },
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		p = fx_write("mc-bad.jsonl", bad[i].text);
