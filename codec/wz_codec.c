@@ -892,15 +892,19 @@ void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 /* The groups of a wzt record: a trellis component's digit names a level
  * of its union codebook by the state and moves the state (wzt_trellis.h).
  * A loop of its own, apart from wz's, so that the group's fraction and
- * the state stay in registers. */
-static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
-				const layer_plan *lp, int layer, const uint8_t *rec, int off,
-				const float s[2], float *y, uint32_t flag[2])
+ * the state stay in registers.  `in_reg` (a constant where it is inlined)
+ * picks how the state moves: up to 8 states (wzt8) by the transition
+ * table in one register (wzt_next_in); otherwise wzt_next as arithmetic.  The
+ * table is the shorter chain: wzt8-5.44 decoded to the transformed domain
+ * 14% faster with it (bench/bench_codec); the states are the same. */
+static inline __attribute__((always_inline)) void
+walk_groups(const wzc_wz_plan *plan, const layer_plan *lp, const float *const *cb, int in_reg,
+	    uint64_t next, uint32_t H0, uint32_t H1, const uint8_t *rec, int off, const float s[2],
+	    float *y, uint32_t flag[2])
 {
 	const wzc_dec_entry *de = lp->dec;
-	const float *const *cb = tp->layers[layer].cb;
 	int nv = plan->R + plan->P;
-	uint32_t state = 0, H0 = wzt_h0[tp->nu] >> 1, H1 = wzt_h1[tp->nu] >> 1;
+	uint32_t state = 0;
 	for (int g = 0; g < lp->ngroups; g++) {
 		int kb = lp->gbits[g];
 		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
@@ -915,12 +919,28 @@ static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
 				flag[e->comp - nv] = digit;
 			} else if (c) {
 				y[e->comp] = c[wzt_level_index(state, digit)] * e->sigma * s[e->part];
-				/* wzt_next as arithmetic: a shorter chain than a table */
-				state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^ (H1 & (0u - (digit & 1)));
+				if (in_reg)
+					state = wzt_next_in(next, state, digit & 1);
+				else
+					state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^
+						(H1 & (0u - (digit & 1)));
 			} else {
 				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
 			}
 		}
+	}
+}
+
+static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
+				const layer_plan *lp, int layer, const uint8_t *rec, int off,
+				const float s[2], float *y, uint32_t flag[2])
+{
+	const float *const *cb = tp->layers[layer].cb;
+	if (tp->nu <= WZT_NU_IN_WORD) {
+		walk_groups(plan, lp, cb, 1, wzt_next_table(tp->nu), 0, 0, rec, off, s, y, flag);
+	} else {
+		walk_groups(plan, lp, cb, 0, 0, wzt_h0[tp->nu] >> 1, wzt_h1[tp->nu] >> 1, rec, off, s,
+			    y, flag);
 	}
 }
 

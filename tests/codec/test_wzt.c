@@ -603,6 +603,15 @@ int main(void)
 			twice &= seen[s] == 2;
 		ok(bad == 0 && twice, "trellis nu=%d: unions consistent, two branches into every state", nu);
 	}
+	/* the decoder's one-word table (up to 8 states) moves as wzt_next */
+	for (int nu = 2; nu <= WZT_NU_IN_WORD; nu++) {
+		uint64_t table = wzt_next_table(nu);
+		int bad = 0;
+		for (uint32_t s = 0; s < (1u << nu); s++)
+			for (uint32_t b = 0; b < 2; b++)
+				bad += wzt_next_in(table, s, b) != wzt_next(nu, s, b);
+		ok(bad == 0, "trellis nu=%d: the one-word table gives wzt_next's states", nu);
+	}
 	round_trip(WZT_FAMILY_IID, "wzt", 8);
 	round_trip(WZT_FAMILY_MLA_A, "wzt", 8);
 	round_trip(WZT_FAMILY_MLA_B, "wzt", 8);
