@@ -56,7 +56,7 @@ static void help_prepare(void)
 	       "  --out PROFILE       the profile file to write (atomically)\n"
 	       "  --rate LIST         also check that these wz rates plan (e.g. 4.97,5.44,6.31)\n"
 	       "  --query-weight X    share of the distortion weight following the queries,\n"
-	       "                      0..1 (default 0.5; 1 with many calibration queries)\n"
+	       "                      0..1 (default 1; 0: plain squared error alone)\n"
 	       "  --position-cap MODE int8: plan each layer's position-part error within the\n"
 	       "                      int8 position part's error on the calibration tokens\n"
 	       "                      (fp8-mix's, int4-g64's); off (default): no cap\n"

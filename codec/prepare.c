@@ -23,15 +23,16 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 {
 	/* Half plain squared error, half attention-score error: the must-show
 	 * metrics are both nmse and attention KL. */
-	/* Half the weight on the attention-score error.  With many
-	 * calibration queries all of it does better (1 gave 2-6x lower live
-	 * next-token KL on the project's own model's held-out 32k-token
-	 * windows, from 1,024 query vectors a layer; docs/real-model.md), but
-	 * from a handful of queries the per-component query energies are too
-	 * noisy to carry the allocation alone (a 256-token window with 16 query
-	 * vectors: 3x fp8-mix's nmse at wz-5.44), and the plain term keeps
-	 * every component in play. */
-	o->query_weight = 0.5;
+	/* All of the weight on the attention-score error, the error the
+	 * quality metrics (attention KL, live next-token KL) measure.  It gave
+	 * 2-6x lower live next-token KL than 0.5 on the project's own model's
+	 * held-out 32k-token windows (1,024 query vectors a layer;
+	 * docs/real-model.md), and lower attention KL and attention-output
+	 * error on every synthetic family with queries, from 512 query vectors
+	 * a layer and from as few as 16 (a 256-token calibration window):
+	 * docs/wz-format.md, "Query weight".  What it costs is plain squared
+	 * error (nmse), which it does not aim at: 0 plans by that alone. */
+	o->query_weight = 1;
 	/* Off by default: on unstructured (iid) caches the cap costs 1.5 dB
 	 * of overall distortion (wzt8-5.44: 3.37 -> 4.90 dB from the bound)
 	 * and 1.4x attention KL; on the real model's caches it never binds

