@@ -79,6 +79,8 @@ static void help_prepare(void)
 	       "                      the model's YaRN scaling: factor F on N original\n"
 	       "                      positions, beta_fast BF and beta_slow BS (default 32,1);\n"
 	       "                      DeepSeek-V3: 40,4096.  Needs --rope-theta\n"
+	       "  --threads N         layers fitted on N threads (default: one per core); the\n"
+	       "                      profile is the same for any N\n"
 	       "  -h, --help          this help\n");
 }
 
@@ -412,17 +414,19 @@ static int cmd_prepare(int argc, char **argv)
 		{ "rope-theta", required_argument, NULL, 'T' },
 		{ "rope-yarn", required_argument, NULL, 'Y' },
 		{ "rope-layers", required_argument, NULL, 'Z' },
+		{ "threads", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *paths[MAX_TRACES], *out = NULL, *rates = NULL, *rope_layers = NULL;
+	long threads = 0;
 	int npaths = 0, c, rc, yarn_given = 0;
 	double theta = 0, yarn[4] = { 1, 1, 32, 1 };
 	wzc_prepare_opts opts;
 	wzc_prepare_opts_default(&opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:Z:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:Z:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
@@ -461,6 +465,11 @@ static int cmd_prepare(int argc, char **argv)
 			break;
 		case 'Z':
 			rope_layers = optarg;
+			break;
+		case 'j':
+			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
+				return rc;
+			opts.threads = (int)threads;
 			break;
 		case 'h':
 			help_prepare();

@@ -6,14 +6,20 @@
  * EISPACK tred1/tql1 pair): about a sixth of the work. */
 #include "codec/linalg.h"
 
+#include "codec/hot.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* V is n x n column-major-as-written below: V[i][j] = v[i*n+j]. */
-static void tred2(int n, double *V, double *d, double *e)
+/* tred2 and tql2 work on the transpose of the matrix they are written
+ * for: v(i, j) is V[j * n + i].  Their O(n^3) loops walk columns of it
+ * (v(k, j) over k), which are then rows of memory; the operations and
+ * their order are those of JAMA's, so are the results, bit for bit
+ * (wzc_sym_eigen transposes in and out). */
+static WZ_HOT void tred2(int n, double *V, double *d, double *e)
 {
-#define v(i, j) V[(size_t)(i) * n + (j)]
+#define v(i, j) V[(size_t)(j) * n + (i)]
 	for (int j = 0; j < n; j++)
 		d[j] = v(n - 1, j);
 	for (int i = n - 1; i > 0; i--) {
@@ -98,7 +104,7 @@ static void tred2(int n, double *V, double *d, double *e)
 
 /* With V NULL, the eigenvalues alone: the same shifts and rotations on d
  * and e, so they agree with the eigenvectors' run bit for bit. */
-static int tql2(int n, double *V, double *d, double *e)
+static WZ_HOT int tql2(int n, double *V, double *d, double *e)
 {
 	for (int i = 1; i < n; i++)
 		e[i - 1] = e[i];
@@ -265,11 +271,16 @@ int wzc_sym_eigen(double *a, int n, double *w)
 		free(vt);
 		return -1;
 	}
-	tred2(n, a, w, e);
-	int rc = tql2(n, a, w, e);
+	/* into the layout tred2 and tql2 work on (the transpose) */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			vt[(size_t)j * n + i] = a[(size_t)i * n + j];
+	tred2(n, vt, w, e);
+	int rc = tql2(n, vt, w, e);
 	if (!rc) {
-		/* Columns of a are the eigenvectors; sort by decreasing value
-		 * (selection sort: n is at most a few thousand) and write rows. */
+		/* Columns of the result, rows of vt, are the eigenvectors; sort by
+		 * decreasing value (selection sort: n is at most a few thousand)
+		 * and write them as rows. */
 		for (int i = 0; i < n; i++)
 			order[i] = i;
 		for (int i = 0; i < n; i++) {
@@ -282,12 +293,10 @@ int wzc_sym_eigen(double *a, int n, double *w)
 			order[best] = t;
 		}
 		for (int k = 0; k < n; k++)
-			for (int i = 0; i < n; i++)
-				vt[(size_t)k * n + i] = a[(size_t)i * n + order[k]];
+			memcpy(a + (size_t)k * n, vt + (size_t)order[k] * n, sizeof *a * (size_t)n);
 		for (int k = 0; k < n; k++)
 			e[k] = w[order[k]];
 		memcpy(w, e, sizeof *w * (size_t)n);
-		memcpy(a, vt, sizeof *a * (size_t)n * (size_t)n);
 	}
 	free(e);
 	free(order);

@@ -4,11 +4,14 @@
  * when the windows hold queries, and records the per-token scale and the
  * distribution of standardized values that the level tables are fitted to. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codec/codec_internal.h"
+#include "codec/hot.h"
 #include "codec/linalg.h"
 #include "codec/profile.h"
 #include "codec/rope.h"
@@ -157,7 +160,7 @@ static void shrink(wzc_part_profile *q, const double *eig, double lw, double N)
 /* klt: the part's mean, covariance eigenbasis and shrinkage (the latent,
  * and a position part with RoPE undone); else the position part as
  * cached: no mean, the identity, statistics averaged over each pair. */
-static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
+static WZ_HOT wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
 		       const double *freq /* RoPE undone: its frequencies, else NULL */,
 		       wzc_part_profile *q,
 		       double *qstat /* [n] query energy per component, OUT, or NULL */,
@@ -303,10 +306,12 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 	 * standardized values y_k / (s sigma_k). */
 	double *ssum = calloc(un, sizeof *ssum);
 	float *yrow = malloc(sizeof *yrow * un);
+	float *bt = malloc(sizeof *bt * un * un); /* the basis transposed */
 	double logs = 0, nlogs = 0, lw = 0;
-	if (!ssum || !yrow) {
+	if (!ssum || !yrow || !bt) {
 		free(ssum);
 		free(yrow);
+		free(bt);
 		free(mean);
 		free(cov);
 		free(eig);
@@ -328,6 +333,9 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 				nlogs++;
 			}
 		}
+	for (size_t k = 0; k < un; k++)
+		for (size_t i = 0; i < un; i++)
+			bt[i * un + k] = q->basis[k * un + i];
 	q->scale_ref = nlogs > 0 ? (float)exp(logs / nlogs) : 1;
 	if (!(q->scale_ref > 0) || !isfinite(q->scale_ref))
 		q->scale_ref = 1;
@@ -350,11 +358,13 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 					continue;
 				for (int k = 0; k < n; k++)
 					yrow[k] = 0;
+				/* column i of the basis is row i of bt: the same sums in
+				 * the same order, read along rows */
 				for (int i = 0; i < n; i++) {
 					float xi = (float)(x[i] / s);
-					const float *u = q->basis + (size_t)i; /* column i */
+					const float *u = bt + (size_t)i * un;
 					for (int k = 0; k < n; k++)
-						yrow[k] += u[(size_t)k * un] * xi;
+						yrow[k] += u[k] * xi;
 				}
 				if (pass == 0) {
 					nlogs++;
@@ -402,6 +412,7 @@ static wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int 
 	free(hist);
 	free(ssum);
 	free(yrow);
+	free(bt);
 	free(mean);
 	free(cov);
 	free(eig);
@@ -533,6 +544,110 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 	return 0;
 }
 
+/* What every layer's fit reads (read only) and the profile it writes
+ * (layer l's arrays only), for prepare_layer on several threads. */
+typedef struct {
+	const wzc_window *const *ws, *const *rws;
+	int nw, queries;
+	const wzc_prepare_opts *opts;
+	wzc_profile *p;
+	int next;        /* the next layer to take (atomic) */
+	wz_err *err;     /* [L] each layer's outcome */
+	wz_diag *diags;  /* [L] its message */
+} layer_job;
+
+/* Layer l of the profile: both parts' statistics, the position cap, the
+ * distortion weights.  qlat [R] and qrope [P + 1] are the caller's
+ * scratch. */
+static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qrope, wz_diag *diag)
+{
+	const wzc_window *const *ws = j->ws, *const *rws = j->rws;
+	int nw = j->nw, queries = j->queries;
+	const wzc_prepare_opts *opts = j->opts;
+	wzc_profile *p = j->p;
+	wz_err e = fit_part(ws, nw, l, 0, 1, NULL, &p->latent[l], queries ? qlat : NULL, diag);
+	int undo_l = wzc_profile_undoes_rope(p, l);
+	if (!e)
+		e = fit_part(undo_l ? rws : ws, nw, l, 1, undo_l, undo_l ? opts->rope_freq : NULL,
+			     &p->rope[l], queries && p->P ? qrope : NULL, diag);
+	if (e)
+		return e;
+	if (opts->position_cap && p->P > 0) {
+		double cap = position_cap(ws, nw, l);
+		if (cap < 0)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		p->pos_cap[l] = (float)cap;
+	}
+	/* Weights blend two relative objectives: a plain squared error and
+	 * the expected squared attention-score error over the score
+	 * variance (weight q_k^2 / sum q^2 var, unit-free).  Each part's
+	 * plain error counts relative to that part's energy, and the parts
+	 * are weighted by their shares of the score variance: so scaling a
+	 * layer's latent (with its queries scaled back, the logits the
+	 * same) leaves every weight * variance, hence the plan, unchanged
+	 * (issue 10: with one energy over both parts, a latent 50x smaller
+	 * than usual lost its bits to the position part).  Without queries
+	 * there are no shares to use, and the plain term is the layer's
+	 * squared error over its energy.  Scaled to mean 1 (only ratios
+	 * matter). */
+	double a = p->query_weighted ? opts->query_weight : 0;
+	double ev[2] = { 0, 0 }, eqp[2] = { 0, 0 };
+	for (int k = 0; k < p->R; k++) {
+		ev[0] += p->latent[l].var[k];
+		eqp[0] += p->query_weighted ? qlat[k] * p->latent[l].var[k] : 0;
+	}
+	for (int k = 0; k < p->P; k++) {
+		ev[1] += p->rope[l].var[k];
+		eqp[1] += p->query_weighted ? qrope[k] * p->rope[l].var[k] : 0;
+	}
+	double eq = eqp[0] + eqp[1], evall = ev[0] + ev[1];
+	int shares = p->query_weighted && eq > 0;
+	if (!(eq > 0))
+		a = 0;
+	double mw = 0;
+	for (int k = 0; k < p->R + p->P; k++) {
+		int part = k >= p->R;
+		double q = a > 0 ? (part ? qrope[k - p->R] : qlat[k]) : 0;
+		double plain = shares ? (ev[part] > 0 ? eqp[part] / eq / ev[part] : 0)
+				      : (evall > 0 ? 1 / evall : 1);
+		double wk = (1 - a) * plain + (a > 0 ? a * q / eq : 0);
+		if (k < p->R)
+			p->latent[l].weight[k] = (float)wk;
+		else
+			p->rope[l].weight[k - p->R] = (float)wk;
+		mw += wk;
+	}
+	mw /= (p->R + p->P);
+	for (int k = 0; mw > 0 && k < p->R; k++)
+		p->latent[l].weight[k] = (float)(p->latent[l].weight[k] / mw);
+	for (int k = 0; mw > 0 && k < p->P; k++)
+		p->rope[l].weight[k] = (float)(p->rope[l].weight[k] / mw);
+	return WZ_OK;
+}
+
+/* Layers are taken in turn from a counter; each is fitted alone, so the
+ * profile is the same on any number of threads, and of several failing
+ * layers the lowest is reported. */
+static void *layer_worker(void *arg)
+{
+	layer_job *j = arg;
+	double *qlat = malloc(sizeof(double) * (size_t)(j->p->R + 1));
+	double *qrope = malloc(sizeof(double) * (size_t)(j->p->P + 1));
+	for (;;) {
+		int l = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+		if (l >= j->p->L)
+			break;
+		if (!qlat || !qrope) {
+			j->err[l] = wz_diag_set(&j->diags[l], WZ_ERR_NOMEM, "out of memory");
+			continue;
+		}
+		j->err[l] = prepare_layer(j, l, qlat, qrope, &j->diags[l]);
+	}
+	free(qlat);
+	free(qrope);
+	return NULL;
+}
+
 wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *opts,
 		   wzc_profile **out, wz_diag *diag)
 {
@@ -597,17 +712,13 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 					   w0->P);
 	}
 	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
-	double *qlat = malloc(sizeof(double) * (size_t)w0->R);
-	double *qrope = malloc(sizeof(double) * (size_t)(w0->P + 1));
 	wzc_window *rw = undo ? rotated_windows(ws, nw, opts->rope_freq) : NULL;
 	const wzc_window **rws = undo ? malloc(sizeof *rws * (size_t)nw) : NULL;
 	size_t npair = (size_t)(w0->P / 2);
 	if (p && undo)
 		p->rope_freq = malloc(sizeof *p->rope_freq * (size_t)w0->L * (npair ? npair : 1));
-	if (!p || !qlat || !qrope || (undo && (!rw || !rws || !p->rope_freq))) {
+	if (!p || (undo && (!rw || !rws || !p->rope_freq))) {
 		wzc_profile_free(p);
-		free(qlat);
-		free(qrope);
 		free_rotated(rw, nw);
 		free(rws);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -627,69 +738,33 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	for (int w = 0; w < nw; w++)
 		p->ntokens += (uint64_t)ws[w]->T;
 	wz_err e = WZ_OK;
-	for (int l = 0; l < p->L && !e; l++) {
-		e = fit_part(ws, nw, l, 0, 1, NULL, &p->latent[l], queries ? qlat : NULL, diag);
-		int undo_l = wzc_profile_undoes_rope(p, l);
-		if (!e)
-			e = fit_part(undo_l ? rws : ws, nw, l, 1, undo_l, undo_l ? opts->rope_freq : NULL,
-				     &p->rope[l], queries && p->P ? qrope : NULL, diag);
-		if (e)
-			break;
-		if (opts->position_cap && p->P > 0) {
-			double cap = position_cap(ws, nw, l);
-			if (cap < 0) {
-				e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-				break;
+	layer_job job = { .ws = ws, .rws = rws, .nw = nw, .queries = queries, .opts = opts, .p = p,
+			  .err = calloc((size_t)p->L, sizeof(wz_err)),
+			  .diags = calloc((size_t)p->L, sizeof(wz_diag)) };
+	if (!job.err || !job.diags) {
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	} else {
+		enum { MAX_FITTERS = 256 };
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		int nt = opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+		nt = nt > p->L ? p->L : nt > MAX_FITTERS ? MAX_FITTERS : nt;
+		pthread_t tid[MAX_FITTERS];
+		int started = 0;
+		/* fewer threads than asked is only slower */
+		for (int t = 1; t < nt && !pthread_create(&tid[started], NULL, layer_worker, &job); t++)
+			started++;
+		layer_worker(&job);
+		for (int t = 0; t < started; t++)
+			pthread_join(tid[t], NULL);
+		for (int l = 0; l < p->L && !e; l++)
+			if (job.err[l]) {
+				e = job.err[l];
+				if (diag)
+					*diag = job.diags[l];
 			}
-			p->pos_cap[l] = (float)cap;
-		}
-		/* Weights blend two relative objectives: a plain squared error and
-		 * the expected squared attention-score error over the score
-		 * variance (weight q_k^2 / sum q^2 var, unit-free).  Each part's
-		 * plain error counts relative to that part's energy, and the parts
-		 * are weighted by their shares of the score variance: so scaling a
-		 * layer's latent (with its queries scaled back, the logits the
-		 * same) leaves every weight * variance, hence the plan, unchanged
-		 * (issue 10: with one energy over both parts, a latent 50x smaller
-		 * than usual lost its bits to the position part).  Without queries
-		 * there are no shares to use, and the plain term is the layer's
-		 * squared error over its energy.  Scaled to mean 1 (only ratios
-		 * matter). */
-		double a = p->query_weighted ? opts->query_weight : 0;
-		double ev[2] = { 0, 0 }, eqp[2] = { 0, 0 };
-		for (int k = 0; k < p->R; k++) {
-			ev[0] += p->latent[l].var[k];
-			eqp[0] += p->query_weighted ? qlat[k] * p->latent[l].var[k] : 0;
-		}
-		for (int k = 0; k < p->P; k++) {
-			ev[1] += p->rope[l].var[k];
-			eqp[1] += p->query_weighted ? qrope[k] * p->rope[l].var[k] : 0;
-		}
-		double eq = eqp[0] + eqp[1], evall = ev[0] + ev[1];
-		int shares = p->query_weighted && eq > 0;
-		if (!(eq > 0))
-			a = 0;
-		double mw = 0;
-		for (int k = 0; k < p->R + p->P; k++) {
-			int part = k >= p->R;
-			double q = a > 0 ? (part ? qrope[k - p->R] : qlat[k]) : 0;
-			double plain = shares ? (ev[part] > 0 ? eqp[part] / eq / ev[part] : 0)
-					      : (evall > 0 ? 1 / evall : 1);
-			double wk = (1 - a) * plain + (a > 0 ? a * q / eq : 0);
-			if (k < p->R)
-				p->latent[l].weight[k] = (float)wk;
-			else
-				p->rope[l].weight[k - p->R] = (float)wk;
-			mw += wk;
-		}
-		mw /= (p->R + p->P);
-		for (int k = 0; mw > 0 && k < p->R; k++)
-			p->latent[l].weight[k] = (float)(p->latent[l].weight[k] / mw);
-		for (int k = 0; mw > 0 && k < p->P; k++)
-			p->rope[l].weight[k] = (float)(p->rope[l].weight[k] / mw);
 	}
-	free(qlat);
-	free(qrope);
+	free(job.err);
+	free(job.diags);
 	free_rotated(rw, nw);
 	free(rws);
 	if (e) {

@@ -96,6 +96,9 @@ typedef struct {
 	/* [L]: with rope_freq, the layers that undo it (non-zero); NULL:
 	 * every layer.  The others keep the position part as cached. */
 	const unsigned char *rope_layers;
+	/* Threads fitting layers (each layer alone, so the profile is the
+	 * same on any number); 0 (the default): one per online core. */
+	int threads;
 } wzc_prepare_opts;
 
 void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);

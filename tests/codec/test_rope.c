@@ -316,6 +316,24 @@ int main(void)
 	   "profile's, layer 1 the undone one's)");
 	wzc_profile_free(part);
 
+	/* layers fitted on one thread and on several: the same bytes */
+	uint8_t *bytes[2] = { NULL, NULL };
+	size_t nbytes[2] = { 0, 0 };
+	for (int k = 0; k < 2; k++) {
+		wzc_prepare_opts_default(&o);
+		o.rope_freq = f1;
+		o.rope_pairs = P / 2;
+		o.threads = k ? 3 : 1;
+		wzc_profile *pk = NULL;
+		if (!wzc_prepare(cws, 1, &o, &pk, &d))
+			wzc_profile_serialize(pk, &bytes[k], &nbytes[k], &d);
+		wzc_profile_free(pk);
+	}
+	ok(bytes[0] && bytes[1] && nbytes[0] == nbytes[1] && !memcmp(bytes[0], bytes[1], nbytes[0]),
+	   "the profile fitted on 1 thread and on 3 is the same, byte for byte (%zu bytes)", nbytes[0]);
+	free(bytes[0]);
+	free(bytes[1]);
+
 	wzc_window tw = window_of(test), fw = window_of(far);
 	wzc_codec *cu = codec_of("wz-5.44", undo), *cp = codec_of("wz-5.44", plain);
 	double ru, rp, rf, ku, kp, kf;
