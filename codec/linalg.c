@@ -175,9 +175,9 @@ static WZ_HOT int tql2(int n, double *V, double *d, double *e)
 /* tred2's reduction to tridiagonal form (diagonal d, subdiagonal e[1..n-1])
  * without accumulating the reflections: they only act on the lower triangle
  * of V, whose diagonal is then the tridiagonal's. */
-static void tred1(int n, double *V, double *d, double *e)
+static WZ_HOT void tred1(int n, double *V, double *d, double *e)
 {
-#define v(i, j) V[(size_t)(i) * n + (j)]
+#define v(i, j) V[(size_t)(j) * n + (i)] /* the transpose, as in tred2 */
 	for (int j = 0; j < n; j++)
 		d[j] = v(n - 1, j);
 	for (int i = n - 1; i > 0; i--) {
@@ -250,6 +250,11 @@ int wzc_sym_eigenvalues(double *a, int n, double *w)
 	double *e = malloc(sizeof *e * (size_t)n);
 	if (!e)
 		return -1;
+	/* the lower triangle mirrored into the upper, which tred1 reads as
+	 * the lower triangle of the transpose */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			a[(size_t)j * n + i] = a[(size_t)i * n + j];
 	tred1(n, a, w, e);
 	int rc = tql2(n, NULL, w, e);
 	free(e);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/hot.h"
 #include "codec/linalg.h"
 
 /* Reverse water-filling: the water level theta whose rate
@@ -140,7 +141,9 @@ wz_err wzc_spectrum_of_parts(const wzc_window *w, wzc_spectrum **out, wz_diag *d
 	return spectrum(w, 1, out, diag);
 }
 
-static wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag)
+/* WZ_HOT: the covariance's row updates vectorize (each entry's sum in the
+ * same order, so the same doubles). */
+static WZ_HOT wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag)
 {
 	int T = w->T, R = w->R, P = w->P, n = R + P;
 	size_t un = (size_t)n;
