@@ -11,4 +11,14 @@
 #define WZ_HOT
 #endif
 
+/* WZ_VEC_CLONES: also AVX2 and AVX-512 clones, chosen at run time, for
+ * loops that are the same operations in the same order on any vector width
+ * (no reductions reordered, and ISO C mode contracts nothing into fused
+ * multiply-adds), so their results do not depend on the machine. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#define WZ_VEC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define WZ_VEC_CLONES
+#endif
+
 #endif

@@ -17,7 +17,7 @@
  * (v(k, j) over k), which are then rows of memory; the operations and
  * their order are those of JAMA's, so are the results, bit for bit
  * (wzc_sym_eigen transposes in and out). */
-static WZ_HOT void tred2(int n, double *V, double *d, double *e)
+static WZ_VEC_CLONES WZ_HOT void tred2(int n, double *V, double *d, double *e)
 {
 #define v(i, j) V[(size_t)(j) * n + (i)]
 	for (int j = 0; j < n; j++)
@@ -104,7 +104,7 @@ static WZ_HOT void tred2(int n, double *V, double *d, double *e)
 
 /* With V NULL, the eigenvalues alone: the same shifts and rotations on d
  * and e, so they agree with the eigenvectors' run bit for bit. */
-static WZ_HOT int tql2(int n, double *V, double *d, double *e)
+static WZ_VEC_CLONES WZ_HOT int tql2(int n, double *V, double *d, double *e)
 {
 	for (int i = 1; i < n; i++)
 		e[i - 1] = e[i];
@@ -175,7 +175,7 @@ static WZ_HOT int tql2(int n, double *V, double *d, double *e)
 /* tred2's reduction to tridiagonal form (diagonal d, subdiagonal e[1..n-1])
  * without accumulating the reflections: they only act on the lower triangle
  * of V, whose diagonal is then the tridiagonal's. */
-static WZ_HOT void tred1(int n, double *V, double *d, double *e)
+static WZ_VEC_CLONES WZ_HOT void tred1(int n, double *V, double *d, double *e)
 {
 #define v(i, j) V[(size_t)(j) * n + (i)] /* the transpose, as in tred2 */
 	for (int j = 0; j < n; j++)

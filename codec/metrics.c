@@ -66,15 +66,8 @@ wzc_errors *wzc_errors_layer(const wzc_errors *e, int l)
 	return x;
 }
 
-/* The two loops below also get AVX2 and AVX-512 clones chosen at run
- * time: the same multiplies and adds in the same order (ISO C mode
- * contracts none into fused multiply-adds), so the same figures. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
-#define MEASURE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define MEASURE_CLONES
-#endif
-
+/* The two loops below also get AVX2 and AVX-512 clones (WZ_VEC_CLONES):
+ * the same figures on any machine. */
 /* Heads scored (and their outputs summed) together: each pass over a
  * layer's keys or values serves this many query vectors, where one pass
  * per vector made the measurement memory-bound.  Every sum keeps its
@@ -87,7 +80,7 @@ wzc_errors *wzc_errors_layer(const wzc_errors *e, int l)
 /* s[b][t] = sum_j q[b][j] kt[j][t] over t < n for nb query vectors q[b]
  * (rows of m) into rows of T: the axpy form vectorizes, each s[b][t] summed
  * over j in order. */
-MEASURE_CLONES WZ_HOT static void scores(const float *q, int nb, int m, const float *kt, int T, int n,
+WZ_VEC_CLONES WZ_HOT static void scores(const float *q, int nb, int m, const float *kt, int T, int n,
 			  double scale, float *s)
 {
 	for (int b = 0; b < nb; b++)
@@ -125,7 +118,7 @@ static void softmax(const float *s, int n, double *p)
 
 /* o[b][i] = sum_t p[b][t] rows[t][i] over t < n for nb weight vectors
  * (rows of T) into rows of R, each sum over t in order. */
-MEASURE_CLONES WZ_HOT static void weighted_sum(const double *p, int nb, int T, const float *rows, int n, int R,
+WZ_VEC_CLONES WZ_HOT static void weighted_sum(const double *p, int nb, int T, const float *rows, int n, int R,
 				double *o)
 {
 	for (int b = 0; b < nb; b++)

@@ -160,7 +160,7 @@ static void shrink(wzc_part_profile *q, const double *eig, double lw, double N)
 /* klt: the part's mean, covariance eigenbasis and shrinkage (the latent,
  * and a position part with RoPE undone); else the position part as
  * cached: no mean, the identity, statistics averaged over each pair. */
-static WZ_HOT wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
+static WZ_VEC_CLONES WZ_HOT wz_err fit_part(const wzc_window *const *ws, int nw, int l, int pos, int klt,
 		       const double *freq /* RoPE undone: its frequencies, else NULL */,
 		       wzc_part_profile *q,
 		       double *qstat /* [n] query energy per component, OUT, or NULL */,

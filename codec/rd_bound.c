@@ -143,7 +143,7 @@ wz_err wzc_spectrum_of_parts(const wzc_window *w, wzc_spectrum **out, wz_diag *d
 
 /* WZ_HOT: the covariance's row updates vectorize (each entry's sum in the
  * same order, so the same doubles). */
-static WZ_HOT wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag)
+static WZ_VEC_CLONES WZ_HOT wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag)
 {
 	int T = w->T, R = w->R, P = w->P, n = R + P;
 	size_t un = (size_t)n;
