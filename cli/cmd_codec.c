@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
@@ -403,6 +404,19 @@ int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces)
 	return 0;
 }
 
+/* Prepare's progress: a line a second at most, and the last layer's. */
+static void prepare_progress(void *ud, int done, int layers)
+{
+	double *last = ud;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	double now = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+	if (done < layers && now - *last < 1.0)
+		return;
+	*last = now;
+	fprintf(stderr, "wzplan codec: fitted %d of %d layers\n", done, layers);
+}
+
 static int cmd_prepare(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -544,6 +558,9 @@ static int cmd_prepare(int argc, char **argv)
 		opts.rope_pairs = pairs;
 	}
 	wzc_profile *prof = NULL;
+	double last_progress = 0;
+	opts.progress = prepare_progress;
+	opts.progress_ud = &last_progress;
 	wz_err e = wzc_prepare(wp, npaths, &opts, &prof, &diag);
 	free(freq);
 	free(layers);

@@ -24,8 +24,6 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
 
 void wzc_prepare_opts_default(wzc_prepare_opts *o)
 {
-	/* Half plain squared error, half attention-score error: the must-show
-	 * metrics are both nmse and attention KL. */
 	/* All of the weight on the attention-score error, the error the
 	 * quality metrics (attention KL, live next-token KL) measure.  It gave
 	 * 2-6x lower live next-token KL than 0.5 on the project's own model's
@@ -44,6 +42,9 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 	o->rope_freq = NULL;
 	o->rope_pairs = 0;
 	o->rope_layers = NULL;
+	o->threads = 0;
+	o->progress = NULL;
+	o->progress_ud = NULL;
 }
 
 /* The position cap of layer l (docs/wz-format.md, "Model"): the int8
@@ -554,6 +555,8 @@ typedef struct {
 	int next;        /* the next layer to take (atomic) */
 	wz_err *err;     /* [L] each layer's outcome */
 	wz_diag *diags;  /* [L] its message */
+	int done;        /* layers fitted, under lock, for opts->progress */
+	pthread_mutex_t lock;
 } layer_job;
 
 /* Layer l of the profile: both parts' statistics, the position cap, the
@@ -642,6 +645,11 @@ static void *layer_worker(void *arg)
 			continue;
 		}
 		j->err[l] = prepare_layer(j, l, qlat, qrope, &j->diags[l]);
+		if (j->opts->progress) {
+			pthread_mutex_lock(&j->lock);
+			j->opts->progress(j->opts->progress_ud, ++j->done, j->p->L);
+			pthread_mutex_unlock(&j->lock);
+		}
 	}
 	free(qlat);
 	free(qrope);
@@ -741,7 +749,7 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	layer_job job = { .ws = ws, .rws = rws, .nw = nw, .queries = queries, .opts = opts, .p = p,
 			  .err = calloc((size_t)p->L, sizeof(wz_err)),
 			  .diags = calloc((size_t)p->L, sizeof(wz_diag)) };
-	if (!job.err || !job.diags) {
+	if (!job.err || !job.diags || pthread_mutex_init(&job.lock, NULL)) {
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	} else {
 		enum { MAX_FITTERS = 256 };
@@ -756,6 +764,7 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		layer_worker(&job);
 		for (int t = 0; t < started; t++)
 			pthread_join(tid[t], NULL);
+		pthread_mutex_destroy(&job.lock);
 		for (int l = 0; l < p->L && !e; l++)
 			if (job.err[l]) {
 				e = job.err[l];

@@ -99,6 +99,10 @@ typedef struct {
 	/* Threads fitting layers (each layer alone, so the profile is the
 	 * same on any number); 0 (the default): one per online core. */
 	int threads;
+	/* Called after each layer is fitted with how many are done of how
+	 * many, one call at a time (never two at once); NULL: none. */
+	void (*progress)(void *ud, int done, int layers);
+	void *progress_ud;
 } wzc_prepare_opts;
 
 void wzc_prepare_opts_default(wzc_prepare_opts *opts /* OUT */);

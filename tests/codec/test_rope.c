@@ -26,6 +26,16 @@
 #include "codec/wzx.h"
 #include "tests/codec/window.h"
 
+/* Counts prepare's progress calls: [0] calls, [1] those that were the next
+ * count, [2] the total they gave. */
+static void count_progress(void *ud, int done, int layers)
+{
+	int *seen = ud;
+	seen[0]++;
+	seen[1] += done == seen[0];
+	seen[2] = layers;
+}
+
 enum { R = 128, P = 32, L = 2 };
 
 static wzt_cache_trace *make(wzt_family fam, const char *split, uint64_t ws, int T, int64_t start)
@@ -316,14 +326,18 @@ int main(void)
 	   "profile's, layer 1 the undone one's)");
 	wzc_profile_free(part);
 
-	/* layers fitted on one thread and on several: the same bytes */
+	/* layers fitted on one thread and on several: the same bytes; the
+	 * progress calls count every layer once, in order */
 	uint8_t *bytes[2] = { NULL, NULL };
 	size_t nbytes[2] = { 0, 0 };
+	int seen[3] = { 0, 0, 0 }; /* calls, calls in order, last total */
 	for (int k = 0; k < 2; k++) {
 		wzc_prepare_opts_default(&o);
 		o.rope_freq = f1;
 		o.rope_pairs = P / 2;
 		o.threads = k ? 3 : 1;
+		o.progress = k ? count_progress : NULL;
+		o.progress_ud = seen;
 		wzc_profile *pk = NULL;
 		if (!wzc_prepare(cws, 1, &o, &pk, &d))
 			wzc_profile_serialize(pk, &bytes[k], &nbytes[k], &d);
@@ -331,6 +345,8 @@ int main(void)
 	}
 	ok(bytes[0] && bytes[1] && nbytes[0] == nbytes[1] && !memcmp(bytes[0], bytes[1], nbytes[0]),
 	   "the profile fitted on 1 thread and on 3 is the same, byte for byte (%zu bytes)", nbytes[0]);
+	ok(seen[0] == L && seen[1] == L && seen[2] == L,
+	   "progress: %d calls, %d in order, of %d layers", seen[0], seen[1], seen[2]);
 	free(bytes[0]);
 	free(bytes[1]);
 
