@@ -16,7 +16,7 @@ libwzcodec_la_SOURCES = \
 	codec/profile.h codec/profile_io.c codec/profile_internal.h codec/profile_layers.c codec/profile_parse.c codec/prepare.c codec/rope.c codec/rope.h \
 	codec/wz_codec.c codec/wz_plan.h codec/wz_flat.c codec/wz_flat.h \
 	codec/wz_allocate.c codec/wz_allocate.h \
-	codec/wzx.c codec/wzx.h codec/wzx_file.c codec/wzx_internal.h \
+	codec/wzx.c codec/wzx.h codec/wzx_file.c codec/wzx_internal.h codec/first_fail.h \
 	codec/wzx_rans.c codec/wzx_rans.h codec/wzx_token.h \
 	codec/wz_encode.c codec/wz_gemm.c codec/wz_gemm.h \
 	codec/metrics.c codec/metrics.h

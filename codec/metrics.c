@@ -66,12 +66,11 @@ wzc_errors *wzc_errors_layer(const wzc_errors *e, int l)
 	return x;
 }
 
-/* The two loops below also get AVX2 and AVX-512 clones (WZ_VEC_CLONES):
- * the same figures on any machine. */
 /* Heads scored (and their outputs summed) together: each pass over a
  * layer's keys or values serves this many query vectors, where one pass
  * per vector made the measurement memory-bound.  Every sum keeps its
- * order, so the figures are the same. */
+ * order, and the loops' AVX2 and AVX-512 clones (WZ_VEC_CLONES) do the
+ * same operations, so the figures are the same on any machine. */
 #define HEADS_AT_ONCE 8
 /* Tokens of the score tiles: a tile of each head's scores stays in the
  * first-level cache while the keys' rows stream past. */

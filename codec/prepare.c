@@ -8,11 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "codec/codec_internal.h"
+#include "codec/first_fail.h"
 #include "codec/hot.h"
 #include "codec/linalg.h"
+#include "codec/measure_run.h"
 #include "codec/profile.h"
 #include "codec/rope.h"
 
@@ -552,11 +553,9 @@ typedef struct {
 	int nw, queries;
 	const wzc_prepare_opts *opts;
 	wzc_profile *p;
-	int next;        /* the next layer to take (atomic) */
-	wz_err *err;     /* [L] each layer's outcome */
-	wz_diag *diags;  /* [L] its message */
-	int done;        /* layers fitted, under lock, for opts->progress */
-	pthread_mutex_t lock;
+	int next;              /* the next layer to take (atomic) */
+	wzc_first_fail fail;   /* the lowest failing layer */
+	int done;              /* layers fitted, under fail.lock, for opts->progress */
 } layer_job;
 
 /* Layer l of the profile: both parts' statistics, the position cap, the
@@ -630,7 +629,7 @@ static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qro
 
 /* Layers are taken in turn from a counter; each is fitted alone, so the
  * profile is the same on any number of threads, and of several failing
- * layers the lowest is reported. */
+ * layers the lowest is reported (the layers above it are not fitted). */
 static void *layer_worker(void *arg)
 {
 	layer_job *j = arg;
@@ -638,17 +637,17 @@ static void *layer_worker(void *arg)
 	double *qrope = malloc(sizeof(double) * (size_t)(j->p->P + 1));
 	for (;;) {
 		int l = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (l >= j->p->L)
+		if (l >= j->p->L || l > wzc_first_fail_at(&j->fail))
 			break;
-		if (!qlat || !qrope) {
-			j->err[l] = wz_diag_set(&j->diags[l], WZ_ERR_NOMEM, "out of memory");
-			continue;
-		}
-		j->err[l] = prepare_layer(j, l, qlat, qrope, &j->diags[l]);
-		if (j->opts->progress) {
-			pthread_mutex_lock(&j->lock);
+		wz_diag d;
+		wz_err e = qlat && qrope ? prepare_layer(j, l, qlat, qrope, &d)
+					 : wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory");
+		if (e)
+			wzc_first_fail_note(&j->fail, l, e, &d);
+		else if (j->opts->progress) {
+			pthread_mutex_lock(&j->fail.lock);
 			j->opts->progress(j->opts->progress_ud, ++j->done, j->p->L);
-			pthread_mutex_unlock(&j->lock);
+			pthread_mutex_unlock(&j->fail.lock);
 		}
 	}
 	free(qlat);
@@ -745,16 +744,13 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	p->query_weighted = queries && opts->query_weight > 0;
 	for (int w = 0; w < nw; w++)
 		p->ntokens += (uint64_t)ws[w]->T;
+	layer_job job = { .ws = ws, .rws = rws, .nw = nw, .queries = queries, .opts = opts, .p = p };
 	wz_err e = WZ_OK;
-	layer_job job = { .ws = ws, .rws = rws, .nw = nw, .queries = queries, .opts = opts, .p = p,
-			  .err = calloc((size_t)p->L, sizeof(wz_err)),
-			  .diags = calloc((size_t)p->L, sizeof(wz_diag)) };
-	if (!job.err || !job.diags || pthread_mutex_init(&job.lock, NULL)) {
+	if (wzc_first_fail_init(&job.fail, p->L)) {
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	} else {
 		enum { MAX_FITTERS = 256 };
-		long cores = sysconf(_SC_NPROCESSORS_ONLN);
-		int nt = opts->threads > 0 ? opts->threads : cores > 0 ? (int)cores : 1;
+		int nt = opts->threads > 0 ? opts->threads : wzc_cores();
 		nt = nt > p->L ? p->L : nt > MAX_FITTERS ? MAX_FITTERS : nt;
 		pthread_t tid[MAX_FITTERS];
 		int started = 0;
@@ -764,16 +760,8 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		layer_worker(&job);
 		for (int t = 0; t < started; t++)
 			pthread_join(tid[t], NULL);
-		pthread_mutex_destroy(&job.lock);
-		for (int l = 0; l < p->L && !e; l++)
-			if (job.err[l]) {
-				e = job.err[l];
-				if (diag)
-					*diag = job.diags[l];
-			}
+		e = wzc_first_fail_done(&job.fail, p->L, diag);
 	}
-	free(job.err);
-	free(job.diags);
 	free_rotated(rw, nw);
 	free(rws);
 	if (e) {

@@ -331,7 +331,7 @@ wzx_layer *wzc_wzx_layer_at(const wzc_wzx *x, int l)
 typedef struct {
 	const wzc_wzx *x;
 	int next, end;           /* next: atomic */
-	wzx_first_fail fail;     /* the lowest failing layer */
+	wzc_first_fail fail;     /* the lowest failing layer */
 } build_job;
 
 static void *build_worker(void *arg)
@@ -339,12 +339,12 @@ static void *build_worker(void *arg)
 	build_job *j = arg;
 	for (;;) {
 		int l = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (l >= j->end || l > wzx_first_fail_at(&j->fail))
+		if (l >= j->end || l > wzc_first_fail_at(&j->fail))
 			return NULL;
 		wz_diag d;
 		wz_err e = wzc_wzx_layer_ready(j->x, l, &d);
 		if (e)
-			wzx_first_fail_note(&j->fail, l, e, &d);
+			wzc_first_fail_note(&j->fail, l, e, &d);
 	}
 }
 
@@ -353,7 +353,7 @@ wz_err wzc_wzx_build_layers(const wzc_wzx *x, int lo, int n, int nthreads, wz_di
 	if (lo < 0 || n < 0 || lo + n > x->L)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "layers %d..%d of %d", lo, lo + n - 1, x->L);
 	build_job j = { .x = x, .next = lo, .end = lo + n };
-	if (wzx_first_fail_init(&j.fail, j.end))
+	if (wzc_first_fail_init(&j.fail, j.end))
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	enum { MAX_BUILDERS = 64 };
 	pthread_t tid[MAX_BUILDERS];
@@ -364,7 +364,7 @@ wz_err wzc_wzx_build_layers(const wzc_wzx *x, int lo, int n, int nthreads, wz_di
 	build_worker(&j);
 	for (int t = 0; t < started; t++)
 		pthread_join(tid[t], NULL);
-	return wzx_first_fail_done(&j.fail, j.end, diag);
+	return wzc_first_fail_done(&j.fail, j.end, diag);
 }
 
 double wzc_wzx_expected_bits(const wzc_wzx *x)

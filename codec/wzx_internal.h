@@ -9,54 +9,10 @@
 
 #include "codec/wzx.h"
 
+#include "codec/first_fail.h"
+
 #include "codec/levels.h"
 #include "codec/wzx_rans.h"
-
-/* The lowest-numbered failure (a block, a layer) among threads working
- * through a range in any order: its index (end while none), error and
- * message, so that what is reported does not depend on the threads.
- * Workers past `at` may stop: what follows the lowest failure is moot. */
-typedef struct {
-	long at;
-	wz_err err;
-	wz_diag diag;
-	pthread_mutex_t lock;
-} wzx_first_fail;
-
-static inline int wzx_first_fail_init(wzx_first_fail *f, long end)
-{
-	f->at = end;
-	f->err = WZ_OK;
-	return pthread_mutex_init(&f->lock, NULL);
-}
-
-static inline long wzx_first_fail_at(wzx_first_fail *f)
-{
-	return __atomic_load_n(&f->at, __ATOMIC_RELAXED);
-}
-
-static inline void wzx_first_fail_note(wzx_first_fail *f, long k, wz_err e, const wz_diag *d)
-{
-	pthread_mutex_lock(&f->lock);
-	if (k < f->at) {
-		f->err = e;
-		f->diag = *d;
-		__atomic_store_n(&f->at, k, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&f->lock);
-}
-
-/* After the threads are joined: the error, its message to diag, and the
- * lock destroyed. */
-static inline wz_err wzx_first_fail_done(wzx_first_fail *f, long end, wz_diag *diag)
-{
-	pthread_mutex_destroy(&f->lock);
-	if (f->at >= end)
-		return WZ_OK;
-	if (diag)
-		*diag = f->diag;
-	return f->err;
-}
 
 enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4, WZC_WZX_LANES5 = 5 };
 

@@ -83,7 +83,7 @@ typedef struct {
 	uint8_t **slot;          /* [count] the framed blocks */
 	size_t *size;
 	int *type;
-	wzx_first_fail fail;     /* the run's lowest failing block */
+	wzc_first_fail fail;     /* the run's lowest failing block */
 } run_job;
 
 static wz_err pack_one(run_job *j, long k, float *lat, float *rope, uint8_t *rec, wz_diag *diag)
@@ -114,13 +114,13 @@ static void *run_worker(void *arg)
 	uint8_t *rec = malloc(B * WZC_WZX_BLOCK_TOKENS);
 	for (;;) {
 		long k = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-		if (k >= j->count || k > wzx_first_fail_at(&j->fail))
+		if (k >= j->count || k > wzc_first_fail_at(&j->fail))
 			break;
 		wz_diag d;
 		wz_err e = !lat || !rope || !rec ? wz_diag_set(&d, WZ_ERR_NOMEM, "out of memory")
 						 : pack_one(j, k, lat, rope, rec, &d);
 		if (e)
-			wzx_first_fail_note(&j->fail, k, e, &d);
+			wzc_first_fail_note(&j->fail, k, e, &d);
 	}
 	free(lat);
 	free(rope);
@@ -144,7 +144,7 @@ wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_s
 	j.size = calloc((size_t)count, sizeof *j.size);
 	j.type = calloc((size_t)count, sizeof *j.type);
 	uint8_t *arena = malloc(cap * (size_t)count);
-	if (!j.slot || !j.size || !j.type || !arena || wzx_first_fail_init(&j.fail, count)) {
+	if (!j.slot || !j.size || !j.type || !arena || wzc_first_fail_init(&j.fail, count)) {
 		free(j.slot);
 		free(j.size);
 		free(j.type);
@@ -168,7 +168,7 @@ wz_err wzc_wzx_writer_put(wzc_wzx_writer *w, long count, int nthreads, wzc_wzx_s
 	for (int t = 1; t <= started; t++)
 		pthread_join(tid[t], NULL);
 	free(tid);
-	wz_err e = wzx_first_fail_done(&j.fail, count, diag);
+	wz_err e = wzc_first_fail_done(&j.fail, count, diag);
 	/* in block order: the same bytes for any number of threads */
 	for (long k = 0; !e && k < count; k++) {
 		e = w->sink(w->sink_ctx, j.slot[k], j.size[k], diag);

@@ -29,7 +29,7 @@ typedef struct {
 	long first, count;
 	int fill;                /* each thread reads its share's blocks first */
 	uint8_t *out;
-	wzx_first_fail fail;     /* the lowest damaged block */
+	wzc_first_fail fail;     /* the lowest damaged block */
 } job;
 
 size_t wzc_wzx_restore_token_bytes(const wzc_wzx_info *in, wzc_restore_kind kind)
@@ -199,7 +199,7 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 		wz_diag d;
 		wz_err e = wzc_wzx_reader_fill(j->r, j->first + k0, k1 - k0, &d);
 		if (e) {
-			wzx_first_fail_note(&j->fail, k0, e, &d);
+			wzc_first_fail_note(&j->fail, k0, e, &d);
 			return;
 		}
 	}
@@ -207,7 +207,7 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 		long k0 = ri * run;
 		/* past a block already found damaged: what comes after the
 		 * lowest damaged block does not matter */
-		if (k0 > wzx_first_fail_at(&j->fail))
+		if (k0 > wzc_first_fail_at(&j->fail))
 			break;
 		long end = k0 + run < j->count ? k0 + run : j->count;
 		for (long k = k0; k < end;) {
@@ -219,12 +219,12 @@ static void restore_blocks(job *j, scratch *s, int t, int n)
 				int m = (int)(end - k < left ? end - k : left);
 				k += group_blocks(j, k, m, s, &e, &d);
 				if (e) {
-					wzx_first_fail_note(&j->fail, k, e, &d);
+					wzc_first_fail_note(&j->fail, k, e, &d);
 					return;
 				}
 			} else {
 				if ((e = reference_block(j, j->first + k, s, &d))) {
-					wzx_first_fail_note(&j->fail, k, e, &d);
+					wzc_first_fail_note(&j->fail, k, e, &d);
 					return;
 				}
 				k++;
@@ -401,12 +401,12 @@ static wz_err run_job(wzc_wzx_restorer *p, long first, long count, int fill, voi
 		return WZ_OK;
 	job j = { .r = p->r, .x = p->x, .kind = p->kind, .first = first, .count = count, .out = out,
 		  .fill = fill };
-	if (wzx_first_fail_init(&j.fail, count))
+	if (wzc_first_fail_init(&j.fail, count))
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	p->j = &j;
 	run_task(p, TASK_BLOCKS);
 	p->j = NULL;
-	return wzx_first_fail_done(&j.fail, count, diag);
+	return wzc_first_fail_done(&j.fail, count, diag);
 }
 
 wz_err wzc_wzx_restorer_run(wzc_wzx_restorer *p, long first, long count, void *out, wz_diag *diag)
