@@ -145,50 +145,184 @@ static void transpose_keys(const float *lat, const float *rope, int T, int R, in
 	}
 }
 
-static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const float *rope_hat,
-			wzc_errors *e)
+struct wzc_exact {
+	int L, Q, H, R;
+	size_t *qoff; /* [Q + 1]: where query qi's rows start, H rows of n_qi each */
+	double **p;   /* [L]: [qoff[Q]], the softmax of the exact scores; NULL: not held */
+	double **o;   /* [L]: [Q][H][R], the attention output over the latent */
+};
+
+/* The tokens query qi sees. */
+static int seen(const wzc_window *w, int qi)
+{
+	int64_t last = w->q_index[qi];
+	return last < 0 ? 0 : last >= w->T ? w->T : (int)last + 1;
+}
+
+static int has_queries(const wzc_window *w)
+{
+	return w->Q > 0 && w->H > 0 && w->q_latent && w->q_index && (w->q_rope || !w->P);
+}
+
+wzc_exact *wzc_exact_new(const wzc_window *w)
+{
+	if (!has_queries(w))
+		return NULL;
+	wzc_exact *x = calloc(1, sizeof *x);
+	if (!x)
+		return NULL;
+	x->L = w->L;
+	x->Q = w->Q;
+	x->H = w->H;
+	x->R = w->R;
+	x->qoff = malloc(sizeof *x->qoff * ((size_t)w->Q + 1));
+	x->p = calloc((size_t)w->L + 1, sizeof *x->p);
+	x->o = calloc((size_t)w->L + 1, sizeof *x->o);
+	if (!x->qoff || !x->p || !x->o) {
+		wzc_exact_free(x);
+		return NULL;
+	}
+	x->qoff[0] = 0;
+	for (int qi = 0; qi < w->Q; qi++)
+		x->qoff[qi + 1] = x->qoff[qi] + (size_t)w->H * (size_t)seen(w, qi);
+	return x;
+}
+
+size_t wzc_exact_layer_bytes(const wzc_exact *x)
+{
+	return x ? sizeof(double) * (x->qoff[x->Q] + (size_t)x->Q * x->H * x->R) : 0;
+}
+
+void wzc_exact_free(wzc_exact *x)
+{
+	if (!x)
+		return;
+	for (int l = 0; x->p && x->o && l < x->L; l++) {
+		free(x->p[l]);
+		free(x->o[l]);
+	}
+	free(x->p);
+	free(x->o);
+	free(x->qoff);
+	free(x);
+}
+
+/* The exact half of attention() for heads h0..h0+nb-1 of query qi of layer
+ * l: their probabilities p[b][0..n) (rows `stride` apart) and outputs
+ * o[b][R], with kt the layer's keys transposed and q, s scratch. */
+static void exact_heads(const wzc_window *w, int l, int qi, int h0, int nb, int n,
+			const float *kt, float *q, float *s, double *p, int stride, double *o)
+{
+	int T = w->T, R = w->R, P = w->P, m = R + P;
+	for (int b = 0; b < nb; b++) {
+		size_t off = ((size_t)l * w->Q + qi) * w->H + h0 + b;
+		float *qb = q + (size_t)b * m;
+		memcpy(qb, w->q_latent + off * R, sizeof(float) * (size_t)R);
+		if (P)
+			memcpy(qb + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
+	}
+	scores(q, nb, m, kt, T, n, w->softmax_scale, s);
+	for (int b = 0; b < nb; b++)
+		softmax(s + (size_t)b * T, n, p + (size_t)b * stride);
+	weighted_sum(p, nb, stride, w->latent + (size_t)l * T * R, n, R, o);
+}
+
+wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag)
 {
 	int T = w->T, R = w->R, P = w->P, m = R + P;
 	const int HB = HEADS_AT_ONCE;
-	const float *lat = w->latent + (size_t)l * T * R, *rope = w->rope + (size_t)l * T * P;
-	float *kt = malloc(sizeof(float) * (size_t)m * T), *kth = malloc(sizeof(float) * (size_t)m * T);
+	if (!x || l < 0 || l >= x->L)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d to hold the attention of", l);
+	if (x->p[l])
+		return WZ_OK;
+	double *p = malloc(sizeof(double) * (x->qoff[x->Q] + 1));
+	double *o = malloc(sizeof(double) * ((size_t)x->Q * x->H * R + 1));
+	float *kt = malloc(sizeof(float) * (size_t)m * T);
+	float *q = malloc(sizeof(float) * (size_t)m * HB), *s = malloc(sizeof(float) * (size_t)T * HB);
+	if (!p || !o || !kt || !q || !s) {
+		free(p);
+		free(o);
+		free(kt);
+		free(q);
+		free(s);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory holding a layer's attention");
+	}
+	transpose_keys(w->latent + (size_t)l * T * R, w->rope + (size_t)l * T * P, T, R, P, kt);
+	for (int qi = 0; qi < w->Q; qi++) {
+		int n = seen(w, qi);
+		for (int h0 = 0; n > 0 && h0 < w->H; h0 += HB) {
+			int nb = w->H - h0 < HB ? w->H - h0 : HB;
+			exact_heads(w, l, qi, h0, nb, n, kt, q, s, p + x->qoff[qi] + (size_t)h0 * n, n,
+				    o + ((size_t)qi * w->H + h0) * R);
+		}
+	}
+	free(kt);
+	free(q);
+	free(s);
+	x->p[l] = p;
+	x->o[l] = o;
+	return WZ_OK;
+}
+
+/* Attention KL and output error of layer l of the window, decoded as
+ * lat_hat and rope_hat, added to e.  The exact attention comes from x
+ * where it holds the layer (the same doubles: exact_heads computes both),
+ * else is computed here. */
+static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const float *rope_hat,
+			const wzc_exact *x, wzc_errors *e)
+{
+	int T = w->T, R = w->R, P = w->P, m = R + P;
+	const int HB = HEADS_AT_ONCE;
+	int held = x && x->L == w->L && x->p[l];
+	float *kt = held ? NULL : malloc(sizeof(float) * (size_t)m * T);
+	float *kth = malloc(sizeof(float) * (size_t)m * T);
 	float *q = malloc(sizeof(float) * (size_t)m * HB), *s = malloc(sizeof(float) * (size_t)T * HB);
 	float *sh = malloc(sizeof(float) * (size_t)T * HB);
-	double *p = malloc(sizeof(double) * (size_t)T * HB), *ph = malloc(sizeof(double) * (size_t)T * HB);
-	double *o = malloc(sizeof(double) * (size_t)R * HB), *oh = malloc(sizeof(double) * (size_t)R * HB);
+	double *p = held ? NULL : malloc(sizeof(double) * (size_t)T * HB);
+	double *ph = malloc(sizeof(double) * (size_t)T * HB);
+	double *o = held ? NULL : malloc(sizeof(double) * (size_t)R * HB);
+	double *oh = malloc(sizeof(double) * (size_t)R * HB);
 	wz_err rc = WZ_OK;
-	if (!kt || !kth || !q || !s || !sh || !p || !ph || !o || !oh) {
+	if ((!held && (!kt || !p || !o)) || !kth || !q || !s || !sh || !ph || !oh) {
 		rc = WZ_ERR_NOMEM;
 		goto out;
 	}
-	transpose_keys(lat, rope, T, R, P, kt);
+	if (!held)
+		transpose_keys(w->latent + (size_t)l * T * R, w->rope + (size_t)l * T * P, T, R, P, kt);
 	transpose_keys(lat_hat, rope_hat, T, R, P, kth);
 	for (int qi = 0; qi < w->Q; qi++) {
-		int64_t last = w->q_index[qi];
-		int n = last < 0 ? 0 : last >= T ? T : (int)last + 1;
+		int n = seen(w, qi);
 		if (n == 0)
 			continue;
 		for (int h0 = 0; h0 < w->H; h0 += HB) {
 			int nb = w->H - h0 < HB ? w->H - h0 : HB;
-			for (int b = 0; b < nb; b++) {
-				size_t off = ((size_t)l * w->Q + qi) * w->H + h0 + b;
-				float *qb = q + (size_t)b * m;
-				memcpy(qb, w->q_latent + off * R, sizeof(float) * (size_t)R);
-				if (P)
-					memcpy(qb + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
+			const double *pe, *oe;
+			int stride;
+			if (held) {
+				for (int b = 0; b < nb; b++) {
+					size_t off = ((size_t)l * w->Q + qi) * w->H + h0 + b;
+					float *qb = q + (size_t)b * m;
+					memcpy(qb, w->q_latent + off * R, sizeof(float) * (size_t)R);
+					if (P)
+						memcpy(qb + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
+				}
+				pe = x->p[l] + x->qoff[qi] + (size_t)h0 * n;
+				oe = x->o[l] + ((size_t)qi * w->H + h0) * R;
+				stride = n;
+			} else {
+				exact_heads(w, l, qi, h0, nb, n, kt, q, s, p, T, o);
+				pe = p;
+				oe = o;
+				stride = T;
 			}
-			scores(q, nb, m, kt, T, n, w->softmax_scale, s);
 			scores(q, nb, m, kth, T, n, w->softmax_scale, sh);
-			for (int b = 0; b < nb; b++) {
-				softmax(s + (size_t)b * T, n, p + (size_t)b * T);
+			for (int b = 0; b < nb; b++)
 				softmax(sh + (size_t)b * T, n, ph + (size_t)b * T);
-			}
-			weighted_sum(p, nb, T, lat, n, R, o);
 			weighted_sum(ph, nb, T, lat_hat, n, R, oh);
 			/* the heads' figures added in head order, as one at a time */
 			for (int b = 0; b < nb; b++) {
-				const double *pb = p + (size_t)b * T, *phb = ph + (size_t)b * T;
-				const double *ob = o + (size_t)b * R, *ohb = oh + (size_t)b * R;
+				const double *pb = pe + (size_t)b * stride, *phb = ph + (size_t)b * T;
+				const double *ob = oe + (size_t)b * R, *ohb = oh + (size_t)b * R;
 				double kl = 0;
 				for (int t = 0; t < n; t++)
 					if (pb[t] > 0)
@@ -253,32 +387,43 @@ static size_t keep_tokens(const wzc_window *w, long first, long last, const floa
 	return n;
 }
 
-static wz_err measure(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
-		      int keep_layers, wzc_errors **out, wz_diag *diag);
+static wz_err measure(const wzc_window *w, wzc_codec *codec, const wzc_exact *x,
+		      long keep_first, long keep_last, int keep_layers, wzc_errors **out,
+		      wz_diag *diag);
 
 wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers,
 			  wzc_errors **out, wz_diag *diag)
 {
-	return measure(w, codec, 0, 0, keep_layers, out, diag);
+	return measure(w, codec, NULL, 0, 0, keep_layers, out, diag);
 }
 
 wz_err wzc_measure_kept(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
 			int keep_layers, wzc_errors **out, wz_diag *diag)
 {
+	return wzc_measure_exact(w, codec, NULL, 1, keep_first, keep_last, keep_layers, out, diag);
+}
+
+wz_err wzc_measure_exact(const wzc_window *w, wzc_codec *codec, const wzc_exact *x, int keeps,
+			 long keep_first, long keep_last, int keep_layers, wzc_errors **out,
+			 wz_diag *diag)
+{
+	if (!keeps)
+		return measure(w, codec, x, 0, 0, keep_layers, out, diag);
 	if (keep_first < 0 || keep_last < 0 || wzc_codec_format(codec)->id == WZC_FMT_WZX) {
 		*out = NULL;
 		return wz_diag_set(diag, WZ_ERR_INPUT, "kept tokens need a fixed record per token");
 	}
-	return measure(w, codec, keep_first, keep_last, keep_layers, out, diag);
+	return measure(w, codec, x, keep_first, keep_last, keep_layers, out, diag);
 }
 
-static wz_err measure(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
-		      int keep_layers, wzc_errors **out, wz_diag *diag)
+static wz_err measure(const wzc_window *w, wzc_codec *codec, const wzc_exact *exact,
+		      long keep_first, long keep_last, int keep_layers, wzc_errors **out,
+		      wz_diag *diag)
 {
 	*out = NULL;
 	int T = w->T, R = w->R, P = w->P;
 	size_t rb = wzc_codec_record_bytes(codec);
-	int queries = w->Q > 0 && w->H > 0 && w->q_latent && w->q_index && (w->q_rope || !P);
+	int queries = has_queries(w);
 	wz_err rc = WZ_ERR_NOMEM;
 	wzc_errors *e = calloc(1, sizeof *e);
 	uint8_t *rec = malloc(rb * (size_t)T);
@@ -353,7 +498,7 @@ static wz_err measure(const wzc_window *w, wzc_codec *codec, long keep_first, lo
 					e->layer_energy[p][(size_t)l * T + t] = en;
 				}
 			}
-		if (queries && attention(w, l, lat, rope, e)) {
+		if (queries && attention(w, l, lat, rope, exact, e)) {
 			free(wzx_rec);
 			goto nomem;
 		}

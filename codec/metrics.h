@@ -44,6 +44,26 @@ wz_err wzc_measure_layers(const wzc_window *w, wzc_codec *codec, int keep_layers
  * bf16 of their values. */
 wz_err wzc_measure_kept(const wzc_window *w, wzc_codec *codec, long keep_first, long keep_last,
 			int keep_layers, wzc_errors **out /* OUT */, wz_diag *diag);
+/* The window's exact attention (per query and head, the softmax of the
+ * scores with the cache's own keys and the output over its latent), which
+ * every format's attention KL and output error are measured against:
+ * computed once per layer and held, so that formats measured on the same
+ * window need not each compute it again.  NULL when the window has no
+ * queries, or out of memory.  Holds no layer until wzc_exact_layer
+ * computes it; each held layer takes wzc_exact_layer_bytes. */
+typedef struct wzc_exact wzc_exact;
+wzc_exact *wzc_exact_new(const wzc_window *w);
+size_t wzc_exact_layer_bytes(const wzc_exact *x);
+/* Computes and holds layer l (the window's x was made for).  Different
+ * layers may be computed on different threads at once. */
+wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag);
+void wzc_exact_free(wzc_exact *x);
+/* wzc_measure_layers, or with keeps wzc_measure_kept, taking the exact
+ * attention of the layers x holds from it (x may be NULL): the same
+ * errors, bit for bit, as computing it. */
+wz_err wzc_measure_exact(const wzc_window *w, wzc_codec *codec, const wzc_exact *x, int keeps,
+			 long keep_first, long keep_last, int keep_layers,
+			 wzc_errors **out /* OUT */, wz_diag *diag);
 /* Layer l of errors measured with keep_layers, as errors of their own (its
  * bits/value: the window's, since a wzx container's bytes are not split by
  * layer and a fixed-rate record is the same in every layer).  NULL when out

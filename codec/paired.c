@@ -15,14 +15,20 @@ wz_err wzc_measure_format_layers(const wzc_window *w, const wzc_format *f,
 				 const wzc_profile *profile, int keep_layers, wzc_errors **out,
 				 wz_diag *diag)
 {
+	return wzc_measure_format_exact(w, f, profile, NULL, keep_layers, out, diag);
+}
+
+wz_err wzc_measure_format_exact(const wzc_window *w, const wzc_format *f,
+				const wzc_profile *profile, const wzc_exact *x, int keep_layers,
+				wzc_errors **out, wz_diag *diag)
+{
 	*out = NULL;
 	wzc_codec *codec = NULL;
 	wzc_format u = wzc_format_unkept(f);
 	wz_err rc = wzc_codec_new(&u, w->L, w->R, w->P, profile, &codec, diag);
 	if (!rc)
-		rc = f->keeps ? wzc_measure_kept(w, codec, f->keep_first, f->keep_last, keep_layers,
-						 out, diag)
-			      : wzc_measure_layers(w, codec, keep_layers, out, diag);
+		rc = wzc_measure_exact(w, codec, x, f->keeps, f->keep_first, f->keep_last,
+				       keep_layers, out, diag);
 	wzc_codec_free(codec);
 	return rc;
 }

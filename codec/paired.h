@@ -28,6 +28,11 @@ wz_err wzc_measure_format_layers(const wzc_window *w, const wzc_format *f,
 				 const wzc_profile *profile, int keep_layers,
 				 wzc_errors **out /* OUT */, wz_diag *diag);
 
+/* The same, taking the exact attention of the layers x holds from it. */
+wz_err wzc_measure_format_exact(const wzc_window *w, const wzc_format *f,
+				const wzc_profile *profile, const wzc_exact *x, int keep_layers,
+				wzc_errors **out /* OUT */, wz_diag *diag);
+
 /* a against b, both measured on the same window; nboot resamples, seeded. */
 void wzc_compare_errors(const wzc_errors *a, const wzc_errors *b, int nboot, uint64_t seed,
 			wzc_pair_result *out /* OUT */);

@@ -4,6 +4,8 @@
  * Numbers are printed as TAP comments whether or not a check passes. */
 #include "tests/tap.h"
 
+#include <string.h>
+
 #include "codec/metrics.h"
 #include "codec/profile.h"
 #include "tests/codec/window.h"
@@ -29,6 +31,52 @@ static wzc_errors *measure(const wzc_window *w, const wzc_profile *prof, const c
 		printf("# measure %s: %s\n", name, d.msg);
 	wzc_codec_free(c);
 	return e;
+}
+
+static int same_doubles(const double *a, const double *b, size_t n)
+{
+	return (!a && !b) || (a && b && !memcmp(a, b, sizeof(double) * n));
+}
+
+/* The exact attention held for some layers (wzc_exact, as `codec measure`
+ * holds it for the formats of a window) gives the same errors, bit for
+ * bit, as each format computing it: layer 0 held, the others computed. */
+static void exact_held(const wzc_window *w, const wzc_profile *prof, const char *fname, int i,
+		       const char *name, const wzc_errors *alone)
+{
+	wzc_exact *x = wzc_exact_new(w);
+	if (!w->Q) {
+		ok(!x, "%s test%d: no queries, no exact attention to hold", fname, i);
+		return;
+	}
+	wz_diag d;
+	wzc_format f;
+	wzc_codec *c = NULL;
+	wzc_errors *e = NULL;
+	if (!ok(x && wzc_exact_layer(x, w, 0, &d) == WZ_OK && wzc_format_parse(name, &f, &d) == WZ_OK &&
+		    wzc_codec_new(&f, w->L, w->R, w->P, prof, &c, &d) == WZ_OK &&
+		    wzc_measure_exact(w, c, x, 0, 0, 0, 1, &e, &d) == WZ_OK,
+		"%s test%d %s: measured with layer 0's exact attention held", fname, i, name))
+		printf("#   %s\n", d.msg);
+	else
+		ok(e->bytes == alone->bytes && e->L == w->L &&
+			   same_doubles(e->err[0], alone->err[0], (size_t)w->T) &&
+			   same_doubles(e->err[1], alone->err[1], (size_t)w->T) &&
+			   same_doubles(e->energy[0], alone->energy[0], (size_t)w->T) &&
+			   same_doubles(e->kl, alone->kl, (size_t)w->Q) &&
+			   same_doubles(e->out_err, alone->out_err, (size_t)w->Q),
+		   "%s test%d %s: the same errors, bit for bit, as computing it", fname, i, name);
+	/* each query's probabilities over the tokens it sees, and its outputs */
+	size_t want = 0;
+	for (int q = 0; q < w->Q; q++) {
+		int64_t n = w->q_index[q] < 0 ? 0 : w->q_index[q] >= w->T ? w->T : w->q_index[q] + 1;
+		want += (size_t)w->H * ((size_t)n + (size_t)w->R);
+	}
+	ok(wzc_exact_layer_bytes(x) == sizeof(double) * want, "%s test%d: a held layer is %zu bytes",
+	   fname, i, sizeof(double) * want);
+	wzc_errors_free(e);
+	wzc_codec_free(c);
+	wzc_exact_free(x);
 }
 
 static void family(wzt_family fam, int L, int T, int Q, int H)
@@ -62,6 +110,8 @@ static void family(wzt_family fam, int L, int T, int Q, int H)
 			e[f] = measure(&w, prof, formats[f]);
 		if (!e[0] || !e[1] || !e[2] || !e[3] || !e[4])
 			return;
+		exact_held(&w, prof, fname, i, formats[0], e[0]);
+		exact_held(&w, prof, fname, i, formats[3], e[3]);
 		for (int f = 0; f < NF; f++) {
 			wzc_ci n = wzc_metric_ci(e[f], WZC_M_NMSE, NBOOT, 1);
 			wzc_ci k = wzc_metric_ci(e[f], WZC_M_KL, NBOOT, 1);
@@ -148,9 +198,25 @@ static void capped_bound(void)
 		  "without the parts' spectra: the joint bound");
 }
 
+/* Twelve heads: a block of eight and one of four, so the held layers'
+ * rows of heads past the first block are read too. */
+static void twelve_heads(void)
+{
+	wzt_cache_trace *t = synth(WZT_FAMILY_MLA_A, 2, 512, 4, 12, 0, 300, "test");
+	if (!t)
+		return;
+	wzc_window w = window_of(t);
+	wzc_errors *e = measure(&w, NULL, "int4-g64");
+	if (ok(e != NULL, "twelve heads: int4-g64 measured"))
+		exact_held(&w, NULL, "mla-a", 9, "int4-g64", e);
+	wzc_errors_free(e);
+	wzt_cache_trace_free(t);
+}
+
 int main(void)
 {
 	capped_bound();
+	twelve_heads();
 	family(WZT_FAMILY_MLA_B, 2, 1024, 16, 8);
 	family(WZT_FAMILY_MLA_A, 2, 1024, 16, 8);
 	/* iid: one layer of many tokens, so the window's measured covariance
