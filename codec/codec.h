@@ -83,7 +83,8 @@ const double *wzc_codec_rope_freq(const wzc_codec *codec, int layer);
 int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uint8_t *record,
 				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
 
-/* wz only: the layer's plan as flat arrays for the GPU (codec/wz_flat.h).
+/* wz and the trellis-coded wzt formats: the layer's plan as flat arrays for
+ * the GPU (codec/wz_flat.h; a trellis plan's nu is its memory, 0 for wz).
  * The caller frees it with wzc_wz_flat_free. */
 typedef struct wzc_wz_flat wzc_wz_flat;
 wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **flat /* OUT */,

@@ -6,6 +6,7 @@
 #include "codec/codec_internal.h"
 #include "codec/wz_flat.h"
 #include "codec/wz_plan.h"
+#include "codec/wzt_trellis.h"
 
 void wzc_wz_flat_free(wzc_wz_flat *f)
 {
@@ -26,7 +27,7 @@ static void *carve(uint8_t *base, size_t *at, size_t n, size_t sz)
 wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_diag *diag)
 {
 	*out = NULL;
-	if (!codec->wz || codec->wzt || layer < 0 || layer >= codec->L)
+	if (!codec->wz || layer < 0 || layer >= codec->L)
 		return wz_diag_set(diag, WZ_ERR_USAGE, "flatten: not a wz codec, or no layer %d", layer);
 	const wzc_wz_plan *plan = codec->wz;
 	const layer_plan *lp;
@@ -35,14 +36,20 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		return err;
 	const wzc_profile *pr = plan->profile;
 	int ng = lp->ngroups, ne = lp->gstart[ng], no = lp->nones, nv = plan->R + plan->P;
+	/* a trellis plan's union codebooks go after the scalar tables */
+	const wzc_wzt_layer *tl = codec->wzt ? &codec->wzt->layers[layer] : NULL;
+	size_t ntab = lp->ntables;
+	for (int i = 0; tl && i < ne; i++)
+		if (tl->cb[i])
+			ntab += 2 * (size_t)lp->dec[i].nlev;
 	int undo = wzc_profile_undoes_rope(pr, layer), P = plan->P;
 	size_t nrp = undo ? (size_t)P : 0;
 	/* the frequencies first: doubles, at the block's start (aligned) */
 	size_t sizes[][2] = { { nrp / 2, 8 }, { nrp * nrp, 4 }, { nrp, 4 }, { (size_t)ng, 4 }, { (size_t)ng + 1, 4 }, { (size_t)ne, 4 },
 			      { (size_t)ne, 4 }, { (size_t)ne, 4 }, { (size_t)ne, 4 },
-			      { (size_t)ne, 4 }, { lp->ntables, 4 }, { (size_t)no, 4 },
+			      { (size_t)ne, 4 }, { ntab, 4 }, { (size_t)no, 4 },
 			      { (size_t)no, 4 }, { (size_t)no, 4 }, { (size_t)nv, 4 },
-			      { 256, 4 }, { (size_t)ng, 1 } };
+			      { 256, 4 }, { (size_t)ne, 4 }, { (size_t)ng, 1 } };
 	size_t total = 0;
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
 		total += (sizes[i][0] * sizes[i][1] + 3) & ~(size_t)3;
@@ -62,10 +69,11 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 	uint32_t *nlev = carve(b, &at, (size_t)ne, 4);
 	float *sigma = carve(b, &at, (size_t)ne, 4);
 	uint32_t *tab = carve(b, &at, (size_t)ne, 4);
-	float *tables = carve(b, &at, lp->ntables, 4);
+	float *tables = carve(b, &at, ntab, 4);
 	int32_t *ones = carve(b, &at, (size_t)no, 4);
 	float *ones_lev = carve(b, &at, (size_t)no, 4), *ones_sigma = carve(b, &at, (size_t)no, 4);
 	float *delta = carve(b, &at, (size_t)nv, 4), *mult = carve(b, &at, 256, 4);
+	uint32_t *cbt = carve(b, &at, (size_t)ne, 4);
 	uint8_t *gbits = carve(b, &at, (size_t)ng, 1);
 	uint32_t off = 8u * (uint32_t)plan->scale_bytes;
 	for (int g = 0; g < ng; g++) {
@@ -85,6 +93,16 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 	}
 	if (lp->ntables)
 		memcpy(tables, lp->tables, sizeof(float) * lp->ntables);
+	size_t next = lp->ntables;
+	for (int i = 0; i < ne; i++) {
+		cbt[i] = WZC_FLAT_SCALAR;
+		if (!tl || !tl->cb[i])
+			continue;
+		size_t n2 = 2 * (size_t)lp->dec[i].nlev;
+		memcpy(tables + next, tl->cb[i], sizeof(float) * n2);
+		cbt[i] = (uint32_t)next;
+		next += n2;
+	}
 	for (int i = 0; i < no; i++) {
 		int k = lp->ones[i];
 		ones[i] = k;
@@ -109,6 +127,9 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 		.scale_ref = { pr->latent[layer].scale_ref, pr->rope[layer].scale_ref },
 		.rope_undone = undo, .rope_basis = undo ? rbasis : NULL,
 		.rope_mean = undo ? rmean : NULL, .rope_freq = undo ? rfreq : NULL,
+		.nu = codec->wzt ? codec->wzt->nu : 0,
+		.th0 = codec->wzt ? (uint32_t)(wzt_h0[codec->wzt->nu] >> 1) : 0,
+		.th1 = codec->wzt ? (uint32_t)(wzt_h1[codec->wzt->nu] >> 1) : 0, .cbt = cbt,
 		.block = b, .block_bytes = total,
 	};
 	*out = f;

@@ -43,6 +43,19 @@ typedef struct wzc_wz_flat {
 	const float *rope_basis; /* [P][P]: row k is component k's basis vector */
 	const float *rope_mean;  /* [P] */
 	const double *rope_freq; /* [P / 2] the inverse frequency of pair (2i, 2i + 1) */
+	/* A trellis-coded plan (wzt-R, wzt8-R, wzt32-R; docs/wz-format.md,
+	 * "Trellis-coded records"): nu is the trellis memory (0 for wz, whose
+	 * fields below are unused), th0 and th1 the parity polynomials shifted
+	 * right once (wzc_wzt_next_flat), and cbt[i] the offset in tables[] of
+	 * entry i's 2N-level union codebook, WZC_FLAT_SCALAR for an entry that
+	 * is not on the trellis (a flag, or a component the scalar tables
+	 * code).  Decoding then takes two steps: the groups' digits
+	 * (wzc_wzt_group_digits, one group per thread), then the state's walk
+	 * over the trellis entries in coding order (wzc_wzt_walk, one thread a
+	 * token: each state follows from the one before). */
+	int nu;
+	uint32_t th0, th1;
+	const uint32_t *cbt;    /* [nentries] */
 	void *block;            /* the memory all pointers above point into */
 	size_t block_bytes;
 } wzc_wz_flat;
@@ -99,6 +112,54 @@ static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t
 			flags[c - f->nv] = digit;
 		else
 			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
+	}
+}
+
+#define WZC_FLAT_SCALAR 0xFFFFFFFFu
+
+/* The trellis's next state from s by branch b (wzt_next, with the
+ * polynomials from the plan, which a GPU reads from device memory). */
+static inline WZ_HD uint32_t wzc_wzt_next_flat(const wzc_wz_flat *f, uint32_t s, uint32_t b)
+{
+	return (s >> 1) ^ ((s & 1) ? f->th0 : 0) ^ (b ? f->th1 : 0);
+}
+
+/* Group g of a trellis-coded record: the digits of its trellis entries
+ * into dig[] (by entry), its scalar components into y[] and its flags into
+ * flags[], as wzc_wz_decode_group does. */
+static inline WZ_HD void wzc_wzt_group_digits(const wzc_wz_flat *f, const uint8_t *rec, int g,
+					      const float *s, float *y, uint32_t *flags,
+					      uint32_t *dig)
+{
+	int k = f->gbits[g];
+	uint64_t x = wzc_read_bits(rec, f->goff[g], k) << (64 - k);
+	for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++) {
+		uint32_t digit;
+		x = wzc_frac_mul(x, f->nlev[i], &digit);
+		int c = f->comp[i];
+		if (c >= f->nv)
+			flags[c - f->nv] = digit;
+		else if (f->cbt[i] != WZC_FLAT_SCALAR)
+			dig[i] = digit;
+		else
+			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
+	}
+}
+
+/* The trellis entries of a record, in coding order from state 0, once
+ * their digits are known: digit d in state s names level 2 d + (s & 1) of
+ * the entry's union codebook (wzt_level_index), and its low bit is the
+ * branch to the next state. */
+static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, const uint32_t *dig,
+				      float *y)
+{
+	uint32_t state = 0;
+	for (int i = 0; i < f->nentries; i++) {
+		if (f->cbt[i] == WZC_FLAT_SCALAR)
+			continue;
+		uint32_t d = dig[i];
+		y[f->comp[i]] = f->tables[f->cbt[i] + 2 * d + (state & 1)] * f->sigma[i] * s[f->part[i]];
+		state = wzc_wzt_next_flat(f, state, d & 1);
 	}
 }
 

@@ -158,12 +158,14 @@ static void bench_codec(const device_facts &dev, const wzc_profile *prof,
 		gpu_row(out, "codec", fm[f].name, "decode", -1, -1, -1, dg, "GB/s", note);
 		gpu_row(out, "codec", fm[f].name, "decode_share", -1, -1, -1, dg / dev.copy_gbs, "of copy", "");
 	}
-	/* the last: a profile that undoes RoPE, whose position part decodes
+	/* the fourth: a profile that undoes RoPE, whose position part decodes
 	 * to the cache's domain (an inverse transform of 64 values and the
-	 * pairs turned, per token) */
-	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44" };
-	static const char *labels[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44-rope-undone" };
-	for (int i = 0; i < 4; i++) {
+	 * pairs turned, per token); the last, the trellis-coded tier, whose
+	 * state walks each token's digits on one thread */
+	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44", "wzt8-5.44" };
+	static const char *labels[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wz-5.44-rope-undone",
+					"wzt8-5.44" };
+	for (int i = 0; i < 5; i++) {
 		wzc_format fmt;
 		wzc_codec *c = NULL;
 		wzc_wz_flat *flat = NULL;

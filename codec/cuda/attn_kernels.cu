@@ -62,7 +62,9 @@ extern "C" int wzk_cuda_attention(const wzk_cuda_attention_args *in)
 		if (!in->wz)
 			return (int)cudaErrorInvalidValue;
 		a.f = *wzc_cuda_wz_view(in->wz);
-		if (a.f.R != in->R || a.f.P != in->P)
+		/* a trellis-coded plan's tiles would need the state's walk,
+		 * which these tiles do not take (docs/gpu-kernels.md) */
+		if (a.f.R != in->R || a.f.P != in->P || a.f.nu)
 			return (int)cudaErrorInvalidValue;
 		a.l.R = in->R;
 		a.l.P = in->P;

@@ -51,21 +51,29 @@ static inline void emu_decode(const wzk_dec_args *a)
 		wzk_dec_values(a, emu_reverse ? total - 1 - i : i);
 }
 
-/* wz_kernels.cu's paged decode: one block of 64 threads per token. */
+/* wz_kernels.cu's paged decode: one block of 64 threads per token (a
+ * trellis-coded plan's walk between the groups and the store). */
 static inline int emu_wz_decode(const wzk_wz_dec_args *a)
 {
 	float *y = (float *)malloc(sizeof(float) * (size_t)a->f.nv);
-	if (!y)
+	uint32_t *dig = (uint32_t *)malloc(sizeof(uint32_t) * ((size_t)a->f.nentries + 1));
+	if (!y || !dig) {
+		free(y);
+		free(dig);
 		return -1;
+	}
 	const int nt = 64;
 	for (int b = 0; b < a->n; b++) {
 		wzk_wz_tok st;
 		const uint8_t *rec = wzk_wz_rec(a, b);
 		EMU_THREADS(nt, tid, wzk_wz_begin(&a->f, rec, tid, nt, &st, y));
-		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y));
+		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y, dig));
+		if (a->f.nu)
+			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, dig, y));
 		EMU_THREADS(nt, tid, wzk_wz_dec_store(a, b, tid, nt, &st, y));
 	}
 	free(y);
+	free(dig);
 	return 0;
 }
 

@@ -315,6 +315,14 @@ int main(void)
 			check_wz(fams[f], prof, rates[r]);
 		wzc_profile_free(prof);
 	}
+	/* the trellis-coded formats: 8, 32 and 256 states */
+	static const char *trellis[] = { "wzt8-4.97", "wzt8-5.44", "wzt32-5.44", "wzt-5.44" };
+	for (int f = 0; f < 3; f++) {
+		wzc_profile *prof = profile_of(fams[f]);
+		for (int r = 0; r < 4; r++)
+			check_wz(fams[f], prof, trellis[r]);
+		wzc_profile_free(prof);
+	}
 	check_wz_rope(WZT_FAMILY_MLA_A, "wz-4.97");
 	check_wz_rope(WZT_FAMILY_MLA_B, "wz-5.44");
 	test_emulation_fails();

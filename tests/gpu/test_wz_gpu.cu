@@ -378,11 +378,13 @@ int main(void)
 		check_baseline(b, R, P, n, lat, rope, "zeros subnormals huge NaN Inf");
 	free(lat);
 	free(rope);
-	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31" };
+	/* wz, then the trellis-coded formats (8, 32 and 256 states) */
+	static const char *rates[] = { "wz-4.97", "wz-5.44", "wz-6.31", "wzt8-4.97", "wzt8-5.44",
+				       "wzt32-5.44", "wzt-5.44" };
 	wzc_profile *mlab = NULL;
 	for (int f = 0; f < 3; f++) {
 		wzc_profile *prof = gpu_profile(fams[f]);
-		for (int r = 0; r < 3; r++)
+		for (int r = 0; r < 7; r++)
 			check_wz(fams[f], prof, rates[r]);
 		if (fams[f] == WZT_FAMILY_MLA_B)
 			mlab = prof;
