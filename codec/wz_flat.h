@@ -124,12 +124,13 @@ static inline WZ_HD uint32_t wzc_wzt_next_flat(const wzc_wz_flat *f, uint32_t s,
 	return (s >> 1) ^ ((s & 1) ? f->th0 : 0) ^ (b ? f->th1 : 0);
 }
 
-/* Group g of a trellis-coded record: the digits of its trellis entries
- * into dig[] (by entry), its scalar components into y[] and its flags into
- * flags[], as wzc_wz_decode_group does. */
+/* Group g of a trellis-coded record: its scalar components into y[] and
+ * its flags into flags[], as wzc_wz_decode_group does, and the digits of
+ * its trellis entries into their components' places y[c] as the bits of a
+ * float (wzc_f32_from_bits), for wzc_wzt_walk to read and replace: no
+ * buffer beyond y, so the fused attention's tiles decode in place too. */
 static inline WZ_HD void wzc_wzt_group_digits(const wzc_wz_flat *f, const uint8_t *rec, int g,
-					      const float *s, float *y, uint32_t *flags,
-					      uint32_t *dig)
+					      const float *s, float *y, uint32_t *flags)
 {
 	int k = f->gbits[g];
 	uint64_t x = wzc_read_bits(rec, f->goff[g], k) << (64 - k);
@@ -140,25 +141,26 @@ static inline WZ_HD void wzc_wzt_group_digits(const wzc_wz_flat *f, const uint8_
 		if (c >= f->nv)
 			flags[c - f->nv] = digit;
 		else if (f->cbt[i] != WZC_FLAT_SCALAR)
-			dig[i] = digit;
+			y[c] = wzc_f32_from_bits(digit);
 		else
 			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
 	}
 }
 
 /* The trellis entries of a record, in coding order from state 0, once
- * their digits are known: digit d in state s names level 2 d + (s & 1) of
- * the entry's union codebook (wzt_level_index), and its low bit is the
- * branch to the next state. */
-static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, const uint32_t *dig,
-				      float *y)
+ * wzc_wzt_group_digits has left their digits in y: digit d in state s
+ * names level 2 d + (s & 1) of the entry's union codebook
+ * (wzt_level_index), and its low bit is the branch to the next state.
+ * Each entry's component is read once and then written with its value. */
+static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, float *y)
 {
 	uint32_t state = 0;
 	for (int i = 0; i < f->nentries; i++) {
 		if (f->cbt[i] == WZC_FLAT_SCALAR)
 			continue;
-		uint32_t d = dig[i];
-		y[f->comp[i]] = f->tables[f->cbt[i] + 2 * d + (state & 1)] * f->sigma[i] * s[f->part[i]];
+		int c = f->comp[i];
+		uint32_t d = wzc_f32_bits(y[c]);
+		y[c] = f->tables[f->cbt[i] + 2 * d + (state & 1)] * f->sigma[i] * s[f->part[i]];
 		state = wzc_wzt_next_flat(f, state, d & 1);
 	}
 }

@@ -25,6 +25,10 @@ __global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(const __
 		if (a.fmt == WZK_FMT_WZ) {
 			wzk_att_decode2(&a, b, n0, n, tid, nt, sm);
 			__syncthreads();
+			if (a.f.nu) {
+				wzk_att_walk(&a, b, n0, n, tid, nt, sm);
+				__syncthreads();
+			}
 			wzk_att_decode3(&a, n0, n, tid, nt, sm);
 			__syncthreads();
 		}
@@ -62,9 +66,7 @@ extern "C" int wzk_cuda_attention(const wzk_cuda_attention_args *in)
 		if (!in->wz)
 			return (int)cudaErrorInvalidValue;
 		a.f = *wzc_cuda_wz_view(in->wz);
-		/* a trellis-coded plan's tiles would need the state's walk,
-		 * which these tiles do not take (docs/gpu-kernels.md) */
-		if (a.f.R != in->R || a.f.P != in->P || a.f.nu)
+		if (a.f.R != in->R || a.f.P != in->P)
 			return (int)cudaErrorInvalidValue;
 		a.l.R = in->R;
 		a.l.P = in->P;

@@ -121,15 +121,23 @@ static inline WZ_HD void wzk_att_decode1(const wzk_att_args *a, int b, int n0, i
 		wzk_wz_begin(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, per, &sm->tok[t], sm->k[t]);
 }
 
-/* Tile step 2 (wz only, not trellis-coded: wzk_cuda_attention refuses a
- * plan with nu > 0): the groups. */
+/* Tile step 2 (wz only): the groups. */
 static inline WZ_HD void wzk_att_decode2(const wzk_att_args *a, int b, int n0, int nt, int tid,
 					 int nthr, wzk_att_smem *sm)
 {
 	int per = nthr / WZK_ATT_TILE, t = tid / per;
 	if (a->fmt == WZK_FMT_WZ && t < nt)
-		wzk_wz_groups(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, per, &sm->tok[t], sm->k[t],
-			      NULL);
+		wzk_wz_groups(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, per, &sm->tok[t], sm->k[t]);
+}
+
+/* Tile step 2b (a trellis-coded wz plan only, after step 2 and a barrier):
+ * each token's trellis walk, by the first of its threads. */
+static inline WZ_HD void wzk_att_walk(const wzk_att_args *a, int b, int n0, int nt, int tid,
+				      int nthr, wzk_att_smem *sm)
+{
+	int per = nthr / WZK_ATT_TILE, t = tid / per;
+	if (a->fmt == WZK_FMT_WZ && t < nt)
+		wzk_wz_walk(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, sm->k[t]);
 }
 
 /* Tile step 3 (wz only): the anchor offsets, in place.  Where the plan

@@ -35,14 +35,14 @@ static inline WZ_HD void wzk_wz_begin(const wzc_wz_flat *f, const uint8_t *rec, 
 }
 
 /* Step 2: one group per thread turn; for a trellis-coded plan (f->nu > 0)
- * the trellis entries' digits go to dig[nentries] for step 2b. */
+ * the trellis entries' digits stay in y for step 2b. */
 static inline WZ_HD void wzk_wz_groups(const wzc_wz_flat *f, const uint8_t *rec, int tid,
-				       int nthr, wzk_wz_tok *st, float *y, uint32_t *dig)
+				       int nthr, wzk_wz_tok *st, float *y)
 {
 	float s[2] = { wzc_wz_scale(f, rec, 0), wzc_wz_scale(f, rec, 1) };
 	for (int g = tid; g < f->ngroups; g += nthr) {
 		if (f->nu)
-			wzc_wzt_group_digits(f, rec, g, s, y, st->flags, dig);
+			wzc_wzt_group_digits(f, rec, g, s, y, st->flags);
 		else
 			wzc_wz_decode_group(f, rec, g, s, y, st->flags);
 	}
@@ -51,13 +51,12 @@ static inline WZ_HD void wzk_wz_groups(const wzc_wz_flat *f, const uint8_t *rec,
 /* Step 2b, trellis-coded plans only (after step 2 and a barrier): thread 0
  * walks the trellis over the token's digits (each state follows from the
  * one before, so one thread a token). */
-static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, const uint8_t *rec, int tid,
-				     const uint32_t *dig, float *y)
+static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, const uint8_t *rec, int tid, float *y)
 {
 	if (!f->nu || tid != 0)
 		return;
 	float s[2] = { wzc_wz_scale(f, rec, 0), wzc_wz_scale(f, rec, 1) };
-	wzc_wzt_walk(f, s, dig, y);
+	wzc_wzt_walk(f, s, y);
 }
 
 /* Step 3: component k of the output (after steps 1 and 2 and a barrier). */

@@ -71,21 +71,20 @@ extern "C" void wzc_cuda_wz_free(wzc_cuda_wz *p)
 /* One block per token (the steps of codec/cuda/paged_wz.h): threads take
  * groups (each a serial chain of multiplies), a trellis-coded plan's state
  * walks its digits on one thread, then the threads write the
- * transformed-domain values.  Shared memory: y[nv], then for a trellis
- * plan the digits dig[nentries]. */
+ * transformed-domain values.  Shared memory: y[nv] (a trellis plan's
+ * digits wait in it for the walk). */
 __global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
 {
 	extern __shared__ float y[];
 	__shared__ wzk_wz_tok st;
-	uint32_t *dig = (uint32_t *)(y + a.f.nv);
 	int b = blockIdx.x, tid = threadIdx.x, nt = blockDim.x;
 	const uint8_t *rec = wzk_wz_rec(&a, b);
 	wzk_wz_begin(&a.f, rec, tid, nt, &st, y);
 	__syncthreads();
-	wzk_wz_groups(&a.f, rec, tid, nt, &st, y, dig);
+	wzk_wz_groups(&a.f, rec, tid, nt, &st, y);
 	__syncthreads();
 	if (a.f.nu) {
-		wzk_wz_walk(&a.f, rec, tid, dig, y);
+		wzk_wz_walk(&a.f, rec, tid, y);
 		__syncthreads();
 	}
 	wzk_wz_dec_store(&a, b, tid, nt, &st, y);
@@ -103,9 +102,7 @@ extern "C" int wzc_cuda_wz_decode_slots_at(const wzc_cuda_wz *p, int n, const in
 	if (n <= 0)
 		return 0;
 	wzk_wz_dec_args a = { p->view, n, slots, pool, out, positions };
-	size_t smem = sizeof(float) * (size_t)p->view.nv +
-		      (p->view.nu ? sizeof(uint32_t) * (size_t)p->view.nentries : 0);
-	wz_decode_kernel<<<n, 64, smem>>>(a);
+	wz_decode_kernel<<<n, 64, sizeof(float) * (size_t)p->view.nv>>>(a);
 	return (int)cudaGetLastError();
 }
 

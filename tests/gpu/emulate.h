@@ -56,24 +56,19 @@ static inline void emu_decode(const wzk_dec_args *a)
 static inline int emu_wz_decode(const wzk_wz_dec_args *a)
 {
 	float *y = (float *)malloc(sizeof(float) * (size_t)a->f.nv);
-	uint32_t *dig = (uint32_t *)malloc(sizeof(uint32_t) * ((size_t)a->f.nentries + 1));
-	if (!y || !dig) {
-		free(y);
-		free(dig);
+	if (!y)
 		return -1;
-	}
 	const int nt = 64;
 	for (int b = 0; b < a->n; b++) {
 		wzk_wz_tok st;
 		const uint8_t *rec = wzk_wz_rec(a, b);
 		EMU_THREADS(nt, tid, wzk_wz_begin(&a->f, rec, tid, nt, &st, y));
-		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y, dig));
+		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y));
 		if (a->f.nu)
-			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, dig, y));
+			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, y));
 		EMU_THREADS(nt, tid, wzk_wz_dec_store(a, b, tid, nt, &st, y));
 	}
 	free(y);
-	free(dig);
 	return 0;
 }
 
@@ -94,6 +89,8 @@ static inline int emu_attention(const wzk_att_args *a, float *out)
 					int n = c1 - n0 < WZK_ATT_TILE ? c1 - n0 : WZK_ATT_TILE;
 					EMU_THREADS(nt, tid, wzk_att_decode1(a, b, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_decode2(a, b, n0, n, tid, nt, sm));
+					if (a->fmt == WZK_FMT_WZ && a->f.nu)
+						EMU_THREADS(nt, tid, wzk_att_walk(a, b, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_decode3(a, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_scores(a, hg, b, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_softmax(n, tid, nt, sm));

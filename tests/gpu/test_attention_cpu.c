@@ -273,18 +273,20 @@ int main(void)
 	const wzc_window *wp = &w;
 	wzc_profile *prof = NULL;
 	ok(wzc_prepare(&wp, 1, NULL, &prof, NULL) == WZ_OK, "profile from the calibration window");
-	static const char *names[] = { "bf16", "fp8-mix", "wz-5.44" };
+	static const char *names[] = { "bf16", "fp8-mix", "wz-5.44", "wzt8-5.44" };
 	float *lat = malloc(sizeof(float) * T * R), *rope = malloc(sizeof(float) * T * P);
 	double *want = malloc(sizeof(double) * B * H * R);
 	float *got = malloc(sizeof(float) * B * H * R), *fp8_out = malloc(sizeof(float) * B * H * R);
 	double fp8_err_vs_wz_ref = 0;
-	for (int f = 0; f < 3; f++) {
+	for (int f = 0; f < 4; f++) {
 		wzc_format fmt;
 		wzc_codec *c = NULL;
 		wzc_wz_flat *flat = NULL;
+		int wz = 0;
 		if (wzc_format_parse(names[f], &fmt, NULL) ||
 		    wzc_codec_new(&fmt, 1, R, P, prof, &c, NULL) ||
-		    (fmt.id == WZC_FMT_WZ && wzc_wz_flatten(c, 0, &flat, NULL))) {
+		    ((wz = fmt.id == WZC_FMT_WZ || wzc_format_trellis_nu(fmt.id)) &&
+		     wzc_wz_flatten(c, 0, &flat, NULL))) {
 			ok(0, "%s: codec", names[f]);
 			continue;
 		}
@@ -297,7 +299,7 @@ int main(void)
 		fill_pages(&pc, rec, (int)rb);
 		wzk_att_args a;
 		memset(&a, 0, sizeof a);
-		a.fmt = fmt.id == WZC_FMT_WZ ? WZK_FMT_WZ : (int)fmt.id;
+		a.fmt = wz ? WZK_FMT_WZ : (int)fmt.id;
 		a.l = wzk_layout_of(a.fmt, R, P);
 		a.R = R;
 		a.P = P;

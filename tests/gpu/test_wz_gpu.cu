@@ -233,7 +233,8 @@ static void check_attention(const wzc_profile *prof, const char *name)
 	wzc_cuda_wz *dplan = NULL;
 	if (!tst || wzc_format_parse(name, &fmt, NULL) ||
 	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) ||
-	    (fmt.id == WZC_FMT_WZ && (wzc_wz_flatten(c, 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &dplan)))) {
+	    ((fmt.id == WZC_FMT_WZ || wzc_format_trellis_nu(fmt.id)) &&
+	     (wzc_wz_flatten(c, 0, &flat, NULL) || wzc_cuda_wz_upload(flat, &dplan)))) {
 		check(0, name, "attention", "set-up");
 		return;
 	}
@@ -394,6 +395,7 @@ int main(void)
 	check_attention(mlab, "bf16");
 	check_attention(mlab, "fp8-mix");
 	check_attention(mlab, "wz-5.44");
+	check_attention(mlab, "wzt8-5.44");
 	wzc_profile_free(mlab);
 	static const wzt_family rfams[] = { WZT_FAMILY_MLA_A, WZT_FAMILY_MLA_B };
 	for (int f = 0; f < 2; f++) {
