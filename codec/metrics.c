@@ -207,13 +207,11 @@ void wzc_exact_free(wzc_exact *x)
 	free(x);
 }
 
-/* The exact half of attention() for heads h0..h0+nb-1 of query qi of layer
- * l: their probabilities p[b][0..n) (rows `stride` apart) and outputs
- * o[b][R], with kt the layer's keys transposed and q, s scratch. */
-static void exact_heads(const wzc_window *w, int l, int qi, int h0, int nb, int n,
-			const float *kt, float *q, float *s, double *p, int stride, double *o)
+/* Query qi's vectors of heads h0..h0+nb-1 in layer l, latent then position
+ * part, into rows of R + P. */
+static void load_queries(const wzc_window *w, int l, int qi, int h0, int nb, float *q)
 {
-	int T = w->T, R = w->R, P = w->P, m = R + P;
+	int R = w->R, P = w->P, m = R + P;
 	for (int b = 0; b < nb; b++) {
 		size_t off = ((size_t)l * w->Q + qi) * w->H + h0 + b;
 		float *qb = q + (size_t)b * m;
@@ -221,6 +219,16 @@ static void exact_heads(const wzc_window *w, int l, int qi, int h0, int nb, int 
 		if (P)
 			memcpy(qb + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
 	}
+}
+
+/* The exact half of attention() for heads h0..h0+nb-1 of query qi of layer
+ * l: their probabilities p[b][0..n) (rows `stride` apart) and outputs
+ * o[b][R], with kt the layer's keys transposed and q, s scratch. */
+static void exact_heads(const wzc_window *w, int l, int qi, int h0, int nb, int n,
+			const float *kt, float *q, float *s, double *p, int stride, double *o)
+{
+	int T = w->T, R = w->R, P = w->P, m = R + P;
+	load_queries(w, l, qi, h0, nb, q);
 	scores(q, nb, m, kt, T, n, w->softmax_scale, s);
 	for (int b = 0; b < nb; b++)
 		softmax(s + (size_t)b * T, n, p + (size_t)b * stride);
@@ -299,13 +307,7 @@ static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const 
 			const double *pe, *oe;
 			int stride;
 			if (held) {
-				for (int b = 0; b < nb; b++) {
-					size_t off = ((size_t)l * w->Q + qi) * w->H + h0 + b;
-					float *qb = q + (size_t)b * m;
-					memcpy(qb, w->q_latent + off * R, sizeof(float) * (size_t)R);
-					if (P)
-						memcpy(qb + R, w->q_rope + off * P, sizeof(float) * (size_t)P);
-				}
+				load_queries(w, l, qi, h0, nb, q);
 				pe = x->p[l] + x->qoff[qi] + (size_t)h0 * n;
 				oe = x->o[l] + ((size_t)qi * w->H + h0) * R;
 				stride = n;

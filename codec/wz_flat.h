@@ -50,7 +50,7 @@ typedef struct wzc_wz_flat {
 	 * entry i's 2N-level union codebook, WZC_FLAT_SCALAR for an entry that
 	 * is not on the trellis (a flag, or a component the scalar tables
 	 * code).  Decoding then takes two steps: the groups' digits
-	 * (wzc_wzt_group_digits, one group per thread), then the state's walk
+	 * (wzc_wz_decode_group, one group per thread), then the state's walk
 	 * over the trellis entries in coding order (wzc_wzt_walk, one thread a
 	 * token: each state follows from the one before). */
 	int nu;
@@ -98,7 +98,14 @@ static inline WZ_HD float wzc_wz_scale(const wzc_wz_flat *f, const uint8_t *rec,
 	return f->scale_mult[rec[p]] * f->scale_ref[p];
 }
 
-/* Decodes group g: y[c] for its components, flags[] for the anchor flags. */
+#define WZC_FLAT_SCALAR 0xFFFFFFFFu
+
+/* Decodes group g: y[c] for its components, flags[] for the anchor flags.
+ * In a trellis-coded plan (f->nu > 0) a trellis entry's level needs the
+ * state, which follows from every digit before it: its digit goes to its
+ * component's place y[c] as the bits of a float (wzc_f32_from_bits), for
+ * wzc_wzt_walk to read and replace (no buffer beyond y, so the fused
+ * attention's tiles decode in place too). */
 static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t *rec, int g,
 					     const float *s, float *y, uint32_t *flags)
 {
@@ -110,12 +117,12 @@ static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t
 		int c = f->comp[i];
 		if (c >= f->nv)
 			flags[c - f->nv] = digit;
+		else if (f->nu && f->cbt[i] != WZC_FLAT_SCALAR)
+			y[c] = wzc_f32_from_bits(digit);
 		else
 			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
 	}
 }
-
-#define WZC_FLAT_SCALAR 0xFFFFFFFFu
 
 /* The trellis's next state from s by branch b (wzt_next, with the
  * polynomials from the plan, which a GPU reads from device memory). */
@@ -124,31 +131,8 @@ static inline WZ_HD uint32_t wzc_wzt_next_flat(const wzc_wz_flat *f, uint32_t s,
 	return (s >> 1) ^ ((s & 1) ? f->th0 : 0) ^ (b ? f->th1 : 0);
 }
 
-/* Group g of a trellis-coded record: its scalar components into y[] and
- * its flags into flags[], as wzc_wz_decode_group does, and the digits of
- * its trellis entries into their components' places y[c] as the bits of a
- * float (wzc_f32_from_bits), for wzc_wzt_walk to read and replace: no
- * buffer beyond y, so the fused attention's tiles decode in place too. */
-static inline WZ_HD void wzc_wzt_group_digits(const wzc_wz_flat *f, const uint8_t *rec, int g,
-					      const float *s, float *y, uint32_t *flags)
-{
-	int k = f->gbits[g];
-	uint64_t x = wzc_read_bits(rec, f->goff[g], k) << (64 - k);
-	for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++) {
-		uint32_t digit;
-		x = wzc_frac_mul(x, f->nlev[i], &digit);
-		int c = f->comp[i];
-		if (c >= f->nv)
-			flags[c - f->nv] = digit;
-		else if (f->cbt[i] != WZC_FLAT_SCALAR)
-			y[c] = wzc_f32_from_bits(digit);
-		else
-			y[c] = f->tables[f->tab[i] + digit] * f->sigma[i] * s[f->part[i]];
-	}
-}
-
 /* The trellis entries of a record, in coding order from state 0, once
- * wzc_wzt_group_digits has left their digits in y: digit d in state s
+ * wzc_wz_decode_group has left their digits in y: digit d in state s
  * names level 2 d + (s & 1) of the entry's union codebook
  * (wzt_level_index), and its low bit is the branch to the next state.
  * Each entry's component is read once and then written with its value. */

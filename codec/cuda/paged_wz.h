@@ -40,12 +40,8 @@ static inline WZ_HD void wzk_wz_groups(const wzc_wz_flat *f, const uint8_t *rec,
 				       int nthr, wzk_wz_tok *st, float *y)
 {
 	float s[2] = { wzc_wz_scale(f, rec, 0), wzc_wz_scale(f, rec, 1) };
-	for (int g = tid; g < f->ngroups; g += nthr) {
-		if (f->nu)
-			wzc_wzt_group_digits(f, rec, g, s, y, st->flags);
-		else
-			wzc_wz_decode_group(f, rec, g, s, y, st->flags);
-	}
+	for (int g = tid; g < f->ngroups; g += nthr)
+		wzc_wz_decode_group(f, rec, g, s, y, st->flags);
 }
 
 /* Step 2b, trellis-coded plans only (after step 2 and a barrier): thread 0
