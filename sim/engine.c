@@ -138,10 +138,9 @@ static int grow(wzs_heap *hp)
 	return 0;
 }
 
-static void sift_up(wzs_heap *hp, wzs_node ev)
+/* Puts ev at slot i of heap h, or above it, where i has no children. */
+static inline void sift_up_from(wzs_node *h, size_t i, const wzs_node ev)
 {
-	wzs_node *h = hp->heap;
-	size_t i = hp->n++;
 	while (i > 0) {
 		size_t parent = (i - 1) / ARITY;
 		if (!before(&ev, &h[parent]))
@@ -150,6 +149,40 @@ static void sift_up(wzs_heap *hp, wzs_node ev)
 		i = parent;
 	}
 	h[i] = ev;
+}
+
+static void sift_up(wzs_heap *hp, wzs_node ev)
+{
+	sift_up_from(hp->heap, hp->n++, ev);
+}
+
+/* Moves an empty slot at i of the n-node heap h down to a leaf, each
+ * level's earliest child up into it, and returns the leaf (with pos, an
+ * owned heap's, keeping the owners' positions).  A pop that then fills
+ * the leaf from below (Floyd's bottom-up pop) skips the compare with the
+ * node that fills it that a sift down from the top makes at each level,
+ * and that node, the heap's last, nearly always sinks to the bottom
+ * anyway, so that compare's branch is only a misprediction at the end. */
+static inline size_t hole_down(wzs_node *h, size_t n, size_t i, uint32_t *pos)
+{
+	for (;;) {
+		size_t first = ARITY * i + 1;
+		if (first >= n)
+			return i;
+		size_t best;
+		if (first + ARITY <= n) {
+			best = earliest_of_four(h, first);
+		} else {
+			best = first;
+			for (size_t c = first + 1; c < n; c++)
+				if (before(&h[c], &h[best]))
+					best = c;
+		}
+		h[i] = h[best];
+		if (pos)
+			pos[h[i].a] = (uint32_t)i;
+		i = best;
+	}
 }
 
 /* Puts `last` at position i of the n-node heap h, or below it, where the
@@ -177,12 +210,13 @@ static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
 	h[i] = last;
 }
 
-/* Removes the top node (the heap is not empty). */
+/* Removes the top node (the heap is not empty): its slot goes down to a
+ * leaf, and the last node fills it from there. */
 static void sift_down(wzs_heap *hp)
 {
 	size_t n = --hp->n;
 	if (n > 0)
-		sift_down_from(hp->heap, n, 0, hp->heap[n]);
+		sift_up_from(hp->heap, hole_down(hp->heap, n, 0, NULL), hp->heap[n]);
 }
 
 /* Orders an array into a heap from the last parent up (Floyd): linear. */
@@ -329,7 +363,7 @@ static inline int key_before(const wzs_key *x, const wzs_key *y)
 
 /* The owned heap's sifts: the same as sift_up and sift_down_from, keeping
  * each owner's position. */
-static void owned_sift_up(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node ev)
+static inline void owned_sift_up(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node ev)
 {
 	wzs_node *h = hp->heap;
 	while (i > 0) {
@@ -369,6 +403,30 @@ static void owned_sift_down(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_nod
 	}
 	h[i] = last;
 	pos[last.a] = (uint32_t)i;
+}
+
+/* Fills the empty slot a pop left (wzs_owned's hole), if any, with the
+ * heap's last node.  The top stays: it is the earliest of all. */
+static void owned_close(wzs_owned *o, wzs_heap *hp)
+{
+	size_t i = o->hole;
+	if (!i)
+		return;
+	o->hole = 0;
+	owned_sift_up(hp, o->pos, i, hp->heap[--hp->n]);
+}
+
+/* Removes the owned heap's top, leaving its slot empty at a leaf for the
+ * next new owner's event unless that leaf is the last slot. */
+static void owned_pop(wzs_owned *o, wzs_heap *hp)
+{
+	owned_close(o, hp);
+	o->pos[hp->heap[0].a] = UINT32_MAX;
+	size_t n = hp->n, i = hole_down(hp->heap, n, 0, o->pos);
+	if (i == n - 1)
+		hp->n--;
+	else
+		o->hole = i;
 }
 
 /* Counts the cancelled events that lie below the highest key popped:
@@ -439,8 +497,9 @@ wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t 
 	wzs_node ev = { time_key(time), (uint64_t)prio << WZS_SEQ_BITS | q->next_seq, kind, owner, b,
 			hint };
 	wzs_heap *hp = &q->lane[WZS_HEAP_OWNED];
-	uint32_t at = o->pos[owner];
-	if (at != UINT32_MAX) {
+	if (o->pos[owner] != UINT32_MAX) {
+		owned_close(o, hp); /* which may move the owner's event */
+		uint32_t at = o->pos[owner];
 		wzs_node old = hp->heap[at];
 		if (gone_add(q, &old))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
@@ -452,6 +511,12 @@ wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t 
 			if (at == 0 && q->first == WZS_HEAP_OWNED)
 				q->first = FIRST_UNKNOWN; /* its top came later */
 		}
+	} else if (o->hole) {
+		size_t i = o->hole;
+		o->hole = 0;
+		owned_sift_up(hp, o->pos, i, ev);
+		first_offer(q, WZS_HEAP_OWNED);
+		q->n++;
 	} else {
 		if (hp->n == hp->cap && grow(hp))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
@@ -544,13 +609,10 @@ static const wzs_heap *first_heap(const wzs_queue *q)
 }
 
 /* Pops heap hp's top (the queue's first). */
-static void pop_from(wzs_queue *q, wzs_heap *hp, const wzs_node *top)
+static void pop_from(wzs_queue *q, wzs_heap *hp)
 {
 	if (hp == &q->lane[WZS_HEAP_OWNED]) {
-		q->own.pos[top->a] = UINT32_MAX;
-		size_t n = --hp->n;
-		if (n > 0)
-			owned_sift_down(hp, q->own.pos, 0, hp->heap[n]);
+		owned_pop(&q->own, hp);
 		return;
 	}
 	sift_down(hp);
@@ -583,7 +645,7 @@ int wzs_queue_pop(wzs_queue *q, wzs_event *ev)
 	if (q->own.nlow)
 		low_settle(&q->own, &k);
 	q->n--;
-	pop_from(q, hp, &top);
+	pop_from(q, hp);
 	q->first = first_find(q);
 	return 1;
 }

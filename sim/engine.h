@@ -90,6 +90,14 @@ typedef struct {
 typedef struct {
 	uint32_t *pos;        /* owner -> its index in the owned heap, or UINT32_MAX */
 	size_t nowners;
+	/* A leaf slot of the owned heap that a pop left empty (0: none, as
+	 * the top is never one; the heap's n counts it), for the next new
+	 * owner's event:
+	 * an operation's end is nearly always followed by its replica's
+	 * next, which then sifts up from there instead of the heap's last
+	 * node sifting down from the top.  Every other slot holds an event,
+	 * and the heap's order holds with the slot taken as the latest. */
+	size_t hole;
 	wzs_key *gone, *low;
 	size_t ngone, capgone, nlow, caplow;
 	uint64_t gone_counted;

@@ -106,7 +106,7 @@ static void check_random_order(double width, size_t nbuckets, const char *what)
 /* The reference for owned events: one list where a replaced owned event
  * stays, marked stale, to be popped and ignored (as the simulator's
  * stale operation ends once were). */
-enum { OWN_MAXQ = 4096, OWNERS = 8 };
+enum { OWN_MAXQ = 4096 };
 typedef struct {
 	double t[OWN_MAXQ];
 	uint32_t prio[OWN_MAXQ], id[OWN_MAXQ], owner[OWN_MAXQ];
@@ -157,13 +157,13 @@ static int own_ref_pop(own_ref *r, double *t, uint32_t *id)
  * live ones leave in the order of one list that keeps the replaced ones,
  * and wzs_queue_events counts what popping and ignoring those would,
  * however the loop ends (past an end time, drained, or stopped). */
-static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int ending,
-			      const char *what)
+static void check_owned_order(double width, size_t nbuckets, uint32_t owners, uint64_t seed,
+			      int ending, const char *what)
 {
 	wzs_queue q;
 	wzs_queue_init(&q);
 	if ((width > 0 && wzs_queue_calendar(&q, width, nbuckets, NULL)) ||
-	    wzs_queue_owners(&q, OWNERS, NULL)) {
+	    wzs_queue_owners(&q, owners, NULL)) {
 		ok(0, "%s: setup", what);
 		return;
 	}
@@ -173,15 +173,18 @@ static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int 
 	wzs_rng_seed(&g, seed, nbuckets);
 	int in_order = 1, counts = 1, waiting = 1, popped = 0, replaced = 0, lows = 0;
 	uint32_t pushed = 0;
+	size_t deepest = 0; /* the owned heap's most slots */
 	for (int round = 0; round < 20000 && in_order; round++) {
-		int k = (int)(wzs_rng_next(&g) % 3);
+		/* With many owners, a queue built up first keeps most of them
+		 * holding an event. */
+		int k = (int)(wzs_rng_next(&g) % 3) + (owners > 8 && round < 300);
 		for (int j = 0; j < k && r.n < OWN_MAXQ; j++, pushed++) {
 			double base = q.now > 0 ? q.now : 0;
 			uint64_t pick = wzs_rng_next(&g);
 			double t = base + (double)(pick % 8) * 0.25;
 			uint32_t prio = (uint32_t)(wzs_rng_next(&g) % 3);
 			int kind = (int)(wzs_rng_next(&g) % 4); /* 0, 1: lanes; 2, 3: owned */
-			uint32_t owner = (uint32_t)(wzs_rng_next(&g) % OWNERS);
+			uint32_t owner = (uint32_t)(wzs_rng_next(&g) % owners);
 			if (kind < 2) {
 				wzs_queue_push_lane(&q, kind, t, prio, 0, 0, pushed, NULL);
 				owner = UINT32_MAX;
@@ -200,6 +203,8 @@ static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int 
 			r.stale[r.n++] = 0;
 		}
 		lows += q.own.nlow > 0;
+		if (q.lane[WZS_HEAP_OWNED].n > deepest)
+			deepest = q.lane[WZS_HEAP_OWNED].n;
 		waiting &= wzs_queue_waiting(&q) == (size_t)r.n;
 		if (ending == 2 && round == 15000)
 			break; /* the caller stops after an event */
@@ -215,9 +220,12 @@ static void check_owned_order(double width, size_t nbuckets, uint64_t seed, int 
 		in_order = ev.b == id && ev.time == t;
 		counts &= wzs_queue_events(&q) == r.popped;
 	}
-	ok(in_order && popped > 10000 && replaced > 1000,
-	   "%s: %d events (%d owned ones replaced) leave in the order of one list that keeps the "
-	   "replaced ones", what, popped, replaced);
+	/* Fewer owners hold events to replace more often; more make a
+	 * deeper heap (three levels from 6 events, four from 22). */
+	ok(in_order && popped > 10000 && replaced > (owners <= 8 ? 1000 : 300) &&
+	   deepest > (owners <= 8 ? 5 : 21),
+	   "%s: %d events (%d owned ones replaced, at most %zu owned queued) leave in the order "
+	   "of one list that keeps the replaced ones", what, popped, replaced, deepest);
 	ok(counts && waiting && lows > 0,
 	   "%s: the events counted and waiting are the one list's, with %d rounds holding a "
 	   "replaced event below the last popped", what, lows);
@@ -318,8 +326,11 @@ static void test_engine_order(void)
 	check_random_order(1e-3, 2, "2 buckets of 1 ms");
 	check_random_order(10, 64, "64 buckets of 10 s");
 	for (int ending = 0; ending < 3; ending++) {
-		check_owned_order(0, 0, 21 + (uint64_t)ending, ending, "owned, no calendar");
-		check_owned_order(0.1, 8, 31 + (uint64_t)ending, ending, "owned, 8 buckets of 0.1 s");
+		check_owned_order(0, 0, 8, 21 + (uint64_t)ending, ending, "owned, no calendar");
+		check_owned_order(0.1, 8, 8, 31 + (uint64_t)ending, ending, "owned, 8 buckets of 0.1 s");
+		/* More owners: a heap of three levels, whose pops leave their
+		 * empty slot deeper and not in the last place. */
+		check_owned_order(0, 0, 40, 41 + (uint64_t)ending, ending, "owned, 40 owners");
 	}
 	/* A replaced event past the end, the queue drained before it: the
 	 * one list's loop would have popped it, and stopped there. */
