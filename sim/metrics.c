@@ -1,6 +1,7 @@
 /* Histograms, summaries and result text of a simulation run (metrics.h). */
 #include "sim/metrics.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,13 +48,18 @@ void wzs_hist_add(wzs_hist *h, double v)
 		h->bins[b]++;
 }
 
+/* The rank of the p-quantile's sample among h's n (1-based). */
+static unsigned long long quantile_rank(const wzs_hist *h, double p)
+{
+	unsigned long long rank = (unsigned long long)ceil(p * (double)h->n);
+	return rank < 1 ? 1 : rank;
+}
+
 double wzs_hist_quantile(const wzs_hist *h, double p)
 {
 	if (h->n == 0)
 		return 0;
-	unsigned long long rank = (unsigned long long)ceil(p * (double)h->n);
-	if (rank < 1)
-		rank = 1;
+	unsigned long long rank = quantile_rank(h, p);
 	unsigned long long seen = h->zero;
 	if (seen >= rank)
 		return 0; /* at or below a microsecond: no wait worth reporting */
@@ -67,6 +73,40 @@ double wzs_hist_quantile(const wzs_hist *h, double p)
 	return h->max;
 }
 
+void wzs_hist_quantiles(const wzs_hist *h, const double *p, int np, double *out)
+{
+	assert(np >= 0 && np <= WZS_HIST_MAX_QUANTILES);
+	if (h->n == 0) {
+		for (int i = 0; i < np; i++)
+			out[i] = 0;
+		return;
+	}
+	/* The quantiles by rank (an insertion sort: a few dozen at most). */
+	unsigned long long rank[WZS_HIST_MAX_QUANTILES];
+	int order[WZS_HIST_MAX_QUANTILES];
+	for (int i = 0; i < np; i++) {
+		rank[i] = quantile_rank(h, p[i]);
+		int j = i;
+		for (; j > 0 && rank[order[j - 1]] > rank[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	int next = 0;
+	unsigned long long seen = h->zero;
+	for (; next < np && seen >= rank[order[next]]; next++)
+		out[order[next]] = 0;
+	for (int b = 0; b < WZS_HIST_BINS && next < np; b++) {
+		seen += h->bins[b];
+		if (seen < rank[order[next]])
+			continue;
+		double edge = bin_upper_edge(b), at = edge < h->max ? edge : h->max;
+		for (; next < np && seen >= rank[order[next]]; next++)
+			out[order[next]] = at;
+	}
+	for (; next < np; next++)
+		out[order[next]] = h->max;
+}
+
 double wzs_hist_mean(const wzs_hist *h)
 {
 	return h->n ? h->sum / (double)h->n : 0;
@@ -74,16 +114,19 @@ double wzs_hist_mean(const wzs_hist *h)
 
 void wzs_hist_summary(const wzs_hist *h, wzs_summary *out)
 {
-	out->p50 = wzs_hist_quantile(h, 0.50);
-	out->p90 = wzs_hist_quantile(h, 0.90);
-	out->p99 = wzs_hist_quantile(h, 0.99);
 	/* The number of samples below the p-quantile is binomial (n, p): the
 	 * ranks n p -+ 1.96 sqrt(n p (1 - p)) bracket the quantile with about
 	 * 95% confidence (normal approximation, rounded outwards). */
 	double n = (double)h->n, half = 1.96 * sqrt(n * 0.99 * 0.01);
 	double lo = floor(n * 0.99 - half), hi = ceil(n * 0.99 + half);
-	out->p99_lo = h->n ? wzs_hist_quantile(h, (lo < 1 ? 1 : lo) / n) : 0;
-	out->p99_hi = h->n ? (hi >= n ? h->max : wzs_hist_quantile(h, hi / n)) : 0;
+	const double p[5] = { 0.50, 0.90, 0.99, (lo < 1 ? 1 : lo) / n, hi / n };
+	double q[5];
+	wzs_hist_quantiles(h, p, h->n && hi < n ? 5 : 4, q);
+	out->p50 = q[0];
+	out->p90 = q[1];
+	out->p99 = q[2];
+	out->p99_lo = h->n ? q[3] : 0;
+	out->p99_hi = h->n ? (hi >= n ? h->max : q[4]) : 0;
 	out->mean = wzs_hist_mean(h);
 	out->max = h->max;
 	out->n = h->n;

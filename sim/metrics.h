@@ -23,6 +23,12 @@ void wzs_hist_add(wzs_hist *h, double seconds);
 /* The p-quantile (0 < p <= 1): the upper edge of its bin, so it never
  * understates; 0 when empty. */
 double wzs_hist_quantile(const wzs_hist *h, double p);
+/* The p[i]-quantiles into out[i], each what wzs_hist_quantile gives, in
+ * one walk over the bins instead of one each (a run's summaries take
+ * some seventy, a visible share of a short run).  At most
+ * WZS_HIST_MAX_QUANTILES of them. */
+#define WZS_HIST_MAX_QUANTILES 64
+void wzs_hist_quantiles(const wzs_hist *h, const double *p, int np, double *out /* OUT */);
 double wzs_hist_mean(const wzs_hist *h);
 
 typedef struct {

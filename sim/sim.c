@@ -475,10 +475,8 @@ static void finish_results(wzs_fleet *f, double end)
 	wzs_hist_summary(f->h_tpot, &res->tpot);
 	wzs_hist_summary(f->h_e2e, &res->e2e);
 	wzs_hist_summary(f->h_queue, &res->queue);
-	for (int i = 0; i < WZS_CDF_POINTS; i++) {
-		res->ttft_cdf[i] = wzs_hist_quantile(f->h_ttft, wzs_cdf_p[i]);
-		res->tpot_cdf[i] = wzs_hist_quantile(f->h_tpot, wzs_cdf_p[i]);
-	}
+	wzs_hist_quantiles(f->h_ttft, wzs_cdf_p, WZS_CDF_POINTS, res->ttft_cdf);
+	wzs_hist_quantiles(f->h_tpot, wzs_cdf_p, WZS_CDF_POINTS, res->tpot_cdf);
 	double w = res->window_s > 0 ? res->window_s : 1;
 	/* A replay's rate is over its arrival span, so that it does not depend
 	 * on how long the fleet takes to drain the last requests. */

@@ -60,6 +60,30 @@ int main(void)
 	wzs_hist_summary(h, &s);
 	ok(s.p99_lo == 0 && s.p99_hi == 0, "no samples: no interval");
 
+	/* The quantiles in one walk against one walk each: random
+	 * histograms with values at or below the lowest bin, random and
+	 * repeated probabilities in any order, 1 and ones below 1/n. */
+	int same = 1, asked = 0;
+	for (int t = 0; t < 300; t++) {
+		memset(h, 0, sizeof *h);
+		int n = t % 7 == 0 ? t % 3 : 1 + (int)(uniform() * 5000);
+		for (int i = 0; i < n; i++) {
+			double u = uniform();
+			wzs_hist_add(h, u < 0.1 ? 0 : u < 0.2 ? 1e-9 : -log(uniform()) * (1 + t % 5));
+		}
+		double p[WZS_HIST_MAX_QUANTILES], q[WZS_HIST_MAX_QUANTILES];
+		int np = 1 + t % WZS_HIST_MAX_QUANTILES;
+		for (int i = 0; i < np; i++) {
+			double u = uniform();
+			p[i] = u < 0.1 ? 1.0 : u < 0.2 ? 1e-6 : u < 0.3 && i > 0 ? p[i - 1] : uniform();
+		}
+		wzs_hist_quantiles(h, p, np, q);
+		for (int i = 0; i < np; i++)
+			same &= q[i] == wzs_hist_quantile(h, p[i]);
+		asked += np;
+	}
+	ok(same, "%d quantiles of 300 random histograms in one walk: each one's own walk's", asked);
+
 	wzs_params p;
 	wzs_params_default(&p);
 	wzs_result r;
