@@ -204,7 +204,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 	push_op_end(f, ri, r, end);
 }
 
-void wzs_start_op(wzs_fleet *f, int32_t ri)
+void wzs_start_idle_op(wzs_fleet *f, int32_t ri)
 {
 	wzs_rep *r = REP(f, ri);
 	if (r->op != OP_IDLE)
@@ -465,6 +465,5 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri)
 	r->last_op = r->op;
 	r->op = OP_IDLE;
 	join_arrived(f, r);
-	wzs_try_admit(f, ri);
-	wzs_start_op(f, ri);
+	wzs_try_admit(f, ri); /* which starts the next operation */
 }

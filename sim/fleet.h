@@ -196,7 +196,15 @@ void wzs_pending_append(wzs_fleet *f, int32_t rep, int32_t req);
 
 /* batch.c: starts the next operation of an idle replica; ends a decode
  * epoch at the step in progress (a prefill or a new request is waiting). */
-void wzs_start_op(wzs_fleet *f, int32_t rep);
+void wzs_start_idle_op(wzs_fleet *f, int32_t rep);
+/* wzs_start_idle_op if the replica is idle: most calls find it busy, and
+ * the check inline spares them a call that saves and restores the
+ * registers the start of an operation needs. */
+static inline void wzs_start_op(wzs_fleet *f, int32_t rep)
+{
+	if (f->reps[rep].op == OP_IDLE)
+		wzs_start_idle_op(f, rep);
+}
 /* Cached tokens of the busiest rank at two steps of a decode epoch (0 if
  * none is above), in one walk over the ranks: each running request holds
  * its context at joining plus per_step tokens per step since (rank k:
