@@ -240,9 +240,13 @@ void wzs_start_idle_op(wzs_fleet *f, int32_t ri)
 				     per_step, &first_max, &last_max);
 		/* Whole tokens. */
 		double first = (double)(int64_t)first_max, last = (double)(int64_t)last_max;
-		t0 = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
-					 &r->op_network_bound);
-		tl = k > 1 ? wzs_step_time(f->m, batch, last) : t0;
+		if (k > 1) {
+			t0 = wzs_step_times_bound(f->m, batch, first, last, &tl, &r->op_compute_bound,
+						  &r->op_network_bound);
+		} else {
+			t0 = tl = wzs_step_time_bound(f->m, batch, first, &r->op_compute_bound,
+						      &r->op_network_bound);
+		}
 	}
 	r->t0 = t0;
 	r->dt = k > 1 ? (tl - t0) / (double)(k - 1) : 0;

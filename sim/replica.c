@@ -233,9 +233,13 @@ double wzs_weights_touched(const wzs_replica_model *m, double batch)
 	return m->moe.on ? touched_ep(&m->moe, batch) : touched_formula(m->active_share, batch);
 }
 
-/* A decode step's two roofline terms. */
-static void step_terms(const wzs_replica_model *m, double batch, double rank_tokens,
-		       double *mem_s /* OUT */, double *compute_s /* OUT */)
+/* A decode step's terms that depend on the batch alone: the weights'
+ * bytes and seconds, and the experts' all-to-all. */
+typedef struct {
+	double weight_read, weight_s, comm_s;
+} step_batch;
+
+static void step_batch_terms(const wzs_replica_model *m, double batch, step_batch *out)
 {
 	/* Expert parallelism spreads the weights, and their FLOPs, over every
 	 * GPU; attention work stays with the rank holding the request, except
@@ -244,27 +248,46 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	/* Verifying MTP drafts multiplies the query tokens, so the FLOPs and
 	 * the experts touched, but the cache is read once per step. */
 	double queries = batch * m->verify_tokens;
-	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
-	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
-	*mem_s = (weight_read + cache_read) / m->hbm_bps;
+	out->weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	/* The busiest GPU's routed experts get ep_imbalance times the mean. */
 	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
+	out->weight_s = weight_fl / m->weight_flops;
+	/* Each GPU dispatches its own requests' query tokens. */
+	out->comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
+					m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+}
+
+/* A decode step's two roofline terms, given its batch's. */
+static void step_rank_terms(const wzs_replica_model *m, const step_batch *b, double rank_tokens,
+			    double *mem_s /* OUT */, double *compute_s /* OUT */)
+{
+	double cache_read = rank_tokens * m->token_bytes * m->decode_cost;
+	*mem_s = (b->weight_read + cache_read) / m->hbm_bps;
 	double attn_fl = rank_tokens * m->attn_flops_pair * m->verify_tokens;
 	if (m->tensor_parallel)
 		attn_fl /= m->gpus;
-	*compute_s = weight_fl / m->weight_flops + attn_fl / m->attn_flops;
+	*compute_s = b->weight_s + attn_fl / m->attn_flops;
+}
+
+/* A decode step's two roofline terms. */
+static void step_terms(const wzs_replica_model *m, double batch, double rank_tokens,
+		       double *mem_s /* OUT */, double *compute_s /* OUT */)
+{
+	step_batch b;
+	step_batch_terms(m, batch, &b);
+	step_rank_terms(m, &b, rank_tokens, mem_s, compute_s);
 }
 
 /* A decode step's roofline (the longer of its two terms) and all-to-all. */
 static void step_parts(const wzs_replica_model *m, double batch, double rank_tokens,
 		       double *roofline_s /* OUT */, double *comm_s /* OUT */)
 {
+	step_batch b;
+	step_batch_terms(m, batch, &b);
 	double mem_s, compute_s;
-	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
+	step_rank_terms(m, &b, rank_tokens, &mem_s, &compute_s);
 	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	/* Each GPU dispatches its own requests' query tokens. */
-	*comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-				    m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+	*comm_s = b.comm_s;
 }
 
 /* A sparse-attention decode step's two roofline terms: the indexer reads
@@ -368,14 +391,36 @@ double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank
 	*compute_bound = *network_bound = 0;
 	if (batch <= 0)
 		return 0;
+	step_batch b;
+	step_batch_terms(m, batch, &b);
 	double mem_s, compute_s;
-	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
+	step_rank_terms(m, &b, rank_tokens, &mem_s, &compute_s);
 	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
 	*compute_bound = compute_s > mem_s;
-	*network_bound = m->moe.on && comm_s > roofline_s;
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+	*network_bound = m->moe.on && b.comm_s > roofline_s;
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, b.comm_s);
+}
+
+double wzs_step_times_bound(const wzs_replica_model *m, double batch, double rank_tokens0,
+			    double rank_tokens1, double *t1, int *compute_bound,
+			    int *network_bound)
+{
+	*compute_bound = *network_bound = 0;
+	if (batch <= 0) {
+		*t1 = 0;
+		return 0;
+	}
+	step_batch b;
+	step_batch_terms(m, batch, &b);
+	double mem0, compute0, mem1, compute1;
+	step_rank_terms(m, &b, rank_tokens0, &mem0, &compute0);
+	step_rank_terms(m, &b, rank_tokens1, &mem1, &compute1);
+	double roofline0 = mem0 > compute0 ? mem0 : compute0;
+	double roofline1 = mem1 > compute1 ? mem1 : compute1;
+	*compute_bound = compute0 > mem0;
+	*network_bound = m->moe.on && b.comm_s > roofline0;
+	*t1 = m->overhead_s + wzs_moe_combine(&m->moe, roofline1, b.comm_s);
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline0, b.comm_s);
 }
 
 double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)

@@ -131,6 +131,13 @@ int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank
 double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank_tokens,
 			   int *compute_bound /* OUT */, int *network_bound /* OUT */);
 
+/* wzs_step_time_bound at rank_tokens0 and, into *t1, wzs_step_time at
+ * rank_tokens1 (a decode epoch's first and last steps), with what depends
+ * on the batch alone evaluated once: the same values, bit for bit. */
+double wzs_step_times_bound(const wzs_replica_model *m, double batch, double rank_tokens0,
+			    double rank_tokens1, double *t1 /* OUT */,
+			    int *compute_bound /* OUT */, int *network_bound /* OUT */);
+
 /* The same for a model with sparse attention (m->dsa_topk > 0): the
  * busiest rank's indexer scores `rank_tokens` cached tokens and its
  * attention reads `selected` of them (per request at most dsa_topk). */

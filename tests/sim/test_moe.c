@@ -234,14 +234,24 @@ static void test_step_time_bound(void)
 				bad += memcmp(&t, &t_ref, sizeof t) != 0 ||
 				       cb != wzs_step_compute_bound(&m, batch, tokens) ||
 				       nb != wzs_step_network_bound(&m, batch, tokens);
+				/* Both ends of an epoch at once: the last step's
+				 * tokens more, fewer (a contribution can be
+				 * negative) or the same. */
+				double later = tokens * (batch > 100 ? 0.7 : 1.9) + (double)(checked % 3);
+				int cb2 = -1, nb2 = -1;
+				double t1 = -1, t0 = wzs_step_times_bound(&m, batch, tokens, later, &t1,
+									 &cb2, &nb2);
+				double t1_ref = wzs_step_time(&m, batch, later);
+				bad += memcmp(&t0, &t_ref, sizeof t0) != 0 ||
+				       memcmp(&t1, &t1_ref, sizeof t1) != 0 || cb2 != cb || nb2 != nb;
 				compute += cb;
 				network += nb;
 				checked++;
 			}
 	}
 	ok(bad == 0 && compute > 0 && compute < checked && network > 0 && network < checked,
-	   "one evaluation of a step's terms: time and both flags as the separate calls, %ld of %ld "
-	   "(%ld compute-bound, %ld network-bound)",
+	   "one evaluation of a step's terms: time and both flags as the separate calls, and "
+	   "both ends of an epoch at once, %ld of %ld (%ld compute-bound, %ld network-bound)",
 	   checked - bad, checked, compute, network);
 }
 
