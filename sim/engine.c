@@ -91,9 +91,16 @@ static inline void first_offer(wzs_queue *q, int id)
 		q->first = id;
 }
 
+/* An empty heap's top: a key after every event's (no time maps to
+ * UINT64_MAX), so that finding the first of the heaps needs no test of
+ * which are empty.  Never written: heaps point at it until they grow. */
+static const wzs_node empty_top = { UINT64_MAX, UINT64_MAX, 0, 0, 0, 0 };
+
 void wzs_queue_init(wzs_queue *q)
 {
 	memset(q->lane, 0, sizeof q->lane);
+	for (int l = 0; l < WZS_HEAPS; l++)
+		q->lane[l].heap = (wzs_node *)&empty_top;
 	memset(&q->cal, 0, sizeof q->cal);
 	memset(&q->own, 0, sizeof q->own);
 	q->hi.when = q->hi.tie = 0;
@@ -131,6 +138,8 @@ static int grow(wzs_heap *hp)
 	wzs_node *heap = (wzs_node *)mem + HEAD_PAD;
 	if (hp->n)
 		memcpy(heap, hp->heap, hp->n * sizeof *heap);
+	else
+		heap[0] = empty_top;
 	free(hp->mem);
 	hp->mem = mem;
 	hp->heap = heap;
@@ -217,6 +226,8 @@ static void sift_down(wzs_heap *hp)
 	size_t n = --hp->n;
 	if (n > 0)
 		sift_up_from(hp->heap, hole_down(hp->heap, n, 0, NULL), hp->heap[n]);
+	else
+		hp->heap[0] = empty_top;
 }
 
 /* Orders an array into a heap from the last parent up (Floyd): linear. */
@@ -427,6 +438,8 @@ static void owned_pop(wzs_owned *o, wzs_heap *hp)
 		hp->n--;
 	else
 		o->hole = i;
+	if (!hp->n)
+		hp->heap[0] = empty_top;
 }
 
 /* Counts the cancelled events that lie below the highest key popped:
@@ -585,21 +598,19 @@ size_t wzs_queue_waiting(wzs_queue *q)
 	return q->n + q->own.ngone + q->own.nlow;
 }
 
-/* The heap whose top leaves first (a lane's, or the calendar's far one),
- * or NULL when all are empty.  The main heap is empty only when the ring
- * is, and the ring's events all leave after the main heap's. */
+/* The heap whose top leaves first (a lane's, the calendar's far one or
+ * the owned one), or FIRST_NONE when all are empty: the earliest of the
+ * four tops, an empty heap's being empty_top, in three compares without
+ * branches.  The main heap is empty only when the ring is, and the
+ * ring's events all leave after the main heap's. */
 static int first_find(const wzs_queue *q)
 {
-	int best = FIRST_NONE;
-	const wzs_node *top = NULL;
-	for (int id = 0; id < WZS_HEAPS; id++) {
-		const wzs_heap *hp = &q->lane[id];
-		if (hp->n && (!top || before_flat(&hp->heap[0], top))) {
-			best = id;
-			top = &hp->heap[0];
-		}
-	}
-	return best;
+	_Static_assert(WZS_HEAPS == 4, "first_find compares four tops");
+	const wzs_heap *h = q->lane;
+	int a = before_flat(&h[1].heap[0], &h[0].heap[0]);
+	int b = 2 + before_flat(&h[3].heap[0], &h[2].heap[0]);
+	int best = before_flat(&h[b].heap[0], &h[a].heap[0]) ? b : a;
+	return h[best].n ? best : FIRST_NONE;
 }
 
 static const wzs_heap *first_heap(const wzs_queue *q)
