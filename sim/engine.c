@@ -688,7 +688,3 @@ void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream)
 	wz_rng_seed(r, seed ^ (stream * 0xd1b54a32d192ed03ULL));
 }
 
-double wzs_rng_exp(wzs_rng *r, double mean)
-{
-	return -mean * log(wz_rng_uniform(r));
-}
