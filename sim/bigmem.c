@@ -7,25 +7,40 @@
 
 #define HUGE_PAGE ((size_t)2 << 20)  /* x86-64's and arm64's (4 KiB granule) PMD size */
 
-void *wzs_big_calloc(size_t bytes)
+/* `bytes` rounded up to the alignment, in *size. */
+static void *big_alloc(size_t bytes, size_t *size)
 {
 	size_t align = bytes >= HUGE_PAGE ? HUGE_PAGE : 64;
-	size_t size = (bytes + align - 1) / align * align;
+	*size = (bytes + align - 1) / align * align;
 	void *p;
-	if (size < bytes || posix_memalign(&p, align, size ? size : align))
+	if (*size < bytes || posix_memalign(&p, align, *size ? *size : align))
 		return NULL;
 #ifdef MADV_HUGEPAGE
 	/* A hint: where huge pages are off or short, 4 KiB pages serve. */
 	if (align == HUGE_PAGE)
-		(void)madvise(p, size, MADV_HUGEPAGE);
+		(void)madvise(p, *size, MADV_HUGEPAGE);
 #endif
-	memset(p, 0, size);
+	return p;
+}
+
+void *wzs_big_alloc(size_t bytes)
+{
+	size_t size;
+	return big_alloc(bytes, &size);
+}
+
+void *wzs_big_calloc(size_t bytes)
+{
+	size_t size;
+	void *p = big_alloc(bytes, &size);
+	if (p)
+		memset(p, 0, size);
 	return p;
 }
 
 void *wzs_big_grow(void *p, size_t old_bytes, size_t new_bytes)
 {
-	void *q = wzs_big_calloc(new_bytes);
+	void *q = wzs_big_alloc(new_bytes);
 	if (!q)
 		return NULL;
 	if (p)

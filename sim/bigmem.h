@@ -9,8 +9,11 @@
 
 /* `bytes` of zeroed memory, or NULL; the caller frees it with free(). */
 void *wzs_big_calloc(size_t bytes);
+/* The same not zeroed: where the system maps pages at their first write,
+ * as it does large blocks, room the caller never writes costs nothing. */
+void *wzs_big_alloc(size_t bytes);
 /* Grows the block p of old_bytes to new_bytes (its head kept, the rest
- * zeroed); NULL when out of memory, p then untouched. */
+ * not zeroed); NULL when out of memory, p then untouched. */
 void *wzs_big_grow(void *p, size_t old_bytes, size_t new_bytes);
 
 #endif

@@ -38,6 +38,27 @@ void wzs_push_hinted(wzs_fleet *f, double time, uint32_t prio, uint32_t kind, ui
 	}
 }
 
+/* Room for `cap` requests, the ones handed out kept.  The rest is not
+ * zeroed (alloc_req clears each request it hands out), so room never used
+ * costs no memory. */
+static int reserve_reqs(wzs_fleet *f, long cap)
+{
+	if (cap > INT32_MAX) {
+		f->err = wz_diag_set(f->diag, WZ_ERR_RANGE, "more than 2^31 requests in flight");
+		f->stop = 1;
+		return -1;
+	}
+	wzs_req *r = wzs_big_grow(f->reqs, (size_t)f->nreqs * sizeof *r, (size_t)cap * sizeof *r);
+	if (!r) {
+		f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (requests)");
+		f->stop = 1;
+		return -1;
+	}
+	f->reqs = r;
+	f->capreqs = cap;
+	return 0;
+}
+
 static int32_t alloc_req(wzs_fleet *f)
 {
 	int32_t id;
@@ -45,23 +66,8 @@ static int32_t alloc_req(wzs_fleet *f)
 		id = f->free_req;
 		f->free_req = f->reqs[id].next;
 	} else {
-		if (f->nreqs == f->capreqs) {
-			long cap = f->capreqs ? f->capreqs * 2 : 1024;
-			if (cap > INT32_MAX) {
-				f->err = wz_diag_set(f->diag, WZ_ERR_RANGE, "more than 2^31 requests in flight");
-				f->stop = 1;
-				return -1;
-			}
-			wzs_req *r = wzs_big_grow(f->reqs, (size_t)f->capreqs * sizeof *r,
-						  (size_t)cap * sizeof *r);
-			if (!r) {
-				f->err = wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (requests)");
-				f->stop = 1;
-				return -1;
-			}
-			f->reqs = r;
-			f->capreqs = cap;
-		}
+		if (f->nreqs == f->capreqs && reserve_reqs(f, f->capreqs ? f->capreqs * 2 : 1024))
+			return -1;
 		id = (int32_t)f->nreqs++;
 	}
 	wzs_req *q = &f->reqs[id];
@@ -533,6 +539,14 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 		goto done;
 	if (!cfg->traffic && p->think_s > 0 && (err = population_calendar(&f)))
 		goto done;
+	/* A population's users have a request each in flight at most: room
+	 * for them all (up to 2^20) from the start, where doubling as they
+	 * came copied and cleared some 50 MB at 100,000 users. */
+	if (!cfg->traffic &&
+	    reserve_reqs(&f, cfg->users < 1024 ? 1024 : cfg->users < (1L << 20) ? cfg->users : 1L << 20)) {
+		err = f.err;
+		goto done;
+	}
 	if ((err = wzs_prefix_popularity(&f)) || (err = setup_sessions(&f)))
 		goto done;
 	wzs_push(&f, 0, PRIO_SAMPLE, EV_SAMPLE, 0, 0);
