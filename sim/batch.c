@@ -149,8 +149,12 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		if (cp > 1)
 			r->pf_cp_pairs[k] = r->pf_ring[k] = 0;
 	}
+	int32_t *walk = f->pf_walk + (size_t)ri * (WZS_WALK_IDS + 1);
+	int32_t walked = 0;
 	for (int32_t i = r->pf_head; i >= 0 && open > 0; i = f->reqs[i].next) {
 		wzs_req *q = &f->reqs[i];
+		if (walked < WZS_WALK_IDS)
+			walk[++walked] = i;
 		int64_t whole = q->prefix - q->reuse + q->prompt;
 		int64_t left = whole - q->prefilled;
 		if (cp > 1 && whole >= f->m->cp_min_tokens) {
@@ -183,6 +187,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		q->state = RQ_PREFILL;
 		count++;
 	}
+	walk[0] = walked;
 	r->op_count = count;
 	r->op = OP_PREFILL;
 	r->op_start = f->now;

@@ -89,6 +89,10 @@ typedef struct {
 _Static_assert(sizeof(wzs_req) == 192 && offsetof(wzs_req, prev) == 64,
 	       "a request is three cache lines, the walks' fields in the first");
 
+/* Requests a prefill pass's walk records (wzs_fleet.pf_walk): a line's
+ * worth with the count. */
+#define WZS_WALK_IDS 15
+
 typedef struct {
 	int64_t step;
 	int32_t req;
@@ -160,6 +164,10 @@ typedef struct {
 	size_t rank_hot_bytes;        /* its head read by every decode epoch (tok_a, tok_n) */
 	wzs_route *route;             /* per replica */
 	wzs_dslot **dheap_of;         /* per replica: its dheap, to prefetch without reading it */
+	/* per replica, a line: the count and the first requests its running
+	 * prefill pass's walk over the waiting list met (batch.c), so that
+	 * the pass's end, which walks them again, finds them prefetched */
+	int32_t *pf_walk;
 	wzs_sess *sess;               /* line-aligned */
 	wzs_lru_link *lru;
 	wzs_sess_more *sess_more;

@@ -42,7 +42,8 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 	f->route = calloc((size_t)n, sizeof *f->route);
 	f->dheap_of = calloc((size_t)n, sizeof *f->dheap_of);
 	f->rank_mem = wzs_big_calloc((size_t)n * stride);
-	if (!f->reps || !f->route || !f->dheap_of || !f->rank_mem)
+	f->pf_walk = wzs_big_calloc((size_t)n * (WZS_WALK_IDS + 1) * sizeof *f->pf_walk);
+	if (!f->reps || !f->route || !f->dheap_of || !f->rank_mem || !f->pf_walk)
 		return WZ_ERR_NOMEM;
 	for (long i = 0; i < n; i++) {
 		wzs_rep *r = REP(f, i);
@@ -103,6 +104,8 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 	free(f->rank_mem);
 	free(f->route);
 	free(f->dheap_of);
+	free(f->pf_walk);
+	f->pf_walk = NULL;
 	f->reps = NULL;
 	f->route = NULL;
 	f->dheap_of = NULL;

@@ -354,6 +354,13 @@ static void prefetch_next(const wzs_fleet *f)
 		if (top->b > 0) { /* the session of the request that finishes */
 			__builtin_prefetch(&f->sess[top->b - 1]);
 			__builtin_prefetch(&f->lru[top->b - 1]);
+		} else {
+			/* No session: a prefill pass's end (or an epoch with
+			 * no one decoding), which walks the requests the
+			 * pass's start met; they were met long ago. */
+			const int32_t *walk = f->pf_walk + (size_t)top->a * (WZS_WALK_IDS + 1);
+			for (int32_t i = 1; i <= walk[0]; i++)
+				__builtin_prefetch(&f->reqs[walk[i]]);
 		}
 	}
 }
