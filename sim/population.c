@@ -14,6 +14,13 @@ int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
 	return n > 1e9 ? 1000000000 : (int32_t)n;
 }
 
+/* draw_tokens's count, exponential lengths, from its uniform. */
+static inline int64_t tokens_of(double mean, double u)
+{
+	int64_t n = (int64_t)wzs_llround(-mean * log(u));
+	return n < 1 ? 1 : n;
+}
+
 static int64_t draw_tokens(const wzs_params *p, wzs_rng *rng, double mean)
 {
 	double v = p->length_dist == WZS_DIST_FIXED ? mean : wzs_rng_exp(rng, mean);
@@ -46,11 +53,26 @@ void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32
 		taken = wzs_pop_session_turns(p, rng) - 1;
 		*turns_left = wzs_pop_session_turns(p, rng);
 	}
-	for (int32_t i = 0; i < taken; i++) {
-		int64_t prompt, output;
-		wzs_pop_turn(p, rng, &prompt, &output);
-		*ctx += prompt + output;
+	if (p->length_dist == WZS_DIST_FIXED) {
+		for (int32_t i = 0; i < taken; i++) {
+			int64_t prompt, output;
+			wzs_pop_turn(p, rng, &prompt, &output);
+			*ctx += prompt + output;
+		}
+		return;
 	}
+	/* wzs_pop_turn's draws, with the stream and the sum in locals that
+	 * can live in registers: a user's set-up draws tens of turns, and
+	 * through the pointers each draw waited on the stores of the one
+	 * before. */
+	wzs_rng r = *rng;
+	int64_t sum = *ctx;
+	for (int32_t i = 0; i < taken; i++) {
+		double u_prompt = wzs_rng_uniform(&r), u_output = wzs_rng_uniform(&r);
+		sum += tokens_of(p->prompt_tokens, u_prompt) + tokens_of(p->output_tokens, u_output);
+	}
+	*rng = r;
+	*ctx = sum;
 }
 
 double wzs_pop_first_delay(const wzs_params *p, wzs_rng *rng)

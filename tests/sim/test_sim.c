@@ -303,6 +303,47 @@ static void test_llround(void)
 	ok(same, "token rounding is llround's on halves, edges and 200,000 draws");
 }
 
+/* A user's steady start (its draws in locals, population.c) against the
+ * draws one turn at a time it stands for: the same context, turns left
+ * and stream after, for exponential and fixed lengths. */
+static void test_steady_start(void)
+{
+	int same = 1, users = 0, turns = 0;
+	for (int c = 0; c < 6; c++) {
+		wzs_params p;
+		wzs_params_default(&p);
+		p.length_dist = c % 3 == 2 ? WZS_DIST_FIXED : WZS_DIST_EXP;
+		p.turns = c < 3 ? 12 : 1 + c % 2 * 0.5;
+		p.prompt_tokens = c % 2 ? 3.5 : 850;
+		p.output_tokens = c % 2 ? 0.4 : 320;
+		for (int u = 0; u < 2000; u++, users++) {
+			wzs_rng a, b;
+			wzs_rng_seed(&a, 77 + (uint64_t)c, (uint64_t)u);
+			b = a;
+			int64_t ctx_a = 100, ctx_b = 100;
+			int32_t left_a, left_b, taken;
+			wzs_pop_steady_start(&p, &a, &ctx_a, &left_a);
+			if (p.length_dist == WZS_DIST_FIXED || p.turns <= 1) {
+				int32_t total = wzs_pop_session_turns(&p, &b);
+				taken = (int32_t)(wzs_rng_uniform(&b) * total);
+				left_b = total - taken;
+			} else {
+				taken = wzs_pop_session_turns(&p, &b) - 1;
+				left_b = wzs_pop_session_turns(&p, &b);
+			}
+			for (int32_t i = 0; i < taken; i++) {
+				int64_t prompt, output;
+				wzs_pop_turn(&p, &b, &prompt, &output);
+				ctx_b += prompt + output;
+			}
+			turns += taken;
+			same &= ctx_a == ctx_b && left_a == left_b && !memcmp(&a, &b, sizeof a);
+		}
+	}
+	ok(same && turns > 10000, "steady start: %d users' %d turns drawn as one turn at a time "
+	   "draws them", users, turns);
+}
+
 static void test_engine_order(void)
 {
 	wzs_queue q;
@@ -1004,6 +1045,7 @@ int main(void)
 	test_engine_order();
 	test_rank_tokens_max2();
 	test_llround();
+	test_steady_start();
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
 	test_md1();
