@@ -118,7 +118,8 @@ typedef struct {
 	double now;       /* the last popped event's time: nothing may be pushed before it */
 } wzs_queue;
 
-/* Zero-initialise a queue, or call wzs_queue_init; free with wzs_queue_free. */
+/* Sets a queue up empty (a zeroed one is not: its empty heaps need their
+ * sentinel top, engine.c); free with wzs_queue_free. */
 void wzs_queue_init(wzs_queue *q);
 void wzs_queue_free(wzs_queue *q);
 /* Gives the main lane a calendar of `nbuckets` (a power of two) buckets
