@@ -121,11 +121,33 @@ static void test_baselines(void)
 	   "shapes a format cannot hold, and unknown formats, have no layout");
 }
 
-/* wz-R: the emulated paged decode against the reference's transformed
- * decode, on encoded tokens and on random record bytes. */
-static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
+/* A test window of the family at shape R + P (DeepSeek's 512 + 64 when
+ * R is 0). */
+static wzt_cache_trace *test_window(wzt_family fam, int R, int P)
 {
-	wzt_cache_trace *tst = synth(fam, 1, 150, 0, 0, 4096, 2, "test");
+	if (!R)
+		return synth(fam, 1, 150, 0, 0, 4096, 2, "test");
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = fam;
+	p.seed = 7;
+	p.L = 1;
+	p.T = 150;
+	p.R = R;
+	p.P = P;
+	p.start_position = 4096;
+	p.window_seed = 2;
+	p.split = "test";
+	return synth_with(&p);
+}
+
+/* wz-R (and the trellis-coded formats): the emulated paged decode against
+ * the reference's transformed decode, on encoded tokens and on random
+ * record bytes; R = 0 for DeepSeek's shape, else R + P. */
+static void check_wz_shape(wzt_family fam, const wzc_profile *prof, const char *rate, int R0,
+			   int P0)
+{
+	wzt_cache_trace *tst = test_window(fam, R0, P0);
 	wzc_format fmt;
 	wzc_codec *c = NULL;
 	wzc_wz_flat *flat = NULL;
@@ -154,13 +176,13 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
 	for (int order = 0; order < 2 && same; order++) {
 		emu_reverse = order;
 		memset(got, 0xff, sizeof(float) * (size_t)ntot * nv);
-		wzk_wz_dec_args a = { *flat, ntot, slots, pool, got };
+		wzk_wz_dec_args a = { *flat, ntot, slots, pool, got, NULL };
 		same &= emu_wz_decode(&a) == 0 &&
 			!memcmp(got, want, sizeof(float) * (size_t)ntot * nv);
 	}
 	emu_reverse = 0;
-	ok(same, "%s on synthetic %s: emulated paged decode = reference transformed decode, "
-		 "encoded and random records", rate, wzt_family_name(fam));
+	ok(same, "%s on synthetic %s (R %d, P %d): emulated paged decode = reference transformed "
+		 "decode, encoded and random records", rate, wzt_family_name(fam), R, P);
 	free(slots);
 	free(rec);
 	free(pool);
@@ -169,6 +191,37 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
 	wzc_wz_flat_free(flat);
 	wzc_codec_free(c);
 	wzt_cache_trace_free(tst);
+}
+
+static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
+{
+	check_wz_shape(fam, prof, rate, 0, 0);
+}
+
+/* A one-layer profile of the family at shape R + P from a calibration
+ * window. */
+static wzc_profile *profile_shape(wzt_family fam, int R, int P)
+{
+	wzt_synth_params p;
+	wzt_synth_params_default(&p);
+	p.family = fam;
+	p.seed = 7;
+	p.L = 1;
+	p.T = 512;
+	p.R = R;
+	p.P = P;
+	p.window_seed = 1;
+	p.split = "calibration";
+	wzt_cache_trace *cal = synth_with(&p);
+	wzc_profile *prof = NULL;
+	if (cal) {
+		wzc_window w = window_of(cal);
+		const wzc_window *wp = &w;
+		if (wzc_prepare(&wp, 1, NULL, &prof, NULL))
+			prof = NULL;
+	}
+	wzt_cache_trace_free(cal);
+	return prof;
 }
 
 /* A one-layer profile of the family from a calibration window; with
@@ -321,6 +374,15 @@ int main(void)
 		wzc_profile *prof = profile_of(fams[f]);
 		for (int r = 0; r < 4; r++)
 			check_wz(fams[f], prof, trellis[r]);
+		wzc_profile_free(prof);
+	}
+	/* other shapes: MiniCPM3's 256 + 32, and a smaller one (the
+	 * generator makes no window without a position part) */
+	static const int shapes[][2] = { { 256, 32 }, { 128, 16 } };
+	for (int k = 0; k < 2; k++) {
+		wzc_profile *prof = profile_shape(WZT_FAMILY_MLA_B, shapes[k][0], shapes[k][1]);
+		check_wz_shape(WZT_FAMILY_MLA_B, prof, "wz-5.44", shapes[k][0], shapes[k][1]);
+		check_wz_shape(WZT_FAMILY_MLA_B, prof, "wzt8-5.44", shapes[k][0], shapes[k][1]);
 		wzc_profile_free(prof);
 	}
 	check_wz_rope(WZT_FAMILY_MLA_A, "wz-4.97");
