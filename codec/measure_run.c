@@ -105,12 +105,24 @@ static wz_err measure_format(const ctx *c, int w, const wzc_format *f, wzc_error
 }
 
 /* The exact attention of the windows' layers, held for every format
- * measured on them (wzc_exact): up to this many bytes in all, layers in
- * window and layer order until it is spent, and the rest computed by each
- * format as before.  Every format then spends half the attention's work
- * (about 40% of a run with --iso, 21 formats a window; the figures are the
- * same bits either way). */
-#define EXACT_BYTES ((size_t)1 << 30)
+ * measured on them (wzc_exact): up to an eighth of the machine's memory in
+ * all (at least 256 MiB, at most 8 GiB), layers in window and layer order
+ * until it is spent, and the rest computed by each format as before.
+ * Every format then spends half the attention's work (a third less time
+ * for a run with --iso, 21 formats a window; the figures are the same bits
+ * either way).  An eighth leaves the rest to what measuring holds besides:
+ * each thread's decoded layer four times over (rows and transposed, of the
+ * cache and of the format: 300 MB at 32k tokens of 576 values) and the
+ * codecs' plans (about 1 GB for a 61-layer wz profile). */
+static size_t exact_budget(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	size_t lo = (size_t)256 << 20, hi = (size_t)8 << 30;
+	if (pages <= 0 || size <= 0)
+		return lo;
+	size_t b = (size_t)pages / 8 * (size_t)size;
+	return b < lo ? lo : b > hi ? hi : b;
+}
 
 /* The exact phase: job i computes the layer c->held[i] names. */
 static int exact_job(void *ud, int i)
@@ -126,7 +138,7 @@ static int exact_job(void *ud, int i)
 }
 
 /* Makes the windows' exact attention holders and lists the layers to
- * compute within EXACT_BYTES; 0 layers when fewer than two formats share a
+ * compute within exact_budget(); 0 layers when fewer than two formats share a
  * window (nothing to gain). */
 static int plan_exact(ctx *c, int nitems)
 {
@@ -138,11 +150,11 @@ static int plan_exact(ctx *c, int nitems)
 	if (nitems < 2 || L < 1 || !(c->exact = calloc((size_t)nw, sizeof *c->exact)) ||
 	    !(c->held = calloc((size_t)nw * L, sizeof *c->held)))
 		return 0;
-	size_t used = 0;
+	size_t used = 0, budget = exact_budget();
 	for (int w = 0; w < nw; w++) {
 		c->exact[w] = wzc_exact_new(&s->windows[w]);
 		size_t b = wzc_exact_layer_bytes(c->exact[w]);
-		for (int l = 0; c->exact[w] && l < L && used + b <= EXACT_BYTES; l++) {
+		for (int l = 0; c->exact[w] && l < L && used + b <= budget; l++) {
 			used += b;
 			c->held[n++] = w * L + l;
 		}
