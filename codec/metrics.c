@@ -188,6 +188,18 @@ wzc_exact *wzc_exact_new(const wzc_window *w)
 	return x;
 }
 
+/* Whether x has the shape of window w's attention (the layers, queries,
+ * heads and latent, and each query's tokens). */
+static int made_for(const wzc_exact *x, const wzc_window *w)
+{
+	if (x->L != w->L || x->Q != w->Q || x->H != w->H || x->R != w->R || !has_queries(w))
+		return 0;
+	for (int qi = 0; qi < w->Q; qi++)
+		if (x->qoff[qi + 1] - x->qoff[qi] != (size_t)w->H * (size_t)seen(w, qi))
+			return 0;
+	return 1;
+}
+
 size_t wzc_exact_layer_bytes(const wzc_exact *x)
 {
 	return x ? sizeof(double) * (x->qoff[x->Q] + (size_t)x->Q * x->H * x->R) : 0;
@@ -241,6 +253,8 @@ wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag)
 	const int HB = HEADS_AT_ONCE;
 	if (!x || l < 0 || l >= x->L)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d to hold the attention of", l);
+	if (!made_for(x, w))
+		return wz_diag_set(diag, WZ_ERR_USAGE, "the attention holder was made for another window");
 	if (x->p[l])
 		return WZ_OK;
 	double *p = malloc(sizeof(double) * (x->qoff[x->Q] + 1));
@@ -281,7 +295,7 @@ static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const 
 {
 	int T = w->T, R = w->R, P = w->P, m = R + P;
 	const int HB = HEADS_AT_ONCE;
-	int held = x && x->L == w->L && x->p[l];
+	int held = x && made_for(x, w) && x->p[l];
 	float *kt = held ? NULL : malloc(sizeof(float) * (size_t)m * T);
 	float *kth = malloc(sizeof(float) * (size_t)m * T);
 	float *q = malloc(sizeof(float) * (size_t)m * HB), *s = malloc(sizeof(float) * (size_t)T * HB);

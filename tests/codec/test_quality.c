@@ -209,6 +209,14 @@ static void twelve_heads(void)
 	wzc_errors *e = measure(&w, NULL, "int4-g64");
 	if (ok(e != NULL, "twelve heads: int4-g64 measured"))
 		exact_held(&w, NULL, "mla-a", 9, "int4-g64", e);
+	/* a holder is for the window it was made for */
+	wzc_exact *x = wzc_exact_new(&w);
+	wzc_window other = w;
+	other.H = 8;
+	wz_diag d;
+	ok(x && wzc_exact_layer(x, &other, 0, &d) == WZ_ERR_USAGE,
+	   "twelve heads: a holder refuses a window of another shape");
+	wzc_exact_free(x);
 	wzc_errors_free(e);
 	wzt_cache_trace_free(t);
 }
