@@ -172,21 +172,25 @@ static void sift_up(wzs_heap *hp, wzs_node ev)
  * node that fills it that a sift down from the top makes at each level,
  * and that node, the heap's last, nearly always sinks to the bottom
  * anyway, so that compare's branch is only a misprediction at the end. */
+/* The earliest of the children from `first` of an n-node heap h (first < n). */
+static inline size_t earliest_child(const wzs_node *h, size_t n, size_t first)
+{
+	if (first + ARITY <= n)
+		return earliest_of_four(h, first);
+	size_t best = first;
+	for (size_t c = first + 1; c < n; c++)
+		if (before(&h[c], &h[best]))
+			best = c;
+	return best;
+}
+
 static inline size_t hole_down(wzs_node *h, size_t n, size_t i, uint32_t *pos)
 {
 	for (;;) {
 		size_t first = ARITY * i + 1;
 		if (first >= n)
 			return i;
-		size_t best;
-		if (first + ARITY <= n) {
-			best = earliest_of_four(h, first);
-		} else {
-			best = first;
-			for (size_t c = first + 1; c < n; c++)
-				if (before(&h[c], &h[best]))
-					best = c;
-		}
+		size_t best = earliest_child(h, n, first);
 		h[i] = h[best];
 		if (pos)
 			pos[h[i].a] = (uint32_t)i;
@@ -202,15 +206,7 @@ static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
 		size_t first = ARITY * i + 1;
 		if (first >= n)
 			break;
-		size_t best;
-		if (first + ARITY <= n) {
-			best = earliest_of_four(h, first);
-		} else {
-			best = first;
-			for (size_t c = first + 1; c < n; c++)
-				if (before(&h[c], &h[best]))
-					best = c;
-		}
+		size_t best = earliest_child(h, n, first);
 		if (!before(&h[best], &last))
 			break;
 		h[i] = h[best];
@@ -397,15 +393,7 @@ static void owned_sift_down(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_nod
 		size_t first = ARITY * i + 1;
 		if (first >= n)
 			break;
-		size_t best;
-		if (first + ARITY <= n) {
-			best = earliest_of_four(h, first);
-		} else {
-			best = first;
-			for (size_t c = first + 1; c < n; c++)
-				if (before(&h[c], &h[best]))
-					best = c;
-		}
+		size_t best = earliest_child(h, n, first);
 		if (!before(&h[best], &last))
 			break;
 		h[i] = h[best];

@@ -33,9 +33,10 @@ static inline wzt_cache_trace *synth_with(const wzt_synth_params *p)
 	return t;
 }
 
-/* One synthetic window of DeepSeek's 512 + 64 shape; NULL on failure. */
-static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int H,
-				     int64_t start, uint64_t window_seed, const char *split)
+/* The tests' synthetic model (seed 7) for one window: the family, L
+ * layers of T tokens from position `start`, the window's own seed. */
+static inline wzt_synth_params synth_params(wzt_family family, int L, int T, int64_t start,
+					    uint64_t window_seed, const char *split)
 {
 	wzt_synth_params p;
 	wzt_synth_params_default(&p);
@@ -43,11 +44,31 @@ static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int
 	p.seed = 7;
 	p.L = L;
 	p.T = T;
-	p.Q = Q;
-	p.H = H;
 	p.start_position = start;
 	p.window_seed = window_seed;
 	p.split = split;
+	return p;
+}
+
+/* One synthetic window of R latent and P position values (no queries);
+ * NULL on failure. */
+static inline wzt_cache_trace *synth_shape(wzt_family family, int L, int T, int R, int P,
+					   int64_t start, uint64_t window_seed, const char *split)
+{
+	wzt_synth_params p = synth_params(family, L, T, start, window_seed, split);
+	p.R = R;
+	p.P = P;
+	return synth_with(&p);
+}
+
+/* One synthetic window of DeepSeek's 512 + 64 shape, with Q query vectors
+ * of H heads; NULL on failure. */
+static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int H,
+				     int64_t start, uint64_t window_seed, const char *split)
+{
+	wzt_synth_params p = synth_params(family, L, T, start, window_seed, split);
+	p.Q = Q;
+	p.H = H;
 	return synth_with(&p);
 }
 

@@ -125,20 +125,8 @@ static void test_baselines(void)
  * R is 0). */
 static wzt_cache_trace *test_window(wzt_family fam, int R, int P)
 {
-	if (!R)
-		return synth(fam, 1, 150, 0, 0, 4096, 2, "test");
-	wzt_synth_params p;
-	wzt_synth_params_default(&p);
-	p.family = fam;
-	p.seed = 7;
-	p.L = 1;
-	p.T = 150;
-	p.R = R;
-	p.P = P;
-	p.start_position = 4096;
-	p.window_seed = 2;
-	p.split = "test";
-	return synth_with(&p);
+	return R ? synth_shape(fam, 1, 150, R, P, 4096, 2, "test")
+		 : synth(fam, 1, 150, 0, 0, 4096, 2, "test");
 }
 
 /* wz-R (and the trellis-coded formats): the emulated paged decode against
@@ -202,17 +190,7 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
  * window. */
 static wzc_profile *profile_shape(wzt_family fam, int R, int P)
 {
-	wzt_synth_params p;
-	wzt_synth_params_default(&p);
-	p.family = fam;
-	p.seed = 7;
-	p.L = 1;
-	p.T = 512;
-	p.R = R;
-	p.P = P;
-	p.window_seed = 1;
-	p.split = "calibration";
-	wzt_cache_trace *cal = synth_with(&p);
+	wzt_cache_trace *cal = synth_shape(fam, 1, 512, R, P, 0, 1, "calibration");
 	wzc_profile *prof = NULL;
 	if (cal) {
 		wzc_window w = window_of(cal);
