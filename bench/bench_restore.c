@@ -787,6 +787,13 @@ int main(int argc, char **argv)
 	const char *nl = getenv("WZ_BENCH_LAYERS");
 	if (nl && atoi(nl) >= 1 && atoi(nl) <= 4096)
 		LAYERS = atoi(nl);
+	if (argc > 2 || (argc > 1 && argv[1][0] == '-')) {
+		/* an option is not a file name: `--help` used to write the rates
+		 * to a file of that name */
+		fprintf(stderr, "usage: bench_restore [RATES_FILE]   (WZ_BENCH_LAYERS=N: N layers, "
+				"a quicker run)\n");
+		return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
+	}
 	if (argc > 1 && !(rates = fopen(argv[1], "w"))) {
 		perror(argv[1]);
 		return 1;
