@@ -413,6 +413,17 @@ void wzs_on_op_end(wzs_fleet *f, int32_t ri)
 	if (r->op == OP_IDLE)
 		return;
 	double busy = f->now - r->op_start;
+	/* The decode batch's request-seconds in this operation, within the
+	 * measured window: stepping, or waiting through a prefill pass (the
+	 * batch is the same from the operation's start to its end). */
+	double from = r->op_start > f->p->warmup_s ? r->op_start : f->p->warmup_s;
+	if (r->dn > 0 && f->now > from) {
+		double rs = (f->now - from) * (double)r->dn;
+		if (r->op == OP_PREFILL)
+			f->res->decode_wait_prefill_s += rs;
+		else
+			f->res->decode_run_s += rs;
+	}
 	if (r->op == OP_PREFILL) {
 		f->res->busy_prefill_s += busy;
 		if (r->op_network_bound)

@@ -163,6 +163,12 @@ static void summary(wz_buf *out, const char *name, const wzs_summary *s)
 		wz_buf_printf(out, "%s_p99_interval95_s = %.6f..%.6f\n", name, s->p99_lo, s->p99_hi);
 }
 
+double wzs_decode_wait_prefill_share(const wzs_result *r)
+{
+	double all = r->decode_run_s + r->decode_wait_prefill_s;
+	return all > 0 ? r->decode_wait_prefill_s / all : -1;
+}
+
 void wzs_result_describe(const wzs_result *r, wz_buf *out)
 {
 	wz_buf_printf(out, "replicas = %ld\nsimulated_s = %.3f\nmeasured_window_s = %.3f\n",
@@ -208,6 +214,11 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 	wz_buf_printf(out, "mean_request_context_tokens = %.1f\n", r->mean_context);
 	wz_buf_printf(out, "cache_occupancy_mean = %.6f\ncache_occupancy_peak = %.6f\n",
 		      r->occupancy_mean, r->occupancy_peak);
+	double share = wzs_decode_wait_prefill_share(r);
+	if (share >= 0)
+		wz_buf_printf(out, "decode_time_behind_prefill_share = %.6f\n", share);
+	else
+		wz_buf_printf(out, "decode_time_behind_prefill_share = none\n");
 	wz_buf_printf(out, "events = %llu\nstopped_at_first_refusal = %d\n", r->events,
 		      r->stopped_early);
 }

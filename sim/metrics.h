@@ -76,6 +76,12 @@ typedef struct {
 	 * their roofline (apart from the two above), and prefill passes whose
 	 * all-to-all was (part of busy_prefill_s) */
 	double busy_decode_network_s, busy_prefill_network_s;
+	/* Request-seconds of the measured window that requests in a decode
+	 * batch spent in its decode steps, and waiting while their replica
+	 * ran a prefill pass (passes are replica-wide: the whole batch waits);
+	 * their share is what prefill takes out of the decode side's time, the
+	 * TPOT tail's usual cause under aggregated serving */
+	double decode_run_s, decode_wait_prefill_s;
 	/* cache movements */
 	unsigned long long parks_cpu, parks_ssd, restores, recomputes, drops, evictions;
 	unsigned long long sessions_moved; /* later turns the router sent away from their cache */
@@ -120,6 +126,10 @@ void wzs_result_free(wzs_result *r);
 /* Appends the results as "key = value" lines (stable order, fixed
  * precision, so equal runs give equal bytes). */
 void wzs_result_describe(const wzs_result *r, wz_buf *out);
+/* The share of decoding requests' time in the measured window spent
+ * waiting for prefill passes (decode_wait_prefill_s over it and
+ * decode_run_s), or -1 when no request decoded in it. */
+double wzs_decode_wait_prefill_share(const wzs_result *r);
 
 /* Appends the occupancy series as CSV with a header. */
 void wzs_result_occupancy_csv(const wzs_result *r, wz_buf *out);

@@ -72,6 +72,20 @@ int main(void)
 		}
 		tpot[d] = r.tpot.max;
 		ok(r.completed == 2, "%s: both complete", d ? "disaggregated" : "aggregated");
+		/* Only the first request can be decoding during the second's
+		 * prefill passes, so it waits through at most all of them, and
+		 * (decoding 2,000 tokens from t = 0, the passes from t = 5) most */
+		double share = wzs_decode_wait_prefill_share(&r);
+		if (d)
+			ok(r.decode_wait_prefill_s == 0 && share == 0 && r.decode_run_s > 0,
+			   "disaggregated: no decode time behind prefill passes (share %.3f)", share);
+		else
+			ok(r.decode_wait_prefill_s <= r.busy_prefill_s * (1 + 1e-12) &&
+				   r.decode_wait_prefill_s >= 0.5 * r.busy_prefill_s && share > 0 &&
+				   share < 1,
+			   "aggregated: the decoding request waits through the prefill passes "
+			   "(%.3f of %.3f s; share %.3f)",
+			   r.decode_wait_prefill_s, r.busy_prefill_s, share);
 		wzs_result_free(&r);
 	}
 	ok(tpot[0] > 1.5 * tpot[1],
