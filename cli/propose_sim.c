@@ -105,6 +105,11 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 		      fig(run, t, format, "replicas"), 100 * fig(run, t, format, "ttft_p99_s") / ttft_t,
 		      100 * fig(run, t, format, "tpot_p99_s") / tpot_t,
 		      100 * fig(run, t, format, "occupancy_peak"));
+	double behind = fig(run, t, format, "decode_behind_prefill");
+	if (!isnan(behind))
+		wz_buf_printf(md, "  Its decoding requests spend %.0f%% of their time waiting while "
+				  "their replica runs a prefill pass.",
+			      100 * behind);
 	double below = fig(run, u, format, "replicas");
 	if (isnan(below))
 		return;

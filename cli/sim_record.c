@@ -196,6 +196,8 @@ void wz_sim_record_fleet(wza_run *run, const wz_sim_setup *s, const char *format
 	wza_run_figure(run, t, format, "goodput_rps", res ? res->goodput_rps : NAN, NULL);
 	wza_run_figure(run, t, format, "occupancy_mean", res ? res->occupancy_mean : NAN, NULL);
 	wza_run_figure(run, t, format, "occupancy_peak", res ? res->occupancy_peak : NAN, NULL);
+	double behind = res ? wzs_decode_wait_prefill_share(res) : -1;
+	wza_run_figure(run, t, format, "decode_behind_prefill", behind >= 0 ? behind : NAN, NULL);
 	wza_run_figure(run, t, format, "meets_targets", NAN,
 		       res && wzs_meets_targets(&s->params, res) ? "yes" : "no");
 	if (runs > 0)
