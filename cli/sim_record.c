@@ -168,9 +168,9 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	}
 	wza_run_sim(run, format, "occupancy_mean", res->occupancy_mean, "share");
 	wza_run_sim(run, format, "occupancy_peak", res->occupancy_peak, "share");
-	if (wzs_decode_wait_prefill_share(res) >= 0)
-		wza_run_sim(run, format, "decode_time_behind_prefill",
-			    wzs_decode_wait_prefill_share(res), "share");
+	double behind = wzs_decode_wait_prefill_share(res);
+	if (behind >= 0)
+		wza_run_sim(run, format, "decode_time_behind_prefill", behind, "share");
 	wza_run_sim(run, format, "simulated", res->sim_time_s, "s");
 	wza_run_sim(run, format, "events", (double)res->events, "events");
 }

@@ -287,25 +287,26 @@ wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag)
 }
 
 /* Attention KL and output error of layer l of the window, decoded as
- * lat_hat and rope_hat, added to e.  The exact attention comes from x
- * where it holds the layer (the same doubles: exact_heads computes both),
- * else is computed here. */
+ * lat_hat and rope_hat, added to e.  The exact attention comes from x (made
+ * for this window, or NULL) where it holds the layer (the same doubles:
+ * exact_heads computes both), else is computed here. */
 static wz_err attention(const wzc_window *w, int l, const float *lat_hat, const float *rope_hat,
 			const wzc_exact *x, wzc_errors *e)
 {
 	int T = w->T, R = w->R, P = w->P, m = R + P;
 	const int HB = HEADS_AT_ONCE;
-	int held = x && made_for(x, w) && x->p[l];
+	int held = x && x->p[l];
 	float *kt = held ? NULL : malloc(sizeof(float) * (size_t)m * T);
 	float *kth = malloc(sizeof(float) * (size_t)m * T);
-	float *q = malloc(sizeof(float) * (size_t)m * HB), *s = malloc(sizeof(float) * (size_t)T * HB);
+	float *q = malloc(sizeof(float) * (size_t)m * HB);
+	float *s = held ? NULL : malloc(sizeof(float) * (size_t)T * HB);
 	float *sh = malloc(sizeof(float) * (size_t)T * HB);
 	double *p = held ? NULL : malloc(sizeof(double) * (size_t)T * HB);
 	double *ph = malloc(sizeof(double) * (size_t)T * HB);
 	double *o = held ? NULL : malloc(sizeof(double) * (size_t)R * HB);
 	double *oh = malloc(sizeof(double) * (size_t)R * HB);
 	wz_err rc = WZ_OK;
-	if ((!held && (!kt || !p || !o)) || !kth || !q || !s || !sh || !ph || !oh) {
+	if ((!held && (!kt || !s || !p || !o)) || !kth || !q || !sh || !ph || !oh) {
 		rc = WZ_ERR_NOMEM;
 		goto out;
 	}
@@ -440,6 +441,9 @@ static wz_err measure(const wzc_window *w, wzc_codec *codec, const wzc_exact *ex
 	int T = w->T, R = w->R, P = w->P;
 	size_t rb = wzc_codec_record_bytes(codec);
 	int queries = has_queries(w);
+	/* a holder made for another window's shape is not used */
+	if (exact && !made_for(exact, w))
+		exact = NULL;
 	wz_err rc = WZ_ERR_NOMEM;
 	wzc_errors *e = calloc(1, sizeof *e);
 	uint8_t *rec = malloc(rb * (size_t)T);

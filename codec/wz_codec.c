@@ -922,8 +922,7 @@ walk_groups(const wzc_wz_plan *plan, const layer_plan *lp, const float *const *c
 				if (in_reg)
 					state = wzt_next_in(next, state, digit & 1);
 				else
-					state = (state >> 1) ^ (H0 & (0u - (state & 1))) ^
-						(H1 & (0u - (digit & 1)));
+					state = wzt_next_h(state, digit & 1, H0, H1);
 			} else {
 				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
 			}

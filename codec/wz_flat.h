@@ -10,6 +10,7 @@
 
 #include "codec/fpconv.h"
 #include "codec/rope.h"
+#include "codec/wzt_trellis.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +47,7 @@ typedef struct wzc_wz_flat {
 	/* A trellis-coded plan (wzt-R, wzt8-R, wzt32-R; docs/wz-format.md,
 	 * "Trellis-coded records"): nu is the trellis memory (0 for wz, whose
 	 * fields below are unused), th0 and th1 the parity polynomials shifted
-	 * right once (wzc_wzt_next_flat), and cbt[i] the offset in tables[] of
+	 * right once (wzt_next_h), and cbt[i] the offset in tables[] of
 	 * entry i's 2N-level union codebook, WZC_FLAT_SCALAR for an entry that
 	 * is not on the trellis (a flag, or a component the scalar tables
 	 * code).  Decoding then takes two steps: the groups' digits
@@ -124,13 +125,6 @@ static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t
 	}
 }
 
-/* The trellis's next state from s by branch b (wzt_next, with the
- * polynomials from the plan, which a GPU reads from device memory). */
-static inline WZ_HD uint32_t wzc_wzt_next_flat(const wzc_wz_flat *f, uint32_t s, uint32_t b)
-{
-	return (s >> 1) ^ ((s & 1) ? f->th0 : 0) ^ (b ? f->th1 : 0);
-}
-
 /* The trellis entries of a record, in coding order from state 0, once
  * wzc_wz_decode_group has left their digits in y: digit d in state s
  * names level 2 d + (s & 1) of the entry's union codebook
@@ -144,8 +138,8 @@ static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, floa
 			continue;
 		int c = f->comp[i];
 		uint32_t d = wzc_f32_bits(y[c]);
-		y[c] = f->tables[f->cbt[i] + 2 * d + (state & 1)] * f->sigma[i] * s[f->part[i]];
-		state = wzc_wzt_next_flat(f, state, d & 1);
+		y[c] = f->tables[f->cbt[i] + wzt_level_index(state, d)] * f->sigma[i] * s[f->part[i]];
+		state = wzt_next_h(state, d & 1, f->th0, f->th1);
 	}
 }
 

@@ -33,13 +33,20 @@ static inline WZT_HD uint32_t wzt_union(uint32_t s)
 	return s & 1;
 }
 
+/* wzt_next (below) with the polynomials given, shifted right once (H0 = h0 >> 1,
+ * H1 = h1 >> 1), and b 0 or 1: the form of a decoder that holds them with
+ * its plan (a GPU reads them from device memory, not from wzt_h0). */
+static inline WZT_HD uint32_t wzt_next_h(uint32_t s, uint32_t b, uint32_t H0, uint32_t H1)
+{
+	return (s >> 1) ^ (H0 & (0u - (s & 1))) ^ (H1 & (0u - b));
+}
+
 /* The systematic feedback encoder in observer form: the subset taken is
  * j = 2 b + wzt_union(s), and the parity check h1(D) z1 + h0(D) z0 = 0
  * (z1 = b, z0 = the union) moves the register to the next state. */
 static inline WZT_HD uint32_t wzt_next(int nu, uint32_t s, uint32_t b)
 {
-	uint32_t z0 = s & 1;
-	return (s >> 1) ^ (z0 ? (uint32_t)(wzt_h0[nu] >> 1) : 0) ^ (b ? (uint32_t)(wzt_h1[nu] >> 1) : 0);
+	return wzt_next_h(s, b != 0, (uint32_t)(wzt_h0[nu] >> 1), (uint32_t)(wzt_h1[nu] >> 1));
 }
 
 /* Up to 8 states (nu <= 3) the whole transition table fits 64 bits, 4

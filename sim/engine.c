@@ -147,31 +147,33 @@ static int grow(wzs_heap *hp)
 	return 0;
 }
 
+/* The sifts take pos, an owned heap's owner -> slot map, to keep up to
+ * date as nodes move, or NULL for the other heaps; they are inlined, so a
+ * constant NULL costs the other heaps nothing. */
+
 /* Puts ev at slot i of heap h, or above it, where i has no children. */
-static inline void sift_up_from(wzs_node *h, size_t i, const wzs_node ev)
+static inline __attribute__((always_inline)) void sift_up_from(wzs_node *h, size_t i,
+								const wzs_node ev, uint32_t *pos)
 {
 	while (i > 0) {
 		size_t parent = (i - 1) / ARITY;
 		if (!before(&ev, &h[parent]))
 			break;
 		h[i] = h[parent];
+		if (pos)
+			pos[h[i].a] = (uint32_t)i;
 		i = parent;
 	}
 	h[i] = ev;
+	if (pos)
+		pos[ev.a] = (uint32_t)i;
 }
 
 static void sift_up(wzs_heap *hp, wzs_node ev)
 {
-	sift_up_from(hp->heap, hp->n++, ev);
+	sift_up_from(hp->heap, hp->n++, ev, NULL);
 }
 
-/* Moves an empty slot at i of the n-node heap h down to a leaf, each
- * level's earliest child up into it, and returns the leaf (with pos, an
- * owned heap's, keeping the owners' positions).  A pop that then fills
- * the leaf from below (Floyd's bottom-up pop) skips the compare with the
- * node that fills it that a sift down from the top makes at each level,
- * and that node, the heap's last, nearly always sinks to the bottom
- * anyway, so that compare's branch is only a misprediction at the end. */
 /* The earliest of the children from `first` of an n-node heap h (first < n). */
 static inline size_t earliest_child(const wzs_node *h, size_t n, size_t first)
 {
@@ -184,6 +186,12 @@ static inline size_t earliest_child(const wzs_node *h, size_t n, size_t first)
 	return best;
 }
 
+/* Moves an empty slot at i of the n-node heap h down to a leaf, each
+ * level's earliest child up into it, and returns the leaf.  A pop that
+ * then fills the leaf from below (Floyd's bottom-up pop) skips the compare
+ * with the node that fills it that a sift down from the top makes at each
+ * level, and that node, the heap's last, nearly always sinks to the bottom
+ * anyway, so that compare's branch is only a misprediction at the end. */
 static inline size_t hole_down(wzs_node *h, size_t n, size_t i, uint32_t *pos)
 {
 	for (;;) {
@@ -200,7 +208,8 @@ static inline size_t hole_down(wzs_node *h, size_t n, size_t i, uint32_t *pos)
 
 /* Puts `last` at position i of the n-node heap h, or below it, where the
  * subtrees below i are heaps. */
-static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
+static inline __attribute__((always_inline)) void sift_down_from(wzs_node *h, size_t n, size_t i,
+								  const wzs_node last, uint32_t *pos)
 {
 	for (;;) {
 		size_t first = ARITY * i + 1;
@@ -210,9 +219,13 @@ static void sift_down_from(wzs_node *h, size_t n, size_t i, const wzs_node last)
 		if (!before(&h[best], &last))
 			break;
 		h[i] = h[best];
+		if (pos)
+			pos[h[i].a] = (uint32_t)i;
 		i = best;
 	}
 	h[i] = last;
+	if (pos)
+		pos[last.a] = (uint32_t)i;
 }
 
 /* Removes the top node (the heap is not empty): its slot goes down to a
@@ -221,7 +234,7 @@ static void sift_down(wzs_heap *hp)
 {
 	size_t n = --hp->n;
 	if (n > 0)
-		sift_up_from(hp->heap, hole_down(hp->heap, n, 0, NULL), hp->heap[n]);
+		sift_up_from(hp->heap, hole_down(hp->heap, n, 0, NULL), hp->heap[n], NULL);
 	else
 		hp->heap[0] = empty_top;
 }
@@ -230,7 +243,7 @@ static void sift_down(wzs_heap *hp)
 static void heapify(wzs_heap *hp)
 {
 	for (size_t i = hp->n > 1 ? (hp->n - 2) / ARITY + 1 : 0; i-- > 0;)
-		sift_down_from(hp->heap, hp->n, i, hp->heap[i]);
+		sift_down_from(hp->heap, hp->n, i, hp->heap[i], NULL);
 }
 
 wz_err wzs_queue_calendar(wzs_queue *q, double width, size_t nbuckets, wz_diag *diag)
@@ -368,42 +381,6 @@ static inline int key_before(const wzs_key *x, const wzs_key *y)
 	return x->when < y->when || (x->when == y->when && x->tie < y->tie);
 }
 
-/* The owned heap's sifts: the same as sift_up and sift_down_from, keeping
- * each owner's position. */
-static inline void owned_sift_up(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node ev)
-{
-	wzs_node *h = hp->heap;
-	while (i > 0) {
-		size_t parent = (i - 1) / ARITY;
-		if (!before(&ev, &h[parent]))
-			break;
-		h[i] = h[parent];
-		pos[h[i].a] = (uint32_t)i;
-		i = parent;
-	}
-	h[i] = ev;
-	pos[ev.a] = (uint32_t)i;
-}
-
-static void owned_sift_down(wzs_heap *hp, uint32_t *pos, size_t i, const wzs_node last)
-{
-	wzs_node *h = hp->heap;
-	size_t n = hp->n;
-	for (;;) {
-		size_t first = ARITY * i + 1;
-		if (first >= n)
-			break;
-		size_t best = earliest_child(h, n, first);
-		if (!before(&h[best], &last))
-			break;
-		h[i] = h[best];
-		pos[h[i].a] = (uint32_t)i;
-		i = best;
-	}
-	h[i] = last;
-	pos[last.a] = (uint32_t)i;
-}
-
 /* Fills the empty slot a pop left (wzs_owned's hole), if any, with the
  * heap's last node.  The top stays: it is the earliest of all. */
 static void owned_close(wzs_owned *o, wzs_heap *hp)
@@ -412,7 +389,8 @@ static void owned_close(wzs_owned *o, wzs_heap *hp)
 	if (!i)
 		return;
 	o->hole = 0;
-	owned_sift_up(hp, o->pos, i, hp->heap[--hp->n]);
+	sift_up_from(hp->heap, i, hp->heap[hp->n - 1], o->pos);
+	hp->n--;
 }
 
 /* Removes the owned heap's top, leaving its slot empty at a leaf for the
@@ -505,23 +483,23 @@ wz_err wzs_queue_push_owned(wzs_queue *q, uint32_t owner, double time, uint32_t 
 		if (gone_add(q, &old))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
 		if (before(&ev, &old)) {
-			owned_sift_up(hp, o->pos, at, ev);
+			sift_up_from(hp->heap, at, ev, o->pos);
 			first_offer(q, WZS_HEAP_OWNED);
 		} else {
-			owned_sift_down(hp, o->pos, at, ev);
+			sift_down_from(hp->heap, hp->n, at, ev, o->pos);
 			if (at == 0 && q->first == WZS_HEAP_OWNED)
 				q->first = FIRST_UNKNOWN; /* its top came later */
 		}
 	} else if (o->hole) {
 		size_t i = o->hole;
 		o->hole = 0;
-		owned_sift_up(hp, o->pos, i, ev);
+		sift_up_from(hp->heap, i, ev, o->pos);
 		first_offer(q, WZS_HEAP_OWNED);
 		q->n++;
 	} else {
 		if (hp->n == hp->cap && grow(hp))
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (event queue)");
-		owned_sift_up(hp, o->pos, hp->n++, ev);
+		sift_up_from(hp->heap, hp->n++, ev, o->pos);
 		first_offer(q, WZS_HEAP_OWNED);
 		q->n++;
 	}

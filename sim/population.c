@@ -14,18 +14,16 @@ int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
 	return n > 1e9 ? 1000000000 : (int32_t)n;
 }
 
-/* draw_tokens's count, exponential lengths, from its uniform. */
-static inline int64_t tokens_of(double mean, double u)
+/* A drawn length as a whole count of tokens, at least 1. */
+static inline int64_t count_of(double v)
 {
-	int64_t n = (int64_t)wzs_llround(-mean * log(u));
+	int64_t n = (int64_t)wzs_llround(v);
 	return n < 1 ? 1 : n;
 }
 
 static int64_t draw_tokens(const wzs_params *p, wzs_rng *rng, double mean)
 {
-	double v = p->length_dist == WZS_DIST_FIXED ? mean : wzs_rng_exp(rng, mean);
-	int64_t n = (int64_t)wzs_llround(v);
-	return n < 1 ? 1 : n;
+	return count_of(p->length_dist == WZS_DIST_FIXED ? mean : wzs_rng_exp(rng, mean));
 }
 
 void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt, int64_t *output)
@@ -69,7 +67,9 @@ void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32
 	int64_t sum = *ctx;
 	for (int32_t i = 0; i < taken; i++) {
 		double u_prompt = wzs_rng_uniform(&r), u_output = wzs_rng_uniform(&r);
-		sum += tokens_of(p->prompt_tokens, u_prompt) + tokens_of(p->output_tokens, u_output);
+		/* wzs_rng_exp's -mean log(u), from the uniforms drawn */
+		sum += count_of(-p->prompt_tokens * log(u_prompt)) +
+		       count_of(-p->output_tokens * log(u_output));
 	}
 	*rng = r;
 	*ctx = sum;

@@ -278,16 +278,19 @@ static void step_terms(const wzs_replica_model *m, double batch, double rank_tok
 	step_rank_terms(m, &b, rank_tokens, mem_s, compute_s);
 }
 
-/* A decode step's roofline (the longer of its two terms) and all-to-all. */
-static void step_parts(const wzs_replica_model *m, double batch, double rank_tokens,
-		       double *roofline_s /* OUT */, double *comm_s /* OUT */)
+/* A decode step's time given its batch's terms, and (where not NULL)
+ * whether compute and whether the all-to-all bound it. */
+static double step_time_of(const wzs_replica_model *m, const step_batch *b, double rank_tokens,
+			   int *compute_bound, int *network_bound)
 {
-	step_batch b;
-	step_batch_terms(m, batch, &b);
 	double mem_s, compute_s;
-	step_rank_terms(m, &b, rank_tokens, &mem_s, &compute_s);
-	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	*comm_s = b.comm_s;
+	step_rank_terms(m, b, rank_tokens, &mem_s, &compute_s);
+	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
+	if (compute_bound)
+		*compute_bound = compute_s > mem_s;
+	if (network_bound)
+		*network_bound = m->moe.on && b->comm_s > roofline_s;
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, b->comm_s);
 }
 
 /* A sparse-attention decode step's two roofline terms: the indexer reads
@@ -362,18 +365,20 @@ double wzs_step_time(const wzs_replica_model *m, double batch, double rank_token
 {
 	if (batch <= 0)
 		return 0;
-	double roofline_s, comm_s;
-	step_parts(m, batch, rank_tokens, &roofline_s, &comm_s);
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+	step_batch b;
+	step_batch_terms(m, batch, &b);
+	return step_time_of(m, &b, rank_tokens, NULL, NULL);
 }
 
 int wzs_step_network_bound(const wzs_replica_model *m, double batch, double rank_tokens)
 {
 	if (batch <= 0 || !m->moe.on)
 		return 0;
-	double roofline_s, comm_s;
-	step_parts(m, batch, rank_tokens, &roofline_s, &comm_s);
-	return comm_s > roofline_s;
+	step_batch b;
+	step_batch_terms(m, batch, &b);
+	int network_bound;
+	step_time_of(m, &b, rank_tokens, NULL, &network_bound);
+	return network_bound;
 }
 
 int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank_tokens)
@@ -393,12 +398,7 @@ double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank
 		return 0;
 	step_batch b;
 	step_batch_terms(m, batch, &b);
-	double mem_s, compute_s;
-	step_rank_terms(m, &b, rank_tokens, &mem_s, &compute_s);
-	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	*compute_bound = compute_s > mem_s;
-	*network_bound = m->moe.on && b.comm_s > roofline_s;
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, b.comm_s);
+	return step_time_of(m, &b, rank_tokens, compute_bound, network_bound);
 }
 
 double wzs_step_times_bound(const wzs_replica_model *m, double batch, double rank_tokens0,
@@ -412,15 +412,8 @@ double wzs_step_times_bound(const wzs_replica_model *m, double batch, double ran
 	}
 	step_batch b;
 	step_batch_terms(m, batch, &b);
-	double mem0, compute0, mem1, compute1;
-	step_rank_terms(m, &b, rank_tokens0, &mem0, &compute0);
-	step_rank_terms(m, &b, rank_tokens1, &mem1, &compute1);
-	double roofline0 = mem0 > compute0 ? mem0 : compute0;
-	double roofline1 = mem1 > compute1 ? mem1 : compute1;
-	*compute_bound = compute0 > mem0;
-	*network_bound = m->moe.on && b.comm_s > roofline0;
-	*t1 = m->overhead_s + wzs_moe_combine(&m->moe, roofline1, b.comm_s);
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline0, b.comm_s);
+	*t1 = step_time_of(m, &b, rank_tokens1, NULL, NULL);
+	return step_time_of(m, &b, rank_tokens0, compute_bound, network_bound);
 }
 
 double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
