@@ -4,26 +4,53 @@
  * the cache they compute moves to the decode GPU over the prefill GPU's
  * link in the GPU format's bytes, so a smaller format arrives sooner.  The
  * session's earlier context is taken to be on the prefill side already (a
- * shared cache store, as Mooncake has): only the new tokens' cache moves. */
+ * shared cache store, as Mooncake has): only the new tokens' cache moves.
+ *
+ * With context parallelism a prompt of at least cp_min_tokens new tokens
+ * runs on the aligned group of cp_ranks pool GPUs whose last GPU frees
+ * first, starting when all of them are free; each holds an even share of
+ * the new tokens' cache and sends it over its own link. */
 #include "sim/fleet.h"
 
 void wzs_pool_prefill(wzs_fleet *f, int32_t ri, int32_t id)
 {
 	wzs_rep *r = &f->reps[ri];
 	wzs_req *q = &f->reqs[id];
-	int j = 0;
-	for (int k = 1; k < f->m->prefill_gpus; k++)
-		if (r->pool_free[k] < r->pool_free[j])
-			j = k;
 	double tokens = (double)(q->prefix - q->reuse + q->prompt);
-	double start = f->now > r->pool_free[j] ? f->now : r->pool_free[j];
-	double done = start + wzs_pool_prefill_time(f->m, tokens,
-						    wzs_model_prefill_pairs(f->m, (double)q->reuse, tokens));
-	r->pool_free[j] = done;
-	double send = done > r->pool_link_free[j] ? done : r->pool_link_free[j];
-	double arrive = send + tokens * f->m->token_bytes / f->m->kv_link_bps;
-	r->pool_link_free[j] = arrive;
-	f->res->busy_pool_prefill_s += done - start;
+	int cp = f->m->cp_ranks, j = 0, width = 1;
+	if (cp > 1 && q->prefix - q->reuse + q->prompt >= f->m->cp_min_tokens) {
+		double first = 0;
+		for (int g = 0; g < f->m->prefill_gpus; g += cp) {
+			double last = r->pool_free[g];
+			for (int k = g + 1; k < g + cp; k++)
+				last = r->pool_free[k] > last ? r->pool_free[k] : last;
+			if (g == 0 || last < first) {
+				first = last;
+				j = g;
+			}
+		}
+		width = cp;
+	} else {
+		for (int k = 1; k < f->m->prefill_gpus; k++)
+			if (r->pool_free[k] < r->pool_free[j])
+				j = k;
+	}
+	double start = f->now;
+	for (int k = j; k < j + width; k++)
+		start = r->pool_free[k] > start ? r->pool_free[k] : start;
+	double pairs = wzs_model_prefill_pairs(f->m, (double)q->reuse, tokens);
+	double done = start + (width > 1 ? wzs_pool_cp_prefill_time(f->m, (double)q->reuse, tokens,
+								     pairs)
+					 : wzs_pool_prefill_time(f->m, tokens, pairs));
+	double share = tokens / width, arrive = done;
+	for (int k = j; k < j + width; k++) {
+		r->pool_free[k] = done;
+		double send = done > r->pool_link_free[k] ? done : r->pool_link_free[k];
+		double at = send + share * f->m->token_bytes / f->m->kv_link_bps;
+		r->pool_link_free[k] = at;
+		arrive = at > arrive ? at : arrive;
+	}
+	f->res->busy_pool_prefill_s += (done - start) * width;
 	q->pool_done = done;
 	q->state = RQ_POOL;
 	wzs_push(f, arrive, PRIO_RESTORE, EV_KV_ARRIVE, (uint32_t)id, q->serial);

@@ -434,6 +434,18 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 				   "%s: disaggregated serving needs prefill_gpus_per_replica in the "
 				   "scenario (the prefill pool's GPUs per replica)",
 				   where);
+	if (p->disaggregated && p->prefill_cp > 1) {
+		long sizes[WZS_MAX_POOL_SIZES];
+		int n = wzs_prefill_pool_sizes(p, sizes, diag);
+		if (n < 0)
+			return WZ_ERR_INPUT;
+		for (int i = 0; i < n; i++)
+			if (sizes[i] % p->prefill_cp)
+				return wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s: prefill_context_parallel = %ld does not divide a "
+						   "prefill pool of %ld GPUs into groups",
+						   where, p->prefill_cp, sizes[i]);
+	}
 	if (p->prefixes > 0 && p->prefix_tokens < 1)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %ld shared prefixes need pop_prefix_tokens >= 1", where,

@@ -23,12 +23,14 @@ static wz_err cp_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_par
 				   "(with tp a prefill's attention already spreads over the replica's "
 				   "GPUs)",
 				   p->prefill_cp);
-	if (p->disaggregated)
-		return wz_diag_set(diag, WZ_ERR_INPUT,
-				   "prefill_context_parallel: %ld with serving = disaggregated is not "
-				   "modelled (the prefill pool runs each request on one GPU)",
-				   p->prefill_cp);
-	if (p->prefill_cp > out->ranks || out->ranks % p->prefill_cp)
+	if (p->disaggregated) {
+		/* the groups are the prefill pool's GPUs, whatever the decode side */
+		if (p->prefill_cp > p->prefill_gpus || p->prefill_gpus % p->prefill_cp)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "prefill_context_parallel: %ld ranks do not divide the "
+					   "prefill pool of %ld GPUs into groups",
+					   p->prefill_cp, p->prefill_gpus);
+	} else if (p->prefill_cp > out->ranks || out->ranks % p->prefill_cp)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "prefill_context_parallel: %ld ranks do not divide %s on %d x %s "
 				   "into groups (%d attention ranks per replica)",
@@ -416,17 +418,35 @@ double wzs_step_times_bound(const wzs_replica_model *m, double batch, double ran
 	return step_time_of(m, &b, rank_tokens0, compute_bound, network_bound);
 }
 
-double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+/* A pool GPU's part of a prefill: its `new_tokens` through the weights,
+ * attention taking attn_s. */
+static double pool_gpu_time(const wzs_replica_model *m, double new_tokens, double attn_s)
 {
-	if (new_tokens <= 0)
-		return 0;
 	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
 				   m->weight_flops +
-			   pairs * m->prefill_flops_pair / m->attn_flops;
+			   attn_s;
 	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dispatch_bps,
 					  m->moe.pool_combine_bps);
 	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
+}
+
+double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	return pool_gpu_time(m, new_tokens, pairs * m->prefill_flops_pair / m->attn_flops);
+}
+
+double wzs_pool_cp_prefill_time(const wzs_replica_model *m, double cached, double new_tokens,
+				double pairs)
+{
+	if (new_tokens <= 0)
+		return 0;
+	double n = m->cp_ranks;
+	return pool_gpu_time(m, new_tokens / n,
+			     wzs_prefill_rank_attn_s(m, 0, pairs / n,
+						     wzs_cp_ring_time(m, cached, new_tokens)));
 }
 
 double wzs_prefill_pairs(double prefix, double n)

@@ -197,6 +197,13 @@ double wzs_cp_ring_time(const wzs_replica_model *m, double cached, double new_to
  * and no decode to share the GPU with, so no chunking. */
 double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, double pairs);
 
+/* The same with context parallelism: a prompt of at least cp_min_tokens
+ * runs on an aligned group of cp_ranks pool GPUs, each taking an even
+ * share of the new tokens and of the causal pairs (at cp_efficiency)
+ * while the cache circulates over the ring (wzs_cp_ring_time). */
+double wzs_pool_cp_prefill_time(const wzs_replica_model *m, double cached, double new_tokens,
+				double pairs);
+
 /* (query, key) pairs of prefilling n new tokens after `prefix` cached ones. */
 double wzs_prefill_pairs(double prefix, double n);
 /* The pairs a prefill pass costs the model: wzs_prefill_pairs for dense

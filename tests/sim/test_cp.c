@@ -120,9 +120,21 @@ int main(void)
 		p.prefill_cp = 4;
 		p.disaggregated = 1;
 		p.prefill_gpus = 16;
+		p.prefill_gpus = 6;
 		e = wzs_replica_model_build(dsv3, h100, &mem, 200000, rec, rec, 1, &p, &cp4, &diag);
-		ok(e == WZ_ERR_INPUT && strstr(diag.msg, "disaggregated"),
-		   "with a prefill pool refused: %s", diag.msg);
+		ok(e == WZ_ERR_INPUT && strstr(diag.msg, "prefill pool of 6"),
+		   "4 ranks of a prefill pool of 6 refused: %s", diag.msg);
+		ok(wzs_params_validate(&p, "test", &diag) == WZ_ERR_INPUT &&
+			   strstr(diag.msg, "pool of 6"),
+		   "and by the scenario's check: %s", diag.msg);
+		p.prefill_gpus = 16;
+		strcpy(p.prefill_gpus_search, "16, 24, 30");
+		ok(wzs_params_validate(&p, "test", &diag) == WZ_ERR_INPUT &&
+			   strstr(diag.msg, "pool of 30"),
+		   "a searched pool size the groups do not divide refused: %s", diag.msg);
+		p.prefill_gpus_search[0] = '\0';
+		e = wzs_replica_model_build(dsv3, h100, &mem, 200000, rec, rec, 1, &p, &cp4, &diag);
+		ok(!e && cp4.cp_ranks == 4, "4 ranks of a prefill pool of 16 build");
 	}
 
 	/* The ring carries the cached tokens over every link and each rank's

@@ -107,6 +107,81 @@ int main(void)
 		wzs_result_free(&r);
 	}
 
+	/* Context-parallel prefill on the pool: a 60k-token prompt over a
+	 * group of 8 of the 16 pool GPUs, each sending its eighth of the
+	 * cache; a short prompt stays on one GPU; two long prompts at once
+	 * take the two groups side by side and a third waits for the first
+	 * group to free. */
+	{
+		wzs_params p;
+		wzs_replica_model m1, m8;
+		wzs_result r1, r8, r3;
+		wzt_request one[1] = { { 0, 0, 0.0, 60000, 5, 0, 0, 0 } };
+		int e = model("fp8-mix", 1, 50, &p, &m1, NULL) || fixture_run1(&p, &m1, one, 1, &r1, NULL);
+		p.prefill_cp = 8;
+		if (!e) {
+			wzm_memory_params mem;
+			wzm_memory_params_default(&mem);
+			mem.gpus_per_replica = 16;
+			mem.par = WZM_PAR_ATTN_DP;
+			double rec = fixture_record("fp8-mix");
+			e = wzs_replica_model_build(dsv3, h100, &mem, 100000, rec, rec, 1, &p, &m8, &diag) ||
+			    fixture_run1(&p, &m8, one, 1, &r8, NULL);
+		}
+		if (e) {
+			ok(0, "context-parallel pool runs");
+			return tap_done();
+		}
+		double pairs = wzs_prefill_pairs(0, 60000);
+		double want = wzs_pool_cp_prefill_time(&m8, 0, 60000, pairs) +
+			      60000 / 8.0 * m8.token_bytes / m8.kv_link_bps;
+		ok(fabs(r8.ttft.mean - want) <= 1e-9 * want,
+		   "60k tokens over a group of 8: TTFT %.4f s = its prefill + an eighth of the cache "
+		   "moved",
+		   r8.ttft.mean);
+		double attn1 = pairs * m8.prefill_flops_pair / m8.attn_flops;
+		double part = wzs_pool_cp_prefill_time(&m8, 0, 60000, pairs) -
+			      wzs_pool_prefill_time(&m8, 60000 / 8.0, 0);
+		ok(fabs(part - attn1 / (8 * m8.cp_efficiency)) <= 1e-9 * attn1,
+		   "each GPU of the group: an eighth of the tokens and of the pairs at %.2f "
+		   "(attention %.3f s of one GPU's %.3f s)",
+		   m8.cp_efficiency, part, attn1);
+		ok(r8.ttft.mean < r1.ttft.mean / 4,
+		   "and its first token comes sooner than on one GPU (%.3f s against %.3f s)",
+		   r8.ttft.mean, r1.ttft.mean);
+		ok(fabs(r8.busy_pool_prefill_s - 8 * wzs_pool_cp_prefill_time(&m8, 0, 60000, pairs)) <=
+			   1e-9 * r8.busy_pool_prefill_s,
+		   "the pool counts 8 GPUs busy for it (%.3f GPU-s)", r8.busy_pool_prefill_s);
+		wzs_result_free(&r1);
+		wzs_result_free(&r8);
+
+		wzt_request small[1] = { { 0, 0, 0.0, 4000, 5, 0, 0, 0 } };
+		if (fixture_run1(&p, &m8, small, 1, &r3, NULL)) {
+			ok(0, "short prompt run");
+			return tap_done();
+		}
+		double pre = wzs_pool_prefill_time(&m8, 4000, wzs_prefill_pairs(0, 4000));
+		double mv = 4000 * m8.token_bytes / m8.kv_link_bps;
+		ok(fabs(r3.ttft.mean - pre - mv) <= 1e-9 * r3.ttft.mean,
+		   "a prompt under prefill_cp_min_tokens stays on one GPU (TTFT %.4f s)", r3.ttft.mean);
+		wzs_result_free(&r3);
+
+		wzt_request three[3] = { { 0, 0, 0.0, 60000, 5, 0, 0, 0 },
+					 { 1, 0, 0.0, 60000, 5, 0, 0, 0 },
+					 { 2, 0, 0.0, 60000, 5, 0, 0, 0 } };
+		if (fixture_run1(&p, &m8, three, 3, &r3, NULL)) {
+			ok(0, "three long prompts run");
+			return tap_done();
+		}
+		double t = wzs_pool_cp_prefill_time(&m8, 0, 60000, pairs);
+		ok(r3.completed == 3 && fabs(r3.ttft.max - (t + want)) <= 1e-9 * want &&
+			   fabs(r3.ttft.mean - (2 * want + t + want) / 3) <= 1e-9 * want,
+		   "two groups side by side, the third prompt waits for one (TTFT %.3f s, %.3f s "
+		   "at most)",
+		   r3.ttft.mean, r3.ttft.max);
+		wzs_result_free(&r3);
+	}
+
 	wzm_memory_params mem;
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
