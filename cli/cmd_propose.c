@@ -29,12 +29,18 @@ static void help(void)
 	       "table \"Sized by simulation\", which sizing method binds, and latency and\n"
 	       "cache occupancy charts.  The run is stored in the archive and its id printed.\n"
 	       "Files: OUT/proposal.md, OUT/cost.csv, OUT/cost.json, OUT/memory.csv,\n"
-	       "OUT/context.csv, OUT/simulation.csv (with a simulation), OUT/quality.csv\n"
+	       "OUT/context.csv, OUT/simulation.csv (with a simulation), OUT/serving-modes.csv\n"
+	       "(with --serving-modes), OUT/quality.csv\n"
 	       "(with a measurement: every codec row), OUT/charts/\n"
 	       "(gnuplot data, scripts, PNG and SVG).\n"
 	       "\n"
 	       "%s\n%s%s"
 	       "  --simulate             size the fleets by simulating the scenario's users\n"
+	       "  --serving-modes LIST   also size them under each serving mode: 'all', or\n"
+	       "                         SERVING:IDLE and SERVING:offload:FORMAT items, e.g.\n"
+	       "                         aggregated:resident,disaggregated:offload:wzx-5.0\n"
+	       "                         (adds \"Sized under each serving mode\" and\n"
+	       "                         OUT/serving-modes.csv)\n"
 	       "  --max-replicas N       the size search's limit (default 100000)\n"
 	       "  -q, --quiet            no simulation progress on standard error\n"
 	       "\n"
@@ -247,6 +253,7 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 	*err = wz_report_render(s, c, WZP_MD, &md);
 	wz_buf_puts(&md, "\n");
 	wz_propose_sim_section(&md, x->run, s, c);
+	wz_propose_modes_section(&md, x->run, s, c);
 	charts_section(&md, x->charts, x->ncharts, x->rendered, x->why_not, x->skipped);
 	wz_propose_quality_section(&md, x->run, x->codec);
 	wz_propose_live_kl_section(&md, x->run);
@@ -346,7 +353,7 @@ int wz_cmd_propose(int argc, char **argv)
 	wzp_chart **charts = NULL;
 	int ncharts = 0, rendered = 0;
 	wz_buf skipped = { 0 }, why_not = { 0 }, csv = { 0 }, json = { 0 }, mem = { 0 },
-	       ctx = { 0 }, text = { 0 }, simcsv = { 0 }, qcsv = { 0 };
+	       ctx = { 0 }, text = { 0 }, simcsv = { 0 }, qcsv = { 0 }, modecsv = { 0 };
 	char *staging = NULL, *md = NULL;
 	if (!rc && (wz_charts_build(run, codec, &charts, &ncharts, &skipped) ||
 		    wz_report_render(scn, &cmp, WZP_CSV, &csv) ||
@@ -359,6 +366,9 @@ int wz_cmd_propose(int argc, char **argv)
 	context_csv(run, &ctx);
 	if (o.simulate)
 		wz_propose_sim_csv(run, &simcsv);
+	int modes = o.modes.all || o.modes.n;
+	if (modes)
+		wz_propose_modes_csv(run, &modecsv);
 	if (codec)
 		wz_propose_quality_csv(codec, &qcsv);
 	if (!rc && wz_staging_create(o.out_dir, &staging, &diag))
@@ -373,9 +383,10 @@ int wz_cmd_propose(int argc, char **argv)
 		{ "cost.csv", wz_buf_str(&csv) }, { "cost.json", wz_buf_str(&json) },
 		{ "memory.csv", wz_buf_str(&mem) }, { "context.csv", wz_buf_str(&ctx) },
 		{ "simulation.csv", wz_buf_str(&simcsv) }, { "quality.csv", wz_buf_str(&qcsv) },
+		{ "serving-modes.csv", wz_buf_str(&modecsv) },
 	};
 	for (size_t i = 0; !rc && i < sizeof files / sizeof files[0]; i++)
-		if ((i < 4 || (i == 4 && o.simulate) || (i == 5 && codec)) &&
+		if ((i < 4 || (i == 4 && o.simulate) || (i == 5 && codec) || (i == 6 && modes)) &&
 		    wz_staging_file(staging, files[i][0], files[i][1], &diag))
 			rc = wz_cli_fail("propose", &diag);
 
@@ -418,6 +429,7 @@ int wz_cmd_propose(int argc, char **argv)
 	wz_charts_free(charts, ncharts);
 	wz_buf_free(&skipped), wz_buf_free(&why_not), wz_buf_free(&csv), wz_buf_free(&json);
 	wz_buf_free(&mem), wz_buf_free(&ctx), wz_buf_free(&text), wz_buf_free(&simcsv);
+	wz_buf_free(&modecsv);
 	wz_buf_free(&qcsv);
 	wza_run_free(codec_run);
 	wza_close(archive);

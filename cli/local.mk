@@ -7,7 +7,7 @@ libwzcli_a_SOURCES = \
 	cli/cost_report.c \
 	cli/cmd_cost.c \
 	cli/cmd_propose.c \
-	cli/propose.h cli/propose_run.c cli/propose_sim.c cli/charts.c \
+	cli/propose.h cli/propose_run.c cli/propose_sim.c cli/propose_modes.c cli/charts.c \
 	cli/charts_codec.c cli/propose_quality.c cli/propose_livekl.c \
 	cli/publish.h cli/publish.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \

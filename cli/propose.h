@@ -11,9 +11,30 @@
 
 #define WZ_PROPOSE_MAX_TRACES 64
 
+/* A serving mode of --serving-modes: "aggregated" or "disaggregated", idle
+ * policy "resident", "offload" or "drop", and for offload the parked
+ * format ("" for the GPU format). */
+#define WZ_PROPOSE_MAX_MODES 16
+typedef struct {
+	const char *serving, *idle;
+	char offload[64];
+} wz_propose_mode;
+
+typedef struct {
+	int all;  /* 'all': expanded from the scenario (wz_propose_modes_run) */
+	int n;
+	wz_propose_mode modes[WZ_PROPOSE_MAX_MODES];
+} wz_propose_modes;
+
+/* Parses --serving-modes: 'all' or a comma-separated list of SERVING:IDLE
+ * and SERVING:offload:FORMAT.  Returns 0, or -1 with a sentence in why. */
+int wz_propose_modes_parse(const char *list, wz_propose_modes *out /* OUT */, char *why,
+			   size_t why_n);
+
 typedef struct {
 	wz_scenario_opts scn;
 	wz_sim_opts sim;      /* --traffic and the simulator's options */
+	wz_propose_modes modes; /* --serving-modes (n 0 and not all: none) */
 	const char *out_dir;  /* default "wzplan-out" */
 	const char *archive;  /* --archive FILE, or NULL for the default */
 	int simulate;         /* size the fleets by simulation (--simulate or --traffic) */
@@ -76,6 +97,23 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 			    const wzm_compare *c);
 void wz_propose_sim_csv(const wza_run *run, wz_buf *out);
 void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
+
+/* --serving-modes (propose_modes.c): sizes the scenario's formats under each
+ * mode, as the main sizing but with the mode's serving, idle policy and
+ * offload format, and records tables "serving_modes" (a row per mode:
+ * order, serving, idle_policy, offload_format) and "serving_mode_fleets"
+ * (rows "MODE|FORMAT": replicas, gpus, latencies, binds...).  'all' is
+ * aggregated and, where `main` has a prefill pool, disaggregated, each
+ * resident, offloading in the GPU format (and in the scenario's
+ * offload_format where it names another) and dropping.  Returns an exit
+ * status after printing errors. */
+int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
+			 wza_run *run);
+/* The proposal's "Sized under each serving mode" and serving-modes.csv,
+ * from a run's figures (nothing when the run has none). */
+void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
+			      const wzm_compare *c);
+void wz_propose_modes_csv(const wza_run *run, wz_buf *out);
 /* GPUs of a format's simulated fleet in a run; NaN when none. */
 double wz_propose_sim_gpus(const wza_run *run, const char *format);
 

@@ -31,6 +31,7 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		{ "profile", required_argument, NULL, 1201 },
 		{ "codec-run", required_argument, NULL, 1202 },
 		{ "live-kl", required_argument, NULL, 1203 },
+		{ "serving-modes", required_argument, NULL, 1204 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -63,6 +64,13 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		case 1203:
 			o->live_kl = optarg;
 			break;
+		case 1204: {
+			char why[256];
+			if (wz_propose_modes_parse(optarg, &o->modes, why, sizeof why))
+				return wz_cli_usage("propose", "--serving-modes: %s", why);
+			sim_option = 1;
+			break;
+		}
 		case 1200: /* --trace FILE...: the words that follow are traces too */
 			o->traces[o->ntraces++] = optarg;
 			while (optind < argc && argv[optind][0] != '-' &&
@@ -299,6 +307,8 @@ static int simulate(const char *cmd, const wz_propose_opts *o, wza_run *run)
 		wz_sim_record_setup(run, &setup, o->sim.traffic);
 		wz_size_record(run, &setup, rows, setup.scn->nformats, base);
 	}
+	if (!rc && (o->modes.all || o->modes.n))
+		rc = wz_propose_modes_run(cmd, o, &setup, run);
 	wz_size_rows_free(rows, setup.scn->nformats);
 	wz_sim_setup_free(&setup);
 	return rc;

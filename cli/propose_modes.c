@@ -1,0 +1,331 @@
+/* `propose --serving-modes`: the scenario's formats sized by simulation under
+ * each of several serving modes (aggregated or disaggregated; idle sessions
+ * resident, offloaded in the GPU format or another, or dropped), recorded
+ * into the run and rendered from its figures (propose.h). */
+#include "cli/propose.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wz_io.h"
+
+static const char *const servings[] = { "aggregated", "disaggregated" };
+static const char *const idles[] = { "resident", "offload", "drop" };
+
+static int one_of(const char *s, size_t n, const char *const *names, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == n && !strncmp(s, names[i], n))
+			return (int)i;
+	return -1;
+}
+
+int wz_propose_modes_parse(const char *list, wz_propose_modes *out, char *why, size_t why_n)
+{
+	memset(out, 0, sizeof *out);
+	if (!strcmp(list, "all")) {
+		out->all = 1;
+		return 0;
+	}
+	const char *p = list;
+	while (*p) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (!*p)
+			break;
+		size_t len = strcspn(p, ",");
+		while (len > 0 && p[len - 1] == ' ')
+			len--;
+		if (out->n == WZ_PROPOSE_MAX_MODES) {
+			snprintf(why, why_n, "at most %d serving modes", WZ_PROPOSE_MAX_MODES);
+			return -1;
+		}
+		wz_propose_mode *m = &out->modes[out->n];
+		const char *c1 = memchr(p, ':', len);
+		const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - p)) : NULL;
+		int s = c1 ? one_of(p, (size_t)(c1 - p), servings, 2) : -1;
+		size_t ilen = c1 ? (c2 ? (size_t)(c2 - c1 - 1) : len - (size_t)(c1 + 1 - p)) : 0;
+		int i = c1 ? one_of(c1 + 1, ilen, idles, 3) : -1;
+		size_t flen = c2 ? len - (size_t)(c2 + 1 - p) : 0;
+		if (s < 0 || i < 0 || (c2 && (i != 1 || flen == 0 || flen >= sizeof m->offload))) {
+			snprintf(why, why_n,
+				 "'%.*s': use SERVING:IDLE or SERVING:offload:FORMAT (SERVING "
+				 "aggregated or disaggregated, IDLE resident, offload or drop), or 'all'",
+				 (int)len, p);
+			return -1;
+		}
+		m->serving = servings[s];
+		m->idle = idles[i];
+		snprintf(m->offload, sizeof m->offload, "%.*s", (int)flen, c2 ? c2 + 1 : "");
+		out->n++;
+		p += len;
+		while (*p && *p != ',')
+			p++;
+	}
+	if (out->n == 0) {
+		snprintf(why, why_n, "no serving mode given");
+		return -1;
+	}
+	return 0;
+}
+
+static void add(wz_propose_modes *m, const char *serving, const char *idle, const char *offload)
+{
+	wz_propose_mode *x = &m->modes[m->n++];
+	x->serving = serving;
+	x->idle = idle;
+	snprintf(x->offload, sizeof x->offload, "%s", offload);
+}
+
+/* 'all': both servings (disaggregated where the scenario has a prefill
+ * pool), each with every idle policy, and offloading in the scenario's
+ * offload format too where that is not the GPU format. */
+static void expand_all(const wz_sim_setup *main, wz_propose_modes *out, const char **skipped)
+{
+	const wzs_params *p = &main->params;
+	int pool = p->prefill_gpus > 0 || p->prefill_gpus_search[0];
+	const char *other = strcmp(p->offload_format, "same") ? p->offload_format : "";
+	out->n = 0;
+	*skipped = pool ? NULL
+			: "disaggregated serving was not sized: the scenario names no prefill pool "
+			  "(prefill_gpus_per_replica or prefill_gpus_search)";
+	for (int s = 0; s < 1 + pool; s++) {
+		add(out, servings[s], "resident", "");
+		add(out, servings[s], "offload", "");
+		if (*other)
+			add(out, servings[s], "offload", other);
+		add(out, servings[s], "drop", "");
+	}
+}
+
+static void mode_label(const wz_propose_mode *m, char *out, size_t n)
+{
+	snprintf(out, n, "%s/%s%s%s", m->serving, m->idle, m->offload[0] ? "/" : "", m->offload);
+}
+
+static void record_mode(wza_run *run, int order, const wz_propose_mode *m,
+			const wz_size_row *rows, int nrows)
+{
+	char label[128], key[256];
+	mode_label(m, label, sizeof label);
+	const char *t = "serving_modes";
+	wza_run_figure(run, t, label, "order", order, NULL);
+	wza_run_figure(run, t, label, "serving", NAN, m->serving);
+	wza_run_figure(run, t, label, "idle_policy", NAN, m->idle);
+	wza_run_figure(run, t, label, "offload_format", NAN, m->offload[0] ? m->offload : "same");
+	t = "serving_mode_fleets";
+	for (int i = 0; i < nrows; i++) {
+		const wz_size_row *r = &rows[i];
+		int found = r->search.replicas > 0;
+		snprintf(key, sizeof key, "%s|%s", label, r->size.name);
+		wza_run_figure(run, t, key, "replicas", found ? (double)r->fleet.replicas : NAN, NULL);
+		wza_run_figure(run, t, key, "gpus", found ? (double)r->fleet.gpus : NAN, NULL);
+		wza_run_figure(run, t, key, "reserved_usd_year",
+			       found ? r->fleet.reserved_usd_year : NAN, NULL);
+		wza_run_figure(run, t, key, "ttft_p99_s", found ? r->search.result.ttft.p99 : NAN,
+			       NULL);
+		wza_run_figure(run, t, key, "tpot_p99_s", found ? r->search.result.tpot.p99 : NAN,
+			       NULL);
+		wza_run_figure(run, t, key, "occupancy_peak",
+			       found ? r->search.result.occupancy_peak : NAN, NULL);
+		if (r->prefill_gpus > 0)
+			wza_run_figure(run, t, key, "prefill_gpus_per_replica", (double)r->prefill_gpus,
+				       NULL);
+		wza_run_figure(run, t, key, "runs", (double)r->search.runs, NULL);
+		wza_run_figure(run, t, key, "within_noise", NAN,
+			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
+		wza_run_figure(run, t, key, "binds", NAN, wzs_binding_name(r->search.binding));
+	}
+}
+
+int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
+			 wza_run *run)
+{
+	wz_propose_modes modes = o->modes;
+	const char *skipped = NULL;
+	if (modes.all)
+		expand_all(main, &modes, &skipped);
+	if (skipped)
+		wza_run_figure(run, "serving_modes_note", "all", "skipped", NAN, skipped);
+	for (int k = 0; k < modes.n; k++) {
+		const wz_propose_mode *m = &modes.modes[k];
+		wz_sim_opts so = o->sim;
+		so.serving = m->serving;
+		so.idle_policy = m->idle;
+		so.offload_format = m->offload[0] ? m->offload : "same";
+		char label[128];
+		mode_label(m, label, sizeof label);
+		if (!o->quiet)
+			fprintf(stderr, "%s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
+		wz_sim_setup setup;
+		int rc = wz_sim_setup_load(cmd, &o->scn, &so, &setup);
+		if (rc)
+			return rc;
+		wz_size_row *rows = NULL;
+		int base = -1;
+		rc = wz_size_formats(cmd, &setup, o->max_replicas, o->quiet, &rows, &base);
+		if (!rc)
+			record_mode(run, k, m, rows, setup.scn->nformats);
+		wz_size_rows_free(rows, setup.scn->nformats);
+		wz_sim_setup_free(&setup);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static double fig(const wza_run *run, const char *table, const char *row, const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f ? f->value : NAN;
+}
+
+static const char *fig_text(const wza_run *run, const char *table, const char *row,
+			    const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f && f->text ? f->text : "";
+}
+
+/* The run's modes in their order: labels pointing into the run. */
+static int mode_labels(const wza_run *run, const char **labels, int max)
+{
+	int n = 0;
+	for (int i = 0; i < run->nfigures; i++) {
+		const wza_figure *f = &run->figures[i];
+		if (strcmp(f->table, "serving_modes") || strcmp(f->col, "order"))
+			continue;
+		int at = (int)f->value;
+		if (at >= 0 && at < max) {
+			labels[at] = f->row;
+			n = at + 1 > n ? at + 1 : n;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (!labels[i])
+			return 0;
+	return n;
+}
+
+static void idle_words(const wza_run *run, const char *label, char *out, size_t n)
+{
+	const char *idle = fig_text(run, "serving_modes", label, "idle_policy");
+	const char *f = fig_text(run, "serving_modes", label, "offload_format");
+	if (!strcmp(idle, "offload"))
+		snprintf(out, n, "offload, in %s", strcmp(f, "same") ? f : "the GPU format");
+	else
+		snprintf(out, n, "%s", idle);
+}
+
+void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
+			      const wzm_compare *c)
+{
+	const char *labels[WZ_PROPOSE_MAX_MODES * 2] = { 0 };
+	int n = mode_labels(run, labels, WZ_PROPOSE_MAX_MODES * 2);
+	const char *skipped = fig_text(run, "serving_modes_note", "all", "skipped");
+	if (n == 0 && !*skipped)
+		return;
+	wz_buf_puts(md, "## Sized under each serving mode\n\n");
+	wz_buf_puts(md, "The same formats, users and targets as \"Sized by simulation\", sized again "
+			"with the serving and the idle policy of each row (the scenario's other "
+			"keys unchanged).  Each cell: replicas, then GPUs (a disaggregated "
+			"replica's prefill pool included).\n\n");
+	wzp_table *t = wzp_table_new("Fleets by serving mode");
+	if (!t)
+		return;
+	wzp_table_column(t, "serving", "Serving", 0);
+	wzp_table_column(t, "idle", "Idle sessions", 0);
+	for (int i = 0; i < c->nrows; i++)
+		wzp_table_column(t, c->rows[i].fmt.name, c->rows[i].fmt.label, 1);
+	wzp_table_column(t, "binds", "Binds", 0);
+	int noisy = 0;
+	for (int k = 0; k < n; k++) {
+		char words[96], key[256], cell[96], g[32], r[32];
+		wzp_table_row(t);
+		wzp_table_str(t, fig_text(run, "serving_modes", labels[k], "serving"));
+		idle_words(run, labels[k], words, sizeof words);
+		wzp_table_str(t, words);
+		wz_buf binds = { 0 };
+		const char *first = NULL;
+		int same = 1;
+		for (int i = 0; i < c->nrows; i++) {
+			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[i].fmt.name);
+			double rep = fig(run, "serving_mode_fleets", key, "replicas");
+			if (isnan(rep)) {
+				wzp_table_str(t, "none met the targets");
+			} else {
+				int close = !strcmp(fig_text(run, "serving_mode_fleets", key,
+							     "within_noise"),
+						    "yes");
+				noisy = noisy || close;
+				wz_format_thousands(rep, 0, r, sizeof r);
+				wz_format_thousands(fig(run, "serving_mode_fleets", key, "gpus"), 0, g,
+						    sizeof g);
+				snprintf(cell, sizeof cell, "%s (%s)%s", r, g, close ? " *" : "");
+				wzp_table_num(t, rep, cell);
+			}
+			const char *b = fig_text(run, "serving_mode_fleets", key, "binds");
+			if (!first)
+				first = b;
+			same = same && !strcmp(first, b);
+			wz_buf_printf(&binds, "%s%s: %s", i ? "; " : "", c->rows[i].fmt.label, b);
+		}
+		wzp_table_str(t, same && first ? first : wz_buf_str(&binds));
+		wz_buf_free(&binds);
+	}
+	wzp_table_note(t, "Replicas of %.0f decode GPUs; the smallest fleet whose run met p99 TTFT "
+			  "%g s and p99 TPOT %g ms with no refused request.  Binds: the resource "
+			  "that made the largest fleet short of it fail (or, where none met the "
+			  "targets, the run at the limit).  Per format and mode: "
+			  "`serving-modes.csv`.",
+		       fig(run, "sim_setup", "setup", "gpus_per_replica"),
+		       fig(run, "sim_setup", "setup", "ttft_p99_target_s"),
+		       fig(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3);
+	if (noisy)
+		wzp_table_note(t, "*: the fleet met or missed the targets within its runs' own noise "
+				  "(a p99 inside its interval), so one replica more or fewer may do; "
+				  "a longer --duration narrows it.");
+	if (*skipped)
+		wzp_table_note(t, "%s.", skipped);
+	(void)s;
+	wzp_table_render(t, WZP_MD, md);
+	wzp_table_free(t);
+	wz_buf_puts(md, "\n");
+}
+
+void wz_propose_modes_csv(const wza_run *run, wz_buf *out)
+{
+	static const char *const cols[] = { "replicas", "gpus", "prefill_gpus_per_replica",
+					    "reserved_usd_year", "ttft_p99_s", "tpot_p99_s",
+					    "occupancy_peak", "runs" };
+	const size_t nc = sizeof cols / sizeof cols[0];
+	const char *labels[WZ_PROPOSE_MAX_MODES * 2] = { 0 };
+	int n = mode_labels(run, labels, WZ_PROPOSE_MAX_MODES * 2);
+	wz_buf_puts(out, "serving,idle_policy,offload_format,format");
+	for (size_t k = 0; k < nc; k++)
+		wz_buf_printf(out, ",%s", cols[k]);
+	wz_buf_puts(out, ",binds\n");
+	for (int k = 0; k < n; k++) {
+		size_t len = strlen(labels[k]);
+		for (int i = 0; i < run->nfigures; i++) {
+			const wza_figure *f = &run->figures[i];
+			if (strcmp(f->table, "serving_mode_fleets") || strcmp(f->col, "replicas") ||
+			    strncmp(f->row, labels[k], len) || f->row[len] != '|')
+				continue;
+			wz_buf_printf(out, "%s,%s,%s,%s",
+				      fig_text(run, "serving_modes", labels[k], "serving"),
+				      fig_text(run, "serving_modes", labels[k], "idle_policy"),
+				      fig_text(run, "serving_modes", labels[k], "offload_format"),
+				      f->row + len + 1);
+			for (size_t j = 0; j < nc; j++) {
+				double v = fig(run, "serving_mode_fleets", f->row, cols[j]);
+				wz_buf_puts(out, ",");
+				if (!isnan(v))
+					wz_buf_printf(out, "%.10g", v);
+			}
+			wz_buf_printf(out, ",%s\n", fig_text(run, "serving_mode_fleets", f->row, "binds"));
+		}
+	}
+}
