@@ -62,7 +62,8 @@ int main(void)
 		{ "DeepSeek-V2-Lite", 26, 6, 64, 2, 1408 }, { "Kimi-K2-Instruct", 60, 8, 384, 1, 2048 },
 		{ "Moonlight-16B-A3B", 26, 6, 64, 2, 1408 }, { "Qwen3-235B-A22B", 94, 8, 128, 0, 1536 },
 		{ "MiniMax-M2", 62, 8, 256, 0, 1536 },     { "GLM-5 (FP8)", 75, 8, 256, 1, 2048 },
-		{ "GLM-4.7-Flash", 46, 4, 64, 1, 1536 },
+		{ "GLM-4.7-Flash", 46, 4, 64, 1, 1536 },  { "GLM-4.7", 89, 8, 160, 1, 1536 },
+		{ "Kimi-VL-A3B (text model)", 26, 6, 64, 2, 1408 },
 	};
 	for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
 		const wzm_model *m = wzm_find_model(cat, moe[i].model, &diag);
