@@ -52,7 +52,7 @@ int main(void)
 	ok(v3 && v3->layers == 61 && v3->kv_lora_rank == 512 && v3->rope_dim == 64,
 	   "DeepSeek-V3 architecture");
 	ok(v3 && strstr(v3->source, "config_671B.json") != NULL, "every row keeps its source");
-	ok(isnan(wzm_find_model(cat, "LongCat-Flash-Lite", &diag)->params_total_b), "empty cells stay empty");
+	ok(isnan(wzm_find_model(cat, "Llama-3.1-70B-Instruct", &diag)->kv_lora_rank), "empty cells stay empty");
 	/* the MoE shapes, as the models' configs give them */
 	struct {
 		const char *model;
@@ -62,7 +62,8 @@ int main(void)
 		{ "DeepSeek-V2-Lite", 26, 6, 64, 2, 1408 }, { "Kimi-K2-Instruct", 60, 8, 384, 1, 2048 },
 		{ "Moonlight-16B-A3B", 26, 6, 64, 2, 1408 }, { "Qwen3-235B-A22B", 94, 8, 128, 0, 1536 },
 		{ "MiniMax-M2", 62, 8, 256, 0, 1536 },     { "GLM-5 (FP8)", 75, 8, 256, 1, 2048 },
-		{ "GLM-4.7-Flash", 46, 4, 64, 1, 1536 },
+		{ "GLM-4.7-Flash", 46, 4, 64, 1, 1536 },  { "GLM-4.7", 89, 8, 160, 1, 1536 },
+		{ "Kimi-VL-A3B (text model)", 26, 6, 64, 2, 1408 },
 	};
 	for (size_t i = 0; i < sizeof moe / sizeof moe[0]; i++) {
 		const wzm_model *m = wzm_find_model(cat, moe[i].model, &diag);
@@ -83,6 +84,9 @@ int main(void)
 	   "LongCat-Flash-Chat: 56 cache layers (two MLA modules in each of 28), 560B, 27B on average");
 	ok(lcl && lcl->layers == 28 && isnan(lcl->moe_top_k),
 	   "LongCat-Flash-Lite: 28 cache layers; no MoE shape (zero-computation experts)");
+	ok(lc && isnan(lc->moe_layers) && isnan(lc->moe_top_k) && isnan(lc->moe_routed_experts) &&
+		   isnan(lc->moe_shared_experts) && isnan(lc->moe_intermediate_size),
+	   "LongCat-Flash-Chat: no MoE shape (zero-computation experts, docs/validation.md)");
 	ok(isnan(wzm_find_model(cat, "Llama-3.1-70B-Instruct", &diag)->moe_top_k),
 	   "a dense model has no MoE shape");
 	ok(wzm_find_gpu(cat, "H100 SXM", &diag) != NULL, "GPU by unique prefix");
