@@ -158,7 +158,7 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 		char label[128];
 		mode_label(m, label, sizeof label);
 		if (!o->quiet)
-			fprintf(stderr, "%s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
+			fprintf(stderr, "wzplan %s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
 		wz_sim_setup setup;
 		int rc = wz_sim_setup_load(cmd, &o->scn, &so, &setup);
 		if (rc)
