@@ -105,6 +105,11 @@ void wza_run_fleet(wza_run *run, const wza_fleet *fleet);
 const wza_figure *wza_run_find_figure(const wza_run *run, const char *table, const char *row,
 				      const char *col);
 const wza_input *wza_run_find_input(const wza_run *run, const char *kind, const char *name);
+/* A figure's value (NaN when absent), and its text (`absent` when the
+ * figure is absent or has none). */
+double wza_run_value(const wza_run *run, const char *table, const char *row, const char *col);
+const char *wza_run_text(const wza_run *run, const char *table, const char *row, const char *col,
+			 const char *absent);
 
 typedef struct wza_archive wza_archive;
 

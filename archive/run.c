@@ -200,6 +200,19 @@ const wza_figure *wza_run_find_figure(const wza_run *run, const char *table, con
 	return NULL;
 }
 
+double wza_run_value(const wza_run *run, const char *table, const char *row, const char *col)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f ? f->value : NAN;
+}
+
+const char *wza_run_text(const wza_run *run, const char *table, const char *row, const char *col,
+			 const char *absent)
+{
+	const wza_figure *f = wza_run_find_figure(run, table, row, col);
+	return f && f->text ? f->text : absent;
+}
+
 const wza_input *wza_run_find_input(const wza_run *run, const char *kind, const char *name)
 {
 	for (int i = 0; i < run->ninputs; i++)

@@ -37,26 +37,19 @@ static void rows_of(const wza_run *run, const char *table, name_list *rows, name
 		}
 }
 
-static double fig(const wza_run *run, const char *table, const char *row, const char *col)
-{
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f ? f->value : NAN;
-}
-
 static const char *fig_text(const wza_run *run, const char *table, const char *row,
 			    const char *col)
 {
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f && f->text ? f->text : "?";
+	return wza_run_text(run, table, row, col, "?");
 }
 
 /* "10,000 users at 100k tokens, DeepSeek-V3 on H100 SXM 80GB" */
 static void scenario_line(const wza_run *run, char *out, size_t n)
 {
 	char users[32];
-	wz_format_thousands(fig(run, "scenario", "scenario", "users"), 0, users, sizeof users);
+	wz_format_thousands(wza_run_value(run, "scenario", "scenario", "users"), 0, users, sizeof users);
 	snprintf(out, n, "%s users at %.0fk tokens, %s on %s", users,
-		 fig(run, "scenario", "scenario", "context") / 1000.0,
+		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0,
 		 fig_text(run, "scenario", "scenario", "model"),
 		 fig_text(run, "scenario", "scenario", "gpu"));
 }
@@ -110,7 +103,7 @@ static wzp_chart *cost_chart(const wza_run *run, int savings)
 		char key[64];
 		snprintf(key, sizeof key, "%s_%s", methods[m], savings ? "saving_reserved"
 								       : "reserved_usd_year");
-		if (isnan(fig(run, "cost", formats.items[0], key)))
+		if (isnan(wza_run_value(run, "cost", formats.items[0], key)))
 			continue;
 		char name[96];
 		snprintf(name, sizeof name, "Reserved, %s", method_names[m]);
@@ -133,13 +126,13 @@ static wzp_chart *cost_chart(const wza_run *run, int savings)
 			else
 				snprintf(key, sizeof key, "%s_%s_usd_year", keys[k],
 					 k % 2 ? "ondemand" : "reserved");
-			wzp_chart_value(c, series[k], fig(run, "cost", f, key) / 1e6, NAN, NAN);
+			wzp_chart_value(c, series[k], wza_run_value(run, "cost", f, key) / 1e6, NAN, NAN);
 		}
 	}
 	wzp_chart_note(c, "Prices: $%.2f per GPU-hour reserved, $%.2f on demand (price set '%s'), "
 			  "x 8,760 hours a year.",
-		       fig(run, "scenario", "scenario", "reserved_usd_h"),
-		       fig(run, "scenario", "scenario", "ondemand_usd_h"),
+		       wza_run_value(run, "scenario", "scenario", "reserved_usd_h"),
+		       wza_run_value(run, "scenario", "scenario", "ondemand_usd_h"),
 		       fig_text(run, "scenario", "scenario", "price_set"));
 	source_note(c, run, &formats);
 	return c;
@@ -174,18 +167,18 @@ static wzp_chart *context_chart(const wza_run *run, int users)
 		double ctx = atof(contexts.items[k]);
 		wzp_chart_row(c, contexts.items[k], ctx / 1000.0);
 		for (int s = 0; s < formats.n; s++) {
-			double v = fig(run, table, formats.items[s], contexts.items[k]);
+			double v = wza_run_value(run, table, formats.items[s], contexts.items[k]);
 			/* Zero users cannot be drawn on a log scale: it is "does not fit". */
 			wzp_chart_value(c, s, users && v <= 0 ? NAN : v, NAN, NAN);
 		}
 	}
 	char mark[64];
 	snprintf(mark, sizeof mark, "scenario: %.0fk tokens",
-		 fig(run, "scenario", "scenario", "context") / 1000.0);
-	wzp_chart_mark_x(c, fig(run, "scenario", "scenario", "context") / 1000.0, mark);
+		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0);
+	wzp_chart_mark_x(c, wza_run_value(run, "scenario", "scenario", "context") / 1000.0, mark);
 	wzp_chart_note(c, "Whole replicas of %.0f GPUs; every user's cache stays resident; a gap "
 			  "means not one user fits.",
-		       fig(run, "scenario", "scenario", "gpus_per_replica"));
+		       wza_run_value(run, "scenario", "scenario", "gpus_per_replica"));
 	source_note(c, run, &formats);
 	return c;
 }
@@ -200,7 +193,7 @@ static wzp_chart *memory_chart(const wza_run *run)
 	snprintf(title, sizeof title, "Per-GPU memory\n%s on %s, %.0fk tokens per user",
 		 fig_text(run, "scenario", "scenario", "model"),
 		 fig_text(run, "scenario", "scenario", "gpu"),
-		 fig(run, "scenario", "scenario", "context") / 1000.0);
+		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0);
 	wzp_chart *c = wzp_chart_new(WZP_CHART_STACKED, "memory", title);
 	if (!c)
 		return NULL;
@@ -215,12 +208,12 @@ static wzp_chart *memory_chart(const wza_run *run)
 	for (int i = 0; i < formats.n; i++) {
 		wzp_chart_row(c, formats.items[i], i);
 		for (int p = 0; p < 5; p++)
-			wzp_chart_value(c, p, fig(run, "memory_gib", formats.items[i], parts[p]), NAN,
+			wzp_chart_value(c, p, wza_run_value(run, "memory_gib", formats.items[i], parts[p]), NAN,
 					NAN);
 	}
 	wzp_chart_note(c, "Bars add up to the GPU's HBM (%.0f GiB); cache in use = users per GPU x "
 			  "their 64-token blocks.",
-		       fig(run, "memory_gib", formats.items[0], "hbm"));
+		       wza_run_value(run, "memory_gib", formats.items[0], "hbm"));
 	source_note(c, run, &formats);
 	return c;
 }
@@ -246,18 +239,18 @@ static void sim_line(const wza_run *run, char *out, size_t n)
 {
 	const char *t = "sim_setup", *r = "setup";
 	char users[32];
-	double u = fig(run, t, r, "users");
+	double u = wza_run_value(run, t, r, "users");
 	if (isnan(u)) {
 		snprintf(out, n, "replay of %s, seed %.0f", fig_text(run, t, r, "traffic"),
-			 fig(run, t, r, "seed"));
+			 wza_run_value(run, t, r, "seed"));
 		return;
 	}
 	wz_format_thousands(u, 0, users, sizeof users);
 	snprintf(out, n, "%s users at %.0fk tokens, %.0f s simulated after %.0f s warm-up, "
 			 "idle sessions %s, seed %.0f",
-		 users, fig(run, "scenario", "scenario", "context") / 1000.0,
-		 fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"), fig(run, t, r, "warmup_s"),
-		 fig_text(run, t, r, "idle_policy"), fig(run, t, r, "seed"));
+		 users, wza_run_value(run, "scenario", "scenario", "context") / 1000.0,
+		 wza_run_value(run, t, r, "duration_s") - wza_run_value(run, t, r, "warmup_s"), wza_run_value(run, t, r, "warmup_s"),
+		 fig_text(run, t, r, "idle_policy"), wza_run_value(run, t, r, "seed"));
 }
 
 static wzp_chart *sim_chart(const wza_run *run, const char *series)
@@ -304,7 +297,7 @@ static wzp_chart *sim_chart(const wza_run *run, const char *series)
 	if (k >= 0 && sim_series[k].target) {
 		/* The target as a series of its own, a vertical line from 0 to 1,
 		 * so the axis always reaches it and the legend names it. */
-		double target = fig(run, "sim_setup", "setup", sim_series[k].target);
+		double target = wza_run_value(run, "sim_setup", "setup", sim_series[k].target);
 		if (!isnan(target) && target > 0) {
 			char label[64];
 			double x = target * sim_series[k].target_scale;

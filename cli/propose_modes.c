@@ -176,17 +176,10 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 	return 0;
 }
 
-static double fig(const wza_run *run, const char *table, const char *row, const char *col)
-{
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f ? f->value : NAN;
-}
-
 static const char *fig_text(const wza_run *run, const char *table, const char *row,
 			    const char *col)
 {
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f && f->text ? f->text : "";
+	return wza_run_text(run, table, row, col, "");
 }
 
 /* The run's modes in their order: labels pointing into the run. */
@@ -252,7 +245,7 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 		int same = 1;
 		for (int i = 0; i < c->nrows; i++) {
 			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[i].fmt.name);
-			double rep = fig(run, "serving_mode_fleets", key, "replicas");
+			double rep = wza_run_value(run, "serving_mode_fleets", key, "replicas");
 			if (isnan(rep)) {
 				wzp_table_str(t, "none met the targets");
 			} else {
@@ -261,7 +254,7 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 						    "yes");
 				noisy = noisy || close;
 				wz_format_thousands(rep, 0, r, sizeof r);
-				wz_format_thousands(fig(run, "serving_mode_fleets", key, "gpus"), 0, g,
+				wz_format_thousands(wza_run_value(run, "serving_mode_fleets", key, "gpus"), 0, g,
 						    sizeof g);
 				snprintf(cell, sizeof cell, "%s (%s)%s", r, g, close ? " *" : "");
 				wzp_table_num(t, rep, cell);
@@ -280,9 +273,9 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 			  "that made the largest fleet short of it fail (or, where none met the "
 			  "targets, the run at the limit).  Per format and mode: "
 			  "`serving-modes.csv`.",
-		       fig(run, "sim_setup", "setup", "gpus_per_replica"),
-		       fig(run, "sim_setup", "setup", "ttft_p99_target_s"),
-		       fig(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3);
+		       wza_run_value(run, "sim_setup", "setup", "gpus_per_replica"),
+		       wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s"),
+		       wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3);
 	if (noisy)
 		wzp_table_note(t, "*: the fleet met or missed the targets within its runs' own noise "
 				  "(a p99 inside its interval), so one replica more or fewer may do; "
@@ -320,7 +313,7 @@ void wz_propose_modes_csv(const wza_run *run, wz_buf *out)
 				      fig_text(run, "serving_modes", labels[k], "offload_format"),
 				      f->row + len + 1);
 			for (size_t j = 0; j < nc; j++) {
-				double v = fig(run, "serving_mode_fleets", f->row, cols[j]);
+				double v = wza_run_value(run, "serving_mode_fleets", f->row, cols[j]);
 				wz_buf_puts(out, ",");
 				if (!isnan(v))
 					wz_buf_printf(out, "%.10g", v);

@@ -9,17 +9,10 @@
 
 #include "common/wz_io.h"
 
-static double fig(const wza_run *run, const char *table, const char *row, const char *col)
-{
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f ? f->value : NAN;
-}
-
 static const char *fig_text(const wza_run *run, const char *table, const char *row,
 			    const char *col)
 {
-	const wza_figure *f = wza_run_find_figure(run, table, row, col);
-	return f && f->text ? f->text : "";
+	return wza_run_text(run, table, row, col, "");
 }
 
 static int simulated(const wza_run *run)
@@ -29,7 +22,7 @@ static int simulated(const wza_run *run)
 
 double wz_propose_sim_gpus(const wza_run *run, const char *format)
 {
-	return fig(run, "simulation", format, "gpus");
+	return wza_run_value(run, "simulation", format, "gpus");
 }
 
 static void money(char *out, size_t n, double usd)
@@ -55,17 +48,17 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 {
 	const char *t = "sim_setup", *r = "setup";
 	char n[32];
-	if (isnan(fig(run, t, r, "users")))
+	if (isnan(wza_run_value(run, t, r, "users")))
 		wz_buf_printf(md, "replay of `%s` (%s requests, arrival times divided by %g) after "
 				  "%g s of warm-up",
-			      fig_text(run, t, r, "traffic"), count(fig(run, t, r, "requests"), n, sizeof n),
-			      fig(run, t, r, "speedup"), fig(run, t, r, "warmup_s"));
+			      fig_text(run, t, r, "traffic"), count(wza_run_value(run, t, r, "requests"), n, sizeof n),
+			      wza_run_value(run, t, r, "speedup"), wza_run_value(run, t, r, "warmup_s"));
 	else
 		wz_buf_printf(md, "the scenario's closed population of %s users, %g s measured "
 				  "after %g s of warm-up",
-			      count(fig(run, t, r, "users"), n, sizeof n),
-			      fig(run, t, r, "duration_s") - fig(run, t, r, "warmup_s"),
-			      fig(run, t, r, "warmup_s"));
+			      count(wza_run_value(run, t, r, "users"), n, sizeof n),
+			      wza_run_value(run, t, r, "duration_s") - wza_run_value(run, t, r, "warmup_s"),
+			      wza_run_value(run, t, r, "warmup_s"));
 	wz_buf_printf(md, ", idle sessions %s", fig_text(run, t, r, "idle_policy"));
 	/* Runs archived before the serving mode was recorded say nothing of it. */
 	const char *serving = fig_text(run, t, r, "serving");
@@ -74,20 +67,20 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 		wz_buf_printf(md, ", disaggregated serving (beside each replica's %.0f decode GPUs a "
 				  "prefill pool searched over %s GPUs, each format's fleet the one of "
 				  "fewest GPUs in all)",
-			      fig(run, t, r, "gpus_per_replica"), searched);
+			      wza_run_value(run, t, r, "gpus_per_replica"), searched);
 	else if (!strcmp(serving, "disaggregated"))
 		wz_buf_printf(md, ", disaggregated serving (a prefill pool of %.0f GPUs beside each "
 				  "replica's %.0f decode GPUs, counted in the fleet)",
-			      fig(run, t, r, "prefill_gpus_per_replica"),
-			      fig(run, t, r, "gpus_per_replica"));
+			      wza_run_value(run, t, r, "prefill_gpus_per_replica"),
+			      wza_run_value(run, t, r, "gpus_per_replica"));
 	else if (*serving)
 		wz_buf_printf(md, ", %s serving (prefill and decode on each replica's %.0f GPUs)",
-			      serving, fig(run, t, r, "gpus_per_replica"));
+			      serving, wza_run_value(run, t, r, "gpus_per_replica"));
 	const char *ep = fig_text(run, t, r, "expert_parallel");
 	if (!strncmp(ep, "yes", 3))
 		wz_buf_printf(md, ", expert parallelism over each replica's GPUs%s",
 			      strcmp(ep, "yes") ? " with dual-batch overlap" : "");
-	wz_buf_printf(md, ", seed %.0f", fig(run, t, r, "seed"));
+	wz_buf_printf(md, ", seed %.0f", wza_run_value(run, t, r, "seed"));
 }
 
 /* Where the sized fleet stands against each limit, and why one replica
@@ -95,37 +88,37 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 {
 	const char *t = "simulation", *u = "simulation_below", *v = "sim_setup", *r = "setup";
-	double ttft_t = fig(run, v, r, "ttft_p99_target_s");
-	double tpot_t = fig(run, v, r, "tpot_p99_target_s");
+	double ttft_t = wza_run_value(run, v, r, "ttft_p99_target_s");
+	double tpot_t = wza_run_value(run, v, r, "tpot_p99_target_s");
 	char gpus[32];
 	wz_buf_printf(md, "The simulated fleet of %s GPUs (%.0f replicas) runs at %.0f%% of the "
 			  "p99 TTFT target and %.0f%% of the p99 TPOT target, its cache pool at "
 			  "most %.0f%% full.",
-		      count(fig(run, t, format, "gpus"), gpus, sizeof gpus),
-		      fig(run, t, format, "replicas"), 100 * fig(run, t, format, "ttft_p99_s") / ttft_t,
-		      100 * fig(run, t, format, "tpot_p99_s") / tpot_t,
-		      100 * fig(run, t, format, "occupancy_peak"));
-	double behind = fig(run, t, format, "decode_behind_prefill");
+		      count(wza_run_value(run, t, format, "gpus"), gpus, sizeof gpus),
+		      wza_run_value(run, t, format, "replicas"), 100 * wza_run_value(run, t, format, "ttft_p99_s") / ttft_t,
+		      100 * wza_run_value(run, t, format, "tpot_p99_s") / tpot_t,
+		      100 * wza_run_value(run, t, format, "occupancy_peak"));
+	double behind = wza_run_value(run, t, format, "decode_behind_prefill");
 	if (!isnan(behind))
 		wz_buf_printf(md, "  Its decoding requests spend %.0f%% of their time waiting while "
 				  "their replica runs a prefill pass.",
 			      100 * behind);
-	double below = fig(run, u, format, "replicas");
+	double below = wza_run_value(run, u, format, "replicas");
 	if (isnan(below))
 		return;
 	wz_buf_printf(md, "  With %.0f replicas the run ", below);
-	if (fig(run, u, format, "refused_too_big") > 0)
+	if (wza_run_value(run, u, format, "refused_too_big") > 0)
 		wz_buf_puts(md, "refused a request too large for a replica's cache pool");
-	else if (fig(run, u, format, "refused_timeout") > 0)
+	else if (wza_run_value(run, u, format, "refused_timeout") > 0)
 		wz_buf_printf(md, "refused a request that waited longer than the %g s queue limit, "
 				  "after %s completed",
-			      fig(run, v, r, "queue_timeout_s"),
-			      count(fig(run, u, format, "completed"), gpus, sizeof gpus));
-	else if (fig(run, u, format, "ttft_p99_s") > ttft_t)
-		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)", fig(run, u, format, "ttft_p99_s"));
-	else if (fig(run, u, format, "tpot_p99_s") > tpot_t)
+			      wza_run_value(run, v, r, "queue_timeout_s"),
+			      count(wza_run_value(run, u, format, "completed"), gpus, sizeof gpus));
+	else if (wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
+		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)", wza_run_value(run, u, format, "ttft_p99_s"));
+	else if (wza_run_value(run, u, format, "tpot_p99_s") > tpot_t)
 		wz_buf_printf(md, "missed the p99 TPOT target (%.3g ms)",
-			      1e3 * fig(run, u, format, "tpot_p99_s"));
+			      1e3 * wza_run_value(run, u, format, "tpot_p99_s"));
 	else
 		wz_buf_puts(md, "completed no request");
 	wz_buf_puts(md, ": that is what sets this fleet.");
@@ -159,7 +152,7 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 			wz_buf_printf(md, ", against %s by %s (%+.0f%%)", count(g[i], x, sizeof x),
 				      name[i], g[i] > 0 ? 100 * (g[k] - g[i]) / g[i] : 0.0);
 	wz_buf_puts(md, ".  ");
-	if (!isnan(fig(run, "sim_setup", "setup", "users")))
+	if (!isnan(wza_run_value(run, "sim_setup", "setup", "users")))
 		why_this_fleet(md, run, b->fmt.name);
 	else
 		wz_buf_puts(md, "The simulation replays the traffic file while scaling and memory "
@@ -191,8 +184,8 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 {
 	if (!simulated(run))
 		return;
-	double ttft_t = fig(run, "sim_setup", "setup", "ttft_p99_target_s");
-	double tpot_t = fig(run, "sim_setup", "setup", "tpot_p99_target_s");
+	double ttft_t = wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s");
+	double tpot_t = wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s");
 	wz_buf_puts(md, "## Sized by simulation\n\n");
 	wz_buf_puts(md, "Each format's fleet is the smallest whole number of replicas whose "
 			"simulated run meets the latency targets with no refused request: ");
@@ -219,7 +212,7 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 		char m[48];
 		wzp_table_row(t);
 		wzp_table_str(t, c->rows[i].fmt.label);
-		double rep = fig(run, "simulation", f, "replicas");
+		double rep = wza_run_value(run, "simulation", f, "replicas");
 		if (isnan(rep)) {
 			wzp_table_str(t, "none met the targets");
 			for (int k = 0; k < 7; k++)
@@ -228,34 +221,34 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 			continue;
 		}
 		wzp_table_numf(t, rep, 0);
-		wzp_table_numf(t, fig(run, "simulation", f, "gpus"), 0);
-		money(m, sizeof m, fig(run, "simulation", f, "reserved_usd_year"));
-		wzp_table_num(t, fig(run, "simulation", f, "reserved_usd_year"), m);
-		money(m, sizeof m, fig(run, "simulation", f, "ondemand_usd_year"));
-		wzp_table_num(t, fig(run, "simulation", f, "ondemand_usd_year"), m);
+		wzp_table_numf(t, wza_run_value(run, "simulation", f, "gpus"), 0);
+		money(m, sizeof m, wza_run_value(run, "simulation", f, "reserved_usd_year"));
+		wzp_table_num(t, wza_run_value(run, "simulation", f, "reserved_usd_year"), m);
+		money(m, sizeof m, wza_run_value(run, "simulation", f, "ondemand_usd_year"));
+		wzp_table_num(t, wza_run_value(run, "simulation", f, "ondemand_usd_year"), m);
 		if (i == c->baseline) {
 			wzp_table_str(t, "baseline");
 		} else {
-			money(m, sizeof m, fig(run, "simulation", f, "saving_reserved"));
-			wzp_table_num(t, fig(run, "simulation", f, "saving_reserved"), m);
+			money(m, sizeof m, wza_run_value(run, "simulation", f, "saving_reserved"));
+			wzp_table_num(t, wza_run_value(run, "simulation", f, "saving_reserved"), m);
 		}
-		wzp_table_numf(t, fig(run, "simulation", f, "ttft_p99_s"), 3);
-		wzp_table_numf(t, fig(run, "simulation", f, "tpot_p99_s") * 1e3, 1);
+		wzp_table_numf(t, wza_run_value(run, "simulation", f, "ttft_p99_s"), 3);
+		wzp_table_numf(t, wza_run_value(run, "simulation", f, "tpot_p99_s") * 1e3, 1);
 		char occ[32];
-		snprintf(occ, sizeof occ, "%.0f%%", 100 * fig(run, "simulation", f, "occupancy_peak"));
-		wzp_table_num(t, fig(run, "simulation", f, "occupancy_peak"), occ);
+		snprintf(occ, sizeof occ, "%.0f%%", 100 * wza_run_value(run, "simulation", f, "occupancy_peak"));
+		wzp_table_num(t, wza_run_value(run, "simulation", f, "occupancy_peak"), occ);
 		wzp_table_str(t, fig_text(run, "simulation", f, "binds"));
 	}
 	wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings against "
 			  "`%s` sized the same way.  Cache peak: the largest share of the fleet's "
 			  "cache blocks in use at a sample.  Binds: the resource that made the "
 			  "largest fleet short of it fail.  Figures per run: `wzplan archive show`.",
-		       fig(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
+		       wza_run_value(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
 	if (*fig_text(run, "sim_setup", "setup", "prefill_gpus_search")) {
 		wz_buf pools = { 0 };
 		for (int i = 0; i < c->nrows; i++)
 			wz_buf_printf(&pools, "%s%s %.0f", i ? ", " : "", c->rows[i].fmt.label,
-				      fig(run, "simulation", c->rows[i].fmt.name,
+				      wza_run_value(run, "simulation", c->rows[i].fmt.name,
 					  "prefill_gpus_per_replica"));
 		wzp_table_note(t, "Prefill pool per replica chosen by the search (GPUs beside the "
 				  "decode GPUs, in the GPUs column): %s.",
@@ -286,7 +279,7 @@ void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
 			continue;
 		wz_buf_puts(out, f->row);
 		for (size_t k = 0; k < n; k++) {
-			double v = fig(run, "simulation", f->row, cols[k]);
+			double v = wza_run_value(run, "simulation", f->row, cols[k]);
 			wz_buf_puts(out, ",");
 			if (!isnan(v))
 				wz_buf_printf(out, "%.10g", v);
