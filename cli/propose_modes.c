@@ -243,6 +243,11 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 		wz_buf binds = { 0 };
 		const char *first = NULL;
 		int same = 1;
+		double base_gpus = NAN;
+		if (c->baseline >= 0) {
+			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[c->baseline].fmt.name);
+			base_gpus = wza_run_value(run, "serving_mode_fleets", key, "gpus");
+		}
 		for (int i = 0; i < c->nrows; i++) {
 			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[i].fmt.name);
 			double rep = wza_run_value(run, "serving_mode_fleets", key, "replicas");
@@ -253,10 +258,13 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 							     "within_noise"),
 						    "yes");
 				noisy = noisy || close;
+				double gpus = wza_run_value(run, "serving_mode_fleets", key, "gpus");
+				char vs[32] = "";
+				if (i != c->baseline && base_gpus > 0)
+					snprintf(vs, sizeof vs, ", %+.1f%%", 100 * (gpus / base_gpus - 1));
 				wz_format_thousands(rep, 0, r, sizeof r);
-				wz_format_thousands(wza_run_value(run, "serving_mode_fleets", key, "gpus"), 0, g,
-						    sizeof g);
-				snprintf(cell, sizeof cell, "%s (%s)%s", r, g, close ? " *" : "");
+				wz_format_thousands(gpus, 0, g, sizeof g);
+				snprintf(cell, sizeof cell, "%s (%s%s)%s", r, g, vs, close ? " *" : "");
 				wzp_table_num(t, rep, cell);
 			}
 			const char *b = fig_text(run, "serving_mode_fleets", key, "binds");
@@ -269,20 +277,21 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 		wz_buf_free(&binds);
 	}
 	wzp_table_note(t, "Replicas of %.0f decode GPUs; the smallest fleet whose run met p99 TTFT "
-			  "%g s and p99 TPOT %g ms with no refused request.  Binds: the resource "
+			  "%g s and p99 TPOT %g ms with no refused request; a percentage is the "
+			  "change in GPUs against `%s` in the same mode.  Binds: the resource "
 			  "that made the largest fleet short of it fail (or, where none met the "
 			  "targets, the run at the limit).  Per format and mode: "
 			  "`serving-modes.csv`.",
 		       wza_run_value(run, "sim_setup", "setup", "gpus_per_replica"),
 		       wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s"),
-		       wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3);
+		       wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3,
+		       s->baseline_format);
 	if (noisy)
 		wzp_table_note(t, "*: the fleet met or missed the targets within its runs' own noise "
 				  "(a p99 inside its interval), so one replica more or fewer may do; "
 				  "a longer --duration narrows it.");
 	if (*skipped)
 		wzp_table_note(t, "%s.", skipped);
-	(void)s;
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);
 	wz_buf_puts(md, "\n");

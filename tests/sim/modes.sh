@@ -23,6 +23,8 @@ expect_rc 0 "propose with two serving modes"
 md=$(cat "$tmp/o/proposal.md" 2>/dev/null)
 contains "$md" "## Sized under each serving mode" "  the proposal has the section"
 contains "$md" "| disaggregated | offload, in the GPU format |" "  a row per mode"
+printf '%s\n' "$md" | grep -Eq '^\| aggregated \| resident \| [0-9,]+ \([0-9,]+\)( \*)? \| [0-9,]+ \([0-9,]+, [+-][0-9.]+%\)'
+ok $? "  each cell replicas (GPUs), the other format's with its change against the baseline"
 csv=$(cat "$tmp/o/serving-modes.csv" 2>/dev/null)
 [ "$(printf '%s\n' "$csv" | wc -l)" -eq 5 ]; ok $? "  serving-modes.csv: a header and a row per mode and format"
 
