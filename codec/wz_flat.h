@@ -52,8 +52,9 @@ typedef struct wzc_wz_flat {
 	 * is not on the trellis (a flag, or a component the scalar tables
 	 * code).  Decoding then takes two steps: the groups' digits
 	 * (wzc_wz_decode_group, one group per thread), then the state's walk
-	 * over the trellis entries in coding order (wzc_wzt_walk, one thread a
-	 * token: each state follows from the one before). */
+	 * over the trellis entries in coding order, split in runs over up to
+	 * WZC_WZT_WALKERS threads (wzc_wzt_run_summary, wzc_wzt_run_walk;
+	 * wzc_wzt_walk is the one-thread reference). */
 	int nu;
 	uint32_t th0, th1;
 	const uint32_t *cbt;    /* [nentries] */
@@ -125,15 +126,86 @@ static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t
 	}
 }
 
-/* The trellis entries of a record, in coding order from state 0, once
- * wzc_wz_decode_group has left their digits in y: digit d in state s
- * names level 2 d + (s & 1) of the entry's union codebook
- * (wzt_level_index), and its low bit is the branch to the next state.
- * Each entry's component is read once and then written with its value. */
-static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, float *y)
+/* The walk split over threads.  A trellis step is affine over GF(2):
+ * wzt_next_h(s, b) = A s xor b H1 with A s = wzt_next_h(s, 0), so walking
+ * a run of m trellis entries from state s ends in A^m s xor e, e the end
+ * of the same run from state 0.  Each of `w` walkers takes a run of the
+ * entries (wzc_wzt_run), walks it from 0 for e and carries the images of
+ * the state bits under A alongside (wzc_wzt_run_summary); then each
+ * composes the runs before its own into its start state
+ * (wzc_wzt_run_start) and walks its run again from there, writing the
+ * values (wzc_wzt_run_walk).  The states are the single walk's, so the
+ * values are bit for bit its values; two passes of n / w entries replace
+ * one of n.  WZC_WZT_WALKERS bounds w (the summaries' room per token). */
+#define WZC_WZT_WALKERS 16
+
+/* The state-bit images of a run: byte k is A^m applied to state 1 << k
+ * (nu <= 8, so a state fits a byte). */
+typedef struct {
+	uint64_t cols;
+	uint32_t end0;
+} wzc_wzt_summary;
+
+/* Entries [*i0, *i1) are run j of w (runs of entries, trellis or not, as
+ * even as whole entries allow). */
+static inline WZ_HD void wzc_wzt_run(const wzc_wz_flat *f, int j, int w, int *i0, int *i1)
 {
+	*i0 = (int)((int64_t)f->nentries * j / w);
+	*i1 = (int)((int64_t)f->nentries * (j + 1) / w);
+}
+
+/* A applied to eight states at once, one a byte (the form of wzt_next_h
+ * with b = 0, each byte shifted right and, where its low bit was set,
+ * xored with H0). */
+static inline WZ_HD uint64_t wzc_wzt_step8(uint64_t x, uint32_t th0)
+{
+	uint64_t low = x & 0x0101010101010101ull;
+	return ((x >> 1) & 0x7F7F7F7F7F7F7F7Full) ^ ((low * 0xFFu) & (0x0101010101010101ull * th0));
+}
+
+/* Run j of w from state 0, over the digits wzc_wz_decode_group left in y. */
+static inline WZ_HD wzc_wzt_summary wzc_wzt_run_summary(const wzc_wz_flat *f, const float *y,
+							 int j, int w)
+{
+	int i0, i1;
+	wzc_wzt_run(f, j, w, &i0, &i1);
 	uint32_t state = 0;
-	for (int i = 0; i < f->nentries; i++) {
+	uint64_t cols = 0x8040201008040201ull; /* byte k: 1 << k */
+	for (int i = i0; i < i1; i++) {
+		if (f->cbt[i] == WZC_FLAT_SCALAR)
+			continue;
+		uint32_t d = wzc_f32_bits(y[f->comp[i]]);
+		state = wzt_next_h(state, d & 1, f->th0, f->th1);
+		cols = wzc_wzt_step8(cols, f->th0);
+	}
+	wzc_wzt_summary r = { cols, state };
+	return r;
+}
+
+/* The state run j starts in, from the summaries of runs 0..j-1. */
+static inline WZ_HD uint32_t wzc_wzt_run_start(const wzc_wzt_summary *sum, int j)
+{
+	uint32_t s = 0;
+	for (int r = 0; r < j; r++) {
+		uint32_t t = sum[r].end0;
+		for (int k = 0; k < 8; k++)
+			if (s >> k & 1)
+				t ^= (uint32_t)(sum[r].cols >> (8 * k)) & 0xFF;
+		s = t;
+	}
+	return s;
+}
+
+/* Run j of w from state `state`: each trellis entry's component is read
+ * once (its digit) and then written with its value: digit d in state s
+ * names level 2 d + (s & 1) of the entry's union codebook
+ * (wzt_level_index), and its low bit is the branch to the next state. */
+static inline WZ_HD void wzc_wzt_run_walk(const wzc_wz_flat *f, const float *s, float *y, int j,
+					  int w, uint32_t state)
+{
+	int i0, i1;
+	wzc_wzt_run(f, j, w, &i0, &i1);
+	for (int i = i0; i < i1; i++) {
 		if (f->cbt[i] == WZC_FLAT_SCALAR)
 			continue;
 		int c = f->comp[i];
@@ -141,6 +213,14 @@ static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, floa
 		y[c] = f->tables[f->cbt[i] + wzt_level_index(state, d)] * f->sigma[i] * s[f->part[i]];
 		state = wzt_next_h(state, d & 1, f->th0, f->th1);
 	}
+}
+
+/* The trellis entries of a record, in coding order from state 0, once
+ * wzc_wz_decode_group has left their digits in y: the walk by one thread,
+ * the reference of the split walk above. */
+static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, float *y)
+{
+	wzc_wzt_run_walk(f, s, y, 0, 1, 0);
 }
 
 /* Component k of the transformed-domain output once y and flags are known. */

@@ -26,6 +26,8 @@ __global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(const __
 			wzk_att_decode2(&a, b, n0, n, tid, nt, sm);
 			__syncthreads();
 			if (a.f.nu) {
+				wzk_att_walk_runs(&a, n, tid, nt, sm);
+				__syncthreads();
 				wzk_att_walk(&a, b, n0, n, tid, nt, sm);
 				__syncthreads();
 			}

@@ -15,7 +15,15 @@
 typedef struct {
 	float s[2];      /* the two part scales */
 	uint32_t flags[2];
+	/* a trellis-coded plan's runs, for the split walk (wz_flat.h) */
+	wzc_wzt_summary runs[WZC_WZT_WALKERS];
 } wzk_wz_tok;
+
+/* Walkers of a token's trellis among its nthr threads. */
+static inline WZ_HD int wzk_wz_walkers(int nthr)
+{
+	return nthr < WZC_WZT_WALKERS ? nthr : WZC_WZT_WALKERS;
+}
 
 /* Step 1 for token t (of nt) at rec: its scales and cleared flags, and the
  * components with one level (thread turns over the token's nones). */
@@ -44,15 +52,27 @@ static inline WZ_HD void wzk_wz_groups(const wzc_wz_flat *f, const uint8_t *rec,
 		wzc_wz_decode_group(f, rec, g, s, y, st->flags);
 }
 
-/* Step 2b, trellis-coded plans only (after step 2 and a barrier): thread 0
- * walks the trellis over the token's digits (each state follows from the
- * one before, so one thread a token). */
-static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, const uint8_t *rec, int tid, float *y)
+/* Step 2b, trellis-coded plans only (after step 2 and a barrier): the
+ * first walkers each summarize their run of the trellis entries from
+ * state 0 (wzc_wzt_run_summary). */
+static inline WZ_HD void wzk_wz_walk_runs(const wzc_wz_flat *f, int tid, int nthr, wzk_wz_tok *st,
+					  const float *y)
 {
-	if (!f->nu || tid != 0)
+	int w = wzk_wz_walkers(nthr);
+	if (f->nu && tid < w)
+		st->runs[tid] = wzc_wzt_run_summary(f, y, tid, w);
+}
+
+/* Step 2c (after step 2b and a barrier): each walker starts its run in
+ * the state the runs before it end in and writes its entries' values. */
+static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, const uint8_t *rec, int tid, int nthr,
+				     const wzk_wz_tok *st, float *y)
+{
+	int w = wzk_wz_walkers(nthr);
+	if (!f->nu || tid >= w)
 		return;
 	float s[2] = { wzc_wz_scale(f, rec, 0), wzc_wz_scale(f, rec, 1) };
-	wzc_wzt_walk(f, s, y);
+	wzc_wzt_run_walk(f, s, y, tid, w, wzc_wzt_run_start(st->runs, tid));
 }
 
 /* Step 3: component k of the output (after steps 1 and 2 and a barrier). */

@@ -70,7 +70,8 @@ extern "C" void wzc_cuda_wz_free(wzc_cuda_wz *p)
 
 /* One block per token (the steps of codec/cuda/paged_wz.h): threads take
  * groups (each a serial chain of multiplies), a trellis-coded plan's state
- * walks its digits on one thread, then the threads write the
+ * walks its digits split in runs over up to WZC_WZT_WALKERS threads, then
+ * the threads write the
  * transformed-domain values.  Shared memory: y[nv] (a trellis plan's
  * digits wait in it for the walk). */
 __global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
@@ -84,7 +85,9 @@ __global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
 	wzk_wz_groups(&a.f, rec, tid, nt, &st, y);
 	__syncthreads();
 	if (a.f.nu) {
-		wzk_wz_walk(&a.f, rec, tid, y);
+		wzk_wz_walk_runs(&a.f, tid, nt, &st, y);
+		__syncthreads();
+		wzk_wz_walk(&a.f, rec, tid, nt, &st, y);
 		__syncthreads();
 	}
 	wzk_wz_dec_store(&a, b, tid, nt, &st, y);

@@ -51,6 +51,10 @@ static inline void emu_decode(const wzk_dec_args *a)
 		wzk_dec_values(a, emu_reverse ? total - 1 - i : i);
 }
 
+/* Threads of a block of the paged decode: the kernel's 64, or fewer to
+ * check a trellis walk split over fewer walkers. */
+static int emu_wz_threads = 64;
+
 /* wz_kernels.cu's paged decode: one block of 64 threads per token (a
  * trellis-coded plan's walk between the groups and the store). */
 static inline int emu_wz_decode(const wzk_wz_dec_args *a)
@@ -58,14 +62,16 @@ static inline int emu_wz_decode(const wzk_wz_dec_args *a)
 	float *y = (float *)malloc(sizeof(float) * (size_t)a->f.nv);
 	if (!y)
 		return -1;
-	const int nt = 64;
+	const int nt = emu_wz_threads;
 	for (int b = 0; b < a->n; b++) {
 		wzk_wz_tok st;
 		const uint8_t *rec = wzk_wz_rec(a, b);
 		EMU_THREADS(nt, tid, wzk_wz_begin(&a->f, rec, tid, nt, &st, y));
 		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y));
-		if (a->f.nu)
-			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, y));
+		if (a->f.nu) {
+			EMU_THREADS(nt, tid, wzk_wz_walk_runs(&a->f, tid, nt, &st, y));
+			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, nt, &st, y));
+		}
 		EMU_THREADS(nt, tid, wzk_wz_dec_store(a, b, tid, nt, &st, y));
 	}
 	free(y);
@@ -89,8 +95,10 @@ static inline int emu_attention(const wzk_att_args *a, float *out)
 					int n = c1 - n0 < WZK_ATT_TILE ? c1 - n0 : WZK_ATT_TILE;
 					EMU_THREADS(nt, tid, wzk_att_decode1(a, b, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_decode2(a, b, n0, n, tid, nt, sm));
-					if (a->fmt == WZK_FMT_WZ && a->f.nu)
+					if (a->fmt == WZK_FMT_WZ && a->f.nu) {
+						EMU_THREADS(nt, tid, wzk_att_walk_runs(a, n, tid, nt, sm));
 						EMU_THREADS(nt, tid, wzk_att_walk(a, b, n0, n, tid, nt, sm));
+					}
 					EMU_THREADS(nt, tid, wzk_att_decode3(a, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_scores(a, hg, b, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_softmax(n, tid, nt, sm));

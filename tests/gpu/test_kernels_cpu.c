@@ -161,16 +161,24 @@ static void check_wz_shape(wzt_family fam, const wzc_profile *prof, const char *
 						want + (size_t)i * nv + R);
 	}
 	int same = flat->record_bytes == (int)rb;
-	for (int order = 0; order < 2 && same; order++) {
-		emu_reverse = order;
-		memset(got, 0xff, sizeof(float) * (size_t)ntot * nv);
-		wzk_wz_dec_args a = { *flat, ntot, slots, pool, got, NULL };
-		same &= emu_wz_decode(&a) == 0 &&
-			!memcmp(got, want, sizeof(float) * (size_t)ntot * nv);
-	}
+	/* a trellis walk split over 16 walkers (the kernel's 64 threads), and
+	 * over 1, 3 and 7 */
+	static const int threads[] = { 64, 1, 3, 7 };
+	int nthreads = flat->nu ? 4 : 1;
+	for (int k = 0; k < nthreads; k++)
+		for (int order = 0; order < 2 && same; order++) {
+			emu_reverse = order;
+			emu_wz_threads = threads[k];
+			memset(got, 0xff, sizeof(float) * (size_t)ntot * nv);
+			wzk_wz_dec_args a = { *flat, ntot, slots, pool, got, NULL };
+			same &= emu_wz_decode(&a) == 0 &&
+				!memcmp(got, want, sizeof(float) * (size_t)ntot * nv);
+		}
 	emu_reverse = 0;
+	emu_wz_threads = 64;
 	ok(same, "%s on synthetic %s (R %d, P %d): emulated paged decode = reference transformed "
-		 "decode, encoded and random records", rate, wzt_family_name(fam), R, P);
+		 "decode, encoded and random records%s", rate, wzt_family_name(fam), R, P,
+	   flat->nu ? ", the trellis walked by 16, 1, 3 and 7 threads" : "");
 	free(slots);
 	free(rec);
 	free(pool);
