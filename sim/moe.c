@@ -9,7 +9,9 @@
 /* DeepEP (github.com/deepseek-ai/DeepEP, docs/legacy.md, "Performance",
  * V1 kernels) measured on H800 with one ConnectX-7 400 Gb/s NIC per GPU,
  * DeepSeek-V3's shape (7168 hidden, top-8, FP8 dispatch, BF16 combine),
- * bandwidth per GPU as tokens x top-k x hidden bytes over the time.
+ * bandwidth per GPU as bytes over the time: tokens x top-k x hidden for
+ * the low-latency kernels, tokens x distinct destinations x hidden for
+ * the normal ones (wzs_moe_destinations).
  * Normal kernels (prefill, 4096 tokens): EP8 intranode 153 / 158 GB/s
  * over NVLink; internode EP16 43 / 43, EP32 58 / 57, EP64 51 / 50 GB/s
  * over RDMA.  Low-latency kernels (decode, 128 tokens, pure RDMA): EP8
@@ -74,8 +76,14 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 			   (out->replicated_params + routed_all / (gpus > 1 ? gpus : 1));
 	out->expert_pick = (double)sh.top_k / (double)sh.routed_experts;
 	out->compute_factor = 1 + out->routed_share * (p->ep_imbalance - 1);
-	out->dispatch_bytes = (double)sh.top_k * model->hidden_size * (1 + 4.0 / 128);
-	out->combine_bytes = (double)sh.top_k * model->hidden_size * 2;
+	out->dispatch_bytes = model->hidden_size * (1 + 4.0 / 128);
+	out->combine_bytes = model->hidden_size * 2;
+	double experts = (double)sh.routed_experts, k = (double)sh.top_k;
+	int pool = pool_gpus > 0 ? pool_gpus : gpus;
+	out->decode_dests = k;
+	out->prefill_dests =
+		wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, p->gpus_per_node));
+	out->pool_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(pool, p->gpus_per_node));
 	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
 	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
 	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,
@@ -93,11 +101,37 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	return WZ_OK;
 }
 
-double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps)
+double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double dispatch_bps,
+			 double combine_bps)
 {
 	if (!e->on || tokens <= 0 || !(dispatch_bps > 0) || !(combine_bps > 0))
 		return 0;
-	return e->layers * tokens * (e->dispatch_bytes / dispatch_bps + e->combine_bytes / combine_bps);
+	return e->layers * tokens * dests *
+	       (e->dispatch_bytes / dispatch_bps + e->combine_bytes / combine_bps);
+}
+
+/* DeepEP's tests count the normal kernels' bytes this way
+ * (tests/legacy/test_internode.py: RDMA bytes = num_rdma_token_sent x
+ * hidden x 2, num_rdma_token_sent the distinct nodes of each token's
+ * experts; tests/test_intranode.py: NVLink bytes = the tokens each rank
+ * receives x hidden x 2), so their GB/s are per distinct destination, not
+ * per expert picked as the low-latency kernels' are. */
+double wzs_moe_destinations(double experts, double top_k, double units)
+{
+	if (units <= 1)
+		return 1;
+	/* a unit misses all top_k picks: the hypergeometric product */
+	double others = experts - experts / units, miss = 1;
+	for (int i = 0; i < (int)top_k; i++)
+		miss *= others - i > 0 ? (others - i) / (experts - i) : 0;
+	return units * (1 - miss);
+}
+
+double wzs_moe_normal_units(int gpus, long gpus_per_node)
+{
+	if (gpus <= gpus_per_node || gpus_per_node <= 0)
+		return gpus;
+	return (double)gpus / (double)gpus_per_node;
 }
 
 double wzs_moe_combine(const wzs_moe *e, double roofline_s, double comm_s)

@@ -22,13 +22,21 @@ typedef struct {
 				       ones, over them and its share of the routed experts */
 	double expert_pick;         /* top_k / routed experts: one token's share of them */
 	double compute_factor;      /* busiest GPU's FLOPs over the mean: 1 + routed_share (imbalance - 1) */
-	double dispatch_bytes;      /* per token per MoE layer: top_k x hidden x (1 + 4/128), FP8 and scales */
-	double combine_bytes;       /* per token per MoE layer: top_k x hidden x 2, BF16 */
+	double dispatch_bytes;      /* per token per MoE layer and destination: hidden x (1 + 4/128),
+				       FP8 and scales */
+	double combine_bytes;       /* the same, back: hidden x 2, BF16 */
 	/* bytes/s per GPU, as DeepEP counts them (the logical traffic of a
 	 * rank, its own experts' share included) */
 	double decode_dispatch_bps, decode_combine_bps;   /* low-latency kernels */
 	double prefill_dispatch_bps, prefill_combine_bps; /* normal kernels */
 	double pool_dispatch_bps, pool_combine_bps;       /* normal kernels over the prefill pool */
+	/* Destinations of a token's hidden state per MoE layer, as DeepEP
+	 * counts the bytes behind those bandwidths: its low-latency kernels
+	 * send a copy per expert picked (top_k); its normal kernels one per
+	 * GPU holding a picked expert (within a node) or one per node (across
+	 * nodes, forwarded over NVLink there): the expected count of distinct
+	 * GPUs or nodes among top_k experts picked evenly (wzs_moe_destinations) */
+	double decode_dests, prefill_dests, pool_dests;
 	int overlap;                /* dual-batch overlap: communication hidden behind compute */
 } wzs_moe;
 
@@ -41,8 +49,18 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 		     int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
 
 /* Seconds of dispatch and combine for `tokens` tokens of one GPU through
- * every MoE layer at the given bandwidths. */
-double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dispatch_bps, double combine_bps);
+ * every MoE layer, each sent to `dests` destinations, at the given
+ * bandwidths. */
+double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double dispatch_bps,
+			 double combine_bps);
+
+/* Expected count of distinct units (GPUs or nodes, `units` of them, each
+ * holding an equal share of `experts` experts) among `top_k` distinct
+ * experts picked evenly: units x (1 - C(experts - experts/units, top_k) /
+ * C(experts, top_k)).  Expert parallelism over `gpus` GPUs of
+ * `gpus_per_node` a node counts GPUs within a node, nodes across them. */
+double wzs_moe_destinations(double experts, double top_k, double units);
+double wzs_moe_normal_units(int gpus, long gpus_per_node);
 
 /* A step's time from its roofline and its communication: their sum, or
  * with dual-batch overlap the longer of the two. */

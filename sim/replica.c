@@ -256,7 +256,8 @@ static void step_batch_terms(const wzs_replica_model *m, double batch, step_batc
 	out->weight_s = weight_fl / m->weight_flops;
 	/* Each GPU dispatches its own requests' query tokens. */
 	out->comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+					m->moe.decode_dests, m->moe.decode_dispatch_bps,
+					m->moe.decode_combine_bps);
 }
 
 /* A decode step's two roofline terms, given its batch's. */
@@ -329,7 +330,8 @@ double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_t
 	step_terms_dsa(m, batch, rank_tokens, selected, &mem_s, &compute_s);
 	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
 	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					  m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
+					  m->moe.decode_dests, m->moe.decode_dispatch_bps,
+					  m->moe.decode_combine_bps);
 	if (compute_bound)
 		*compute_bound = compute_s > mem_s;
 	if (network_bound)
@@ -426,8 +428,8 @@ static double pool_gpu_time(const wzs_replica_model *m, double new_tokens, doubl
 				   m->weight_flops +
 			   attn_s;
 	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
-	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dispatch_bps,
-					  m->moe.pool_combine_bps);
+	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dests,
+					  m->moe.pool_dispatch_bps, m->moe.pool_combine_bps);
 	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
 }
 
@@ -481,8 +483,8 @@ static void prefill_parts(const wzs_replica_model *m, double new_tokens, double 
 	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
 	/* The pass's tokens are spread over the ranks; each dispatches its own. */
-	*comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dispatch_bps,
-				    m->moe.prefill_combine_bps);
+	*comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dests,
+				    m->moe.prefill_dispatch_bps, m->moe.prefill_combine_bps);
 }
 
 double wzs_prefill_time_attn(const wzs_replica_model *m, double new_tokens, double pairs,
@@ -571,13 +573,15 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 			      "moe_compute_factor = %.4f\n"
 			      "ep_decode_dispatch_combine_gbps = %g / %g\n"
 			      "ep_prefill_dispatch_combine_gbps = %g / %g\n"
-			      "ep_dispatch_combine_bytes_per_token_layer = %.0f / %.0f\n"
+			      "ep_dispatch_combine_bytes_per_token_layer_destination = %.0f / %.0f\n"
+			      "ep_destinations_decode_prefill_pool = %g / %.3f / %.3f\n"
 			      "dual_batch_overlap = %s\n",
 			      m->gpus, m->moe.routed_share, m->moe.shared_share, m->moe.always_read,
 			      m->moe.compute_factor, m->moe.decode_dispatch_bps / 1e9,
 			      m->moe.decode_combine_bps / 1e9, m->moe.prefill_dispatch_bps / 1e9,
 			      m->moe.prefill_combine_bps / 1e9, m->moe.dispatch_bytes,
-			      m->moe.combine_bytes, m->moe.overlap ? "yes" : "no");
+			      m->moe.combine_bytes, m->moe.decode_dests, m->moe.prefill_dests,
+			      m->moe.pool_dests, m->moe.overlap ? "yes" : "no");
 	if (m->cp_ranks > 1)
 		wz_buf_printf(out, "prefill_context_parallel_ranks = %d\nprefill_cp_ring_gbps = %g\n",
 			      m->cp_ranks, m->cp_link_bps / 1e9);

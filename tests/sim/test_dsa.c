@@ -62,8 +62,8 @@ static void test_terms(const wzs_replica_model *m, const wzs_replica_model *v3)
 	int cb, nb;
 	double t = wzs_step_time_dsa(m, 1, tokens, sel, &cb, &nb);
 	double roof = mem_s > comp_s ? mem_s : comp_s;
-	double comm = wzs_moe_comm_time(&m->moe, 1.0 / m->gpus, m->moe.decode_dispatch_bps,
-					m->moe.decode_combine_bps);
+	double comm = wzs_moe_comm_time(&m->moe, 1.0 / m->gpus, m->moe.decode_dests,
+					m->moe.decode_dispatch_bps, m->moe.decode_combine_bps);
 	double want = m->overhead_s + wzs_moe_combine(&m->moe, roof, comm);
 	ok(fabs(t - want) <= 1e-12 * want && cb == (comp_s > mem_s),
 	   "a step over 100k cached tokens: indexer over all, attention over 2048: %.6f s (by hand %.6f)",

@@ -40,7 +40,8 @@ static void test_comm(void)
 	}
 	/* DeepEP's low-latency setting: 128 tokens per GPU, EP16. */
 	double batch = 16 * 128, rank_tokens = 128 * 4000.0;
-	double comm = wzs_moe_comm_time(&on.moe, 128, on.moe.decode_dispatch_bps, on.moe.decode_combine_bps);
+	double comm = wzs_moe_comm_time(&on.moe, 128, on.moe.decode_dests, on.moe.decode_dispatch_bps,
+					on.moe.decode_combine_bps);
 	double per_layer = comm / 58;
 	ok(on.moe.decode_dispatch_bps == 63e9 && on.moe.decode_combine_bps == 74e9,
 	   "EP16 decode uses DeepEP's 63 / 74 GB/s");
@@ -49,7 +50,7 @@ static void test_comm(void)
 	   per_layer * 1e6);
 	double t_on = wzs_step_time(&on, batch, rank_tokens);
 	double t_fast = wzs_step_time(&fast, batch, rank_tokens);
-	double fast_comm = wzs_moe_comm_time(&fast.moe, 128, 1e14, 1e14);
+	double fast_comm = wzs_moe_comm_time(&fast.moe, 128, fast.moe.decode_dests, 1e14, 1e14);
 	ok(fabs((t_on - t_fast) - (comm - fast_comm)) < 1e-12,
 	   "a decode step carries the all-to-all: %.3f ms against %.3f ms (%.3f ms of it)", t_on * 1e3,
 	   t_fast * 1e3, comm * 1e3);
@@ -67,10 +68,48 @@ static void test_comm(void)
 	double pass = 16 * 4096.0, pairs = 16 * wzs_prefill_pairs(0, 4096);
 	double pre_on = wzs_prefill_time(&on, pass, pairs, pairs / 16);
 	double pre_fast = wzs_prefill_time(&fast, pass, pairs, pairs / 16);
-	double pre_comm = wzs_moe_comm_time(&on.moe, 4096, 43e9, 43e9) -
-			  wzs_moe_comm_time(&fast.moe, 4096, 1e14, 1e14);
+	double pre_comm = wzs_moe_comm_time(&on.moe, 4096, on.moe.prefill_dests, 43e9, 43e9) -
+			  wzs_moe_comm_time(&fast.moe, 4096, fast.moe.prefill_dests, 1e14, 1e14);
 	ok(on.moe.prefill_dispatch_bps == 43e9 && fabs((pre_on - pre_fast) - pre_comm) < 1e-12,
 	   "a prefill pass carries its all-to-all at 43 GB/s (%.1f ms)", pre_comm * 1e3);
+	/* The normal kernels' bytes go to each token's distinct nodes (EP16:
+	 * two nodes of 8), the low-latency kernels' to each expert picked. */
+	double two = wzs_moe_destinations(256, 8, 2);
+	ok(on.moe.decode_dests == 8 && fabs(on.moe.prefill_dests - two) < 1e-15 && two > 1.99 &&
+		   two < 2,
+	   "EP16: a decode token's state goes to its 8 experts, a prefill token's to %.4f nodes",
+	   on.moe.prefill_dests);
+	double per_token_layer =
+		wzs_moe_comm_time(&on.moe, 4096, on.moe.prefill_dests, 43e9, 43e9) / 58 / 4096;
+	double want = two * (7168 * (1 + 4.0 / 128) / 43e9 + 7168 * 2 / 43e9);
+	ok(fabs(per_token_layer - want) < 1e-9 * want,
+	   "a prefill token's layer: %.3f us, its nodes x 7168 x (1 + 4/128) bytes at 43 GB/s and "
+	   "x 2 bytes back at 43 GB/s",
+	   per_token_layer * 1e6);
+
+	/* distinct units among picks: the product form against counting every
+	 * set of picks (12 experts, 3 picked, over 1 to 12 units) */
+	static const int unit_counts[] = { 1, 2, 3, 4, 6, 12 };
+	int agree = 1;
+	for (size_t u = 0; u < sizeof unit_counts / sizeof unit_counts[0]; u++) {
+		int U = unit_counts[u], per = 12 / U;
+		double sum = 0, sets = 0;
+		for (int a = 0; a < 12; a++)
+			for (int b = a + 1; b < 12; b++)
+				for (int c = b + 1; c < 12; c++) {
+					int ua = a / per, ub = b / per, uc = c / per;
+					sum += 1 + (ub != ua) + (uc != ua && uc != ub);
+					sets++;
+				}
+		agree &= fabs(wzs_moe_destinations(12, 3, U) - sum / sets) < 1e-12;
+	}
+	ok(agree, "distinct units of 3 of 12 experts over 1 to 12 units: the product form = the count "
+		  "over all 220 sets");
+	ok(wzs_moe_normal_units(8, 8) == 8 && wzs_moe_normal_units(32, 8) == 4 &&
+		   fabs(wzs_moe_destinations(256, 8, 256) - 8) < 1e-12,
+	   "GPUs within a node, nodes across (EP32: 4 nodes, %.3f of them a token); one expert a "
+	   "unit: every pick its own",
+	   wzs_moe_destinations(256, 8, 4));
 
 	wzs_replica_model wide;
 	ok(!model(1, 32, 0, 1, 0, &p, &wide, NULL) && wide.moe.prefill_dispatch_bps == 58e9 &&
@@ -160,7 +199,8 @@ static void test_run(void)
 		}
 		tpot[ep] = r.tpot.mean;
 		if (ep) {
-			double comm = wzs_moe_comm_time(&m.moe, 1, m.moe.decode_dispatch_bps,
+			double comm = wzs_moe_comm_time(&m.moe, 1, m.moe.decode_dests,
+							m.moe.decode_dispatch_bps,
 							m.moe.decode_combine_bps);
 			double first = wzs_step_time(&m, 1, 1001), last = wzs_step_time(&m, 1, 1200);
 			ok(r.tpot.mean >= first - 1e-12 && r.tpot.mean <= last + 1e-12 && comm > 0 &&
