@@ -190,11 +190,12 @@ static int mode_labels(const wza_run *run, const char **labels, int max)
 		const wza_figure *f = &run->figures[i];
 		if (strcmp(f->table, "serving_modes") || strcmp(f->col, "order"))
 			continue;
+		/* a run read back from an archive is input like any other */
+		if (!(f->value >= 0 && f->value < max))
+			continue;
 		int at = (int)f->value;
-		if (at >= 0 && at < max) {
-			labels[at] = f->row;
-			n = at + 1 > n ? at + 1 : n;
-		}
+		labels[at] = f->row;
+		n = at + 1 > n ? at + 1 : n;
 	}
 	for (int i = 0; i < n; i++)
 		if (!labels[i])
