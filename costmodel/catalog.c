@@ -50,6 +50,7 @@ static const field_spec model_fields[] = {
 	OPT_WHOLE(wzm_model, moe_routed_experts, 1, 100000),
 	OPT_WHOLE(wzm_model, moe_shared_experts, 0, 1024),
 	OPT_WHOLE(wzm_model, moe_intermediate_size, 1, 1000000),
+	OPT_WHOLE(wzm_model, moe_n_group, 1, 1024), OPT_WHOLE(wzm_model, moe_topk_group, 1, 1024),
 	OPT_WHOLE(wzm_model, index_head_dim, 1, 65536), OPT_WHOLE(wzm_model, index_n_heads, 1, 65536),
 	OPT_WHOLE(wzm_model, index_topk, 1, 1e9),
 	OPT_WHOLE(wzm_model, num_attention_heads, 1, 4096),

@@ -27,6 +27,12 @@ typedef struct {
 	 * without them reads as not catalogued. */
 	double moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts;
 	double moe_intermediate_size;
+	/* Group-limited routing, as DeepSeek's configs name it (n_group or
+	 * n_expert_groups, topk_group or n_limited_groups): the routed
+	 * experts fall in moe_n_group equal groups and a token's experts come
+	 * from moe_topk_group of them (NaN: not catalogued, no limit).
+	 * Optional columns. */
+	double moe_n_group, moe_topk_group;
 	/* DeepSeek Sparse Attention's indexer, as the config names it: the
 	 * width of the key each layer caches per token beside the attention
 	 * cache, its query heads, and the tokens it selects for the attention

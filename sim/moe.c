@@ -81,9 +81,10 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	double experts = (double)sh.routed_experts, k = (double)sh.top_k;
 	int pool = pool_gpus > 0 ? pool_gpus : gpus;
 	out->decode_dests = k;
-	out->prefill_dests =
-		wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, p->gpus_per_node));
-	out->pool_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(pool, p->gpus_per_node));
+	out->prefill_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, p->gpus_per_node),
+						  sh.n_group, sh.topk_group);
+	out->pool_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(pool, p->gpus_per_node),
+					       sh.n_group, sh.topk_group);
 	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
 	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
 	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,
@@ -116,15 +117,46 @@ double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double d
  * experts; tests/test_intranode.py: NVLink bytes = the tokens each rank
  * receives x hidden x 2), so their GB/s are per distinct destination, not
  * per expert picked as the low-latency kernels' are. */
-double wzs_moe_destinations(double experts, double top_k, double units)
+/* C(a - x, k) / C(a, k) for real a and x: a unit with x of a experts
+ * gets none of k distinct picks. */
+static double miss_all(double a, double x, int k)
+{
+	double miss = 1;
+	for (int i = 0; i < k; i++)
+		miss *= a - x - i > 0 ? (a - x - i) / (a - i) : 0;
+	return miss;
+}
+
+double wzs_moe_destinations(double experts, double top_k, double units, long n_group,
+			    long topk_group)
 {
 	if (units <= 1)
 		return 1;
-	/* a unit misses all top_k picks: the hypergeometric product */
-	double others = experts - experts / units, miss = 1;
-	for (int i = 0; i < (int)top_k; i++)
-		miss *= others - i > 0 ? (others - i) / (experts - i) : 0;
-	return units * (1 - miss);
+	if (n_group < 1 || n_group > WZS_MOE_MAX_GROUPS || topk_group < 1 || topk_group >= n_group)
+		n_group = topk_group = 1;
+	double per_group = experts / (double)n_group, per_unit = experts / units;
+	double a = per_group * (double)topk_group, sum = 0;
+	long sets = 0;
+	int nu = (int)ceil(units - 1e-9);
+	for (unsigned long s = 0; s < 1ul << n_group; s++) {
+		if (__builtin_popcountl(s) != topk_group)
+			continue;
+		sets++;
+		for (int u = 0; u < nu; u++) {
+			double u0 = u * per_unit, u1 = (u + 1) * per_unit, x = 0;
+			if (u1 > experts)
+				u1 = experts;
+			for (long g = 0; g < n_group; g++) {
+				if (!(s >> g & 1))
+					continue;
+				double lo = g * per_group > u0 ? g * per_group : u0;
+				double hi = (g + 1) * per_group < u1 ? (g + 1) * per_group : u1;
+				x += hi > lo ? hi - lo : 0;
+			}
+			sum += 1 - miss_all(a, x, (int)top_k);
+		}
+	}
+	return sum / (double)sets;
 }
 
 double wzs_moe_normal_units(int gpus, long gpus_per_node)

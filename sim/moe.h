@@ -55,11 +55,19 @@ double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double d
 			 double combine_bps);
 
 /* Expected count of distinct units (GPUs or nodes, `units` of them, each
- * holding an equal share of `experts` experts) among `top_k` distinct
- * experts picked evenly: units x (1 - C(experts - experts/units, top_k) /
- * C(experts, top_k)).  Expert parallelism over `gpus` GPUs of
- * `gpus_per_node` a node counts GPUs within a node, nodes across them. */
-double wzs_moe_destinations(double experts, double top_k, double units);
+ * holding an equal run of the `experts` experts in order) among a token's
+ * `top_k` distinct experts.  With group-limited routing the experts fall
+ * in n_group equal runs and a token picks topk_group of the groups, then
+ * its experts among theirs; picks are even in both (no skew), so the
+ * count is, over every set S of topk_group groups alike, the sum over
+ * units of 1 - C(A - x, top_k) / C(A, top_k), A the experts of S and x
+ * the unit's share of them.  n_group 1 is no limit; above
+ * WZS_MOE_MAX_GROUPS groups the limit is left out.  Expert parallelism
+ * over `gpus` GPUs of `gpus_per_node` a node counts GPUs within a node,
+ * nodes across them. */
+#define WZS_MOE_MAX_GROUPS 16
+double wzs_moe_destinations(double experts, double top_k, double units, long n_group,
+			    long topk_group);
 double wzs_moe_normal_units(int gpus, long gpus_per_node);
 
 /* A step's time from its roofline and its communication: their sum, or

@@ -12,7 +12,8 @@ const char *const wzs_scenario_keys[] = {
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
 	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
 	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
-	"moe_shared_experts", "moe_intermediate_size", "max_batch", "queue_timeout_s",
+	"moe_shared_experts", "moe_intermediate_size", "moe_n_group", "moe_topk_group",
+	"max_batch", "queue_timeout_s",
 	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
 	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
 	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
@@ -107,6 +108,7 @@ void wzs_params_default(wzs_params *p)
 	p->ep_dispatch_gbps = p->ep_combine_gbps = 0;
 	p->moe_layers = p->moe_top_k = p->moe_routed_experts = -1;
 	p->moe_shared_experts = p->moe_intermediate = -1;
+	p->moe_n_group = p->moe_topk_group = -1;
 	p->max_batch = 256;
 	p->queue_timeout_s = 60;
 	p->idle_policy = WZS_IDLE_RESIDENT;
@@ -255,6 +257,8 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "moe_routed_experts", &p->moe_routed_experts, 1, 100000 },
 		{ "moe_shared_experts", &p->moe_shared_experts, 0, 1024 },
 		{ "moe_intermediate_size", &p->moe_intermediate, 1, 1000000 },
+		{ "moe_n_group", &p->moe_n_group, 1, 1024 },
+		{ "moe_topk_group", &p->moe_topk_group, 1, 1024 },
 		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
 		{ "route_balance_abs", &p->route_balance_abs, 0, 100000000 },
 	};
@@ -572,7 +576,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 			      { "moe_top_k", p->moe_top_k },
 			      { "moe_routed_experts", p->moe_routed_experts },
 			      { "moe_shared_experts", p->moe_shared_experts },
-			      { "moe_intermediate_size", p->moe_intermediate } };
+			      { "moe_intermediate_size", p->moe_intermediate },
+			      { "moe_n_group", p->moe_n_group },
+			      { "moe_topk_group", p->moe_topk_group } };
 		for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++)
 			if (shape[i].v >= 0)
 				wz_buf_printf(out, "%s = %ld\n", shape[i].key, shape[i].v);

@@ -67,6 +67,7 @@ typedef struct {
 	double ep_imbalance;
 	double ep_dispatch_gbps, ep_combine_gbps; /* 0: DeepEP's figure for the EP size */
 	long moe_layers, moe_top_k, moe_routed_experts, moe_shared_experts, moe_intermediate;
+	long moe_n_group, moe_topk_group; /* group-limited routing (-1: the catalog's, else none) */
 	/* scheduler */
 	long max_batch;           /* running requests per attention rank */
 	double queue_timeout_s;   /* a request waiting longer is refused */

@@ -57,6 +57,22 @@ wz_err wzs_moe_shape_check(const wzm_model *model, const wzs_params *p, wzs_moe_
 				   sh->layers, sh->top_k, sh->routed_experts, sh->shared_experts,
 				   sh->intermediate, (routed + shared) / 1e9, *routed_all / 1e9,
 				   model->name, active / 1e9, total / 1e9, model->origin, model->line);
+	/* Group-limited routing: optional, none when neither says */
+	sh->n_group = p->moe_n_group >= 0 ? p->moe_n_group
+		      : !isnan(model->moe_n_group) ? (long)model->moe_n_group : 1;
+	sh->topk_group = p->moe_topk_group >= 0 ? p->moe_topk_group
+			 : !isnan(model->moe_topk_group) ? (long)model->moe_topk_group
+							  : sh->n_group;
+	if (sh->topk_group > sh->n_group || sh->routed_experts % sh->n_group ||
+	    sh->top_k > sh->topk_group * (sh->routed_experts / sh->n_group))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "moe_n_group, moe_topk_group, moe_routed_experts: %ld of %ld groups of "
+				   "%s's %ld routed "
+				   "experts cannot hold its %ld experts a token (the groups must divide "
+				   "the experts, and a token's groups hold its experts); set them for "
+				   "this model (its catalog row: %s:%d)",
+				   sh->topk_group, sh->n_group, model->name, sh->routed_experts,
+				   sh->top_k, model->origin, model->line);
 	return WZ_OK;
 }
 

@@ -74,8 +74,9 @@ static void test_comm(void)
 	   "a prefill pass carries its all-to-all at 43 GB/s (%.1f ms)", pre_comm * 1e3);
 	/* The normal kernels' bytes go to each token's distinct nodes (EP16:
 	 * two nodes of 8), the low-latency kernels' to each expert picked. */
-	double two = wzs_moe_destinations(256, 8, 2);
-	ok(on.moe.decode_dests == 8 && fabs(on.moe.prefill_dests - two) < 1e-15 && two > 1.99 &&
+	/* DeepSeek-V3's routing: 8 experts from 4 of its 8 groups */
+	double two = wzs_moe_destinations(256, 8, 2, 8, 4);
+	ok(on.moe.decode_dests == 8 && fabs(on.moe.prefill_dests - two) < 1e-15 && two > 1.9 &&
 		   two < 2,
 	   "EP16: a decode token's state goes to its 8 experts, a prefill token's to %.4f nodes",
 	   on.moe.prefill_dests);
@@ -101,15 +102,52 @@ static void test_comm(void)
 					sum += 1 + (ub != ua) + (uc != ua && uc != ub);
 					sets++;
 				}
-		agree &= fabs(wzs_moe_destinations(12, 3, U) - sum / sets) < 1e-12;
+		agree &= fabs(wzs_moe_destinations(12, 3, U, 1, 1) - sum / sets) < 1e-12;
 	}
 	ok(agree, "distinct units of 3 of 12 experts over 1 to 12 units: the product form = the count "
 		  "over all 220 sets");
+	/* group-limited: 12 experts in 4 groups of 3, a token's 3 from 2 of
+	 * the groups, against counting every choice of groups and picks */
+	int agree_g = 1;
+	for (size_t u = 0; u < sizeof unit_counts / sizeof unit_counts[0]; u++) {
+		int U = unit_counts[u], per = 12 / U;
+		double sum = 0, sets = 0;
+		for (int g1 = 0; g1 < 4; g1++)
+			for (int g2 = g1 + 1; g2 < 4; g2++) {
+				int ex[6] = { 3 * g1, 3 * g1 + 1, 3 * g1 + 2, 3 * g2, 3 * g2 + 1, 3 * g2 + 2 };
+				for (int a = 0; a < 6; a++)
+					for (int b = a + 1; b < 6; b++)
+						for (int c = b + 1; c < 6; c++) {
+							int ua = ex[a] / per, ub = ex[b] / per, uc = ex[c] / per;
+							sum += 1 + (ub != ua) + (uc != ua && uc != ub);
+							sets++;
+						}
+			}
+		agree_g &= fabs(wzs_moe_destinations(12, 3, U, 4, 2) - sum / sets) < 1e-12;
+	}
+	ok(agree_g, "group-limited (2 of 4 groups): the form = the count over all 120 choices, over 1 "
+		    "to 12 units, units across groups (3) included");
+	/* EP32, 4 nodes of 2 groups each: a node has j of the token's 4
+	 * groups, j hypergeometric (8 groups, 2 its own, 4 drawn): 1 with
+	 * probability 40/70, 2 with 15/70; then none of the 8 picks among the
+	 * 128 experts of the 4 groups falls in its 32 j */
+	double m1 = 1, m2 = 1;
+	for (int i = 0; i < 8; i++) {
+		m1 *= (96.0 - i) / (128 - i);
+		m2 *= (64.0 - i) / (128 - i);
+	}
+	double by_hand = 4 * (40.0 / 70 * (1 - m1) + 15.0 / 70 * (1 - m2));
+	double ds4 = wzs_moe_destinations(256, 8, 4, 8, 4), ds8 = wzs_moe_destinations(256, 8, 8, 8, 4);
+	ok(fabs(ds4 - by_hand) < 1e-12 && ds8 < wzs_moe_destinations(256, 8, 8, 1, 1) &&
+		   ds4 < wzs_moe_destinations(256, 8, 4, 1, 1),
+	   "DeepSeek-V3's routing (4 of 8 groups): %.4f nodes at EP32 (by hand %.4f), %.3f GPUs at "
+	   "EP8, fewer than picks from all experts give (3.614, 5.28)",
+	   ds4, by_hand, ds8);
 	ok(wzs_moe_normal_units(8, 8) == 8 && wzs_moe_normal_units(32, 8) == 4 &&
-		   fabs(wzs_moe_destinations(256, 8, 256) - 8) < 1e-12,
+		   fabs(wzs_moe_destinations(256, 8, 256, 1, 1) - 8) < 1e-12,
 	   "GPUs within a node, nodes across (EP32: 4 nodes, %.3f of them a token); one expert a "
 	   "unit: every pick its own",
-	   wzs_moe_destinations(256, 8, 4));
+	   wzs_moe_destinations(256, 8, 4, 1, 1));
 
 	wzs_replica_model wide;
 	ok(!model(1, 32, 0, 1, 0, &p, &wide, NULL) && wide.moe.prefill_dispatch_bps == 58e9 &&
@@ -322,6 +360,19 @@ int main(void)
 	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
 		   strstr(diag.msg, "moe_top_k"),
 	   "a MoE shape larger than the model is refused: %s", diag.msg);
+	p.moe_top_k = -1;
+	p.moe_n_group = 3;
+	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_ERR_INPUT &&
+		   strstr(diag.msg, "moe_n_group, moe_topk_group"),
+	   "groups that do not divide the experts are refused: %s", diag.msg);
+	p.moe_n_group = 8;
+	p.moe_topk_group = 1;
+	ok(wzs_replica_model_build(dsv3, h100, &mem, 32000, 584, 584, 1, &p, &m, &diag) == WZ_OK &&
+		   fabs(m.moe.prefill_dests - wzs_moe_destinations(256, 8, 2, 8, 1)) < 1e-15 &&
+		   m.moe.prefill_dests < 1.6,
+	   "moe_topk_group 1 (a token's experts from one group, 32 of them): %.3f nodes at EP16",
+	   m.moe.prefill_dests);
+	p.moe_topk_group = -1;
 
 	/* A dense model has no routed experts: attention data parallelism
 	 * holds all of it on every GPU, tensor parallelism splits it. */
