@@ -111,12 +111,6 @@ double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double d
 	       (e->dispatch_bytes / dispatch_bps + e->combine_bytes / combine_bps);
 }
 
-/* DeepEP's tests count the normal kernels' bytes this way
- * (tests/legacy/test_internode.py: RDMA bytes = num_rdma_token_sent x
- * hidden x 2, num_rdma_token_sent the distinct nodes of each token's
- * experts; tests/test_intranode.py: NVLink bytes = the tokens each rank
- * receives x hidden x 2), so their GB/s are per distinct destination, not
- * per expert picked as the low-latency kernels' are. */
 /* C(a - x, k) / C(a, k) for real a and x: a unit with x of a experts
  * gets none of k distinct picks. */
 static double miss_all(double a, double x, int k)
@@ -127,6 +121,12 @@ static double miss_all(double a, double x, int k)
 	return miss;
 }
 
+/* DeepEP's tests count the normal kernels' bytes this way
+ * (tests/legacy/test_internode.py: RDMA bytes = num_rdma_token_sent x
+ * hidden x 2, num_rdma_token_sent the distinct nodes of each token's
+ * experts; tests/test_intranode.py: NVLink bytes = the tokens each rank
+ * receives x hidden x 2), so their GB/s are per distinct destination, not
+ * per expert picked as the low-latency kernels' are. */
 double wzs_moe_destinations(double experts, double top_k, double units, long n_group,
 			    long topk_group)
 {
