@@ -249,7 +249,8 @@ static void sim_line(const wza_run *run, char *out, size_t n)
 	snprintf(out, n, "%s users at %.0fk tokens, %.0f s simulated after %.0f s warm-up, "
 			 "idle sessions %s, seed %.0f",
 		 users, wza_run_value(run, "scenario", "scenario", "context") / 1000.0,
-		 wza_run_value(run, t, r, "duration_s") - wza_run_value(run, t, r, "warmup_s"), wza_run_value(run, t, r, "warmup_s"),
+		 wza_run_value(run, t, r, "duration_s") - wza_run_value(run, t, r, "warmup_s"),
+		 wza_run_value(run, t, r, "warmup_s"),
 		 fig_text(run, t, r, "idle_policy"), wza_run_value(run, t, r, "seed"));
 }
 

@@ -95,7 +95,8 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 			  "p99 TTFT target and %.0f%% of the p99 TPOT target, its cache pool at "
 			  "most %.0f%% full.",
 		      count(wza_run_value(run, t, format, "gpus"), gpus, sizeof gpus),
-		      wza_run_value(run, t, format, "replicas"), 100 * wza_run_value(run, t, format, "ttft_p99_s") / ttft_t,
+		      wza_run_value(run, t, format, "replicas"),
+		      100 * wza_run_value(run, t, format, "ttft_p99_s") / ttft_t,
 		      100 * wza_run_value(run, t, format, "tpot_p99_s") / tpot_t,
 		      100 * wza_run_value(run, t, format, "occupancy_peak"));
 	double behind = wza_run_value(run, t, format, "decode_behind_prefill");
@@ -115,7 +116,8 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 			      wza_run_value(run, v, r, "queue_timeout_s"),
 			      count(wza_run_value(run, u, format, "completed"), gpus, sizeof gpus));
 	else if (wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
-		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)", wza_run_value(run, u, format, "ttft_p99_s"));
+		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)",
+			      wza_run_value(run, u, format, "ttft_p99_s"));
 	else if (wza_run_value(run, u, format, "tpot_p99_s") > tpot_t)
 		wz_buf_printf(md, "missed the p99 TPOT target (%.3g ms)",
 			      1e3 * wza_run_value(run, u, format, "tpot_p99_s"));
