@@ -105,10 +105,12 @@ void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
  * (rows "MODE|FORMAT": replicas, gpus, latencies, binds...).  'all' is
  * aggregated and, where `main` has a prefill pool, disaggregated, each
  * resident, offloading in the GPU format (and in the scenario's
- * offload_format where it names another) and dropping.  Returns an exit
- * status after printing errors. */
+ * offload_format where it names another) and dropping.  A mode that is
+ * the main sizing's own (the same serving, idle policy and offload
+ * format) takes main_rows, the main sizing's fleets, instead of sizing
+ * them again.  Returns an exit status after printing errors. */
 int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
-			 wza_run *run);
+			 const wz_size_row *main_rows, wza_run *run);
 /* The proposal's "Sized under each serving mode" and serving-modes.csv,
  * from a run's figures (nothing when the run has none). */
 void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,

@@ -140,8 +140,16 @@ static void record_mode(wza_run *run, int order, const wz_propose_mode *m,
 	}
 }
 
+/* Whether a mode's set-up sizes what the main one did: loaded from the
+ * same scenario and options, they differ at most in these three. */
+static int same_mode(const wzs_params *a, const wzs_params *b)
+{
+	return a->disaggregated == b->disaggregated && a->idle_policy == b->idle_policy &&
+	       !strcmp(a->offload_format, b->offload_format);
+}
+
 int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
-			 wza_run *run)
+			 const wz_size_row *main_rows, wza_run *run)
 {
 	wz_propose_modes modes = o->modes;
 	const char *skipped = NULL;
@@ -163,6 +171,11 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 		int rc = wz_sim_setup_load(cmd, &o->scn, &so, &setup);
 		if (rc)
 			return rc;
+		if (same_mode(&setup.params, &main->params)) {
+			record_mode(run, k, m, main_rows, setup.scn->nformats);
+			wz_sim_setup_free(&setup);
+			continue;
+		}
 		wz_size_row *rows = NULL;
 		int base = -1;
 		rc = wz_size_formats(cmd, &setup, o->max_replicas, o->quiet, &rows, &base);

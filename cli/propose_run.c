@@ -308,7 +308,7 @@ static int simulate(const char *cmd, const wz_propose_opts *o, wza_run *run)
 		wz_size_record(run, &setup, rows, setup.scn->nformats, base);
 	}
 	if (!rc && (o->modes.all || o->modes.n))
-		rc = wz_propose_modes_run(cmd, o, &setup, run);
+		rc = wz_propose_modes_run(cmd, o, &setup, rows, run);
 	wz_size_rows_free(rows, setup.scn->nformats);
 	wz_sim_setup_free(&setup);
 	return rc;

@@ -83,8 +83,10 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	out->decode_dests = k;
 	out->prefill_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, p->gpus_per_node),
 						  sh.n_group, sh.topk_group);
-	out->pool_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(pool, p->gpus_per_node),
-					       sh.n_group, sh.topk_group);
+	out->pool_dests = pool == gpus ? out->prefill_dests
+				       : wzs_moe_destinations(experts, k,
+							      wzs_moe_normal_units(pool, p->gpus_per_node),
+							      sh.n_group, sh.topk_group);
 	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
 	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
 	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,
