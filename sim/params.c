@@ -6,7 +6,8 @@
 #include <string.h>
 
 const char *const wzs_scenario_keys[] = {
-	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency", "step_overhead_ms",
+	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency",
+	"prefill_compute_efficiency", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens",
 	"prefill_context_parallel", "prefill_cp_min_tokens", "prefill_cp_efficiency", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
@@ -197,6 +198,7 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "tpot_p99_s", &(p)->tpot_p99_s, 1, 0, 3600, 1 },                           \
 		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0.01, 1, 0 },                   \
 		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
+		{ "prefill_compute_efficiency", &(p)->prefill_compute_efficiency, 1, 0.01, 1, 0 }, \
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
@@ -421,6 +423,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag)
 {
 	wzs_params copy = *p;
+	copy.prefill_compute_efficiency = wzs_prefill_efficiency(p); /* unset: decode's */
 	RANGES(&copy);
 	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
 		wz_err err = check_range(&ranges[i], *ranges[i].dest / ranges[i].scale, where, 0, diag);
@@ -535,11 +538,19 @@ long wzs_initial_context(const wzs_params *p, long context)
 	return start < 1 ? 0 : (long)llround(start);
 }
 
+double wzs_prefill_efficiency(const wzs_params *p)
+{
+	return p->prefill_compute_efficiency > 0 ? p->prefill_compute_efficiency
+						 : p->compute_efficiency;
+}
+
 void wzs_params_describe(const wzs_params *p, wz_buf *out)
 {
 	wz_buf_printf(out, "ttft_p99_s = %g\ntpot_p99_s = %g\n", p->ttft_p99_s, p->tpot_p99_s);
-	wz_buf_printf(out, "hbm_efficiency = %g\ncompute_efficiency = %g\nstep_overhead_ms = %g\n",
-		      p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3);
+	wz_buf_printf(out, "hbm_efficiency = %g\ncompute_efficiency = %g\n"
+		      "prefill_compute_efficiency = %g\nstep_overhead_ms = %g\n",
+		      p->hbm_efficiency, p->compute_efficiency, wzs_prefill_efficiency(p),
+		      p->step_overhead_s * 1e3);
 	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nprefill_pair_dims = %g\n"
 		      "prefill_chunk_tokens = %ld\ndecode_cost = %s\n",
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,

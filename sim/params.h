@@ -31,6 +31,10 @@ typedef struct {
 	double ttft_p99_s, tpot_p99_s;
 	/* roofline step time */
 	double hbm_efficiency, compute_efficiency, step_overhead_s;
+	/* The share of peak FLOP/s that prefill's matmuls and attention
+	 * sustain, where it differs from decode's; 0: compute_efficiency
+	 * (wzs_prefill_efficiency). */
+	double prefill_compute_efficiency;
 	double attention_heads;   /* query heads, for attention FLOPs */
 	double prefill_pair_dims; /* per head: FLOPs / 2 of one (query, key) pair in prefill */
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
@@ -159,17 +163,17 @@ void wzs_params_model_defaults(wzs_params *p, wz_kv *kv, const wzm_model *model)
 wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* OUT */,
 		       wz_diag *diag);
 
-/* The tokens a new session starts with: p->initial_context when set, else
- * the scenario's context less a session's mean growth at a random moment,
- * so that users sit at `context` tokens on average: the mean number of
- * turns already taken is (turns - 1) / 2 for fixed-length sessions and
- * turns - 1 for geometric ones (a random moment falls in a long session
- * more often). */
 /* Tokens a new session starts with so that users hold `context` tokens on
- * average: pop_initial_context, or context - mean turns taken x tokens per
- * turn.  0 when that leaves less than one token (the turns outgrow the
- * context). */
+ * average: pop_initial_context, or context less the mean turns already
+ * taken at a random moment times the tokens per turn ((turns - 1) / 2
+ * turns for fixed-length sessions, turns - 1 for geometric ones, since a
+ * random moment falls in a long session more often).  0 when that leaves
+ * less than one token (the turns outgrow the context). */
 long wzs_initial_context(const wzs_params *p, long context);
+
+/* The share of peak FLOP/s prefill passes sustain:
+ * prefill_compute_efficiency, else compute_efficiency. */
+double wzs_prefill_efficiency(const wzs_params *p);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */
 void wzs_params_describe(const wzs_params *p, wz_buf *out);

@@ -119,6 +119,10 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			    p->compute_efficiency;
 	out->attn_flops = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
 			  p->compute_efficiency;
+	out->prefill_weight_flops = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
+				    wzs_prefill_efficiency(p);
+	out->prefill_attn_flops = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
+				  wzs_prefill_efficiency(p);
 	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	if (dsa) {
@@ -425,7 +429,7 @@ double wzs_step_times_bound(const wzs_replica_model *m, double batch, double ran
 static double pool_gpu_time(const wzs_replica_model *m, double new_tokens, double attn_s)
 {
 	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
-				   m->weight_flops +
+				   m->prefill_weight_flops +
 			   attn_s;
 	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dests,
@@ -437,7 +441,7 @@ double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, doub
 {
 	if (new_tokens <= 0)
 		return 0;
-	return pool_gpu_time(m, new_tokens, pairs * m->prefill_flops_pair / m->attn_flops);
+	return pool_gpu_time(m, new_tokens, pairs * m->prefill_flops_pair / m->prefill_attn_flops);
 }
 
 double wzs_pool_cp_prefill_time(const wzs_replica_model *m, double cached, double new_tokens,
@@ -475,10 +479,11 @@ double wzs_model_prefill_pairs(const wzs_replica_model *m, double prefix, double
 static void prefill_parts(const wzs_replica_model *m, double new_tokens, double pairs,
 			  double rank_attn_s, double *roofline_s /* OUT */, double *comm_s /* OUT */)
 {
-	double attn_s = m->tensor_parallel ? pairs * m->prefill_flops_pair / (m->gpus * m->attn_flops)
-					   : rank_attn_s;
+	double attn_s = m->tensor_parallel
+				? pairs * m->prefill_flops_pair / (m->gpus * m->prefill_attn_flops)
+				: rank_attn_s;
 	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
-				   (m->gpus * m->weight_flops) +
+				   (m->gpus * m->prefill_weight_flops) +
 			   attn_s;
 	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
@@ -511,22 +516,22 @@ double wzs_prefill_time(const wzs_replica_model *m, double new_tokens, double pa
 			double rank_pairs)
 {
 	return wzs_prefill_time_attn(m, new_tokens, pairs,
-				     rank_pairs * m->prefill_flops_pair / m->attn_flops);
+				     rank_pairs * m->prefill_flops_pair / m->prefill_attn_flops);
 }
 
 int wzs_prefill_network_bound(const wzs_replica_model *m, double new_tokens, double pairs,
 			      double rank_pairs)
 {
 	return wzs_prefill_network_bound_attn(m, new_tokens, pairs,
-					      rank_pairs * m->prefill_flops_pair / m->attn_flops);
+					      rank_pairs * m->prefill_flops_pair / m->prefill_attn_flops);
 }
 
 double wzs_prefill_rank_attn_s(const wzs_replica_model *m, double own_pairs, double cp_pairs,
 			       double ring_s)
 {
-	double compute_s = own_pairs * m->prefill_flops_pair / m->attn_flops;
+	double compute_s = own_pairs * m->prefill_flops_pair / m->prefill_attn_flops;
 	if (cp_pairs > 0)
-		compute_s += cp_pairs * m->prefill_flops_pair / (m->attn_flops * m->cp_efficiency);
+		compute_s += cp_pairs * m->prefill_flops_pair / (m->prefill_attn_flops * m->cp_efficiency);
 	return ring_s > compute_s ? ring_s : compute_s;
 }
 
@@ -553,6 +558,9 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "attention_tflops_effective = %.1f (%s)\n",
 		      m->hbm_bps / 1e9, m->weight_flops / 1e12, m->peak_weights_field,
 		      m->attn_flops / 1e12, m->peak_attn_field);
+	wz_buf_printf(out, "prefill_weight_tflops_effective = %.1f\n"
+		      "prefill_attention_tflops_effective = %.1f\n",
+		      m->prefill_weight_flops / 1e12, m->prefill_attn_flops / 1e12);
 	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
 		      "decode_cost_factor = %g\n",
 		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);

@@ -33,6 +33,8 @@ typedef struct {
 	double hbm_bps;            /* bytes/s per GPU, times efficiency */
 	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
+	/* the same two in prefill passes, at prefill_compute_efficiency */
+	double prefill_weight_flops, prefill_attn_flops;
 	double attn_flops_pair;    /* FLOPs of one query token against one cached token, all layers */
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
 	/* DeepSeek Sparse Attention (dsa_topk > 0; 0: dense attention): per

@@ -67,6 +67,18 @@ run "$WZPLAN" sim --scenario "$tmp/bad4.scenario" -q
 expect_rc 2 "an absurd duration is refused"
 contains "$err" "bad4.scenario:5: duration_s" "message names file:line and key"
 
+sed 's/^hbm_efficiency = 2$/prefill_compute_efficiency = 0/' "$tmp/bad.scenario" > "$tmp/bad5.scenario"
+run "$WZPLAN" sim --scenario "$tmp/bad5.scenario" -q
+expect_rc 2 "a prefill efficiency of 0 is refused"
+contains "$err" "bad5.scenario:5: prefill_compute_efficiency" "message names file:line and key"
+sed 's/^hbm_efficiency = 2$/prefill_compute_efficiency = 0.3/' "$tmp/bad.scenario" > "$tmp/pce.scenario"
+echo "gpus_per_replica = 16" >> "$tmp/pce.scenario"
+run "$WZPLAN" sim --scenario "$tmp/pce.scenario" --replicas 1 --duration 60 --warmup 0 -q
+expect_rc 0 "a scenario with its own prefill efficiency runs"
+contains "$out" "prefill_compute_efficiency = 0.3" "reports the prefill efficiency it used"
+contains "$out" "compute_efficiency = 0.6" "and decode's unchanged"
+contains "$first" "prefill_compute_efficiency = 0.6" "unset, prefill runs at compute_efficiency"
+
 grep -v '^model' "$tmp/bad.scenario" | grep -v hbm_eff > "$tmp/nomodel.scenario"
 run "$WZPLAN" sim --scenario "$tmp/nomodel.scenario" -q
 expect_rc 2 "a scenario without a model is refused"

@@ -333,6 +333,54 @@ static void test_step_time_bound(void)
 	   checked - bad, checked, compute, network);
 }
 
+/* prefill_compute_efficiency: prefill passes (the replica's, a pool's, a
+ * context-parallel rank's attention) at their own share of the peak,
+ * decode steps at compute_efficiency. */
+static void test_prefill_efficiency(void)
+{
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	wzs_params p, h;
+	wzs_params_default(&p);
+	p.disaggregated = 1;
+	p.prefill_gpus = 16;
+	h = p;
+	h.prefill_compute_efficiency = 0.3;
+	double rec = fixture_record("fp8-mix");
+	wzs_replica_model a, b;
+	if (!ok(!wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &p, &a, NULL) &&
+			!wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &h, &b, NULL),
+		"prefill efficiency: models"))
+		return;
+	ok(wzs_prefill_efficiency(&p) == 0.6 && wzs_prefill_efficiency(&h) == 0.3 &&
+		   a.prefill_weight_flops == a.weight_flops && a.prefill_attn_flops == a.attn_flops,
+	   "unset, prefill runs at compute_efficiency (0.6)");
+	double batch = 16 * 64, rank_tokens = 64 * 20000.0;
+	ok(wzs_step_time(&a, batch, rank_tokens) == wzs_step_time(&b, batch, rank_tokens),
+	   "decode steps are unchanged by it");
+	/* a compute-bound pass: half the efficiency, twice the time past the
+	 * step overhead */
+	double pass = 16 * 8192.0, pairs = 16 * wzs_prefill_pairs(0, 8192);
+	double ta = wzs_prefill_time(&a, pass, pairs, pairs / 16) - a.overhead_s;
+	double tb = wzs_prefill_time(&b, pass, pairs, pairs / 16) - b.overhead_s;
+	ok(fabs(tb - 2 * ta) < 1e-12 * tb, "a replica's prefill pass at 0.3: %.4f s against %.4f s",
+	   tb, ta);
+	double pa = wzs_pool_prefill_time(&a, 8192, wzs_prefill_pairs(0, 8192)) - a.overhead_s;
+	double pb = wzs_pool_prefill_time(&b, 8192, wzs_prefill_pairs(0, 8192)) - b.overhead_s;
+	ok(fabs(pb - 2 * pa) < 1e-12 * pb, "a pool GPU's prefill at 0.3: %.4f s against %.4f s", pb,
+	   pa);
+	double ra = wzs_prefill_rank_attn_s(&a, 1e8, 0, 0), rb = wzs_prefill_rank_attn_s(&b, 1e8, 0, 0);
+	ok(fabs(rb - 2 * ra) < 1e-12 * rb, "a rank's own prefill attention at 0.3: twice as long");
+	h.prefill_compute_efficiency = 1.5;
+	wz_diag d;
+	ok(wzs_params_validate(&h, "test", &d) == WZ_ERR_INPUT &&
+		   strstr(d.msg, "prefill_compute_efficiency"),
+	   "an efficiency above 1 is refused: %s", d.msg);
+	ok(wzs_params_validate(&p, "test", &d) == WZ_OK, "unset, it passes validation");
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -343,6 +391,7 @@ int main(void)
 	test_run();
 	test_network_binds();
 	test_step_time_bound();
+	test_prefill_efficiency();
 
 	wzs_params p;
 	wzs_replica_model m;
