@@ -581,7 +581,10 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 				continue;
 			}
 			/* Fixed parameters before this one (for an axis: all of them),
-			 * then this value. */
+			 * then this value; a fixed value refused there is tried
+			 * again with the fixed parameters after it too, since it
+			 * may need one of them (serving = disaggregated needs the
+			 * pool's size, wherever the file sets it). */
 			int nk = 0;
 			for (int i = 0; i < (a < 0 ? v : s->nparams); i++)
 				if (!run_key(s->params[i].key))
@@ -590,7 +593,21 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 			char *text;
 			if ((err = build_scenario(s, keys, values, nk, s->name, &text, diag)))
 				break;
-			if (check_scenario(text, cat, &inner)) {
+			int refused = check_scenario(text, cat, &inner) != WZ_OK;
+			if (refused && a < 0 && inner.code != WZ_ERR_NOMEM) {
+				for (int i = v + 1; i < s->nparams; i++)
+					if (!run_key(s->params[i].key))
+						keys[nk] = s->params[i].key, values[nk++] = s->params[i].value;
+				char *whole;
+				wz_diag later;
+				if ((err = build_scenario(s, keys, values, nk, s->name, &whole, diag))) {
+					free(text);
+					break;
+				}
+				refused = check_scenario(whole, cat, &later) != WZ_OK;
+				free(whole);
+			}
+			if (refused) {
 				err = inner.code == WZ_ERR_NOMEM
 					      ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory")
 					      : wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: value '%s': %s",

@@ -30,10 +30,13 @@ for n,p in c.execute("SELECT count(*), content FROM inputs WHERE kind=\"sweep\" 
 run "$W" sweep points "$S" --format csv
 expect_rc 0 "sweep points"
 [ "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" -eq 16 ]; ok $? "16 points"
-contains "$(printf '%s\n' "$out" | sed -n 2p)" ",no,catalog,memory,\"fp8-mix, wz-5.44\",600,60,64,H100 SXM 80GB,100,8000,no" "point 0: every axis at its first value"
-contains "$(printf '%s\n' "$out" | sed -n 3p)" "H100 SXM 80GB,100,8000,yes" "point 1: the last axis turns fastest"
-contains "$(printf '%s\n' "$out" | sed -n 4p)" "H100 SXM 80GB,100,32000,no" "point 2: the range's second value"
-contains "$(printf '%s\n' "$out" | sed -n 17p)" "H200 SXM,200,32000,yes" "point 15: every axis at its last value"
+# (the simulate axis is the third column, Simulate, alone)
+contains "$(printf '%s\n' "$out" | sed -n 1p)" "index,id,simulate,price_set,mode,formats,duration_s,warmup_s,max_replicas,gpu,users,context" "the header names each parameter once"
+point_row() { printf '%s\n' "$out" | sed -n "$1p" | cut -d, -f1,3-; }
+[ "$(point_row 2)" = '0,no,catalog,memory,"fp8-mix, wz-5.44",600,60,64,H100 SXM 80GB,100,8000' ]; ok $? "point 0: every axis at its first value"
+[ "$(point_row 3)" = '1,yes,catalog,memory,"fp8-mix, wz-5.44",600,60,64,H100 SXM 80GB,100,8000' ]; ok $? "point 1: the last axis turns fastest"
+[ "$(point_row 4)" = '2,no,catalog,memory,"fp8-mix, wz-5.44",600,60,64,H100 SXM 80GB,100,32000' ]; ok $? "point 2: the range's second value"
+[ "$(point_row 17)" = '15,yes,catalog,memory,"fp8-mix, wz-5.44",600,60,64,H200 SXM,200,32000' ]; ok $? "point 15: every axis at its last value"
 ids1=$(printf '%s\n' "$out" | cut -d, -f2)
 [ "$(printf '%s\n' "$ids1" | tail -n +2 | sort -u | wc -l)" -eq 16 ]; ok $? "16 distinct point ids"
 
@@ -130,6 +133,12 @@ bad "axis.mem_util = 0.5 | lots" "bad.sweep:12: axis.mem_util: value 'lots'" "a 
 bad "axis.simulate = no | maybe" "bad.sweep:12: axis.simulate: 'maybe' is not yes or no" "a bad simulate value"
 bad "axis.model = DeepSeek-V3 | NoSuchModel" "bad.sweep:12: axis.model: value 'NoSuchModel'" "a model not in the catalog"
 bad "axis.moe_routed_experts = 256 | 300" "bad.sweep:12: axis.moe_routed_experts: value '300'" "a MoE shape larger than the model"
+# A fixed value that needs a later line is taken; one that no later line
+# mends is still refused at its own line.
+{ grep -v '^axis.simulate' "$S"; printf 'set.serving = disaggregated\nset.prefill_gpus_per_replica = 16\n'; } > "$tmp/order.sweep"
+run "$W" sweep points "$tmp/order.sweep"
+expect_rc 0 "set.serving = disaggregated before the pool's size is taken"
+bad "set.serving = disaggregated" "bad.sweep:12: set.serving: value 'disaggregated'" "disaggregated serving without a pool anywhere"
 printf 'set.users = 10\n' > "$tmp/noname.sweep"
 run "$W" sweep points "$tmp/noname.sweep"
 expect_rc 2 "a sweep file without its id"
