@@ -305,4 +305,19 @@ void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run)
 	wz_buf_puts(md, "; other seeds, longer runs and other traffic can need other fleets.  "
 			"Decode cost per byte of each format is a parameter, not a codec "
 			"benchmark.\n");
+	double hbm = wza_run_value(run, "sim_setup", "setup", "hbm_efficiency"),
+	       dec = wza_run_value(run, "sim_setup", "setup", "compute_efficiency"),
+	       pre = wza_run_value(run, "sim_setup", "setup", "prefill_compute_efficiency"),
+	       ovh = wza_run_value(run, "sim_setup", "setup", "step_overhead_ms");
+	if (isnan(hbm) || isnan(dec) || isnan(pre) || isnan(ovh))
+		return; /* a run archived before they were recorded */
+	wz_buf_printf(md, "- The step times themselves: a roofline at shares of the data sheet's "
+			  "peaks (HBM bandwidth x %g, decode FLOP/s x %g, prefill x %g) plus %g ms "
+			  "a step, parameters of the scenario, not measured on this deployment.  "
+			  "Where prefill compute binds a fleet, a smaller cache format saves "
+			  "little, and how often it binds depends on prefill's share of peak: "
+			  "set `prefill_compute_efficiency` from a kernel profile of the engine "
+			  "(docs/validation.md, \"How far the disaggregated saving rests on "
+			  "prefill's share of peak\").\n",
+		      hbm, dec, pre, ovh);
 }

@@ -73,6 +73,12 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	wza_run_figure(run, t, r, "ttft_p99_target_s", p->ttft_p99_s, NULL);
 	wza_run_figure(run, t, r, "tpot_p99_target_s", p->tpot_p99_s, NULL);
 	wza_run_figure(run, t, r, "queue_timeout_s", p->queue_timeout_s, NULL);
+	/* the roofline's shares of peak and the step overhead: parameters, not
+	 * measurements, which a proposal names beside the fleets they size */
+	wza_run_figure(run, t, r, "hbm_efficiency", p->hbm_efficiency, NULL);
+	wza_run_figure(run, t, r, "compute_efficiency", p->compute_efficiency, NULL);
+	wza_run_figure(run, t, r, "prefill_compute_efficiency", wzs_prefill_efficiency(p), NULL);
+	wza_run_figure(run, t, r, "step_overhead_ms", p->step_overhead_s * 1e3, NULL);
 	wza_run_figure(run, t, r, "idle_policy", NAN, wzs_idle_policy_name(p->idle_policy));
 	wza_run_figure(run, t, r, "gpus_per_replica", (double)s->scn->mem.gpus_per_replica, NULL);
 	/* How the replicas serve, so that a proposal can say what it sized. */
