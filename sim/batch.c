@@ -165,6 +165,8 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 			tokens += (double)take;
 			pairs += wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
 							 (double)take);
+			if (!q->prefilled)
+				q->prefill_start = f->now;
 			q->state = RQ_PREFILL;
 			count++;
 			continue;
@@ -184,10 +186,13 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		*budget -= take;
 		if (*budget <= 0)
 			open--;
+		if (!q->prefilled)
+			q->prefill_start = f->now;
 		q->state = RQ_PREFILL;
 		count++;
 	}
 	walk[0] = walked;
+	f->res->prefill_tokens += tokens;
 	r->op_count = count;
 	r->op = OP_PREFILL;
 	r->op_start = f->now;

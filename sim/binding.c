@@ -1,6 +1,8 @@
 /* Which resource binds a sized fleet (binding.h). */
 #include "sim/binding.h"
 
+#include <stdio.h>
+
 /* Prefill binds: its computation, or (expert parallelism) its all-to-all
  * where that was the longer part of most of the passes' time. */
 static wzs_binding prefill_binding(const wzs_result *r)
@@ -61,4 +63,16 @@ const char *wzs_binding_name(wzs_binding b)
 	case WZS_BIND_UNKNOWN: break;
 	}
 	return "unknown";
+}
+
+const char *wzs_binding_text(wzs_binding b, double recomputed_share, char *buf, size_t n)
+{
+	const char *name = wzs_binding_name(b);
+	/* below half a per cent rounds to nothing worth saying */
+	if (b == WZS_BIND_PREFILL_COMPUTE && recomputed_share >= 0.005)
+		snprintf(buf, n, "%s, %.0f%% of it recomputing dropped or evicted caches", name,
+			 100 * recomputed_share);
+	else
+		snprintf(buf, n, "%s", name);
+	return buf;
 }

@@ -34,4 +34,11 @@ wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *failing);
 /* "HBM capacity", "decode compute", ... */
 const char *wzs_binding_name(wzs_binding b);
 
+/* The binding's name, and where prefill binds and some of what it
+ * prefilled recomputed caches that were dropped or evicted for room,
+ * that share ("prefill compute, 31% of it recomputing dropped or evicted
+ * caches"): a smaller format, keeping more caches, then lightens the
+ * prefill load too.  Writes at most n bytes to buf and returns it. */
+const char *wzs_binding_text(wzs_binding b, double recomputed_share, char *buf, size_t n);
+
 #endif

@@ -51,6 +51,8 @@ void wzs_pool_prefill(wzs_fleet *f, int32_t ri, int32_t id)
 		arrive = at > arrive ? at : arrive;
 	}
 	f->res->busy_pool_prefill_s += (done - start) * width;
+	f->res->prefill_tokens += tokens;
+	q->prefill_start = start;
 	q->pool_done = done;
 	q->state = RQ_POOL;
 	wzs_push(f, arrive, PRIO_RESTORE, EV_KV_ARRIVE, (uint32_t)id, q->serial);

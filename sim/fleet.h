@@ -83,6 +83,7 @@ typedef struct {
 	double admitted;
 	double restored;              /* its cache back from the offload tier (= admitted if none) */
 	double pool_done;             /* disaggregated: its prefill done on the pool (0: none) */
+	double prefill_start;         /* its prefill's first pass, or its pool GPUs, began (0: not yet) */
 	uint8_t prefix_missed;        /* looked up and missed some: its prefill adds the prefix */
 } wzs_req;
 

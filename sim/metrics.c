@@ -214,6 +214,19 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 	wz_buf_printf(out, "mean_request_context_tokens = %.1f\n", r->mean_context);
 	wz_buf_printf(out, "cache_occupancy_mean = %.6f\ncache_occupancy_peak = %.6f\n",
 		      r->occupancy_mean, r->occupancy_peak);
+	/* Where the first tokens past the TTFT target spent their time, summed
+	 * over them (what wzs_what_binds weighs). */
+	wz_buf_printf(out, "slow_ttft_excess_s = %.6f\nslow_ttft_queue_s = %.6f\n"
+		      "slow_ttft_restore_s = %.6f\nslow_ttft_prefill_wait_s = %.6f\n"
+		      "slow_ttft_prefill_run_s = %.6f\nslow_ttft_transfer_s = %.6f\n",
+		      r->slow_ttft_excess_s, r->slow_ttft_queue_s,
+		      r->slow_ttft_restore_s + r->slow_ttft_restore_decode_s, r->slow_ttft_prefill_wait_s,
+		      r->slow_ttft_prefill_s - r->slow_ttft_prefill_wait_s, r->slow_ttft_transfer_s);
+	wz_buf_printf(out, "prefill_tokens = %.0f\nprefill_recomputed_share = ", r->prefill_tokens);
+	if (r->prefill_tokens > 0)
+		wz_buf_printf(out, "%.6f\n", r->prefill_tokens_recomputed / r->prefill_tokens);
+	else
+		wz_buf_puts(out, "none\n");
 	double share = wzs_decode_wait_prefill_share(r);
 	if (share >= 0)
 		wz_buf_printf(out, "decode_time_behind_prefill_share = %.6f\n", share);

@@ -70,6 +70,14 @@ typedef struct {
 	double slow_ttft_queue_s, slow_ttft_restore_s, slow_ttft_prefill_s;
 	double slow_ttft_restore_decode_s; /* restores that waited on the host's decode */
 	double slow_ttft_transfer_s;       /* disaggregated: the cache's move to decode */
+	/* of slow_ttft_prefill_s, the time before its prefill began (waiting
+	 * for a pass with room, or for pool GPUs), and the slow first tokens'
+	 * time past the target, summed */
+	double slow_ttft_prefill_wait_s, slow_ttft_excess_s;
+	/* Tokens prefilled (passes and pools, the whole run), and of them the
+	 * contexts of sessions whose cache was dropped or evicted for room and
+	 * had to be computed again */
+	double prefill_tokens, prefill_tokens_recomputed;
 	double busy_pool_prefill_s;        /* disaggregated: prefill pool GPU-seconds */
 	double busy_prefill_s, busy_decode_compute_s, busy_decode_memory_s;
 	/* expert parallelism: decode steps whose all-to-all was longer than

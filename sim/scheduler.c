@@ -307,8 +307,10 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 			int64_t hit, in_gpu;
 			wzs_prefix_tier tier = wzs_prefix_admit(f, r, q, &hit, &in_gpu);
 			q->reuse = hit;
-			if (q->prefix > 0 && !s->fresh)
+			if (q->prefix > 0 && !s->fresh) {
 				f->res->recomputes++;
+				f->res->prefill_tokens_recomputed += (double)(q->prefix - q->reuse);
+			}
 			s->fresh = 0;
 			s->cache = CACHE_RESIDENT;
 			s->rank = k;

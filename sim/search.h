@@ -23,6 +23,10 @@ typedef struct {
 	double below_ttft_p99, below_tpot_p99;
 	unsigned long long below_refused_timeout, below_refused_too_big, below_completed;
 	wzs_binding binding;  /* what made `below` fail: what binds the fleet */
+	/* of the tokens `below` prefilled, the share that recomputed caches
+	 * dropped or evicted for room (wzs_binding_text says so where prefill
+	 * binds: then memory is behind the prefill load) */
+	double below_recomputed_share;
 	/* The verdicts that decided the answer were within the p99s' sampling
 	 * noise (wzs_within_noise): `replicas` passed, or `below` failed, with
 	 * a target inside the p99's 95% interval, so a longer run may move the

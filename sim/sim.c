@@ -259,6 +259,9 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			f->res->completed++;
 			wzs_hist_add(f->h_ttft, ttft);
 			if (ttft > f->p->ttft_p99_s) {
+				f->res->slow_ttft_excess_s += ttft - f->p->ttft_p99_s;
+				if (q->prefill_start > q->restored)
+					f->res->slow_ttft_prefill_wait_s += q->prefill_start - q->restored;
 				f->res->slow_ttft_queue_s += q->admitted - q->arrival;
 				if (q->restore_decode_bound)
 					f->res->slow_ttft_restore_decode_s += q->restored - q->admitted;

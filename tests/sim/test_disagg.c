@@ -179,6 +179,17 @@ int main(void)
 		   "two groups side by side, the third prompt waits for one (TTFT %.3f s, %.3f s "
 		   "at most)",
 		   r3.ttft.mean, r3.ttft.max);
+		/* only the third is past the 5 s target: it waited t for its
+		 * group, then prefilled for t */
+		ok(fabs(r3.slow_ttft_prefill_wait_s - t) <= 1e-9 * t &&
+			   fabs(r3.slow_ttft_prefill_s - 2 * t) <= 1e-9 * t &&
+			   fabs(r3.slow_ttft_excess_s - (r3.ttft.max - p.ttft_p99_s)) <= 1e-9 * t,
+		   "the slow first token's time: %.3f s waiting for pool GPUs, %.3f s prefilling, "
+		   "%.3f s past the target",
+		   r3.slow_ttft_prefill_wait_s, r3.slow_ttft_prefill_s - r3.slow_ttft_prefill_wait_s,
+		   r3.slow_ttft_excess_s);
+		ok(r3.prefill_tokens == 180000 && r3.prefill_tokens_recomputed == 0,
+		   "three prompts prefilled, none recomputed");
 		wzs_result_free(&r3);
 	}
 

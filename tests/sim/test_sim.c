@@ -603,6 +603,10 @@ static void test_idle_policies(void)
 			   (c == 1) == (r.parks_cpu == 1) && (c == 3) == (r.parks_ssd == 1) &&
 			   (policy == WZS_IDLE_DROP) == (r.recomputes == 1),
 		   "%s: counts its parks, restores and recomputes", names[c]);
+		double recomputed = policy == WZS_IDLE_DROP ? 6050 : 0;
+		ok(r.prefill_tokens == 8000 + recomputed && r.prefill_tokens_recomputed == recomputed,
+		   "%s: %.0f tokens prefilled, %.0f of them recomputing its dropped context", names[c],
+		   r.prefill_tokens, r.prefill_tokens_recomputed);
 		wzs_result_free(&r);
 	}
 }
@@ -981,6 +985,13 @@ static void test_binding(void)
 	ok(wzs_what_binds(&p, &r) == WZS_BIND_ALL_TO_ALL, "slow steps waiting on their all-to-all");
 	r.busy_decode_network_s = 0;
 	ok(!strcmp(wzs_binding_name(WZS_BIND_HBM_CAPACITY), "HBM capacity"), "binding names");
+	char bt[128];
+	ok(!strcmp(wzs_binding_text(WZS_BIND_PREFILL_COMPUTE, 0.31, bt, sizeof bt),
+		   "prefill compute, 31% of it recomputing dropped or evicted caches") &&
+		   !strcmp(wzs_binding_text(WZS_BIND_PREFILL_COMPUTE, 0.004, bt, sizeof bt),
+			   "prefill compute") &&
+		   !strcmp(wzs_binding_text(WZS_BIND_HBM_CAPACITY, 0.5, bt, sizeof bt), "HBM capacity"),
+	   "prefill's binding names the share of it that recomputed dropped or evicted caches");
 
 	/* A run: a pool too small for the population refuses, and the search
 	 * says memory binds. */
