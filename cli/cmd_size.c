@@ -73,7 +73,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	for (int i = 0; i < n; i++) {
 		const wz_size_row *r = &rows[i];
 		const wzs_result *res = &r->search.result;
-		char bind[128];
+		char bind[WZS_BINDS_TEXT];
 		wzp_table_row(t);
 		wzp_table_str(t, r->size.name);
 		wzp_table_numf(t, r->size.bits_per_value, 2);
@@ -82,7 +82,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 			for (int k = 0; k < 11 + scaling; k++)
 				wzp_table_empty(t);
 			wzp_table_numf(t, (double)r->search.runs, 0);
-			wzp_table_str(t, wzs_binding_text(r->search.binding, r->search.below_recomputed_share, bind, sizeof bind));
+			wzp_table_str(t, wzs_search_binds(&r->search, bind));
 			continue;
 		}
 		long upr = r->model.mem.users_per_replica;
@@ -110,7 +110,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		wzp_table_numf(t, r->fleet.saving_reserved, 0);
 		wzp_table_numf(t, r->fleet.saving_ondemand, 0);
 		wzp_table_numf(t, (double)r->search.runs, 0);
-		wzp_table_str(t, wzs_binding_text(r->search.binding, r->search.below_recomputed_share, bind, sizeof bind));
+		wzp_table_str(t, wzs_search_binds(&r->search, bind));
 	}
 	const wzs_params *p = &s->params;
 	wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s, p99 TPOT "

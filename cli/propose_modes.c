@@ -118,7 +118,7 @@ static void record_mode(wza_run *run, int order, const wz_propose_mode *m,
 	t = "serving_mode_fleets";
 	for (int i = 0; i < nrows; i++) {
 		const wz_size_row *r = &rows[i];
-		char bind[128];
+		char bind[WZS_BINDS_TEXT];
 		int found = r->search.replicas > 0;
 		snprintf(key, sizeof key, "%s|%s", label, r->size.name);
 		wza_run_figure(run, t, key, "replicas", found ? (double)r->fleet.replicas : NAN, NULL);
@@ -137,7 +137,7 @@ static void record_mode(wza_run *run, int order, const wz_propose_mode *m,
 		wza_run_figure(run, t, key, "runs", (double)r->search.runs, NULL);
 		wza_run_figure(run, t, key, "within_noise", NAN,
 			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
-		wza_run_figure(run, t, key, "binds", NAN, wzs_binding_text(r->search.binding, r->search.below_recomputed_share, bind, sizeof bind));
+		wza_run_figure(run, t, key, "binds", NAN, wzs_search_binds(&r->search, bind));
 	}
 }
 

@@ -231,13 +231,13 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 	for (int i = 0; i < n; i++) {
 		const wz_size_row *r = &rows[i];
 		int found = r->search.replicas > 0;
-		char bind[128];
+		char bind[WZS_BINDS_TEXT];
 		wz_sim_record_fleet(run, s, r->size.name, found ? &r->search.result : NULL,
 				    found ? &r->fleet : NULL, base_ok, r->search.runs);
 		wza_run_figure(run, "simulation", r->size.name, "bits_per_value",
 			       r->size.bits_per_value, NULL);
 		wza_run_figure(run, "simulation", r->size.name, "binds", NAN,
-			       wzs_binding_text(r->search.binding, r->search.below_recomputed_share, bind, sizeof bind));
+			       wzs_search_binds(&r->search, bind));
 		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
 			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
 		if (r->prefill_gpus > 0)

@@ -215,7 +215,9 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 	wz_buf_printf(out, "cache_occupancy_mean = %.6f\ncache_occupancy_peak = %.6f\n",
 		      r->occupancy_mean, r->occupancy_peak);
 	/* Where the first tokens past the TTFT target spent their time, summed
-	 * over them (what wzs_what_binds weighs). */
+	 * over them (wzs_what_binds weighs the queue, restore, prefill and
+	 * transfer; the prefill's wait and run apart, and the excess, are for
+	 * the reader). */
 	wz_buf_printf(out, "slow_ttft_excess_s = %.6f\nslow_ttft_queue_s = %.6f\n"
 		      "slow_ttft_restore_s = %.6f\nslow_ttft_prefill_wait_s = %.6f\n"
 		      "slow_ttft_prefill_run_s = %.6f\nslow_ttft_transfer_s = %.6f\n",

@@ -115,14 +115,12 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
 	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
 	out->peak_attn_field = p->attention_fp8 ? "fp8_tflops" : "bf16_tflops";
-	out->weight_flops = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
-			    p->compute_efficiency;
-	out->attn_flops = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
-			  p->compute_efficiency;
-	out->prefill_weight_flops = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
-				    wzs_prefill_efficiency(p);
-	out->prefill_attn_flops = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12 *
-				  wzs_prefill_efficiency(p);
+	double weight_peak = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12;
+	double attn_peak = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12;
+	out->weight_flops = weight_peak * p->compute_efficiency;
+	out->attn_flops = attn_peak * p->compute_efficiency;
+	out->prefill_weight_flops = weight_peak * wzs_prefill_efficiency(p);
+	out->prefill_attn_flops = attn_peak * wzs_prefill_efficiency(p);
 	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	if (dsa) {

@@ -73,6 +73,11 @@ static void note_failure(wzs_search *out, const wzs_params *p, long replicas,
 		res->prefill_tokens > 0 ? res->prefill_tokens_recomputed / res->prefill_tokens : 0;
 }
 
+const char *wzs_search_binds(const wzs_search *s, char buf[WZS_BINDS_TEXT])
+{
+	return wzs_binding_text(s->binding, s->below_recomputed_share, buf, WZS_BINDS_TEXT);
+}
+
 int wzs_within_noise(const wzs_params *p, const wzs_result *r)
 {
 	if (r->refused || r->completed == 0)

@@ -34,6 +34,13 @@ typedef struct {
 	int marginal, below_marginal;
 } wzs_search;
 
+/* Room for wzs_search_binds's text. */
+#define WZS_BINDS_TEXT 128
+
+/* What binds the search's fleet, as reports print it (wzs_binding_text of
+ * its binding and of below_recomputed_share), in buf. */
+const char *wzs_search_binds(const wzs_search *s, char buf[WZS_BINDS_TEXT]);
+
 /* Whether a run's verdict could be the p99's sampling noise: no request
  * refused, and a target inside its p99's 95% interval (TTFT or TPOT). */
 int wzs_within_noise(const wzs_params *p, const wzs_result *r);
