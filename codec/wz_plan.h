@@ -162,13 +162,59 @@ static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, co
 	return s * s * sum;
 }
 
+/* The clipping cost of a token part (docs/wz-format.md, "Arithmetic" step
+ * 5): sum of ew_j x_j^2 in component order, x_j how far z_j lies past
+ * its table's outermost level. */
+static inline double wzc_overload_clip(const layer_plan *lp, int j0, int nc, const float *z)
+{
+	double clip = 0;
+	for (int j = j0; j < j0 + nc; j++) {
+		float zj = z[j - j0], lo = lp->lmin_c[j], hi = lp->lmax_c[j];
+		double x = zj > hi ? (double)zj - hi : zj < lo ? (double)lo - zj : 0;
+		clip += lp->ew_c[j] * x * x;
+	}
+	return clip;
+}
+
+/* D of step 5: the largest of the components' smallest sufficient steps
+ * (the bounds straddle 0, clamped so in the plan, so a larger code only
+ * moves a product inwards), found in one pass; 0 when none is needed. */
+static inline int wzc_overload_span(const layer_plan *lp, int j0, int nc, const float *z,
+				    const float *mult, int c0)
+{
+	int D = 0;
+	for (int j = 0; j < nc; j++)
+		while (c0 + D < 255) {
+			float zr = z[j] * (mult[c0] / mult[c0 + D]);
+			if (!(zr < lp->olo_c[j0 + j] || zr > lp->ohi_c[j0 + j]))
+				break;
+			D++;
+		}
+	return D;
+}
+
+/* The candidates of step 5 for D >= 1, in the order they are weighed: 0,
+ * then floor((i D + 3) / 4) for i = 1..4, each once; returns how many. */
+static inline int wzc_overload_candidates(int D, int d[5])
+{
+	int n = 0;
+	d[n++] = 0;
+	for (int i = 1; i <= 4; i++) {
+		int di = (i * D + 3) / 4;
+		if (di != d[n - 1])
+			d[n++] = di;
+	}
+	return n;
+}
+
 /* How far a token part's scale code c0 is raised when its coefficients z
  * (the part's coded components, list order from j0) lie beyond the outer
  * bounds of their level tables (docs/wz-format.md, "Arithmetic" step 5):
  * 0 for a part whose clipping costs less than its expected error, the
  * common case, at the cost of one comparison pair per component.  The caller multiplies z by
- * mult[c0] / mult[c0 + d] and takes the digits of the products.  Shared
- * by the reference and the fast encoder, so both choose alike. */
+ * mult[c0] / mult[c0 + d] and takes the digits of the products.  The
+ * reference's rule; the fast encoder computes the same sums faster
+ * (codec/wz_encode.c, overload_raise_fast) from the same parts. */
 static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int nc,
 				     const float *z, const float *mult, int c0)
 {
@@ -183,38 +229,18 @@ static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int
 		outside |= (z[j] > lp->ohi_c[j0 + j]) | (z[j] < lp->olo_c[j0 + j]);
 	if (!outside)
 		return 0;
-	double clip = 0;
-	for (int j = j0; j < j0 + nc; j++) {
-		float zj = z[j - j0], lo = lp->lmin_c[j], hi = lp->lmax_c[j];
-		double x = zj > hi ? (double)zj - hi : zj < lo ? (double)lo - zj : 0;
-		clip += lp->ew_c[j] * x * x;
-	}
-	if (!(clip > lp->dexp[part]))
+	if (!(wzc_overload_clip(lp, j0, nc, z) > lp->dexp[part]))
 		return 0;
-	/* the bounds straddle 0 (clamped so in the plan), so a larger code
-	 * only moves a product inwards: the largest of the components'
-	 * smallest sufficient steps, found in one pass */
-	int D = 0;
-	for (int j = 0; j < nc; j++)
-		while (c0 + D < 255) {
-			float zr = z[j] * (mult[c0] / mult[c0 + D]);
-			if (!(zr < lp->olo_c[j0 + j] || zr > lp->ohi_c[j0 + j]))
-				break;
-			D++;
-		}
+	int D = wzc_overload_span(lp, j0, nc, z, mult, c0);
 	if (D == 0)
 		return 0;
-	int best = 0, last = 0;
+	int d[5], n = wzc_overload_candidates(D, d), best = 0;
 	double emin = wzc_overload_error(lp, j0, nc, z, mult, c0, 0);
-	for (int i = 1; i <= 4; i++) {
-		int d = (i * D + 3) / 4;
-		if (d == last)
-			continue;
-		last = d;
-		double e = wzc_overload_error(lp, j0, nc, z, mult, c0, d);
+	for (int i = 1; i < n; i++) {
+		double e = wzc_overload_error(lp, j0, nc, z, mult, c0, d[i]);
 		if (e < emin) {
 			emin = e;
-			best = d;
+			best = d[i];
 		}
 	}
 	return best;
