@@ -210,9 +210,15 @@ static inline WZ_HOT double *acs_portable(int nu, const double *e, uint8_t *bits
 #define T512 __attribute__((target("avx512f,avx512vl,popcnt")))
 #define T256 __attribute__((target("avx2,popcnt")))
 
-/* The blend masks by r = p & 3: levels j < r of each quadruple come from
- * the quadruple above. */
-static const unsigned char blend_r[4] = { 0x00, 0x11, 0x33, 0x77 };
+/* Per r = p & 3, the places in the 8 levels from p - 4 of each subset's
+ * lower neighbour, (j - r) mod 4, and upper one, 4 levels on: subset
+ * order. */
+static const int32_t subset_at[4][8] __attribute__((aligned(32))) = {
+	{ 0, 1, 2, 3, 4, 5, 6, 7 },
+	{ 3, 0, 1, 2, 7, 4, 5, 6 },
+	{ 2, 3, 0, 1, 6, 7, 4, 5 },
+	{ 1, 2, 3, 0, 5, 6, 7, 4 },
+};
 
 /* One step's branch metrics of one token into e[4] (subset order) and
  * its code, with AVX-512VL: the same doubles as metrics_portable, in two
@@ -234,24 +240,24 @@ static inline __attribute__((always_inline)) T512 uint32_t at_most_512(const wzc
 	return p;
 }
 
+/* The levels p - 4 .. p + 3, each subset's lower neighbour and then its
+ * upper one, are one load, put in subset order by a permutation. */
 static inline __attribute__((always_inline)) T512 uint64_t window_512(const wzc_wzt_step *st,
 									float z, uint32_t p, double *e)
 {
-	uint32_t r = p & 3, q = p - r;
-	__m256 lu = _mm256_mask_blend_ps(blend_r[r], _mm256_loadu_ps(st->pad + q - 4),
-					 _mm256_loadu_ps(st->pad + q));
+	const int32_t *at = subset_at[p & 3];
+	__m256 lu = _mm256_permutexvar_ps(_mm256_load_si256((const __m256i *)at),
+					  _mm256_loadu_ps(st->pad + p - 4));
 	__m512d d = _mm512_sub_pd(_mm512_cvtps_pd(lu), _mm512_set1_pd((double)z));
 	d = _mm512_mul_pd(d, d);
 	__m256d lo = _mm512_castpd512_pd256(d), hi = _mm512_extractf64x4_pd(d, 1);
 	__mmask8 up = _mm256_cmp_pd_mask(hi, lo, _CMP_LT_OQ);
 	/* min(hi, lo) is hi < lo ? hi : lo */
 	_mm256_store_pd(e, _mm256_mul_pd(_mm256_min_pd(hi, lo), _mm256_set1_pd(st->w)));
-	/* the levels taken, q - 4 + j (+ 4 from the quadruple above) (+ 4 for
-	 * the upper neighbour), halved to digits, 16 bits each */
-	const __m128i four = _mm_set1_epi32(4);
-	__m128i idx = _mm_add_epi32(_mm_set1_epi32((int)q - 4), _mm_setr_epi32(0, 1, 2, 3));
-	idx = _mm_mask_add_epi32(idx, (__mmask8)(blend_r[r] & 0xF), idx, four);
-	idx = _mm_mask_add_epi32(idx, up, idx, four);
+	/* the levels taken, p - 4 + at[j] (+ 4 for the upper neighbour),
+	 * halved to digits, 16 bits each */
+	__m128i idx = _mm_add_epi32(_mm_set1_epi32((int)p - 4), _mm_load_si128((const __m128i *)at));
+	idx = _mm_mask_add_epi32(idx, up, idx, _mm_set1_epi32(4));
 	return (uint64_t)_mm_cvtsi128_si64(_mm_cvtepi32_epi16(_mm_srli_epi32(idx, 1)));
 }
 
