@@ -60,3 +60,10 @@ bench_bench_rounds_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_rounds_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_rounds_DEPENDENCIES = $(WZ_LIBS)
 EXTRA_DIST += bench/bench_vs.sh bench/bench_inproc.sh bench/bench_inproc.c bench/bench_rounds.c
+
+EXTRA_PROGRAMS += bench/bench_scale_codes
+WZ_BENCH_PROGS += bench/bench_scale_codes
+bench_bench_scale_codes_SOURCES = bench/bench_scale_codes.c
+bench_bench_scale_codes_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_scale_codes_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_scale_codes_DEPENDENCIES = $(WZ_LIBS)

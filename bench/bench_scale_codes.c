@@ -1,0 +1,244 @@
+/* How much a wz record's scale code leaves on the table: per layer, each
+ * token's latent error (squared error over the token's squared norm, in
+ * the transformed domain, which the orthonormal basis makes the cache's)
+ * at the code the encoder wrote, at the best code offset shared by the
+ * layer's tokens, and at each token's own best code within 24 steps of
+ * the written one (1.5 octaves of scale), the digits of each code being
+ * the nearest levels, as the decoder reads them.  A measurement for
+ * choosing an encoder rule, not one: the decoder reads any code, so a
+ * search over codes is the encoder's to make.  Also the worst token's
+ * share of its error in its one largest coefficient error: what an
+ * escape for a single component could take back.
+ *
+ *   bench_scale_codes                      synthetic iid and mla-b layers
+ *   bench_scale_codes PROFILE TRACE [FMT]  a prepared profile and a trace
+ *                                          (default format wz-5.44)
+ *
+ * The coefficients are computed in double precision from the profile's
+ * basis, not with the encoder's integers (docs/wz-format.md,
+ * "Arithmetic"): an estimate within the integers' 2^-10 of the format's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "codec/codec.h"
+#include "codec/codec_internal.h"
+#include "codec/profile.h"
+#include "codec/wz_gemm.h"
+#include "codec/wz_plan.h"
+#include "traces/cache_trace.h"
+
+/* Code offsets searched: -SPAN..SPAN around the written code. */
+#define SPAN 24
+#define NOFF (2 * SPAN + 1)
+
+/* Squared error of the latent coefficients y at scale code c: each
+ * component's nearest level (one-level components their level). */
+static double error_at(const layer_plan *lp, const float *mult, double ref, const double *y,
+		       int R, int c)
+{
+	double s = mult[c] * ref, e = 0;
+	for (int k = 0; k < R; k++) {
+		uint32_t d = 0;
+		if (lp->nlev[k] > 1) {
+			float z = (float)(y[k] / (s * lp->sigma[k]));
+			d = wzc_quantize_ref(lp->thr[k], lp->nlev[k] - 1, z);
+		}
+		double yh = (double)lp->lev[k][d] * lp->sigma[k] * s;
+		e += (y[k] - yh) * (y[k] - yh);
+	}
+	return e;
+}
+
+static double mean_of(const double *v, int n)
+{
+	double s = 0;
+	for (int i = 0; i < n; i++)
+		s += v[i];
+	return s / n;
+}
+
+static double median_of(const double *v, int n, double *scratch)
+{
+	memcpy(scratch, v, sizeof(double) * (size_t)n);
+	return bench_median(scratch, n);
+}
+
+/* One trace's layers; returns 0, or 1 with a message on stderr. */
+static int measure(const char *label, const wzc_profile *prof, const wzt_cache_trace *tr,
+		   const char *fmtname)
+{
+	wz_diag d;
+	wzc_format f;
+	wzc_codec *c = NULL;
+	int L = tr->L, T = tr->T, R = tr->R, P = tr->P;
+	if (wzc_format_parse(fmtname, &f, &d) || wzc_codec_new(&f, L, R, P, prof, &c, &d)) {
+		fprintf(stderr, "bench_scale_codes: %s\n", d.msg);
+		return 1;
+	}
+	if (f.id != WZC_FMT_WZ) {
+		fprintf(stderr, "bench_scale_codes: %s is not a wz format\n", fmtname);
+		wzc_codec_free(c);
+		return 1;
+	}
+	size_t rb = wzc_codec_record_bytes(c);
+	uint8_t *rec = malloc(rb * (size_t)T);
+	double *y = malloc(sizeof(double) * (size_t)R), *ye = malloc(sizeof(double) * (size_t)R);
+	double *e0 = malloc(sizeof(double) * (size_t)T), *eb = malloc(sizeof(double) * (size_t)T);
+	double *eo = malloc(sizeof(double) * (size_t)T * NOFF);
+	double *col = malloc(sizeof(double) * (size_t)T), *tmp = malloc(sizeof(double) * (size_t)T);
+	if (!rec || !y || !ye || !e0 || !eb || !eo || !col || !tmp) {
+		fprintf(stderr, "bench_scale_codes: out of memory\n");
+		return 1;
+	}
+	printf("%s, %s, %d tokens: latent error / squared norm per token\n", label, fmtname, T);
+	printf("%5s %12s %12s %6s %12s %12s %12s %12s %9s\n", "layer", "written:med", "mean",
+	       "shift", "shared:med", "mean", "own:med", "mean", "top1/err");
+	for (int l = 0; l < L; l++) {
+		const float *xl = tr->latent + (size_t)l * T * R, *xr = tr->rope + (size_t)l * T * P;
+		if (wzc_encode_layer(c, l, T, xl, xr, rec, &d)) {
+			fprintf(stderr, "bench_scale_codes: %s\n", d.msg);
+			return 1;
+		}
+		const layer_plan *lp = wzc_wz_plan_layer(c->wz, l);
+		const wzc_part_profile *pp = &prof->latent[l];
+		int can_flag = lp->nlev[R + P] == 2, worst = 0;
+		for (int t = 0; t < T; t++) {
+			const float *v = xl + (size_t)t * R;
+			/* the base the encoder takes: the nearer of mean and anchor */
+			double dm = 0, da = 0, nx = 0;
+			for (int i = 0; i < R; i++) {
+				double a = (double)v[i] - pp->mean[i], b = (double)v[i] - pp->anchor[i];
+				dm += a * a;
+				da += b * b;
+				nx += (double)v[i] * v[i];
+			}
+			const float *base = can_flag && da < dm ? pp->anchor : pp->mean;
+			for (int k = 0; k < R; k++) {
+				double a = 0;
+				for (int i = 0; i < R; i++)
+					a += (double)pp->basis[(size_t)k * R + i] * ((double)v[i] - base[i]);
+				y[k] = a;
+			}
+			nx = nx > 0 ? nx : 1;
+			int c0 = rec[(size_t)t * rb];
+			e0[t] = error_at(lp, c->wz->scale_mult[0], pp->scale_ref, y, R, c0) / nx;
+			eb[t] = e0[t];
+			for (int o = -SPAN; o <= SPAN; o++) {
+				int cc = c0 + o;
+				double e = cc >= 1 && cc <= 255
+						   ? error_at(lp, c->wz->scale_mult[0], pp->scale_ref, y, R,
+							      cc) / nx
+						   : INFINITY;
+				eo[(size_t)t * NOFF + o + SPAN] = e;
+				eb[t] = e < eb[t] ? e : eb[t];
+			}
+			worst = e0[t] > e0[worst] ? t : worst;
+		}
+		/* the offset shared by the layer's tokens of least mean error */
+		int best = 0;
+		double bmean = INFINITY;
+		for (int o = 0; o < NOFF; o++) {
+			for (int t = 0; t < T; t++)
+				col[t] = eo[(size_t)t * NOFF + o];
+			double m = mean_of(col, T);
+			if (m < bmean) {
+				bmean = m;
+				best = o;
+			}
+		}
+		for (int t = 0; t < T; t++)
+			col[t] = eo[(size_t)t * NOFF + best];
+		/* the worst token's largest single coefficient error, as a share */
+		{
+			const float *v = xl + (size_t)worst * R;
+			double dm = 0, da = 0;
+			for (int i = 0; i < R; i++) {
+				dm += ((double)v[i] - pp->mean[i]) * ((double)v[i] - pp->mean[i]);
+				da += ((double)v[i] - pp->anchor[i]) * ((double)v[i] - pp->anchor[i]);
+			}
+			const float *base = can_flag && da < dm ? pp->anchor : pp->mean;
+			double s = c->wz->scale_mult[0][rec[(size_t)worst * rb]] * pp->scale_ref, tot = 0,
+			       top = 0;
+			for (int k = 0; k < R; k++) {
+				double a = 0;
+				for (int i = 0; i < R; i++)
+					a += (double)pp->basis[(size_t)k * R + i] * ((double)v[i] - base[i]);
+				uint32_t dg = 0;
+				if (lp->nlev[k] > 1)
+					dg = wzc_quantize_ref(lp->thr[k], lp->nlev[k] - 1,
+							      (float)(a / (s * lp->sigma[k])));
+				double q = a - (double)lp->lev[k][dg] * lp->sigma[k] * s;
+				tot += q * q;
+				top = q * q > top ? q * q : top;
+			}
+			printf("%5d %12.4g %12.4g %+6d %12.4g %12.4g %12.4g %12.4g %9.2f\n", l,
+			       median_of(e0, T, tmp), mean_of(e0, T), best - SPAN, median_of(col, T, tmp),
+			       mean_of(col, T), median_of(eb, T, tmp), mean_of(eb, T),
+			       tot > 0 ? top / tot : 0);
+		}
+	}
+	printf("\n");
+	free(rec);
+	free(y);
+	free(ye);
+	free(e0);
+	free(eb);
+	free(eo);
+	free(col);
+	free(tmp);
+	wzc_codec_free(c);
+	return 0;
+}
+
+/* A synthetic layer of FAMILY, its profile from a calibration window. */
+static int synthetic(const char *label, wzt_family family)
+{
+	wzt_cache_trace *cal = bench_window("bench_scale_codes", family, 3, "calibration", 1, 2048);
+	wzt_cache_trace *test = bench_window("bench_scale_codes", family, 3, "test", 2, 2048);
+	if (!cal || !test)
+		return 1;
+	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
+			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
+		fprintf(stderr, "bench_scale_codes: %s\n", d.msg);
+		return 1;
+	}
+	int rc = measure(label, prof, test, "wz-5.44");
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(test);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: bench_scale_codes [PROFILE TRACE [FORMAT]]\n");
+		return 0;
+	}
+	if (argc == 1)
+		return synthetic("synthetic iid", WZT_FAMILY_IID) ||
+		       synthetic("synthetic mla-b", WZT_FAMILY_MLA_B);
+	if (argc < 3 || argc > 4) {
+		fprintf(stderr, "usage: bench_scale_codes [PROFILE TRACE [FORMAT]]\n");
+		return 2;
+	}
+	wz_diag d;
+	wzc_profile *prof = NULL;
+	wzt_cache_trace *tr = NULL;
+	if (wzc_profile_read(argv[1], &prof, &d) || wzt_cache_trace_read(argv[2], &tr, &d)) {
+		fprintf(stderr, "bench_scale_codes: %s\n", d.msg);
+		wzc_profile_free(prof);
+		return 2;
+	}
+	int rc = measure(argv[2], prof, tr, argc > 3 ? argv[3] : "wz-5.44");
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(tr);
+	return rc;
+}
