@@ -29,15 +29,10 @@ int main(int argc, char **argv)
 					  "test", 2, TOKENS);
 	if (!cal || !test)
 		return 1;
-	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
-			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
-	const wzc_window *cp = &cw;
-	wzc_profile *prof = NULL;
 	wz_diag d;
-	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
-		fprintf(stderr, "bench_codec: %s\n", d.msg);
+	wzc_profile *prof = bench_prepare_window("bench_codec", cal);
+	if (!prof)
 		return 1;
-	}
 	static const char *const names[] = { "bf16", "fp8-mix", "fp8-bf16rope", "fp8-ds-mla",
 					     "fp8-flat", "int4-g64", "nvfp4", "nvfp4-ds-mla",
 					     "mxfp4-sgl-mla", "nvfp4-trt-cold",

@@ -200,15 +200,9 @@ static int synthetic(const char *label, wzt_family family)
 	wzt_cache_trace *test = bench_window("bench_scale_codes", family, 3, "test", 2, 2048);
 	if (!cal || !test)
 		return 1;
-	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
-			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
-	const wzc_window *cp = &cw;
-	wzc_profile *prof = NULL;
-	wz_diag d;
-	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
-		fprintf(stderr, "bench_scale_codes: %s\n", d.msg);
+	wzc_profile *prof = bench_prepare_window("bench_scale_codes", cal);
+	if (!prof)
 		return 1;
-	}
 	int rc = measure(label, prof, test, "wz-5.44");
 	wzc_profile_free(prof);
 	wzt_cache_trace_free(cal);

@@ -55,6 +55,22 @@ static inline wzt_cache_trace *bench_window(const char *who, wzt_family family, 
 	return t;
 }
 
+/* The wz profile of one calibration window of one layer; NULL on
+ * failure, with a message on stderr naming WHO. */
+static inline wzc_profile *bench_prepare_window(const char *who, const wzt_cache_trace *cal)
+{
+	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
+			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
+		fprintf(stderr, "%s: %s\n", who, d.msg);
+		return NULL;
+	}
+	return prof;
+}
+
 /* A profile of L layers, each a copy of one's first: set-up and decode
  * per layer do not depend on which layer it is, and preparing 61 layers
  * of 512 + 64 would take minutes.  NULL when out of memory. */
