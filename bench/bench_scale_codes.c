@@ -35,21 +35,48 @@
 #define NOFF (2 * SPAN + 1)
 
 /* Squared error of the latent coefficients y at scale code c: each
- * component's nearest level (one-level components their level). */
+ * component's nearest level (one-level components their level); *top,
+ * when not NULL, the largest component's. */
 static double error_at(const layer_plan *lp, const float *mult, double ref, const double *y,
-		       int R, int c)
+		       int R, int c, double *top)
 {
-	double s = mult[c] * ref, e = 0;
+	double s = mult[c] * ref, e = 0, most = 0;
 	for (int k = 0; k < R; k++) {
 		uint32_t d = 0;
 		if (lp->nlev[k] > 1) {
 			float z = (float)(y[k] / (s * lp->sigma[k]));
 			d = wzc_quantize_ref(lp->thr[k], lp->nlev[k] - 1, z);
 		}
-		double yh = (double)lp->lev[k][d] * lp->sigma[k] * s;
-		e += (y[k] - yh) * (y[k] - yh);
+		double q = y[k] - (double)lp->lev[k][d] * lp->sigma[k] * s;
+		e += q * q;
+		most = q * q > most ? q * q : most;
 	}
+	if (top)
+		*top = most;
 	return e;
+}
+
+/* A token's latent coefficients y = B (v - base), the base the encoder
+ * takes (the nearer of mean and anchor, where the plan codes the flag);
+ * returns the token's squared norm (1 for a zero token). */
+static double coefficients(const wzc_part_profile *pp, int can_flag, const float *v, int R,
+			   double *y)
+{
+	double dm = 0, da = 0, nx = 0;
+	for (int i = 0; i < R; i++) {
+		double a = (double)v[i] - pp->mean[i], b = (double)v[i] - pp->anchor[i];
+		dm += a * a;
+		da += b * b;
+		nx += (double)v[i] * v[i];
+	}
+	const float *base = can_flag && da < dm ? pp->anchor : pp->mean;
+	for (int k = 0; k < R; k++) {
+		double a = 0;
+		for (int i = 0; i < R; i++)
+			a += (double)pp->basis[(size_t)k * R + i] * ((double)v[i] - base[i]);
+		y[k] = a;
+	}
+	return nx > 0 ? nx : 1;
 }
 
 static double mean_of(const double *v, int n)
@@ -85,11 +112,11 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 	}
 	size_t rb = wzc_codec_record_bytes(c);
 	uint8_t *rec = malloc(rb * (size_t)T);
-	double *y = malloc(sizeof(double) * (size_t)R), *ye = malloc(sizeof(double) * (size_t)R);
+	double *y = malloc(sizeof(double) * (size_t)R);
 	double *e0 = malloc(sizeof(double) * (size_t)T), *eb = malloc(sizeof(double) * (size_t)T);
 	double *eo = malloc(sizeof(double) * (size_t)T * NOFF);
 	double *col = malloc(sizeof(double) * (size_t)T), *tmp = malloc(sizeof(double) * (size_t)T);
-	if (!rec || !y || !ye || !e0 || !eb || !eo || !col || !tmp) {
+	if (!rec || !y || !e0 || !eb || !eo || !col || !tmp) {
 		fprintf(stderr, "bench_scale_codes: out of memory\n");
 		return 1;
 	}
@@ -104,33 +131,17 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 		}
 		const layer_plan *lp = wzc_wz_plan_layer(c->wz, l);
 		const wzc_part_profile *pp = &prof->latent[l];
+		const float *mult = c->wz->scale_mult[0];
 		int can_flag = lp->nlev[R + P] == 2, worst = 0;
 		for (int t = 0; t < T; t++) {
-			const float *v = xl + (size_t)t * R;
-			/* the base the encoder takes: the nearer of mean and anchor */
-			double dm = 0, da = 0, nx = 0;
-			for (int i = 0; i < R; i++) {
-				double a = (double)v[i] - pp->mean[i], b = (double)v[i] - pp->anchor[i];
-				dm += a * a;
-				da += b * b;
-				nx += (double)v[i] * v[i];
-			}
-			const float *base = can_flag && da < dm ? pp->anchor : pp->mean;
-			for (int k = 0; k < R; k++) {
-				double a = 0;
-				for (int i = 0; i < R; i++)
-					a += (double)pp->basis[(size_t)k * R + i] * ((double)v[i] - base[i]);
-				y[k] = a;
-			}
-			nx = nx > 0 ? nx : 1;
+			double nx = coefficients(pp, can_flag, xl + (size_t)t * R, R, y);
 			int c0 = rec[(size_t)t * rb];
-			e0[t] = error_at(lp, c->wz->scale_mult[0], pp->scale_ref, y, R, c0) / nx;
+			e0[t] = error_at(lp, mult, pp->scale_ref, y, R, c0, NULL) / nx;
 			eb[t] = e0[t];
 			for (int o = -SPAN; o <= SPAN; o++) {
 				int cc = c0 + o;
 				double e = cc >= 1 && cc <= 255
-						   ? error_at(lp, c->wz->scale_mult[0], pp->scale_ref, y, R,
-							      cc) / nx
+						   ? error_at(lp, mult, pp->scale_ref, y, R, cc, NULL) / nx
 						   : INFINITY;
 				eo[(size_t)t * NOFF + o + SPAN] = e;
 				eb[t] = e < eb[t] ? e : eb[t];
@@ -152,38 +163,16 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 		for (int t = 0; t < T; t++)
 			col[t] = eo[(size_t)t * NOFF + best];
 		/* the worst token's largest single coefficient error, as a share */
-		{
-			const float *v = xl + (size_t)worst * R;
-			double dm = 0, da = 0;
-			for (int i = 0; i < R; i++) {
-				dm += ((double)v[i] - pp->mean[i]) * ((double)v[i] - pp->mean[i]);
-				da += ((double)v[i] - pp->anchor[i]) * ((double)v[i] - pp->anchor[i]);
-			}
-			const float *base = can_flag && da < dm ? pp->anchor : pp->mean;
-			double s = c->wz->scale_mult[0][rec[(size_t)worst * rb]] * pp->scale_ref, tot = 0,
-			       top = 0;
-			for (int k = 0; k < R; k++) {
-				double a = 0;
-				for (int i = 0; i < R; i++)
-					a += (double)pp->basis[(size_t)k * R + i] * ((double)v[i] - base[i]);
-				uint32_t dg = 0;
-				if (lp->nlev[k] > 1)
-					dg = wzc_quantize_ref(lp->thr[k], lp->nlev[k] - 1,
-							      (float)(a / (s * lp->sigma[k])));
-				double q = a - (double)lp->lev[k][dg] * lp->sigma[k] * s;
-				tot += q * q;
-				top = q * q > top ? q * q : top;
-			}
-			printf("%5d %12.4g %12.4g %+6d %12.4g %12.4g %12.4g %12.4g %9.2f\n", l,
-			       median_of(e0, T, tmp), mean_of(e0, T), best - SPAN, median_of(col, T, tmp),
-			       mean_of(col, T), median_of(eb, T, tmp), mean_of(eb, T),
-			       tot > 0 ? top / tot : 0);
-		}
+		double top, tot;
+		coefficients(pp, can_flag, xl + (size_t)worst * R, R, y);
+		tot = error_at(lp, mult, pp->scale_ref, y, R, rec[(size_t)worst * rb], &top);
+		printf("%5d %12.4g %12.4g %+6d %12.4g %12.4g %12.4g %12.4g %9.2f\n", l,
+		       median_of(e0, T, tmp), mean_of(e0, T), best - SPAN, median_of(col, T, tmp),
+		       mean_of(col, T), median_of(eb, T, tmp), mean_of(eb, T), tot > 0 ? top / tot : 0);
 	}
 	printf("\n");
 	free(rec);
 	free(y);
-	free(ye);
 	free(e0);
 	free(eb);
 	free(eo);

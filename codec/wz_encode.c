@@ -235,11 +235,8 @@ typedef struct {
 WZ_HOT WZ_CLONES static void clip_terms(int nc, const float *z, const float *lmin,
 				       const float *lmax, const double *ew, double *t)
 {
-	for (int j = 0; j < nc; j++) {
-		float zj = z[j], lo = lmin[j], hi = lmax[j];
-		double x = zj > hi ? (double)zj - hi : zj < lo ? (double)lo - zj : 0;
-		t[j] = ew[j] * x * x;
-	}
+	for (int j = 0; j < nc; j++)
+		t[j] = wzc_overload_clip_term(z[j], lmin[j], lmax[j], ew[j]);
 }
 
 /* The products z_j r of one candidate's scale (step 5), as the reference
@@ -281,36 +278,20 @@ static int overload_raise_fast(const layer_plan *lp, int part, int j0, int nc, c
 	if (D == 0)
 		return 0;
 	int d[5], n = wzc_overload_candidates(D, d);
-	/* the part's components as a batch of their own */
-	wzc_qbatch b = lp->qb;
-	b.n = nc;
-	b.q += j0;
-	b.t0 += j0;
-	b.inv_w += j0;
-	b.gmax += j0;
-	b.start_off += j0;
-	b.thr_off += j0;
-	b.nthr += j0;
-	b.exact += j0;
+	wzc_qbatch b = wzc_qbatch_slice(&lp->qb, j0, nc);
 	for (int i = 0; i < n; i++) {
 		float r = mult[c0] / mult[c0 + d[i]];
 		double *ti = t + (size_t)i * nc;
 		scale_part(nc, z, r, ow->zr);
 		wzc_quantize_batch(&b, ow->zr, ow->q);
-		for (int j = 0; j < nc; j++) {
-			double e = (double)ow->zr[j] - (double)lp->lev_c[j0 + j][ow->q[j]];
-			ti[j] = lp->ew_c[j0 + j] * e * e;
-		}
+		for (int j = 0; j < nc; j++)
+			ti[j] = wzc_overload_error_term(ow->zr[j], lp->lev_c[j0 + j][ow->q[j]],
+							lp->ew_c[j0 + j]);
 	}
 	double sum[5] = { 0, 0, 0, 0, 0 };
-	if (n == 5)
-		for (int j = 0; j < nc; j++)
-			for (int i = 0; i < 5; i++)
-				sum[i] += t[(size_t)i * nc + j];
-	else
-		for (int j = 0; j < nc; j++)
-			for (int i = 0; i < n; i++)
-				sum[i] += t[(size_t)i * nc + j];
+	for (int j = 0; j < nc; j++)
+		for (int i = 0; i < n; i++)
+			sum[i] += t[(size_t)i * nc + j];
 	int best = 0;
 	double s0 = mult[c0], emin = s0 * s0 * sum[0];
 	for (int i = 1; i < n; i++) {

@@ -188,6 +188,22 @@ typedef struct {
 	const float *thr_base;
 } wzc_qbatch;
 
+/* Components j0..j0+n-1 of b as a batch of their own (the same grids). */
+static inline wzc_qbatch wzc_qbatch_slice(const wzc_qbatch *b, int j0, int n)
+{
+	wzc_qbatch s = *b;
+	s.n = n;
+	s.q += j0;
+	s.t0 += j0;
+	s.inv_w += j0;
+	s.gmax += j0;
+	s.start_off += j0;
+	s.thr_off += j0;
+	s.nthr += j0;
+	s.exact += j0;
+	return s;
+}
+
 void wzc_quantize_batch_ref(const wzc_qbatch *b, const float *z, uint32_t *digit /* OUT [n] */);
 /* The same digits, by the fastest kernel this CPU runs. */
 void wzc_quantize_batch(const wzc_qbatch *b, const float *z, uint32_t *digit /* OUT [n] */);

@@ -145,9 +145,26 @@ static inline uint64_t wzc_field_word(uint64_t V, int kb, const wzc_divisor *q)
 	return qh;
 }
 
+/* Step 5's terms (docs/wz-format.md, "Arithmetic"), in double precision
+ * as the rule defines them: a coded component's clipping cost ew x^2, x
+ * how far z lies past its outermost levels lo, hi; and its weighted
+ * error ew (zr - level)^2 at a candidate scale.  The reference sums them
+ * in list order; the fast encoder (codec/wz_encode.c,
+ * overload_raise_fast) computes the same terms and sums. */
+static inline double wzc_overload_clip_term(float z, float lo, float hi, double ew)
+{
+	double x = z > hi ? (double)z - hi : z < lo ? (double)lo - z : 0;
+	return ew * x * x;
+}
+
+static inline double wzc_overload_error_term(float zr, float level, double ew)
+{
+	double e = (double)zr - (double)level;
+	return ew * e * e;
+}
+
 /* The squared error of a token part's coded components j0..j0+nc-1 at
- * scale code c0 + d (docs/wz-format.md, "Arithmetic" step 5): E(d) in
- * double precision, in list order. */
+ * scale code c0 + d (step 5): E(d) in double precision, in list order. */
 static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, const float *z,
 					const float *mult, int c0, int d)
 {
@@ -156,8 +173,7 @@ static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, co
 	for (int j = j0; j < j0 + nc; j++) {
 		float zr = z[j - j0] * r;
 		uint32_t q = wzc_quantize(lp->qb.q[j], zr); /* = the binary search's digit */
-		double e = (double)zr - (double)lp->lev_c[j][q];
-		sum += lp->ew_c[j] * e * e;
+		sum += wzc_overload_error_term(zr, lp->lev_c[j][q], lp->ew_c[j]);
 	}
 	return s * s * sum;
 }
@@ -168,11 +184,8 @@ static inline double wzc_overload_error(const layer_plan *lp, int j0, int nc, co
 static inline double wzc_overload_clip(const layer_plan *lp, int j0, int nc, const float *z)
 {
 	double clip = 0;
-	for (int j = j0; j < j0 + nc; j++) {
-		float zj = z[j - j0], lo = lp->lmin_c[j], hi = lp->lmax_c[j];
-		double x = zj > hi ? (double)zj - hi : zj < lo ? (double)lo - zj : 0;
-		clip += lp->ew_c[j] * x * x;
-	}
+	for (int j = j0; j < j0 + nc; j++)
+		clip += wzc_overload_clip_term(z[j - j0], lp->lmin_c[j], lp->lmax_c[j], lp->ew_c[j]);
 	return clip;
 }
 
