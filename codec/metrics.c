@@ -254,7 +254,7 @@ wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag)
 	if (!x || l < 0 || l >= x->L)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d to hold the attention of", l);
 	if (!made_for(x, w))
-		return wz_diag_set(diag, WZ_ERR_USAGE, "the attention holder was made for another window");
+		return wz_diag_set(diag, WZ_ERR_USAGE, "the attention holder was made for a window of another shape");
 	if (x->p[l])
 		return WZ_OK;
 	double *p = malloc(sizeof(double) * (x->qoff[x->Q] + 1));

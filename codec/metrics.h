@@ -54,8 +54,8 @@ wz_err wzc_measure_kept(const wzc_window *w, wzc_codec *codec, long keep_first, 
 typedef struct wzc_exact wzc_exact;
 wzc_exact *wzc_exact_new(const wzc_window *w);
 size_t wzc_exact_layer_bytes(const wzc_exact *x);
-/* Computes and holds layer l of w, the window x was made for (another
- * window is refused: WZ_ERR_USAGE).  Different
+/* Computes and holds layer l of w, a window of the shape x was made for
+ * (one of another shape is refused: WZ_ERR_USAGE).  Different
  * layers may be computed on different threads at once. */
 wz_err wzc_exact_layer(wzc_exact *x, const wzc_window *w, int l, wz_diag *diag);
 void wzc_exact_free(wzc_exact *x);

@@ -54,7 +54,7 @@ typedef struct wzc_wz_flat {
 	 * (wzc_wz_decode_group, one group per thread), then the state's walk
 	 * over the trellis entries in coding order, split in runs over up to
 	 * WZC_WZT_WALKERS threads (wzc_wzt_run_summary, wzc_wzt_run_walk;
-	 * wzc_wzt_walk is the one-thread reference). */
+	 * one thread walks them all as run 0 of 1). */
 	int nu;
 	uint32_t th0, th1;
 	const uint32_t *cbt;    /* [nentries] */
@@ -106,7 +106,7 @@ static inline WZ_HD float wzc_wz_scale(const wzc_wz_flat *f, const uint8_t *rec,
  * In a trellis-coded plan (f->nu > 0) a trellis entry's level needs the
  * state, which follows from every digit before it: its digit goes to its
  * component's place y[c] as the bits of a float (wzc_f32_from_bits), for
- * wzc_wzt_walk to read and replace (no buffer beyond y, so the fused
+ * the trellis walk (wzc_wzt_run_walk) to read and replace (no buffer beyond y, so the fused
  * attention's tiles decode in place too). */
 static inline WZ_HD void wzc_wz_decode_group(const wzc_wz_flat *f, const uint8_t *rec, int g,
 					     const float *s, float *y, uint32_t *flags)
@@ -213,14 +213,6 @@ static inline WZ_HD void wzc_wzt_run_walk(const wzc_wz_flat *f, const float *s, 
 		y[c] = f->tables[f->cbt[i] + wzt_level_index(state, d)] * f->sigma[i] * s[f->part[i]];
 		state = wzt_next_h(state, d & 1, f->th0, f->th1);
 	}
-}
-
-/* The trellis entries of a record, in coding order from state 0, once
- * wzc_wz_decode_group has left their digits in y: the walk by one thread,
- * the reference of the split walk above. */
-static inline WZ_HD void wzc_wzt_walk(const wzc_wz_flat *f, const float *s, float *y)
-{
-	wzc_wzt_run_walk(f, s, y, 0, 1, 0);
 }
 
 /* Component k of the transformed-domain output once y and flags are known. */

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(WZK_ATT_THREADS) wzk_attention_kernel(const __
 			if (a.f.nu) {
 				wzk_att_walk_runs(&a, n, tid, nt, sm);
 				__syncthreads();
-				wzk_att_walk(&a, b, n0, n, tid, nt, sm);
+				wzk_att_walk(&a, n, tid, nt, sm);
 				__syncthreads();
 			}
 			wzk_att_decode3(&a, n0, n, tid, nt, sm);

@@ -131,8 +131,8 @@ static inline WZ_HD void wzk_att_decode2(const wzk_att_args *a, int b, int n0, i
 }
 
 /* Tile step 2b (a trellis-coded wz plan only, after step 2 and a barrier):
- * each token's trellis runs summarized by the first of its threads
- * (wzk_wz_walk_runs). */
+ * each token's trellis runs summarized, a run by each of its first
+ * wzk_wz_walkers(per) threads (wzk_wz_walk_runs). */
 static inline WZ_HD void wzk_att_walk_runs(const wzk_att_args *a, int n, int tid, int nthr,
 					   wzk_att_smem *sm)
 {
@@ -143,12 +143,12 @@ static inline WZ_HD void wzk_att_walk_runs(const wzk_att_args *a, int n, int tid
 
 /* Tile step 2c (after step 2b and a barrier): each token's trellis walk,
  * a run per walker. */
-static inline WZ_HD void wzk_att_walk(const wzk_att_args *a, int b, int n0, int nt, int tid,
-				      int nthr, wzk_att_smem *sm)
+static inline WZ_HD void wzk_att_walk(const wzk_att_args *a, int nt, int tid, int nthr,
+				      wzk_att_smem *sm)
 {
 	int per = nthr / WZK_ATT_TILE, t = tid / per;
 	if (a->fmt == WZK_FMT_WZ && t < nt)
-		wzk_wz_walk(&a->f, wzk_att_rec(a, b, n0 + t), tid % per, per, &sm->tok[t], sm->k[t]);
+		wzk_wz_walk(&a->f, tid % per, per, &sm->tok[t], sm->k[t]);
 }
 
 /* Tile step 3 (wz only): the anchor offsets, in place.  Where the plan

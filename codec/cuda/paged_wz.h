@@ -64,15 +64,15 @@ static inline WZ_HD void wzk_wz_walk_runs(const wzc_wz_flat *f, int tid, int nth
 }
 
 /* Step 2c (after step 2b and a barrier): each walker starts its run in
- * the state the runs before it end in and writes its entries' values. */
-static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, const uint8_t *rec, int tid, int nthr,
-				     const wzk_wz_tok *st, float *y)
+ * the state the runs before it end in and writes its entries' values, at
+ * the scales step 1 kept. */
+static inline WZ_HD void wzk_wz_walk(const wzc_wz_flat *f, int tid, int nthr, const wzk_wz_tok *st,
+				     float *y)
 {
 	int w = wzk_wz_walkers(nthr);
 	if (!f->nu || tid >= w)
 		return;
-	float s[2] = { wzc_wz_scale(f, rec, 0), wzc_wz_scale(f, rec, 1) };
-	wzc_wzt_run_walk(f, s, y, tid, w, wzc_wzt_run_start(st->runs, tid));
+	wzc_wzt_run_walk(f, st->s, y, tid, w, wzc_wzt_run_start(st->runs, tid));
 }
 
 /* Step 3: component k of the output (after steps 1 and 2 and a barrier). */

@@ -87,7 +87,7 @@ __global__ void wz_decode_kernel(const __grid_constant__ wzk_wz_dec_args a)
 	if (a.f.nu) {
 		wzk_wz_walk_runs(&a.f, tid, nt, &st, y);
 		__syncthreads();
-		wzk_wz_walk(&a.f, rec, tid, nt, &st, y);
+		wzk_wz_walk(&a.f, tid, nt, &st, y);
 		__syncthreads();
 	}
 	wzk_wz_dec_store(&a, b, tid, nt, &st, y);

@@ -50,8 +50,8 @@ static inline wzt_synth_params synth_params(wzt_family family, int L, int T, int
 	return p;
 }
 
-/* One synthetic window of R latent and P position values (no queries);
- * NULL on failure. */
+/* One synthetic window of R latent and P position values, with the
+ * synthetic model's default queries; NULL on failure. */
 static inline wzt_cache_trace *synth_shape(wzt_family family, int L, int T, int R, int P,
 					   int64_t start, uint64_t window_seed, const char *split)
 {

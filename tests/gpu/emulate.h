@@ -70,7 +70,7 @@ static inline int emu_wz_decode(const wzk_wz_dec_args *a)
 		EMU_THREADS(nt, tid, wzk_wz_groups(&a->f, rec, tid, nt, &st, y));
 		if (a->f.nu) {
 			EMU_THREADS(nt, tid, wzk_wz_walk_runs(&a->f, tid, nt, &st, y));
-			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, rec, tid, nt, &st, y));
+			EMU_THREADS(nt, tid, wzk_wz_walk(&a->f, tid, nt, &st, y));
 		}
 		EMU_THREADS(nt, tid, wzk_wz_dec_store(a, b, tid, nt, &st, y));
 	}
@@ -97,7 +97,7 @@ static inline int emu_attention(const wzk_att_args *a, float *out)
 					EMU_THREADS(nt, tid, wzk_att_decode2(a, b, n0, n, tid, nt, sm));
 					if (a->fmt == WZK_FMT_WZ && a->f.nu) {
 						EMU_THREADS(nt, tid, wzk_att_walk_runs(a, n, tid, nt, sm));
-						EMU_THREADS(nt, tid, wzk_att_walk(a, b, n0, n, tid, nt, sm));
+						EMU_THREADS(nt, tid, wzk_att_walk(a, n, tid, nt, sm));
 					}
 					EMU_THREADS(nt, tid, wzk_att_decode3(a, n0, n, tid, nt, sm));
 					EMU_THREADS(nt, tid, wzk_att_scores(a, hg, b, n, tid, nt, sm));
