@@ -157,35 +157,31 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 			walk[++walked] = i;
 		int64_t whole = q->prefix - q->reuse + q->prompt;
 		int64_t left = whole - q->prefilled;
+		int64_t take;
+		double qp;
 		if (cp > 1 && whole >= f->m->cp_min_tokens) {
-			int64_t take = cp_take(f, r, q, left, &open);
+			take = cp_take(f, r, q, left, &open);
 			if (take <= 0)
 				continue;
-			q->op_take = take;
-			tokens += (double)take;
-			pairs += wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
-							 (double)take);
-			if (!q->prefilled)
-				q->prefill_start = f->now;
-			q->state = RQ_PREFILL;
-			count++;
-			continue;
+			qp = wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
+						     (double)take);
+		} else {
+			int64_t *budget = &r->pf_budget[q->rank];
+			if (*budget <= 0)
+				continue;
+			take = left < *budget ? left : *budget;
+			qp = wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
+						     (double)take);
+			r->pf_pairs[q->rank] += qp;
+			if (r->pf_pairs[q->rank] > rank_pairs)
+				rank_pairs = r->pf_pairs[q->rank];
+			*budget -= take;
+			if (*budget <= 0)
+				open--;
 		}
-		int64_t *budget = &r->pf_budget[q->rank];
-		if (*budget <= 0)
-			continue;
-		int64_t take = left < *budget ? left : *budget;
 		q->op_take = take;
 		tokens += (double)take;
-		double qp = wzs_model_prefill_pairs(f->m, (double)(q->reuse + q->prefilled),
-						    (double)take);
 		pairs += qp;
-		r->pf_pairs[q->rank] += qp;
-		if (r->pf_pairs[q->rank] > rank_pairs)
-			rank_pairs = r->pf_pairs[q->rank];
-		*budget -= take;
-		if (*budget <= 0)
-			open--;
 		if (!q->prefilled)
 			q->prefill_start = f->now;
 		q->state = RQ_PREFILL;

@@ -16,28 +16,22 @@ void wzs_pool_prefill(wzs_fleet *f, int32_t ri, int32_t id)
 {
 	wzs_rep *r = &f->reps[ri];
 	wzs_req *q = &f->reqs[id];
-	double tokens = (double)(q->prefix - q->reuse + q->prompt);
-	int cp = f->m->cp_ranks, j = 0, width = 1;
-	if (cp > 1 && q->prefix - q->reuse + q->prompt >= f->m->cp_min_tokens) {
-		double first = 0;
-		for (int g = 0; g < f->m->prefill_gpus; g += cp) {
-			double last = r->pool_free[g];
-			for (int k = g + 1; k < g + cp; k++)
-				last = r->pool_free[k] > last ? r->pool_free[k] : last;
-			if (g == 0 || last < first) {
-				first = last;
-				j = g;
-			}
+	int64_t whole = q->prefix - q->reuse + q->prompt;
+	double tokens = (double)whole;
+	/* the group (a GPU without context parallelism) whose last GPU frees
+	 * first, the lowest on a tie; cp divides the pool (cp_build) */
+	int cp = f->m->cp_ranks, width = cp > 1 && whole >= f->m->cp_min_tokens ? cp : 1, j = 0;
+	double first = 0;
+	for (int g = 0; g < f->m->prefill_gpus; g += width) {
+		double last = r->pool_free[g];
+		for (int k = g + 1; k < g + width; k++)
+			last = r->pool_free[k] > last ? r->pool_free[k] : last;
+		if (g == 0 || last < first) {
+			first = last;
+			j = g;
 		}
-		width = cp;
-	} else {
-		for (int k = 1; k < f->m->prefill_gpus; k++)
-			if (r->pool_free[k] < r->pool_free[j])
-				j = k;
 	}
-	double start = f->now;
-	for (int k = j; k < j + width; k++)
-		start = r->pool_free[k] > start ? r->pool_free[k] : start;
+	double start = first > f->now ? first : f->now;
 	double pairs = wzs_model_prefill_pairs(f->m, (double)q->reuse, tokens);
 	double done = start + (width > 1 ? wzs_pool_cp_prefill_time(f->m, (double)q->reuse, tokens,
 								     pairs)

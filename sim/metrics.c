@@ -169,6 +169,11 @@ double wzs_decode_wait_prefill_share(const wzs_result *r)
 	return all > 0 ? r->decode_wait_prefill_s / all : -1;
 }
 
+double wzs_prefill_recomputed_share(const wzs_result *r)
+{
+	return r->prefill_tokens > 0 ? r->prefill_tokens_recomputed / r->prefill_tokens : -1;
+}
+
 void wzs_result_describe(const wzs_result *r, wz_buf *out)
 {
 	wz_buf_printf(out, "replicas = %ld\nsimulated_s = %.3f\nmeasured_window_s = %.3f\n",
@@ -225,8 +230,9 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 		      r->slow_ttft_restore_s + r->slow_ttft_restore_decode_s, r->slow_ttft_prefill_wait_s,
 		      r->slow_ttft_prefill_s - r->slow_ttft_prefill_wait_s, r->slow_ttft_transfer_s);
 	wz_buf_printf(out, "prefill_tokens = %.0f\nprefill_recomputed_share = ", r->prefill_tokens);
-	if (r->prefill_tokens > 0)
-		wz_buf_printf(out, "%.6f\n", r->prefill_tokens_recomputed / r->prefill_tokens);
+	double recomputed = wzs_prefill_recomputed_share(r);
+	if (recomputed >= 0)
+		wz_buf_printf(out, "%.6f\n", recomputed);
 	else
 		wz_buf_puts(out, "none\n");
 	double share = wzs_decode_wait_prefill_share(r);

@@ -138,6 +138,9 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out);
  * waiting for prefill passes (decode_wait_prefill_s over it and
  * decode_run_s), or -1 when no request decoded in it. */
 double wzs_decode_wait_prefill_share(const wzs_result *r);
+/* The share of the tokens prefilled that recompute dropped or evicted
+ * caches; -1 when nothing was prefilled. */
+double wzs_prefill_recomputed_share(const wzs_result *r);
 
 /* Appends the occupancy series as CSV with a header. */
 void wzs_result_occupancy_csv(const wzs_result *r, wz_buf *out);

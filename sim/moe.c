@@ -93,13 +93,13 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 		   &out->decode_combine_bps);
 	bandwidths(p, deepep_lookup(normal_rows, nn, gpus), &out->prefill_dispatch_bps,
 		   &out->prefill_combine_bps);
-	bandwidths(p, deepep_lookup(normal_rows, nn, pool_gpus > 0 ? pool_gpus : gpus),
-		   &out->pool_dispatch_bps, &out->pool_combine_bps);
+	bandwidths(p, deepep_lookup(normal_rows, nn, pool), &out->pool_dispatch_bps,
+		   &out->pool_combine_bps);
 	out->overlap = p->dual_batch_overlap;
 	/* One GPU holds every expert: nothing moves. */
 	if (gpus <= 1)
 		out->decode_dispatch_bps = out->prefill_dispatch_bps = 0;
-	if ((pool_gpus > 0 ? pool_gpus : gpus) <= 1)
+	if (pool <= 1)
 		out->pool_dispatch_bps = 0;
 	return WZ_OK;
 }

@@ -66,10 +66,8 @@ void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32
 	wzs_rng r = *rng;
 	int64_t sum = *ctx;
 	for (int32_t i = 0; i < taken; i++) {
-		double u_prompt = wzs_rng_uniform(&r), u_output = wzs_rng_uniform(&r);
-		/* wzs_rng_exp's -mean log(u), from the uniforms drawn */
-		sum += count_of(-p->prompt_tokens * log(u_prompt)) +
-		       count_of(-p->output_tokens * log(u_output));
+		sum += count_of(wzs_rng_exp(&r, p->prompt_tokens)); /* the prompt first */
+		sum += count_of(wzs_rng_exp(&r, p->output_tokens));
 	}
 	*rng = r;
 	*ctx = sum;

@@ -274,49 +274,44 @@ static void step_rank_terms(const wzs_replica_model *m, const step_batch *b, dou
 	*compute_s = b->weight_s + attn_fl / m->attn_flops;
 }
 
-/* A decode step's two roofline terms. */
-static void step_terms(const wzs_replica_model *m, double batch, double rank_tokens,
-		       double *mem_s /* OUT */, double *compute_s /* OUT */)
+/* A decode step's time from its roofline terms and its all-to-all, and
+ * (where not NULL) whether compute and whether the all-to-all bound it. */
+static double step_combine(const wzs_replica_model *m, double mem_s, double compute_s,
+			   double comm_s, int *compute_bound, int *network_bound)
 {
-	step_batch b;
-	step_batch_terms(m, batch, &b);
-	step_rank_terms(m, &b, rank_tokens, mem_s, compute_s);
+	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
+	if (compute_bound)
+		*compute_bound = compute_s > mem_s;
+	if (network_bound)
+		*network_bound = m->moe.on && comm_s > roofline_s;
+	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
 }
 
-/* A decode step's time given its batch's terms, and (where not NULL)
- * whether compute and whether the all-to-all bound it. */
+/* A decode step's time given its batch's terms (step_combine's flags). */
 static double step_time_of(const wzs_replica_model *m, const step_batch *b, double rank_tokens,
 			   int *compute_bound, int *network_bound)
 {
 	double mem_s, compute_s;
 	step_rank_terms(m, b, rank_tokens, &mem_s, &compute_s);
-	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	if (compute_bound)
-		*compute_bound = compute_s > mem_s;
-	if (network_bound)
-		*network_bound = m->moe.on && b->comm_s > roofline_s;
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, b->comm_s);
+	return step_combine(m, mem_s, compute_s, b->comm_s, compute_bound, network_bound);
 }
 
-/* A sparse-attention decode step's two roofline terms: the indexer reads
- * and scores every cached token of the busiest rank, the attention the
- * selected ones (the format's decode cost is its records', not the
- * indexer's fp8 keys'). */
-static void step_terms_dsa(const wzs_replica_model *m, double batch, double rank_tokens,
+/* A sparse-attention decode step's two roofline terms, given its batch's:
+ * the indexer reads and scores every cached token of the busiest rank,
+ * the attention the selected ones (the format's decode cost is its
+ * records', not the indexer's fp8 keys'). */
+static void step_terms_dsa(const wzs_replica_model *m, const step_batch *b, double rank_tokens,
 			   double selected, double *mem_s /* OUT */, double *compute_s /* OUT */)
 {
-	double queries = batch * m->verify_tokens;
-	double weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	double cache_read = selected * m->record_token_bytes * m->decode_cost +
 			    rank_tokens * m->side_token_bytes;
-	*mem_s = (weight_read + cache_read) / m->hbm_bps;
-	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
+	*mem_s = (b->weight_read + cache_read) / m->hbm_bps;
 	double attn_s = (selected * m->attn_flops_pair / m->attn_flops +
 			 rank_tokens * m->idx_flops_pair / m->idx_flops) *
 			m->verify_tokens;
 	if (m->tensor_parallel)
 		attn_s /= m->gpus;
-	*compute_s = weight_fl / m->weight_flops + attn_s;
+	*compute_s = b->weight_s + attn_s;
 }
 
 double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_tokens,
@@ -328,17 +323,11 @@ double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_t
 		*network_bound = 0;
 	if (batch <= 0)
 		return 0;
+	step_batch b;
+	step_batch_terms(m, batch, &b);
 	double mem_s, compute_s;
-	step_terms_dsa(m, batch, rank_tokens, selected, &mem_s, &compute_s);
-	double roofline_s = mem_s > compute_s ? mem_s : compute_s;
-	double comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					  m->moe.decode_dests, m->moe.decode_dispatch_bps,
-					  m->moe.decode_combine_bps);
-	if (compute_bound)
-		*compute_bound = compute_s > mem_s;
-	if (network_bound)
-		*network_bound = m->moe.on && comm_s > roofline_s;
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+	step_terms_dsa(m, &b, rank_tokens, selected, &mem_s, &compute_s);
+	return step_combine(m, mem_s, compute_s, b.comm_s, compute_bound, network_bound);
 }
 
 void wzs_epoch_ends_dsa(const wzs_replica_model *m, const double *tok_a, const int64_t *tok_n,
@@ -391,9 +380,11 @@ int wzs_step_compute_bound(const wzs_replica_model *m, double batch, double rank
 {
 	if (batch <= 0)
 		return 0;
-	double mem_s, compute_s;
-	step_terms(m, batch, rank_tokens, &mem_s, &compute_s);
-	return compute_s > mem_s;
+	step_batch b;
+	step_batch_terms(m, batch, &b);
+	int compute_bound;
+	step_time_of(m, &b, rank_tokens, &compute_bound, NULL);
+	return compute_bound;
 }
 
 double wzs_step_time_bound(const wzs_replica_model *m, double batch, double rank_tokens,

@@ -69,8 +69,8 @@ static void note_failure(wzs_search *out, const wzs_params *p, long replicas,
 	out->below_refused_too_big = res->refused_too_big;
 	out->below_completed = res->completed;
 	out->below_marginal = wzs_within_noise(p, res);
-	out->below_recomputed_share =
-		res->prefill_tokens > 0 ? res->prefill_tokens_recomputed / res->prefill_tokens : 0;
+	double recomputed = wzs_prefill_recomputed_share(res);
+	out->below_recomputed_share = recomputed >= 0 ? recomputed : 0;
 }
 
 const char *wzs_search_binds(const wzs_search *s, char buf[WZS_BINDS_TEXT])

@@ -15,7 +15,7 @@
  * routed and shared experts per layer, each expert's intermediate width. */
 typedef struct {
 	long layers, top_k, routed_experts, shared_experts, intermediate;
-	long n_group, topk_group; /* group-limited routing; 1 and 1: none */
+	long n_group, topk_group; /* group-limited routing; topk_group == n_group: none */
 } wzs_moe_shape;
 
 /* The shape a simulation uses: each scenario key that is set (moe_layers,
