@@ -100,12 +100,12 @@ static int list_points(const wzsw_sweep *s, wzp_output how, const char *output)
 	wzp_table_column(t, "index", "Point", 1);
 	wzp_table_column(t, "id", "Id", 0);
 	/* `simulate`, fixed or an axis, is the Simulate column alone */
-	wzp_table_column(t, "simulate", "Simulate", 0);
+	wzp_table_column(t, WZSW_KEY_SIMULATE, "Simulate", 0);
 	for (int i = 0; i < s->nparams; i++)
-		if (strcmp(s->params[i].key, "simulate"))
+		if (strcmp(s->params[i].key, WZSW_KEY_SIMULATE))
 			wzp_table_column(t, s->params[i].key, s->params[i].key, 0);
 	for (int a = 0; a < s->naxes; a++)
-		if (strcmp(s->axes[a].key, "simulate"))
+		if (strcmp(s->axes[a].key, WZSW_KEY_SIMULATE))
 			wzp_table_column(t, s->axes[a].key, s->axes[a].key, 0);
 	int rc = 0;
 	for (long i = 0; i < s->npoints && !rc; i++) {
@@ -119,7 +119,7 @@ static int list_points(const wzsw_sweep *s, wzp_output how, const char *output)
 		wzp_table_str(t, p.id);
 		wzp_table_str(t, p.simulate ? "yes" : "no");
 		for (int k = 0; k < p.n; k++)
-			if (strcmp(p.keys[k], "simulate"))
+			if (strcmp(p.keys[k], WZSW_KEY_SIMULATE))
 				wzp_table_str(t, p.values[k]);
 		wzsw_point_clear(&p);
 	}

@@ -111,6 +111,11 @@ void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
  * them again.  Returns an exit status after printing errors. */
 int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
 			 const wz_size_row *main_rows, wza_run *run);
+/* Loads each mode's set-up without sizing, so that a mode the scenario
+ * cannot serve (disaggregated without a prefill pool, an offload format
+ * that is not one) is refused before the main sizing's minutes.  Returns
+ * an exit status after printing errors. */
+int wz_propose_modes_check(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main);
 /* The proposal's "Sized under each serving mode" and serving-modes.csv,
  * from a run's figures (nothing when the run has none). */
 void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,

@@ -85,7 +85,7 @@ static void add(wz_propose_modes *m, const char *serving, const char *idle, cons
 static void expand_all(const wz_sim_setup *main, wz_propose_modes *out, const char **skipped)
 {
 	const wzs_params *p = &main->params;
-	int pool = p->prefill_gpus > 0 || p->prefill_gpus_search[0];
+	int pool = p->prefill_gpus > 0; /* set from prefill_gpus_search too */
 	const char *other = strcmp(p->offload_format, "same") ? p->offload_format : "";
 	out->n = 0;
 	*skipped = pool ? NULL
@@ -149,6 +149,35 @@ static int same_mode(const wzs_params *a, const wzs_params *b)
 	       !strcmp(a->offload_format, b->offload_format);
 }
 
+/* The set-up of mode m: the main one's scenario and options under m's
+ * serving, idle policy and offload format (a message and non-zero when
+ * the scenario cannot serve so). */
+static int mode_setup(const char *cmd, const wz_propose_opts *o, const wz_propose_mode *m,
+		      wz_sim_setup *setup)
+{
+	wz_sim_opts so = o->sim;
+	so.serving = m->serving;
+	so.idle_policy = m->idle;
+	so.offload_format = m->offload[0] ? m->offload : "same";
+	return wz_sim_setup_load(cmd, &o->scn, &so, setup);
+}
+
+int wz_propose_modes_check(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main)
+{
+	wz_propose_modes modes = o->modes;
+	const char *skipped = NULL;
+	if (modes.all)
+		expand_all(main, &modes, &skipped);
+	for (int k = 0; k < modes.n; k++) {
+		wz_sim_setup setup;
+		int rc = mode_setup(cmd, o, &modes.modes[k], &setup);
+		if (rc)
+			return rc;
+		wz_sim_setup_free(&setup);
+	}
+	return 0;
+}
+
 int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim_setup *main,
 			 const wz_size_row *main_rows, wza_run *run)
 {
@@ -160,16 +189,12 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 		wza_run_figure(run, "serving_modes_note", "all", "skipped", NAN, skipped);
 	for (int k = 0; k < modes.n; k++) {
 		const wz_propose_mode *m = &modes.modes[k];
-		wz_sim_opts so = o->sim;
-		so.serving = m->serving;
-		so.idle_policy = m->idle;
-		so.offload_format = m->offload[0] ? m->offload : "same";
 		char label[128];
 		mode_label(m, label, sizeof label);
 		if (!o->quiet)
 			fprintf(stderr, "wzplan %s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
 		wz_sim_setup setup;
-		int rc = wz_sim_setup_load(cmd, &o->scn, &so, &setup);
+		int rc = mode_setup(cmd, o, m, &setup);
 		if (rc)
 			return rc;
 		if (same_mode(&setup.params, &main->params)) {
@@ -331,18 +356,23 @@ void wz_propose_modes_csv(const wza_run *run, wz_buf *out)
 			if (strcmp(f->table, "serving_mode_fleets") || strcmp(f->col, "replicas") ||
 			    strncmp(f->row, labels[k], len) || f->row[len] != '|')
 				continue;
-			wz_buf_printf(out, "%s,%s,%s,%s",
-				      fig_text(run, "serving_modes", labels[k], "serving"),
-				      fig_text(run, "serving_modes", labels[k], "idle_policy"),
-				      fig_text(run, "serving_modes", labels[k], "offload_format"),
-				      f->row + len + 1);
+			static const char *const keys[] = { "serving", "idle_policy",
+							    "offload_format" };
+			for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++) {
+				wz_buf_csv_field(out, fig_text(run, "serving_modes", labels[k], keys[j]));
+				wz_buf_puts(out, ",");
+			}
+			wz_buf_csv_field(out, f->row + len + 1);
 			for (size_t j = 0; j < nc; j++) {
 				double v = wza_run_value(run, "serving_mode_fleets", f->row, cols[j]);
 				wz_buf_puts(out, ",");
 				if (!isnan(v))
 					wz_buf_printf(out, "%.10g", v);
 			}
-			wz_buf_printf(out, ",%s\n", fig_text(run, "serving_mode_fleets", f->row, "binds"));
+			/* the binds text can hold a comma ("prefill compute, 34% of it ...") */
+			wz_buf_puts(out, ",");
+			wz_buf_csv_field(out, fig_text(run, "serving_mode_fleets", f->row, "binds"));
+			wz_buf_puts(out, "\n");
 		}
 	}
 }

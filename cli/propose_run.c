@@ -300,6 +300,13 @@ static int simulate(const char *cmd, const wz_propose_opts *o, wza_run *run)
 	int rc = wz_sim_setup_load(cmd, &o->scn, &o->sim, &setup);
 	if (rc)
 		return rc;
+	/* a mode the scenario cannot serve is refused before the main sizing */
+	if (o->modes.all || o->modes.n)
+		rc = wz_propose_modes_check(cmd, o, &setup);
+	if (rc) {
+		wz_sim_setup_free(&setup);
+		return rc;
+	}
 	wz_size_row *rows = NULL;
 	int base = -1;
 	rc = wz_size_formats(cmd, &setup, o->max_replicas, o->quiet, &rows, &base);

@@ -139,7 +139,7 @@ static int64_t cp_take(wzs_fleet *f, wzs_rep *r, wzs_req *q, int64_t left, int *
  * decoding, one decode step follows, and so on. */
 static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 {
-	double tokens = 0, pairs = 0, rank_pairs = 0;
+	double tokens = 0, pairs = 0, rank_pairs = 0, recomputed = 0;
 	long count = 0;
 	int cp = f->m->cp_ranks;
 	int open = f->m->ranks; /* ranks with budget left */
@@ -182,6 +182,12 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 		q->op_take = take;
 		tokens += (double)take;
 		pairs += qp;
+		/* counted as they are prefilled, so that the share is of the
+		 * tokens prefilled */
+		if (q->prefilled < q->recompute)
+			recomputed += (double)((q->prefilled + take < q->recompute ? q->prefilled + take
+										     : q->recompute) -
+					       q->prefilled);
 		if (!q->prefilled)
 			q->prefill_start = f->now;
 		q->state = RQ_PREFILL;
@@ -189,6 +195,7 @@ static void start_prefill(wzs_fleet *f, int32_t ri, wzs_rep *r)
 	}
 	walk[0] = walked;
 	f->res->prefill_tokens += tokens;
+	f->res->prefill_tokens_recomputed += recomputed;
 	r->op_count = count;
 	r->op = OP_PREFILL;
 	r->op_start = f->now;

@@ -46,6 +46,7 @@ void wzs_pool_prefill(wzs_fleet *f, int32_t ri, int32_t id)
 	}
 	f->res->busy_pool_prefill_s += (done - start) * width;
 	f->res->prefill_tokens += tokens;
+	f->res->prefill_tokens_recomputed += (double)q->recompute;
 	q->prefill_start = start;
 	q->pool_done = done;
 	q->state = RQ_POOL;

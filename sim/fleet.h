@@ -85,6 +85,8 @@ typedef struct {
 	double pool_done;             /* disaggregated: its prefill done on the pool (0: none) */
 	double prefill_start;         /* its prefill's first pass, or its pool GPUs, began (0: not yet) */
 	uint8_t prefix_missed;        /* looked up and missed some: its prefill adds the prefix */
+	int64_t recompute;            /* its prefill's first tokens that recompute its session's
+				       * dropped or evicted context (0: none) */
 } wzs_req;
 
 _Static_assert(sizeof(wzs_req) == 192 && offsetof(wzs_req, prev) == 64,

@@ -309,7 +309,7 @@ void wzs_try_admit(wzs_fleet *f, int32_t ri)
 			q->reuse = hit;
 			if (q->prefix > 0 && !s->fresh) {
 				f->res->recomputes++;
-				f->res->prefill_tokens_recomputed += (double)(q->prefix - q->reuse);
+				q->recompute = q->prefix - q->reuse;
 			}
 			s->fresh = 0;
 			s->cache = CACHE_RESIDENT;

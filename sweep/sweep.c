@@ -606,6 +606,10 @@ static wz_err check_values(const wzsw_sweep *s, wz_diag *diag)
 				}
 				refused = check_scenario(whole, cat, &later) != WZ_OK;
 				free(whole);
+				/* refused with every fixed line: say why then, which
+				 * may be another line's value, not this one's need */
+				if (refused)
+					inner = later;
 			}
 			if (refused) {
 				err = inner.code == WZ_ERR_NOMEM

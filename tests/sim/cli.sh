@@ -140,4 +140,23 @@ max_cp=$(printf '%s\n' "$out" | sed -n 's/^ttft_max_s = //p')
 awk -v a="$max_cp" -v b="$max_off" 'BEGIN { exit !(a > 0 && a * 2 < b) }'
 ok $? "  the slowest first token comes over twice as soon ($max_cp s against $max_off s)"
 
+# Recomputed tokens count as they are prefilled: an overloaded fleet that
+# drops idle sessions ends its run with recomputations admitted but not
+# yet prefilled, and those are not in the share (it once passed 1).
+cat > "$tmp/drop.scenario" <<'EOS'
+model = DeepSeek-V3
+gpu = H100 SXM 80GB
+users = 300
+context = 100k
+formats = fp8-mix
+gpus_per_replica = 16
+price_set = catalog
+EOS
+run "$WZPLAN" sim --scenario "$tmp/drop.scenario" --idle-policy drop --replicas 2 --duration 120 \
+	--warmup 30 --no-archive -q
+expect_rc 0 "sim, an overloaded fleet that drops idle sessions"
+share=$(printf '%s\n' "$out" | sed -n 's/^prefill_recomputed_share = //p')
+awk -v s="$share" 'BEGIN { exit !(s > 0.5 && s <= 1) }'
+ok $? "  the recomputed share of its prefill is at most 1 ($share)"
+
 done_testing

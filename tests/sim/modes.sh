@@ -56,6 +56,10 @@ md=$(cat "$tmp/o2/proposal.md" 2>/dev/null)
 contains "$md" "| aggregated | drop |" "  aggregated with every idle policy"
 printf '%s' "$md" | grep -q "| disaggregated |"; [ $? -ne 0 ]; ok $? "  no disaggregated row without a pool"
 contains "$md" "disaggregated serving was not sized: the scenario names no prefill pool" "  and says why"
+csv=$(cat "$tmp/o2/serving-modes.csv" 2>/dev/null)
+nf=$(printf '%s\n' "$csv" | sed 's/"[^"]*"/q/g' | awk -F, '{ print NF }' | sort -u)
+[ -n "$csv" ] && [ "$nf" = "$(printf '%s\n' "$csv" | head -1 | awk -F, '{ print NF }')" ]
+ok $? "  serving-modes.csv: every row as many fields as its header (a Binds text's comma quoted)"
 
 run "$WZPLAN" propose --scenario "$tmp/np.scenario" --simulate $sim --serving-modes disaggregated:resident \
 	--out "$tmp/o3" --archive "$tmp/a.sqlite" -q
