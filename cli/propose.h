@@ -98,6 +98,11 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 void wz_propose_sim_csv(const wza_run *run, wz_buf *out);
 void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
 
+/* ",value" for each of a run's figures cols[0..n) of table at row, the
+ * number in %.10g, empty where the run has none: a CSV row's numbers. */
+void wz_propose_csv_values(wz_buf *out, const wza_run *run, const char *table, const char *row,
+			   const char *const *cols, size_t n);
+
 /* --serving-modes (propose_modes.c): sizes the scenario's formats under each
  * mode, as the main sizing but with the mode's serving, idle policy and
  * offload format, and records tables "serving_modes" (a row per mode:

@@ -363,12 +363,7 @@ void wz_propose_modes_csv(const wza_run *run, wz_buf *out)
 				wz_buf_puts(out, ",");
 			}
 			wz_buf_csv_field(out, f->row + len + 1);
-			for (size_t j = 0; j < nc; j++) {
-				double v = wza_run_value(run, "serving_mode_fleets", f->row, cols[j]);
-				wz_buf_puts(out, ",");
-				if (!isnan(v))
-					wz_buf_printf(out, "%.10g", v);
-			}
+			wz_propose_csv_values(out, run, "serving_mode_fleets", f->row, cols, nc);
 			/* the binds text can hold a comma ("prefill compute, 34% of it ...") */
 			wz_buf_puts(out, ",");
 			wz_buf_csv_field(out, fig_text(run, "serving_mode_fleets", f->row, "binds"));

@@ -263,6 +263,17 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 	binding(md, run, s, c);
 }
 
+void wz_propose_csv_values(wz_buf *out, const wza_run *run, const char *table, const char *row,
+			   const char *const *cols, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		double v = wza_run_value(run, table, row, cols[k]);
+		wz_buf_puts(out, ",");
+		if (!isnan(v))
+			wz_buf_printf(out, "%.10g", v);
+	}
+}
+
 void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
 {
 	static const char *const cols[] = { "bits_per_value", "replicas", "gpus",
@@ -280,12 +291,7 @@ void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
 		if (strcmp(f->table, "simulation") || strcmp(f->col, "replicas"))
 			continue;
 		wz_buf_puts(out, f->row);
-		for (size_t k = 0; k < n; k++) {
-			double v = wza_run_value(run, "simulation", f->row, cols[k]);
-			wz_buf_puts(out, ",");
-			if (!isnan(v))
-				wz_buf_printf(out, "%.10g", v);
-		}
+		wz_propose_csv_values(out, run, "simulation", f->row, cols, n);
 		wz_buf_puts(out, "\n");
 	}
 }
