@@ -1,6 +1,6 @@
 /* Codec throughput on the CPU: encode and decode of every GPU-tier format in
  * GB/s of bf16-equivalent cache (576 values x 2 bytes per token and layer),
- * one core, median of several runs; wz and wzt decode both into the
+ * one core, median of several runs; wz, wzs and wzt decode both into the
  * transformed domain attention reads and back to the cache's own domain;
  * wzt-5.44's reference encoder after the table, with a check that the fast
  * encoder's records are its bytes. */
@@ -37,7 +37,8 @@ int main(int argc, char **argv)
 					     "fp8-flat", "int4-g64", "nvfp4", "nvfp4-ds-mla",
 					     "mxfp4-sgl-mla", "nvfp4-trt-cold",
 					     "nvfp4-trt-cold-bf16rope", "wz-4.97",
-					     "wz-5.44", "wz-6.31", "wzt-4.97",
+					     "wz-5.44", "wz-6.31", "wzs-4.97", "wzs-5.44",
+					     "wzs-6.31", "wzt-4.97",
 					     "wzt-5.44", "wzt-6.31", "wzt8-4.97",
 					     "wzt8-5.44", "wzt8-6.31", "wzt32-5.44" };
 	int R = test->R, P = test->P, T = test->T;
@@ -74,7 +75,8 @@ int main(int argc, char **argv)
 			wzc_decode_layer(c, 0, T, rec, lat, rope);
 			double t2 = bench_thread_cpu_s();
 			dect[r] = 0;
-			if (fmt.id == WZC_FMT_WZ || wzc_format_trellis_nu(fmt.id)) {
+			if (fmt.id == WZC_FMT_WZ || fmt.id == WZC_FMT_WZS ||
+			    wzc_format_trellis_nu(fmt.id)) {
 				for (int t = 0; t < T; t++)
 					wzc_wz_decode_token_transformed(c, 0, rec + (size_t)t * rb,
 									lat + (size_t)t * R,

@@ -8,7 +8,10 @@
  * choosing an encoder rule, not one: the decoder reads any code, so a
  * search over codes is the encoder's to make.  Also the worst token's
  * share of its error in its one largest coefficient error: what an
- * escape for a single component could take back.
+ * escape for a single component could take back.  And per layer what a
+ * search within +-k codes would take back, and step 6's descent (the wzs
+ * formats' rule, wzc_search_descent) on the same errors, with the codes
+ * it tries per token.
  *
  *   bench_scale_codes                      synthetic iid and mla-b layers
  *   bench_scale_codes PROFILE TRACE [FMT]  a prepared profile and a trace
@@ -93,6 +96,51 @@ static double median_of(const double *v, int n, double *scratch)
 	return bench_median(scratch, n);
 }
 
+/* A token's error at each offset (row[o + SPAN]) as step 6's cost, the
+ * calls counted: the descent of wzc_search_descent on the plain error. */
+typedef struct {
+	const double *row;
+	int c0, calls;
+} row_cost_ctx;
+
+static double row_cost(void *ctx, int code)
+{
+	row_cost_ctx *x = (row_cost_ctx *)ctx;
+	int o = code - x->c0;
+	x->calls++;
+	return o < -SPAN || o > SPAN ? INFINITY : x->row[o + SPAN];
+}
+
+/* What a search within +-k of the written code takes back, for k = 1, 2,
+ * 4, 8, 24, and what step 6's descent does, with the codes it tries per
+ * token: the layer's mean error over the mean at the written codes, in dB. */
+static void print_searches(int T, const double *e0, const double *eo, const uint8_t *codes)
+{
+	static const int ks[] = { 1, 2, 4, 8, 24 };
+	double m0 = 0;
+	for (int t = 0; t < T; t++)
+		m0 += e0[t];
+	printf("      gain within +-k codes:");
+	for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+		double mk = 0;
+		for (int t = 0; t < T; t++) {
+			double b = e0[t];
+			for (int o = -ks[i]; o <= ks[i]; o++)
+				b = eo[(size_t)t * NOFF + o + SPAN] < b ? eo[(size_t)t * NOFF + o + SPAN] : b;
+			mk += b;
+		}
+		printf(" %d: %.2f dB", ks[i], 10 * log10(m0 / mk));
+	}
+	double md = 0, calls = 0;
+	for (int t = 0; t < T; t++) {
+		row_cost_ctx x = { eo + (size_t)t * NOFF, codes[t], 0 };
+		int c = codes[t] >= 1 ? wzc_search_descent(codes[t], &x, row_cost) : codes[t];
+		md += c == codes[t] ? e0[t] : x.row[c - codes[t] + SPAN];
+		calls += x.calls;
+	}
+	printf("; descent (step 6): %.2f dB, %.1f codes tried\n", 10 * log10(m0 / md), calls / T);
+}
+
 /* One trace's layers; returns 0, or 1 with a message on stderr. */
 static int measure(const char *label, const wzc_profile *prof, const wzt_cache_trace *tr,
 		   const char *fmtname)
@@ -116,7 +164,8 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 	double *e0 = malloc(sizeof(double) * (size_t)T), *eb = malloc(sizeof(double) * (size_t)T);
 	double *eo = malloc(sizeof(double) * (size_t)T * NOFF);
 	double *col = malloc(sizeof(double) * (size_t)T), *tmp = malloc(sizeof(double) * (size_t)T);
-	if (!rec || !y || !e0 || !eb || !eo || !col || !tmp) {
+	uint8_t *written = malloc((size_t)T);
+	if (!rec || !y || !e0 || !eb || !eo || !col || !tmp || !written) {
 		fprintf(stderr, "bench_scale_codes: out of memory\n");
 		return 1;
 	}
@@ -169,6 +218,9 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 		printf("%5d %12.4g %12.4g %+6d %12.4g %12.4g %12.4g %12.4g %9.2f\n", l,
 		       median_of(e0, T, tmp), mean_of(e0, T), best - SPAN, median_of(col, T, tmp),
 		       mean_of(col, T), median_of(eb, T, tmp), mean_of(eb, T), tot > 0 ? top / tot : 0);
+		for (int t = 0; t < T; t++)
+			written[t] = rec[(size_t)t * rb];
+		print_searches(T, e0, eo, written);
 	}
 	printf("\n");
 	free(rec);
@@ -178,6 +230,7 @@ static int measure(const char *label, const wzc_profile *prof, const wzt_cache_t
 	free(eo);
 	free(col);
 	free(tmp);
+	free(written);
 	wzc_codec_free(c);
 	return 0;
 }

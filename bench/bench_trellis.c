@@ -7,7 +7,8 @@
  * bf16-equivalent cache (1,152 bytes per token and layer, as bench_codec
  * counts): wzt by its fast encoder (eight tokens a vector, the widest
  * kernel this CPU runs), the 256-state format's reference encoder, and
- * wz's fast and reference encoders beside them.  8, 32 and 256 states
+ * wz's fast and reference encoders beside them, and wzs (wz's record,
+ * each token's scale codes searched; docs/wz-format.md, step 6).  8, 32 and 256 states
  * are formats (wzt8, wzt32, wzt); the others are measured for the
  * choice among them. */
 #include <math.h>
@@ -85,9 +86,10 @@ int main(void)
 		size_t rb = wzc_codec_record_bytes(c);
 		double bits = (double)rb * 8 / (R + P), bound = wzc_spectrum_bound_nmse(sp, bits);
 		/* k = 0: wz's fast encoder, 1: wz's reference encoder, 2..8 wzt's
-		 * fast encoder with 2^k states, 9: wzt's reference encoder */
-		for (int k = 0; k <= 9; k++) {
-			int nu = k == 9 ? WZT_NU : k;
+		 * fast encoder with 2^k states, 9: wzt's reference encoder, 10:
+		 * wzs's fast encoder (wz's record, scale codes searched) */
+		for (int k = 0; k <= 10; k++) {
+			int nu = k == 9 ? WZT_NU : k <= 8 ? k : 0;
 			wzc_wzt_plan *tp = NULL;
 			if (nu >= 2 && wzc_wzt_plan_new(c->wz, nu, &tp, &d)) {
 				fprintf(stderr, "bench_trellis: %s\n", d.msg);
@@ -98,6 +100,8 @@ int main(void)
 				double t0 = bench_thread_cpu_s();
 				if (k == 0)
 					wzc_wz_encode_layer(c->wz, 0, T, test->latent, test->rope, rec, rb);
+				else if (k == 10)
+					wzc_wzs_encode_layer(c->wz, 0, T, test->latent, test->rope, rec, rb);
 				else if (k == 1 || k == 9)
 					wzc_wz_encode_layer_trellis(c->wz, tp, 0, T, test->latent, test->rope,
 								    rec, rb);
@@ -118,6 +122,8 @@ int main(void)
 				snprintf(name, sizeof name, "wz (reference encoder)");
 			else if (k == 9)
 				snprintf(name, sizeof name, "wzt, 256 st. (reference)");
+			else if (k == 10)
+				snprintf(name, sizeof name, "wzs (fast encoder)");
 			else
 				snprintf(name, sizeof name, "wzt, %d states%s", 1 << nu,
 					 nu == 8 ? " (wzt)" : nu == 5 ? " (wzt32)" : nu == 3 ? " (wzt8)" : "");

@@ -176,7 +176,10 @@ static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 		return WZ_OK;
 	}
 	if (c->wz) {
-		wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+		if (c->fmt.id == WZC_FMT_WZS)
+			wzc_wzs_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+		else
+			wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
 		return WZ_OK;
 	}
 	if (c->fmt.id == WZC_FMT_FP8_FLAT)

@@ -61,6 +61,10 @@ static const wzc_format_info registry[] = {
 	  NULL },
 	{ WZC_FMT_WZT32, "wzt32", WZC_TIER_GPU, 1,
 	  "ours, GPU tier: wzt on a 32-state trellis", NULL },
+	{ WZC_FMT_WZS, "wzs", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wz's record and decoder, each token's scale codes searched by "
+	  "their error (a slower encoder; docs/wz-format.md, step 6)",
+	  NULL },
 };
 
 #define REGISTRY_N ((int)(sizeof registry / sizeof registry[0]))
@@ -259,6 +263,7 @@ size_t wzc_record_bytes(const wzc_format *fmt, int R, int P)
 	case WZC_FMT_WZT:
 	case WZC_FMT_WZT8:
 	case WZC_FMT_WZT32:
+	case WZC_FMT_WZS:
 		/* The codec must fit a record in this budget, so wz-R never
 		 * exceeds R bits/value. */
 		return (size_t)floor(fmt->rate_bits * (double)(r + p) / 8.0 + 1e-9);

@@ -25,6 +25,7 @@ typedef enum {
 	WZC_FMT_WZT = 18, /* fixed rate, trellis-coded, GPU tier: "wzt-<bits>" (256 states) */
 	WZC_FMT_WZT8 = 19,  /* the same on 8 states: "wzt8-<bits>" */
 	WZC_FMT_WZT32 = 20, /* the same on 32 states: "wzt32-<bits>" */
+	WZC_FMT_WZS = 21,   /* wz's record, each token part's scale code searched: "wzs-<bits>" */
 } wzc_format_id;
 
 /* Where a format lives. */
@@ -82,10 +83,11 @@ static inline int wzc_format_trellis_nu(wzc_format_id id)
 	return id == WZC_FMT_WZT ? 8 : id == WZC_FMT_WZT8 ? 3 : id == WZC_FMT_WZT32 ? 5 : 0;
 }
 
-/* 1 for the formats that need a profile: wz, wzx and the wzt family. */
+/* 1 for the formats that need a profile: wz, wzx, wzs and the wzt family. */
 static inline int wzc_format_needs_profile(wzc_format_id id)
 {
-	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || wzc_format_trellis_nu(id) > 0;
+	return id == WZC_FMT_WZ || id == WZC_FMT_WZX || id == WZC_FMT_WZS ||
+	       wzc_format_trellis_nu(id) > 0;
 }
 
 /* Parses "fp8-mix", "wz-5.44", "wzx-5.43", "nvfp4-trt-cold-keep4-64"

@@ -750,30 +750,114 @@ static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /*
 #define BLOCK 8
 #define DEC_BLOCK 64
 
+static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
+		       int n, const float *latent, const float *rope, uint8_t *records,
+		       size_t record_bytes);
+
 void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			     const float *rope, uint8_t *records, size_t record_bytes)
 {
-	wzc_wz_encode_layer_trellis(plan, NULL, layer, n, latent, rope, records, record_bytes);
+	encode_ref(plan, NULL, 0, layer, n, latent, rope, records, record_bytes);
 }
 
-/* With a trellis (wzt), the scale codes, flags and overload rule are wz's,
- * and the trellis components' digits come from the Viterbi search. */
+void wzc_wzs_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			      const float *rope, uint8_t *records, size_t record_bytes)
+{
+	encode_ref(plan, NULL, 1, layer, n, latent, rope, records, record_bytes);
+}
+
 void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
 				 int n, const float *latent, const float *rope, uint8_t *records,
 				 size_t record_bytes)
+{
+	encode_ref(plan, tp, 0, layer, n, latent, rope, records, record_bytes);
+}
+
+/* With a trellis (wzt), the scale codes, flags and overload rule are wz's,
+ * and the trellis components' digits come from the Viterbi search; with
+ * search (wzs), each part's code is then searched (step 6). */
+/* One token's steps 1-3 (docs/wz-format.md, "Arithmetic"): each part's
+ * anchor flag and scale code, and its coded components standardized, in
+ * list order (latent, position), into zl.  Scratch: xc [max(R, P)], y
+ * [R + P], xq [max(R, P)]. */
+static void token_coefficients(const wzc_wz_plan *plan, const layer_plan *lp, int layer,
+			       const float *latent, const float *rope, float *xc, float *y,
+			       int16_t *xq, float *zl, uint8_t code[2], uint8_t flag[2])
+{
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, width[2] = { R, P };
+	const float *src[2] = { latent, rope };
+	float unit[2] = { 0, 0 };
+	code[0] = code[1] = flag[0] = flag[1] = 0;
+	for (int p = 0; p < 2; p++) {
+		int m = width[p];
+		if (!m)
+			continue;
+		const float *x = src[p];
+		/* Each part of a token is coded relative to the mean or to the
+		 * anchor, whichever is nearer (the sink is then almost exact). */
+		double dm = 0, da = 0;
+		for (int i = 0; i < m; i++) {
+			double a = x[i] - parts[p]->mean[i], b = x[i] - parts[p]->anchor[i];
+			dm += a * a;
+			da += b * b;
+		}
+		flag[p] = lp->nlev[R + P + p] == 2 && da < dm;
+		double ss = 0;
+		const float *base = flag[p] ? parts[p]->anchor : parts[p]->mean;
+		for (int i = 0; i < m; i++) {
+			float c = x[i] - base[i];
+			xc[i] = c;
+			ss += (double)c * c;
+		}
+		code[p] = wzc_scale_code(sqrt(ss / m), parts[p]->scale_ref);
+		float s = plan->scale_mult[p][code[p]] * parts[p]->scale_ref;
+		float inv = s > 0 ? 1.0f / s : 0;
+		for (int i = 0; i < m; i++)
+			xc[i] *= inv;
+		unit[p] = itransform(m, lp->bq[p], xc, xq, y + (p ? R : 0));
+	}
+	/* the coded components, standardized (a multiply by 1 / sigma in
+	 * units), in list order: latent, position */
+	for (int j = 0; j < lp->ncod[0] + lp->ncod[1]; j++) {
+		int k = lp->comp_c[j];
+		zl[j] = y[k] * (wzc_rsigma(lp->sigma[k]) * unit[k >= R]);
+	}
+}
+
+wz_err wzc_wz_coefficients(const wzc_wz_plan *plan, int layer, const float *latent,
+			   const float *rope, float *z, uint8_t code[2], wz_diag *diag)
+{
+	const layer_plan *lp;
+	wz_err e = wzc_wz_plan_layer_get(plan, layer, &lp, diag);
+	if (e)
+		return e;
+	int R = plan->R, P = plan->P, m = R > P ? R : P;
+	float *xc = malloc(sizeof(float) * (size_t)m), *y = malloc(sizeof(float) * (size_t)(R + P));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)m);
+	uint8_t flag[2];
+	if (xc && y && xq)
+		token_coefficients(plan, lp, layer, latent, rope, xc, y, xq, z, code, flag);
+	free(xc);
+	free(y);
+	free(xq);
+	return xc && y && xq ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+}
+
+static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
+		       int n, const float *latent, const float *rope, uint8_t *records,
+		       size_t record_bytes)
 {
 	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
 	if (!lp) {
 		memset(records, 0, record_bytes * (size_t)n); /* out of memory, as below */
 		return;
 	}
-	const wzc_profile *pr = plan->profile;
-	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
-	int R = plan->R, P = plan->P, width[2] = { R, P };
-	const float *src[2] = { latent, rope };
-	float *xc = malloc(sizeof(float) * (size_t)BLOCK * (R > P ? R : P));
-	float *y = malloc(sizeof(float) * (size_t)BLOCK * (R + P));
-	int16_t *xq = malloc(sizeof(int16_t) * (size_t)(R > P ? R : P));
+	int R = plan->R, P = plan->P, m = R > P ? R : P;
+	float *xc = malloc(sizeof(float) * (size_t)m);
+	float *y = malloc(sizeof(float) * (size_t)(R + P));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)m);
 	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 2));
 	int nc = lp->ncod[0] + lp->ncod[1];
 	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
@@ -788,98 +872,56 @@ void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 		free(zl);
 		return;
 	}
-	for (int t0 = 0; t0 < n; t0 += BLOCK) {
-		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
-		uint8_t codes[BLOCK][2], flag[BLOCK][2];
-		float unit[BLOCK][2];
-		/* Each part of a token is coded relative to the mean or to the
-		 * anchor, whichever is nearer (the sink is then almost exact). */
-		for (int t = 0; t < nb; t++)
-			for (int p = 0; p < 2; p++) {
-				const float *x = src[p] + (size_t)(t0 + t) * width[p];
-				double dm = 0, da = 0;
-				for (int i = 0; i < width[p]; i++) {
-					double a = x[i] - parts[p]->mean[i], b = x[i] - parts[p]->anchor[i];
-					dm += a * a;
-					da += b * b;
-				}
-				flag[t][p] = lp->nlev[R + P + p] == 2 && da < dm;
+	for (int t = 0; t < n; t++) {
+		uint8_t codes[2], flag[2];
+		token_coefficients(plan, lp, layer, latent + (size_t)t * R, rope + (size_t)t * P, xc, y,
+				   xq, zl, codes, flag);
+		uint8_t *rec = records + (size_t)t * record_bytes;
+		memset(rec, 0, record_bytes);
+		rec[0] = codes[0];
+		if (P)
+			rec[1] = codes[1];
+		/* a part beyond its tables gets a larger scale code (step 5);
+		 * wzs searches the code by its error (step 6) */
+		for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+			const float *mult = plan->scale_mult[p];
+			int c0 = codes[p];
+			int c = c0 + wzc_overload_raise(lp, p, j0, lp->ncod[p], zl + j0, mult, c0);
+			if (search && c0 >= 1 && lp->ncod[p] > 0) {
+				wzc_search_ref_ctx x = { lp, j0, lp->ncod[p], c0, zl + j0, mult };
+				c = wzc_search_descent(c, &x, wzc_search_ref_cost);
 			}
-		for (int p = 0; p < 2; p++) {
-			int m = width[p];
-			if (!m)
+			if (c == c0)
 				continue;
-			for (int t = 0; t < nb; t++) {
-				const float *x = src[p] + (size_t)(t0 + t) * m;
-				double ss = 0;
-				const float *base = flag[t][p] ? parts[p]->anchor : parts[p]->mean;
-				for (int i = 0; i < m; i++) {
-					float c = x[i] - base[i];
-					xc[(size_t)t * m + i] = c;
-					ss += (double)c * c;
-				}
-				codes[t][p] = wzc_scale_code(sqrt(ss / m), parts[p]->scale_ref);
-				float s = plan->scale_mult[p][codes[t][p]] * parts[p]->scale_ref;
-				float inv = s > 0 ? 1.0f / s : 0;
-				for (int i = 0; i < m; i++)
-					xc[(size_t)t * m + i] *= inv;
-			}
-			float *yp = y + (p ? (size_t)BLOCK * R : 0);
-			for (int t = 0; t < nb; t++)
-				unit[t][p] = itransform(m, lp->bq[p], xc + (size_t)t * m, xq,
-							yp + (size_t)t * m);
+			float r = mult[c0] / mult[c];
+			for (int j = j0; j < j0 + lp->ncod[p]; j++)
+				zl[j] *= r;
+			rec[p] = (uint8_t)c;
 		}
-		for (int t = 0; t < nb; t++) {
-			uint8_t *rec = records + (size_t)(t0 + t) * record_bytes;
-			memset(rec, 0, record_bytes);
-			rec[0] = codes[t][0];
-			if (P)
-				rec[1] = codes[t][1];
-			/* the coded components, standardized (a multiply by
-			 * 1 / sigma in units), in list order: latent, position */
-			for (int j = 0; j < nc; j++) {
-				int k = lp->comp_c[j];
-				float yk = k < R ? y[(size_t)t * R + k]
-						 : y[(size_t)BLOCK * R + (size_t)t * P + (k - R)];
-				zl[j] = yk * (wzc_rsigma(lp->sigma[k]) * unit[t][k >= R]);
+		for (int k = 0; k < R + P; k++)
+			dig[k] = 0;
+		for (int j = 0; j < nc; j++) {
+			int k = lp->comp_c[j];
+			dig[k] = quantize(lp->thr[k], lp->nlev[k], zl[j]);
+		}
+		if (tp)
+			wzc_wzt_digits(tp, lp, layer, zl, dig);
+		dig[R + P] = flag[0];
+		dig[R + P + 1] = flag[1];
+		int off = 8 * plan->scale_bytes;
+		for (int g = 0; g < lp->ngroups; g++) {
+			uint64_t V = 0, M = 1;
+			for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+				int c = lp->order[i];
+				V = V * lp->nlev[c] + dig[c];
+				M *= lp->nlev[c];
 			}
-			/* a part beyond its tables gets a larger scale code */
-			for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
-				const float *mult = plan->scale_mult[p];
-				int c0 = codes[t][p];
-				int d = wzc_overload_raise(lp, p, j0, lp->ncod[p], zl + j0, mult, c0);
-				if (!d)
-					continue;
-				float r = mult[c0] / mult[c0 + d];
-				for (int j = j0; j < j0 + lp->ncod[p]; j++)
-					zl[j] *= r;
-				rec[p] = (uint8_t)(c0 + d);
-			}
-			for (int k = 0; k < R + P; k++)
-				dig[k] = 0;
-			for (int j = 0; j < nc; j++) {
-				int k = lp->comp_c[j];
-				dig[k] = quantize(lp->thr[k], lp->nlev[k], zl[j]);
-			}
-			if (tp)
-				wzc_wzt_digits(tp, lp, layer, zl, dig);
-			dig[R + P] = flag[t][0];
-			dig[R + P + 1] = flag[t][1];
-			int off = 8 * plan->scale_bytes;
-			for (int g = 0; g < lp->ngroups; g++) {
-				uint64_t V = 0, M = 1;
-				for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
-					int c = lp->order[i];
-					V = V * lp->nlev[c] + dig[c];
-					M *= lp->nlev[c];
-				}
-				int kb = lp->gbits[g];
-				/* the smallest kb-bit y with y / 2^kb >= V / M */
-				u128 num = (u128)V << kb;
-				uint64_t word = (uint64_t)((num + M - 1) / M);
-				wzc_put_bits(rec, off, kb, word);
-				off += kb;
-			}
+			int kb = lp->gbits[g];
+			/* the smallest kb-bit y with y / 2^kb >= V / M */
+			u128 num = (u128)V << kb;
+			uint64_t word = (uint64_t)((num + M - 1) / M);
+			wzc_put_bits(rec, off, kb, word);
+			off += kb;
 		}
 	}
 	free(xc);

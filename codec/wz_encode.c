@@ -304,6 +304,45 @@ static int overload_raise_fast(const layer_plan *lp, int part, int j0, int nc, c
 	return best;
 }
 
+/* Step 6's sum (wzc_search_error) of the terms at one code, the
+ * products zr and their digits q given: eight partial sums side by side,
+ * as the rule defines them, which the compiler keeps in vector lanes. */
+WZ_HOT WZ_CLONES static double search_terms(int nc, const float *zr, const uint32_t *q,
+					    const float *const *lev, const double *ew)
+{
+	double s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	int j = 0;
+	for (; j + 8 <= nc; j += 8)
+		for (int k = 0; k < 8; k++)
+			s8[k] += wzc_overload_error_term(zr[j + k], lev[j + k][q[j + k]], ew[j + k]);
+	for (int k = 0; j + k < nc; k++)
+		s8[k] += wzc_overload_error_term(zr[j + k], lev[j + k][q[j + k]], ew[j + k]);
+	return wzc_search_sum8(s8);
+}
+
+/* Step 6's cost at one code for wzc_search_descent, the products and
+ * digits a vector at a time (wzc_quantize_batch gives wzc_quantize's
+ * digits): the reference's doubles, so the same descent. */
+typedef struct {
+	const layer_plan *lp;
+	wzc_qbatch b;        /* the part's slice of the plan's grids */
+	int j0, nc, c0;
+	const float *z, *mult;
+	float *zr;           /* scratch [nc] */
+	uint32_t *q;         /* scratch [nc] */
+} search_ctx;
+
+static double search_cost(void *ctx, int code)
+{
+	search_ctx *x = (search_ctx *)ctx;
+	float r = x->mult[x->c0] / x->mult[code];
+	scale_part(x->nc, x->z, r, x->zr);
+	wzc_quantize_batch(&x->b, x->zr, x->q);
+	double s = x->mult[code];
+	return s * s *
+	       search_terms(x->nc, x->zr, x->q, x->lp->lev_c + x->j0, x->lp->ew_c + x->j0);
+}
+
 /* z = (float)acc * (rsigma * unit) over a token's coded components, as
  * the reference computes them. */
 WZ_HOT WZ_CLONES static void standardize(int nc, const int32_t *acc, float unit,
@@ -332,9 +371,9 @@ static inline void store64(uint8_t *p, uint64_t v)
 #endif
 }
 
-/* wz's record, or wzt's when tp is not NULL. */
-static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer, int n,
-			 const float *latent, const float *rope, uint8_t *records,
+/* wz's record, wzt's when tp is not NULL, wzs's with search (step 6). */
+static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
+			 int n, const float *latent, const float *rope, uint8_t *records,
 			 size_t record_bytes)
 {
 	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
@@ -391,7 +430,11 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 		free(nlev_o);
 		free(place);
 		/* the reference needs less memory */
-		wzc_wz_encode_layer_trellis(plan, tp, layer, n, latent, rope, records, record_bytes);
+		if (search)
+			wzc_wzs_encode_layer_ref(plan, layer, n, latent, rope, records, record_bytes);
+		else
+			wzc_wz_encode_layer_trellis(plan, tp, layer, n, latent, rope, records,
+						    record_bytes);
 		return;
 	}
 	for (int g = 0; g < lp->ngroups; g++) {
@@ -477,20 +520,25 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 						    ldexpf(1.0f, ex[1][t] - sh), lp->rsig_c + lp->ncod[0],
 						    zt + lp->ncod[0]);
 				/* a part beyond its tables gets a larger scale code
-				 * (the reference's rule, the same function) */
+				 * (the reference's rule, the same function); wzs
+				 * searches the code by its error (step 6) */
 				for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
 					const float *mult = plan->scale_mult[p];
-					int c0 = code[p][t];
-					if (!any_outside(lp->ncod[p], zt + j0, lp->olo_c + j0, lp->ohi_c + j0))
+					int nc_p = lp->ncod[p], c0 = code[p][t], c = c0;
+					if (any_outside(nc_p, zt + j0, lp->olo_c + j0, lp->ohi_c + j0))
+						c += overload_raise_fast(lp, p, j0, nc_p, zt + j0, mult, c0,
+									 &ow);
+					if (search && c0 >= 1 && nc_p > 0) {
+						search_ctx x = { lp, wzc_qbatch_slice(&lp->qb, j0, nc_p),
+								 j0, nc_p, c0, zt + j0, mult, ow.zr, ow.q };
+						c = wzc_search_descent(c, &x, search_cost);
+					}
+					if (c == c0)
 						continue;
-					int d = overload_raise_fast(lp, p, j0, lp->ncod[p], zt + j0, mult, c0,
-								    &ow);
-					if (!d)
-						continue;
-					float r = mult[c0] / mult[c0 + d];
-					for (int j = j0; j < j0 + lp->ncod[p]; j++)
+					float r = mult[c0] / mult[c];
+					for (int j = j0; j < j0 + nc_p; j++)
 						zt[j] *= r;
-					rec[p] = (uint8_t)(c0 + d);
+					rec[p] = (uint8_t)c;
 				}
 				/* every coded component of wzt is on the trellis */
 				if (!tp || tp->layers[layer].nsteps < nc)
@@ -545,12 +593,18 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int la
 void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			 const float *rope, uint8_t *records, size_t record_bytes)
 {
-	encode_layer(plan, NULL, layer, n, latent, rope, records, record_bytes);
+	encode_layer(plan, NULL, 0, layer, n, latent, rope, records, record_bytes);
+}
+
+void wzc_wzs_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			  const float *rope, uint8_t *records, size_t record_bytes)
+{
+	encode_layer(plan, NULL, 1, layer, n, latent, rope, records, record_bytes);
 }
 
 void wzc_wzt_encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer, int n,
 			  const float *latent, const float *rope, uint8_t *records,
 			  size_t record_bytes)
 {
-	encode_layer(plan, tp, layer, n, latent, rope, records, record_bytes);
+	encode_layer(plan, tp, 0, layer, n, latent, rope, records, record_bytes);
 }

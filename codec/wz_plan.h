@@ -3,6 +3,7 @@
 #ifndef WZC_WZ_PLAN_H
 #define WZC_WZ_PLAN_H
 
+#include <math.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -259,6 +260,76 @@ static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int
 	return best;
 }
 
+/* Step 6 (docs/wz-format.md, "Arithmetic"; wzs formats only): a token
+ * part's scale code searched by its weighted error.  E(c) is the error
+ * of step 5's terms at code c, their sum taken as eight partial sums
+ * (term j into sum j mod 8, each in component order) combined pairwise,
+ * so that a vector of eight doubles sums it on any machine. */
+static inline double wzc_search_sum8(const double s[8])
+{
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* E(c) of the part's coded components j0..j0+nc-1 (z standardized at
+ * code c0), the reference's: one component at a time. */
+static inline double wzc_search_error(const layer_plan *lp, int j0, int nc, const float *z,
+				      const float *mult, int c0, int c)
+{
+	float r = mult[c0] / mult[c];
+	double s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	for (int j = 0; j < nc; j++) {
+		float zr = z[j] * r;
+		uint32_t q = wzc_quantize(lp->qb.q[j0 + j], zr);
+		s8[j & 7] += wzc_overload_error_term(zr, lp->lev_c[j0 + j][q], lp->ew_c[j0 + j]);
+	}
+	double s = mult[c];
+	return s * s * wzc_search_sum8(s8);
+}
+
+/* Step 6's descent from code c (what step 5 left), E(code) given by
+ * cost(ctx, code): one step to the neighbour of least error (the lower
+ * code on a tie) when it is below E(c), then on in that direction while
+ * the error falls strictly, within codes 1..255 and fewer than
+ * WZC_SEARCH_SPAN codes from c.  The reference (wzc_search_error) and the
+ * fast encoder (codec/wz_encode.c) give it their own cost, the same
+ * doubles. */
+#define WZC_SEARCH_SPAN 16
+typedef double (*wzc_search_cost)(void *ctx, int code);
+static inline int wzc_search_descent(int c, void *ctx, wzc_search_cost cost)
+{
+	double e = cost(ctx, c);
+	double em = c >= 2 ? cost(ctx, c - 1) : (double)INFINITY;
+	double ep = c <= 254 ? cost(ctx, c + 1) : (double)INFINITY;
+	if (!(em < e) && !(ep < e))
+		return c;
+	int dir = em < e && !(ep < em) ? -1 : 1;
+	int cur = c + dir;
+	e = dir < 0 ? em : ep;
+	for (;;) {
+		int next = cur + dir;
+		if (next < 1 || next > 255 || (next > c ? next - c : c - next) >= WZC_SEARCH_SPAN)
+			return cur;
+		double en = cost(ctx, next);
+		if (!(en < e))
+			return cur;
+		cur = next;
+		e = en;
+	}
+}
+
+/* The reference's cost for wzc_search_descent. */
+typedef struct {
+	const layer_plan *lp;
+	int j0, nc, c0;
+	const float *z, *mult;
+} wzc_search_ref_ctx;
+
+static inline double wzc_search_ref_cost(void *ctx, int code)
+{
+	const wzc_search_ref_ctx *x = (const wzc_search_ref_ctx *)ctx;
+	return wzc_search_error(x->lp, x->j0, x->nc, x->z, x->mult, x->c0, code);
+}
+
 /* The wzt formats' trellis over a wz plan (docs/wz-format.md,
  * "Trellis-coded records"), per layer: for each entry of the plan's
  * coding order, the union codebook (2N standardized levels, increasing)
@@ -353,5 +424,18 @@ void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
  * fast encoder, wzc_wz_encode_layer, must reproduce exactly. */
 void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			     const float *rope, uint8_t *records, size_t record_bytes);
+/* The same for wzs (step 6): the bytes wzc_wzs_encode_layer must give. */
+void wzc_wzs_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			      const float *rope, uint8_t *records, size_t record_bytes);
+/* One token's coded components standardized at the scale codes of steps
+ * 1-3 (docs/wz-format.md, "Arithmetic"), before steps 5 and 6: z [the
+ * layer's coded components, list order], code[2] the RMS codes.  What
+ * the reference encoder computes, for tests and measurements. */
+wz_err wzc_wz_coefficients(const wzc_wz_plan *plan, int layer, const float *latent,
+			   const float *rope, float *z /* OUT */, uint8_t code[2] /* OUT */,
+			   wz_diag *diag);
+/* The fast wzs encoder (codec/wz_encode.c). */
+void wzc_wzs_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			  const float *rope, uint8_t *records, size_t record_bytes);
 
 #endif

@@ -348,6 +348,46 @@ static void test_quantize_batch(void)
 	free(pool);
 }
 
+/* wzs's searched codes on layer l's tokens against wz's (srec, and wz's
+ * records written into wzrec): E (step 6) at the searched code is no
+ * more than at wz's, and no more than at either neighbour unless the
+ * descent stopped at its span. */
+static void search_checks(const wzc_codec *c, int l, int T, const float *lat, const float *rope,
+			  const uint8_t *srec, uint8_t *wzrec, int *smin, int *moved, int *better)
+{
+	size_t rb = wzc_codec_record_bytes(c);
+	const layer_plan *lp = wzc_wz_plan_layer(c->wz, l);
+	int R = c->R, P = c->P, nc = lp->ncod[0] + lp->ncod[1];
+	wzc_wz_encode_layer_ref(c->wz, l, T, lat, rope, wzrec, rb);
+	float *z = malloc(sizeof(float) * (size_t)(nc + 1));
+	uint8_t c0[2];
+	for (int t = 0; t < T; t++) {
+		wz_diag d;
+		if (wzc_wz_coefficients(c->wz, l, lat + (size_t)t * R, rope + (size_t)t * P, z, c0, &d)) {
+			*smin = 0;
+			break;
+		}
+		for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+			if ((p && !P) || !lp->ncod[p] || !c0[p])
+				continue;
+			const float *mult = c->wz->scale_mult[p];
+			int cw = wzrec[(size_t)t * rb + p], cs = srec[(size_t)t * rb + p];
+			double es = wzc_search_error(lp, j0, lp->ncod[p], z + j0, mult, c0[p], cs);
+			double ew = wzc_search_error(lp, j0, lp->ncod[p], z + j0, mult, c0[p], cw);
+			*better &= es <= ew;
+			*moved += cs != cw;
+			int span = (cs > cw ? cs - cw : cw - cs) >= WZC_SEARCH_SPAN - 1;
+			if (!span && cs >= 2)
+				*smin &= es <= wzc_search_error(lp, j0, lp->ncod[p], z + j0, mult, c0[p],
+								cs - 1);
+			if (!span && cs <= 254)
+				*smin &= es <= wzc_search_error(lp, j0, lp->ncod[p], z + j0, mult, c0[p],
+								cs + 1);
+		}
+	}
+	free(z);
+}
+
 static void test_records(wzt_family family, const char *name)
 {
 	wzt_cache_trace *cal = synth(family, 2, 512, 0, 0, 0, 1, "calibration");
@@ -396,6 +436,36 @@ static void test_records(wzt_family family, const char *name)
 		wzc_gemm_force(chosen);
 		ok(same, "%s %s: the fast encoder writes the reference's bytes (integer kernels%s)", name,
 		   fname, ran);
+		/* wzs (step 6) on the same plan: fast against reference on
+		 * every kernel, and each searched code a local minimum of
+		 * E */
+		int ssame = 1, smin = 1, moved = 0, wzs_better = 1;
+		uint8_t *wzrec = malloc(rb * T);
+		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+			if (wzc_gemm_force(kernels[k]))
+				continue;
+			for (int l = 0; l < 2; l++) {
+				const float *lat = test->latent + (size_t)l * T * R;
+				const float *rope = test->rope + (size_t)l * T * P;
+				memset(fast, 0xa5, rb * T);
+				memset(ref, 0x5a, rb * T);
+				wzc_wzs_encode_layer(c->wz, l, T, lat, rope, fast, rb);
+				wzc_wzs_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
+				ssame &= !memcmp(fast, ref, rb * T);
+				if (k == 0)
+					search_checks(c, l, T, lat, rope, ref, wzrec, &smin, &moved,
+						      &wzs_better);
+			}
+		}
+		wzc_gemm_force(chosen);
+		free(wzrec);
+		ok(ssame, "%s wzs-%g: the fast encoder writes the reference's bytes (integer kernels%s)",
+		   name, rates[i], ran);
+		ok(smin && moved > 0,
+		   "%s wzs-%g: every searched code is a local minimum of E within the span (%d parts "
+		   "moved)",
+		   name, rates[i], moved);
+		ok(wzs_better, "%s wzs-%g: no part's weighted error above wz's", name, rates[i]);
 		/* tokens the lanes hand to the reference: a scale past the
 		 * code's range, one value far out, zeros, NaN and infinity */
 		float *lat = malloc(sizeof(float) * (size_t)T * R);
@@ -425,6 +495,18 @@ static void test_records(wzt_family family, const char *name)
 		wzc_gemm_force(chosen);
 		ok(osame, "%s %s: the same bytes with outlying tokens (every integer kernel)", name,
 		   fname);
+		wzc_wzs_encode_layer_ref(c->wz, 0, T, lat, rope, ref, rb);
+		int sosame = 1;
+		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+			if (wzc_gemm_force(kernels[k]))
+				continue;
+			memset(fast, 0xa5, rb * T);
+			wzc_wzs_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
+			sosame &= !memcmp(fast, ref, rb * T);
+		}
+		wzc_gemm_force(chosen);
+		ok(sosame, "%s wzs-%g: the same bytes with outlying tokens (every integer kernel)", name,
+		   rates[i]);
 		free(lat);
 		free(rope);
 		/* the batch quantizer on the plan's own grids, edges included */
