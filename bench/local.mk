@@ -67,3 +67,10 @@ bench_bench_scale_codes_SOURCES = bench/bench_scale_codes.c
 bench_bench_scale_codes_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_scale_codes_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_scale_codes_DEPENDENCIES = $(WZ_LIBS)
+
+EXTRA_PROGRAMS += bench/bench_rng
+WZ_BENCH_PROGS += bench/bench_rng
+bench_bench_rng_SOURCES = bench/bench_rng.c
+bench_bench_rng_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_rng_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_rng_DEPENDENCIES = $(WZ_LIBS)

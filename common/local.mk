@@ -1,4 +1,5 @@
-# common/: error codes, file helpers, key=value files shared by every module.
+# common/: error codes, file helpers, key=value files, the random-number
+# generator, shared by every module.
 noinst_LTLIBRARIES += libwzcommon.la
 libwzcommon_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 # PIC objects for the shared library (see codec/local.mk)
@@ -10,4 +11,4 @@ libwzcommon_la_SOURCES = \
 	common/wz_str.c common/wz_str.h \
 	common/wz_csv.c common/wz_csv.h \
 	common/wz_name.c common/wz_name.h \
-	common/wz_rng.h
+	common/wz_rng.c common/wz_rng.h common/wz_rng_table.c

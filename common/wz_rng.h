@@ -2,7 +2,8 @@
  * Vigna) seeded through splitmix64.  Our own rather than rand()/random():
  * those differ between C libraries and keep one global state, while a seed
  * must give the same bytes on every platform and every user of randomness
- * needs independent streams.  Distributions built on it live with their
+ * needs independent streams.  The standard exponential is here (any user
+ * may need one fast); other distributions built on it live with their
  * users (synthetic caches, traffic samplers, the simulator). */
 #ifndef WZ_RNG_H
 #define WZ_RNG_H
@@ -50,6 +51,51 @@ static inline uint64_t wz_rng_next(wz_rng *r)
 static inline double wz_rng_uniform(wz_rng *r)
 {
 	return ((double)(wz_rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+/* Standard exponential (mean 1) by Marsaglia and Tsang's ziggurat ("The
+ * Ziggurat Method for Generating Random Variables", J. Stat. Software
+ * 5(8), 2000), 256 layers of equal area under exp(-x).  Our own rather
+ * than -log(uniform): the simulator draws three exponentials a turn and
+ * tens per user at start-up, and with glibc's log a draw took 4.9 ns
+ * here, the ziggurat's 1.9 (a bare uniform 1.0; bench/bench_rng, and
+ * docs/validation.md, "Simulator speed").  The draw is exact in
+ * distribution, not an approximation of the logarithm.  The tables are
+ * constants (wz_rng_table.c), so the fast path's draws are the same bytes
+ * on every platform; the 2.2% that reach a wedge or the tail call the
+ * library's exp or log, and are the same where those are.
+ *
+ * Layer i spans x in [0, x_i) (x_0 the base layer's width, x_1 = r the
+ * tail's start, x_256 = 0).  One 64-bit draw gives the layer (its low 8
+ * bits) and a 53-bit integer j (its top 53); x = j x_i / 2^53 lies under
+ * the curve for sure when x < x_{i+1}, that is j below the layer's
+ * threshold, and is returned: 97.8% of draws, one integer compare and
+ * one multiply.  The rest (a wedge, the top layer, the base layer's
+ * tail) take wz_rng_exp1_slow. */
+#define WZ_RNG_EXP_LAYERS 256
+/* Where the base layer's tail starts (the paper's r for 256 layers). */
+#define WZ_RNG_EXP_R 7.69711747013104972
+/* x_i / 2^53 per layer, so that x = j * wz_rng_exp_w[i]. */
+extern const double wz_rng_exp_w[WZ_RNG_EXP_LAYERS];
+/* j below it lies inside the curve: floor(x_{i+1} / wz_rng_exp_w[i]),
+ * the base layer's floor(r / wz_rng_exp_w[0]); 0 for the top layer. */
+extern const uint64_t wz_rng_exp_k[WZ_RNG_EXP_LAYERS];
+/* exp(-x_{i+1}): layer i's top edge (1 for the top layer), and layer
+ * i + 1's bottom edge. */
+extern const double wz_rng_exp_f[WZ_RNG_EXP_LAYERS];
+
+/* The rest of the draw whose first 64 bits u missed its layer's fast
+ * test: a wedge's test, the tail, and if rejected, new draws. */
+double wz_rng_exp1_slow(wz_rng *r, uint64_t u);
+
+static inline double wz_rng_exp1(wz_rng *r)
+{
+	uint64_t u = wz_rng_next(r);
+	unsigned layer = (unsigned)(u & (WZ_RNG_EXP_LAYERS - 1));
+	uint64_t j = u >> 11;
+	if (j < wz_rng_exp_k[layer])
+		return (double)j * wz_rng_exp_w[layer];
+	return wz_rng_exp1_slow(r, u);
 }
 
 #endif

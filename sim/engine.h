@@ -187,11 +187,11 @@ void wzs_rng_seed(wzs_rng *r, uint64_t seed, uint64_t stream);
 static inline uint64_t wzs_rng_next(wzs_rng *r) { return wz_rng_next(r); }
 /* Uniform in (0, 1): never 0, so logarithms are safe. */
 static inline double wzs_rng_uniform(wzs_rng *r) { return wz_rng_uniform(r); }
-/* Exponential with the given mean (inline: a population's set-up draws
- * tens per user). */
+/* Exponential with the given mean: the ziggurat's (common/wz_rng.h),
+ * inline because a population's set-up draws tens per user. */
 static inline double wzs_rng_exp(wzs_rng *r, double mean)
 {
-	return -mean * log(wz_rng_uniform(r));
+	return mean * wz_rng_exp1(r);
 }
 
 #endif

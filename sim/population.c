@@ -8,9 +8,12 @@ int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
 	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1)
 		return p->turns <= 1 ? 1 : (int32_t)llround(p->turns);
 	/* Geometric on 1, 2, ...: a session ends after each turn with
-	 * probability 1 / mean. */
+	 * probability 1 / mean, so P(n > k) = q^k with q = 1 - 1 / mean, and
+	 * n = 1 + floor(E / -log q) for E a standard exponential (the
+	 * inversion of a uniform, with the ziggurat's E in place of its
+	 * -log). */
 	double q = 1.0 - 1.0 / p->turns;
-	double n = 1.0 + floor(log(wzs_rng_uniform(rng)) / log(q));
+	double n = 1.0 + floor(wz_rng_exp1(rng) / -log(q));
 	return n > 1e9 ? 1000000000 : (int32_t)n;
 }
 

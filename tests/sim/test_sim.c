@@ -303,6 +303,40 @@ static void test_llround(void)
 	ok(same, "token rounding is llround's on halves, edges and 200,000 draws");
 }
 
+/* Session lengths drawn from the ziggurat's exponential are geometric:
+ * P(n = k) = (1 - q) q^(k - 1), q = 1 - 1 / mean, by chi-square over
+ * n = 1..59 and the rest, and the mean within 4 standard errors. */
+static void test_session_turns(void)
+{
+	enum { N = 400000, K = 60 };
+	wzs_params p;
+	wzs_params_default(&p);
+	p.length_dist = WZS_DIST_EXP;
+	p.turns = 12;
+	wzs_rng g;
+	wzs_rng_seed(&g, 31, 5);
+	long count[K] = { 0 };
+	double sum = 0;
+	for (int i = 0; i < N; i++) {
+		int32_t n = wzs_pop_session_turns(&p, &g);
+		count[n < K ? n - 1 : K - 1] += n >= 1;
+		sum += n;
+	}
+	double q = 1 - 1 / p.turns, chi2 = 0, below = 1, within = 0;
+	for (int k = 0; k < K; k++) {
+		double prob = k < K - 1 ? (1 - q) * pow(q, k) : below;
+		below -= prob;
+		within += count[k];
+		chi2 += (count[k] - N * prob) * (count[k] - N * prob) / (N * prob);
+	}
+	/* The chi-square's 0.1% point for 59 degrees of freedom. */
+	ok(within == N && chi2 < 98.3, "session turns are geometric: chi-square %.1f over %d "
+	   "counts below 98.3", chi2, K);
+	double sd = sqrt(q) / (1 - q);
+	ok(fabs(sum / N - p.turns) < 4 * sd / sqrt(N), "session turns' mean %.4f within 4 standard "
+	   "errors of %g", sum / N, p.turns);
+}
+
 /* A user's steady start (its draws in locals, population.c) against the
  * draws one turn at a time it stands for: the same context, turns left
  * and stream after, for exponential and fixed lengths. */
@@ -1056,6 +1090,7 @@ int main(void)
 	test_engine_order();
 	test_rank_tokens_max2();
 	test_llround();
+	test_session_turns();
 	test_steady_start();
 	test_capacity(WZM_PAR_ATTN_DP);
 	test_capacity(WZM_PAR_TP);
