@@ -348,6 +348,32 @@ static void test_quantize_batch(void)
 	free(pool);
 }
 
+/* A layer encoder of codec/wz_plan.h. */
+typedef void (*layer_encoder)(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			      const float *rope, uint8_t *records, size_t record_bytes);
+
+/* 1 when the fast encoder writes the reference's bytes for layer 0's T
+ * tokens on every integer kernel this CPU runs (fast, ref: scratch). */
+static int same_every_kernel(const wzc_codec *c, layer_encoder fast_fn, layer_encoder ref_fn,
+			     int T, const float *lat, const float *rope, uint8_t *fast,
+			     uint8_t *ref)
+{
+	static const char *const kernels[] = { "portable", "avx2", "avx512bw", "avx512vnni" };
+	const char *chosen = wzc_igemm_kernel();
+	size_t rb = wzc_codec_record_bytes(c);
+	ref_fn(c->wz, 0, T, lat, rope, ref, rb);
+	int same = 1;
+	for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
+		if (wzc_gemm_force(kernels[k]))
+			continue;
+		memset(fast, 0xa5, rb * T);
+		fast_fn(c->wz, 0, T, lat, rope, fast, rb);
+		same &= !memcmp(fast, ref, rb * T);
+	}
+	wzc_gemm_force(chosen);
+	return same;
+}
+
 /* wzs's searched codes on layer l's tokens against wz's (srec, and wz's
  * records written into wzrec): E (step 6) at the searched code is no
  * more than at wz's, and no more than at either neighbour unless the
@@ -483,29 +509,12 @@ static void test_records(wzt_family family, const char *name)
 		lat[130 * R + 9] = INFINITY;
 		if (P)
 			rope[140 * P + 1] = -INFINITY;
-		wzc_wz_encode_layer_ref(c->wz, 0, T, lat, rope, ref, rb);
-		int osame = 1;
-		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
-			if (wzc_gemm_force(kernels[k]))
-				continue;
-			memset(fast, 0xa5, rb * T);
-			wzc_wz_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
-			osame &= !memcmp(fast, ref, rb * T);
-		}
-		wzc_gemm_force(chosen);
-		ok(osame, "%s %s: the same bytes with outlying tokens (every integer kernel)", name,
-		   fname);
-		wzc_wzs_encode_layer_ref(c->wz, 0, T, lat, rope, ref, rb);
-		int sosame = 1;
-		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
-			if (wzc_gemm_force(kernels[k]))
-				continue;
-			memset(fast, 0xa5, rb * T);
-			wzc_wzs_encode_layer(c->wz, 0, T, lat, rope, fast, rb);
-			sosame &= !memcmp(fast, ref, rb * T);
-		}
-		wzc_gemm_force(chosen);
-		ok(sosame, "%s wzs-%g: the same bytes with outlying tokens (every integer kernel)", name,
+		ok(same_every_kernel(c, wzc_wz_encode_layer, wzc_wz_encode_layer_ref, T, lat, rope,
+				     fast, ref),
+		   "%s %s: the same bytes with outlying tokens (every integer kernel)", name, fname);
+		ok(same_every_kernel(c, wzc_wzs_encode_layer, wzc_wzs_encode_layer_ref, T, lat, rope,
+				     fast, ref),
+		   "%s wzs-%g: the same bytes with outlying tokens (every integer kernel)", name,
 		   rates[i]);
 		free(lat);
 		free(rope);
