@@ -443,8 +443,11 @@ static void test_records(wzt_family family, const char *name)
 		}
 		size_t rb = wzc_codec_record_bytes(c);
 		uint8_t *fast = malloc(rb * T), *ref = malloc(rb * T);
-		int same = 1;
+		/* wz, and wzs (step 6) on the same plan: fast against reference
+		 * on every kernel, and each searched code a local minimum of E */
+		int same = 1, ssame = 1, smin = 1, moved = 0, wzs_better = 1;
 		char ran[64] = "";
+		uint8_t *wzrec = malloc(rb * T);
 		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
 			if (wzc_gemm_force(kernels[k]))
 				continue;
@@ -452,38 +455,23 @@ static void test_records(wzt_family family, const char *name)
 			for (int l = 0; l < 2; l++) {
 				const float *lat = test->latent + (size_t)l * T * R;
 				const float *rope = test->rope + (size_t)l * T * P;
-				memset(fast, 0xa5, rb * T);
-				memset(ref, 0x5a, rb * T);
-				wzc_wz_encode_layer(c->wz, l, T, lat, rope, fast, rb);
-				wzc_wz_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
-				same &= !memcmp(fast, ref, rb * T);
-			}
-		}
-		wzc_gemm_force(chosen);
-		ok(same, "%s %s: the fast encoder writes the reference's bytes (integer kernels%s)", name,
-		   fname, ran);
-		/* wzs (step 6) on the same plan: fast against reference on
-		 * every kernel, and each searched code a local minimum of
-		 * E */
-		int ssame = 1, smin = 1, moved = 0, wzs_better = 1;
-		uint8_t *wzrec = malloc(rb * T);
-		for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++) {
-			if (wzc_gemm_force(kernels[k]))
-				continue;
-			for (int l = 0; l < 2; l++) {
-				const float *lat = test->latent + (size_t)l * T * R;
-				const float *rope = test->rope + (size_t)l * T * P;
-				memset(fast, 0xa5, rb * T);
-				memset(ref, 0x5a, rb * T);
-				wzc_wzs_encode_layer(c->wz, l, T, lat, rope, fast, rb);
-				wzc_wzs_encode_layer_ref(c->wz, l, T, lat, rope, ref, rb);
-				ssame &= !memcmp(fast, ref, rb * T);
+				for (int search = 0; search < 2; search++) {
+					memset(fast, 0xa5, rb * T);
+					memset(ref, 0x5a, rb * T);
+					(search ? wzc_wzs_encode_layer : wzc_wz_encode_layer)(c->wz, l, T, lat,
+											   rope, fast, rb);
+					(search ? wzc_wzs_encode_layer_ref
+						: wzc_wz_encode_layer_ref)(c->wz, l, T, lat, rope, ref, rb);
+					*(search ? &ssame : &same) &= !memcmp(fast, ref, rb * T);
+				}
 				if (k == 0)
 					search_checks(c, l, T, lat, rope, ref, wzrec, &smin, &moved,
 						      &wzs_better);
 			}
 		}
 		wzc_gemm_force(chosen);
+		ok(same, "%s %s: the fast encoder writes the reference's bytes (integer kernels%s)", name,
+		   fname, ran);
 		free(wzrec);
 		ok(ssame, "%s wzs-%g: the fast encoder writes the reference's bytes (integer kernels%s)",
 		   name, rates[i], ran);
