@@ -747,7 +747,6 @@ static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /*
 	return ldexpf(1.0f, e - WZC_XQ_SHIFT - WZC_BQ_SHIFT);
 }
 
-#define BLOCK 8
 #define DEC_BLOCK 64
 
 static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
@@ -773,9 +772,6 @@ void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 	encode_ref(plan, tp, 0, layer, n, latent, rope, records, record_bytes);
 }
 
-/* With a trellis (wzt), the scale codes, flags and overload rule are wz's,
- * and the trellis components' digits come from the Viterbi search; with
- * search (wzs), each part's code is then searched (step 6). */
 /* One token's steps 1-3 (docs/wz-format.md, "Arithmetic"): each part's
  * anchor flag and scale code, and its coded components standardized, in
  * list order (latent, position), into zl.  Scratch: xc [max(R, P)], y
@@ -845,6 +841,10 @@ wz_err wzc_wz_coefficients(const wzc_wz_plan *plan, int layer, const float *late
 	return xc && y && xq ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 }
 
+/* The reference encoder: wz's record; with a trellis (wzt), the scale
+ * codes, flags and overload rule are wz's, and the trellis components'
+ * digits come from the Viterbi search; with search (wzs), each part's
+ * code is then searched (step 6). */
 static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
 		       int n, const float *latent, const float *rope, uint8_t *records,
 		       size_t record_bytes)
