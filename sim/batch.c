@@ -356,6 +356,19 @@ static void finish(wzs_fleet *f, wzs_rep *r, int32_t id)
 	wzs_request_done(f, id, f->now, 0, 0);
 }
 
+/* ceil(v), without the library call (this build may not assume SSE4.1's
+ * rounding instruction): for |v| < 2^52, trunc(v) plus one where it lies
+ * below v; trunc(v) of a negative v is ceil(v) already (-0.5 gives +0
+ * where ceil gives -0, the same whole count). */
+static inline double ceil_inline(double v)
+{
+	if (v > -0x1p52 && v < 0x1p52) {
+		double t = (double)(long long)v;
+		return t + (double)(t < v);
+	}
+	return ceil(v);
+}
+
 /* A request with its first token joins the decode batch at this step. */
 static void join_decode(wzs_fleet *f, wzs_rep *r, int32_t id)
 {
@@ -363,7 +376,7 @@ static void join_decode(wzs_fleet *f, wzs_rep *r, int32_t id)
 	q->state = RQ_DECODE;
 	/* The first token came with the prefill; MTP's steps each bring
 	 * tokens_per_step of the rest on average. */
-	q->finish_step = r->steps + (int64_t)ceil((double)(q->output - 1) / f->m->tokens_per_step -
+	q->finish_step = r->steps + (int64_t)ceil_inline((double)(q->output - 1) / f->m->tokens_per_step -
 						  1e-9);
 	q->tok_contrib = (double)(q->prefix + q->prompt + 1) - (double)r->steps * f->m->tokens_per_step;
 	r->tok_a[q->rank] += q->tok_contrib;

@@ -190,6 +190,7 @@ typedef struct {
 	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
 	double deferred_wait;         /* seconds turns waited for their own previous turn */
 	double *prefix_cdf;           /* population: Zipf popularity of its shared prefixes */
+	double session_scale;         /* population: wzs_pop_session_scale, taken once */
 	int stop;                     /* 1: stopped at a refusal; 2: replay drained */
 	wz_diag *diag;
 	wz_err err;

@@ -3,18 +3,29 @@
 
 #include <math.h>
 
-int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
+/* Geometric on 1, 2, ...: a session ends after each turn with probability
+ * 1 / mean, so P(n > k) = q^k with q = 1 - 1 / mean, and n = 1 + floor(E /
+ * -log q) for E a standard exponential (the inversion of a uniform, with
+ * the ziggurat's E in place of its -log).  The scale is -log q. */
+double wzs_pop_session_scale(const wzs_params *p)
+{
+	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1)
+		return 0;
+	double q = 1.0 - 1.0 / p->turns;
+	return -log(q);
+}
+
+int32_t wzs_pop_session_turns_at(const wzs_params *p, wzs_rng *rng, double scale)
 {
 	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1)
 		return p->turns <= 1 ? 1 : (int32_t)llround(p->turns);
-	/* Geometric on 1, 2, ...: a session ends after each turn with
-	 * probability 1 / mean, so P(n > k) = q^k with q = 1 - 1 / mean, and
-	 * n = 1 + floor(E / -log q) for E a standard exponential (the
-	 * inversion of a uniform, with the ziggurat's E in place of its
-	 * -log). */
-	double q = 1.0 - 1.0 / p->turns;
-	double n = 1.0 + floor(wz_rng_exp1(rng) / -log(q));
+	double n = 1.0 + floor(wz_rng_exp1(rng) / scale);
 	return n > 1e9 ? 1000000000 : (int32_t)n;
+}
+
+int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng)
+{
+	return wzs_pop_session_turns_at(p, rng, wzs_pop_session_scale(p));
 }
 
 /* A drawn length as a whole count of tokens, at least 1. */
@@ -51,8 +62,9 @@ void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32
 	} else {
 		/* Geometric sessions are memoryless: the turns taken and the turns
 		 * left are independent geometric counts. */
-		taken = wzs_pop_session_turns(p, rng) - 1;
-		*turns_left = wzs_pop_session_turns(p, rng);
+		double scale = wzs_pop_session_scale(p);
+		taken = wzs_pop_session_turns_at(p, rng, scale) - 1;
+		*turns_left = wzs_pop_session_turns_at(p, rng, scale);
 	}
 	if (p->length_dist == WZS_DIST_FIXED) {
 		for (int32_t i = 0; i < taken; i++) {

@@ -13,6 +13,10 @@
 /* Turns in a new session: geometric with mean p->turns (at least 1), or
  * exactly round(p->turns) with fixed lengths. */
 int32_t wzs_pop_session_turns(const wzs_params *p, wzs_rng *rng);
+/* The same draw with wzs_pop_session_scale(p) given, so that a run takes
+ * its logarithm once rather than once a session. */
+int32_t wzs_pop_session_turns_at(const wzs_params *p, wzs_rng *rng, double scale);
+double wzs_pop_session_scale(const wzs_params *p);
 /* A turn's new prompt and output tokens (each at least 1). */
 void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt /* OUT */,
 		  int64_t *output /* OUT */);

@@ -8,6 +8,7 @@
 
 static double touched_formula(double active_share, double batch);
 static double touched_ep(const wzs_moe *e, double batch);
+static void touched_saturation(wzs_replica_model *m);
 
 /* Context-parallel prefill's terms; refused where the model has no
  * meaning for it. */
@@ -111,6 +112,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	for (int b = 0; b < WZS_TOUCHED_TABLE; b++)
 		out->touched[b] = out->moe.on ? touched_ep(&out->moe, b)
 					      : touched_formula(out->active_share, b);
+	touched_saturation(out);
 	out->active_params = model->params_active_b * 1e9;
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
 	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
@@ -230,10 +232,43 @@ static double touched_ep(const wzs_moe *e, double batch)
 	return e->always_read + (1 - e->always_read) * (1 - pow(1 - e->expert_pick, batch));
 }
 
+/* The batch from which the touched formula is constant, and its value
+ * there.  pow(base, n) of a base in (0, 1) falls with n; once a whole n
+ * gives at most 2^-60, every larger batch's pow is mathematically smaller
+ * still and, within pow's one ulp, below 2^-54, where 1 - pow rounds to
+ * exactly 1 (1 - 2^-54 is the tie between 1 and 1 - 2^-53, and ties go to
+ * the even 1).  So from that n on the formula gives the value it gives at
+ * n, bit for bit.  n is first estimated from logarithms, then moved until
+ * pow itself says so (test_moe checks the value against the formula on
+ * both sides of it). */
+static void touched_saturation(wzs_replica_model *m)
+{
+	double base = m->moe.on ? 1 - m->moe.expert_pick : 1 - m->active_share;
+	m->touched_sat = INFINITY;
+	m->touched_full = 0;
+	if (!(base > 0 && base < 1))
+		return;
+	const double small = 0x1p-60;
+	double n = ceil(log(small) / log(base));
+	if (!(n >= 1 && n < 0x1p40))
+		return;
+	int moves = 0;
+	while (n > 1 && pow(base, n - 1) <= small && moves++ < 64)
+		n--;
+	while (pow(base, n) > small && moves++ < 64)
+		n++;
+	if (moves >= 64) /* the logarithms far off: keep pow */
+		return;
+	m->touched_sat = n;
+	m->touched_full = m->moe.on ? touched_ep(&m->moe, n) : touched_formula(m->active_share, n);
+}
+
 double wzs_weights_touched(const wzs_replica_model *m, double batch)
 {
 	if (batch >= 0 && batch < WZS_TOUCHED_TABLE && batch == (double)(int)batch)
 		return m->touched[(int)batch];
+	if (batch >= m->touched_sat)
+		return m->touched_full;
 	return m->moe.on ? touched_ep(&m->moe, batch) : touched_formula(m->active_share, batch);
 }
 

@@ -30,6 +30,11 @@ typedef struct {
 	/* wzs_weights_touched for whole batches below WZS_TOUCHED_TABLE, made once
 	 * so that a decode step needs no pow() */
 	double touched[WZS_TOUCHED_TABLE];
+	/* From a batch of touched_sat on (any batch, whole or not), the
+	 * formula's pow term is below 2^-54 and 1 - it rounds to 1: the
+	 * value is touched_full, so a prefill pass of thousands of tokens
+	 * needs no pow() either (INFINITY where no such batch was found) */
+	double touched_sat, touched_full;
 	double hbm_bps;            /* bytes/s per GPU, times efficiency */
 	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */

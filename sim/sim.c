@@ -171,7 +171,7 @@ static void new_session(wzs_fleet *f, int32_t sid)
 {
 	wzs_sess *s = &f->sess[sid];
 	s->ctx = f->cfg->initial_context;
-	s->turns_left = wzs_pop_session_turns(f->p, &s->rng);
+	s->turns_left = wzs_pop_session_turns_at(f->p, &s->rng, f->session_scale);
 	if (f->prefix_cdf)
 		f->sess_more[sid].prefix_id = wzs_prefix_draw(f, &s->rng);
 	s->cache = CACHE_NONE;
@@ -534,6 +534,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	f.res = out;
 	f.diag = diag;
 	f.free_req = -1;
+	f.session_scale = wzs_pop_session_scale(p);
 	wzs_queue_init(&f.q);
 	wz_err err = WZ_OK;
 	wzs_hist *h = calloc(4, sizeof *h);

@@ -30,6 +30,8 @@ static int model(int ep, int gpus, int overlap, double imbalance, double gbps, w
 	return wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, p, m, diag) ? -1 : 0;
 }
 
+static void touched_saturation(const wzs_replica_model *m);
+
 static void test_comm(void)
 {
 	wzs_params p;
@@ -215,6 +217,42 @@ static void test_imbalance(void)
 		   shape.mem.users_per_gpu < split.mem.users_per_gpu,
 	   "and fewer cache blocks per GPU (%ld against %ld)", shape.blocks_per_rank,
 	   split.blocks_per_rank);
+	touched_saturation(&shape);
+	touched_saturation(&dp_only);
+	touched_saturation(&split);
+}
+
+/* The share of weights a batch touches, by its formula (replica.c). */
+static double touched_by_formula(const wzs_replica_model *m, double b)
+{
+	if (b <= 0)
+		return 0;
+	if (m->moe.on)
+		return m->moe.always_read +
+		       (1 - m->moe.always_read) * (1 - pow(1 - m->moe.expert_pick, b));
+	return m->active_share >= 1 ? 1 : 1 - pow(1 - m->active_share, b);
+}
+
+/* wzs_weights_touched takes big batches (a prefill pass's tokens) as
+ * constant from touched_sat on, without pow: the formula's own bits on both
+ * sides of that batch, whole and not, and far past it. */
+static void touched_saturation(const wzs_replica_model *m)
+{
+	double n = m->touched_sat;
+	int same = isfinite(n) && n > 1, checked = 0;
+	static const double off[] = { -3, -2, -1, -0.5, -1e-9, 0, 1e-9, 0.25, 1, 2, 3, 10, 1e3, 1e6 };
+	for (size_t i = 0; same && i < sizeof off / sizeof *off; i++) {
+		double b = n + off[i];
+		same = wzs_weights_touched(m, b) == touched_by_formula(m, b);
+		checked++;
+	}
+	for (int b = 0; same && b < 4 * WZS_TOUCHED_TABLE; b += 7, checked++)
+		same = wzs_weights_touched(m, b) == touched_by_formula(m, b);
+	/* DeepSeek-V3's shapes saturate within a prefill pass's tokens */
+	ok(same && n < 20000,
+	   "weights touched (%s): the formula's bits at %d batches around and past %.0f, from "
+	   "where it is %.17g",
+	   m->moe.on ? "expert parallelism" : "active share", checked, n, m->touched_full);
 }
 
 /* One request decoding alone: its time per output token is the step time,
