@@ -226,17 +226,35 @@ WZ_HOT WZ_CLONES static int any_outside(int nc, const float *z, const float *lmi
 /* Scratch of overload_raise_fast for a part of up to m coded components. */
 typedef struct {
 	float *zr;      /* [m] */
-	uint32_t *q;    /* [m] */
+	uint32_t *q;    /* [5][m]: each candidate's digits */
 	double *terms;  /* [5][m] */
 } overload_work;
 
-/* The clipping cost's terms ew_j x_j^2 (docs/wz-format.md, "Arithmetic"
- * step 5), each as the reference computes it. */
-WZ_HOT WZ_CLONES static void clip_terms(int nc, const float *z, const float *lmin,
-				       const float *lmax, const double *ew, double *t)
+/* The clipping cost (docs/wz-format.md, "Arithmetic" step 5): the sum in
+ * component order of the terms ew_j x_j^2, each as the reference computes
+ * it, of the components past their outermost levels.  Every other term is
+ * +0, and a sum from +0 is never -0 (a zero sum rounds to +0), so adding
+ * a zero leaves it as it was: the reference's sum.  The components past
+ * are found sixteen at a time as a bit mask (a vector compare), and only
+ * theirs are computed: a part that passes the outer-bound test has a few
+ * (4 on average on the bench's mla-b window, of 512), where computing all
+ * took 4% of wz's encode. */
+WZ_HOT WZ_CLONES static double clip_sum(int nc, const float *z, const float *lmin,
+				       const float *lmax, const double *ew)
 {
-	for (int j = 0; j < nc; j++)
-		t[j] = wzc_overload_clip_term(z[j], lmin[j], lmax[j], ew[j]);
+	double clip = 0;
+	for (int b = 0; b < nc; b += 16) {
+		int e = nc - b < 16 ? nc - b : 16;
+		uint32_t m = 0;
+		for (int k = 0; k < e; k++)
+			m |= (uint32_t)((z[b + k] > lmax[b + k]) | (z[b + k] < lmin[b + k])) << k;
+		while (m) {
+			int j = b + __builtin_ctz(m);
+			m &= m - 1;
+			clip += wzc_overload_clip_term(z[j], lmin[j], lmax[j], ew[j]);
+		}
+	}
+	return clip;
 }
 
 /* The products z_j r of one candidate's scale (step 5), as the reference
@@ -262,16 +280,13 @@ WZ_HOT WZ_CLONES static void scale_part(int nc, const float *z, float r, float *
  * encode spent 12% of its time in them on the mla-b window, where about
  * one part in 28 passes the clipping test). */
 static int overload_raise_fast(const layer_plan *lp, int part, int j0, int nc, const float *z,
-			       const float *mult, int c0, overload_work *ow)
+			       const float *mult, int c0, overload_work *ow, const uint32_t **digits)
 {
+	*digits = NULL;
 	if (c0 <= 0 || nc <= 0)
 		return 0;
 	double *t = ow->terms;
-	clip_terms(nc, z, lp->lmin_c + j0, lp->lmax_c + j0, lp->ew_c + j0, t);
-	double clip = 0;
-	for (int j = 0; j < nc; j++)
-		if (t[j] != 0)
-			clip += t[j];
+	double clip = clip_sum(nc, z, lp->lmin_c + j0, lp->lmax_c + j0, lp->ew_c + j0);
 	if (!(clip > lp->dexp[part]))
 		return 0;
 	int D = wzc_overload_span(lp, j0, nc, z, mult, c0);
@@ -282,25 +297,30 @@ static int overload_raise_fast(const layer_plan *lp, int part, int j0, int nc, c
 	for (int i = 0; i < n; i++) {
 		float r = mult[c0] / mult[c0 + d[i]];
 		double *ti = t + (size_t)i * nc;
+		uint32_t *qi = ow->q + (size_t)i * nc;
 		scale_part(nc, z, r, ow->zr);
-		wzc_quantize_batch(&b, ow->zr, ow->q);
+		wzc_quantize_batch(&b, ow->zr, qi);
 		for (int j = 0; j < nc; j++)
-			ti[j] = wzc_overload_error_term(ow->zr[j], lp->lev_c[j0 + j][ow->q[j]],
+			ti[j] = wzc_overload_error_term(ow->zr[j], lp->lev_c[j0 + j][qi[j]],
 							lp->ew_c[j0 + j]);
 	}
 	double sum[5] = { 0, 0, 0, 0, 0 };
 	for (int j = 0; j < nc; j++)
 		for (int i = 0; i < n; i++)
 			sum[i] += t[(size_t)i * nc + j];
-	int best = 0;
+	int best = 0, ib = 0;
 	double s0 = mult[c0], emin = s0 * s0 * sum[0];
 	for (int i = 1; i < n; i++) {
 		double s = mult[c0 + d[i]], e = s * s * sum[i];
 		if (e < emin) {
 			emin = e;
 			best = d[i];
+			ib = i;
 		}
 	}
+	/* the chosen candidate's products are the caller's (the same
+	 * quotient r times z), so their digits are its digits */
+	*digits = ow->q + (size_t)ib * nc;
 	return best;
 }
 
@@ -432,7 +452,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
 	int mc = lp->ncod[0] > lp->ncod[1] ? lp->ncod[0] : lp->ncod[1];
 	overload_work ow = { malloc(sizeof(float) * (size_t)(mc + 1)),
-			     malloc(sizeof(uint32_t) * (size_t)(mc + 1)),
+			     malloc(sizeof(uint32_t) * 5 * (size_t)(mc + 1)),
 			     malloc(sizeof(double) * 5 * (size_t)(mc + 1)) };
 	uint32_t *kept = search ? malloc(sizeof(uint32_t) * SEARCH_KEEP * (size_t)(mc + 1)) : NULL;
 	if (!xt || !col || !xq || !xp || !yc[0] || !yc[1] || !dig || !z || !gM || !nlev_o || !place ||
@@ -546,13 +566,22 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 				/* a part beyond its tables gets a larger scale code
 				 * (the reference's rule, the same function); wzs
 				 * searches the code by its error (step 6) */
-				int searched[2] = { 0, 0 };
+				int searched[2] = { 0, 0 }; /* the part's digits are in dt */
 				for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
 					const float *mult = plan->scale_mult[p];
 					int nc_p = lp->ncod[p], c0 = code[p][t], c = c0;
-					if (any_outside(nc_p, zt + j0, lp->olo_c + j0, lp->ohi_c + j0))
+					if (any_outside(nc_p, zt + j0, lp->olo_c + j0, lp->ohi_c + j0)) {
+						const uint32_t *q = NULL;
 						c += overload_raise_fast(lp, p, j0, nc_p, zt + j0, mult, c0,
-									 &ow);
+									 &ow, &q);
+						/* wz: the weighed candidate's digits are the
+						 * part's (wzs searches on; wzt's trellis
+						 * takes its components' own) */
+						if (q && !search && !tp) {
+							memcpy(dt + j0, q, sizeof(uint32_t) * (size_t)nc_p);
+							searched[p] = 1;
+						}
+					}
 					if (search && c0 >= 1 && nc_p > 0) {
 						search_ctx x = { lp, wzc_qbatch_slice(&lp->qb, j0, nc_p),
 								 j0, nc_p, c0, zt + j0, mult, ow.zr, { NULL },
@@ -574,7 +603,8 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 					rec[p] = (uint8_t)c;
 				}
 				/* every coded component of wzt is on the trellis; a
-				 * searched part has its digits */
+				 * searched part, or a wz part that step 5 weighed,
+				 * has its digits */
 				if (searched[0] || searched[1]) {
 					for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++)
 						if (!searched[p] && lp->ncod[p]) {
