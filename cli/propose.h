@@ -37,6 +37,7 @@ typedef struct {
 	wz_propose_modes modes; /* --serving-modes (n 0 and not all: none) */
 	const char *out_dir;  /* default "wzplan-out" */
 	const char *archive;  /* --archive FILE, or NULL for the default */
+	int no_archive;       /* --no-archive: the run is not stored */
 	int simulate;         /* size the fleets by simulation (--simulate or --traffic) */
 	long max_replicas;    /* the size search's limit */
 	int quiet;            /* no simulation progress on standard error */

@@ -24,6 +24,7 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		WZ_SIM_LONGOPTS,
 		{ "out", required_argument, NULL, 'O' },
 		{ "archive", required_argument, NULL, 'A' },
+		{ "no-archive", no_argument, NULL, 'N' },
 		{ "simulate", no_argument, NULL, 'S' },
 		{ "max-replicas", required_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -48,6 +49,9 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 			break;
 		case 'A':
 			o->archive = optarg;
+			break;
+		case 'N':
+			o->no_archive = 1;
 			break;
 		case 'S':
 			o->simulate = 1;
@@ -102,6 +106,8 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 	}
 	if (optind < argc)
 		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
+	if (o->archive && o->no_archive)
+		return wz_cli_usage("propose", "--archive and --no-archive exclude each other");
 	if (o->ntraces && !o->profile)
 		return wz_cli_usage("propose", "--trace needs --profile FILE (the wz profile "
 				    "prepared from calibration windows)");
