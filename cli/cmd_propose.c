@@ -345,11 +345,9 @@ int wz_cmd_propose(int argc, char **argv)
 	 * writable home) the output folder, so a proposal never needs $HOME. */
 	wza_archive *archive = NULL;
 	char *fallback = NULL;
-	if (o.no_archive) {
-		/* nothing to open */
-	} else if (o.archive) {
+	if (o.archive) {
 		rc = wz_archive_open_cli("propose", o.archive, 1, &archive);
-	} else {
+	} else if (!o.no_archive) {
 		char *def = NULL;
 		wz_diag why;
 		if (wza_default_path(&def, &why) || wza_open(def, 1, &archive, &why)) {

@@ -266,11 +266,10 @@ WZ_HOT WZ_CLONES static void scale_part(int nc, const float *z, float r, float *
 }
 
 /* wzc_overload_raise's d for a part that lies past a table's outer bound
- * (the caller's any_outside), with the same doubles, so the same choice:
- * - the clipping cost: its terms are computed apart, and those that are
- *   zero (every component inside its outermost levels) are not added: a
- *   sum from +0 is never -0 (a zero sum rounds to +0), and adding a zero
- *   to anything else leaves it as it was;
+ * (the caller's any_outside), with the same doubles, so the same choice,
+ * and in *digits the chosen candidate's digits (NULL where none was
+ * weighed):
+ * - the clipping cost by clip_sum;
  * - each candidate's E(d): the products and their digits a vector of
  *   components at a time (wzc_quantize_batch gives wzc_quantize's
  *   digits), the terms ew_j e_j^2 apart, then the candidates' sums side
@@ -566,7 +565,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 				/* a part beyond its tables gets a larger scale code
 				 * (the reference's rule, the same function); wzs
 				 * searches the code by its error (step 6) */
-				int searched[2] = { 0, 0 }; /* the part's digits are in dt */
+				int known[2] = { 0, 0 }; /* the part's digits are in dt */
 				for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
 					const float *mult = plan->scale_mult[p];
 					int nc_p = lp->ncod[p], c0 = code[p][t], c = c0;
@@ -579,7 +578,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 						 * takes its components' own) */
 						if (q && !search && !tp) {
 							memcpy(dt + j0, q, sizeof(uint32_t) * (size_t)nc_p);
-							searched[p] = 1;
+							known[p] = 1;
 						}
 					}
 					if (search && c0 >= 1 && nc_p > 0) {
@@ -592,7 +591,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 						const uint32_t *q = search_digits(&x, c);
 						if (q) {
 							memcpy(dt + j0, q, sizeof(uint32_t) * (size_t)nc_p);
-							searched[p] = 1;
+							known[p] = 1;
 						}
 					}
 					if (c == c0)
@@ -602,17 +601,16 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 						zt[j] *= r;
 					rec[p] = (uint8_t)c;
 				}
-				/* every coded component of wzt is on the trellis; a
-				 * searched part, or a wz part that step 5 weighed,
-				 * has its digits */
-				if (searched[0] || searched[1]) {
+				/* the digits of each part not known yet (a searched
+				 * part, or a wz part that step 5 weighed, has them),
+				 * unless every coded component of wzt is on the
+				 * trellis */
+				if (!tp || tp->layers[layer].nsteps < nc)
 					for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++)
-						if (!searched[p] && lp->ncod[p]) {
+						if (!known[p] && lp->ncod[p]) {
 							wzc_qbatch b = wzc_qbatch_slice(&lp->qb, j0, lp->ncod[p]);
 							wzc_quantize_batch(&b, zt + j0, dt + j0);
 						}
-				} else if (!tp || tp->layers[layer].nsteps < nc)
-					wzc_quantize_batch(&lp->qb, zt, dt);
 				dt[nc] = flag[0][t];
 				dt[nc + 1] = flag[1][t];
 			}
