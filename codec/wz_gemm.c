@@ -741,6 +741,12 @@ int wzc_gemm_force(const char *kernel)
 	return -1;
 }
 
+int wzc_igemm_simd_allowed(void)
+{
+	choose();
+	return ikernel_choice != IK_PORTABLE;
+}
+
 void wzc_igemm(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 	       const uint32_t *Xp, size_t ldx, int32_t *Y, size_t ldy)
 {

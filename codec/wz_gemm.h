@@ -104,6 +104,10 @@ static inline int wzc_igemm_dot_pad(int kpairs)
  * ("portable", "avx2", "avx512bw", "avx512vnni"); -1 when this CPU cannot
  * run it.  Not thread-safe. */
 int wzc_gemm_force(const char *kernel);
+/* 0 when the integer kernel is forced to "portable": the encoder's other
+ * vector code (its block transposition) then takes its portable loops
+ * too, so that a test runs them on any CPU. */
+int wzc_igemm_simd_allowed(void);
 
 /* 1 / sigma for standardizing a coefficient, 0 for a component whose sigma
  * is not positive (it then quantizes as 0). */
