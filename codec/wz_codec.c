@@ -151,7 +151,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
 	lp->rsig_c = malloc(sizeof(float) * nn);
 	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 4 * sizeof(int32_t)) +
-			      (ncells + 1) * sizeof(uint32_t));
+			      (ncells + 1) * sizeof(uint32_t) + (ncells + 2) * sizeof(uint64_t));
 	int *place = malloc(sizeof(int) * (size_t)lp->n);
 	if (!lp->comp_c || !lp->order_c || !lp->rsig_c || !lp->qb_block || !place) {
 		free(place);
@@ -170,6 +170,10 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	b->exact = b->nthr + nn;
 	uint32_t *starts = (uint32_t *)(void *)(b->exact + nn);
 	b->starts = starts;
+	/* after starts, at the next multiple of 8 bytes from the block's start */
+	size_t poff = (size_t)((char *)(starts + ncells + 1) - (char *)lp->qb_block);
+	uint64_t *pairs = (uint64_t *)(void *)((char *)lp->qb_block + (poff + 7) / 8 * 8);
+	b->pairs = pairs;
 	b->thr_base = lp->tables;
 	b->n = nc;
 	size_t *first = malloc(sizeof(size_t) * (size_t)(lp->nqluts + 1));
@@ -180,6 +184,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	size_t pos = 0;
 	for (int i = 0; i < lp->nqluts; i++) {
 		first[i] = pos;
+		wzc_qlut_pairs(&lp->qluts[i], pairs + pos);
 		for (int c = 0; c < lp->qluts[i].G; c++)
 			starts[pos++] = lp->qluts[i].start[c];
 	}

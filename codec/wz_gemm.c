@@ -405,6 +405,8 @@ static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z,
 {
 	const int *starts = (const int *)b->starts;
 	const __m512i one = _mm512_set1_epi32(1), zero = _mm512_setzero_si512();
+	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
 	for (int j0 = 0; j0 < b->n; j0 += 16) {
 		int nl = b->n - j0 < 16 ? b->n - j0 : 16;
 		__mmask16 m = (__mmask16)((1u << nl) - 1);
@@ -417,17 +419,17 @@ static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z,
 		__m512i cell = _mm512_add_epi32(_mm512_cvttps_epi32(f),
 						_mm512_maskz_loadu_epi32(m, b->start_off + j0));
 		__m512i s = _mm512_mask_i32gather_epi32(zero, m, cell, starts, 4);
-		__m512i n = _mm512_maskz_loadu_epi32(m, b->nthr + j0);
-		__m512i toff = _mm512_maskz_loadu_epi32(m, b->thr_off + j0);
-		__m512i s1 = _mm512_add_epi32(s, one);
-		__mmask16 in0 = _mm512_mask_cmplt_epi32_mask(m, s, n);
-		__mmask16 in1 = _mm512_mask_cmplt_epi32_mask(m, s1, n);
-		__m512 t0 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), in0, _mm512_add_epi32(toff, s),
-						     b->thr_base, 4);
-		__m512 t1 = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), in1, _mm512_add_epi32(toff, s1),
-						     b->thr_base, 4);
-		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(in0, t0, zv, _CMP_LT_OQ), s, one);
-		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(in1, t1, zv, _CMP_LT_OQ), s, one);
+		/* the cell's two thresholds (+inf past the table's last, which
+		 * no z is above: the reference's count stops there) */
+		__m512i pl = _mm512_mask_i32gather_epi64(zero, (__mmask8)m, _mm512_castsi512_si256(cell),
+							 (const long long *)b->pairs, 8);
+		__m512i ph = _mm512_mask_i32gather_epi64(zero, (__mmask8)(m >> 8),
+							 _mm512_extracti64x4_epi64(cell, 1),
+							 (const long long *)b->pairs, 8);
+		__m512 t0 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(pl, even, ph));
+		__m512 t1 = _mm512_castsi512_ps(_mm512_permutex2var_epi32(pl, odd, ph));
+		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(m, t0, zv, _CMP_LT_OQ), s, one);
+		s = _mm512_mask_add_epi32(s, _mm512_mask_cmp_ps_mask(m, t1, zv, _CMP_LT_OQ), s, one);
 		_mm512_mask_storeu_epi32(digit + j0, m, s);
 		unsigned bad = (unsigned)_mm512_mask_cmpeq_epi32_mask(
 			m, _mm512_maskz_loadu_epi32(m, b->exact + j0), zero);
@@ -858,6 +860,19 @@ int wzc_qlut_init(wzc_qlut *q, const float *thr, uint32_t nthr)
 		q->exact = most <= 2;
 		if (q->exact || G > 8 * (int)nthr + 4096)
 			return 0;
+	}
+}
+
+void wzc_qlut_pairs(const wzc_qlut *q, uint64_t *pairs)
+{
+	for (int c = 0; c < q->G; c++) {
+		uint32_t s0 = q->start[c];
+		float lo = s0 < q->nthr ? q->thr[s0] : INFINITY;
+		float hi = s0 + 1 < q->nthr ? q->thr[s0 + 1] : INFINITY;
+		uint32_t ulo, uhi;
+		memcpy(&ulo, &lo, sizeof ulo);
+		memcpy(&uhi, &hi, sizeof uhi);
+		pairs[c] = (uint64_t)ulo | (uint64_t)uhi << 32;
 	}
 }
 

@@ -155,6 +155,8 @@ typedef struct {
 /* Builds the grid for thresholds thr[nthr] (sorted); returns 0, or -1 when
  * memory ran out.  Free with wzc_qlut_free. */
 int wzc_qlut_init(wzc_qlut *q, const float *thr, uint32_t nthr);
+/* The grid's G cells' threshold pairs as wzc_qbatch's `pairs` holds them. */
+void wzc_qlut_pairs(const wzc_qlut *q, uint64_t *pairs /* OUT [G] */);
 void wzc_qlut_free(wzc_qlut *q);
 
 /* The cell of z; written once, used by the grid's construction and the
@@ -190,6 +192,11 @@ typedef struct {
 	int32_t *exact;                       /* [n] the grid's `exact` */
 	const uint32_t *starts;
 	const float *thr_base;
+	/* per cell (as starts), the bits of the thresholds start and start + 1
+	 * of its table, low word then high, +inf for one past the table's
+	 * last: the vector lookup's two comparisons from one gather that does
+	 * not wait for start's */
+	const uint64_t *pairs;
 } wzc_qbatch;
 
 /* Components j0..j0+n-1 of b as a batch of their own (the same grids). */

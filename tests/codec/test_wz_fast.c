@@ -302,8 +302,10 @@ static void test_quantize_batch(void)
 		ncells += (uint32_t)q[k].G;
 	}
 	uint32_t *starts = malloc(sizeof(uint32_t) * ncells), cell0[NT], at = 0;
+	uint64_t *pairs = malloc(sizeof(uint64_t) * ncells);
 	for (int k = 0; k < NT; k++) {
 		cell0[k] = at;
+		wzc_qlut_pairs(&q[k], pairs + at);
 		for (int c = 0; c < q[k].G; c++)
 			starts[at++] = q[k].start[c];
 	}
@@ -323,7 +325,7 @@ static void test_quantize_batch(void)
 	}
 	wzc_qbatch b = { .n = NC, .q = qs, .t0 = t0, .inv_w = inv_w, .gmax = gmax,
 			 .start_off = start_off, .thr_off = thr_off, .nthr = nthr, .exact = exact,
-			 .starts = starts, .thr_base = pool };
+			 .starts = starts, .thr_base = pool, .pairs = pairs };
 	uint32_t d1[NC], d2[NC];
 	int same = 1;
 	for (int rep = 0; rep < 4000; rep++) {
@@ -345,6 +347,7 @@ static void test_quantize_batch(void)
 	for (int k = 0; k < NT; k++)
 		wzc_qlut_free(&q[k]);
 	free(starts);
+	free(pairs);
 	free(pool);
 }
 
