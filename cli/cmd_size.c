@@ -44,6 +44,17 @@ static void help(void)
 	       wz_scenario_opts_help, wz_sim_opts_help, wz_sim_threads_help);
 }
 
+/* " to N (...)", the last seed of a search over several (search_seeds),
+ * else "". */
+static const char *seeds_tail(const wzs_params *p, char *buf, size_t size)
+{
+	if (p->search_seeds <= 1)
+		return "";
+	snprintf(buf, size, " to %llu (a fleet size meets the targets only if every seed's run does)",
+		 (unsigned long long)(p->seed + (uint64_t)p->search_seeds - 1));
+	return buf;
+}
+
 static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int n, int base)
 {
 	wzp_table *t = wzp_table_new("Fleets sized by simulation");
@@ -113,6 +124,7 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		wzp_table_str(t, wzs_search_binds(&r->search, bind));
 	}
 	const wzs_params *p = &s->params;
+	char tail[160];
 	wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s, p99 TPOT "
 			  "<= %g s, no refused request.",
 		       s->model->name, s->scn->mem.gpus_per_replica, s->gpu->name,
@@ -122,11 +134,13 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	if (!s->traffic)
 		wzp_table_note(t, "%ld users starting at %ld tokens; think %g s, %g turns, %g prompt and "
 				  "%g output tokens per turn (%s); %g s simulated after %g s warm-up; "
-				  "seed %llu.",
+				  "%s %llu%s.",
 			       s->scn->users, s->initial_context, p->think_s, p->turns,
 			       p->prompt_tokens, p->output_tokens,
 			       p->length_dist == WZS_DIST_FIXED ? "fixed" : "exponential means",
-			       p->duration_s - p->warmup_s, p->warmup_s, (unsigned long long)p->seed);
+			       p->duration_s - p->warmup_s, p->warmup_s,
+			       p->search_seeds > 1 ? "seeds" : "seed", (unsigned long long)p->seed,
+			       seeds_tail(p, tail, sizeof tail));
 	else
 		wzp_table_note(t, "Traffic: %s (%zu requests), sessions arriving %g times faster "
 			       "(think time %s).",

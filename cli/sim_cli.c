@@ -33,7 +33,9 @@ const char wz_sim_opts_help[] =
 
 const char wz_sim_threads_help[] =
 	"  --threads N            simulations run at once (default: one per core); the\n"
-	"                         results do not depend on it\n";
+	"                         results do not depend on it\n"
+	"  --search-seeds K       each fleet size tried runs seeds seed..seed+K-1 and meets\n"
+	"                         the targets only if every run does (default 1)\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {
@@ -52,6 +54,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1111: o->threads = arg; break;
 	case 1112: o->restore_rates = arg; break;
 	case 1113: o->serving = arg; break;
+	case 1114: o->search_seeds = arg; break;
 	default: return -1;
 	}
 	return 0;
@@ -74,6 +77,10 @@ static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
 			return rc;
 		p->seed = (uint64_t)v;
 	}
+	if (o->search_seeds &&
+	    (rc = wz_cli_long(cmd, "--search-seeds", o->search_seeds, 1, WZS_MAX_SEARCH_SEEDS,
+			      &p->search_seeds)))
+		return rc;
 	if (o->offload_format) {
 		if (strlen(o->offload_format) >= sizeof p->offload_format)
 			return wz_cli_usage(cmd, "--offload-format: name too long");

@@ -15,7 +15,7 @@
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup, *threads, *restore_rates, *serving;
+		*traffic, *speedup, *threads, *restore_rates, *serving, *search_seeds;
 	int sort_traffic, speedup_all;
 } wz_sim_opts;
 
@@ -34,9 +34,10 @@ typedef struct {
 	{ "speedup-think", no_argument, NULL, 1110 },                                   \
 	{ "threads", required_argument, NULL, 1111 },                                   \
 	{ "restore-rates", required_argument, NULL, 1112 },                             \
-	{ "serving", required_argument, NULL, 1113 }
+	{ "serving", required_argument, NULL, 1113 },                                   \
+	{ "search-seeds", required_argument, NULL, 1114 }
 
-/* Records option `val` (1100..1113); returns 0 when it was one. */
+/* Records option `val` (1100..1114); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 /* --threads, for the commands that run several simulations (size, propose);

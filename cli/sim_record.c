@@ -70,6 +70,8 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	}
 	wza_run_figure(run, t, r, "warmup_s", p->warmup_s, NULL);
 	wza_run_figure(run, t, r, "seed", (double)p->seed, NULL);
+	if (p->search_seeds > 1)
+		wza_run_figure(run, t, r, "search_seeds", (double)p->search_seeds, NULL);
 	wza_run_figure(run, t, r, "ttft_p99_target_s", p->ttft_p99_s, NULL);
 	wza_run_figure(run, t, r, "tpot_p99_target_s", p->tpot_p99_s, NULL);
 	wza_run_figure(run, t, r, "queue_timeout_s", p->queue_timeout_s, NULL);

@@ -24,7 +24,8 @@ const char *const wzs_scenario_keys[] = {
 	"pop_think_s", "pop_turns",
 	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
 	"pop_steady_start",
-	"duration_s", "warmup_s", "occupancy_interval_s", "seed", NULL
+	"duration_s", "warmup_s", "occupancy_interval_s", "seed",
+	"search_seeds", NULL
 };
 
 wz_err wzs_idle_policy_parse(const char *name, wzs_idle_policy *out, wz_diag *diag)
@@ -165,6 +166,7 @@ void wzs_params_default(wzs_params *p)
 	p->warmup_s = 300;
 	p->occupancy_interval_s = 60;
 	p->seed = 1;
+	p->search_seeds = 1;
 }
 
 /* Occupancy samples of one run: each is kept in memory and archived. */
@@ -263,6 +265,7 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		{ "moe_topk_group", &p->moe_topk_group, 1, 1024 },
 		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
 		{ "route_balance_abs", &p->route_balance_abs, 0, 100000000 },
+		{ "search_seeds", &p->search_seeds, 1, WZS_MAX_SEARCH_SEEDS },
 	};
 	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
 		const char *v = wz_kv_get(kv, longs[i].key);
@@ -640,6 +643,7 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 	wz_buf_printf(out, "duration_s = %g\nwarmup_s = %g\noccupancy_interval_s = %g\nseed = %llu\n",
 		      p->duration_s, p->warmup_s, p->occupancy_interval_s,
 		      (unsigned long long)p->seed);
+	wz_buf_printf(out, "search_seeds = %ld\n", p->search_seeds);
 }
 
 void wzs_params_model_defaults(wzs_params *p, wz_kv *kv, const wzm_model *model)

@@ -131,7 +131,13 @@ typedef struct {
 	/* run */
 	double duration_s, warmup_s, occupancy_interval_s;
 	uint64_t seed;
+	/* the fleet search: each fleet size it tries runs seeds seed ..
+	 * seed + search_seeds - 1 and meets the targets only if every run
+	 * does (search.c) */
+	long search_seeds;
 } wzs_params;
+
+#define WZS_MAX_SEARCH_SEEDS 64
 
 #define WZS_MAX_POOL_SIZES 16
 

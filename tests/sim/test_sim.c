@@ -974,6 +974,56 @@ static void test_search(void)
 		wzs_result_free(&r);
 	}
 	wzs_result_free(&s.result);
+
+	/* Over three seeds: the fleet found meets the targets on each seed's
+	 * run, one replica fewer misses them on at least one, every run is
+	 * counted, and threads change nothing. */
+	p.search_seeds = 3;
+	cfg.replicas = 0;
+	wzs_search s3;
+	err = wzs_size(&cfg, 1000, 1, NULL, NULL, &s3, NULL);
+	ok(!err && s3.replicas > 0 && s3.runs >= 3,
+	   "three seeds: a fleet (%ld replicas, %ld runs)", s3.replicas, s3.runs);
+	if (!err && s3.replicas > 1) {
+		wzs_params one = p;
+		one.search_seeds = 1;
+		wzs_run_config c1 = cfg;
+		c1.params = &one;
+		int all = 1, any_fewer_fails = 0;
+		double tightest = -1, tight_ttft = 0;
+		unsigned long long tight_events = 0;
+		for (uint64_t k = 0; k < 3; k++) {
+			wzs_result r;
+			one.seed = p.seed + k;
+			c1.replicas = s3.replicas;
+			wzs_run(&c1, &r, NULL);
+			all &= wzs_meets_targets(&one, &r);
+			double tt = r.ttft.p99 / p.ttft_p99_s, tu = r.tpot.p99 / p.tpot_p99_s;
+			if ((tt > tu ? tt : tu) > tightest) {
+				tightest = tt > tu ? tt : tu;
+				tight_ttft = r.ttft.p99;
+				tight_events = r.events;
+			}
+			wzs_result_free(&r);
+			c1.replicas = s3.replicas - 1;
+			wzs_run(&c1, &r, NULL);
+			any_fewer_fails |= !wzs_meets_targets(&one, &r);
+			wzs_result_free(&r);
+		}
+		ok(all && any_fewer_fails && s3.below == s3.replicas - 1,
+		   "three seeds: each seed's run meets the targets at %ld, one fewer misses on one",
+		   s3.replicas);
+		ok(s3.result.ttft.p99 == tight_ttft && s3.result.events == tight_events,
+		   "three seeds: the result kept is the seeds' tightest run (p99 TTFT %g s)", tight_ttft);
+		wzs_search t3;
+		wz_err terr = wzs_size(&cfg, 1000, 3, NULL, NULL, &t3, NULL);
+		ok(!terr && t3.replicas == s3.replicas && t3.runs == s3.runs &&
+			   t3.events == s3.events && t3.result.ttft.p99 == s3.result.ttft.p99,
+		   "three seeds, 3 threads: the same fleet, runs, events and result as one");
+		wzs_result_free(&t3.result);
+	}
+	wzs_result_free(&s3.result);
+	p.search_seeds = 1;
 }
 
 /* What binds, from a failing run's figures. */
