@@ -123,6 +123,9 @@ int wz_cmd_sim(int argc, char **argv)
 	if (simopts.threads)
 		return wz_cli_usage("sim", "--threads: sim runs one simulation, on one thread; "
 				    "--threads is for size and propose, which run several");
+	if (simopts.search_seeds)
+		return wz_cli_usage("sim", "--search-seeds: sim runs one simulation, with --seed's "
+				    "seed; --search-seeds is for size and propose, which search");
 	long replicas = 0;
 	if (replicas_arg && (rc = wz_cli_long("sim", "--replicas", replicas_arg, 1, 1000000, &replicas)))
 		return rc;
