@@ -150,7 +150,7 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	lp->comp_c = malloc(sizeof(int) * nn);
 	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
 	lp->rsig_c = malloc(sizeof(float) * nn);
-	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 4 * sizeof(int32_t)) +
+	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 2 * sizeof(int32_t)) +
 			      (ncells + 1) * sizeof(uint32_t) + (ncells + 2) * sizeof(uint64_t));
 	int *place = malloc(sizeof(int) * (size_t)lp->n);
 	if (!lp->comp_c || !lp->order_c || !lp->rsig_c || !lp->qb_block || !place) {
@@ -165,16 +165,13 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 	b->inv_w = b->t0 + nn;
 	b->gmax = b->inv_w + nn;
 	b->start_off = (int32_t *)(void *)(b->gmax + nn);
-	b->thr_off = b->start_off + nn;
-	b->nthr = b->thr_off + nn;
-	b->exact = b->nthr + nn;
+	b->exact = b->start_off + nn;
 	uint32_t *starts = (uint32_t *)(void *)(b->exact + nn);
 	b->starts = starts;
 	/* after starts, at the next multiple of 8 bytes from the block's start */
 	size_t poff = (size_t)((char *)(starts + ncells + 1) - (char *)lp->qb_block);
 	uint64_t *pairs = (uint64_t *)(void *)((char *)lp->qb_block + (poff + 7) / 8 * 8);
 	b->pairs = pairs;
-	b->thr_base = lp->tables;
 	b->n = nc;
 	size_t *first = malloc(sizeof(size_t) * (size_t)(lp->nqluts + 1));
 	if (!first) {
@@ -201,8 +198,6 @@ static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
 			b->inv_w[j] = q->inv_w;
 			b->gmax[j] = (float)(q->G - 1);
 			b->start_off[j] = (int32_t)first[lp->qlut_of[k]];
-			b->thr_off[j] = (int32_t)(q->thr - lp->tables);
-			b->nthr[j] = (int32_t)q->nthr;
 			b->exact[j] = q->exact;
 		}
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {

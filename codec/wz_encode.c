@@ -36,10 +36,15 @@ typedef unsigned __int128 u128;
 #define BLOCK 64
 
 /* x[t][i] (nb <= BLOCK tokens of m values) transposed into xt[i][t], the
- * lanes past nb zero: in tiles of 16 values x the block's tokens, which
- * stay in the first-level cache.  Data movement only, so every kernel
- * gives the same floats. */
-static void transpose_portable(int m, int nb, const float *x, float *xt /* OUT [m][BLOCK] */)
+ * lanes past nb zero, in tiles of 16 values x the block's tokens, which
+ * stay in the first-level cache; and each lane's sums of squares about
+ * the mean and the anchor, dm[t] and da[t], over its values in order from
+ * 0 (the float difference, then its square and sum in double precision). */
+WZ_HOT WZ_CLONES static void transpose_sums_portable(int m, int nb, const float *x,
+						     const float *mean, const float *anchor,
+						     float *xt /* OUT [m][BLOCK] */,
+						     double *dm /* OUT [BLOCK] */,
+						     double *da /* OUT [BLOCK] */)
 {
 	for (int i0 = 0; i0 < m; i0 += 16) {
 		int ni = m - i0 < 16 ? m - i0 : 16;
@@ -57,17 +62,29 @@ static void transpose_portable(int m, int nb, const float *x, float *xt /* OUT [
 				dst[t] = 0.0f;
 		}
 	}
+	for (int t = 0; t < BLOCK; t++)
+		dm[t] = da[t] = 0;
+	for (int i = 0; i < m; i++) {
+		const float *row = xt + (size_t)i * BLOCK;
+		float mi = mean[i], ai = anchor[i];
+		for (int t = 0; t < BLOCK; t++) {
+			double a = row[t] - mi, b = row[t] - ai;
+			dm[t] += a * a;
+			da[t] += b * b;
+		}
+	}
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
-#define WZ_TRANSPOSE_512 1
+#define WZ_ENCODE_512 1
 /* The same with AVX-512: 16 tokens' rows of 16 values a tile, transposed
  * in registers (pairs of floats, then of doubles interleaved within each
- * 128-bit lane, then the lanes' 4 x 4 transpose in two shuffles), where
- * the portable loops' scalar stores took a quarter of prepare_part (perf,
+ * 128-bit lane, then the lanes' 4 x 4 transpose in two shuffles), the
+ * sums taken from the registers in the same pass, where the portable
+ * loops' scalar stores took a quarter of prepare_part (perf,
  * bench/bench_codec wz-5.44 on an AVX-512 core). */
-__attribute__((target("avx512f"))) static void transpose_512(int m, int nb, const float *x,
+__attribute__((target("avx512f"))) static void transpose_sums_512(int m, int nb, const float *x,
 							      const float *mean, const float *anchor,
 							      float *xt /* OUT [m][BLOCK] */,
 							      double *dm /* OUT [BLOCK] */,
@@ -111,7 +128,7 @@ __attribute__((target("avx512f"))) static void transpose_512(int m, int nb, cons
 				r[12 + e] = _mm512_shuffle_f32x4(c1, c3, 0xDD);
 			}
 			/* the sums of squares about the mean and the anchor,
-			 * value by value in order as prepare_part's loop */
+			 * value by value in order as the portable loop's */
 			for (int i = 0; i < ni; i++) {
 				_mm512_storeu_ps(xt + (size_t)(i0 + i) * BLOCK + tb, r[i]);
 				__m512 dv = _mm512_sub_ps(r[i], _mm512_set1_ps(mean[i0 + i]));
@@ -136,33 +153,43 @@ __attribute__((target("avx512f"))) static void transpose_512(int m, int nb, cons
 }
 #endif
 
-/* The transposition and, when it is AVX-512's, the sums of squares
- * prepare_part takes (returns 1), each token's over its values in order
- * from 0, the same doubles; else 0 (prepare_part sums them). */
-static int transpose_block(int m, int nb, const float *x, const float *mean, const float *anchor,
-			   float *xt /* OUT [m][BLOCK] */, double *dm /* OUT [BLOCK] */,
-			   double *da /* OUT [BLOCK] */)
+/* 1 when the encoder takes its AVX-512 paths (the block's transposition,
+ * the groups' values): the CPU runs them and the integer kernel is not
+ * forced to "portable", under which a test runs the portable loops on any
+ * CPU.  Decided once per layer encoded, not per block or token. */
+static int encode_avx512(void)
 {
-#ifdef WZ_TRANSPOSE_512
-	if (wzc_igemm_simd_allowed() && __builtin_cpu_supports("avx512f")) {
-		transpose_512(m, nb, x, mean, anchor, xt, dm, da);
-		return 1;
+#ifdef WZ_ENCODE_512
+	return wzc_igemm_simd_allowed() && __builtin_cpu_supports("avx512f");
+#else
+	return 0;
+#endif
+}
+
+/* The transposition and the sums of squares, the same floats and doubles
+ * on either path. */
+static void transpose_sums(int avx512, int m, int nb, const float *x, const float *mean,
+			   const float *anchor, float *xt /* OUT [m][BLOCK] */,
+			   double *dm /* OUT [BLOCK] */, double *da /* OUT [BLOCK] */)
+{
+#ifdef WZ_ENCODE_512
+	if (avx512) {
+		transpose_sums_512(m, nb, x, mean, anchor, xt, dm, da);
+		return;
 	}
 #else
-	(void)mean;
-	(void)anchor;
-	(void)dm;
-	(void)da;
+	(void)avx512;
 #endif
-	transpose_portable(m, nb, x, xt);
-	return 0;
+	transpose_sums_portable(m, nb, x, mean, anchor, xt, dm, da);
 }
 
 /* Anchor flags, scale codes and the reciprocal scales of nb <= BLOCK
  * tokens x[t][i]; with `scaled`, their centred, scaled values written
- * transposed, xt[i][t] (lanes past nb are zero), else xt is scratch. */
+ * transposed, xt[i][t] (lanes past nb are zero), else xt is scratch;
+ * avx512 as encode_avx512 says. */
 WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_part_profile *pp,
 					  int can_flag, int m, int nb, const float *x, int scaled,
+					  int avx512,
 					  float *xt /* OUT [m][BLOCK] */,
 					  uint8_t *flag /* OUT [BLOCK] */,
 					  uint8_t *code /* OUT [BLOCK] */,
@@ -171,19 +198,7 @@ WZ_HOT WZ_CLONES static void prepare_part(const float *scale_mult, const wzc_par
 	const float *mean = pp->mean, *anchor = pp->anchor;
 	double dm[BLOCK], da[BLOCK];
 	int use_anchor[BLOCK];
-	if (!transpose_block(m, nb, x, mean, anchor, xt, dm, da)) {
-		for (int t = 0; t < BLOCK; t++)
-			dm[t] = da[t] = 0;
-		for (int i = 0; i < m; i++) {
-			const float *row = xt + (size_t)i * BLOCK;
-			float mi = mean[i], ai = anchor[i];
-			for (int t = 0; t < BLOCK; t++) {
-				double a = row[t] - mi, b = row[t] - ai;
-				dm[t] += a * a;
-				da[t] += b * b;
-			}
-		}
-	}
+	transpose_sums(avx512, m, nb, x, mean, anchor, xt, dm, da);
 	for (int t = 0; t < BLOCK; t++) {
 		use_anchor[t] = can_flag && da[t] < dm[t];
 		/* The reference's sum of squares about the chosen base is the
@@ -530,7 +545,7 @@ static void group_values_portable(const layer_plan *lp, const uint32_t *dt, cons
 	}
 }
 
-#ifdef WZ_TRANSPOSE_512
+#ifdef WZ_ENCODE_512
 /* The same with AVX-512 where the coding order is the list's: eight
  * digits of a group at a time, each product from two 32 x 32-bit ones
  * (the place value's low and high words; the digit is below 2^32), the
@@ -557,16 +572,17 @@ __attribute__((target("avx512f"))) static void group_values_512(const layer_plan
 }
 #endif
 
-static void group_values(const layer_plan *lp, int in_order, const uint32_t *dt,
+/* pack512: encode_avx512 and the coding order is the list's. */
+static void group_values(const layer_plan *lp, int pack512, const uint32_t *dt,
 			 const uint64_t *place, uint64_t *V /* OUT [ngroups] */)
 {
-#ifdef WZ_TRANSPOSE_512
-	if (in_order && wzc_igemm_simd_allowed() && __builtin_cpu_supports("avx512f")) {
+#ifdef WZ_ENCODE_512
+	if (pack512) {
 		group_values_512(lp, dt, place, V);
 		return;
 	}
 #else
-	(void)in_order;
+	(void)pack512;
 #endif
 	group_values_portable(lp, dt, place, V);
 }
@@ -613,6 +629,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 	int in_order = 1;
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++)
 		in_order &= lp->order_c[i] == i;
+	const int avx512 = encode_avx512(), pack512 = avx512 && in_order;
 	wzc_wzt_work *tw = tp ? wzc_wzt_work_new(tp, layer, 2) : NULL;
 	int mc = lp->ncod[0] > lp->ncod[1] ? lp->ncod[0] : lp->ncod[1];
 	overload_work ow = { malloc(sizeof(float) * (size_t)(mc + 1)),
@@ -673,7 +690,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 			const float *x = src[p] + (size_t)t0 * m;
 			float inv[BLOCK];
 			prepare_part(plan->scale_mult[p], parts[p], lp->nlev[R + P + p] == 2, m, nb, x,
-				     !dot, xt, flag[p], code[p], inv);
+				     !dot, avx512, xt, flag[p], code[p], inv);
 			if (dot) {
 				const float *mean = parts[p]->mean, *anchor = parts[p]->anchor;
 				int kp = (int)lp->ldt[p];
@@ -792,7 +809,7 @@ static void encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int se
 				uint8_t *w = records + (size_t)(t0 + g0 + l) * record_bytes + plan->scale_bytes;
 				u128 buf = 0;
 				int nbits = 0;
-				group_values(lp, in_order, dt, place, gV);
+				group_values(lp, pack512, dt, place, gV);
 				for (int g = 0; g < lp->ngroups; g++) {
 					uint64_t V = gV[g];
 					int kb = lp->gbits[g];

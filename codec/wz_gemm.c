@@ -399,8 +399,9 @@ igemm_avx512vnni(int ntok, int kpairs, int ncol, const uint32_t *Bp, size_t ldb,
 	IGEMM_DRIVER(itile_vnni)
 }
 
-/* 16 components per step: the cell's start and two comparisons by
- * gathers; lanes whose table has no exact grid take the binary search. */
+/* 16 components per step: the cell's start and its two thresholds
+ * (wzc_qlut_pairs) by gathers, then two comparisons; lanes whose table has
+ * no exact grid take the binary search. */
 static WZ_AVX512 void quantize_batch_avx512(const wzc_qbatch *b, const float *z, uint32_t *digit)
 {
 	const int *starts = (const int *)b->starts;

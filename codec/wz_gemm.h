@@ -182,16 +182,15 @@ static inline uint32_t wzc_quantize(const wzc_qlut *q, float z)
 
 /* Many components at once, each with its own grid: digit[j] = the nearest
  * level index of z[j] in q[j]'s table.  The arrays are the grids' fields
- * side by side, with the cells of all grids in one array and the
- * thresholds as offsets from one base (for vector gathers). */
+ * side by side, with the cells of all grids in one array (for vector
+ * gathers; start_off[j] is q[j]'s first cell there). */
 typedef struct {
 	int n;
 	const wzc_qlut **q;   /* [n] */
 	float *t0, *inv_w, *gmax;             /* [n] gmax = G - 1 */
-	int32_t *start_off, *thr_off, *nthr;  /* [n] */
+	int32_t *start_off;                   /* [n] */
 	int32_t *exact;                       /* [n] the grid's `exact` */
 	const uint32_t *starts;
-	const float *thr_base;
 	/* per cell (as starts), the bits of the thresholds start and start + 1
 	 * of its table, low word then high, +inf for one past the table's
 	 * last: the vector lookup's two comparisons from one gather that does
@@ -209,8 +208,6 @@ static inline wzc_qbatch wzc_qbatch_slice(const wzc_qbatch *b, int j0, int n)
 	s.inv_w += j0;
 	s.gmax += j0;
 	s.start_off += j0;
-	s.thr_off += j0;
-	s.nthr += j0;
 	s.exact += j0;
 	return s;
 }

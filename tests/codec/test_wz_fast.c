@@ -280,12 +280,11 @@ static void test_quantize_batch(void)
 	static const uint32_t counts[NT] = { 2, 5, 64, 300, 40 };
 	float *pool = malloc(sizeof(float) * 512);
 	wzc_qlut q[NT];
-	uint32_t first[NT], used = 0, ncells = 0;
+	uint32_t used = 0, ncells = 0;
 	int exact_seen = 0, inexact_seen = 0;
 	for (int k = 0; k < NT; k++) {
 		uint32_t n = counts[k] - 1;
 		float *thr = pool + used;
-		first[k] = used;
 		used += n;
 		for (uint32_t i = 0; i < n; i++) {
 			double u = (i + 0.5) / n * 2 - 1;
@@ -311,7 +310,7 @@ static void test_quantize_batch(void)
 	}
 	const wzc_qlut *qs[NC];
 	float t0[NC], inv_w[NC], gmax[NC], z[NC];
-	int32_t start_off[NC], thr_off[NC], nthr[NC], exact[NC];
+	int32_t start_off[NC], exact[NC];
 	for (int j = 0; j < NC; j++) {
 		int k = (j * 7) % NT;
 		qs[j] = &q[k];
@@ -319,13 +318,10 @@ static void test_quantize_batch(void)
 		inv_w[j] = q[k].inv_w;
 		gmax[j] = (float)(q[k].G - 1);
 		start_off[j] = (int32_t)cell0[k];
-		thr_off[j] = (int32_t)first[k];
-		nthr[j] = (int32_t)q[k].nthr;
 		exact[j] = q[k].exact;
 	}
 	wzc_qbatch b = { .n = NC, .q = qs, .t0 = t0, .inv_w = inv_w, .gmax = gmax,
-			 .start_off = start_off, .thr_off = thr_off, .nthr = nthr, .exact = exact,
-			 .starts = starts, .thr_base = pool, .pairs = pairs };
+			 .start_off = start_off, .exact = exact, .starts = starts, .pairs = pairs };
 	uint32_t d1[NC], d2[NC];
 	int same = 1;
 	for (int rep = 0; rep < 4000; rep++) {
