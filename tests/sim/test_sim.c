@@ -930,6 +930,25 @@ static void test_determinism(void)
 	wz_buf_free(&c);
 }
 
+
+/* The counts a search tried, in order, and whether each met the targets
+ * (wzs_size's on_run). */
+typedef struct {
+	long replicas[64];
+	int ok[64];
+	int n;
+} tried_counts;
+
+static void note_tried(void *ud, long replicas, const wzs_result *r, int met)
+{
+	(void)r;
+	tried_counts *t = ud;
+	if (t->n < 64) {
+		t->replicas[t->n] = replicas;
+		t->ok[t->n++] = met;
+	}
+}
+
 static void test_search(void)
 {
 	/* A fleet search on a small population finds a count whose run meets
@@ -981,9 +1000,40 @@ static void test_search(void)
 	p.search_seeds = 3;
 	cfg.replicas = 0;
 	wzs_search s3;
-	err = wzs_size(&cfg, 1000, 1, NULL, NULL, &s3, NULL);
-	ok(!err && s3.replicas > 0 && s3.runs >= 3,
+	tried_counts tried = { 0 };
+	err = wzs_size(&cfg, 1000, 1, note_tried, &tried, &s3, NULL);
+	ok(!err && s3.replicas > 0 && tried.n > 0,
 	   "three seeds: a fleet (%ld replicas, %ld runs)", s3.replicas, s3.runs);
+	if (!err) {
+		/* Each count tried, again seed by seed as a probe runs them
+		 * (stopping at a refusal, and at the first seed that misses):
+		 * the runs and events the search counted are these. */
+		wzs_params one = p;
+		one.search_seeds = 1;
+		wzs_run_config c1 = cfg;
+		c1.params = &one;
+		c1.stop_on_refusal = 1;
+		long runs = 0;
+		unsigned long long events = 0;
+		int verdicts = 1;
+		for (int i = 0; i < tried.n; i++) {
+			int all = 1;
+			c1.replicas = tried.replicas[i];
+			for (uint64_t k = 0; k < 3 && all; k++) {
+				wzs_result r;
+				one.seed = p.seed + k;
+				wzs_run(&c1, &r, NULL);
+				runs++;
+				events += r.events;
+				all = wzs_meets_targets(&one, &r);
+				wzs_result_free(&r);
+			}
+			verdicts &= all == tried.ok[i];
+		}
+		ok(verdicts && s3.runs == runs && s3.events == events && runs > tried.n,
+		   "three seeds: %d counts tried, each met the targets only where all its seeds' "
+		   "runs did; %ld runs and %llu events counted, every seed's", tried.n, runs, events);
+	}
 	if (!err && s3.replicas > 1) {
 		wzs_params one = p;
 		one.search_seeds = 1;
