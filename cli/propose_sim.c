@@ -83,6 +83,32 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 	wz_buf_printf(md, ", seed %.0f", wza_run_value(run, t, r, "seed"));
 }
 
+/* What the search's largest failing run (simulation_below) did: one
+ * replica below the fleet it sized, or the largest it tried where none
+ * met the targets. */
+static void below_reason(wz_buf *md, const wza_run *run, const char *format)
+{
+	const char *u = "simulation_below", *v = "sim_setup", *r = "setup";
+	double ttft_t = wza_run_value(run, v, r, "ttft_p99_target_s");
+	double tpot_t = wza_run_value(run, v, r, "tpot_p99_target_s");
+	char done[32];
+	if (wza_run_value(run, u, format, "refused_too_big") > 0)
+		wz_buf_puts(md, "refused a request too large for a replica's cache pool");
+	else if (wza_run_value(run, u, format, "refused_timeout") > 0)
+		wz_buf_printf(md, "refused a request that waited longer than the %g s queue limit, "
+				  "after %s completed",
+			      wza_run_value(run, v, r, "queue_timeout_s"),
+			      count(wza_run_value(run, u, format, "completed"), done, sizeof done));
+	else if (wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
+		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s against %g s)",
+			      wza_run_value(run, u, format, "ttft_p99_s"), ttft_t);
+	else if (wza_run_value(run, u, format, "tpot_p99_s") > tpot_t)
+		wz_buf_printf(md, "missed the p99 TPOT target (%.3g ms against %g ms)",
+			      1e3 * wza_run_value(run, u, format, "tpot_p99_s"), 1e3 * tpot_t);
+	else
+		wz_buf_puts(md, "completed no request");
+}
+
 /* Where the sized fleet stands against each limit, and why one replica
  * fewer failed: the search keeps the largest failing run's reason. */
 static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
@@ -104,26 +130,13 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 		wz_buf_printf(md, "  Its decoding requests spend %.0f%% of their time waiting while "
 				  "their replica runs a prefill pass.",
 			      100 * behind);
-	double below = wza_run_value(run, u, format, "replicas");
-	if (isnan(below))
-		return;
-	wz_buf_printf(md, "  With %.0f replicas the run ", below);
-	if (wza_run_value(run, u, format, "refused_too_big") > 0)
-		wz_buf_puts(md, "refused a request too large for a replica's cache pool");
-	else if (wza_run_value(run, u, format, "refused_timeout") > 0)
-		wz_buf_printf(md, "refused a request that waited longer than the %g s queue limit, "
-				  "after %s completed",
-			      wza_run_value(run, v, r, "queue_timeout_s"),
-			      count(wza_run_value(run, u, format, "completed"), gpus, sizeof gpus));
-	else if (wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
-		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s)",
-			      wza_run_value(run, u, format, "ttft_p99_s"));
-	else if (wza_run_value(run, u, format, "tpot_p99_s") > tpot_t)
-		wz_buf_printf(md, "missed the p99 TPOT target (%.3g ms)",
-			      1e3 * wza_run_value(run, u, format, "tpot_p99_s"));
-	else
-		wz_buf_puts(md, "completed no request");
-	wz_buf_puts(md, ": that is what sets this fleet.");
+	if (!isnan(wza_run_value(run, u, format, "replicas"))) {
+		char n[32];
+		wz_buf_printf(md, "  With %s replicas the run ",
+			      count(wza_run_value(run, u, format, "replicas"), n, sizeof n));
+		below_reason(md, run, format);
+		wz_buf_puts(md, ": that is what sets this fleet.");
+	}
 }
 
 /* Which method needs the most GPUs for the baseline, by how much, and for
@@ -141,8 +154,23 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 			k = i;
 	if (k < 0 || isnan(g[2])) {
 		wz_buf_printf(md, "No fleet of the baseline `%s` met the targets in the simulation, "
-				  "so the methods cannot be compared for it.\n\n",
+				  "so the methods cannot be compared for it.",
 			      b->fmt.name);
+		if (!isnan(wza_run_value(run, "simulation_below", b->fmt.name, "replicas"))) {
+			char bind[WZS_BINDS_TEXT + 1];
+			snprintf(bind, sizeof bind, "%s",
+				 fig_text(run, "simulation", b->fmt.name, "binds"));
+			char n[32];
+			wz_buf_printf(md, "  The largest fleet the search tried, %s replicas, ",
+				      count(wza_run_value(run, "simulation_below", b->fmt.name,
+							  "replicas"),
+					    n, sizeof n));
+			below_reason(md, run, b->fmt.name);
+			if (*bind)
+				wz_buf_printf(md, "; what binds: %s", bind);
+			wz_buf_puts(md, ".");
+		}
+		wz_buf_puts(md, "\n\n");
 		return;
 	}
 	char a[32], x[32];

@@ -74,6 +74,17 @@ run "$WZPLAN" propose --users 120 --context 32k --out "$tmp/plain" --archive "$A
 contains "$(cat "$tmp/plain/proposal.md")" "the simulation was not run" \
 	"without a simulation the proposal says so"
 contains "$(cat "$tmp/plain/proposal.md")" "wzplan propose --simulate" "and how to run it"
+# No fleet meets a 10 ms TTFT: the proposal says what the largest fleet
+# tried did and what binds, and why the latency charts are left out.
+run "$WZPLAN" propose --users 8 --context 32k --duration 300 --warmup 30 --formats fp8-mix \
+	-q --simulate --ttft-p99 0.01 --out "$tmp/none" --no-archive
+expect_rc 0 "propose --simulate where no fleet meets the targets"
+md=$(cat "$tmp/none/proposal.md" 2>/dev/null)
+contains "$md" "The largest fleet the search tried, 8 replicas, missed the p99 TTFT target" \
+	"the proposal says what the largest fleet tried missed"
+contains "$md" "against 0.01 s); what binds: prefill compute" "against which target, and what binds"
+contains "$md" "because no format's fleet met the targets in the simulation" \
+	"latency charts left out for that reason, not for want of a simulation"
 run "$WZPLAN" propose --duration 300 --out "$tmp/x" --archive "$A"
 expect_rc 2 "a simulator option without --simulate"
 [ ! -e "$tmp/x" ]; ok $? "writes nothing"
