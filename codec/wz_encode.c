@@ -567,12 +567,14 @@ __attribute__((target("avx512f"))) static void group_values_512(const layer_plan
 			__m512i hi = _mm512_mul_epu32(d, _mm512_srli_epi64(pv, 32));
 			acc = _mm512_add_epi64(acc, _mm512_add_epi64(lo, _mm512_slli_epi64(hi, 32)));
 		}
-		/* summed as unsigned words: _mm512_reduce_add_epi64 adds as
-		 * signed long long in C (GCC's header), which may overflow */
-		uint64_t lane[8];
-		_mm512_storeu_si512(lane, acc);
-		V[g] = ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
-		       ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+		/* the lanes summed by vector adds (which wrap) and one add of
+		 * unsigned words: _mm512_reduce_add_epi64 adds signed long long
+		 * in C (GCC's header), which may overflow */
+		__m256i s4 = _mm256_add_epi64(_mm512_castsi512_si256(acc),
+					      _mm512_extracti64x4_epi64(acc, 1));
+		__m128i s2 = _mm_add_epi64(_mm256_castsi256_si128(s4),
+					   _mm256_extracti128_si256(s4, 1));
+		V[g] = (uint64_t)_mm_cvtsi128_si64(s2) + (uint64_t)_mm_extract_epi64(s2, 1);
 	}
 }
 #endif
