@@ -340,14 +340,13 @@ wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***ou
 		add_name(&series, run->points[i].series);
 	for (int i = 0; i < series.n && k < 64; i++)
 		charts[k++] = sim_chart(run, series.items[i]);
-	if (!series.n && wza_run_find_figure(run, "sim_setup", "setup", "seed"))
-		wz_buf_puts(skipped, "Latency distributions and cache occupancy: left out, because "
-				     "no format's fleet met the targets in the simulation (they "
-				     "show each format at the fleet sized).\n");
-	else if (!series.n)
-		wz_buf_puts(skipped, "Latency distributions and cache occupancy: left out, because "
-				     "no traffic was simulated in this run (propose --simulate or "
-				     "--traffic FILE simulates).\n");
+	if (!series.n)
+		wz_buf_printf(skipped, "Latency distributions and cache occupancy: left out, because %s.\n",
+			      wz_propose_simulated(run)
+				      ? "no format's fleet met the targets in the simulation (they "
+					"show each format at the fleet sized)"
+				      : "no traffic was simulated in this run (propose --simulate or "
+					"--traffic FILE simulates)");
 	/* Drop the charts this run has no data for. */
 	int m = 0;
 	for (int i = 0; i < k; i++)

@@ -119,7 +119,7 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 {
 	if (s->mode != WZM_MODE_BOTH)
 		return;
-	int sim = wza_run_find_figure(run, "sim_setup", "setup", "seed") != NULL;
+	int sim = wz_propose_simulated(run);
 	wzp_table *t = wzp_table_new("GPUs needed by each method; the larger binds");
 	if (!t)
 		return;

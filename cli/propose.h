@@ -94,6 +94,8 @@ wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered
 /* The proposal's simulation parts, from a run's figures (propose_sim.c):
  * the "Sized by simulation" section with the comparison of the sizing
  * methods, its CSV, and the line for "Not measured in this run". */
+/* 1 when the run simulated traffic (a population's or a replay's). */
+int wz_propose_simulated(const wza_run *run);
 void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
 			    const wzm_compare *c);
 void wz_propose_sim_csv(const wza_run *run, wz_buf *out);

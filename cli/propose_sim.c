@@ -15,7 +15,7 @@ static const char *fig_text(const wza_run *run, const char *table, const char *r
 	return wza_run_text(run, table, row, col, "");
 }
 
-static int simulated(const wza_run *run)
+int wz_propose_simulated(const wza_run *run)
 {
 	return wza_run_find_figure(run, "sim_setup", "setup", "seed") != NULL;
 }
@@ -157,9 +157,7 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 				  "so the methods cannot be compared for it.",
 			      b->fmt.name);
 		if (!isnan(wza_run_value(run, "simulation_below", b->fmt.name, "replicas"))) {
-			char bind[WZS_BINDS_TEXT + 1];
-			snprintf(bind, sizeof bind, "%s",
-				 fig_text(run, "simulation", b->fmt.name, "binds"));
+			const char *bind = fig_text(run, "simulation", b->fmt.name, "binds");
 			char n[32];
 			wz_buf_printf(md, "  The largest fleet the search tried, %s replicas, ",
 				      count(wza_run_value(run, "simulation_below", b->fmt.name,
@@ -212,7 +210,7 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
 			    const wzm_compare *c)
 {
-	if (!simulated(run))
+	if (!wz_propose_simulated(run))
 		return;
 	double ttft_t = wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s");
 	double tpot_t = wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s");
@@ -326,7 +324,7 @@ void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
 
 void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run)
 {
-	if (!simulated(run)) {
+	if (!wz_propose_simulated(run)) {
 		wz_buf_puts(md, "- Latency under traffic: the simulation was not run, so no fleet "
 				"was sized against latency targets and the memory mode assumes every "
 				"user's cache stays resident.  `wzplan propose --simulate` sizes each "

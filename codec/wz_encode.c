@@ -417,20 +417,19 @@ static int overload_raise_fast(const layer_plan *lp, int part, int j0, int nc, c
 	for (int j = 0; j < nc; j++)
 		for (int i = 0; i < n; i++)
 			sum[i] += t[(size_t)i * nc + j];
-	int best = 0, ib = 0;
+	int ib = 0; /* d[0] is 0: the code as it was */
 	double s0 = mult[c0], emin = s0 * s0 * sum[0];
 	for (int i = 1; i < n; i++) {
 		double s = mult[c0 + d[i]], e = s * s * sum[i];
 		if (e < emin) {
 			emin = e;
-			best = d[i];
 			ib = i;
 		}
 	}
 	/* the chosen candidate's products are the caller's (the same
 	 * quotient r times z), so their digits are its digits */
 	*digits = ow->q + (size_t)ib * nc;
-	return best;
+	return d[ib];
 }
 
 /* Step 6's sum (wzc_search_error) of the terms at one code, the

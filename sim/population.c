@@ -51,18 +51,18 @@ double wzs_pop_think(const wzs_params *p, wzs_rng *rng)
 	return p->length_dist == WZS_DIST_FIXED ? p->think_s : wzs_rng_exp(rng, p->think_s);
 }
 
-void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx, int32_t *turns_left)
+void wzs_pop_steady_start(const wzs_params *p, double scale, wzs_rng *rng, int64_t *ctx,
+			  int32_t *turns_left)
 {
 	int32_t taken;
 	if (p->length_dist == WZS_DIST_FIXED || p->turns <= 1) {
 		/* Fixed lengths: uniformly placed in a session of exactly T turns. */
-		int32_t total = wzs_pop_session_turns(p, rng);
+		int32_t total = wzs_pop_session_turns_at(p, rng, scale);
 		taken = (int32_t)(wzs_rng_uniform(rng) * total);
 		*turns_left = total - taken;
 	} else {
 		/* Geometric sessions are memoryless: the turns taken and the turns
 		 * left are independent geometric counts. */
-		double scale = wzs_pop_session_scale(p);
 		taken = wzs_pop_session_turns_at(p, rng, scale) - 1;
 		*turns_left = wzs_pop_session_turns_at(p, rng, scale);
 	}

@@ -24,9 +24,10 @@ void wzs_pop_turn(const wzs_params *p, wzs_rng *rng, int64_t *prompt /* OUT */,
 double wzs_pop_think(const wzs_params *p, wzs_rng *rng);
 /* A user met at a random moment of its sessions, so that a run starts in
  * the steady state: draws the turns its session has taken (growing *ctx
- * from the initial context by their lengths) and the turns left. */
-void wzs_pop_steady_start(const wzs_params *p, wzs_rng *rng, int64_t *ctx /* IN/OUT */,
-			  int32_t *turns_left /* OUT */);
+ * from the initial context by their lengths) and the turns left; scale is
+ * wzs_pop_session_scale(p), taken once a run. */
+void wzs_pop_steady_start(const wzs_params *p, double scale, wzs_rng *rng,
+			  int64_t *ctx /* IN/OUT */, int32_t *turns_left /* OUT */);
 
 /* llround(v) (halves away from zero) without the library call, for the
  * token draws: exact where v - trunc(v) is (0 <= v < 2^52), llround

@@ -468,7 +468,7 @@ static wz_err setup_sessions(wzs_fleet *f)
 		 * under way, so its cache sits where the idle policy keeps it. */
 		s->fresh = 0;
 		if (f->p->steady_start) {
-			wzs_pop_steady_start(f->p, &s->rng, &s->ctx, &s->turns_left);
+			wzs_pop_steady_start(f->p, f->session_scale, &s->rng, &s->ctx, &s->turns_left);
 			if (c->max_context > 0 && s->ctx > c->max_context)
 				s->ctx = c->initial_context; /* that session already ended */
 		}

@@ -356,7 +356,7 @@ static void test_steady_start(void)
 			b = a;
 			int64_t ctx_a = 100, ctx_b = 100;
 			int32_t left_a, left_b, taken;
-			wzs_pop_steady_start(&p, &a, &ctx_a, &left_a);
+			wzs_pop_steady_start(&p, wzs_pop_session_scale(&p), &a, &ctx_a, &left_a);
 			if (p.length_dist == WZS_DIST_FIXED || p.turns <= 1) {
 				int32_t total = wzs_pop_session_turns(&p, &b);
 				taken = (int32_t)(wzs_rng_uniform(&b) * total);
