@@ -35,6 +35,7 @@ typedef struct {
 #define TEXT(T, f, req) { #f, F_TEXT, req, offsetof(T, f), 0, 0, 0, 0 }
 #define NAME(T, f) { #f, F_NAME, 1, offsetof(T, f), 0, 0, 0, 0 }
 #define OPT_WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0, 1 }
+#define OPT_AT_LEAST(T, f, lo, hi) { #f, F_NUMBER, 0, offsetof(T, f), lo, hi, 0, 1 }
 
 #define NUMERIC(spec) ((spec).kind == F_NUMBER || (spec).kind == F_WHOLE)
 
@@ -64,12 +65,14 @@ static const field_spec model_fields[] = {
  * under the smallest GPU that serves models today, NVIDIA's T4 (16 GB,
  * 0.32 TB/s, 65 FP16 TFLOPS, PCIe 3.0 x16 at 16 GB/s;
  * https://www.nvidia.com/en-us/data-center/tesla-t4/), so no real GPU is
- * refused. */
+ * refused.  The FP4 peak, the NVLink domain and the NIC are optional
+ * columns (a catalog of one's own without them reads as not catalogued). */
 static const field_spec gpu_fields[] = {
 	NAME(wzm_gpu, name), AT_LEAST(wzm_gpu, hbm_gib, 1, 1e5),
 	AT_LEAST(wzm_gpu, hbm_tbps, 0.01, 1e4), AT_LEAST(wzm_gpu, bf16_tflops, 1, 1e6),
-	AT_LEAST(wzm_gpu, fp8_tflops, 1, 1e6), AT_LEAST(wzm_gpu, nvlink_gbps, 0.1, 1e6),
-	AT_LEAST(wzm_gpu, pcie_gbps, 0.1, 1e6),
+	AT_LEAST(wzm_gpu, fp8_tflops, 1, 1e6), OPT_AT_LEAST(wzm_gpu, fp4_tflops, 1, 1e6),
+	AT_LEAST(wzm_gpu, nvlink_gbps, 0.1, 1e6), OPT_WHOLE(wzm_gpu, nvlink_domain, 1, 100000),
+	OPT_AT_LEAST(wzm_gpu, nic_gbps, 0.1, 1e6), AT_LEAST(wzm_gpu, pcie_gbps, 0.1, 1e6),
 	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0, 0 },
 	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0, 0 },
 	TEXT(wzm_gpu, price_source, 0), TEXT(wzm_gpu, price_date, 0),
@@ -137,7 +140,7 @@ static wz_err parse_rows(const char *text, size_t text_len, const char *origin, 
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: empty file (a header row is needed)",
 				   origin);
 	}
-	int col[32];
+	int col[64];
 	for (int i = 0; i < nspec; i++) {
 		col[i] = wz_csv_column(csv, spec[i].column);
 		if (col[i] < 0 && !spec[i].optional) {

@@ -55,8 +55,11 @@ typedef struct {
 	double hbm_tbps;
 	double bf16_tflops;
 	double fp8_tflops;
-	double nvlink_gbps;
-	double pcie_gbps;
+	double fp4_tflops;      /* dense FP4 (NVFP4) tensor peak; NaN: none or not catalogued */
+	double nvlink_gbps;     /* scale-up link per GPU, both directions */
+	double nvlink_domain;   /* GPUs on one NVLink fabric: 8 for an HGX board, 72 for NVL72 */
+	double nic_gbps;        /* scale-out network per GPU, GB/s each way (line rate / 8) */
+	double pcie_gbps;       /* host link per GPU, both directions */
 	double price_reserved_usd_h;
 	double price_ondemand_usd_h;
 	char *price_source;

@@ -22,7 +22,8 @@ static void expect_error(const char *kind, const char *text, wz_err code, const 
  * filled, and the default price set ("catalog") prices it with a source. */
 static void test_every_gpu_complete(const wzm_catalog *cat)
 {
-	static const char *const needed[] = { "H100 SXM", "H200", "H800", "B200", "MI300X" };
+	static const char *const needed[] = { "H100 SXM", "H200", "H800", "B200",
+					      "B300", "GB200", "GB300", "MI300X" };
 	for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
 		ok(wzm_find_gpu(cat, needed[i], NULL) != NULL, "the catalog lists %s", needed[i]);
 	for (int i = 0; i < cat->ngpus; i++) {
@@ -41,6 +42,25 @@ static void test_every_gpu_complete(const wzm_catalog *cat)
 	}
 }
 
+/* Blackwell rows: an FP4 peak above the FP8 one, and the NVLink domain
+ * that tells an HGX board (8) from an NVL72 rack (72). */
+static void test_blackwell(const wzm_catalog *cat)
+{
+	struct {
+		const char *name;
+		double domain, nic;
+	} bw[] = { { "B200", 8, 50 }, { "B300", 8, 100 }, { "GB200", 72, 50 }, { "GB300", 72, 100 } };
+	for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+		const wzm_gpu *g = wzm_find_gpu(cat, bw[i].name, NULL);
+		ok(g && g->fp4_tflops > g->fp8_tflops && g->fp8_tflops > g->bf16_tflops,
+		   "%s: dense FP4 > FP8 > BF16 peaks", bw[i].name);
+		ok(g && g->nvlink_domain == bw[i].domain && g->nic_gbps == bw[i].nic,
+		   "%s: NVLink domain %g, NIC %g GB/s", bw[i].name, bw[i].domain, bw[i].nic);
+	}
+	const wzm_gpu *h = wzm_find_gpu(cat, "H100 SXM", NULL);
+	ok(h && isnan(h->fp4_tflops) && h->nvlink_domain == 8, "H100: no FP4 peak, 8 on NVLink");
+}
+
 int main(void)
 {
 	wzm_catalog *cat;
@@ -48,6 +68,7 @@ int main(void)
 	ok(wzm_catalog_load(NULL, &cat, &diag) == WZ_OK, "embedded catalogs load");
 	ok(cat->nmodels >= 20 && cat->ngpus >= 5, "all rows read");
 	test_every_gpu_complete(cat);
+	test_blackwell(cat);
 	const wzm_model *v3 = wzm_find_model(cat, "deepseek-v3", &diag);
 	ok(v3 && v3->layers == 61 && v3->kv_lora_rank == 512 && v3->rope_dim == 64,
 	   "DeepSeek-V3 architecture");
@@ -174,6 +195,23 @@ int main(void)
 	for (size_t i = 0; i < sizeof bad_gpus / sizeof bad_gpus[0]; i++) {
 		snprintf(text, sizeof text, "%s%s\n", hdr, bad_gpus[i].row);
 		expect_error("gpus", text, WZ_ERR_INPUT, bad_gpus[i].where, bad_gpus[i].name);
+	}
+	/* the optional Blackwell columns, bounded as the others */
+	struct {
+		const char *cells, *where, *name;
+	} bad_new[] = {
+		{ "1e-9,,", "my.csv:2: field fp4_tflops", "an FP4 peak of 1e-9" },
+		{ ",0,", "my.csv:2: field nvlink_domain", "an NVLink domain of 0" },
+		{ ",7.5,", "my.csv:2: field nvlink_domain", "7.5 GPUs on NVLink" },
+		{ ",,1e-300", "my.csv:2: field nic_gbps", "a NIC at 1e-300 GB/s" },
+	};
+	for (size_t i = 0; i < sizeof bad_new / sizeof bad_new[0]; i++) {
+		snprintf(text, sizeof text,
+			 "name,hbm_gib,hbm_tbps,bf16_tflops,fp8_tflops,nvlink_gbps,pcie_gbps,"
+			 "price_reserved_usd_h,price_ondemand_usd_h,price_source,price_date,"
+			 "fp4_tflops,nvlink_domain,nic_gbps\nX,80,3.35,,,,,,,,,%s\n",
+			 bad_new[i].cells);
+		expect_error("gpus", text, WZ_ERR_INPUT, bad_new[i].where, bad_new[i].name);
 	}
 	const char *mhdr = "name,attention,layers,kv_lora_rank,rope_dim,kv_heads,head_dim,hidden_size,"
 			   "params_total_b,params_active_b,weight_bits,max_context,source_url\n";
