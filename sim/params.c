@@ -7,7 +7,8 @@
 
 const char *const wzs_scenario_keys[] = {
 	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency",
-	"prefill_compute_efficiency", "step_overhead_ms",
+	"prefill_compute_efficiency", "prefill_moe_efficiency", "prefill_attention_efficiency",
+	"ep_comm_sm_share", "step_overhead_ms",
 	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens",
 	"prefill_context_parallel", "prefill_cp_min_tokens", "prefill_cp_efficiency", "decode_cost",
 	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
@@ -69,6 +70,27 @@ void wzs_params_default(wzs_params *p)
 	 * heads of 128 + 64 and value heads of 128 (DeepSeek-V3's
 	 * qk_nope_head_dim, qk_rope_head_dim, v_head_dim). */
 	p->prefill_pair_dims = 320;
+	/* Prefill per operation, each from NVIDIA AIConfigurator's tables
+	 * measured with SGLang 0.5.10 on H100 SXM, DeepSeek-V3 in FP8
+	 * (github.com/ai-dynamo/aiconfigurator, aic-core/.../systems/data/
+	 * h100_sxm/mla/sglang/0.5.10/wideep_context_mla_perf.parquet, the MLA
+	 * module of one layer, 128 heads, fa3): 1 prompt of 16,384 tokens in
+	 * 20.739 ms and 16 prompts of 1,024 in 6.990 ms, the same 16,384
+	 * tokens through the same projections, so the 1.031e13 more attention
+	 * FLOPs (128 heads x 2 x 320 a pair) took 13.749 ms: 750 TFLOP/s, 0.76
+	 * of the BF16 peak; the projections (q_b, kv_b, o: 3.439e8 FLOPs a
+	 * token) the other 6.073 ms of the short prompts' row: 928 TFLOP/s,
+	 * 0.47 of the FP8 peak, norms, RoPE and quantization included.  The
+	 * routed experts' share is wzs_prefill_moe_share's table. */
+	p->prefill_compute_efficiency = 0.47;
+	p->prefill_moe_efficiency = 0;
+	p->prefill_attention_efficiency = 0.76;
+	/* DeepEP's normal kernels run on SMs: DeepSeek-V3's report (arXiv
+	 * 2412.19437, sec. 3.2.2) "only 20 SMs are sufficient to fully utilize
+	 * the bandwidths of IB and NVLink", of an H800's 132, and DeepEP's
+	 * Buffer defaults to 20 (its low-latency kernels hold none: decode is
+	 * not slowed). */
+	p->ep_comm_sm_share = 20.0 / 132.0;
 	/* Chunked prefill, as vLLM and SGLang schedule it (SGLang's default
 	 * chunked_prefill_size), so a long prompt does not stall decode. */
 	p->prefill_chunk_tokens = 8192;
@@ -201,6 +223,9 @@ static wz_err check_range(const range *r, double v, const char *where, int line,
 		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0.01, 1, 0 },                   \
 		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
 		{ "prefill_compute_efficiency", &(p)->prefill_compute_efficiency, 1, 0.01, 1, 0 }, \
+		{ "prefill_moe_efficiency", &(p)->prefill_moe_efficiency, 1, 0.01, 1, 0 }, \
+		{ "prefill_attention_efficiency", &(p)->prefill_attention_efficiency, 1, 0.01, 1, 0 }, \
+		{ "ep_comm_sm_share", &(p)->ep_comm_sm_share, 1, 0, 0.9, 0 },                \
 		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
 		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
 		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
@@ -426,7 +451,8 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag)
 {
 	wzs_params copy = *p;
-	copy.prefill_compute_efficiency = wzs_prefill_efficiency(p); /* unset: decode's */
+	if (!(copy.prefill_moe_efficiency > 0))
+		copy.prefill_moe_efficiency = wzs_prefill_moe_share(p, 8); /* unset: the table's */
 	RANGES(&copy);
 	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
 		wz_err err = check_range(&ranges[i], *ranges[i].dest / ranges[i].scale, where, 0, diag);
@@ -543,8 +569,38 @@ long wzs_initial_context(const wzs_params *p, long context)
 
 double wzs_prefill_efficiency(const wzs_params *p)
 {
-	return p->prefill_compute_efficiency > 0 ? p->prefill_compute_efficiency
-						 : p->compute_efficiency;
+	return p->prefill_compute_efficiency;
+}
+
+/* DeepSeek-V3's routed experts (256 of 2,048 wide, top 8, FP8 blocks) in
+ * SGLang's DeepEP MoE layer (DeepGEMM's contiguous grouped GEMMs, the
+ * permutes and the activation), one layer, tokens routed evenly: NVIDIA
+ * AIConfigurator's h100_sxm/moe/sglang/0.5.10/wideep_context_moe_perf.parquet,
+ * distribution "uniform", the largest token count measured at each EP
+ * size (65,536 at EP4, 131,072 at EP8, 262,144 at EP16, 524,288 above):
+ * a GPU's 6 x 7168 x 2048 x 8 FLOPs a token over its EP share, over the
+ * latency, of the 1,978.9 TFLOP/s FP8 peak.  EP4 10.659 ms (1,083
+ * TFLOP/s), EP8 11.099 (1,040), EP16 12.225 (944), EP32 14.265 (809),
+ * EP64 9.368 (616), EP128 7.009 (412), EP256 5.755 (251).  A split
+ * between two sizes takes the larger's (the slower), below 4 EP4's. */
+static const struct {
+	int gpus;
+	double share;
+} moe_prefill_rows[] = {
+	{ 4, 1083.0 / 1978.9 },	 { 8, 1040.0 / 1978.9 },  { 16, 944.0 / 1978.9 },
+	{ 32, 809.0 / 1978.9 },	 { 64, 616.0 / 1978.9 }, { 128, 412.0 / 1978.9 },
+	{ 256, 251.0 / 1978.9 },
+};
+
+double wzs_prefill_moe_share(const wzs_params *p, int gpus)
+{
+	if (p->prefill_moe_efficiency > 0)
+		return p->prefill_moe_efficiency;
+	int n = (int)(sizeof moe_prefill_rows / sizeof moe_prefill_rows[0]);
+	for (int i = 0; i < n; i++)
+		if (gpus <= moe_prefill_rows[i].gpus)
+			return moe_prefill_rows[i].share;
+	return moe_prefill_rows[n - 1].share;
 }
 
 void wzs_params_describe(const wzs_params *p, wz_buf *out)
@@ -554,6 +610,12 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		      "prefill_compute_efficiency = %g\nstep_overhead_ms = %g\n",
 		      p->hbm_efficiency, p->compute_efficiency, wzs_prefill_efficiency(p),
 		      p->step_overhead_s * 1e3);
+	if (p->prefill_moe_efficiency > 0)
+		wz_buf_printf(out, "prefill_moe_efficiency = %g\n", p->prefill_moe_efficiency);
+	else
+		wz_buf_printf(out, "prefill_moe_efficiency = (measured for the expert split)\n");
+	wz_buf_printf(out, "prefill_attention_efficiency = %g\nep_comm_sm_share = %.4f\n",
+		      p->prefill_attention_efficiency, p->ep_comm_sm_share);
 	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nprefill_pair_dims = %g\n"
 		      "prefill_chunk_tokens = %ld\ndecode_cost = %s\n",
 		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,

@@ -31,10 +31,16 @@ typedef struct {
 	double ttft_p99_s, tpot_p99_s;
 	/* roofline step time */
 	double hbm_efficiency, compute_efficiency, step_overhead_s;
-	/* The share of peak FLOP/s that prefill's matmuls and attention
-	 * sustain, where it differs from decode's; 0: compute_efficiency
-	 * (wzs_prefill_efficiency). */
+	/* Prefill per operation (sim/replica.c): the share of peak FLOP/s
+	 * its dense weight matmuls sustain (attention projections, shared
+	 * experts, dense layers), its routed experts' grouped GEMMs (0: the
+	 * measured share for the replica's expert split, wzs_prefill_moe_share)
+	 * and its attention; and the share of the SMs DeepEP's normal kernels
+	 * hold while a prefill's all-to-all overlaps its computation. */
 	double prefill_compute_efficiency;
+	double prefill_moe_efficiency;
+	double prefill_attention_efficiency;
+	double ep_comm_sm_share;
 	double attention_heads;   /* query heads, for attention FLOPs */
 	double prefill_pair_dims; /* per head: FLOPs / 2 of one (query, key) pair in prefill */
 	long prefill_chunk_tokens;/* prefill tokens per pass between decode steps */
@@ -177,9 +183,14 @@ wz_err wzs_decode_cost(const wzs_params *p, const char *format, double *out /* O
  * less than one token (the turns outgrow the context). */
 long wzs_initial_context(const wzs_params *p, long context);
 
-/* The share of peak FLOP/s prefill passes sustain:
- * prefill_compute_efficiency, else compute_efficiency. */
+/* The share of peak FLOP/s prefill's dense weight matmuls sustain:
+ * prefill_compute_efficiency. */
 double wzs_prefill_efficiency(const wzs_params *p);
+
+/* The share of peak FLOP/s prefill's routed-expert grouped GEMMs sustain
+ * with the routed experts split over `gpus` GPUs: prefill_moe_efficiency
+ * where set, else the measured share for that split (sim/params.c). */
+double wzs_prefill_moe_share(const wzs_params *p, int gpus);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */
 void wzs_params_describe(const wzs_params *p, wz_buf *out);

@@ -10,6 +10,39 @@ static double touched_formula(double active_share, double batch);
 static double touched_ep(const wzs_moe *e, double batch);
 static void touched_saturation(wzs_replica_model *m);
 
+/* Prefill's weight matmuls per operation: the routed experts at their
+ * grouped GEMMs' measured share for the split (the replica's GPUs, or the
+ * prefill pool's), the rest at the dense GEMMs'. */
+static void prefill_build(const wzm_model *model, const wzs_params *p, double weight_peak,
+			  wzs_replica_model *out)
+{
+	out->routed_active_share = 0;
+	if (out->moe.on)
+		out->routed_active_share = out->moe.routed_share;
+	else if (model->params_active_b < model->params_total_b) {
+		wzs_moe_shape sh;
+		double routed_all;
+		if (!wzs_moe_shape_check(model, p, &sh, &routed_all, NULL))
+			out->routed_active_share = (double)sh.layers * (double)sh.top_k * 3.0 *
+						   model->hidden_size * (double)sh.intermediate /
+						   (model->params_active_b * 1e9);
+	}
+	int pool = p->disaggregated && p->prefill_gpus > 0 ? (int)p->prefill_gpus : out->gpus;
+	out->prefill_moe_flops = weight_peak * wzs_prefill_moe_share(p, out->gpus);
+	out->pool_moe_flops = weight_peak * wzs_prefill_moe_share(p, pool);
+	double rs = out->routed_active_share, imbalance = out->moe.on ? p->ep_imbalance : 1;
+	double dense_s = 2.0 * out->active_params * (1 - rs) / out->prefill_weight_flops;
+	out->prefill_token_s = dense_s + 2.0 * out->active_params * rs * imbalance / out->prefill_moe_flops;
+	out->pool_token_s = dense_s + 2.0 * out->active_params * rs * imbalance / out->pool_moe_flops;
+	out->comm_sm_share = out->moe.on && out->moe.overlap ? p->ep_comm_sm_share : 0;
+}
+
+/* Computation beside DeepEP's normal kernels runs on the SMs they leave. */
+static double prefill_compute_beside(const wzs_replica_model *m, double compute_s, double comm_s)
+{
+	return comm_s > 0 && m->comm_sm_share > 0 ? compute_s / (1 - m->comm_sm_share) : compute_s;
+}
+
 /* Context-parallel prefill's terms; refused where the model has no
  * meaning for it. */
 static wz_err cp_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_params *p,
@@ -122,7 +155,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->weight_flops = weight_peak * p->compute_efficiency;
 	out->attn_flops = attn_peak * p->compute_efficiency;
 	out->prefill_weight_flops = weight_peak * wzs_prefill_efficiency(p);
-	out->prefill_attn_flops = attn_peak * wzs_prefill_efficiency(p);
+	out->prefill_attn_flops = attn_peak * p->prefill_attention_efficiency;
+	prefill_build(model, p, weight_peak, out);
 	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	if (dsa) {
@@ -452,12 +486,10 @@ double wzs_step_times_bound(const wzs_replica_model *m, double batch, double ran
  * attention taking attn_s. */
 static double pool_gpu_time(const wzs_replica_model *m, double new_tokens, double attn_s)
 {
-	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
-				   m->prefill_weight_flops +
-			   attn_s;
 	double mem_s = m->prefill_weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
 	double comm_s = wzs_moe_comm_time(&m->moe, new_tokens, m->moe.pool_dests,
 					  m->moe.pool_dispatch_bps, m->moe.pool_combine_bps);
+	double compute_s = prefill_compute_beside(m, new_tokens * m->pool_token_s + attn_s, comm_s);
 	return m->overhead_s + wzs_moe_combine(&m->moe, mem_s > compute_s ? mem_s : compute_s, comm_s);
 }
 
@@ -506,14 +538,13 @@ static void prefill_parts(const wzs_replica_model *m, double new_tokens, double 
 	double attn_s = m->tensor_parallel
 				? pairs * m->prefill_flops_pair / (m->gpus * m->prefill_attn_flops)
 				: rank_attn_s;
-	double compute_s = 2.0 * m->active_params * new_tokens * m->moe.compute_factor /
-				   (m->gpus * m->prefill_weight_flops) +
-			   attn_s;
-	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
-	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
 	/* The pass's tokens are spread over the ranks; each dispatches its own. */
 	*comm_s = wzs_moe_comm_time(&m->moe, new_tokens / m->gpus, m->moe.prefill_dests,
 				    m->moe.prefill_dispatch_bps, m->moe.prefill_combine_bps);
+	double compute_s =
+		prefill_compute_beside(m, new_tokens * m->prefill_token_s / m->gpus + attn_s, *comm_s);
+	double mem_s = m->weight_bytes_gpu * wzs_weights_touched(m, new_tokens) / m->hbm_bps;
+	*roofline_s = mem_s > compute_s ? mem_s : compute_s;
 }
 
 double wzs_prefill_time_attn(const wzs_replica_model *m, double new_tokens, double pairs,
@@ -583,8 +614,14 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      m->hbm_bps / 1e9, m->weight_flops / 1e12, m->peak_weights_field,
 		      m->attn_flops / 1e12, m->peak_attn_field);
 	wz_buf_printf(out, "prefill_weight_tflops_effective = %.1f\n"
-		      "prefill_attention_tflops_effective = %.1f\n",
-		      m->prefill_weight_flops / 1e12, m->prefill_attn_flops / 1e12);
+		      "prefill_moe_tflops_effective = %.1f\n"
+		      "prefill_attention_tflops_effective = %.1f\n"
+		      "prefill_routed_share_of_active = %.4f\n",
+		      m->prefill_weight_flops / 1e12, m->prefill_moe_flops / 1e12,
+		      m->prefill_attn_flops / 1e12, m->routed_active_share);
+	if (m->prefill_gpus > 0)
+		wz_buf_printf(out, "prefill_pool_moe_tflops_effective = %.1f\n",
+			      m->pool_moe_flops / 1e12);
 	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
 		      "decode_cost_factor = %g\n",
 		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);

@@ -38,8 +38,21 @@ typedef struct {
 	double hbm_bps;            /* bytes/s per GPU, times efficiency */
 	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
-	/* the same two in prefill passes, at prefill_compute_efficiency */
+	/* Prefill per operation: the dense weight matmuls' FLOP/s
+	 * (prefill_compute_efficiency), attention's
+	 * (prefill_attention_efficiency) and the routed experts' over the
+	 * replica and over the prefill pool (wzs_prefill_moe_share for each
+	 * split); the routed experts' share of the active parameters (0 for a
+	 * dense model or one without a catalogued MoE shape under TP); and the
+	 * seconds of weight matmuls one token costs one GPU, the replica's and
+	 * the pool's, with the busiest GPU's routed experts at ep_imbalance */
 	double prefill_weight_flops, prefill_attn_flops;
+	double prefill_moe_flops, pool_moe_flops;
+	double routed_active_share;
+	double prefill_token_s, pool_token_s;
+	/* with dual-batch overlap, DeepEP's normal kernels hold this share of
+	 * the SMs while a prefill's computation runs beside them */
+	double comm_sm_share;
 	double attn_flops_pair;    /* FLOPs of one query token against one cached token, all layers */
 	double prefill_flops_pair; /* the same in prefill (un-absorbed attention) */
 	/* DeepSeek Sparse Attention (dsa_topk > 0; 0: dense attention): per

@@ -77,7 +77,8 @@ run "$WZPLAN" sim --scenario "$tmp/pce.scenario" --replicas 1 --duration 60 --wa
 expect_rc 0 "a scenario with its own prefill efficiency runs"
 contains "$out" "prefill_compute_efficiency = 0.3" "reports the prefill efficiency it used"
 contains "$out" "compute_efficiency = 0.6" "and decode's unchanged"
-contains "$first" "prefill_compute_efficiency = 0.6" "unset, prefill runs at compute_efficiency"
+contains "$first" "prefill_compute_efficiency = 0.47" "unset, prefill's dense matmuls run at the measured share"
+contains "$first" "prefill_attention_efficiency = 0.76" "  and its attention at its own"
 
 grep -v '^model' "$tmp/bad.scenario" | grep -v hbm_eff > "$tmp/nomodel.scenario"
 run "$WZPLAN" sim --scenario "$tmp/nomodel.scenario" -q

@@ -64,3 +64,10 @@ tests_sim_test_dsa_SOURCES = tests/sim/test_dsa.c
 tests_sim_test_dsa_CFLAGS = $(TEST_CFLAGS)
 tests_sim_test_dsa_LDADD = $(TEST_LDADD)
 tests_sim_test_dsa_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/sim/test_fidelity
+TESTS += tests/sim/test_fidelity
+tests_sim_test_fidelity_SOURCES = tests/sim/test_fidelity.c
+tests_sim_test_fidelity_CFLAGS = $(TEST_CFLAGS)
+tests_sim_test_fidelity_LDADD = $(TEST_LDADD)
+tests_sim_test_fidelity_DEPENDENCIES = $(WZ_LIBS)

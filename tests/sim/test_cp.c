@@ -32,20 +32,25 @@ static double pairs_of(double cached, double take)
 static double cp_attn(const wzs_replica_model *m, double own_pairs, double cached, double take)
 {
 	double n = m->cp_ranks;
-	double attn = own_pairs * m->prefill_flops_pair / m->attn_flops +
+	double attn = own_pairs * m->prefill_flops_pair / m->prefill_attn_flops +
 		      pairs_of(cached, take) / n * m->prefill_flops_pair /
-			      (m->attn_flops * m->cp_efficiency);
+			      (m->prefill_attn_flops * m->cp_efficiency);
 	double ring = (cached + take * (n - 1) / n) * m->token_bytes / m->cp_link_bps;
 	return ring > attn ? ring : attn;
 }
 
 /* A prefill pass over `tokens` new tokens whose busiest rank's attention
  * takes attn_s, worked out here from the model's figures: the weight
- * matmuls over every GPU plus that attention, or the weights' reads if
+ * matmuls over every GPU (the routed experts' at their share, the rest at
+ * the dense matmuls') plus that attention, or the weights' reads if
  * longer, plus the step overhead. */
 static double pass_s(const wzs_replica_model *m, double tokens, double attn_s)
 {
-	double compute = 2.0 * m->active_params * tokens / (m->gpus * m->weight_flops) + attn_s;
+	double rs = m->routed_active_share;
+	double compute = 2.0 * m->active_params * tokens *
+				 ((1 - rs) / m->prefill_weight_flops + rs / m->prefill_moe_flops) /
+				 m->gpus +
+			 attn_s;
 	double memory = m->weight_bytes_gpu * wzs_weights_touched(m, tokens) / m->hbm_bps;
 	return m->overhead_s + (memory > compute ? memory : compute);
 }
@@ -54,7 +59,7 @@ static double pass_s(const wzs_replica_model *m, double tokens, double attn_s)
 static double pass_by_hand(const wzs_replica_model *m, double cached, double take)
 {
 	double attn = m->cp_ranks > 1 ? cp_attn(m, 0, cached, take)
-				      : pairs_of(cached, take) * m->prefill_flops_pair / m->attn_flops;
+				      : pairs_of(cached, take) * m->prefill_flops_pair / m->prefill_attn_flops;
 	return pass_s(m, take, attn);
 }
 
@@ -190,7 +195,7 @@ int main(void)
 		e = wzs_replica_model_build(dsv3, h100, &mem, 200000, rec, rec, 1, &p, &slow, NULL);
 		double ring_s = wzs_cp_ring_time(&slow, 0, (double)prompt);
 		double attn_s = wzs_prefill_pairs(0, (double)prompt) / 16 * slow.prefill_flops_pair /
-				(slow.attn_flops * slow.cp_efficiency);
+				(slow.prefill_attn_flops * slow.cp_efficiency);
 		if (e || run(&p, &slow, one, 1, &r_cp))
 			return tap_done();
 		double want_slow = ttft_by_hand(&slow, p.prefill_chunk_tokens, prompt);
@@ -224,7 +229,7 @@ int main(void)
 	 * pass, on their own rank. */
 	double want_short_off =
 		pass_by_hand(&off, 0, 8192) +
-		pass_s(&off, 9192, pairs_of(8192, 8192) * off.prefill_flops_pair / off.attn_flops);
+		pass_s(&off, 9192, pairs_of(8192, 8192) * off.prefill_flops_pair / off.prefill_attn_flops);
 	ok(fabs(short_off - want_short_off) <= 1e-9 * want_short_off,
 	   "off: the short prompt's TTFT is two passes, %.3f s (by hand %.3f s)", short_off,
 	   want_short_off);

@@ -171,7 +171,7 @@ static void test_imbalance(void)
 	double pass = 16 * 8192.0, pairs = 16 * wzs_prefill_pairs(0, 8192);
 	double a = wzs_prefill_time(&even, pass, pairs, pairs / 16) - even.overhead_s;
 	double b = wzs_prefill_time(&skew, pass, pairs, pairs / 16) - skew.overhead_s;
-	double weights = 2.0 * 37e9 * pass / (16 * even.weight_flops);
+	double weights = 2.0 * 37e9 * pass / (16 * even.prefill_moe_flops);
 	ok(fabs((b - a) - weights * routed) < 1e-9 * b,
 	   "the busiest GPU's prefill pass: %.4f s against %.4f s", b, a);
 	wzs_replica_model shape, split;
@@ -371,52 +371,133 @@ static void test_step_time_bound(void)
 	   checked - bad, checked, compute, network);
 }
 
-/* prefill_compute_efficiency: prefill passes (the replica's, a pool's, a
- * context-parallel rank's attention) at their own share of the peak,
- * decode steps at compute_efficiency. */
-static void test_prefill_efficiency(void)
+/* Prefill per operation: the dense weight matmuls at
+ * prefill_compute_efficiency, the routed experts at their measured share
+ * for the expert split (or prefill_moe_efficiency), attention at
+ * prefill_attention_efficiency; each moves its own part of a pass (the
+ * replica's, a pool's, a rank's attention) and decode steps not at all. */
+static int prefill_models(const wzs_params *p, const wzs_params *h, wzs_replica_model *a,
+			  wzs_replica_model *b)
 {
 	wzm_memory_params mem;
 	wzm_memory_params_default(&mem);
 	mem.gpus_per_replica = 16;
 	mem.par = WZM_PAR_ATTN_DP;
+	double rec = fixture_record("fp8-mix");
+	return !wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, p, a, NULL) &&
+	       !wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, h, b, NULL);
+}
+
+static void test_prefill_efficiency(void)
+{
 	wzs_params p, h;
 	wzs_params_default(&p);
 	p.disaggregated = 1;
 	p.prefill_gpus = 16;
 	h = p;
-	h.prefill_compute_efficiency = 0.3;
-	double rec = fixture_record("fp8-mix");
+	/* every share halved */
+	h.prefill_compute_efficiency = p.prefill_compute_efficiency / 2;
+	h.prefill_moe_efficiency = wzs_prefill_moe_share(&p, 16) / 2;
+	h.prefill_attention_efficiency = p.prefill_attention_efficiency / 2;
 	wzs_replica_model a, b;
-	if (!ok(!wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &p, &a, NULL) &&
-			!wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &h, &b, NULL),
-		"prefill efficiency: models"))
+	if (!ok(prefill_models(&p, &h, &a, &b), "prefill efficiency: models"))
 		return;
-	ok(wzs_prefill_efficiency(&p) == 0.6 && wzs_prefill_efficiency(&h) == 0.3 &&
-		   a.prefill_weight_flops == a.weight_flops && a.prefill_attn_flops == a.attn_flops,
-	   "unset, prefill runs at compute_efficiency (0.6)");
+	double fp8 = 1978.9e12;
+	ok(wzs_prefill_efficiency(&p) == 0.47 && a.prefill_weight_flops == 0.47 * fp8 &&
+		   a.prefill_moe_flops == fp8 * (944.0 / 1978.9) &&
+		   a.prefill_attn_flops == 0.76 * 989.4e12,
+	   "defaults: dense matmuls 0.47 of FP8, EP16's routed experts 944 TFLOP/s, attention "
+	   "0.76 of BF16");
+	double routed = 58.0 * 8 * 3 * 7168 * 2048 / 37e9;
+	ok(fabs(a.routed_active_share - routed) < 1e-12,
+	   "without expert parallelism the routed experts are %.3f of the active parameters too",
+	   a.routed_active_share);
+	ok(wzs_prefill_moe_share(&p, 8) == 1040.0 / 1978.9 &&
+		   wzs_prefill_moe_share(&p, 24) == 809.0 / 1978.9 &&
+		   wzs_prefill_moe_share(&p, 2) == 1083.0 / 1978.9 &&
+		   wzs_prefill_moe_share(&p, 512) == 251.0 / 1978.9,
+	   "the routed experts' share by split: a size between two rows takes the larger's, the "
+	   "ends the nearest row's");
 	double batch = 16 * 64, rank_tokens = 64 * 20000.0;
 	ok(wzs_step_time(&a, batch, rank_tokens) == wzs_step_time(&b, batch, rank_tokens),
-	   "decode steps are unchanged by it");
+	   "decode steps are unchanged by them");
 	/* a compute-bound pass: half the efficiency, twice the time past the
 	 * step overhead */
 	double pass = 16 * 8192.0, pairs = 16 * wzs_prefill_pairs(0, 8192);
 	double ta = wzs_prefill_time(&a, pass, pairs, pairs / 16) - a.overhead_s;
 	double tb = wzs_prefill_time(&b, pass, pairs, pairs / 16) - b.overhead_s;
-	ok(fabs(tb - 2 * ta) < 1e-12 * tb, "a replica's prefill pass at 0.3: %.4f s against %.4f s",
+	ok(fabs(tb - 2 * ta) < 1e-12 * tb, "a replica's prefill pass at half: %.4f s against %.4f s",
 	   tb, ta);
 	double pa = wzs_pool_prefill_time(&a, 8192, wzs_prefill_pairs(0, 8192)) - a.overhead_s;
 	double pb = wzs_pool_prefill_time(&b, 8192, wzs_prefill_pairs(0, 8192)) - b.overhead_s;
-	ok(fabs(pb - 2 * pa) < 1e-12 * pb, "a pool GPU's prefill at 0.3: %.4f s against %.4f s", pb,
+	ok(fabs(pb - 2 * pa) < 1e-12 * pb, "a pool GPU's prefill at half: %.4f s against %.4f s", pb,
 	   pa);
 	double ra = wzs_prefill_rank_attn_s(&a, 1e8, 0, 0), rb = wzs_prefill_rank_attn_s(&b, 1e8, 0, 0);
-	ok(fabs(rb - 2 * ra) < 1e-12 * rb, "a rank's own prefill attention at 0.3: twice as long");
+	ok(fabs(rb - 2 * ra) < 1e-12 * rb, "a rank's own prefill attention at half: twice as long");
+	/* one share at a time moves its own part only */
+	double dense_s = 2.0 * 37e9 * (1 - routed) * pass / 16, routed_s = 2.0 * 37e9 * routed * pass / 16;
+	double attn_s = pairs / 16 * a.prefill_flops_pair;
+	const struct {
+		const char *key;
+		double *field;
+		double part;
+	} one[] = { { "prefill_compute_efficiency", &h.prefill_compute_efficiency,
+		      dense_s / a.prefill_weight_flops },
+		    { "prefill_moe_efficiency", &h.prefill_moe_efficiency,
+		      routed_s / a.prefill_moe_flops },
+		    { "prefill_attention_efficiency", &h.prefill_attention_efficiency,
+		      attn_s / a.prefill_attn_flops } };
+	for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+		h = p;
+		h.prefill_moe_efficiency = wzs_prefill_moe_share(&p, 16);
+		*one[i].field /= 2;
+		if (!prefill_models(&p, &h, &a, &b))
+			continue;
+		double t1 = wzs_prefill_time(&b, pass, pairs, pairs / 16) - b.overhead_s;
+		ok(fabs((t1 - ta) - one[i].part) < 1e-9 * t1,
+		   "%s halved adds its part of the pass, %.4f s", one[i].key, one[i].part);
+	}
+	h = p;
 	h.prefill_compute_efficiency = 1.5;
 	wz_diag d;
 	ok(wzs_params_validate(&h, "test", &d) == WZ_ERR_INPUT &&
 		   strstr(d.msg, "prefill_compute_efficiency"),
 	   "an efficiency above 1 is refused: %s", d.msg);
-	ok(wzs_params_validate(&p, "test", &d) == WZ_OK, "unset, it passes validation");
+	ok(wzs_params_validate(&p, "test", &d) == WZ_OK, "the defaults pass validation");
+}
+
+/* With dual-batch overlap DeepEP's normal kernels hold ep_comm_sm_share
+ * of the SMs, so a prefill's computation beside its all-to-all runs on
+ * the rest; without overlap, or with nothing to send, on all of them. */
+static void test_comm_sms(void)
+{
+	wzs_params p;
+	wzs_replica_model plain, dbo, none;
+	if (!ok(!model(1, 16, 0, 1, 1e5, &p, &plain, NULL) && !model(1, 16, 1, 1, 1e5, &p, &dbo, NULL),
+		"comm SMs: models"))
+		return;
+	double pass = 16 * 8192.0, pairs = 16 * wzs_prefill_pairs(0, 8192);
+	double comm = wzs_moe_comm_time(&dbo.moe, 8192, dbo.moe.prefill_dests, 1e14, 1e14);
+	double t_plain = wzs_prefill_time(&plain, pass, pairs, pairs / 16) - plain.overhead_s - comm;
+	double t_dbo = wzs_prefill_time(&dbo, pass, pairs, pairs / 16) - dbo.overhead_s;
+	ok(fabs(p.ep_comm_sm_share - 20.0 / 132) < 1e-15 &&
+		   fabs(t_dbo - t_plain / (1 - 20.0 / 132)) < 1e-9 * t_dbo,
+	   "overlapped, a pass's computation runs on 112 of 132 SMs: %.4f s against %.4f s", t_dbo,
+	   t_plain);
+	model(1, 16, 1, 1, 1e5, &p, &none, NULL);
+	p.ep_comm_sm_share = 0;
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	double rec = fixture_record("fp8-mix");
+	wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &p, &none, NULL);
+	ok(fabs(wzs_prefill_time(&none, pass, pairs, pairs / 16) - none.overhead_s - t_plain) <
+		   1e-9 * t_plain,
+	   "with ep_comm_sm_share 0 it runs on all of them");
+	double batch = 16 * 64, rank_tokens = 64 * 20000.0;
+	ok(wzs_step_time(&none, batch, rank_tokens) == wzs_step_time(&dbo, batch, rank_tokens),
+	   "decode (DeepEP's low-latency kernels hold no SMs) is unchanged");
 }
 
 int main(void)
@@ -430,6 +511,7 @@ int main(void)
 	test_network_binds();
 	test_step_time_bound();
 	test_prefill_efficiency();
+	test_comm_sms();
 
 	wzs_params p;
 	wzs_replica_model m;

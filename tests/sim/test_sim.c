@@ -846,7 +846,7 @@ static void test_prefill_attention_dp(void)
 		}
 		ttft[tp] = r.ttft.mean;
 		if (!tp)
-			attn_one_gpu = wzs_prefill_pairs(0, prompt) * m.prefill_flops_pair / m.attn_flops;
+			attn_one_gpu = wzs_prefill_pairs(0, prompt) * m.prefill_flops_pair / m.prefill_attn_flops;
 		wzs_result_free(&r);
 	}
 	ok(ttft[0] >= attn_one_gpu, "attention-dp: 100k-token prompt TTFT %.3f s >= its attention "
