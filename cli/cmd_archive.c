@@ -9,7 +9,8 @@
 #include <jansson.h>
 
 #include "cli/commands.h"
-#include "cli/propose.h"
+#include "cli/propose_cli.h"
+#include "runs/propose.h"
 
 static void help(void)
 {
@@ -347,7 +348,7 @@ int wz_cmd_archive(int argc, char **argv)
 		return wz_cli_usage("archive", "export writes csv or json, not '%s'", format);
 
 	wza_archive *a;
-	int rc = wz_archive_open_cli("archive", path, 0, &a);
+	int rc = wz_run_archive_open("archive", path, 0, &a);
 	if (rc)
 		return rc;
 	wz_buf out = { 0 };

@@ -9,7 +9,6 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "cli/codec_record.h"
 #include "cli/commands.h"
 #include "codec/format.h"
 #include "codec/profile.h"
@@ -222,18 +221,6 @@ static void report_rope_gain(const wzc_profile *prof)
 	free(at);
 }
 
-wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path)
-{
-	wzc_window w = {
-		.L = t->L, .T = t->T, .R = t->R, .P = t->P, .Q = t->Q, .H = t->H,
-		.latent = t->latent, .rope = t->rope, .q_latent = t->q_latent,
-		.q_rope = t->q_rope, .q_index = t->q_index, .positions = t->positions,
-		.softmax_scale = t->softmax_scale,
-		.model = t->model, .split = t->split, .name = t->window ? t->window : path,
-	};
-	return w;
-}
-
 static const char *tier_name(wzc_tier tier)
 {
 	return tier == WZC_TIER_GPU ? "gpu" : "offload";
@@ -386,22 +373,6 @@ int wz_codec_run_option(int c, int argc, char **argv, wz_codec_run_opts *o, int 
 	default:
 		return 0;
 	}
-}
-
-int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces)
-{
-	wz_diag diag;
-	for (int i = 0; i < n; i++) {
-		fprintf(stderr, "wzplan codec: reading %s\n", paths[i]);
-		if (wzt_cache_trace_read(paths[i], &traces[i], &diag)) {
-			for (int j = 0; j < i; j++) {
-				wzt_cache_trace_free(traces[j]);
-				traces[j] = NULL;
-			}
-			return wz_cli_fail(CMD, &diag);
-		}
-	}
-	return 0;
 }
 
 /* Prepare's progress: a line a second at most, and the last layer's. */
@@ -603,6 +574,6 @@ int wz_cmd_codec(int argc, char **argv)
 	if (!strcmp(argv[1], "compare"))
 		return wz_codec_compare(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "measure"))
-		return wz_codec_measure_archived(argc - 1, argv + 1);
+		return wz_codec_measure(argc - 1, argv + 1);
 	return wz_cli_usage(CMD, "unknown subcommand '%s'", argv[1]);
 }

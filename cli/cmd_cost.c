@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "runs/cost_report.h"
 
 static void help(void)
 {

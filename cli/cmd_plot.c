@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "cli/propose.h"
+#include "cli/propose_cli.h"
+#include "runs/propose.h"
 
 static void help(void)
 {
@@ -71,7 +72,7 @@ int wz_cmd_plot(int argc, char **argv)
 	if (rc)
 		return rc;
 	wza_archive *a;
-	if ((rc = wz_archive_open_cli("plot", path, 0, &a)))
+	if ((rc = wz_run_archive_open("plot", path, 0, &a)))
 		return rc;
 	wz_diag diag;
 	wz_diag_clear(&diag);

@@ -6,8 +6,9 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "runs/sim_setup.h"
 #include "cli/sim_cli.h"
-#include "cli/sim_record.h"
+#include "runs/sim_record.h"
 #include "config.h"
 
 static void help(void)

@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "runs/sim_setup.h"
 #include "cli/sim_cli.h"
-#include "cli/sim_record.h"
+#include "runs/sim_record.h"
 #include "config.h"
 
 static void help(void)
@@ -273,33 +274,6 @@ int wz_size_parse(int argc, char **argv, wz_size_opts *o)
 	if (o->archive && o->no_archive)
 		return wz_cli_usage("size", "--archive and --no-archive exclude each other");
 	return -1;
-}
-
-int wz_size_compute(const char *cmd, const wz_size_opts *o, wza_run *run, wz_sim_setup *setup,
-		    wz_size_row **rows, int *base)
-{
-	*rows = NULL;
-	int rc = wz_sim_setup_load(cmd, &o->scn, &o->sim, setup);
-	if (rc)
-		return rc;
-	rc = wz_size_formats(cmd, setup, o->max_replicas, o->quiet, rows, base);
-	if (!rc && run) {
-		wz_record_inputs(run, setup->scn, setup->cat);
-		wz_sim_record_setup(run, setup, o->sim.traffic);
-		wz_sim_record_scenario(run, setup);
-		wz_size_record(run, setup, *rows, setup->scn->nformats, *base);
-		if (run->failed) {
-			wz_diag diag;
-			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-			rc = wz_cli_fail(cmd, &diag);
-		}
-	}
-	if (rc) {
-		wz_size_rows_free(*rows, setup->scn ? setup->scn->nformats : 0);
-		*rows = NULL;
-		wz_sim_setup_free(setup);
-	}
-	return rc;
 }
 
 int wz_cmd_size(int argc, char **argv)

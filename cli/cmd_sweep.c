@@ -11,8 +11,10 @@
 
 #include "archive/merge.h"
 #include "cli/commands.h"
-#include "cli/propose.h"
+#include "cli/propose_cli.h"
+#include "runs/propose.h"
 #include "cli/sweep_cli.h"
+#include "sweep/report_write.h"
 #include "sweep/mpi.h"
 
 /* `sweep example`: a sweep file to start from (wzplan-sweep(5)). */
@@ -145,7 +147,7 @@ static int open_archive(const char *path, int create, char **resolved, wza_archi
 		return wz_cli_fail("sweep", &diag);
 	if (!*resolved)
 		return 1;
-	return wz_archive_open_cli("sweep", *resolved, create, a);
+	return wz_run_archive_open("sweep", *resolved, create, a);
 }
 
 static int results(const wzsw_sweep *s, const char *path, const char *output)

@@ -9,14 +9,17 @@
 
 #include <jansson.h>
 
-#include "cli/codec_record.h"
+#include "cli/codec_cli.h"
 #include "cli/commands.h"
-#include "cli/propose.h"
-#include "cli/publish.h"
+#include "cli/propose_cli.h"
 #include "cli/sim_cli.h"
 #include "common/wz_io.h"
 #include "config.h"
 #include "data/embedded.h"
+#include "runs/codec_record.h"
+#include "runs/propose.h"
+#include "runs/publish.h"
+#include "runs/sim_setup.h"
 
 static void help(void)
 {
@@ -249,7 +252,7 @@ static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("verify", &diag);
 	} else if (!strcmp(run->command, "codec")) {
-		rc = wz_codec_recompute(run, fresh);
+		rc = wz_codec_measure_recompute(run, fresh);
 	} else if (!strcmp(run->command, "propose")) {
 		wz_propose_opts o;
 		if (wz_propose_parse(argc, argv, &o) >= 0) {
@@ -415,7 +418,7 @@ int wz_cmd_verify(int argc, char **argv)
 	if (rc)
 		return rc;
 	wza_archive *a;
-	if ((rc = wz_archive_open_cli("verify", path, 0, &a)))
+	if ((rc = wz_run_archive_open("verify", path, 0, &a)))
 		return rc;
 	wz_diag diag;
 	wza_run *run = NULL, *codec_run = NULL;

@@ -1,24 +1,21 @@
-/* Pieces shared by the files of `wzplan codec` (cli/cmd_codec.c and
- * cli/codec_measure.c). */
+/* Pieces shared by the files of `wzplan codec` (cli/cmd_codec.c,
+ * cli/codec_measure.c, cli/codec_compare.c, cli/codec_pack.c). */
 #ifndef WZ_CODEC_CLI_H
 #define WZ_CODEC_CLI_H
 
+#include "archive/archive.h"
 #include "codec/codec.h"
+#include "runs/measure.h"
 #include "plots/table.h"
 #include "traces/cache_trace.h"
 
 #define CMD "codec"
-#define MAX_TRACES 256
-#define MAX_FORMATS 32
+#define MAX_TRACES WZ_MEASURE_MAX_TRACES
+#define MAX_FORMATS WZ_MEASURE_MAX_FORMATS
 
-/* The codec's view of a trace; the window's name, or the path. */
-wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path);
 /* Collects --trace values: the option's argument and the non-option words
  * that follow it ("--trace a b c").  Returns 0 or an exit status. */
 int wz_codec_add_traces(int argc, char **argv, const char **traces, int *n);
-/* Reads traces, with progress on stderr; on failure frees what it read,
- * prints the error and returns the exit status. */
-int wz_codec_load_traces(const char **paths, int n, wzt_cache_trace **traces);
 /* The options measure and compare share: the windows, the profile, the
  * formats, the bootstrap and the output. */
 typedef struct {
@@ -33,11 +30,22 @@ void wz_codec_run_opts_default(wz_codec_run_opts *o);
  * --profile, 'F' --formats, 'b' --boot, 's' --seed, 'f' --format, 'o'
  * --output): returns 1 with *rc 0 or an exit status; 0 if C is another. */
 int wz_codec_run_option(int c, int argc, char **argv, wz_codec_run_opts *o, int *rc);
-/* A progress line on stderr for a run's piece, whole even from many
- * threads (a wzc_run_spec progress callback). */
-void wz_codec_progress(void *ud, const char *window, const char *what);
-/* `wzplan codec measure`. */
+/* `codec measure`'s options: the request and how the table is printed. */
+typedef struct {
+	wz_codec_run_opts run;
+	int iso, per_layer;
+	long threads;
+	wz_measure_req req; /* paths point into run */
+} wz_codec_measure_args;
+/* Parses measure's arguments (argv[0] "measure"; no --archive).  Returns -1
+ * to go on, 0 after printing help, or an exit status after a usage error. */
+int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a /* OUT */);
+/* `wzplan codec measure` (argv[0] "measure"), stored in the archive. */
 int wz_codec_measure(int argc, char **argv);
+/* verify: a codec run recomputed into fresh from its recorded arguments
+ * (traces and profile from their recorded absolute paths).  Returns an exit
+ * status. */
+int wz_codec_measure_recompute(const wza_run *run, wza_run *fresh);
 int wz_codec_compare(int argc, char **argv);
 /* `wzplan codec pack` and `wzplan codec unpack` (cli/codec_pack.c). */
 int wz_codec_pack(int argc, char **argv);

@@ -1,19 +1,19 @@
-/* `wzplan codec measure`: the options, the measurement (codec/measure_run.c
- * does the work on every core), its table (codec_measure_table.c) and the
- * archive (codec_record.c). */
+/* `wzplan codec measure` on the command line: the options into a
+ * measurement request (runs/measure.h), its table printed, the run stored. */
 #include <getopt.h>
-#include <math.h>
-#include <pthread.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "cli/codec_record.h"
-#include "codec/format.h"
-#include "codec/measure_run.h"
-#include "codec/profile.h"
+#include "codec/metrics.h"
+#include "config.h"
+#include "runs/measure.h"
+#include "runs/sim_record.h"
 
 static void help_measure(void)
 {
@@ -50,18 +50,7 @@ static void help_measure(void)
 	       WZC_BOOT_DEFAULT);
 }
 
-/* Progress lines from the measuring threads stay whole. */
-static pthread_mutex_t progress_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void wz_codec_progress(void *ud, const char *window, const char *what)
-{
-	(void)ud;
-	pthread_mutex_lock(&progress_lock);
-	fprintf(stderr, "wzplan codec: %s: %s\n", window, what);
-	pthread_mutex_unlock(&progress_lock);
-}
-
-int wz_codec_measure(int argc, char **argv)
+int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a)
 {
 	static const struct option longopts[] = {
 		{ "trace", required_argument, NULL, 't' },
@@ -77,28 +66,28 @@ int wz_codec_measure(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	wz_codec_run_opts o;
-	wz_codec_run_opts_default(&o);
-	int iso = 0, per_layer = 0, c, rc;
-	long threads = 0;
-	wz_diag diag;
+	wz_codec_run_opts *o = &a->run;
+	wz_codec_run_opts_default(o);
+	a->iso = a->per_layer = 0;
+	a->threads = 0;
+	int c, rc;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:p:F:ilj:b:s:f:o:h", longopts, NULL)) != -1) {
-		if (wz_codec_run_option(c, argc, argv, &o, &rc)) {
+		if (wz_codec_run_option(c, argc, argv, o, &rc)) {
 			if (rc)
 				return rc;
 			continue;
 		}
 		switch (c) {
 		case 'i':
-			iso = 1;
+			a->iso = 1;
 			break;
 		case 'l':
-			per_layer = 1;
+			a->per_layer = 1;
 			break;
 		case 'j':
-			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
+			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &a->threads)))
 				return rc;
 			break;
 		case 'h':
@@ -112,120 +101,142 @@ int wz_codec_measure(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage(CMD, "unexpected argument '%s'", argv[optind]);
-	if (!o.npaths || !o.formats)
-		return wz_cli_usage(CMD, "measure needs --trace and --formats");
-	/* fp8-mix is every ratio's reference and int4-g64 the second iso
-	 * reference: measured even when not listed (not printed then). */
-	wzc_format fmts[MAX_FORMATS];
-	int shown[MAX_FORMATS] = { 0 }, nf = 0, need_profile = 0, has_fp8 = -1, has_int4 = -1;
-	char **items;
-	int nitems = wz_split_list(o.formats, &items);
-	if (nitems <= 0)
-		return wz_cli_usage(CMD, "--formats: an empty list");
-	for (int i = 0; i < nitems; i++) {
-		if (nf >= MAX_FORMATS - 2) {
-			wz_strlist_free(items, nitems);
-			return wz_cli_usage(CMD, "--formats: at most %d", MAX_FORMATS - 2);
-		}
-		if (wzc_format_parse(items[i], &fmts[nf], &diag)) {
-			wz_strlist_free(items, nitems);
-			return wz_cli_fail(CMD, &diag);
-		}
-		for (int j = 0; j < nf; j++)
-			if (!strcmp(fmts[j].name, fmts[nf].name)) {
-				rc = wz_cli_usage(CMD, "--formats: %s is listed twice", fmts[nf].name);
-				wz_strlist_free(items, nitems);
-				return rc;
-			}
-		need_profile |= wzc_format_needs_profile(fmts[nf].id);
-		shown[nf++] = 1;
-	}
-	wz_strlist_free(items, nitems);
-	for (int i = 0; i < nf; i++) {
-		if (fmts[i].id == WZC_FMT_FP8_MIX)
-			has_fp8 = i;
-		if (fmts[i].id == WZC_FMT_INT4_G64)
-			has_int4 = i;
-	}
-	if (has_fp8 < 0) {
-		wzc_format_parse("fp8-mix", &fmts[nf], &diag);
-		has_fp8 = nf++;
-	}
-	if (iso && has_int4 < 0) {
-		wzc_format_parse("int4-g64", &fmts[nf], &diag);
-		has_int4 = nf++;
-	}
-	if ((need_profile || iso) && !o.profile_path)
-		return wz_cli_usage(CMD, "wz formats and --iso need --profile");
-	wzc_profile *prof = NULL;
-	if (o.profile_path && wzc_profile_read(o.profile_path, &prof, &diag))
-		return wz_cli_fail(CMD, &diag);
-	wzt_cache_trace **traces = calloc((size_t)o.npaths, sizeof *traces);
-	wzc_window *windows = calloc((size_t)o.npaths, sizeof *windows);
-	/* Rows per window: the formats, then the sweep's rates. */
-	int per = nf + (iso ? WZC_ISO_N : 0);
-	wz_codec_measured *rows = calloc((size_t)o.npaths * per, sizeof *rows);
-	wz_codec_measured *shown_rows = calloc((size_t)o.npaths * per, sizeof *rows);
-	wzc_run *run = NULL;
-	rc = !traces || !windows || !rows || !shown_rows;
-	if (rc) {
+	a->req = (wz_measure_req){
+		.paths = o->paths, .npaths = o->npaths, .profile_path = o->profile_path,
+		.formats = o->formats, .iso = a->iso, .per_layer = a->per_layer,
+		.threads = a->threads, .nboot = o->nboot, .seed = o->seed,
+	};
+	return -1;
+}
+
+/* The measurement's table, on standard output or -o FILE. */
+static int print_table(const wz_codec_measure_args *a, const wz_measure_result *res)
+{
+	const wz_codec_run_opts *o = &a->run;
+	int wide = o->how == WZP_CSV || o->how == WZP_JSON, rc;
+	wzp_table *t = wz_codec_measure_table(res->shown, res->nshown, a->iso, a->per_layer, wide,
+					      (int)o->nboot, (uint64_t)o->seed);
+	wz_buf out = { 0 };
+	if (!t || wzp_table_render(t, o->how, &out)) {
+		wz_diag diag;
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail(CMD, &diag);
 	} else {
-		rc = wz_codec_load_traces(o.paths, o.npaths, traces);
+		rc = wz_cli_emit(CMD, o->output, wz_buf_str(&out));
 	}
-	for (int i = 0; !rc && i < o.npaths; i++)
-		windows[i] = wz_codec_window(traces[i], o.paths[i]);
-	if (!rc) {
-		wzc_run_spec spec = { windows, o.npaths, fmts, nf, has_fp8, prof, iso, per_layer,
-				      threads > 0 ? (int)threads : wzc_cores(), (int)o.nboot,
-				      (uint64_t)o.seed, wz_codec_progress, NULL, 0 };
-		if (wzc_run_measure(&spec, &run, &diag))
-			rc = wz_cli_fail(CMD, &diag);
+	wz_buf_free(&out);
+	wzp_table_free(t);
+	return rc;
+}
+
+int wz_codec_measure(int argc, char **argv)
+{
+	/* --archive FILE and --no-archive are taken out before the
+	 * measurement's own options; the run keeps every argument given. */
+	const char *archive = NULL;
+	int no_archive = 0;
+	char **args = calloc((size_t)argc + 1, sizeof *args);
+	if (!args) {
+		fprintf(stderr, "wzplan codec: out of memory\n");
+		return 1;
 	}
-	char iso_names[WZC_ISO_N][16];
-	for (int k = 0; k < WZC_ISO_N; k++)
-		snprintf(iso_names[k], sizeof iso_names[k], "wz-%g", wzc_iso_rates[k]);
-	int nrows = 0, nshown = 0;
-	for (int i = 0; !rc && i < o.npaths; i++)
-		for (int f = 0; f < per; f++) {
-			int sweep = f >= nf;
-			wz_codec_measured *r = &rows[nrows++];
-			*r = (wz_codec_measured){
-				windows[i].name, windows[i].split,
-				sweep ? iso_names[f - nf] : fmts[f].name, o.paths[i], traces[i],
-				sweep ? &run->sweep[(size_t)i * WZC_ISO_N + f - nf]
-				      : &run->cells[(size_t)i * nf + f],
-				&run->cells[(size_t)i * nf + has_fp8], sweep
-			};
-			/* Only the listed formats (and the sweep) are printed. */
-			if (sweep || shown[f])
-				shown_rows[nshown++] = *r;
+	int n = 0;
+	for (int i = 0; i < argc; i++) {
+		if (i && !strcmp(argv[i], "--no-archive")) {
+			no_archive = 1;
+		} else if (i && !strcmp(argv[i], "--archive")) {
+			if (i + 1 >= argc) {
+				free(args);
+				return wz_cli_usage(CMD, "option --archive needs a value");
+			}
+			archive = argv[++i];
+		} else if (i && !strncmp(argv[i], "--archive=", 10)) {
+			archive = argv[i] + 10;
+		} else {
+			args[n++] = argv[i];
 		}
-	if (!rc) {
-		int wide = o.how == WZP_CSV || o.how == WZP_JSON;
-		wzp_table *t = wz_codec_measure_table(shown_rows, nshown, iso, per_layer, wide,
-						      (int)o.nboot, (uint64_t)o.seed);
-		wz_buf out = { 0 };
-		if (!t || wzp_table_render(t, o.how, &out)) {
+	}
+	if (archive && no_archive) {
+		free(args);
+		return wz_cli_usage(CMD, "--archive and --no-archive exclude each other");
+	}
+	wz_codec_measure_args a;
+	int rc = wz_codec_measure_parse(n, args, &a);
+	if (rc >= 0) {
+		free(args);
+		return rc;
+	}
+	wz_measure_result res;
+	rc = wz_measure_run(&a.req, &res);
+	if (!rc)
+		rc = print_table(&a, &res);
+	/* Into the archive: every row, listed or not. */
+	if (!rc && !no_archive) {
+		wza_run *run = wza_run_new("codec", argc, argv, PACKAGE_VERSION);
+		if (!run) {
+			wz_diag diag;
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 			rc = wz_cli_fail(CMD, &diag);
 		} else {
-			rc = wz_cli_emit(CMD, o.output, wz_buf_str(&out));
+			rc = wz_measure_record(run, &a.req, &res);
+			if (!rc)
+				rc = wz_sim_store(CMD, archive, run);
 		}
-		wz_buf_free(&out);
-		wzp_table_free(t);
+		wza_run_free(run);
 	}
-	/* Into the archive (cli/codec_record.c): every row, listed or not. */
-	if (!rc)
-		rc = wz_codec_record(argc, argv, o.profile_path, o.seed, o.nboot, o.formats, rows, nrows);
-	wzc_run_free(run);
-	for (int i = 0; traces && i < o.npaths; i++)
-		wzt_cache_trace_free(traces[i]);
-	free(traces);
-	free(windows);
-	free(rows);
-	free(shown_rows);
-	wzc_profile_free(prof);
+	wz_measure_result_free(&res);
+	free(args);
+	return rc;
+}
+
+int wz_codec_measure_recompute(const wza_run *run, wza_run *fresh)
+{
+	json_t *arr = json_loads(run->args ? run->args : "[]", 0, NULL);
+	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+	char **argv = n ? calloc(n + 1, sizeof *argv) : NULL;
+	int rc = 0;
+	if (!argv) {
+		fprintf(stderr, "wzplan verify: run %lld: its recorded arguments are unreadable\n",
+			run->id);
+		rc = 1;
+	}
+	/* Traces and the profile from their recorded absolute paths, so the
+	 * run recomputes from any folder; where the table went and the
+	 * archive are not the measurement's. */
+	int argc = 0;
+	for (size_t i = 0; !rc && i < n; i++) {
+		const char *s = json_string_value(json_array_get(arr, i));
+		const char *arg = s ? s : "";
+		if (i && (!strcmp(arg, "--archive") || !strcmp(arg, "-o") ||
+			  !strcmp(arg, "--output"))) {
+			i++;
+			continue;
+		}
+		if (i && (!strcmp(arg, "--no-archive") || !strncmp(arg, "--archive=", 10) ||
+			  !strncmp(arg, "--output=", 9) || (!strncmp(arg, "-o", 2) && arg[2])))
+			continue;
+		for (int k = 0; k < run->ninputs; k++) {
+			const wza_input *in = &run->inputs[k];
+			if ((!strcmp(in->kind, "trace") || !strcmp(in->kind, "profile")) &&
+			    !strcmp(in->name, arg))
+				arg = in->origin;
+		}
+		argv[argc++] = (char *)arg;
+	}
+	wz_codec_measure_args a;
+	if (!rc) {
+		rc = wz_codec_measure_parse(argc, argv, &a);
+		if (rc < 0) {
+			wz_measure_result res;
+			rc = wz_measure_run(&a.req, &res);
+			if (!rc)
+				rc = wz_measure_record(fresh, &a.req, &res);
+			wz_measure_result_free(&res);
+		} else if (rc == 0) {
+			rc = 1; /* a recorded --help measured nothing */
+		}
+	}
+	free(argv);
+	json_decref(arr);
 	return rc;
 }

@@ -114,7 +114,7 @@ int wz_codec_pack(int argc, char **argv)
 	}
 	/* the shape and metadata alone: the values come a block at a time */
 	wzc_window w = wz_codec_window(wzt_cache_stream_info(in), trace);
-	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
+	int nthreads = threads > 0 ? (int)threads : wz_cores();
 	/* --rate: the grid that writes at most the rate on a sample of this
 	 * trace's own blocks, packed as that grid's wz records */
 	wzc_wzx_rate_fit fit = { 0 };

@@ -84,7 +84,7 @@ int wz_codec_unpack(int argc, char **argv)
 		return wz_cli_usage(CMD, "--to: wz, transformed or bf16, not '%s'", to);
 	if ((layer < 0) != (block < 0))
 		return wz_cli_usage(CMD, "--layer and --block go together");
-	int nthreads = threads > 0 ? (int)threads : wz_cli_cores();
+	int nthreads = threads > 0 ? (int)threads : wz_cores();
 	wz_diag diag;
 	wzc_wzx_unpack_result res;
 	/* one block: its layer alone read from the profile */

@@ -1,25 +1,19 @@
-# cli/: the wzplan program; one file per subcommand.
+# cli/: the wzplan program; one file per subcommand: parsing, help, printing.
+# The work of the commands is in runs/ (runs/local.mk).
 noinst_LIBRARIES += libwzcli.a
 libwzcli_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzcli_a_SOURCES = \
 	cli/cli.c cli/cli.h \
 	cli/commands.c cli/commands.h \
-	cli/cost_report.c \
 	cli/cmd_cost.c \
-	cli/cmd_propose.c \
-	cli/propose.h cli/propose_run.c cli/propose_sim.c cli/propose_modes.c cli/charts.c \
-	cli/charts_codec.c cli/propose_quality.c cli/propose_livekl.c \
-	cli/publish.h cli/publish.c \
+	cli/cmd_propose.c cli/propose_cli.h cli/propose_cli.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
 	cli/cmd_codec.c cli/codec_measure.c cli/codec_compare.c cli/codec_cli.h cli/codec_pack.c \
 	cli/codec_unpack.c \
-	cli/codec_record.h cli/codec_record.c cli/codec_measure_table.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
-	cli/size_run.c cli/sim_record.h cli/sim_record.c \
-	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c \
-	cli/sweep_report.c
+	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c
 
 bin_PROGRAMS += wzplan
 wzplan_SOURCES = cli/main.c

@@ -4,6 +4,17 @@
 
 #include "cli/cli.h"
 #include "config.h"
+#include "runs/say.h"
+
+/* What runs/ has to say: results to standard output, flushed so that a
+ * write error is seen; the rest to standard error. */
+static int print_said(void *ud, wz_say_stream to, const char *text)
+{
+	(void)ud;
+	if (to == WZ_SAY_OUT)
+		return fputs(text, stdout) == EOF || fflush(stdout) != 0 ? -1 : 0;
+	return fputs(text, stderr) == EOF ? -1 : 0;
+}
 
 static void usage(FILE *out)
 {
@@ -35,6 +46,7 @@ static const wz_command *find_command(const char *name)
 
 int main(int argc, char **argv)
 {
+	wz_say_to(print_said, NULL);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -34,10 +34,4 @@ int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, w
 int wz_sweep_mpi_work(void *ud, long index, wz_buf *blob);
 int wz_sweep_mpi_take(void *ud, long index, int status, const void *blob, size_t n);
 
-/* `sweep report`: builds the sweep's report (sweep/report.h) and writes it
- * into dir: report.md, a CSV per table, the charts.  codec may be NULL.
- * Returns an exit status after printing errors. */
-int wz_sweep_report(const wzsw_sweep *s, wza_archive *a, const wza_run *codec,
-		    long long codec_run, const char *dir, int quiet);
-
 #endif

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "archive/merge.h"
-#include "cli/propose.h"
+#include "cli/propose_cli.h"
 #include "common/wz_io.h"
 #include "config.h"
 

@@ -1,5 +1,6 @@
 # sweep/: sweep files (base scenario + axes, expanded into points with
-# stable ids) and the process pool that runs the points on every core.
+# stable ids), the process pool that runs the points on every core, and the
+# sweep's report (it draws with runs/: sweep is linked before runs).
 noinst_LIBRARIES += libwzsweep.a
 libwzsweep_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS) $(MPI_CFLAGS)
 if HAVE_MPI
@@ -11,4 +12,5 @@ libwzsweep_a_SOURCES = \
 	sweep/pool.c \
 	sweep/balance.c \
 	sweep/report.h sweep/report.c \
+	sweep/report_write.h sweep/report_write.c \
 	sweep/mpi.h sweep/mpi.c

@@ -4,3 +4,6 @@ TESTS += tests/cli/live_kl.sh
 EXTRA_DIST += tests/cli/live_kl.sh
 TESTS += tests/cli/bad_inputs.sh
 EXTRA_DIST += tests/cli/bad_inputs.sh tests/cli/bad-inputs.md
+# No circle of calls of more than two files in cli/ or runs/.
+TESTS += tests/cli/circles.sh
+EXTRA_DIST += tests/cli/circles.sh

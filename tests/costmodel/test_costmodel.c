@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "runs/setup.h"
 #include "costmodel/capacity.h"
 #include "costmodel/compare.h"
 #include "costmodel/fleet.h"
@@ -17,7 +17,7 @@ static int run(wzm_scenario *s, wzm_compare *c)
 	const wzm_model *m = wzm_find_model(cat, s->model, NULL);
 	wzm_format_size sizes[16];
 	wz_diag diag;
-	if (!m || wz_cli_resolve_formats(s->formats, s->nformats, s->baseline_format,
+	if (!m || wz_resolve_formats(s->formats, s->nformats, s->baseline_format,
 					 (int)m->kv_lora_rank, (int)m->rope_dim, sizes, &diag))
 		return -1;
 	if (wzm_compare_run(s, cat, sizes, s->nformats, c, &diag)) {
@@ -225,7 +225,7 @@ static void test_missing_value(void)
 	wzm_compare c;
 	const wzm_model *m = wzm_find_model(mine, s->model, NULL);
 	wzm_format_size sizes[16];
-	wz_cli_resolve_formats(s->formats, s->nformats, s->baseline_format, (int)m->kv_lora_rank,
+	wz_resolve_formats(s->formats, s->nformats, s->baseline_format, (int)m->kv_lora_rank,
 			       (int)m->rope_dim, sizes, &diag);
 	ok(wzm_compare_run(s, mine, sizes, s->nformats, &c, &diag) == WZ_ERR_MISSING,
 	   "an empty price cell is reported as missing");

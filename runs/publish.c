@@ -1,5 +1,5 @@
 /* Staging folders for output that must not appear half-written (publish.h). */
-#include "cli/publish.h"
+#include "runs/publish.h"
 
 #include <dirent.h>
 #include <errno.h>

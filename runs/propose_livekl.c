@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
-#include "cli/propose.h"
+#include "runs/say.h"
+#include "runs/setup.h"
+#include "runs/propose.h"
 #include "codec/format.h"
 #include "common/wz_io.h"
 #include "common/wz_name.h"
@@ -54,7 +55,7 @@ static int bad(const char *cmd, const char *path, const char *where, const char 
 {
 	wz_diag d;
 	wz_diag_set(&d, WZ_ERR_INPUT, "%s: %s: %s", path, where, what);
-	return wz_cli_fail(cmd, &d);
+	return wz_say_fail(cmd, &d);
 }
 
 static const char *row_cols[] = { "bits", "kl", "kl_lo", "kl_hi", "ratio", "ratio_lo", "ratio_hi",
@@ -68,7 +69,7 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 	size_t len = 0;
 	wz_diag d;
 	if (wz_read_file(path, LIVE_MAX_BYTES, &text, &len, &d))
-		return wz_cli_fail(cmd, &d);
+		return wz_say_fail(cmd, &d);
 	json_error_t je;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	int rc = 0;

@@ -1,19 +1,19 @@
 /* A proposal's measured quality: the measurement of test windows in a propose
  * run (or an archived codec run), and the "Measured quality" section with
  * its provenance (propose.h). */
-#include "cli/propose.h"
+#include "runs/propose.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/codec_record.h"
+#include "runs/measure.h"
 
 /* The formats a proposal measures: today's baselines and the wz rates the
  * product page names; the iso sweep adds the rates in between. */
 #define PROPOSE_FORMATS "fp8-mix,fp8-flat,int4-g64,nvfp4,wz-4.97,wz-5.44,wz-6.31"
-#define PROPOSE_SEED "1"
+#define PROPOSE_SEED 1
 
 int wz_propose_measure(const char *cmd, const wz_propose_opts *o, wza_run *run)
 {
@@ -23,47 +23,43 @@ int wz_propose_measure(const char *cmd, const wz_propose_opts *o, wza_run *run)
 		wzt_cache_trace *t;
 		wz_diag diag;
 		if (wzt_cache_trace_read(o->traces[i], &t, &diag))
-			return wz_cli_fail(cmd, &diag);
+			return wz_say_fail(cmd, &diag);
 		int test = t->split && !strcmp(t->split, "test");
 		char split[32];
 		snprintf(split, sizeof split, "%s", t->split ? t->split : "none");
 		wzt_cache_trace_free(t);
 		if (!test)
-			return wz_cli_usage(cmd, "%s is a '%s' window: quality is measured on test "
+			return wz_say_usage(cmd, "%s is a '%s' window: quality is measured on test "
 					    "windows only (a profile is prepared from calibration "
 					    "windows, and measuring on them would flatter it); make "
 					    "both with 'wzplan trace synth-cache --calibration K --test M'",
 					    o->traces[i], split);
 	}
-	char *argv[WZ_PROPOSE_MAX_TRACES + 16];
-	int n = 0;
-	argv[n++] = "measure";
-	argv[n++] = "--trace";
-	for (int i = 0; i < o->ntraces; i++)
-		argv[n++] = (char *)o->traces[i];
-	argv[n++] = "--profile";
-	argv[n++] = (char *)o->profile;
-	argv[n++] = "--formats";
-	argv[n++] = PROPOSE_FORMATS;
-	argv[n++] = "--iso";
-	argv[n++] = "--seed";
-	argv[n++] = PROPOSE_SEED;
-	argv[n] = NULL;
-	return wz_codec_measure_into(run, n, argv);
+	wz_measure_req rq = {
+		.paths = o->traces, .npaths = o->ntraces, .profile_path = o->profile,
+		.formats = PROPOSE_FORMATS, .iso = 1, .nboot = WZC_BOOT_DEFAULT,
+		.seed = PROPOSE_SEED,
+	};
+	wz_measure_result res;
+	int rc = wz_measure_run(&rq, &res);
+	if (!rc)
+		rc = wz_measure_record(run, &rq, &res);
+	wz_measure_result_free(&res);
+	return rc;
 }
 
 int wz_propose_load_codec_run(const char *cmd, const char *path, long long id, wza_run **out)
 {
 	*out = NULL;
 	wza_archive *a;
-	int rc = wz_archive_open_cli(cmd, path, 0, &a);
+	int rc = wz_run_archive_open(cmd, path, 0, &a);
 	if (rc)
 		return rc;
 	wz_diag diag;
 	if (wza_load(a, id, out, &diag)) {
-		rc = wz_cli_usage(cmd, "--codec-run %lld: %s", id, diag.msg);
+		rc = wz_say_usage(cmd, "--codec-run %lld: %s", id, diag.msg);
 	} else if (!(*out)->ncodec) {
-		rc = wz_cli_usage(cmd, "--codec-run %lld: run %lld (wzplan %s) holds no codec "
+		rc = wz_say_usage(cmd, "--codec-run %lld: run %lld (wzplan %s) holds no codec "
 				  "measurements; 'wzplan codec measure --iso' makes one", id, id,
 				  (*out)->command);
 		wza_run_free(*out);

@@ -1,9 +1,8 @@
 /* A propose run's figures and inputs, computed the same way by `propose` and
  * by `verify` (propose.h). */
-#include "cli/propose.h"
-#include "cli/sim_record.h"
+#include "runs/propose.h"
+#include "runs/sim_record.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -16,151 +15,7 @@
 #include "common/wz_io.h"
 #include "costmodel/capacity.h"
 #include "data/embedded.h"
-
-int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
-{
-	static const struct option longopts[] = {
-		WZ_SCENARIO_LONGOPTS,
-		WZ_SIM_LONGOPTS,
-		{ "out", required_argument, NULL, 'O' },
-		{ "archive", required_argument, NULL, 'A' },
-		{ "no-archive", no_argument, NULL, 'N' },
-		{ "simulate", no_argument, NULL, 'S' },
-		{ "max-replicas", required_argument, NULL, 'm' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "trace", required_argument, NULL, 1200 },
-		{ "profile", required_argument, NULL, 1201 },
-		{ "codec-run", required_argument, NULL, 1202 },
-		{ "live-kl", required_argument, NULL, 1203 },
-		{ "serving-modes", required_argument, NULL, 1204 },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	memset(o, 0, sizeof *o);
-	o->out_dir = "wzplan-out";
-	o->max_replicas = 100000;
-	int c, rc, sim_option = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'O':
-			o->out_dir = optarg;
-			break;
-		case 'A':
-			o->archive = optarg;
-			break;
-		case 'N':
-			o->no_archive = 1;
-			break;
-		case 'S':
-			o->simulate = 1;
-			break;
-		case 'm':
-			if ((rc = wz_cli_long("propose", "--max-replicas", optarg, 1, 1000000,
-					      &o->max_replicas)))
-				return rc;
-			sim_option = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 1203:
-			o->live_kl = optarg;
-			break;
-		case 1204: {
-			char why[256];
-			if (wz_propose_modes_parse(optarg, &o->modes, why, sizeof why))
-				return wz_cli_usage("propose", "--serving-modes: %s", why);
-			sim_option = 1;
-			break;
-		}
-		case 1200: /* --trace FILE...: the words that follow are traces too */
-			o->traces[o->ntraces++] = optarg;
-			while (optind < argc && argv[optind][0] != '-' &&
-			       o->ntraces < WZ_PROPOSE_MAX_TRACES)
-				o->traces[o->ntraces++] = argv[optind++];
-			if (o->ntraces >= WZ_PROPOSE_MAX_TRACES)
-				return wz_cli_usage("propose", "at most %d traces",
-						    WZ_PROPOSE_MAX_TRACES - 1);
-			break;
-		case 1201:
-			o->profile = optarg;
-			break;
-		case 1202:
-			if ((rc = wz_run_id_parse("propose", optarg, &o->codec_run)))
-				return rc;
-			break;
-		case 'h':
-			return 0;
-		case ':':
-			return wz_cli_bad_option("propose", ':', argv);
-		case '?':
-			return wz_cli_bad_option("propose", '?', argv);
-		default:
-			if (!wz_sim_opt(&o->sim, c, optarg))
-				sim_option = 1;
-			else if (wz_scenario_opt(&o->scn, c, optarg))
-				return wz_cli_usage("propose", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return wz_cli_usage("propose", "unexpected argument '%s'", argv[optind]);
-	if (o->archive && o->no_archive)
-		return wz_cli_usage("propose", "--archive and --no-archive exclude each other");
-	if (o->ntraces && !o->profile)
-		return wz_cli_usage("propose", "--trace needs --profile FILE (the wz profile "
-				    "prepared from calibration windows)");
-	if (o->profile && !o->ntraces)
-		return wz_cli_usage("propose", "--profile needs --trace FILE...");
-	if (o->ntraces && o->codec_run)
-		return wz_cli_usage("propose", "--trace and --codec-run exclude each other");
-	if (o->sim.traffic)
-		o->simulate = 1;
-	/* A simulator option alone would be silently ignored. */
-	if (sim_option && !o->simulate)
-		return wz_cli_usage("propose", "simulation options need --simulate or --traffic FILE");
-	return -1;
-}
-
-/* Records an input's text: embedded ones by their embedded name, files by
- * their absolute path, so `verify` finds them from any folder. */
-static void record_input(wza_run *run, const char *kind, const char *name, const char *origin,
-			 const char *embedded_name)
-{
-	char hex[17];
-	if (!strncmp(origin, "embedded:", 9)) {
-		size_t len = 0;
-		const char *text = wz_embedded_file(embedded_name, &len);
-		if (!text)
-			return;
-		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
-		wza_run_input(run, kind, name, origin, hex, (long long)len, text);
-		return;
-	}
-	char *text = NULL;
-	size_t len = 0;
-	char abs[PATH_MAX];
-	const char *where = realpath(origin, abs) ? abs : origin;
-	if (wz_read_file(origin, 16 << 20, &text, &len, NULL) == WZ_OK) {
-		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
-		wza_run_input(run, kind, name, where, hex, (long long)len, text);
-	} else {
-		wza_run_input(run, kind, name, where, NULL, -1, NULL);
-	}
-	free(text);
-}
-
-void wz_record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat)
-{
-	char embedded[128];
-	const char *name = strncmp(s->origin, "embedded:", 9) ? s->origin : s->origin + 9;
-	snprintf(embedded, sizeof embedded, "scenarios/%s.scenario", name);
-	record_input(run, "scenario", "scenario", s->origin, embedded);
-	record_input(run, "catalog", "models.csv", cat->origin_models, "models.csv");
-	record_input(run, "catalog", "gpus.csv", cat->origin_gpus, "gpus.csv");
-	record_input(run, "catalog", "prices.csv", cat->origin_prices, "prices.csv");
-}
+#include "runs/cost_report.h"
 
 static void scenario_figures(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
 {
@@ -353,7 +208,7 @@ static int add_iso_format(const char *cmd, wza_run *run, const wza_run *codec, w
 				 : wzm_scenario_set_formats(s, wz_buf_str(&list), &diag);
 	wz_buf_free(&list);
 	if (err)
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	char label[96];
 	snprintf(label, sizeof label, "wz at measured iso-quality (%.2f bits)", bits);
 	wza_run_figure(run, "quality", "iso", "bits", bits, NULL);
@@ -421,35 +276,7 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		wzm_catalog_free(*cat);
 		*scn = NULL;
 		*cat = NULL;
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	}
-	return 0;
-}
-
-int wz_archive_open_cli(const char *cmd, const char *path, int create, wza_archive **a)
-{
-	wz_diag diag;
-	wz_diag_clear(&diag);
-	*a = NULL;
-	char *def = NULL;
-	if (!path) {
-		if (wza_default_path(&def, &diag))
-			return wz_cli_fail(cmd, &diag);
-		path = def;
-	}
-	int rc = 0;
-	if (wza_open(path, create, a, &diag))
-		rc = wz_cli_fail(cmd, &diag);
-	free(def);
-	return rc;
-}
-
-int wz_run_id_parse(const char *cmd, const char *text, long long *id)
-{
-	long v;
-	if (wz_parse_long(text, &v) || v < 1)
-		return wz_cli_usage(cmd, "'%s' is not a run id (a number from 'wzplan archive list')",
-				    text);
-	*id = v;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* Codec measurements into the archive: inputs, window provenance and every
  * measured row with its interval and bits/value (codec_record.h). */
-#include "cli/codec_record.h"
+#include "runs/codec_record.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -8,25 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <jansson.h>
-
-#include "cli/cli.h"
-#include "cli/codec_cli.h"
-#include "cli/sim_record.h"
 #include "common/wz_io.h"
-#include "config.h"
+#include "runs/measure.h"
+#include "runs/say.h"
 
-/* Where the measurement now running goes: set by the two entry points,
- * read by wz_codec_record, which wz_codec_measure calls at its end. */
-static struct {
-	const char *archive; /* --archive FILE */
-	int no_archive;
-	wza_run *into;       /* propose and verify: add the rows here, store nothing */
-	int argc;            /* the arguments as the user gave them, for the run */
-	char **argv;
-} target;
+#define CMD "codec"
 
 /* The path as given without its folders: what the proposal prints, and the
  * same whether verify reads the file by a relative or absolute path. */
@@ -34,85 +21,6 @@ static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	return slash ? slash + 1 : path;
-}
-
-int wz_codec_measure_archived(int argc, char **argv)
-{
-	char **args = calloc((size_t)argc + 1, sizeof *args);
-	if (!args) {
-		fprintf(stderr, "wzplan codec: out of memory\n");
-		return 1;
-	}
-	int n = 0;
-	for (int i = 0; i < argc; i++) {
-		if (i && !strcmp(argv[i], "--no-archive")) {
-			target.no_archive = 1;
-		} else if (i && !strcmp(argv[i], "--archive")) {
-			if (i + 1 >= argc) {
-				free(args);
-				return wz_cli_usage(CMD, "option --archive needs a value");
-			}
-			target.archive = argv[++i];
-		} else if (i && !strncmp(argv[i], "--archive=", 10)) {
-			target.archive = argv[i] + 10;
-		} else {
-			args[n++] = argv[i];
-		}
-	}
-	int rc;
-	if (target.archive && target.no_archive) {
-		rc = wz_cli_usage(CMD, "--archive and --no-archive exclude each other");
-	} else {
-		target.argc = argc;
-		target.argv = argv;
-		rc = wz_codec_measure(n, args);
-	}
-	memset(&target, 0, sizeof target);
-	free(args);
-	return rc;
-}
-
-int wz_codec_measure_into(wza_run *run, int argc, char **argv)
-{
-	/* The table goes to a scratch file (nothing on standard output, and a
-	 * recorded -o never overwrites the user's file); the rows go to run. */
-	const char *tmpdir = getenv("TMPDIR");
-	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s/wzplan-measure.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	int fd = mkstemp(tmp);
-	char **args = calloc((size_t)argc + 3, sizeof *args);
-	if (fd < 0 || !args) {
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		free(args);
-		fprintf(stderr, "wzplan codec: cannot create a scratch file in %s\n",
-			tmpdir && *tmpdir ? tmpdir : "/tmp");
-		return 1;
-	}
-	close(fd);
-	int n = 0;
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (i && (!strcmp(a, "--archive") || !strcmp(a, "-o") || !strcmp(a, "--output")))
-			i++;
-		else if (i && (!strcmp(a, "--no-archive") || !strncmp(a, "--archive=", 10) ||
-			       !strncmp(a, "--output=", 9) || (!strncmp(a, "-o", 2) && a[2])))
-			continue;
-		else
-			args[n++] = argv[i];
-	}
-	args[n++] = "-o";
-	args[n++] = tmp;
-	target.into = run;
-	target.argc = argc;
-	target.argv = argv;
-	int rc = wz_codec_measure(n, args);
-	memset(&target, 0, sizeof target);
-	unlink(tmp);
-	free(args);
-	return rc;
 }
 
 static void put(wza_run *run, const wz_codec_measured *r, const char *metric, wzc_ci ci,
@@ -228,22 +136,12 @@ static void record_window(wza_run *run, const wz_codec_measured *r, const char *
 	}
 }
 
-int wz_codec_record(int argc, char **argv, const char *profile_path, long seed, long nboot,
-		    const char *formats, const wz_codec_measured *rows, int nrows)
+int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_result *res)
 {
-	if (!target.into && target.no_archive)
-		return 0;
-	if (target.argv) {
-		argc = target.argc;
-		argv = target.argv;
-	}
-	wza_run *run = target.into ? target.into
-				   : wza_run_new("codec", argc, argv, PACKAGE_VERSION);
-	wz_diag diag;
-	if (!run) {
-		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_cli_fail(CMD, &diag);
-	}
+	const char *profile_path = rq->profile_path, *formats = rq->formats;
+	long seed = rq->seed, nboot = rq->nboot;
+	const wz_codec_measured *rows = res->rows;
+	int nrows = res->nrows;
 	char seed_text[32], boot_text[32], prof_hex[17] = "";
 	snprintf(seed_text, sizeof seed_text, "%ld", seed);
 	snprintf(boot_text, sizeof boot_text, "%ld", nboot);
@@ -273,21 +171,11 @@ int wz_codec_record(int argc, char **argv, const char *profile_path, long seed, 
 		record_row(run, r, (int)nboot, (uint64_t)seed, *hex ? hex : NULL,
 			   r->sweep && measured_too(rows, nrows, r));
 	}
-	if (target.into) {
-		if (!run->failed)
-			return 0;
-		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_cli_fail(CMD, &diag);
-	}
-	int rc;
-	if (run->failed) {
-		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		rc = wz_cli_fail(CMD, &diag);
-	} else {
-		rc = wz_sim_store(CMD, target.archive, run);
-	}
-	wza_run_free(run);
-	return rc;
+	if (!run->failed)
+		return 0;
+	wz_diag diag;
+	wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+	return wz_say_fail(CMD, &diag);
 }
 
 int wz_codec_inputs_changed(const wza_run *run, wz_buf *changes)
@@ -344,34 +232,4 @@ int wz_codec_rows_diff(const wza_run *a, const wza_run *b, wz_buf *out)
 		}
 	}
 	return n;
-}
-
-int wz_codec_recompute(const wza_run *run, wza_run *fresh)
-{
-	json_t *arr = json_loads(run->args ? run->args : "[]", 0, NULL);
-	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
-	char **argv = n ? calloc(n + 1, sizeof *argv) : NULL;
-	int rc = 0;
-	if (!argv) {
-		fprintf(stderr, "wzplan verify: run %lld: its recorded arguments are unreadable\n",
-			run->id);
-		rc = 1;
-	}
-	/* Traces and the profile from their recorded absolute paths, so the
-	 * run recomputes from any folder. */
-	for (size_t i = 0; !rc && i < n; i++) {
-		const char *s = json_string_value(json_array_get(arr, i));
-		argv[i] = (char *)(s ? s : "");
-		for (int k = 0; k < run->ninputs; k++) {
-			const wza_input *in = &run->inputs[k];
-			if ((!strcmp(in->kind, "trace") || !strcmp(in->kind, "profile")) &&
-			    !strcmp(in->name, argv[i]))
-				argv[i] = in->origin;
-		}
-	}
-	if (!rc)
-		rc = wz_codec_measure_into(fresh, (int)n, argv);
-	free(argv);
-	json_decref(arr);
-	return rc;
 }

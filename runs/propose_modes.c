@@ -2,7 +2,7 @@
  * each of several serving modes (aggregated or disaggregated; idle sessions
  * resident, offloaded in the GPU format or another, or dropped), recorded
  * into the run and rendered from its figures (propose.h). */
-#include "cli/propose.h"
+#include "runs/propose.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,7 +192,7 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 		char label[128];
 		mode_label(m, label, sizeof label);
 		if (!o->quiet)
-			fprintf(stderr, "wzplan %s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
+			wz_say(WZ_SAY_ERR, "wzplan %s: serving mode %d of %d: %s\n", cmd, k + 1, modes.n, label);
 		wz_sim_setup setup;
 		int rc = mode_setup(cmd, o, m, &setup);
 		if (rc)

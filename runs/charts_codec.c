@@ -1,7 +1,7 @@
 /* The codec charts of a run: error against bits/value per format
  * (rate-distortion, with the Gaussian bound) and attention KL against
  * bits/value, from its archived codec measurements (propose.h). */
-#include "cli/propose.h"
+#include "runs/propose.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* The proposal's simulation section: the fleets sized by simulation, and
  * which of the three sizing methods binds, read from the run's figures
  * (propose.h). */
-#include "cli/propose.h"
+#include "runs/propose.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/codec_record.h"
+#include "runs/codec_record.h"
 
 /* value [lo, hi]: one cell in text and Markdown (or the value alone when
  * brief), three in CSV and JSON. */

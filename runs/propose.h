@@ -5,8 +5,10 @@
 #define WZ_PROPOSE_H
 
 #include "archive/archive.h"
-#include "cli/cli.h"
-#include "cli/sim_cli.h"
+#include "runs/say.h"
+#include "runs/setup.h"
+#include "runs/sim_record.h"
+#include "runs/sim_setup.h"
 #include "plots/chart.h"
 
 #define WZ_PROPOSE_MAX_TRACES 64
@@ -35,6 +37,7 @@ typedef struct {
 	wz_scenario_opts scn;
 	wz_sim_opts sim;      /* --traffic and the simulator's options */
 	wz_propose_modes modes; /* --serving-modes (n 0 and not all: none) */
+	const char *serving_modes; /* ...as the user gave the list (NULL: none) */
 	const char *out_dir;  /* default "wzplan-out" */
 	const char *archive;  /* --archive FILE, or NULL for the default */
 	int no_archive;       /* --no-archive: the run is not stored */
@@ -54,10 +57,6 @@ typedef struct {
 	const char *live_kl;
 } wz_propose_opts;
 
-/* Parses propose's arguments (argv[0] is the command name).  Returns -1 to
- * go on, 0 after printing help, or an exit status after a usage error. */
-int wz_propose_parse(int argc, char **argv, wz_propose_opts *o /* OUT */);
-
 /* Loads scenario and catalogs, runs the comparison and records into run
  * every figure the proposal shows (tables "scenario", "cost", "memory_gib",
  * "gpus_by_context", "users_per_gpu_by_context"), the fleets and the inputs
@@ -69,6 +68,27 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o /* OUT */);
 int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 		       wzm_scenario **scn /* OUT */, wzm_catalog **cat /* OUT */,
 		       wzm_compare *cmp /* OUT */);
+
+/* What a proposal wrote, for the program to tell: the cost tables as text,
+ * the charts drawn (or why not), and where the run was stored (archive_path
+ * NULL: not stored).  Free with wz_proposal_free. */
+typedef struct {
+	wz_buf text;
+	int ncharts, rendered;
+	wz_buf why_not;
+	char *archive_path;
+	long long run_id;
+} wz_proposal;
+
+/* `propose`: computes the run's figures (wz_propose_compute), writes the
+ * proposal into o->out_dir (whole or not at all: proposal.md, the CSV
+ * tables, charts/) and stores run in the archive o asks for (the default
+ * place, else the output folder when the default cannot be used).  run
+ * holds the user's arguments.  Returns an exit status after reporting
+ * errors; *out is to be freed either way. */
+int wz_propose_write(const char *cmd, const wz_propose_opts *o, wza_run *run,
+		     wz_proposal *out /* OUT */);
+void wz_proposal_free(wz_proposal *p);
 
 /* The charts for a run's figures (cost, savings, GPUs and users per GPU
  * against context, memory breakdown), quality against bits/value when
@@ -164,16 +184,9 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run);
 /* The "Live-model quality" section from a run's figures (nothing without). */
 void wz_propose_live_kl_section(wz_buf *md, const wza_run *run);
 
-/* Opens the archive at `path`, or at the default location when path is
- * NULL.  Prints errors; returns an exit status. */
-int wz_archive_open_cli(const char *cmd, const char *path, int create, wza_archive **a /* OUT */);
-
 /* Lists the figures that differ between two runs (value, text, or present
  * in one only) into out, one line each; returns how many. */
 int wz_figures_diff(const wza_run *a, const wza_run *b, const char *name_a, const char *name_b,
 		    wz_buf *out);
-
-/* Parses a run id ("12"); prints a usage error and returns 2 when bad. */
-int wz_run_id_parse(const char *cmd, const char *text, long long *id /* OUT */);
 
 #endif

@@ -1,11 +1,14 @@
 /* The fleet-size search over a scenario's cache formats, shared by `size`
- * and `propose` (sim_cli.h). */
-#include "cli/sim_cli.h"
+ * and `propose`, and a size run computed and recorded (sim_setup.h). */
+#include "runs/sim_setup.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "runs/say.h"
+#include "runs/sim_record.h"
 
 typedef struct {
 	const char *cmd, *format;
@@ -21,7 +24,7 @@ static void on_run(void *ud, long replicas, const wzs_result *r, int ok)
 	if (n->quiet)
 		return;
 	pthread_mutex_lock(&progress_lock);
-	fprintf(stderr,
+	wz_say(WZ_SAY_ERR,
 		"wzplan %s: %s: %ld replicas: p99 TTFT %.3f s, p99 TPOT %.4f s, %llu refused, "
 		"%llu events%s -> %s\n",
 		n->cmd, n->format, replicas, r->ttft.p99, r->tpot.p99, r->refused, r->events,
@@ -112,20 +115,20 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 	wzm_rates rates;
 	if (!rows) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	}
 	if (wzm_find_rates(s->cat, s->scn->price_set, s->gpu, &rates, &diag))
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	long pools[WZS_MAX_POOL_SIZES];
 	int m = s->params.disaggregated ? wzs_prefill_pool_sizes(&s->params, pools, &diag) : 1;
 	if (m < 0)
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	if (!s->params.disaggregated)
 		pools[0] = 0;
 	format_job *jobs = calloc((size_t)(n > 0 ? n * m : 1), sizeof *jobs);
 	if (!jobs) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	}
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < m; k++) {
@@ -154,7 +157,7 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 			for (int k = 0; k < n * m; k++)
 				wzs_result_free(&jobs[k].row.search.result);
 			free(jobs);
-			return wz_cli_fail(cmd, &diag);
+			return wz_say_fail(cmd, &diag);
 		}
 	for (int i = 0; i < n; i++) {
 		wz_size_row *r = &rows[i];
@@ -165,7 +168,7 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 		const format_job *j = &jobs[i * m + best];
 		*r = j->row;
 		if (!r->search.replicas)
-			wz_cli_warn(cmd, "%s: no fleet of up to %ld replicas meets the targets%s",
+			wz_say_warn(cmd, "%s: no fleet of up to %ld replicas meets the targets%s",
 				    r->size.name, r->search.largest,
 				    r->search.largest < max_replicas ? " (one per session)" : "");
 		r->fleet.replicas = r->search.replicas;
@@ -188,4 +191,31 @@ void wz_size_rows_free(wz_size_row *rows, int n)
 	for (int i = 0; rows && i < n; i++)
 		wzs_result_free(&rows[i].search.result);
 	free(rows);
+}
+
+int wz_size_compute(const char *cmd, const wz_size_opts *o, wza_run *run, wz_sim_setup *setup,
+		    wz_size_row **rows, int *base)
+{
+	*rows = NULL;
+	int rc = wz_sim_setup_load(cmd, &o->scn, &o->sim, setup);
+	if (rc)
+		return rc;
+	rc = wz_size_formats(cmd, setup, o->max_replicas, o->quiet, rows, base);
+	if (!rc && run) {
+		wz_record_inputs(run, setup->scn, setup->cat);
+		wz_sim_record_setup(run, setup, o->sim.traffic);
+		wz_sim_record_scenario(run, setup);
+		wz_size_record(run, setup, *rows, setup->scn->nformats, *base);
+		if (run->failed) {
+			wz_diag diag;
+			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+			rc = wz_say_fail(cmd, &diag);
+		}
+	}
+	if (rc) {
+		wz_size_rows_free(*rows, setup->scn ? setup->scn->nformats : 0);
+		*rows = NULL;
+		wz_sim_setup_free(setup);
+	}
+	return rc;
 }

@@ -1,5 +1,5 @@
-/* How `codec measure` stores its measurements in the archive, and how
- * `propose` and `verify` run a measurement into a run of their own. */
+/* A codec measurement's rows, the table they make (codec_measure_table.c),
+ * and what verify compares of a recorded measurement (codec_record.c). */
 #ifndef WZ_CODEC_RECORD_H
 #define WZ_CODEC_RECORD_H
 
@@ -10,7 +10,7 @@
 #include "traces/cache_trace.h"
 
 /* One measured (window, format), or one rate of the iso sweep, as
- * codec_measure.c holds it. */
+ * measure.c holds it. */
 typedef struct {
 	const char *window, *split, *format;
 	const char *path;             /* the trace file as given */
@@ -27,22 +27,6 @@ typedef struct {
 wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso, int per_layer,
 				  int wide, int nboot, uint64_t seed);
 
-/* `wzplan codec measure` with --archive FILE / --no-archive taken out of
- * argv before the measurement's own option parsing. */
-int wz_codec_measure_archived(int argc, char **argv);
-
-/* Called by wz_codec_measure once its table is out: records every row with
- * its inputs (trace files with size and XXH3 hash, the profile's hash, the
- * seed, the format list) and stores the run (as `sim` does), or adds the
- * rows to the run of wz_codec_measure_into.  Returns an exit status. */
-int wz_codec_record(int argc, char **argv, const char *profile_path, long seed, long nboot,
-		    const char *formats, const wz_codec_measured *rows, int nrows);
-
-/* Runs `codec measure` with argv (argv[0] "measure") into `run` instead of
- * an archive: no table is printed; the rows, window figures and inputs are
- * added to run.  Returns an exit status. */
-int wz_codec_measure_into(wza_run *run, int argc, char **argv);
-
 /* Names each trace or profile input of run whose file changed or is gone
  * (hash mismatch) into changes; returns how many. */
 int wz_codec_inputs_changed(const wza_run *run, wz_buf *changes);
@@ -50,10 +34,6 @@ int wz_codec_inputs_changed(const wza_run *run, wz_buf *changes);
 /* Codec rows that differ between an archived and a recomputed run, one
  * line each into out; returns how many. */
 int wz_codec_rows_diff(const wza_run *a, const wza_run *b, wz_buf *out);
-
-/* Recomputes a `codec measure` run from its recorded arguments (trace and
- * profile read from their recorded absolute paths) into fresh. */
-int wz_codec_recompute(const wza_run *run, wza_run *fresh);
 
 /* Synthetic traces carry a source beginning with this. */
 #define WZ_SYNTHETIC_PREFIX "synthetic"

@@ -1,6 +1,6 @@
 /* Simulation runs into the archive: inputs, figures, series and fleets
  * (sim_record.h). */
-#include "cli/sim_record.h"
+#include "runs/sim_record.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/propose.h"
 #include "common/wz_io.h"
+#include "data/embedded.h"
+#include "runs/say.h"
 
 /* Small enough to keep a copy of: larger traffic files are recorded by
  * path, size and hash only. */
@@ -266,10 +267,10 @@ int wz_sim_archive_open(const char *cmd, const char *path, wza_archive **out)
 	wz_diag_clear(&diag);
 	*out = NULL;
 	if (path)
-		return wz_archive_open_cli(cmd, path, 1, out);
+		return wz_run_archive_open(cmd, path, 1, out);
 	char *def = NULL;
 	if (wza_default_path(&def, &diag) || wza_open(def, 1, out, &diag))
-		wz_cli_warn(cmd, "%s; the run will not be archived", diag.msg);
+		wz_say_warn(cmd, "%s; the run will not be archived", diag.msg);
 	free(def);
 	return 0;
 }
@@ -283,9 +284,9 @@ int wz_sim_store_in(const char *cmd, wza_archive *a, wza_run *run)
 	int rc = 0;
 	wza_run_finish(run, "ok");
 	if (wza_store(a, run, &diag))
-		rc = wz_cli_fail(cmd, &diag);
+		rc = wz_say_fail(cmd, &diag);
 	else
-		fprintf(stderr, "Run %lld archived in %s\n", run->id, wza_path(a));
+		wz_say(WZ_SAY_ERR, "Run %lld archived in %s\n", run->id, wza_path(a));
 	wza_close(a);
 	return rc;
 }
@@ -295,4 +296,61 @@ int wz_sim_store(const char *cmd, const char *path, wza_run *run)
 	wza_archive *a;
 	int rc = wz_sim_archive_open(cmd, path, &a);
 	return rc ? rc : wz_sim_store_in(cmd, a, run);
+}
+
+/* Records an input's text: embedded ones by their embedded name, files by
+ * their absolute path, so `verify` finds them from any folder. */
+static void record_input(wza_run *run, const char *kind, const char *name, const char *origin,
+			 const char *embedded_name)
+{
+	char hex[17];
+	if (!strncmp(origin, "embedded:", 9)) {
+		size_t len = 0;
+		const char *text = wz_embedded_file(embedded_name, &len);
+		if (!text)
+			return;
+		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
+		wza_run_input(run, kind, name, origin, hex, (long long)len, text);
+		return;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	char abs[PATH_MAX];
+	const char *where = realpath(origin, abs) ? abs : origin;
+	if (wz_read_file(origin, 16 << 20, &text, &len, NULL) == WZ_OK) {
+		snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(text, len));
+		wza_run_input(run, kind, name, where, hex, (long long)len, text);
+	} else {
+		wza_run_input(run, kind, name, where, NULL, -1, NULL);
+	}
+	free(text);
+}
+
+void wz_record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat)
+{
+	char embedded[128];
+	const char *name = strncmp(s->origin, "embedded:", 9) ? s->origin : s->origin + 9;
+	snprintf(embedded, sizeof embedded, "scenarios/%s.scenario", name);
+	record_input(run, "scenario", "scenario", s->origin, embedded);
+	record_input(run, "catalog", "models.csv", cat->origin_models, "models.csv");
+	record_input(run, "catalog", "gpus.csv", cat->origin_gpus, "gpus.csv");
+	record_input(run, "catalog", "prices.csv", cat->origin_prices, "prices.csv");
+}
+
+int wz_run_archive_open(const char *cmd, const char *path, int create, wza_archive **a)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	*a = NULL;
+	char *def = NULL;
+	if (!path) {
+		if (wza_default_path(&def, &diag))
+			return wz_say_fail(cmd, &diag);
+		path = def;
+	}
+	int rc = 0;
+	if (wza_open(path, create, a, &diag))
+		rc = wz_say_fail(cmd, &diag);
+	free(def);
+	return rc;
 }

@@ -1,6 +1,6 @@
 /* The charts of a run, drawn from its archived figures only, so `propose`
  * and `plot RUN` make the same charts (propose.h). */
-#include "cli/propose.h"
+#include "runs/propose.h"
 
 #include <math.h>
 #include <stdio.h>

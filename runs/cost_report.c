@@ -1,11 +1,13 @@
 /* Tables of the cost comparison: scaling fleets, memory fleets, the per-GPU
- * memory breakdown, and one wide table for machines (cli.h). */
+ * memory breakdown, and one wide table for machines (cost_report.h). */
+#include "runs/cost_report.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
 #include "costmodel/capacity.h"
+#include "runs/setup.h"
 
 static void money(wzp_table *t, double usd)
 {

@@ -1,11 +1,12 @@
-/* How `sim`, `size` and `propose` store simulations in the archive: the
- * inputs (scenario, catalogs, traffic file, seed), the figures, the latency
- * distributions and cache occupancy series, and the fleets with their cost. */
+/* How runs are stored in the archive: the inputs (scenario, catalogs,
+ * traffic file, seed), the figures of a simulation, the latency
+ * distributions and cache occupancy series, and the fleets with their
+ * cost; opening the archive a user chose and storing a finished run. */
 #ifndef WZ_SIM_RECORD_H
 #define WZ_SIM_RECORD_H
 
 #include "archive/archive.h"
-#include "cli/sim_cli.h"
+#include "runs/sim_setup.h"
 
 /* Series names of wza_point rows: x in seconds (ttft_cdf, occupancy) or
  * milliseconds (tpot_cdf); y the share of requests at or below x, or the
@@ -14,7 +15,7 @@
 #define WZ_SERIES_TPOT "tpot_cdf"
 #define WZ_SERIES_OCCUPANCY "occupancy"
 
-/* Records the scenario and catalog texts with their hashes (propose_run.c). */
+/* Records the scenario and catalog texts with their hashes. */
 void wz_record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *cat);
 
 /* Records the inputs of a simulation beyond the scenario and catalogs: the
@@ -49,5 +50,9 @@ int wz_sim_store(const char *cmd, const char *path, wza_run *run);
  * store and close (a NULL archive stores nothing).  Exit statuses. */
 int wz_sim_archive_open(const char *cmd, const char *path, wza_archive **out /* OUT */);
 int wz_sim_store_in(const char *cmd, wza_archive *a, wza_run *run);
+
+/* Opens the archive at `path`, or at the default location when path is
+ * NULL.  Reports errors; returns an exit status. */
+int wz_run_archive_open(const char *cmd, const char *path, int create, wza_archive **a /* OUT */);
 
 #endif
