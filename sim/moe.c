@@ -38,15 +38,54 @@ static const deepep_row *deepep_lookup(const deepep_row *rows, int n, int ep)
 	return &rows[n - 1];
 }
 
-static void bandwidths(const wzs_params *p, const deepep_row *r, double *dispatch_bps,
-		       double *combine_bps)
+/* DeepEP's rows were measured on H800: NVLink 400 GB/s both ways
+ * (gpus.csv) and one ConnectX-7 of 400 Gb/s, 50 GB/s, per GPU. */
+#define DEEPEP_NVLINK_GBPS 400.0
+#define DEEPEP_NIC_GBPS 50.0
+
+/* The all-to-all by topology, for an EP group of `gpus`: inside one NVLink
+ * domain (the catalog's nvlink_domain: 8 on an HGX board, 72 on NVL72)
+ * every byte crosses NVLink, at DeepEP's intranode figure (EP8, 153 / 158
+ * GB/s, NVLink-bound) scaled by the GPU's NVLink over the H800's; across
+ * domains at the internode rows scaled by the GPU's NIC over the CX7's.
+ * DeepEP's low-latency rows are RDMA even within an HGX board, so a group
+ * of 8 or fewer keeps them (NIC-scaled); inside a wider domain they run
+ * over NVLink too.  Without the catalog's columns, the rows as measured. */
+static void topology_row(const wzm_gpu *gpu, int gpus, const deepep_row *measured,
+			 int low_latency, deepep_row *out)
 {
-	*dispatch_bps = (p->ep_dispatch_gbps > 0 ? p->ep_dispatch_gbps : r->dispatch_gbps) * 1e9;
-	*combine_bps = (p->ep_combine_gbps > 0 ? p->ep_combine_gbps : r->combine_gbps) * 1e9;
+	*out = *measured;
+	double domain = gpu ? gpu->nvlink_domain : NAN;
+	double nvlink = gpu ? gpu->nvlink_gbps : NAN, nic = gpu ? gpu->nic_gbps : NAN;
+	int inside = !isnan(domain) && gpus <= domain && !(low_latency && gpus <= 8);
+	if (inside && nvlink > 0) {
+		out->dispatch_gbps = normal_rows[0].dispatch_gbps * nvlink / DEEPEP_NVLINK_GBPS;
+		out->combine_gbps = normal_rows[0].combine_gbps * nvlink / DEEPEP_NVLINK_GBPS;
+	} else if (!inside && gpus > 8 && nic > 0) {
+		out->dispatch_gbps = measured->dispatch_gbps * nic / DEEPEP_NIC_GBPS;
+		out->combine_gbps = measured->combine_gbps * nic / DEEPEP_NIC_GBPS;
+	} else if (low_latency && nic > 0) {
+		out->dispatch_gbps = measured->dispatch_gbps * nic / DEEPEP_NIC_GBPS;
+		out->combine_gbps = measured->combine_gbps * nic / DEEPEP_NIC_GBPS;
+	}
 }
 
-wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
-		     int pool_gpus, wzs_moe *out, wz_diag *diag)
+static void bandwidths(const wzs_params *p, const wzm_gpu *gpu, int gpus, const deepep_row *rows,
+		       int nrows, int low_latency, double *dispatch_bps, double *combine_bps)
+{
+	deepep_row r;
+	topology_row(gpu, gpus, deepep_lookup(rows, nrows, gpus), low_latency, &r);
+	*dispatch_bps = (p->ep_dispatch_gbps > 0 ? p->ep_dispatch_gbps : r.dispatch_gbps) * 1e9;
+	*combine_bps = (p->ep_combine_gbps > 0 ? p->ep_combine_gbps : r.combine_gbps) * 1e9;
+}
+
+double wzs_moe_fabric(const wzm_gpu *gpu, long gpus_per_node)
+{
+	return gpu && gpu->nvlink_domain > 0 ? gpu->nvlink_domain : (double)gpus_per_node;
+}
+
+wz_err wzs_moe_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_params *p, int gpus,
+		     int tensor_parallel, int pool_gpus, wzs_moe *out, wz_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	out->compute_factor = 1;
@@ -81,19 +120,22 @@ wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int 
 	double experts = (double)sh.routed_experts, k = (double)sh.top_k;
 	int pool = pool_gpus > 0 ? pool_gpus : gpus;
 	out->decode_dests = k;
-	out->prefill_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, p->gpus_per_node),
+	/* across NVLink domains the normal kernels send a token once to each
+	 * domain holding one of its experts and forward it over NVLink there */
+	long fabric = (long)wzs_moe_fabric(gpu, p->gpus_per_node);
+	out->prefill_dests = wzs_moe_destinations(experts, k, wzs_moe_normal_units(gpus, fabric),
 						  sh.n_group, sh.topk_group);
 	out->pool_dests = pool == gpus ? out->prefill_dests
 				       : wzs_moe_destinations(experts, k,
-							      wzs_moe_normal_units(pool, p->gpus_per_node),
+							      wzs_moe_normal_units(pool, fabric),
 							      sh.n_group, sh.topk_group);
 	int nn = (int)(sizeof normal_rows / sizeof normal_rows[0]);
 	int nl = (int)(sizeof low_latency_rows / sizeof low_latency_rows[0]);
-	bandwidths(p, deepep_lookup(low_latency_rows, nl, gpus), &out->decode_dispatch_bps,
+	bandwidths(p, gpu, gpus, low_latency_rows, nl, 1, &out->decode_dispatch_bps,
 		   &out->decode_combine_bps);
-	bandwidths(p, deepep_lookup(normal_rows, nn, gpus), &out->prefill_dispatch_bps,
+	bandwidths(p, gpu, gpus, normal_rows, nn, 0, &out->prefill_dispatch_bps,
 		   &out->prefill_combine_bps);
-	bandwidths(p, deepep_lookup(normal_rows, nn, pool), &out->pool_dispatch_bps,
+	bandwidths(p, gpu, pool, normal_rows, nn, 0, &out->pool_dispatch_bps,
 		   &out->pool_combine_bps);
 	out->overlap = p->dual_batch_overlap;
 	/* One GPU holds every expert: nothing moves. */

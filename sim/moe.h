@@ -45,8 +45,15 @@ typedef struct {
  * compute_factor 1) unless p->expert_parallel.  Fails naming the key when
  * the MoE shape does not fit the model's active parameters, or when the
  * replica is tensor-parallel. */
-wz_err wzs_moe_build(const wzm_model *model, const wzs_params *p, int gpus, int tensor_parallel,
-		     int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
+wz_err wzs_moe_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_params *p, int gpus,
+		     int tensor_parallel, int pool_gpus, wzs_moe *out /* OUT */, wz_diag *diag);
+
+/* GPUs on one NVLink fabric: the catalog's nvlink_domain, else
+ * gpus_per_node.  An EP group inside it runs its all-to-all over NVLink
+ * (DeepEP's intranode figure scaled by the GPU's NVLink bandwidth over the
+ * H800's), one wider at DeepEP's internode figures scaled by the GPU's
+ * NIC over the CX7's 50 GB/s. */
+double wzs_moe_fabric(const wzm_gpu *gpu, long gpus_per_node);
 
 /* Seconds of dispatch and combine for `tokens` tokens of one GPU through
  * every MoE layer, each sent to `dests` destinations, at the given

@@ -139,7 +139,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->active_share = model->params_active_b / model->params_total_b;
 	if (out->active_share > 1)
 		out->active_share = 1;
-	if ((err = wzs_moe_build(model, p, out->gpus, out->tensor_parallel,
+	if ((err = wzs_moe_build(model, gpu, p, out->gpus, out->tensor_parallel,
 				 p->disaggregated ? (int)p->prefill_gpus : 0, &out->moe, diag)))
 		return err;
 	for (int b = 0; b < WZS_TOUCHED_TABLE; b++)
@@ -148,9 +148,18 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	touched_saturation(out);
 	out->active_params = model->params_active_b * 1e9;
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
-	out->peak_weights_field = weights_fp8 ? "fp8_tflops" : "bf16_tflops";
+	/* Weights of 4 bits or fewer run their matmuls at the FP4 peak where
+	 * the GPU has one (Blackwell's NVFP4: gpus.csv's fp4_tflops); on a GPU
+	 * without (Hopper) they are widened to FP8 for the math. */
+	int weights_fp4 = wbits <= 4 && gpu->fp4_tflops > 0;
+	out->peak_weights_field = weights_fp4   ? "fp4_tflops"
+				  : weights_fp8 ? "fp8_tflops"
+						: "bf16_tflops";
 	out->peak_attn_field = p->attention_fp8 ? "fp8_tflops" : "bf16_tflops";
-	double weight_peak = (weights_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12;
+	double weight_peak = (weights_fp4   ? gpu->fp4_tflops
+			      : weights_fp8 ? gpu->fp8_tflops
+					    : gpu->bf16_tflops) *
+			     1e12;
 	double attn_peak = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12;
 	out->weight_flops = weight_peak * p->compute_efficiency;
 	out->attn_flops = attn_peak * p->compute_efficiency;

@@ -500,6 +500,98 @@ static void test_comm_sms(void)
 	   "decode (DeepEP's low-latency kernels hold no SMs) is unchanged");
 }
 
+/* The all-to-all by topology: inside an NVLink domain at DeepEP's
+ * intranode figure scaled by the GPU's NVLink, across domains at its
+ * internode rows scaled by the GPU's NIC; DeepEP's own H800 rows where
+ * the GPU is the H800's. */
+static void test_topology(void)
+{
+	const struct {
+		const char *gpu;
+		int ep;
+		double decode_d, decode_c, prefill_d, prefill_c;
+		const char *why;
+	} cases[] = {
+		{ "H800", 8, 98, 127, 153, 158, "H800 EP8: DeepEP's rows as measured" },
+		{ "H100 SXM", 8, 98, 127, 153 * 900.0 / 400, 158 * 900.0 / 400,
+		  "H100 EP8: normal kernels over its 900 GB/s NVLink, low-latency over its 50 GB/s NIC" },
+		{ "H100 SXM", 32, 48, 53, 58, 57, "H100 EP32: across boards, the CX7 rows" },
+		{ "GB200", 72, 153 * 1800.0 / 400, 158 * 1800.0 / 400, 153 * 1800.0 / 400,
+		  158 * 1800.0 / 400, "GB200 EP72: all inside the NVL72 domain, over NVLink" },
+		{ "GB200", 144, 39, 40, 51, 50, "GB200 EP144: across two domains, its 50 GB/s NIC" },
+		{ "GB300", 144, 78, 80, 102, 100, "GB300 EP144: across domains, its 100 GB/s NIC" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const wzm_gpu *g = wzm_find_gpu(fixture_cat, cases[i].gpu, NULL);
+		wzs_params p;
+		wzs_params_default(&p);
+		p.expert_parallel = 1;
+		wzs_moe e;
+		if (!g || wzs_moe_build(dsv3, g, &p, cases[i].ep, 0, 0, &e, NULL)) {
+			ok(0, "%s: a model", cases[i].why);
+			continue;
+		}
+		ok(fabs(e.decode_dispatch_bps - cases[i].decode_d * 1e9) < 1e3 &&
+			   fabs(e.decode_combine_bps - cases[i].decode_c * 1e9) < 1e3 &&
+			   fabs(e.prefill_dispatch_bps - cases[i].prefill_d * 1e9) < 1e3 &&
+			   fabs(e.prefill_combine_bps - cases[i].prefill_c * 1e9) < 1e3,
+		   "%s: %g / %g GB/s decode, %g / %g prefill", cases[i].why,
+		   e.decode_dispatch_bps / 1e9, e.decode_combine_bps / 1e9,
+		   e.prefill_dispatch_bps / 1e9, e.prefill_combine_bps / 1e9);
+	}
+	/* across NVL72 domains a prefill token goes once to each domain */
+	const wzm_gpu *gb = wzm_find_gpu(fixture_cat, "GB200", NULL);
+	wzs_params p;
+	wzs_params_default(&p);
+	p.expert_parallel = 1;
+	wzs_moe e;
+	if (gb && !wzs_moe_build(dsv3, gb, &p, 144, 0, 0, &e, NULL))
+		ok(e.prefill_dests == wzs_moe_destinations(256, 8, 2, 8, 4) &&
+			   wzs_moe_fabric(gb, p.gpus_per_node) == 72,
+		   "GB200 EP144: a prefill token's destinations are its domains (%.3f of 2)",
+		   e.prefill_dests);
+	else
+		ok(0, "GB200 EP144 model");
+	p.ep_dispatch_gbps = 7;
+	ok(gb && !wzs_moe_build(dsv3, gb, &p, 72, 0, 0, &e, NULL) && e.decode_dispatch_bps == 7e9 &&
+		   e.prefill_dispatch_bps == 7e9,
+	   "ep_dispatch_gbps overrides the topology's figure");
+}
+
+/* Weights of 4 bits run at the FP4 peak where the catalog gives one
+ * (Blackwell), at FP8 where it does not (Hopper). */
+static void test_fp4_peak(void)
+{
+	const struct {
+		const char *gpu;
+		double bits;
+		const char *field;
+	} cases[] = { { "GB200", 4, "fp4_tflops" }, { "GB200", 8, "fp8_tflops" },
+		      { "H100 SXM", 4, "fp8_tflops" }, { "B300", 4, "fp4_tflops" } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const wzm_gpu *g = wzm_find_gpu(fixture_cat, cases[i].gpu, NULL);
+		wzm_memory_params mem;
+		wzm_memory_params_default(&mem);
+		mem.gpus_per_replica = 16;
+		mem.par = WZM_PAR_ATTN_DP;
+		mem.weight_bits = cases[i].bits;
+		wzs_params p;
+		wzs_params_default(&p);
+		double rec = fixture_record("fp8-mix");
+		wzs_replica_model m;
+		if (!g || wzs_replica_model_build(dsv3, g, &mem, 32000, rec, rec, 1, &p, &m, NULL)) {
+			ok(0, "%s at %g bits: a model", cases[i].gpu, cases[i].bits);
+			continue;
+		}
+		double peak = !strcmp(cases[i].field, "fp4_tflops") ? g->fp4_tflops : g->fp8_tflops;
+		ok(!strcmp(m.peak_weights_field, cases[i].field) &&
+			   m.weight_flops == peak * 1e12 * p.compute_efficiency &&
+			   m.prefill_weight_flops == peak * 1e12 * p.prefill_compute_efficiency,
+		   "%s, %g-bit weights: matmuls at %s (%g TFLOP/s)", cases[i].gpu, cases[i].bits,
+		   m.peak_weights_field, peak);
+	}
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -512,6 +604,8 @@ int main(void)
 	test_step_time_bound();
 	test_prefill_efficiency();
 	test_comm_sms();
+	test_topology();
+	test_fp4_peak();
 
 	wzs_params p;
 	wzs_replica_model m;
