@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "bench/bench_util.h"
-#include "codec/linalg.h"
-#include "codec/metrics.h"
+#include "codec/profile/linalg.h"
+#include "codec/measure/metrics.h"
 
 #define N 576
 #define RUNS 7

@@ -12,9 +12,10 @@
 
 #include "bench/bench_util.h"
 #include "codec/codec.h"
-#include "codec/profile.h"
-#include "codec/wzx.h"
-#include "codec/wzx_fast.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/legacy/wzx_legacy.h"
+#include "codec/wzx/wzx_fast.h"
 
 #include <zstd.h>
 

@@ -7,7 +7,7 @@
  * bf16-equivalent cache) and its ratio to the first.
  *   bench_inproc ROUNDS "old wz-5.44" "new wzt8-5.44" ... */
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "traces/synth_cache.h"
 #include <stdio.h>
 #include <stdlib.h>

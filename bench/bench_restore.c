@@ -17,11 +17,12 @@
 
 #include "bench/bench_util.h"
 #include "codec/codec.h"
-#include "codec/profile.h"
-#include "codec/profile_cache.h"
-#include "codec/wzx.h"
-#include "codec/wzx_fast.h"
-#include "codec/wzx_lanes.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/profile_cache.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/legacy/wzx_legacy.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_lanes.h"
 #include "traces/synth_cache.h"
 
 #include <zstd.h>

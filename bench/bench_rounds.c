@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "traces/synth_cache.h"
 
 #define RUNS 7

@@ -28,9 +28,13 @@
 #include "bench/bench_util.h"
 #include "codec/codec.h"
 #include "codec/codec_internal.h"
-#include "codec/profile.h"
-#include "codec/wz_gemm.h"
-#include "codec/wz_plan.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_gemm.h"
+#include "codec/wz/wz_plan.h"
 #include "traces/cache_trace.h"
 
 /* Code offsets searched: -SPAN..SPAN around the written code. */

@@ -18,10 +18,14 @@
 
 #include "bench/bench_util.h"
 #include "codec/codec_internal.h"
-#include "codec/metrics.h"
-#include "codec/profile.h"
-#include "codec/wz_plan.h"
-#include "codec/wzt_trellis.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/wz/wzt_trellis.h"
 #include "traces/synth_cache.h"
 
 #define RUNS 3

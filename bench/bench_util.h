@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "traces/synth_cache.h"
 
 /* CPU time of this thread: a one-core figure even on a shared machine. */

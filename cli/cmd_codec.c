@@ -10,8 +10,8 @@
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
 #include "cli/commands.h"
-#include "codec/format.h"
-#include "codec/profile.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
 
 
 static void help(void)

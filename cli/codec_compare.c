@@ -1,5 +1,5 @@
 /* `wzplan codec compare`: every listed format against every reference
- * format on each trace window, paired (codec/paired.h): the error ratios
+ * format on each trace window, paired (codec/measure/paired.h): the error ratios
  * with their intervals and the share of tokens and queries where the format
  * has the lower error.  measure's ratios are all to fp8-mix; this one puts
  * wz beside any baseline at that baseline's own rate. */
@@ -11,9 +11,9 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "codec/measure_run.h"
-#include "codec/paired.h"
-#include "codec/format.h"
+#include "codec/measure/measure_run.h"
+#include "codec/measure/paired.h"
+#include "codec/formats/format.h"
 #include "common/wz_str.h"
 #include "plots/table.h"
 

@@ -10,7 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "codec/metrics.h"
+#include "codec/measure/metrics.h"
 #include "config.h"
 #include "runs/measure.h"
 #include "runs/sim_record.h"

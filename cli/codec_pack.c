@@ -9,9 +9,9 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "codec/fpconv.h"
-#include "codec/profile.h"
-#include "codec/wzx_files.h"
+#include "codec/formats/fpconv.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx_files.h"
 
 /* A block's values, read from the trace file when a thread asks. */
 static wz_err from_stream(void *ctx, int layer, int t0, int n, float *lat, float *rope,

@@ -4,7 +4,7 @@
  * on all cores into an output written as it goes (atomically: a temporary
  * file renamed at the end, or standard output for --out -), so memory
  * stays a few blocks per thread whatever the session's length (docs/wzx-format.md; the run loop is
- * codec/wzx_files.c's). */
+ * codec/wzx/wzx_files.c's). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
-#include "codec/wzx_files.h"
+#include "codec/wzx/wzx_files.h"
 
 static void help_unpack(void)
 {

@@ -1,17 +1,17 @@
 /* The codec context: one per (format, shape, profile), dispatching records
- * to the baseline coders or the wz plan. */
+ * to the format's coders through the traits table (codec/registry.c). */
 #include "codec/codec.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec_internal.h"
-#include "codec/profile.h"
-#include "codec/profile_cache.h"
-#include "codec/rope.h"
-#include "codec/wz_plan.h"
-#include "codec/wzt_trellis.h"
-#include "codec/wzx.h"
+#include "codec/formats/baseline.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/profile_cache.h"
+#include "codec/profile/rope.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/wz/wzt_trellis.h"
 
 static void plan_free(void *plan)
 {
@@ -80,9 +80,10 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 		}
 		/* wzx entropy-codes the records of a wz grid (docs/wzx-format.md):
 		 * the codec is that grid's, records and all. */
-		wz_err e = fmt->id == WZC_FMT_WZX ? wzc_wzx_grid_bytes(profile, fmt->rate_bits,
-								     &c->record_bytes, diag)
-						  : WZ_OK;
+		const wzc_format_info *info = wzc_format_info_of(fmt->id);
+		wz_err e = info->profile_record_bytes
+				   ? info->profile_record_bytes(profile, fmt, &c->record_bytes, diag)
+				   : WZ_OK;
 		if (!e)
 			e = shared_plan(c, profile, diag);
 		if (!e && wzc_format_trellis_nu(fmt->id))
@@ -164,29 +165,22 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 			   const float *rope, uint8_t *records, wz_diag *diag)
 {
+	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (c->wz) {
 		/* The layer's plan, made on first use (wzt's trellis plan rests on it). */
 		const layer_plan *lp;
 		wz_err e = wzc_wz_plan_layer_get(c->wz, layer, &lp, diag);
 		if (e)
 			return e;
-	}
-	if (c->wzt) {
-		wzc_wzt_encode_layer(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
-		return WZ_OK;
-	}
-	if (c->wz) {
-		if (c->fmt.id == WZC_FMT_WZS)
-			wzc_wzs_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
-		else
-			wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+		info->encode_layer(c, layer, n, latent, rope, records);
 		return WZ_OK;
 	}
 	if (c->fmt.id == WZC_FMT_FP8_FLAT)
 		c->tensor_scale[layer] = wzc_flat_scale(n, c->R, c->P, latent, rope);
+	wzc_rec_ctx rc = { c->fmt.id, c->R, c->P, c->tensor_scale[layer] };
 	for (int t = 0; t < n; t++)
-		wzc_baseline_encode(c, layer, latent + (size_t)t * c->R, rope + (size_t)t * c->P,
-				    records + (size_t)t * c->record_bytes);
+		info->encode(&rc, latent + (size_t)t * c->R, rope + (size_t)t * c->P,
+			     records + (size_t)t * c->record_bytes);
 	return WZ_OK;
 }
 
@@ -195,13 +189,15 @@ void wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record, i
 {
 	if (layer < 0 || layer >= c->L)
 		return;
+	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (c->wz) {
-		wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, 0);
+		info->decode_token(c, layer, record, latent, rope, 0);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		if (f)
 			wzc_rope_turn(rope, c->P, position, f, 1);
 	} else {
-		wzc_baseline_decode(c, layer, record, latent, rope);
+		wzc_rec_ctx rc = { c->fmt.id, c->R, c->P, c->tensor_scale[layer] };
+		info->decode(&rc, record, latent, rope);
 	}
 }
 
@@ -215,7 +211,7 @@ void wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *re
 			 const int64_t *positions, float *latent, float *rope)
 {
 	if (c->wz && layer >= 0 && layer < c->L) {
-		wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
+		wzc_format_info_of(c->fmt.id)->decode_layer(c, layer, n, records, latent, rope);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		for (int t = 0; f && t < n; t++)
 			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);
@@ -237,6 +233,6 @@ int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t
 {
 	if (!c->wz || layer < 0 || layer >= c->L)
 		return -1;
-	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, y_latent, y_rope, 1);
+	wzc_format_info_of(c->fmt.id)->decode_token(c, layer, record, y_latent, y_rope, 1);
 	return 0;
 }

@@ -1,34 +1,17 @@
 /* Encoding and decoding a cache in any registry format: a codec context per
- * (format, shape, profile), records of a fixed size per token and layer, and
- * the view of a cache window the codec and the metrics read. */
+ * (format, shape, profile), records of a fixed size per token and layer,
+ * each format's coders reached through the traits table
+ * (codec/formats/format.h, codec/registry.c). */
 #ifndef WZC_CODEC_H
 #define WZC_CODEC_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
+#include "codec/formats/window.h"
 #include "common/wz_error.h"
 
-/* A window of cache: borrowed arrays, row-major float32 (the traces module
- * fills one from a cache-trace file; the codec depends on nothing else). */
-typedef struct {
-	int L, T, R, P;         /* layers, tokens, latent and position widths */
-	int Q, H;               /* queries and heads; 0 when there are none */
-	const float *latent;    /* [L][T][R] */
-	const float *rope;      /* [L][T][P] */
-	const float *q_latent;  /* [L][Q][H][R] or NULL */
-	const float *q_rope;    /* [L][Q][H][P] or NULL */
-	const int64_t *q_index; /* [Q]: query q attends to tokens 0..q_index[q] */
-	const int64_t *positions; /* [T] absolute positions, or NULL for 0..T-1 */
-	double softmax_scale;
-	const char *model;      /* may be NULL */
-	const char *split;      /* "calibration" or "test"; may be NULL */
-	const char *name;       /* window name; may be NULL */
-} wzc_window;
-
-typedef struct wzc_profile wzc_profile;
-typedef struct wzc_codec wzc_codec;
 
 /* A codec for format fmt and shape L x (R + P).  wz formats need a profile of
  * the same shape (borrowed: it must outlive the codec); other formats ignore
@@ -84,7 +67,7 @@ int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uin
 				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
 
 /* wz and the trellis-coded wzt formats: the layer's plan as flat arrays for
- * the GPU (codec/wz_flat.h; a trellis plan's nu is its memory, 0 for wz).
+ * the GPU (codec/wz/wz_flat.h; a trellis plan's nu is its memory, 0 for wz).
  * The caller frees it with wzc_wz_flat_free. */
 typedef struct wzc_wz_flat wzc_wz_flat;
 wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **flat /* OUT */,

@@ -7,31 +7,33 @@ libwzcodec_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 # sanitizers' runtime, stderr).
 libwzcodec_la_LDFLAGS =
 libwzcodec_la_SOURCES = \
-	codec/format.c codec/format.h \
-	codec/fpconv.h codec/records.h \
-	codec/codec.c codec/codec.h codec/codec_internal.h \
-	codec/baseline.c \
-	codec/linalg.c codec/linalg.h \
-	codec/levels.c codec/levels.h \
-	codec/profile.h codec/profile_io.c codec/profile_internal.h codec/profile_layers.c codec/profile_parse.c codec/prepare.c codec/rope.c codec/rope.h \
-	codec/wz_codec.c codec/wz_plan.h codec/wz_flat.c codec/wz_flat.h \
-	codec/wz_allocate.c codec/wz_allocate.h \
-	codec/wzx.c codec/wzx.h codec/wzx_file.c codec/wzx_internal.h codec/first_fail.h \
-	codec/wzx_rans.c codec/wzx_rans.h codec/wzx_token.h \
-	codec/wz_encode.c codec/wz_gemm.c codec/wz_gemm.h \
-	codec/metrics.c codec/metrics.h
-libwzcodec_la_SOURCES += codec/profile_cache.c codec/profile_cache.h
-libwzcodec_la_SOURCES += codec/wzx_lanes.c codec/wzx_lanes.h codec/wzx_fast.c codec/wzx_fast.h
-libwzcodec_la_SOURCES += codec/wzx_fast12.c codec/wzx_fast32.c codec/wzx_pack.c
-libwzcodec_la_SOURCES += codec/wzx_fast32_x86.c codec/wzx_fast32_internal.h
-libwzcodec_la_SOURCES += codec/wzx_fast5.c codec/wzx_fast5_x86.c codec/wzx_fast5_internal.h codec/wzx_avx2_lanes.h
-libwzcodec_la_SOURCES += codec/wzx_restore.c codec/wzx_files.c codec/wzx_files.h
-libwzcodec_la_SOURCES += codec/wzx_transform.c codec/hot.h
-libwzcodec_la_SOURCES += codec/baseline_fp4.c codec/fp4conv.h
-libwzcodec_la_SOURCES += codec/paired.c codec/paired.h
-libwzcodec_la_SOURCES += codec/rd_bound.c
-libwzcodec_la_SOURCES += codec/wzt_codec.c codec/wzt_fast.c codec/wzt_trellis.h
-libwzcodec_la_SOURCES += codec/measure_run.c codec/measure_run.h
+	codec/formats/format.c codec/formats/format.h \
+	codec/formats/fpconv.h codec/formats/records.h \
+	codec/codec.c codec/codec.h codec/codec_internal.h codec/registry.c codec/cores.h \
+	codec/formats/window.h codec/formats/bytes.h codec/formats/baseline.h codec/profile/scale_code.h \
+	codec/formats/baseline.c \
+	codec/profile/linalg.c codec/profile/linalg.h \
+	codec/profile/levels.c codec/profile/levels.h \
+	codec/profile/profile.h codec/profile/profile_io.c codec/profile/profile_internal.h codec/profile/profile_layers.c codec/profile/profile_parse.c codec/profile/prepare.c codec/profile/rope.c codec/profile/rope.h \
+	codec/wz/wz_codec.c codec/wz/wz_plan.h codec/wz/wz_flat.c codec/wz/wz_flat.h \
+	codec/wz/wz_allocate.c codec/wz/wz_allocate.h \
+	codec/wzx/wzx.c codec/wzx/wzx.h codec/wzx/wzx_file.c codec/wzx/wzx_internal.h codec/first_fail.h \
+	codec/wzx/wzx_rans.c codec/wzx/wzx_rans.h codec/wzx/wzx_token.h \
+	codec/wz/wz_encode.c codec/wz/wz_gemm.c codec/wz/wz_gemm.h \
+	codec/measure/metrics.c codec/measure/metrics.h
+libwzcodec_la_SOURCES += codec/profile/profile_cache.c codec/profile/profile_cache.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_lanes.c codec/wzx/wzx_lanes.h codec/wzx/wzx_fast.c codec/wzx/wzx_fast.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_pack.c codec/wzx/wzx_lanes32.c
+libwzcodec_la_SOURCES += codec/wzx/legacy/wzx_legacy.h codec/wzx/legacy/wzx_fast12.c codec/wzx/legacy/wzx_fast32.c
+libwzcodec_la_SOURCES += codec/wzx/legacy/wzx_fast32_x86.c codec/wzx/wzx_fast32_internal.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_fast5.c codec/wzx/wzx_fast5_x86.c codec/wzx/wzx_fast5_internal.h codec/wzx/wzx_avx2_lanes.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_restore.c codec/wzx/wzx_files.c codec/wzx/wzx_files.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_transform.c codec/hot.h
+libwzcodec_la_SOURCES += codec/formats/baseline_fp4.c codec/formats/fp4conv.h
+libwzcodec_la_SOURCES += codec/measure/paired.c codec/measure/paired.h
+libwzcodec_la_SOURCES += codec/measure/rd_bound.c
+libwzcodec_la_SOURCES += codec/wz/wzt_codec.c codec/wz/wzt_fast.c codec/wz/wzt_trellis.h
+libwzcodec_la_SOURCES += codec/measure/measure_run.c codec/measure/measure_run.h
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.

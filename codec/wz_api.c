@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/format.h"
-#include "codec/profile.h"
-#include "codec/wzx.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
 #include "config.h"
 
 /* A profile is freed when its last holder lets go: the caller's

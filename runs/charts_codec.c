@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
 
 #define MAX_POINTS 128
 

@@ -5,7 +5,7 @@
 
 #include "archive/archive.h"
 #include "common/wz_str.h"
-#include "codec/measure_run.h"
+#include "codec/measure/measure_run.h"
 #include "plots/table.h"
 #include "traces/cache_trace.h"
 

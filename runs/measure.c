@@ -1,6 +1,6 @@
 /* A codec measurement as a job (measure.h): the request checked, the
  * profile and traces read, every window and format measured on every core
- * (codec/measure_run.c does the work), the rows a table and the archive
+ * (codec/measure/measure_run.c does the work), the rows a table and the archive
  * take. */
 #include "runs/measure.h"
 
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/format.h"
-#include "codec/profile.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
 #include "runs/say.h"
 
 #define CMD "codec"

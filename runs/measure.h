@@ -1,13 +1,13 @@
 /* A codec measurement as a job: the request (`codec measure`'s, or the one
- * a proposal makes), running it on every core (codec/measure_run.c does
+ * a proposal makes), running it on every core (codec/measure/measure_run.c does
  * the work), its rows, and recording them into a run (codec_record.c).
  * Errors and progress go to the sink (runs/say.h) as "wzplan codec: ...". */
 #ifndef WZ_RUNS_MEASURE_H
 #define WZ_RUNS_MEASURE_H
 
 #include "codec/codec.h"
-#include "codec/format.h"
-#include "codec/measure_run.h"
+#include "codec/formats/format.h"
+#include "codec/measure/measure_run.h"
 #include "runs/codec_record.h"
 #include "traces/cache_trace.h"
 

@@ -12,7 +12,7 @@
 #include "runs/say.h"
 #include "runs/setup.h"
 #include "runs/propose.h"
-#include "codec/format.h"
+#include "codec/formats/format.h"
 #include "common/wz_io.h"
 #include "common/wz_name.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
 #include "common/wz_io.h"
 #include "runs/say.h"
 #include "costmodel/catalog.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
 #include "runs/say.h"
 #include "sim/speedup.h"
 

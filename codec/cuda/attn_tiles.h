@@ -36,7 +36,7 @@
 /* Row stride of the decoded tile: odd, so the threads of a warp that read
  * one column of different tokens hit different shared-memory banks. */
 #define WZK_ATT_KS (WZK_ATT_NV + 1)
-#define WZK_FMT_WZ 16 /* codec/format.h's WZC_FMT_WZ */
+#define WZK_FMT_WZ 16 /* codec/formats/format.h's WZC_FMT_WZ */
 
 typedef struct {
 	float q[WZK_ATT_HEADS][WZK_ATT_NV];

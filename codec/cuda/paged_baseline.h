@@ -4,7 +4,7 @@
  * run them with one thread each between barriers, and the CPU emulation
  * (tests/gpu/emulate.h) runs the same functions in a loop over block and
  * thread indices, so the arithmetic the GPU does is tested on any machine
- * against the C reference (codec/baseline.c) byte for byte.
+ * against the C reference (codec/formats/baseline.c) byte for byte.
  *
  * Paging: a page holds WZK_PAGE_TOKENS consecutive records of one layer
  * (docs/gpu-kernels.md); token i of a batch goes to slot slots[i] (page *
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/fpconv.h"
+#include "codec/formats/fpconv.h"
 
 #define WZK_PAGE_TOKENS 64
 /* Tokens per block of the encoder and its threads. */
@@ -26,7 +26,7 @@
 /* Scale groups of one token: nvfp4's R / 16 plus the position part. */
 #define WZK_MAX_GROUPS (WZK_MAX_NV / 16 + 1)
 
-/* Format ids as in codec/format.h (kept numerically equal, checked by the
+/* Format ids as in codec/formats/format.h (kept numerically equal, checked by the
  * emulation test). */
 #define WZK_BF16 1
 #define WZK_FP8_MIX 2

@@ -1,7 +1,7 @@
 /* The per-thread steps of the GPU decode of wz records from paged slots
  * into the transformed domain that attention reads (for a layer whose
  * profile undoes RoPE, the position part in the cache's domain), as WZ_HD inline
- * functions over the per-group code of codec/wz_flat.h: the CUDA kernel
+ * functions over the per-group code of codec/wz/wz_flat.h: the CUDA kernel
  * (paged_kernels.cu) and the attention kernel's tile decode run them
  * between barriers, the CPU emulation (tests/gpu/emulate.h) in loops over
  * block and thread indices. */
@@ -9,7 +9,7 @@
 #define WZK_PAGED_WZ_H
 
 #include "codec/cuda/paged_baseline.h"
-#include "codec/wz_flat.h"
+#include "codec/wz/wz_flat.h"
 
 /* Decode state of nt tokens being decoded together. */
 typedef struct {

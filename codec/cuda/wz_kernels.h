@@ -5,7 +5,7 @@
  * (docs/gpu-kernels.md).  They run the per-thread steps of
  * codec/cuda/paged_baseline.h, paged_wz.h and attn_tiles.h, built on the
  * per-element and per-group inline functions the C reference uses
- * (codec/fpconv.h, codec/wz_flat.h).  Every pointer argument is device
+ * (codec/formats/fpconv.h, codec/wz/wz_flat.h).  Every pointer argument is device
  * memory; functions return 0 or a cudaError_t value. */
 #ifndef WZC_CUDA_KERNELS_H
 #define WZC_CUDA_KERNELS_H
@@ -13,13 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/wz_flat.h"
+#include "codec/wz/wz_flat.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- baselines: fmt is a codec/format.h id (bf16, fp8-mix, fp8-ds-mla,
+/* ---- baselines: fmt is a codec/formats/format.h id (bf16, fp8-mix, fp8-ds-mla,
  * int4-g64, nvfp4) ---- */
 
 /* Record bytes of fmt for R + P, or 0 when the kernels do not take it. */

@@ -143,3 +143,23 @@ tests_codec_test_rope_SOURCES = tests/codec/test_rope.c tests/codec/window.h
 tests_codec_test_rope_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_rope_LDADD = $(TEST_LDADD)
 tests_codec_test_rope_DEPENDENCIES = $(WZ_LIBS)
+# Every format of the traits table against its reference (issue 44).
+check_PROGRAMS += tests/codec/test_traits
+TESTS += tests/codec/test_traits
+tests_codec_test_traits_SOURCES = tests/codec/test_traits.c tests/codec/window.h
+tests_codec_test_traits_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_traits_LDADD = $(TEST_LDADD)
+tests_codec_test_traits_DEPENDENCIES = $(WZ_LIBS)
+# No circle of more than two units in codec/'s include graph, and the
+# feature folders' arrows as docs/architecture.md allows them (issue 44).
+TESTS += tests/codec/circle_check.sh
+EXTRA_DIST += tests/codec/circle_check.sh
+# The educational wzx decoder (docs/wzx-format.md in plain C) on the golden
+# files of every version (issue 44).
+check_PROGRAMS += tests/codec/test_edu
+TESTS += tests/codec/test_edu
+tests_codec_test_edu_SOURCES = tests/codec/test_edu.c tests/codec/edu/wzx_edu.c \
+	tests/codec/edu/wzx_edu.h
+tests_codec_test_edu_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_edu_LDADD = $(TEST_LDADD)
+tests_codec_test_edu_DEPENDENCIES = $(WZ_LIBS)

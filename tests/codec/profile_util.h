@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "common/wz_io.h"
 
 static inline int same_floats(const float *a, const float *b, size_t n)

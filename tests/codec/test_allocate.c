@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "codec/levels.h"
-#include "codec/profile.h"
-#include "codec/wz_allocate.h"
+#include "codec/profile/levels.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_allocate.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

@@ -6,11 +6,15 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/fpconv.h"
-#include "codec/metrics.h"
-#include "codec/profile.h"
-#include "codec/records.h"
-#include "codec/wz_flat.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/fpconv.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
+#include "codec/formats/records.h"
+#include "codec/wz/wz_flat.h"
 #include "tests/codec/window.h"
 
 /* Nearest e4m3 value by brute force, ties to the even code, saturating. */

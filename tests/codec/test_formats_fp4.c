@@ -1,4 +1,4 @@
-/* The shipped 4-bit MLA baselines (codec/baseline_fp4.c): records built by
+/* The shipped 4-bit MLA baselines (codec/formats/baseline_fp4.c): records built by
  * hand from the layouts of docs/baselines-fp4.md for known inputs, the
  * per-element rules of each stack (vLLM's rounded-up scale, SGLang's ties
  * away from zero and power-of-two scales, TensorRT-LLM's nearest scale),
@@ -8,11 +8,15 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/fp4conv.h"
-#include "codec/fpconv.h"
-#include "codec/metrics.h"
-#include "codec/paired.h"
-#include "codec/records.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/fp4conv.h"
+#include "codec/formats/fpconv.h"
+#include "codec/measure/metrics.h"
+#include "codec/measure/paired.h"
+#include "codec/formats/records.h"
 #include "tests/codec/window.h"
 
 static wzc_codec *codec_for(const char *name, int L, int R, int P)

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "codec/linalg.h"
+#include "codec/profile/linalg.h"
 
 static uint64_t rng = 0x1234567ull;
 

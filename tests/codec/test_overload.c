@@ -16,11 +16,15 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/format.h"
-#include "codec/levels.h"
-#include "codec/profile_cache.h"
-#include "codec/profile.h"
-#include "codec/wz_plan.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/format.h"
+#include "codec/profile/levels.h"
+#include "codec/profile/profile_cache.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_plan.h"
 #include "tests/codec/window.h"
 
 /* A Gaussian histogram cut at +-4: its support is [-4, 4]. */

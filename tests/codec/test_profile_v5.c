@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "codec/codec.h"
-#include "codec/format.h"
-#include "codec/profile.h"
-#include "codec/profile_cache.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/profile_cache.h"
 #include "common/wz_io.h"
 #include "tests/codec/profile_util.h"
 

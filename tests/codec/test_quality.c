@@ -6,8 +6,8 @@
 
 #include <string.h>
 
-#include "codec/metrics.h"
-#include "codec/profile.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
 #include "tests/codec/window.h"
 
 #define NCAL 2

@@ -16,9 +16,13 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/format.h"
-#include "codec/profile.h"
-#include "codec/wz_plan.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_plan.h"
 #include "tests/codec/window.h"
 #include "traces/float16.h"
 

@@ -17,13 +17,13 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/format.h"
-#include "codec/fpconv.h"
-#include "codec/metrics.h"
-#include "codec/profile.h"
-#include "codec/rope.h"
-#include "codec/wz_flat.h"
-#include "codec/wzx.h"
+#include "codec/formats/format.h"
+#include "codec/formats/fpconv.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/rope.h"
+#include "codec/wz/wz_flat.h"
+#include "codec/wzx/wzx.h"
 #include "tests/codec/window.h"
 
 /* Counts prepare's progress calls: [0] calls, [1] those that were the next

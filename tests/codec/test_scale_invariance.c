@@ -12,10 +12,14 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/format.h"
-#include "codec/metrics.h"
-#include "codec/profile.h"
-#include "codec/wz_plan.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/format.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_plan.h"
 #include "tests/codec/window.h"
 
 static wzt_cache_trace *make(const char *split, uint64_t window_seed, int T, double c)

@@ -8,9 +8,13 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/profile.h"
-#include "codec/wz_gemm.h"
-#include "codec/wz_plan.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_gemm.h"
+#include "codec/wz/wz_plan.h"
 #include "tests/codec/window.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -347,7 +351,7 @@ static void test_quantize_batch(void)
 	free(pool);
 }
 
-/* A layer encoder of codec/wz_plan.h. */
+/* A layer encoder of codec/wz/wz_plan.h. */
 typedef void (*layer_encoder)(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			      const float *rope, uint8_t *records, size_t record_bytes);
 

@@ -11,10 +11,14 @@
 #include <stdint.h>
 
 #include "codec/codec_internal.h"
-#include "codec/format.h"
-#include "codec/profile.h"
-#include "codec/wz_plan.h"
-#include "codec/wzt_trellis.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/bytes.h"
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/formats/format.h"
+#include "codec/profile/profile.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/wz/wzt_trellis.h"
 #include "tests/codec/window.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -157,7 +161,7 @@ static void check_fast_digits(const wzc_wz_plan *plan, size_t B)
 	const layer_plan *lp = &plan->layers[0];
 	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, nord = lp->gstart[lp->ngroups];
 	/* per lane nc + 2 places: the anchor flags have places nc and nc + 1
-	 * (order_c, codec/wz_plan.h) */
+	 * (order_c, codec/wz/wz_plan.h) */
 	float *zl = malloc(sizeof(float) * (size_t)(nc + 2) * WZT_LANES);
 	uint32_t *a = calloc((size_t)n, sizeof *a);
 	uint32_t *b = calloc((size_t)(nc + 2) * WZT_LANES, sizeof *b);
@@ -243,7 +247,7 @@ static void check_viterbi(const wzc_profile *prof, size_t B, int nu, int fast)
 	}
 	const layer_plan *lp = &plan->layers[0];
 	int nc = lp->ncod[0] + lp->ncod[1], n = lp->n, worse = 0, differ = 0, trials = 40;
-	/* the anchor flags have places nc and nc + 1 (order_c, codec/wz_plan.h) */
+	/* the anchor flags have places nc and nc + 1 (order_c, codec/wz/wz_plan.h) */
 	float *zl = malloc(sizeof(float) * (size_t)(nc + 2));
 	uint32_t *a = calloc((size_t)n, sizeof *a), *b = calloc((size_t)n, sizeof *b);
 	for (int trial = 0; trial < trials; trial++) {

@@ -7,11 +7,11 @@
 
 #include <time.h>
 
-#include "codec/metrics.h"
-#include "codec/profile.h"
-#include "codec/wzx.h"
-#include "codec/wzx_internal.h"
-#include "codec/wzx_rans.h"
+#include "codec/measure/metrics.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/wzx_internal.h"
+#include "codec/wzx/wzx_rans.h"
 #include "common/wz_io.h"
 #include "tests/codec/window.h"
 #include <xxhash.h>

@@ -6,11 +6,12 @@
  * per-profile cache giving the same plans and tables as computing afresh. */
 #include "tests/tap.h"
 
-#include "codec/profile.h"
-#include "codec/profile_cache.h"
-#include "codec/wzx.h"
-#include "codec/wzx_fast.h"
-#include "codec/wzx_lanes.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/profile_cache.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/legacy/wzx_legacy.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_lanes.h"
 #include "tests/codec/window.h"
 
 static wzc_profile *prepare(wzt_family fam, int L, int T)

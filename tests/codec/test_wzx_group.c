@@ -8,11 +8,12 @@
  * reference bit for bit. */
 #include "tests/tap.h"
 
-#include "codec/profile.h"
-#include "codec/wzx.h"
-#include "codec/wzx_fast.h"
-#include "codec/wzx_internal.h"
-#include "codec/wzx_lanes.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/legacy/wzx_legacy.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_internal.h"
+#include "codec/wzx/wzx_lanes.h"
 #include "tests/codec/window.h"
 
 enum { L = 2, T = 5 * 64 + 10, NB = 6 }; /* five full blocks and a short one per layer */

@@ -7,10 +7,11 @@
  * the rows equal to the wz decoder's values of those records. */
 #include "tests/tap.h"
 
-#include "codec/profile.h"
-#include "codec/wzx.h"
-#include "codec/wzx_fast.h"
-#include "codec/wzx_lanes.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/legacy/wzx_legacy.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_lanes.h"
 #include "tests/codec/window.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;

@@ -1,8 +1,8 @@
-/* Tests of the streaming, parallel wzx writer (codec/wzx_pack.c): the same
+/* Tests of the streaming, parallel wzx writer (codec/wzx/wzx_pack.c): the same
  * bytes as the in-memory writer for any thread count and any run size; the
  * error of a failing source is the lowest failing block's for any thread
  * count; a failing sink stops the writer.  And of pack and unpack to and
- * from files (codec/wzx_files.c): the same bytes, nothing left behind on
+ * from files (codec/wzx/wzx_files.c): the same bytes, nothing left behind on
  * failure. */
 #include <dirent.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 #include "common/wz_io.h"
 #include "tests/tap.h"
 
-#include "codec/profile.h"
-#include "codec/wzx.h"
-#include "codec/wzx_files.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/wzx_files.h"
 #include "tests/codec/window.h"
 
 typedef struct {

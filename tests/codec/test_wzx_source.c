@@ -6,8 +6,8 @@
  * source that fails is an error, not a crash. */
 #include "tests/tap.h"
 
-#include "codec/profile.h"
-#include "codec/wzx.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
 #include "tests/codec/window.h"
 
 enum { L = 2, T = 4 * 64 + 7 };

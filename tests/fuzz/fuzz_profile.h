@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 
 /* The profile's length from an input's bytes 1..4, clipped to what the
  * input holds (size >= 5). */

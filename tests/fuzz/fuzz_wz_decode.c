@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "tests/fuzz/fuzz_profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

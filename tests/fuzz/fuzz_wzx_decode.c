@@ -11,8 +11,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "codec/profile.h"
-#include "codec/wzx.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
 #include "tests/fuzz/fuzz_profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

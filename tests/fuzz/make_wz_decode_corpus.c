@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "common/wz_io.h"
 
 static uint64_t state = 42;

@@ -12,7 +12,7 @@
 
 extern "C" {
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "traces/synth_cache.h"
 }
 #include "codec/cuda/wz_kernels.h"

@@ -31,8 +31,8 @@ WZ_CUDA_OBJS = codec/cuda/wz_kernels-cu.o codec/cuda/paged_kernels-cu.o \
 	codec/cuda/attn_kernels-cu.o
 WZ_CUDA_DEPS = $(top_srcdir)/codec/cuda/wz_kernels.h $(top_srcdir)/codec/cuda/paged_baseline.h \
 	$(top_srcdir)/codec/cuda/paged_wz.h $(top_srcdir)/codec/cuda/attn_tiles.h \
-	$(top_srcdir)/codec/wz_flat.h $(top_srcdir)/codec/wzt_trellis.h $(top_srcdir)/codec/fpconv.h \
-	$(top_srcdir)/codec/rope.h
+	$(top_srcdir)/codec/wz/wz_flat.h $(top_srcdir)/codec/wz/wzt_trellis.h $(top_srcdir)/codec/formats/fpconv.h \
+	$(top_srcdir)/codec/profile/rope.h
 # tests/gpu/run.sh --build-only links the external libraries statically
 # instead, so that the programs run on a machine without their packages.
 WZ_GPU_EXTERNAL_LIBS = $(WZ_EXTERNAL_LIBS)

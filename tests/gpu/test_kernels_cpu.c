@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "codec/codec.h"
-#include "codec/profile.h"
+#include "codec/profile/profile.h"
 #include "tests/codec/window.h"
 #include "tests/gpu/emulate.h"
 #include "tests/gpu/inputs.h"

@@ -143,7 +143,7 @@ static void check_wz(wzt_family fam, const wzc_profile *prof, const char *rate)
  * token's position against its CPU emulation (which test_kernels_cpu
  * checks bit for bit against the reference): the latent bit for bit, the
  * position part within one unit in the last place (CUDA's cos and sin
- * against libm's; codec/rope.h), on encoded tokens from position 70,000
+ * against libm's; codec/profile/rope.h), on encoded tokens from position 70,000
  * and random records at random positions. */
 static void check_wz_rope(wzt_family fam, const wzc_profile *prof, const char *rate)
 {

@@ -5,7 +5,7 @@
 #ifndef WZ_TESTS_SIM_FIXTURE_H
 #define WZ_TESTS_SIM_FIXTURE_H
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
 #include "costmodel/catalog.h"
 #include "sim/sim.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/format.h"
+#include "codec/formats/format.h"
 #include "costmodel/catalog.h"
 #include "sim/binding.h"
 #include "sim/restore_rates.h"

@@ -1,0 +1,307 @@
+/* The traits table (as ggml's type_traits[]): every cache format's one
+ * entry, its static facts (DESIGN.md, "Cache formats") and its coders.
+ * Numeric ids are stored in files and archives: never reuse or renumber
+ * (codec/formats/format.h).  The table is the one place that reaches
+ * every format's code; the codec context (codec/codec.c) and the
+ * measurement (codec/measure/) reach a format through it, and nothing
+ * includes this file, so no format's code can reach back. */
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "codec/codec_internal.h"
+#include "codec/formats/baseline.h"
+#include "codec/formats/format.h"
+#include "codec/wz/wz_gemm.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/wzx/wzx.h"
+
+/* ---- record sizes, one token of one layer ---- */
+
+static size_t bytes_bf16(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return 2 * ((size_t)R + (size_t)P);
+}
+
+static size_t bytes_fp8_mix(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return (size_t)R + 2 + (P ? (size_t)P + 2 : 0);
+}
+
+static size_t bytes_fp8_bf16rope(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return (size_t)R + 2 + 2 * (size_t)P;
+}
+
+static size_t bytes_fp8_ds_mla(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R % 128 ? 0 : (size_t)R + 4 * (size_t)(R / 128) + 2 * (size_t)P;
+}
+
+/* The one per-tensor scale is not per token. */
+static size_t bytes_fp8_flat(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return (size_t)R + (size_t)P;
+}
+
+static size_t bytes_int4_g64(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R % 64 ? 0 : (size_t)(R / 2 + 4 * (R / 64)) + (P ? (size_t)P + 2 : 0);
+}
+
+static size_t bytes_nvfp4(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R % 16 ? 0 : (size_t)(R / 2 + R / 16) + (P ? (size_t)P + 2 : 0);
+}
+
+/* vLLM accepts only DeepSeek's geometry (kv_lora_rank 512,
+ * qk_rope_head_dim 64); the scale permutation is for 32 tiles. */
+static size_t bytes_nvfp4_ds_mla(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R != 512 || P != 64 ? 0 : (size_t)(R / 2 + P + R / 16);
+}
+
+/* Latent and position part are quantized separately in blocks of 16. */
+static size_t bytes_mxfp4_sgl_mla(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R % 16 || P % 16 ? 0 : (size_t)((R + P) / 2 + (R + P) / 16);
+}
+
+/* One quantized run per row, in whole 16-value scale groups. */
+static size_t bytes_trt_cold(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return (R + P) % 16 ? 0 : (size_t)((R + P) / 2 + (R + P) / 16);
+}
+
+static size_t bytes_trt_cold_bf16rope(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R % 16 ? 0 : (size_t)(R / 2 + R / 16) + 2 * (size_t)P;
+}
+
+/* The codec must fit a record in this budget, so wz-R never exceeds R
+ * bits/value. */
+static size_t bytes_wz(const wzc_format *f, int R, int P)
+{
+	return (size_t)floor(f->rate_bits * ((double)R + P) / 8.0 + 1e-9);
+}
+
+/* ---- the profiled formats' coders, through the codec's plans ---- */
+
+static void wz_encode(const wzc_codec *c, int layer, int n, const float *latent,
+		      const float *rope, uint8_t *records)
+{
+	wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+}
+
+static void wz_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			  const float *rope, uint8_t *records)
+{
+	wzc_wz_encode_layer_ref(c->wz, layer, n, latent, rope, records, c->record_bytes);
+}
+
+static void wzs_encode(const wzc_codec *c, int layer, int n, const float *latent,
+		       const float *rope, uint8_t *records)
+{
+	wzc_wzs_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+}
+
+static void wzs_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, uint8_t *records)
+{
+	wzc_wzs_encode_layer_ref(c->wz, layer, n, latent, rope, records, c->record_bytes);
+}
+
+static void wzt_encode(const wzc_codec *c, int layer, int n, const float *latent,
+		       const float *rope, uint8_t *records)
+{
+	wzc_wzt_encode_layer(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
+}
+
+static void wzt_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, uint8_t *records)
+{
+	wzc_wz_encode_layer_trellis(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
+}
+
+/* wz, wzs and wzt share the decoder (wzt's digits read off its trellis). */
+static void wz_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			    float *latent, float *rope)
+{
+	wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
+}
+
+static void wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+			    float *rope, int transformed)
+{
+	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, transformed);
+}
+
+/* The integer kernels of wz's fast encoder (codec/wz/wz_gemm.c), narrowest
+ * first; NULL chooses the widest this processor runs again. */
+static const char *const wz_kernels[] = { "portable", "avx2", "avx512bw", "avx512vnni", NULL };
+
+static int wz_force(const char *kernel)
+{
+	if (kernel)
+		return wzc_gemm_force(kernel);
+	for (int i = (int)(sizeof wz_kernels / sizeof *wz_kernels) - 2; i >= 0; i--)
+		if (!wzc_gemm_force(wz_kernels[i]))
+			return 0;
+	return -1;
+}
+
+/* wzt's trellis search (codec/wz/wzt_fast.c): its widest loops. */
+static const char *const wzt_kernels[] = { "portable", "avx2", "avx512", NULL };
+
+static int wzt_force(const char *kernel)
+{
+	int k = 2;
+	if (kernel) {
+		for (k = 0; wzt_kernels[k] && strcmp(kernel, wzt_kernels[k]); k++)
+			;
+		if (!wzt_kernels[k])
+			return -1;
+	}
+	/* wz's front end held to the same width */
+	if (k == 2 ? (kernel ? wzc_gemm_force("avx512bw") : wz_force(NULL))
+		   : wzc_gemm_force(wz_kernels[k]))
+		return -1;
+	wzc_wzt_force_simd(k);
+	return 0;
+}
+
+static wz_err wzx_bytes(const wzc_profile *p, const wzc_format *f, size_t *record_bytes,
+			wz_diag *diag)
+{
+	return wzc_wzx_grid_bytes(p, f->rate_bits, record_bytes, diag);
+}
+
+static wz_err wzx_window(wzc_codec *c, const wzc_window *w, uint8_t **records, size_t *bytes,
+			 size_t *payload, wz_diag *diag)
+{
+	wzc_wzx_stats st;
+	wz_err e = wzc_wzx_roundtrip(c, w, records, &st, diag);
+	if (!e) {
+		*bytes = st.total;
+		*payload = st.payload;
+	}
+	return e;
+}
+
+#define BASELINE(rb) .record_bytes = rb, .encode = wzc_baseline_encode, .decode = wzc_baseline_decode
+#define PROFILED(enc, ref)                                                                       \
+	.record_bytes = bytes_wz, .needs_profile = 1, .encode_layer = enc, .encode_layer_ref = ref, \
+	.decode_layer = wz_decode_layer, .decode_token = wz_decode_token
+#define WZ_CODER PROFILED(wz_encode, wz_encode_ref), .kernels = wz_kernels, .force = wz_force
+#define WZS_CODER PROFILED(wzs_encode, wzs_encode_ref), .kernels = wz_kernels, .force = wz_force
+#define WZX_CODER                                                                  \
+	PROFILED(wz_encode, wz_encode_ref), .kernels = wz_kernels, .force = wz_force, \
+		.profile_record_bytes = wzx_bytes, .window_records = wzx_window
+#define WZT_CODER(nu)                                                                         \
+	PROFILED(wzt_encode, wzt_encode_ref), .trellis_nu = nu, .kernels = wzt_kernels, \
+		.force = wzt_force
+
+static const wzc_format_info table[] = {
+	{ WZC_FMT_BF16, "bf16", WZC_TIER_GPU, 0,
+	  "576 x bf16: the uncompressed cache", NULL,
+	  BASELINE(bytes_bf16) },
+	{ WZC_FMT_FP8_MIX, "fp8-mix", WZC_TIER_GPU, 0,
+	  "latent e4m3 + fp16 scale (absmax/448), position int8 + fp16 scale (absmax/127)", NULL,
+	  BASELINE(bytes_fp8_mix) },
+	{ WZC_FMT_FP8_BF16ROPE, "fp8-bf16rope", WZC_TIER_GPU, 0,
+	  "latent e4m3 + fp16 scale, position part kept in bf16", NULL,
+	  BASELINE(bytes_fp8_bf16rope) },
+	{ WZC_FMT_FP8_DS_MLA, "fp8-ds-mla", WZC_TIER_GPU, 0,
+	  "FlashMLA FP8 with scale: latent e4m3 + fp32 scale per 128, position bf16 (656 B)",
+	  "deepseek-ai/FlashMLA csrc/api/sparse_decode.h (bytes_per_token) and "
+	  "flash_mla/flash_mla_interface.py",
+	  BASELINE(bytes_fp8_ds_mla) },
+	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
+	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)", NULL,
+	  BASELINE(bytes_fp8_flat) },
+	{ WZC_FMT_INT4_G64, "int4-g64", WZC_TIER_GPU, 0,
+	  "latent uint4 asymmetric in groups of 64 (fp16 scale+zero), position int8 + fp16 scale", NULL,
+	  BASELINE(bytes_int4_g64) },
+	{ WZC_FMT_NVFP4, "nvfp4", WZC_TIER_GPU, 0,
+	  "latent e2m1 with an e4m3 scale per 16, position e4m3 + fp16 scale", NULL,
+	  BASELINE(bytes_nvfp4) },
+	{ WZC_FMT_NVFP4_DS_MLA, "nvfp4-ds-mla", WZC_TIER_GPU, 0,
+	  "vLLM nvfp4_ds_mla: latent e2m1 + e4m3 scale per 16 (rounded up, permuted), "
+	  "position e4m3 unscaled (352 B)",
+	  "vllm-project/vllm csrc/libtorch_stable/nvfp4_ds_mla_cache_kernels.cu "
+	  "(concat_and_cache_nvfp4_ds_mla_kernel, nvfp4_tile_scale, nvfp4_sf_byte)",
+	  BASELINE(bytes_nvfp4_ds_mla) },
+	{ WZC_FMT_MXFP4_SGL_MLA, "mxfp4-sgl-mla", WZC_TIER_GPU, 0,
+	  "SGLang fp4_mx_block16 MLA pool: all 576 values e2m1 with an E8M0 scale per 16 "
+	  "(324 B)",
+	  "sgl-project/sglang python/sglang/srt/mem_cache/memory_pool.py "
+	  "(MLATokenToKVPoolFP4.set_mla_kv_buffer) and "
+	  "python/sglang/srt/layers/quantization/kvfp4_tensor.py (batched_quantize)",
+	  BASELINE(bytes_mxfp4_sgl_mla) },
+	{ WZC_FMT_NVFP4_TRT_COLD, "nvfp4-trt-cold", WZC_TIER_OFFLOAD, 0,
+	  "TensorRT-LLM NVFP4 cold page, MLA row: all 576 values e2m1 with an e4m3 scale "
+	  "per 16 (324 B)",
+	  "NVIDIA/TensorRT-LLM cpp/tensorrt_llm/kernels/nvfp4ColdPageKernels.cu and "
+	  "tensorrt_llm/_torch/kv_cache_compression/quantization_for_cold_page/"
+	  "nvfp4_quantization.py (build_lifecycle_metadata)",
+	  BASELINE(bytes_trt_cold), .can_keep = 1 },
+	{ WZC_FMT_NVFP4_TRT_COLD_BF16ROPE, "nvfp4-trt-cold-bf16rope", WZC_TIER_OFFLOAD, 0,
+	  "TensorRT-LLM NVFP4 cold page with the position part lossless: latent e2m1 + "
+	  "e4m3 scale per 16, position bf16 (416 B)",
+	  "NVIDIA/TensorRT-LLM tensorrt_llm/_torch/kv_cache_compression/"
+	  "quantization_for_cold_page/row_schema.py (ColdPagePolicy.row_geometry, "
+	  "rope_precision='lossless')",
+	  BASELINE(bytes_trt_cold_bf16rope), .can_keep = 1 },
+	{ WZC_FMT_WZ, "wz", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: fixed record per token at the requested bits/value", NULL,
+	  WZ_CODER },
+	{ WZC_FMT_WZX, "wzx", WZC_TIER_OFFLOAD, 1,
+	  "ours, offload tier: entropy-coded blocks of 64 tokens x one layer", NULL,
+	  WZX_CODER },
+	{ WZC_FMT_WZT, "wzt", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wz's record with a 256-state trellis-coded quantizer per token", NULL,
+	  WZT_CODER(8) },
+	{ WZC_FMT_WZT8, "wzt8", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wzt on an 8-state trellis (the family's fastest encoder; docs/wz-format.md)",
+	  NULL,
+	  WZT_CODER(3) },
+	{ WZC_FMT_WZT32, "wzt32", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wzt on a 32-state trellis", NULL,
+	  WZT_CODER(5) },
+	{ WZC_FMT_WZS, "wzs", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: wz's record and decoder, each token's scale codes searched by "
+	  "their error (a slower encoder; docs/wz-format.md, step 6)",
+	  NULL,
+	  WZS_CODER },
+};
+
+#define TABLE_N ((int)(sizeof table / sizeof table[0]))
+
+int wzc_format_count(void)
+{
+	return TABLE_N;
+}
+
+const wzc_format_info *wzc_format_info_at(int i)
+{
+	return i >= 0 && i < TABLE_N ? &table[i] : NULL;
+}
+
+const wzc_format_info *wzc_format_info_of(wzc_format_id id)
+{
+	for (int i = 0; i < TABLE_N; i++)
+		if (table[i].id == id)
+			return &table[i];
+	return NULL;
+}

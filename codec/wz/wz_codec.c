@@ -1,0 +1,1116 @@
+/* The wz fixed-rate coder (GPU tier).  Per layer, both parts' components
+ * (KLT coefficients over a per-token scale) get level counts by greedy
+ * reverse water-filling on the profile's weighted variances; the digits of
+ * a run of components are packed as one mixed-radix number in at most 64
+ * bits, so the rate is fractional without entropy coding and every token's
+ * record has the same size and decodes alone (docs/wz-format.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/profile/scale_code.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/hot.h"
+#include "codec/profile/levels.h"
+#include "codec/profile/profile.h"
+#include "codec/profile/profile_cache.h"
+#include "codec/wz/wz_allocate.h"
+#include "codec/wz/wz_plan.h"
+#include "codec/wz/wzt_trellis.h"
+
+/* Hot loops: GCC vectorizes these at -O3; the default -O2 does not.  The
+ * transform also gets an AVX2 and FMA clone chosen at run time: the same
+ * fused multiply-adds in the same order, so the bytes do not depend on the
+ * machine (ISO C mode contracts nothing else into FMA). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#define WZ_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+#ifndef WZ_CLONES
+#define WZ_CLONES
+#endif
+
+typedef unsigned __int128 u128;
+
+static void free_layer(layer_plan *lp)
+{
+	free(lp->nlev);
+	free(lp->lev);
+	free(lp->thr);
+	free(lp->sigma);
+	free(lp->gstart);
+	free(lp->order);
+	free(lp->gbits);
+	free(lp->ones);
+	free(lp->dec);
+	free(lp->tables);
+	free(lp->bq[0]);
+	free(lp->bq[1]);
+	free(lp->delta[0]);
+	free(lp->delta[1]);
+	for (int p = 0; p < 2; p++) {
+		free(lp->cod[p]);
+		free(lp->bp_c[p]);
+		free(lp->bt_c[p]);
+	}
+	for (int i = 0; lp->qluts && i < lp->nqluts; i++)
+		wzc_qlut_free(&lp->qluts[i]);
+	free(lp->qluts);
+	free(lp->qlut_of);
+	free(lp->comp_c);
+	free(lp->order_c);
+	free(lp->rsig_c);
+	free(lp->qb_block);
+	free(lp->olo_c);
+	free(lp->ohi_c);
+	free(lp->lmin_c);
+	free(lp->lmax_c);
+	free(lp->lev_c);
+	free(lp->thr_c);
+	free(lp->nlev_c);
+	free(lp->ew_c);
+}
+
+void wzc_wz_plan_free(wzc_wz_plan *plan)
+{
+	if (!plan)
+		return;
+	for (int l = 0; plan->layers && l < plan->L; l++)
+		free_layer(&plan->layers[l]);
+	for (int l = 0; plan->lock && l < plan->L; l++)
+		pthread_mutex_destroy(&plan->lock[l]);
+	free(plan->layers);
+	free(plan->ready);
+	free(plan->lock);
+	free(plan);
+}
+
+/* Groups the components with more than one level in order, each group's
+ * product of counts below 2^64; then raises counts inside each group while
+ * the product stays within the group's whole bits (free precision).
+ * Returns the total bits. */
+static int group_and_fill(int n, int *jidx, const double *v, double (*d)[WZC_NSET],
+			  const int *part, int *order, int *gstart, uint8_t *gbits, int *ngroups)
+{
+	int ng = 0, no = 0, total = 0;
+	u128 M = 1;
+	gstart[0] = 0;
+	for (int k = 0; k <= n; k++) {
+		uint32_t N = k < n ? wzc_level_count(jidx[k]) : 0;
+		if (k < n && N <= 1)
+			continue;
+		if (k == n || M * N > (u128)UINT64_MAX) {
+			if (no > gstart[ng]) {
+				/* close the group: k_g = ceil(log2 M) */
+				int bits = 0;
+				while (((u128)1 << bits) < M)
+					bits++;
+				/* fill: raise counts while M stays <= 2^bits */
+				u128 cap = bits >= 64 ? (u128)UINT64_MAX : (u128)1 << bits;
+				for (;;) {
+					int best = -1;
+					double bestg = 0;
+					for (int i = gstart[ng]; i < no; i++) {
+						int c = order[i], j = jidx[c];
+						if (j + 1 >= WZC_NSET)
+							continue;
+						u128 M2 = M / wzc_level_count(j) * wzc_level_count(j + 1);
+						double g = v[c] * (d[part[c]][j] - d[part[c]][j + 1]);
+						if (M2 <= cap && g > bestg) {
+							bestg = g;
+							best = c;
+						}
+					}
+					if (best < 0)
+						break;
+					M = M / wzc_level_count(jidx[best]) * wzc_level_count(jidx[best] + 1);
+					jidx[best]++;
+				}
+				gbits[ng] = (uint8_t)bits;
+				total += bits;
+				gstart[++ng] = no;
+			}
+			M = 1;
+			if (k == n)
+				break;
+		}
+		order[no++] = k;
+		M *= N;
+	}
+	*ngroups = ng;
+	return total;
+}
+
+/* The coded components as one list with their grids side by side. */
+static wz_err plan_batch(int R, layer_plan *lp, wz_diag *diag)
+{
+	int nc = lp->ncod[0] + lp->ncod[1];
+	size_t ncells = 0;
+	for (int i = 0; i < lp->nqluts; i++)
+		ncells += (size_t)lp->qluts[i].G;
+	size_t nn = (size_t)nc + 1;
+	lp->comp_c = malloc(sizeof(int) * nn);
+	lp->order_c = malloc(sizeof(int) * (size_t)(lp->n + 1));
+	lp->rsig_c = malloc(sizeof(float) * nn);
+	lp->qb_block = malloc(nn * (sizeof(void *) + 3 * sizeof(float) + 2 * sizeof(int32_t)) +
+			      (ncells + 1) * sizeof(uint32_t) + (ncells + 2) * sizeof(uint64_t));
+	int *place = malloc(sizeof(int) * (size_t)lp->n);
+	if (!lp->comp_c || !lp->order_c || !lp->rsig_c || !lp->qb_block || !place) {
+		free(place);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	wzc_qbatch *b = &lp->qb;
+	char *at = lp->qb_block;
+	b->q = (const wzc_qlut **)(void *)at;
+	at += nn * sizeof(void *);
+	b->t0 = (float *)(void *)at;
+	b->inv_w = b->t0 + nn;
+	b->gmax = b->inv_w + nn;
+	b->start_off = (int32_t *)(void *)(b->gmax + nn);
+	b->exact = b->start_off + nn;
+	uint32_t *starts = (uint32_t *)(void *)(b->exact + nn);
+	b->starts = starts;
+	/* after starts, at the next multiple of 8 bytes from the block's start */
+	size_t poff = (size_t)((char *)(starts + ncells + 1) - (char *)lp->qb_block);
+	uint64_t *pairs = (uint64_t *)(void *)((char *)lp->qb_block + (poff + 7) / 8 * 8);
+	b->pairs = pairs;
+	b->n = nc;
+	size_t *first = malloc(sizeof(size_t) * (size_t)(lp->nqluts + 1));
+	if (!first) {
+		free(place);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	size_t pos = 0;
+	for (int i = 0; i < lp->nqluts; i++) {
+		first[i] = pos;
+		wzc_qlut_pairs(&lp->qluts[i], pairs + pos);
+		for (int c = 0; c < lp->qluts[i].G; c++)
+			starts[pos++] = lp->qluts[i].start[c];
+	}
+	int j = 0;
+	for (int p = 0; p < 2; p++)
+		for (int i = 0; i < lp->ncod[p]; i++, j++) {
+			int k = (p ? R : 0) + lp->cod[p][i];
+			const wzc_qlut *q = &lp->qluts[lp->qlut_of[k]];
+			lp->comp_c[j] = k;
+			lp->rsig_c[j] = wzc_rsigma(lp->sigma[k]);
+			place[k] = j;
+			b->q[j] = q;
+			b->t0[j] = q->t0;
+			b->inv_w[j] = q->inv_w;
+			b->gmax[j] = (float)(q->G - 1);
+			b->start_off[j] = (int32_t)first[lp->qlut_of[k]];
+			b->exact[j] = q->exact;
+		}
+	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
+		int c = lp->order[i], nv = lp->n - 2;
+		lp->order_c[i] = c >= nv ? nc + (c - nv) : place[c];
+	}
+	free(first);
+	free(place);
+	return WZ_OK;
+}
+
+/* The encoders' overload rule per coded component (docs/wz-format.md,
+ * "Arithmetic" step 5): its table's outer bounds, clamped to straddle 0,
+ * and weight * sigma^2. */
+static wz_err plan_overload(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
+{
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	int R = pr->R, nc = lp->ncod[0] + lp->ncod[1];
+	size_t nn = (size_t)nc + 1;
+	lp->olo_c = malloc(sizeof(float) * nn);
+	lp->ohi_c = malloc(sizeof(float) * nn);
+	lp->lev_c = malloc(sizeof(float *) * nn);
+	lp->thr_c = malloc(sizeof(float *) * nn);
+	lp->nlev_c = malloc(sizeof(uint32_t) * nn);
+	lp->ew_c = malloc(sizeof(double) * nn);
+	lp->lmin_c = malloc(sizeof(float) * nn);
+	lp->lmax_c = malloc(sizeof(float) * nn);
+	if (!lp->olo_c || !lp->ohi_c || !lp->lev_c || !lp->thr_c || !lp->nlev_c || !lp->ew_c ||
+	    !lp->lmin_c || !lp->lmax_c)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int j = 0; j < nc; j++) {
+		int k = lp->comp_c[j], p = k >= R, i = p ? k - R : k;
+		const float *lev = lp->lev[k], *thr = lp->thr[k];
+		uint32_t N = lp->nlev[k];
+		float lo = 2 * lev[0] - thr[0], hi = 2 * lev[N - 1] - thr[N - 2];
+		lp->olo_c[j] = lo < 0 ? lo : 0;
+		lp->ohi_c[j] = hi > 0 ? hi : 0;
+		lp->lmin_c[j] = lev[0];
+		lp->lmax_c[j] = lev[N - 1];
+		lp->lev_c[j] = lev;
+		lp->thr_c[j] = thr;
+		lp->nlev_c[j] = N;
+		lp->ew_c[j] = (double)parts[p]->weight[i] * (double)lp->sigma[k] * (double)lp->sigma[k];
+	}
+	/* what the plan expects of each part: the same distortions it was
+	 * allocated by */
+	double d[2][WZC_NSET];
+	wzc_profile_levels_distortion(pr, l, 0, d[0]);
+	wzc_profile_levels_distortion(pr, l, 1, d[1]);
+	lp->dexp[0] = lp->dexp[1] = 0;
+	for (int j = 0; j < nc; j++) {
+		int k = lp->comp_c[j], p = k >= R, idx = 0;
+		while (idx + 1 < WZC_NSET && wzc_level_count(idx) < lp->nlev[k])
+			idx++;
+		lp->dexp[p] += lp->ew_c[j] * d[p][idx];
+	}
+	return WZ_OK;
+}
+
+/* What the fast encoder needs besides the plan: the coded components'
+ * integer basis in pairs and their quantizer grids. */
+static wz_err plan_fast(const wzc_profile *pr, int l, layer_plan *lp, wz_diag *diag)
+{
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	int R = pr->R;
+	lp->qlut_of = malloc(sizeof *lp->qlut_of * (size_t)lp->n);
+	lp->qluts = calloc((size_t)lp->n, sizeof *lp->qluts);
+	if (!lp->qlut_of || !lp->qluts)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	for (int k = 0; k < lp->n; k++) {
+		lp->qlut_of[k] = -1;
+		if (lp->nlev[k] <= 1)
+			continue;
+		for (int i = 0; i < k && lp->qlut_of[k] < 0; i++)
+			if (lp->qlut_of[i] >= 0 && lp->thr[i] == lp->thr[k])
+				lp->qlut_of[k] = lp->qlut_of[i];
+		if (lp->qlut_of[k] >= 0)
+			continue;
+		if (wzc_qlut_init(&lp->qluts[lp->nqluts], lp->thr[k], lp->nlev[k] - 1))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		lp->qlut_of[k] = lp->nqluts++;
+	}
+	for (int p = 0; p < 2; p++) {
+		int m = parts[p]->n, nc = 0;
+		lp->cod[p] = malloc(sizeof(int) * (size_t)(m ? m : 1));
+		if (!lp->cod[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		for (int k = 0; k < m; k++)
+			if (lp->nlev[k + (p ? R : 0)] > 1)
+				lp->cod[p][nc++] = k;
+		lp->ncod[p] = nc;
+		lp->ldc[p] = nc ? (size_t)nc : 1;
+		int kp = (m + 1) / 2;
+		lp->bp_c[p] = malloc(sizeof(uint32_t) * (size_t)(kp ? kp : 1) * lp->ldc[p]);
+		if (!lp->bp_c[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		lp->ldt[p] = (size_t)wzc_igemm_dot_pad(kp);
+		lp->bt_c[p] = calloc((size_t)(nc ? nc : 1) * (kp ? lp->ldt[p] : 1), sizeof(uint32_t));
+		if (!lp->bt_c[p])
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		for (int q = 0; q < kp; q++)
+			for (int j = 0; j < nc; j++) {
+				const int16_t *row = lp->bq[p] + (size_t)lp->cod[p][j] * m;
+				uint32_t pair = wzc_pair16(row[2 * q], 2 * q + 1 < m ? row[2 * q + 1] : 0);
+				lp->bp_c[p][(size_t)q * lp->ldc[p] + j] = pair;
+				lp->bt_c[p][(size_t)j * lp->ldt[p] + q] = pair;
+			}
+	}
+	wz_err e = plan_batch(R, lp, diag);
+	return e ? e : plan_overload(pr, l, lp, diag);
+}
+
+/* Bits of budget below which the fallback search of plan_layer stops: the
+ * smallest step of a level count costs log2(8/7) = 0.19 bits. */
+#define BUDGET_RESOLUTION (1.0 / 16)
+
+/* The best fitting allocation found so far: its counts, model distortion
+ * and the budget that gave it. */
+typedef struct {
+	int *jidx;
+	double dist, budget;
+} best_fit;
+
+/* The allocators of one layer: from the position floor (profile version
+ * 4), and from all ones for the budgets below the floor's bits (or for
+ * every budget, when there is no floor). */
+typedef struct {
+	wzc_wz_allocator *from_floor, *plain;
+	double floor_bits;
+} layer_allocators;
+
+/* One allocation within `budget` with the two flags and its grouping;
+ * when its packed total fits in `bits` and its model distortion is below
+ * the best's, it becomes the best.  Returns the packed total. */
+static int try_budget(int n, const double *v, double (*d)[WZC_NSET], const int *part,
+		      double budget, int *jidx, layer_plan *lp, int bits, best_fit *bf,
+		      const layer_allocators *al)
+{
+	int nv = n - 2, ng;
+	wzc_wz_allocator_run(al->from_floor && budget >= al->floor_bits ? al->from_floor : al->plain,
+			     budget, jidx);
+	jidx[nv] = jidx[nv + 1] = 1;
+	int total = group_and_fill(n, jidx, v, d, part, lp->order, lp->gstart, lp->gbits, &ng);
+	double dist = 0;
+	for (int k = 0; k < n; k++)
+		dist += v[k] * d[part[k]][jidx[k]];
+	if (total <= bits && dist < bf->dist) {
+		bf->dist = dist;
+		bf->budget = budget;
+		memcpy(bf->jidx, jidx, sizeof *jidx * (size_t)n);
+	}
+	return total;
+}
+
+static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp, wz_diag *diag)
+{
+	/* Components: R latent, P position, and last one anchor flag per part
+	 * (two levels: relative to the mean or to the anchor). */
+	int R = pr->R, P = pr->P, nv = R + P, n = nv + 2;
+	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
+	double d[2][WZC_NSET];
+	wzc_profile_levels_distortion(pr, l, 0, d[0]);
+	wzc_profile_levels_distortion(pr, l, 1, d[1]);
+	double *v = malloc(sizeof *v * (size_t)n);
+	int *part = malloc(sizeof *part * (size_t)n), *jidx = malloc(sizeof *jidx * (size_t)n);
+	int *best = malloc(sizeof *best * (size_t)n);
+	wzc_wz_allocator *alloc = NULL;
+	lp->n = n;
+	lp->nlev = calloc((size_t)n, sizeof *lp->nlev);
+	lp->lev = calloc((size_t)n, sizeof *lp->lev);
+	lp->thr = calloc((size_t)n, sizeof *lp->thr);
+	lp->sigma = calloc((size_t)n, sizeof *lp->sigma);
+	lp->gstart = calloc((size_t)n + 1, sizeof *lp->gstart);
+	lp->order = calloc((size_t)n, sizeof *lp->order);
+	lp->gbits = calloc((size_t)n, 1);
+	if (!v || !part || !jidx || !best || !lp->nlev || !lp->lev || !lp->thr || !lp->sigma ||
+	    !lp->gstart || !lp->order || !lp->gbits) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		wzc_wz_allocator_free(alloc);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int k = nv; k < n; k++) {
+		part[k] = 0;
+		v[k] = 0;
+		lp->sigma[k] = 0;
+	}
+	for (int k = 0; k < nv; k++) {
+		int p = k < R ? 0 : 1, i = k < R ? k : k - R;
+		part[k] = p;
+		v[k] = (double)parts[p]->weight[i] * parts[p]->var[i];
+		lp->sigma[k] = parts[p]->sigma[i];
+		if (!(lp->sigma[k] > 0))
+			v[k] = 0; /* nothing to code: the component is constant */
+	}
+	layer_allocators al = { NULL, NULL, 0 };
+	/* From profile version 4: the position part's error planned within
+	 * its cap, the int8 position part's error on calibration tokens
+	 * (docs/wz-format.md, "The rate plan", step 1). */
+	int *floor = NULL;
+	if (pr->version >= 4 && P > 0 && pr->pos_cap && pr->pos_cap[l] > 0 && bits > 2) {
+		double *var = malloc(sizeof *var * (size_t)P), dcap[WZC_NSET];
+		floor = calloc((size_t)nv, sizeof *floor);
+		int tables = wzc_levels_distortion_exact(parts[1]->hist, pr->version, dcap) == 0;
+		if (var && floor && tables) {
+			for (int i = 0; i < P; i++)
+				var[i] = v[R + i] > 0 ? (double)parts[1]->var[i] : 0;
+			al.floor_bits = wzc_wz_floor(P, var, dcap, pr->pos_cap[l], 0.5 * (bits - 2),
+						     floor + R);
+			if (al.floor_bits > 0)
+				al.from_floor = wzc_wz_allocator_new_floor(
+					nv, v, (const double(*)[WZC_NSET])d, part, floor);
+		}
+		int nomem = !var || !floor || !tables || (al.floor_bits > 0 && !al.from_floor);
+		free(var);
+		free(floor);
+		if (nomem) {
+			free(v);
+			free(part);
+			free(jidx);
+			free(best);
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+	}
+	alloc = wzc_wz_allocator_new(nv, v, (const double(*)[WZC_NSET])d, part);
+	al.plain = alloc;
+	if (!alloc) {
+		wzc_wz_allocator_free(al.from_floor);
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	/* Find the largest allocation whose packed size fits; a few rounds of
+	 * correcting the budget by the grouping's overhead. */
+	double budget = bits - 2, smallest_over = budget;
+	best_fit bf = { best, INFINITY, 0 };
+	int found = 0;
+	for (int it = 0; it < 8; it++) {
+		int total = try_budget(n, v, d, part, budget, jidx, lp, bits, &bf, &al);
+		if (total <= bits) {
+			found = 1;
+			if (total == bits)
+				break;
+			budget += bits - total;
+		} else {
+			smallest_over = fmin(smallest_over, budget);
+			budget -= total - bits;
+		}
+	}
+	/* The rounds above can stall: the fill step hands the bits that a
+	 * smaller budget frees back to the groups, so the total stayed over in
+	 * every round, and the layer used to store nothing at all
+	 * (docs/wz-format.md, "The rate plan").  Then step down from the
+	 * smallest budget that was over, doubling the step until one fits
+	 * (budget 0 does: the two flags alone), and bisect between the two. */
+	if (!found && bits >= 2) {
+		double over = smallest_over, fits = over, step = 1;
+		for (;;) {
+			fits = fmax(over - step, 0);
+			if (try_budget(n, v, d, part, fits, jidx, lp, bits, &bf, &al) <= bits ||
+			    fits == 0)
+				break;
+			over = fits;
+			step *= 2;
+		}
+		while (over - fits > BUDGET_RESOLUTION) {
+			double mid = 0.5 * (over + fits);
+			if (try_budget(n, v, d, part, mid, jidx, lp, bits, &bf, &al) <= bits)
+				fits = mid;
+			else
+				over = mid;
+		}
+		found = bf.dist < INFINITY;
+	}
+	/* From profile version 3: the rounds stop at a budget where the
+	 * grouping happens to fit, and a larger budget a few bits up can fit
+	 * too, with less distortion; without trying them, one more byte of
+	 * record planned more distortion at 47 of 1,081 sizes (iid, 512 + 64).
+	 * A budget of bits - 1 or more cannot fit: the greedy stops less than
+	 * one step (at most 1 bit) short of its budget unless every step is
+	 * taken, and the flags add 2. */
+	if (found && pr->version >= 3)
+		for (double b = bf.budget + 1; b < bits - 1; b += 1)
+			try_budget(n, v, d, part, b, jidx, lp, bits, &bf, &al);
+	if (!found) {
+		for (int k = 0; k < n; k++)
+			best[k] = 0;
+		best[nv] = best[nv + 1] = bits >= 2;
+		bf.dist = 0;
+	}
+	/* Re-derive the grouping of the chosen allocation (the fill step is
+	 * deterministic, and a no-op on an allocation it produced). */
+	lp->total_bits = group_and_fill(n, best, v, d, part, lp->order, lp->gstart, lp->gbits,
+					&lp->ngroups);
+	lp->distortion = bf.dist;
+	/* Level tables for the counts used, shared per (part, count). */
+	size_t need = 0;
+	int used[2][WZC_NSET] = { { 0 } };
+	for (int k = 0; k < n; k++)
+		used[part[k]][best[k]] = 1;
+	for (int p = 0; p < 2; p++)
+		for (int j = 0; j < WZC_NSET; j++)
+			if (used[p][j])
+				need += 2 * (size_t)wzc_level_count(j);
+	lp->ntables = need;
+	lp->tables = malloc(sizeof(float) * (need ? need : 1));
+	if (!lp->tables) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	float *at = lp->tables, *tab[2][WZC_NSET];
+	for (int p = 0; p < 2; p++)
+		for (int j = 0; j < WZC_NSET; j++) {
+			tab[p][j] = NULL;
+			if (!used[p][j])
+				continue;
+			tab[p][j] = at;
+			wzc_profile_levels_table(pr, l, p, j, at, at + wzc_level_count(j));
+			at += 2 * (size_t)wzc_level_count(j);
+		}
+	lp->ones = malloc(sizeof *lp->ones * (size_t)n);
+	if (!lp->ones) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int k = 0; k < nv; k++)
+		if (best[k] == 0)
+			lp->ones[lp->nones++] = k;
+	for (int k = 0; k < n; k++) {
+		lp->nlev[k] = wzc_level_count(best[k]);
+		lp->lev[k] = tab[part[k]][best[k]];
+		lp->thr[k] = lp->lev[k] + lp->nlev[k];
+	}
+	lp->dec = calloc((size_t)n, sizeof *lp->dec);
+	if (!lp->dec) {
+		free(v);
+		free(part);
+		free(jidx);
+		free(best);
+		wzc_wz_allocator_free(alloc);
+		wzc_wz_allocator_free(al.from_floor);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
+		int c = lp->order[i];
+		lp->dec[i] = (wzc_dec_entry){ lp->lev[c], lp->sigma[c], lp->nlev[c], c, c >= R };
+	}
+	for (int p = 0; p < 2; p++) {
+		int m = parts[p]->n;
+		lp->bq[p] = malloc(sizeof(int16_t) * (size_t)(m ? m * m : 1));
+		lp->delta[p] = calloc((size_t)(m ? m : 1), sizeof(float));
+		if (!lp->bq[p] || !lp->delta[p]) {
+			free(v);
+			free(part);
+			free(jidx);
+			free(best);
+			wzc_wz_allocator_free(alloc);
+			wzc_wz_allocator_free(al.from_floor);
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+		for (size_t i = 0; i < (size_t)m * m; i++)
+			lp->bq[p][i] = wzc_basis_q(parts[p]->basis[i]);
+		/* the anchor in the transformed domain, relative to the mean */
+		for (int k = 0; k < m; k++) {
+			double acc = 0;
+			for (int i = 0; i < m; i++)
+				acc += (double)parts[p]->basis[(size_t)k * m + i] *
+				       (parts[p]->anchor[i] - parts[p]->mean[i]);
+			lp->delta[p][k] = (float)acc;
+		}
+	}
+	free(v);
+	free(part);
+	free(jidx);
+	free(best);
+	wzc_wz_allocator_free(alloc);
+	wzc_wz_allocator_free(al.from_floor);
+	return plan_fast(pr, l, lp, diag);
+}
+
+wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_bytes,
+		       wzc_wz_plan **out, wz_diag *diag)
+{
+	(void)rate_bits; /* the record size already says it */
+	*out = NULL;
+	wzc_wz_plan *plan = calloc(1, sizeof *plan);
+	if (!plan)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	plan->profile = pr;
+	plan->L = pr->L;
+	plan->R = pr->R;
+	plan->P = pr->P;
+	plan->scale_bytes = pr->P ? 2 : 1;
+	plan->record_bytes = record_bytes;
+	long bits = (long)record_bytes * 8 - 8 * plan->scale_bytes;
+	if (bits < 0) {
+		free(plan);
+		return wz_diag_set(diag, WZ_ERR_RANGE, "a record of %zu bytes cannot hold the scales",
+				   record_bytes);
+	}
+	plan->layers = calloc((size_t)pr->L, sizeof *plan->layers);
+	plan->ready = calloc((size_t)pr->L, sizeof *plan->ready);
+	plan->lock = malloc(sizeof *plan->lock * (size_t)pr->L);
+	if (!plan->layers || !plan->ready || !plan->lock) {
+		free(plan->layers);
+		free(plan->ready);
+		free(plan->lock);
+		free(plan);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int l = 0; l < pr->L; l++)
+		pthread_mutex_init(&plan->lock[l], NULL);
+	for (int c = 0; c < 256; c++)
+		plan->scale_mult[0][c] = wzc_scale_mult((uint8_t)c);
+	memcpy(plan->scale_mult[1], plan->scale_mult[0], sizeof plan->scale_mult[0]);
+	/* the layers are planned when first used (wzc_wz_plan_layer) */
+	*out = plan;
+	return WZ_OK;
+}
+
+wz_err wzc_wz_plan_layer_get(const wzc_wz_plan *cplan, int l, const layer_plan **out,
+			     wz_diag *diag)
+{
+	wzc_wz_plan *plan = (wzc_wz_plan *)cplan; /* planning fills a cache, not the plan's meaning */
+	*out = NULL;
+	if (l < 0 || l >= plan->L)
+		return wz_diag_set(diag, WZ_ERR_RANGE, "no layer %d of %d", l, plan->L);
+	/* a profile read in part: a layer not read is never planned */
+	wz_err need = wzc_profile_need_layer(plan->profile, l, diag);
+	if (need)
+		return need;
+	layer_plan *lp = &plan->layers[l];
+	if (__atomic_load_n(&plan->ready[l], __ATOMIC_ACQUIRE)) {
+		*out = lp;
+		return WZ_OK;
+	}
+	wz_err e = WZ_OK;
+	pthread_mutex_lock(&plan->lock[l]);
+	if (!plan->ready[l]) {
+		long bits = (long)plan->record_bytes * 8 - 8 * plan->scale_bytes;
+		e = plan_layer(plan->profile, l, (int)bits, lp, diag);
+		if (e) { /* out of memory: leave it unplanned for a later try */
+			free_layer(lp);
+			memset(lp, 0, sizeof *lp);
+		} else {
+			__atomic_store_n(&plan->ready[l], 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&plan->lock[l]);
+	if (!e)
+		*out = lp;
+	return e;
+}
+
+const layer_plan *wzc_wz_plan_layer(const wzc_wz_plan *plan, int l)
+{
+	const layer_plan *lp;
+	wz_diag d;
+	return wzc_wz_plan_layer_get(plan, l, &lp, &d) ? NULL : lp;
+}
+
+static uint64_t get_bits(const uint8_t *rec, size_t nrec, int off, int k)
+{
+	int first = off >> 3, last = (off + k - 1) >> 3;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* one unaligned load when 16 bytes are inside the record */
+	if ((size_t)first + 16 <= nrec) {
+		u128 w;
+		memcpy(&w, rec + first, 16);
+		w >>= (off & 7);
+		return k >= 64 ? (uint64_t)w : (uint64_t)w & (((uint64_t)1 << k) - 1);
+	}
+#else
+	(void)nrec;
+#endif
+	u128 acc = 0;
+	for (int b = last; b >= first; b--)
+		acc = acc << 8 | rec[b];
+	acc >>= (off & 7);
+	return k >= 64 ? (uint64_t)acc : (uint64_t)acc & (((uint64_t)1 << k) - 1);
+}
+
+/* Index of the nearest level: the number of thresholds (sorted midpoints)
+ * below z.  Written with conditional moves, not branches: the branch of a
+ * binary search is a coin flip, and mispredicting it dominated encoding. */
+static inline uint32_t quantize(const float *thr, uint32_t N, float z)
+{
+	uint32_t lo = 0, n = N - 1;
+	while (n > 0) {
+		uint32_t half = n >> 1;
+		int gt = z > thr[lo + half];
+		lo = gt ? lo + half + 1 : lo;
+		n = gt ? n - half - 1 : half;
+	}
+	return lo;
+}
+
+/* y[k] = the fused multiply-add chain over i in order of x[i] * bt[i][k]
+ * (docs/wz-format.md, "Arithmetic"), for rows of n tokens at once. */
+WZ_HOT WZ_CLONES static void transform_rows(int ntok, int m, const float *bt, const float *x, float *y)
+{
+	for (int t = 0; t < ntok; t++) {
+		float *yt = y + (size_t)t * m;
+		for (int k = 0; k < m; k++)
+			yt[k] = 0;
+	}
+	for (int i = 0; i < m; i++) {
+		const float *bi = bt + (size_t)i * m;
+		for (int t = 0; t < ntok; t++) {
+			float xi = x[(size_t)t * m + i];
+			float *yt = y + (size_t)t * m;
+			for (int k = 0; k < m; k++)
+				yt[k] = fmaf(xi, bi[k], yt[k]);
+		}
+	}
+}
+
+/* The encoder's transform of one token part (docs/wz-format.md,
+ * "Arithmetic"): y[k] = (float)(sum_i bq[k][i] xq[i]), the sum exact in
+ * integers (wrapping modulo 2^32 only for a basis that profiles are refused
+ * for); the coefficient is y[k] * 2^(e - 24), returned as that unit. */
+static float itransform(int m, const int16_t *bq, const float *x, int16_t *xq /* scratch [m] */,
+			float *y)
+{
+	int e = wzc_input_q(m, x, xq);
+	for (int k = 0; k < m; k++) {
+		const int16_t *row = bq + (size_t)k * m;
+		uint32_t acc = 0;
+		for (int i = 0; i < m; i++)
+			acc += (uint32_t)((int32_t)row[i] * xq[i]);
+		y[k] = (float)(int32_t)acc;
+	}
+	return ldexpf(1.0f, e - WZC_XQ_SHIFT - WZC_BQ_SHIFT);
+}
+
+#define DEC_BLOCK 64
+
+static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
+		       int n, const float *latent, const float *rope, uint8_t *records,
+		       size_t record_bytes);
+
+void wzc_wz_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			     const float *rope, uint8_t *records, size_t record_bytes)
+{
+	encode_ref(plan, NULL, 0, layer, n, latent, rope, records, record_bytes);
+}
+
+void wzc_wzs_encode_layer_ref(const wzc_wz_plan *plan, int layer, int n, const float *latent,
+			      const float *rope, uint8_t *records, size_t record_bytes)
+{
+	encode_ref(plan, NULL, 1, layer, n, latent, rope, records, record_bytes);
+}
+
+void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const float *latent, const float *rope, uint8_t *records,
+				 size_t record_bytes)
+{
+	encode_ref(plan, tp, 0, layer, n, latent, rope, records, record_bytes);
+}
+
+/* One token's steps 1-3 (docs/wz-format.md, "Arithmetic"): each part's
+ * anchor flag and scale code, and its coded components standardized, in
+ * list order (latent, position), into zl.  Scratch: xc [max(R, P)], y
+ * [R + P], xq [max(R, P)]. */
+static void token_coefficients(const wzc_wz_plan *plan, const layer_plan *lp, int layer,
+			       const float *latent, const float *rope, float *xc, float *y,
+			       int16_t *xq, float *zl, uint8_t code[2], uint8_t flag[2])
+{
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, width[2] = { R, P };
+	const float *src[2] = { latent, rope };
+	float unit[2] = { 0, 0 };
+	code[0] = code[1] = flag[0] = flag[1] = 0;
+	for (int p = 0; p < 2; p++) {
+		int m = width[p];
+		if (!m)
+			continue;
+		const float *x = src[p];
+		/* Each part of a token is coded relative to the mean or to the
+		 * anchor, whichever is nearer (the sink is then almost exact). */
+		double dm = 0, da = 0;
+		for (int i = 0; i < m; i++) {
+			double a = x[i] - parts[p]->mean[i], b = x[i] - parts[p]->anchor[i];
+			dm += a * a;
+			da += b * b;
+		}
+		flag[p] = lp->nlev[R + P + p] == 2 && da < dm;
+		double ss = 0;
+		const float *base = flag[p] ? parts[p]->anchor : parts[p]->mean;
+		for (int i = 0; i < m; i++) {
+			float c = x[i] - base[i];
+			xc[i] = c;
+			ss += (double)c * c;
+		}
+		code[p] = wzc_scale_code(sqrt(ss / m), parts[p]->scale_ref);
+		float s = plan->scale_mult[p][code[p]] * parts[p]->scale_ref;
+		float inv = s > 0 ? 1.0f / s : 0;
+		for (int i = 0; i < m; i++)
+			xc[i] *= inv;
+		unit[p] = itransform(m, lp->bq[p], xc, xq, y + (p ? R : 0));
+	}
+	/* the coded components, standardized (a multiply by 1 / sigma in
+	 * units), in list order: latent, position */
+	for (int j = 0; j < lp->ncod[0] + lp->ncod[1]; j++) {
+		int k = lp->comp_c[j];
+		zl[j] = y[k] * (wzc_rsigma(lp->sigma[k]) * unit[k >= R]);
+	}
+}
+
+wz_err wzc_wz_coefficients(const wzc_wz_plan *plan, int layer, const float *latent,
+			   const float *rope, float *z, uint8_t code[2], wz_diag *diag)
+{
+	const layer_plan *lp;
+	wz_err e = wzc_wz_plan_layer_get(plan, layer, &lp, diag);
+	if (e)
+		return e;
+	int R = plan->R, P = plan->P, m = R > P ? R : P;
+	float *xc = malloc(sizeof(float) * (size_t)m), *y = malloc(sizeof(float) * (size_t)(R + P));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)m);
+	uint8_t flag[2];
+	if (xc && y && xq)
+		token_coefficients(plan, lp, layer, latent, rope, xc, y, xq, z, code, flag);
+	free(xc);
+	free(y);
+	free(xq);
+	return xc && y && xq ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+}
+
+/* The reference encoder: wz's record; with a trellis (wzt), the scale
+ * codes, flags and overload rule are wz's, and the trellis components'
+ * digits come from the Viterbi search; with search (wzs), each part's
+ * code is then searched (step 6). */
+static void encode_ref(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int search, int layer,
+		       int n, const float *latent, const float *rope, uint8_t *records,
+		       size_t record_bytes)
+{
+	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
+	if (!lp) {
+		memset(records, 0, record_bytes * (size_t)n); /* out of memory, as below */
+		return;
+	}
+	int R = plan->R, P = plan->P, m = R > P ? R : P;
+	float *xc = malloc(sizeof(float) * (size_t)m);
+	float *y = malloc(sizeof(float) * (size_t)(R + P));
+	int16_t *xq = malloc(sizeof(int16_t) * (size_t)m);
+	uint32_t *dig = malloc(sizeof(uint32_t) * (size_t)(R + P + 2));
+	int nc = lp->ncod[0] + lp->ncod[1];
+	float *zl = malloc(sizeof(float) * (size_t)(nc + 1));
+	if (!xc || !y || !xq || !dig || !zl) {
+		/* Out of memory inside a void encoder: write zero records, which
+		 * decode to the mean; callers checked sizes before. */
+		memset(records, 0, record_bytes * (size_t)n);
+		free(xc);
+		free(y);
+		free(xq);
+		free(dig);
+		free(zl);
+		return;
+	}
+	for (int t = 0; t < n; t++) {
+		uint8_t codes[2], flag[2];
+		token_coefficients(plan, lp, layer, latent + (size_t)t * R, rope + (size_t)t * P, xc, y,
+				   xq, zl, codes, flag);
+		uint8_t *rec = records + (size_t)t * record_bytes;
+		memset(rec, 0, record_bytes);
+		rec[0] = codes[0];
+		if (P)
+			rec[1] = codes[1];
+		/* a part beyond its tables gets a larger scale code (step 5);
+		 * wzs searches the code by its error (step 6) */
+		for (int p = 0, j0 = 0; p < 2; j0 += lp->ncod[p], p++) {
+			const float *mult = plan->scale_mult[p];
+			int c0 = codes[p];
+			int c = c0 + wzc_overload_raise(lp, p, j0, lp->ncod[p], zl + j0, mult, c0);
+			if (search && c0 >= 1 && lp->ncod[p] > 0) {
+				wzc_search_ref_ctx x = { lp, j0, lp->ncod[p], c0, zl + j0, mult };
+				c = wzc_search_descent(c, &x, wzc_search_ref_cost);
+			}
+			if (c == c0)
+				continue;
+			float r = mult[c0] / mult[c];
+			for (int j = j0; j < j0 + lp->ncod[p]; j++)
+				zl[j] *= r;
+			rec[p] = (uint8_t)c;
+		}
+		for (int k = 0; k < R + P; k++)
+			dig[k] = 0;
+		for (int j = 0; j < nc; j++) {
+			int k = lp->comp_c[j];
+			dig[k] = quantize(lp->thr[k], lp->nlev[k], zl[j]);
+		}
+		if (tp)
+			wzc_wzt_digits(tp, lp, layer, zl, dig);
+		dig[R + P] = flag[0];
+		dig[R + P + 1] = flag[1];
+		int off = 8 * plan->scale_bytes;
+		for (int g = 0; g < lp->ngroups; g++) {
+			uint64_t V = 0, M = 1;
+			for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+				int c = lp->order[i];
+				V = V * lp->nlev[c] + dig[c];
+				M *= lp->nlev[c];
+			}
+			int kb = lp->gbits[g];
+			/* the smallest kb-bit y with y / 2^kb >= V / M */
+			u128 num = (u128)V << kb;
+			uint64_t word = (uint64_t)((num + M - 1) / M);
+			wzc_put_bits(rec, off, kb, word);
+			off += kb;
+		}
+	}
+	free(xc);
+	free(y);
+	free(xq);
+	free(dig);
+	free(zl);
+}
+
+/* The groups of a wzt record: a trellis component's digit names a level
+ * of its union codebook by the state and moves the state (wzt_trellis.h).
+ * A loop of its own, apart from wz's, so that the group's fraction and
+ * the state stay in registers.  `in_reg` (a constant where it is inlined)
+ * picks how the state moves: up to 8 states (wzt8) by the transition
+ * table in one register (wzt_next_in); otherwise wzt_next as arithmetic.  The
+ * table is the shorter chain: wzt8-5.44 decoded to the transformed domain
+ * 14% faster with it (bench/bench_codec); the states are the same. */
+static inline __attribute__((always_inline)) void
+walk_groups(const wzc_wz_plan *plan, const layer_plan *lp, const float *const *cb, int in_reg,
+	    uint64_t next, uint32_t H0, uint32_t H1, const uint8_t *rec, int off, const float s[2],
+	    float *y, uint32_t flag[2])
+{
+	const wzc_dec_entry *de = lp->dec;
+	int nv = plan->R + plan->P;
+	uint32_t state = 0;
+	for (int g = 0; g < lp->ngroups; g++) {
+		int kb = lp->gbits[g];
+		uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
+		off += kb;
+		for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+			const wzc_dec_entry *e = &de[i];
+			u128 prod = (u128)x * e->nlev;
+			uint32_t digit = (uint32_t)(prod >> 64);
+			x = (uint64_t)prod;
+			const float *c = cb[i];
+			if (e->comp >= nv) {
+				flag[e->comp - nv] = digit;
+			} else if (c) {
+				y[e->comp] = c[wzt_level_index(state, digit)] * e->sigma * s[e->part];
+				if (in_reg)
+					state = wzt_next_in(next, state, digit & 1);
+				else
+					state = wzt_next_h(state, digit & 1, H0, H1);
+			} else {
+				y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
+			}
+		}
+	}
+}
+
+static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
+				const layer_plan *lp, int layer, const uint8_t *rec, int off,
+				const float s[2], float *y, uint32_t flag[2])
+{
+	const float *const *cb = tp->layers[layer].cb;
+	if (tp->nu <= WZT_NU_IN_WORD) {
+		walk_groups(plan, lp, cb, 1, wzt_next_table(tp->nu), 0, 0, rec, off, s, y, flag);
+	} else {
+		walk_groups(plan, lp, cb, 0, 0, wzt_h0[tp->nu] >> 1, wzt_h1[tp->nu] >> 1, rec, off, s,
+			    y, flag);
+	}
+}
+
+WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
+			  float *rope, int transformed)
+{
+	wzc_wz_decode_trellis(plan, NULL, layer, rec, latent, rope, transformed);
+}
+
+/* With a trellis (wzt), a trellis component's digit names a level of its
+ * union codebook by the state, and moves the state (wzt_trellis.h). */
+WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				  const uint8_t *rec, float *latent, float *rope, int transformed)
+{
+	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P;
+	float s[2];
+	if (!lp) { /* out of memory: nothing to decode with */
+		memset(latent, 0, sizeof(float) * (size_t)R);
+		memset(rope, 0, sizeof(float) * (size_t)P);
+		return;
+	}
+	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
+	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
+	float ybuf[1024];
+	float *y = R + P < 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
+	int nv = R + P;
+	uint32_t flag[2] = { 0, 0 };
+	if (!y) { /* out of memory, as above */
+		memset(latent, 0, sizeof(float) * (size_t)R);
+		memset(rope, 0, sizeof(float) * (size_t)P);
+		return;
+	}
+	/* Components with one level decode to that level. */
+	for (int i = 0; i < lp->nones; i++) {
+		int k = lp->ones[i];
+		y[k] = lp->lev[k][0] * lp->sigma[k] * s[k >= R];
+	}
+	int off = 8 * plan->scale_bytes;
+	const wzc_dec_entry *de = lp->dec;
+	if (tp)
+		walk_trellis(plan, tp, lp, layer, rec, off, s, y, flag);
+	else
+		for (int g = 0; g < lp->ngroups; g++) {
+			int kb = lp->gbits[g];
+			uint64_t x = get_bits(rec, plan->record_bytes, off, kb) << (64 - kb);
+			off += kb;
+			for (int i = lp->gstart[g]; i < lp->gstart[g + 1]; i++) {
+				const wzc_dec_entry *e = &de[i];
+				u128 prod = (u128)x * e->nlev;
+				uint32_t digit = (uint32_t)(prod >> 64);
+				x = (uint64_t)prod;
+				if (e->comp >= nv)
+					flag[e->comp - nv] = digit;
+				else
+					y[e->comp] = e->lev[digit] * e->sigma * s[e->part];
+			}
+		}
+	if (transformed) {
+		/* relative to the mean for every token, so attention needs one
+		 * correction term per layer (q . mean), not one per token */
+		for (int k = 0; k < R; k++)
+			latent[k] = flag[0] ? y[k] + lp->delta[0][k] : y[k];
+		for (int k = 0; k < P; k++)
+			rope[k] = flag[1] ? y[R + k] + lp->delta[1][k] : y[R + k];
+	} else {
+		/* Through the transformed domain and the blocked inverse
+		 * transform, exactly as wzc_wz_decode_layer does for many tokens,
+		 * so a token decoded alone gives the same values. */
+		float *out[2] = { latent, rope };
+		for (int p = 0; p < 2; p++) {
+			int m = parts[p]->n;
+			float *t = y + (p ? R : 0);
+			if (flag[p])
+				for (int k = 0; k < m; k++)
+					t[k] += lp->delta[p][k];
+			transform_rows(1, m, parts[p]->basis, t, out[p]);
+			for (int i = 0; i < m; i++)
+				out[p][i] += parts[p]->mean[i];
+		}
+	}
+	if (y != ybuf)
+		free(y);
+}
+
+
+void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
+			 float *latent, float *rope)
+{
+	wzc_wz_decode_layer_trellis(plan, NULL, layer, n, records, latent, rope);
+}
+
+void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				 int n, const uint8_t *records, float *latent, float *rope)
+{
+	const wzc_profile *pr = plan->profile;
+	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
+	int R = plan->R, P = plan->P, width[2] = { R, P };
+	float *yb[2] = { malloc(sizeof(float) * (size_t)DEC_BLOCK * R),
+			 malloc(sizeof(float) * ((size_t)DEC_BLOCK * P + 1)) };
+	float *out[2] = { latent, rope };
+	if (!yb[0] || !yb[1]) {
+		/* no memory for blocks: one token at a time (same values) */
+		for (int t = 0; t < n; t++)
+			wzc_wz_decode_trellis(plan, tp, layer, records + (size_t)t * plan->record_bytes,
+					      latent + (size_t)t * R, rope + (size_t)t * P, 0);
+		free(yb[0]);
+		free(yb[1]);
+		return;
+	}
+	for (int t0 = 0; t0 < n; t0 += DEC_BLOCK) {
+		int nb = n - t0 < DEC_BLOCK ? n - t0 : DEC_BLOCK;
+		for (int t = 0; t < nb; t++)
+			wzc_wz_decode_trellis(plan, tp, layer,
+					      records + (size_t)(t0 + t) * plan->record_bytes,
+					      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
+		for (int p = 0; p < 2; p++) {
+			int m = width[p];
+			float *o = out[p] + (size_t)t0 * m;
+			/* the same sums as transform_rows, in blocks */
+			wzc_gemm(nb, m, m, parts[p]->basis, (size_t)m, yb[p], (size_t)m, 1, o, (size_t)m);
+			for (int t = 0; t < nb; t++)
+				for (int i = 0; i < m; i++)
+					o[(size_t)t * m + i] += parts[p]->mean[i];
+		}
+	}
+	free(yb[0]);
+	free(yb[1]);
+}

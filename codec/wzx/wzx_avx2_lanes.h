@@ -1,0 +1,71 @@
+/* The AVX2 pieces the 32-lane decoders of types 4 and 5 share
+ * (codec/wzx/legacy/wzx_fast32_x86.c, codec/wzx/wzx_fast5_x86.c): the table look-up of 8
+ * lanes (vpgatherdd or plain loads) and the permutation table that gives
+ * each renormalising lane its word among the next eight (htscodecs'
+ * rANS_static32x16pr_avx2 technique). */
+#ifndef WZC_WZX_AVX2_LANES_H
+#define WZC_WZX_AVX2_LANES_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
+
+/* spread8[m][k]: for a mask m of the 8 lanes that renormalise, where lane
+ * k finds its word among the next eight (the lanes before it that also
+ * read, in lane order).  One copy per file that uses it, filled by
+ * wzx_spread8_ready. */
+static uint32_t spread8[256][8];
+static pthread_once_t spread8_once = PTHREAD_ONCE_INIT;
+static void spread8_init(void)
+{
+	for (int m = 0; m < 256; m++)
+		for (int k = 0, c = 0; k < 8; k++)
+			spread8[m][k] = (m >> k & 1) ? (uint32_t)c++ : 0;
+}
+static inline void wzx_spread8_ready(void)
+{
+	pthread_once(&spread8_once, spread8_init);
+}
+
+/* base[idx[k]] for the 8 lanes: by vpgatherdd, or (loads) by eight plain
+ * loads put together with inserts, which on AMD's Zen 3 runs faster
+ * than its microcoded gather (bench/bench_decode4 prints both in one
+ * run; docs/restore.md). */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+gather8(const int *base, __m256i idx, const int loads)
+{
+	if (!loads)
+		return _mm256_i32gather_epi32(base, idx, 4);
+	__m128i lo = _mm256_castsi256_si128(idx), hi = _mm256_extracti128_si256(idx, 1);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	__m128i r0 = _mm_cvtsi32_si128(base[(uint32_t)a]);
+	r0 = _mm_insert_epi32(r0, base[a >> 32], 1);
+	r0 = _mm_insert_epi32(r0, base[(uint32_t)b], 2);
+	r0 = _mm_insert_epi32(r0, base[b >> 32], 3);
+	__m128i r1 = _mm_cvtsi32_si128(base[(uint32_t)c]);
+	r1 = _mm_insert_epi32(r1, base[c >> 32], 1);
+	r1 = _mm_insert_epi32(r1, base[(uint32_t)d], 2);
+	r1 = _mm_insert_epi32(r1, base[d >> 32], 3);
+	return _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
+}
+
+/* The renormalisation of one vector of 8 lanes: those below 2^16 take the
+ * next words (the next 8 widened, then permuted to them); *pp moves past
+ * the words taken.  The caller makes sure 16 bytes are there. */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+renorm8(__m256i x, const uint8_t **pp)
+{
+	__m256i need = _mm256_cmpeq_epi32(_mm256_srli_epi32(x, 16), _mm256_setzero_si256());
+	int m = _mm256_movemask_ps(_mm256_castsi256_ps(need));
+	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)*pp));
+	w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread8[m]));
+	*pp += 2 * __builtin_popcount((unsigned)m);
+	return _mm256_blendv_epi8(x, _mm256_or_si256(_mm256_slli_epi32(x, 16), w), need);
+}
+#endif
+
+#endif

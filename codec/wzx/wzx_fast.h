@@ -1,0 +1,115 @@
+/* The throughput path of wzx version 2 blocks (codec/wzx/wzx_fast.c): the
+ * interleaved rANS payload to the block's symbols (fast, and the scalar
+ * reference), and symbols to records or to the transformed domain. */
+#ifndef WZC_WZX_FAST_H
+#define WZC_WZX_FAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
+#include "codec/profile/profile.h"
+
+/* codec/wzx/wzx.h names it too */
+typedef struct wzc_wzx wzc_wzx;
+
+/* Symbols per token of a layer: its scale codes, then its entries. */
+int wzc_wzx_block_symbols(const wzc_wzx *x, int layer);
+
+/* An interleaved payload of n tokens with K lanes (4, 8, 16 or 32 take the
+ * fast loop, others the reference) to sym [n][wzc_wzx_block_symbols]; 0, or
+ * -1 when the payload is not exactly what the encoder writes.  _ref is the
+ * scalar reference: the same symbols and the same verdict on any bytes. */
+int wzc_wzx_decode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
+			 size_t size, uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes_ref(const wzc_wzx *x, int layer, int K, int n, const uint8_t *payload,
+			     size_t size, uint16_t *sym /* OUT */);
+
+/* Codes n records of a layer with K lanes into out (cap bytes); the payload
+ * size, or 0 when it does not fit. */
+size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
+			    uint8_t *out, size_t cap);
+
+/* The version 1 coding of the same block (one byte-wise state, type 1),
+ * no longer written: for measuring against and for tests of reading
+ * version 1.  The payload size, or 0 when it does not fit. */
+size_t wzc_wzx_encode_rans1(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			    uint8_t *out, size_t cap);
+
+/* n tokens' symbols to their wz records [n][B], or to the transformed
+ * domain (y_latent [n][R], y_rope [n][P]): exactly the values
+ * wzc_wz_decode_token_transformed gives for those records. */
+void wzc_wzx_symbols_records(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
+			     uint8_t *records /* OUT */);
+void wzc_wzx_symbols_transformed(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
+				 float *y_latent /* OUT */, float *y_rope /* OUT */);
+/* The same values as rows of R + P floats (latent first), token k's at
+ * rows + k * stride (codec/wzx/wzx_transform.c), on a chosen path: _REF the
+ * wz decoder's own steps, the others a per-layer table in output order
+ * (scalar, AVX2: eight consecutive symbols with one load, others gathered;
+ * _AVX2_GATHER gathers every symbol, so tests reach that loop on layers
+ * whose symbols are all in output order); every path gives the same
+ * floats bit for bit. */
+typedef enum { WZC_TRANSFORM_REF, WZC_TRANSFORM_SCALAR, WZC_TRANSFORM_AVX2, WZC_TRANSFORM_BEST,
+	       WZC_TRANSFORM_AVX2_GATHER } wzc_transform_path;
+int wzc_wzx_transform_have(wzc_transform_path path);
+void wzc_wzx_symbols_rows_path(const wzc_wzx *x, int layer, wzc_transform_path path, int n,
+			       const uint16_t *sym, float *rows /* OUT */, size_t stride);
+void wzc_wzx_symbols_rows(const wzc_wzx *x, int layer, int n, const uint16_t *sym,
+			  float *rows /* OUT */, size_t stride);
+
+/* Type 4 (version 4; codec/wzx/legacy/wzx_fast32.c): WZC_LANES4 lanes of 12-bit rANS
+ * over each token's symbols in output order (scale codes, anchor flags,
+ * then every component, a single-level one coded with f = 2^12), so the
+ * decoder writes the transformed domain from its rANS loop.  Written
+ * where type 3 would be (every count <= 4096).  Every path gives the same
+ * symbols (or rows, bit for bit) and verdict as the reference (_REF: the
+ * symbols by binary search, every read checked; rows through the wz
+ * decoder's own steps); _BEST is AVX-512 where the processor has it,
+ * else AVX2 (on AMD processors _AVX2_LOADS, the AVX2 loop with its table
+ * look-ups by plain loads: Zen 3's vpgatherdd is slower), else the
+ * portable loop (WZX_LANES4_PATH=scalar, =avx2 or =avx2-loads in the
+ * environment keeps it to that loop).  0, or -1 when the payload is not exactly what the encoder
+ * writes or the layer has no type 4 tables. */
+#define WZC_LANES4 32
+typedef enum {
+	WZC_LANES4_REF,
+	WZC_LANES4_SCALAR,
+	WZC_LANES4_AVX512,
+	WZC_LANES4_AVX2,
+	WZC_LANES4_BEST,
+	WZC_LANES4_AVX2_LOADS
+} wzc_lanes4_path;
+int wzc_wzx_lanes4_have(wzc_lanes4_path path);
+/* 1 when the layer's blocks are written as type 4; its symbols per token. */
+int wzc_wzx_layer_type4(const wzc_wzx *x, int layer);
+int wzc_wzx_block_symbols4(const wzc_wzx *x, int layer);
+int wzc_wzx_decode_lanes4_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
+/* Type 5 (version 5; codec/wzx/wzx_fast5.c): type 4's lanes and tables over a
+ * block's symbols in place-major order (every token's heads, then each
+ * component of over one level for every token), so that a round of 32
+ * lanes reads one table.  The same paths as type 4, except that _AVX512
+ * runs the portable loop and _BEST is the AVX2 loop with plain loads on
+ * every processor with AVX2 (WZX_LANES5_PATH=scalar, =avx2 or =avx2-loads
+ * keeps _BEST to that loop); the same symbols (type 4's order: [n][wzc_wzx_block_symbols4],
+ * 0 where a component has a single level) and rows bit for bit, and the
+ * same verdicts as the reference. */
+int wzc_wzx_lanes5_have(wzc_lanes4_path path);
+size_t wzc_wzx_encode_lanes5(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			     uint8_t *out, size_t cap);
+int wzc_wzx_decode_lanes5_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
+int wzc_wzx_decode_lanes5_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+			       const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes5_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				    const uint8_t *payload, size_t size, float *rows /* OUT */,
+				    size_t stride);
+int wzc_wzx_decode_lanes5_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			       size_t size, float *rows /* OUT */, size_t stride);
+/* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
+ * token), for records. */
+void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,
+			      uint16_t *sym /* OUT */);
+
+#endif

@@ -1,0 +1,54 @@
+/* One token's wz record to its rANS symbols and back, exactly: the digits of
+ * each mixed-radix group, and the record the wz encoder writes for given
+ * digits (docs/wz-format.md, "Record").  Static inline and WZ_HD so a GPU
+ * restore kernel can share them with the C reference. */
+#ifndef WZC_WZX_TOKEN_H
+#define WZC_WZX_TOKEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/wz/wz_flat.h"
+
+/* The digits of a record's groups, in coding order (nentries of them). */
+static inline WZ_HD void wzc_wzx_digits(const wzc_wz_flat *f, const uint8_t *rec, uint32_t *dig)
+{
+	for (int g = 0; g < f->ngroups; g++) {
+		int k = f->gbits[g];
+		uint64_t x = k ? wzc_read_bits(rec, f->goff[g], k) << (64 - k) : 0;
+		for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++)
+			x = wzc_frac_mul(x, f->nlev[i], &dig[i]);
+	}
+}
+
+/* ORs v (< 2^k) into a zeroed record at bit offset off, LSB first. */
+static inline WZ_HD void wzc_wzx_put_bits(uint8_t *rec, uint32_t off, int k, uint64_t v)
+{
+	unsigned __int128 w = (unsigned __int128)v << (off & 7);
+	uint8_t *p = rec + (off >> 3);
+	for (int i = 0; i < k + (int)(off & 7); i += 8)
+		*p++ |= (uint8_t)(w >> i);
+}
+
+/* The record of B bytes the wz encoder writes for these scale codes and
+ * digits: per group w = ceil(V 2^k / M), unused bits 0. */
+static inline WZ_HD void wzc_wzx_record(const wzc_wz_flat *f, size_t B, const uint8_t *scales,
+					const uint32_t *dig, uint8_t *rec)
+{
+	for (size_t i = 0; i < B; i++)
+		rec[i] = 0;
+	for (int i = 0; i < f->scale_bytes; i++)
+		rec[i] = scales[i];
+	for (int g = 0; g < f->ngroups; g++) {
+		uint64_t V = 0, M = 1;
+		for (int i = f->gstart[g]; i < f->gstart[g + 1]; i++) {
+			V = V * f->nlev[i] + dig[i];
+			M *= f->nlev[i];
+		}
+		int k = f->gbits[g];
+		uint64_t w = (uint64_t)((((unsigned __int128)V << k) + M - 1) / M);
+		wzc_wzx_put_bits(rec, f->goff[g], k, w);
+	}
+}
+
+#endif
