@@ -12,7 +12,7 @@ job=${1:-build}
 case "$job" in propose|check|build) ;; *) echo "usage: $0 propose|check|build" >&2; exit 2 ;; esac
 
 deps="autoconf automake libtool make gcc libc6-dev pkg-config libcsv-dev libsqlite3-dev
-      libjansson-dev libxxhash-dev libzstd-dev gnuplot-nox python3 python3-venv
+      libjansson-dev libxxhash-dev libzstd-dev gnuplot-nox sqlite3 python3 python3-venv
       libopenmpi-dev openmpi-bin"
 missing=
 for p in $deps; do

@@ -10,6 +10,10 @@
 /* PRAGMA user_version this build writes; older archives are migrated, newer
  * ones refused. */
 #define WZA_SCHEMA_VERSION 2
+/* The longest one SQL statement on an archive may run, in seconds; past it
+ * the statement is stopped and the command fails with WZ_ERR_INPUT (an
+ * archive is input: a view that recurses forever must not hang it). */
+#define WZA_QUERY_LIMIT_S 10
 /* File name under $XDG_DATA_HOME/wzplan/ (or ~/.local/share/wzplan/). */
 #define WZA_DEFAULT_NAME "archive.sqlite"
 

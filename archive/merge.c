@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "archive/internal.h"
+#include "common/wz_io.h"
 
 void wza_point_runs_free(wza_point_run *runs, int n)
 {
@@ -109,6 +110,7 @@ static wz_err open_input(const char *path, wza_archive **out, wz_diag *diag)
 	}
 	a->readonly = 1;
 	int rc = sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READONLY, NULL);
+	wza_limit_queries(a);
 	int app = 0, version = 0;
 	if (rc == SQLITE_OK) {
 		sqlite3_busy_timeout(a->db, 15000);
@@ -133,6 +135,8 @@ static wz_err open_input(const char *path, wza_archive **out, wz_diag *diag)
 				  "%s: archive schema version %d is older than this wzplan's (%d); "
 				  "upgrade it first ('wzplan archive check --archive %s' does)",
 				  path, version, WZA_SCHEMA_VERSION, path);
+	else
+		err = wza_check_tables(a, version, diag);
 	if (err) {
 		wza_close(a);
 		return err;
@@ -322,13 +326,33 @@ wz_err wza_merge(const char *out, char *const *in, int nin, wza_dup_policy polic
 	/* A new output is built aside and renamed into place at the end, so
 	 * that no error leaves a half-made file behind. */
 	struct stat st;
-	int fresh = stat(out, &st) != 0;
+	int fresh = lstat(out, &st) != 0;
 	char tmp[PATH_MAX];
-	snprintf(tmp, sizeof tmp, "%s.merge-%ld.tmp", out, (long)getpid());
 	const char *target = fresh ? tmp : out;
 	wza_archive *outa = NULL;
+	int made_tmp = 0;
+	/* Never through a link (dangling or not) standing at OUT: only a
+	 * regular file is merged into, and a new one is made under a name
+	 * of our own (O_EXCL, which follows no link) and renamed into place. */
+	if (!err && !fresh && !S_ISREG(st.st_mode))
+		err = wz_diag_set(diag, WZ_ERR_REFUSED,
+				  "%s: is %s; archive merge writes into a regular file or a new name",
+				  out, S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder"
+										    : "not a regular file");
 	if (!err && fresh && strlen(out) + 32 >= sizeof tmp)
 		err = wz_diag_set(diag, WZ_ERR_INPUT, "%s: path too long", out);
+	if (!err && fresh) {
+		snprintf(tmp, sizeof tmp, "%s.merge-XXXXXX", out);
+		int fd = mkstemp(tmp);
+		/* A folder that is not there or not ours is the caller's
+		 * mistake (exit 2), as a link or a folder at OUT is. */
+		if (fd < 0)
+			err = wz_diag_set(diag, errno == ENOSPC || errno == EIO ? WZ_ERR_IO
+										 : WZ_ERR_REFUSED,
+					  "%s: cannot create: %s", out, strerror(errno));
+		else
+			close(fd), made_tmp = 1;
+	}
 	if (!err)
 		err = wza_open(target, 1, &outa, diag);
 	seen_set seen = { 0 };
@@ -361,10 +385,16 @@ wz_err wza_merge(const char *out, char *const *in, int nin, wza_dup_policy polic
 	if (!err)
 		stats->copied = copy.n;
 	wza_close(outa);
-	if (fresh && !err && rename(tmp, out) != 0)
+	if (made_tmp && !err) {
+		/* mkstemp makes 0600; an archive is an ordinary file */
+		mode_t mask = umask(0);
+		umask(mask);
+		chmod(tmp, 0666 & ~mask);
+	}
+	if (made_tmp && !err && rename(tmp, out) != 0)
 		err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot rename %s into place: %s", out, tmp,
 				  strerror(errno));
-	if (fresh && (err || outa == NULL))
+	if (made_tmp && (err || outa == NULL))
 		remove_db(tmp);
 	wza_point_runs_free(existing, nexisting);
 	free(seen.items);

@@ -101,6 +101,20 @@ wz_err wza_sqlite_err_detail(int rc, const char *detail, const char *path, const
 				   detail);
 	case SQLITE_NOMEM:
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	case SQLITE_INTERRUPT:
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: cannot %s: a query ran past %d s and was stopped (a view "
+				   "that never ends, or not an archive wzplan wrote)",
+				   path, doing, WZA_QUERY_LIMIT_S);
+	case SQLITE_ERROR:
+	case SQLITE_MISMATCH:
+	case SQLITE_CONSTRAINT:
+		/* Our own statements are fixed: these come from an archive whose
+		 * tables are not as wzplan makes them (a column missing, a type
+		 * or a constraint changed), which is bad input like a damaged one. */
+		return wz_diag_set(diag, WZ_ERR_CORRUPT,
+				   "%s: cannot %s: its tables are not as wzplan makes them (%s)",
+				   path, doing, detail);
 	case SQLITE_CANTOPEN:
 	case SQLITE_IOERR:
 	case SQLITE_PERM:
@@ -208,6 +222,68 @@ static wz_err migrate(wza_archive *a, int target, wz_diag *diag)
 	}
 }
 
+wz_err wza_check_tables(wza_archive *a, int version, wz_diag *diag)
+{
+	static const char *const sql =
+		"SELECT name, type FROM sqlite_master WHERE type != 'table' AND name IN "
+		"('runs', 'inputs', 'figures', 'codec_measurements', 'sim_results', "
+		"'sim_series', 'fleets')";
+	if (version < 1)
+		return WZ_OK;
+	sqlite3_stmt *st;
+	int rc = sqlite3_prepare_v2(a->db, sql, -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return wza_sqlite_err(a->db, rc, a->path, "read the archive", diag);
+	wz_err err = WZ_OK;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		err = wz_diag_set(diag, WZ_ERR_INPUT,
+				  "%s: not a wzplan archive: '%.40s' is a %.20s, where wzplan keeps a "
+				  "table",
+				  a->path, (const char *)sqlite3_column_text(st, 0),
+				  (const char *)sqlite3_column_text(st, 1));
+	else if (rc != SQLITE_DONE)
+		err = wza_sqlite_err(a->db, rc, a->path, "read the archive", diag);
+	sqlite3_finalize(st);
+	return err;
+}
+
+static long query_limit_ms(void)
+{
+	/* Test hook: WZ_ARCHIVE_TEST_QUERY_MS=N stops statements after N ms. */
+	const char *ms = getenv("WZ_ARCHIVE_TEST_QUERY_MS");
+	return ms && *ms ? atol(ms) : WZA_QUERY_LIMIT_S * 1000L;
+}
+
+static int statement_began(unsigned type, void *ctx, void *p, void *x)
+{
+	(void)type, (void)p, (void)x;
+	wza_archive *a = ctx;
+	clock_gettime(CLOCK_MONOTONIC, &a->stmt_start);
+	return 0;
+}
+
+static int past_limit(void *ctx)
+{
+	const wza_archive *a = ctx;
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	long ms = (long)(now.tv_sec - a->stmt_start.tv_sec) * 1000 +
+		  (now.tv_nsec - a->stmt_start.tv_nsec) / 1000000;
+	return ms > query_limit_ms();
+}
+
+void wza_limit_queries(wza_archive *a)
+{
+	if (!a->db)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &a->stmt_start);
+	/* A statement's clock starts when it begins to run (SQLITE_TRACE_STMT);
+	 * the check runs every 1000 virtual machine steps. */
+	sqlite3_trace_v2(a->db, SQLITE_TRACE_STMT, statement_began, a);
+	sqlite3_progress_handler(a->db, 1000, past_limit, a);
+}
+
 /* Test hook: WZ_ARCHIVE_TEST_MAX_PAGES=N caps the file at N pages, so a
  * write fails with SQLITE_FULL as on a full disk. */
 static void apply_test_limits(wza_archive *a)
@@ -257,6 +333,7 @@ static int reopen_immutable(wza_archive *a)
 	int rc = sqlite3_open_v2(wz_buf_str(&uri), &a->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
 				 NULL);
 	wz_buf_free(&uri);
+	wza_limit_queries(a);
 	return rc;
 }
 
@@ -296,6 +373,7 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 		rc = sqlite3_open_v2(path, &a->db, SQLITE_OPEN_READONLY, NULL);
 		a->readonly = 1;
 	}
+	wza_limit_queries(a);
 	wz_err err = WZ_OK;
 	if (rc != SQLITE_OK) {
 		err = wza_sqlite_err(a->db, rc, path, "open the archive", diag);
@@ -358,7 +436,7 @@ static wz_err open_at(const char *path, int create, int target, wza_archive **ou
 				  "%s: the archive is read-only and at schema version %d; this "
 				  "wzplan needs to upgrade it to %d first",
 				  path, version, target);
-	} else {
+	} else if (!(err = wza_check_tables(a, version, diag))) {
 		if (!a->readonly && version == 0) {
 			/* WAL lets readers work while one process writes; set once, it
 			 * stays with the file. */

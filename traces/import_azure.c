@@ -22,6 +22,13 @@ static int64_t days_from_civil(int64_t y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
+static int days_in_month(int y, int m)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	return days[m - 1] + (m == 2 && leap);
+}
+
 static int digits(const char **p, int n, int *out)
 {
 	int v = 0;
@@ -59,7 +66,7 @@ static int parse_datetime(const char *text, int64_t *ns)
 	if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) || *p++ != ':' ||
 	    digits(&p, 2, &s))
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60)
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60)
 		return -1;
 	if (y < AZURE_YEAR_MIN || y > AZURE_YEAR_MAX)
 		return -2;
@@ -150,7 +157,7 @@ wz_err wzt_import_azure(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	int64_t base_ns = 0;
-	double latest = -INFINITY;
+	double latest = -INFINITY, first = NAN;
 	for (int i = 1; i < csv->nrows && !err; i++) {
 		const wz_csv_row *row = &csv->rows[i];
 		const char *ts = wz_csv_field(row, c_time);
@@ -174,8 +181,10 @@ wz_err wzt_import_azure(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		/* Relative to the first row, in integer nanoseconds first, so
 		 * the double keeps sub-microsecond differences. */
 		wzt_request r = { .session = i - 1, .arrival_s = (double)(ns - base_ns) * 1e-9 };
-		err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line, "TIMESTAMP",
-				      diag);
+		err = wzt_check_span(&first, r.arrival_s, ts, path, row->line, "TIMESTAMP", diag);
+		if (!err)
+			err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line,
+					      "TIMESTAMP", diag);
 		if (!err)
 			err = wzt_parse_tokens(wz_csv_field(row, c_ctx), path, row->line,
 					       "ContextTokens", &r.prompt_tokens, diag);

@@ -48,7 +48,7 @@ wz_err wzt_import_burstgpt(const char *path, const char *model, wzt_unsorted_pol
 		wz_csv_free(csv);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
-	double latest = -INFINITY;
+	double latest = -INFINITY, first = NAN;
 	for (int i = 1; i < csv->nrows && !err; i++) {
 		const wz_csv_row *row = &csv->rows[i];
 		if (model && !wz_name_eq(wz_csv_field(row, c_model), model))
@@ -67,8 +67,10 @@ wz_err wzt_import_burstgpt(const char *path, const char *model, wzt_unsorted_pol
 					  path, row->line, ts);
 			break;
 		}
-		err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line, "Timestamp",
-				      diag);
+		err = wzt_check_span(&first, r.arrival_s, ts, path, row->line, "Timestamp", diag);
+		if (!err)
+			err = wzt_check_order(&latest, r.arrival_s, policy, path, row->line,
+					      "Timestamp", diag);
 		if (!err)
 			err = wzt_parse_tokens(wz_csv_field(row, col[1]), path, row->line,
 					       "Request tokens", &r.prompt_tokens, diag);
@@ -79,6 +81,11 @@ wz_err wzt_import_burstgpt(const char *path, const char *model, wzt_unsorted_pol
 			err = wzt_traffic_push(t, &r, diag);
 	}
 	wz_csv_free(csv);
+	if (!err && model && t->n == 0)
+		err = wz_diag_set(diag, WZ_ERR_INPUT,
+				  "%s: field Model: no row has the model '%.80s' (an empty table is "
+				  "not written)",
+				  path, model);
 	if (!err)
 		err = wzt_traffic_finish(t, n_reordered, diag);
 	if (err) {

@@ -4,6 +4,7 @@
  * with ids of their own (wzplan-traffic(5)). */
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,7 +189,7 @@ static wz_err parse_line(json_t *obj, const char *path, int line, parsed *p, wz_
 static wz_err parse_file(const char *path, const char *text, size_t size,
 			 wzt_unsorted_policy policy, parsed *p, size_t *n_reordered, wz_diag *diag)
 {
-	double latest = -INFINITY;
+	double latest = -INFINITY, first = NAN;
 	size_t moved = 0;
 	int line = 0;
 	for (size_t pos = 0; pos < size;) {
@@ -221,7 +222,11 @@ static wz_err parse_file(const char *path, const char *text, size_t size,
 		double t = p->recs[p->nrecs - 1].t_ms;
 		if (t < latest)
 			moved++;
-		err = wzt_check_order(&latest, t, policy, path, line, "timestamp", diag);
+		char shown[32];
+		snprintf(shown, sizeof shown, "%.15g", t);
+		err = wzt_check_span(&first, t / 1000, shown, path, line, "timestamp", diag);
+		if (!err)
+			err = wzt_check_order(&latest, t, policy, path, line, "timestamp", diag);
 		if (err)
 			return err;
 	}

@@ -28,6 +28,10 @@ typedef struct {
 #define SHAPE_MAX 1e4
 #define PERIOD_MIN_S 1.0
 #define MAX_REQUESTS 50000000.0
+/* Windows visited while sampling (the period's windows times the periods
+ * the span touches): each visit costs a look-up, so a file of 10^5 windows
+ * sampled over many periods is refused before it runs for minutes. */
+#define MAX_WINDOW_VISITS 10000000.0
 
 typedef struct {
 	double *values, *cdf; /* cdf[i]: probability of values[0..i], last = 1 */
@@ -417,6 +421,13 @@ static wz_err check_expected(const client *c, const wzt_servegen_opts *o, double
 				   "%s: sampling %g s repeats its %g s period %.3g times (at most "
 				   "1e6)",
 				   c->trace_path, o->duration_s, c->day, days);
+	if (!(days * c->nwindows <= MAX_WINDOW_VISITS))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field window start: %d windows over %.3g periods of %g s "
+				   "make %.3g window visits (at most %.0f); sample a shorter "
+				   "--duration",
+				   c->trace_path, c->windows[c->nwindows - 1].line, c->nwindows, days,
+				   c->day, days * c->nwindows, MAX_WINDOW_VISITS);
 	for (int i = 0; i < c->nwindows; i++) {
 		const window *w = &c->windows[i];
 		double len = (i + 1 < c->nwindows ? c->windows[i + 1].start : c->day) - w->start;
@@ -515,6 +526,11 @@ wz_err wzt_import_servegen(const char *const *paths, int n_paths, const wzt_serv
 	if (!(opts->duration_s > 0) || !isfinite(opts->duration_s) || !(opts->start_s >= 0))
 		return wz_diag_set(diag, WZ_ERR_USAGE,
 				   "ServeGen sampling needs a positive duration and a start >= 0");
+	if (!(opts->start_s <= WZT_MAX_SPAN_S) || !(opts->duration_s <= WZT_MAX_SPAN_S))
+		return wz_diag_set(diag, WZ_ERR_USAGE,
+				   "ServeGen sampling: --start %g s and --duration %g s must each be "
+				   "at most %.0f s (366 days)",
+				   opts->start_s, opts->duration_s, WZT_MAX_SPAN_S);
 	client *cs = NULL;
 	int n = 0;
 	wz_err err = find_clients(paths, n_paths, &cs, &n, diag);

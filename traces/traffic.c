@@ -328,6 +328,19 @@ wz_err wzt_check_order(double *latest, double t, wzt_unsorted_policy policy, con
 	return WZ_OK;
 }
 
+wz_err wzt_check_span(double *first, double t_s, const char *text, const char *origin, int line,
+		      const char *field, wz_diag *diag)
+{
+	if (isnan(*first))
+		*first = t_s;
+	if (!(fabs(t_s - *first) <= WZT_MAX_SPAN_S))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field %s: '%.40s' is %.3g s from the first record's "
+				   "time; a trace spans at most %.0f s (366 days)",
+				   origin, line, field, text, fabs(t_s - *first), WZT_MAX_SPAN_S);
+	return WZ_OK;
+}
+
 wz_err wzt_traffic_finish(wzt_traffic *traffic, size_t *n_reordered, wz_diag *diag)
 {
 	size_t moved = wzt_traffic_sort(traffic);
@@ -393,6 +406,11 @@ static wz_err parse_row(const wz_csv *csv, const wz_csv_row *row, const int *col
 	if (r->arrival_s < 0)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field arrival_s: negative time %s", o,
 				   line, s);
+	if (r->arrival_s > WZT_MAX_SPAN_S)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field arrival_s: %s s is past the longest trace, %.0f s "
+				   "(366 days)",
+				   o, line, s, WZT_MAX_SPAN_S);
 	wz_err err = wzt_parse_tokens(wz_csv_field(row, col[COL_PROMPT]), o, line,
 				      "prompt_tokens", &r->prompt_tokens, diag);
 	if (!err)
@@ -530,10 +548,14 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	double latest = -INFINITY;
+	int64_t top_session = -1;
+	int top_line = 0;
 	for (int i = 1; i < csv->nrows && !err; i++) {
 		const wz_csv_row *row = &csv->rows[i];
 		wzt_request r = { 0 };
 		err = parse_row(csv, row, col, &r, diag);
+		if (!err && r.session > top_session)
+			top_session = r.session, top_line = row->line;
 		if (!err && col[COL_CHAIN] >= 0)
 			err = parse_chain(t, wz_csv_field(row, col[COL_CHAIN]), &r, path, row->line,
 					  diag);
@@ -544,6 +566,14 @@ wz_err wzt_traffic_read(const char *path, wzt_unsorted_policy policy, wzt_traffi
 		if (!err)
 			err = wzt_traffic_push(t, &r, diag);
 	}
+	/* The simulator keeps a slot for every id up to the largest. */
+	long most = (long)t->n > WZT_MAX_SPARSE_SESSION ? (long)t->n : WZT_MAX_SPARSE_SESSION;
+	if (!err && top_session >= most)
+		err = wz_diag_set(diag, WZ_ERR_INPUT,
+				  "%s:%d: field session: %lld is too large for %zu rows (ids are "
+				  "dense, 0, 1, ...; at most %ld or the row count)",
+				  path, top_line, (long long)top_session, t->n,
+				  WZT_MAX_SPARSE_SESSION);
 	wz_csv_free(csv);
 	if (!err)
 		err = wzt_traffic_prefixes_done(t, diag);

@@ -15,6 +15,15 @@
  * file, not a request (no model serves 10^8 tokens of context). */
 #define WZT_MAX_TOKENS 100000000LL
 
+/* Longest span of arrival times a table may hold: 366 days, the longest
+ * run the simulator takes (duration_s, wzplan-scenario(5)); a longer one
+ * is a unit mistake, and the simulator's series grow with it. */
+#define WZT_MAX_SPAN_S (366.0 * 86400)
+
+/* Session ids of a table that the simulator indexes densely: up to the
+ * larger of this and the table's row count. */
+#define WZT_MAX_SPARSE_SESSION 1000000L
+
 /* Largest input file an importer reads whole (bytes). */
 #define WZT_MAX_FILE_BYTES ((size_t)4 << 30)
 
@@ -53,6 +62,11 @@ void wzt_traffic_rebase(wzt_traffic *traffic);
  * WZT_UNSORTED_REFUSE an earlier time is an error naming the line. */
 wz_err wzt_check_order(double *latest /* IN/OUT */, double t, wzt_unsorted_policy policy,
 		       const char *origin, int line, const char *field, wz_diag *diag);
+/* Checks that time t_s (seconds, of the record at origin:line, field
+ * `field`, whose text is `text`) lies within WZT_MAX_SPAN_S of *first, the
+ * first record's time (NAN before the first record, which sets it). */
+wz_err wzt_check_span(double *first /* IN/OUT */, double t_s, const char *text,
+		      const char *origin, int line, const char *field, wz_diag *diag);
 /* What every importer ends with: sort (count in *n_reordered, may be
  * NULL), arrivals from 0 s, dense sessions and turns. */
 wz_err wzt_traffic_finish(wzt_traffic *traffic, size_t *n_reordered /* OUT */, wz_diag *diag);
