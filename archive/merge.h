@@ -27,6 +27,14 @@ void wza_point_runs_free(wza_point_run *runs, int n);
 /* The point id a run carries, or NULL. */
 const char *wza_run_point_id(const wza_run *run);
 
+/* Stores a sweep point's run unless a run of the same point id is already
+ * in the archive: the look and the write are one transaction (BEGIN
+ * IMMEDIATE, which writers take one at a time), so two sweeps running the
+ * same points at once store each point once.  *holder (may be NULL) gets
+ * the run that was there, or 0 when this one was stored (run->id set).  A
+ * run without a point id is stored as wza_store does. */
+wz_err wza_store_point(wza_archive *a, wza_run *run, long long *holder /* OUT */, wz_diag *diag);
+
 /* Stores runs in one transaction (store.c): all of them or none. */
 wz_err wza_store_many(wza_archive *a, wza_run *const *runs, int n, wz_diag *diag);
 

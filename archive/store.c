@@ -164,8 +164,30 @@ static void write_run(writer *w, wza_run *run, sqlite3_int64 *id)
 	sqlite3_finalize(st);
 }
 
-wz_err wza_store(wza_archive *a, wza_run *run, wz_diag *diag)
+/* The run already holding sweep point `point` in the open transaction, or 0. */
+static sqlite3_int64 point_holder(writer *w, const char *point)
 {
+	sqlite3_stmt *st = prepare(w, "SELECT run FROM inputs WHERE kind = '" WZA_SWEEP_KIND
+				      "' AND name = '" WZA_SWEEP_POINT "' AND content = ?1 "
+				      "ORDER BY run LIMIT 1");
+	if (!st)
+		return 0;
+	bind_text(st, 1, point);
+	sqlite3_int64 id = 0;
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	else if (rc != SQLITE_DONE && w->rc == SQLITE_OK)
+		w->rc = rc;
+	sqlite3_finalize(st);
+	return id;
+}
+
+static wz_err store(wza_archive *a, wza_run *run, const char *point, long long *holder,
+		    wz_diag *diag)
+{
+	if (holder)
+		*holder = 0;
 	if (run->failed)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory while collecting the run");
 	if (!run->finished)
@@ -180,8 +202,9 @@ wz_err wza_store(wza_archive *a, wza_run *run, wz_diag *diag)
 	if (err)
 		return err;
 	writer w = { a, SQLITE_OK, "" };
-	sqlite3_int64 id = 0;
-	write_run(&w, run, &id);
+	sqlite3_int64 id = 0, there = point ? point_holder(&w, point) : 0;
+	if (!there)
+		write_run(&w, run, &id);
 	if (w.rc == SQLITE_OK)
 		w.rc = sqlite3_exec(a->db, "COMMIT", NULL, NULL, NULL);
 	if (w.rc != SQLITE_OK) {
@@ -190,8 +213,20 @@ wz_err wza_store(wza_archive *a, wza_run *run, wz_diag *diag)
 		sqlite3_exec(a->db, "ROLLBACK", NULL, NULL, NULL);
 		return err;
 	}
-	run->id = id;
+	if (there && holder)
+		*holder = there;
+	run->id = there ? 0 : id;
 	return WZ_OK;
+}
+
+wz_err wza_store(wza_archive *a, wza_run *run, wz_diag *diag)
+{
+	return store(a, run, NULL, NULL, diag);
+}
+
+wz_err wza_store_point(wza_archive *a, wza_run *run, long long *holder, wz_diag *diag)
+{
+	return store(a, run, wza_run_point_id(run), holder, diag);
 }
 
 static char *col_text(sqlite3_stmt *st, int i, int *failed)

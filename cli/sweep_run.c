@@ -89,7 +89,7 @@ int wz_sweep_run_point(void *ud, long index)
 		wza_run_finish(run, "ok");
 		wza_archive *a;
 		a = NULL;
-		if (wza_open(c->archive, 1, &a, &diag) || wza_store(a, run, &diag))
+		if (wza_open(c->archive, 1, &a, &diag) || wza_store_point(a, run, NULL, &diag))
 			rc = wz_cli_fail(cmd, &diag);
 		wza_close(a);
 		wzm_compare_free(&cmp);

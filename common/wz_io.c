@@ -11,15 +11,42 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+wz_err wz_open_regular(const char *path, FILE **out, wz_diag *diag)
+{
+	*out = NULL;
+	/* O_NONBLOCK: opening a FIFO with no writer would otherwise wait
+	 * forever; nothing but a regular file is read. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
+				   "%s: cannot open: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int folder = S_ISDIR(st.st_mode);
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_REFUSED,
+				   "%s: is %s; wzplan reads only regular files", path,
+				   folder ? "a folder" : "not a regular file (a FIFO or a device)");
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: out of memory", path);
+	}
+	*out = f;
+	return WZ_OK;
+}
+
 wz_err wz_read_file(const char *path, size_t max_bytes, char **data, size_t *size,
 		    wz_diag *diag)
 {
 	*data = NULL;
 	*size = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
-				   "%s: cannot open: %s", path, strerror(errno));
+	FILE *f = NULL;
+	wz_err e = wz_open_regular(path, &f, diag);
+	if (e)
+		return e;
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap);
 	if (!buf) {
@@ -79,7 +106,7 @@ wz_err wz_read_file_fed(const char *path, size_t max_bytes, wz_fed_fn fed, void 
 {
 	*data = NULL;
 	*size = 0;
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block here */
 	if (fd < 0)
 		return wz_diag_set(diag, errno == ENOENT ? WZ_ERR_INPUT : WZ_ERR_IO,
 				   "%s: cannot open: %s", path, strerror(errno));
@@ -339,9 +366,12 @@ uint64_t wz_hash_bytes(const void *bytes, size_t n)
 
 wz_err wz_hash_file(const char *path, char hex[17], uint64_t *size, wz_diag *diag)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+	FILE *f = NULL;
+	wz_err e = wz_open_regular(path, &f, diag);
+	if (e == WZ_ERR_IO && diag)
+		diag->code = WZ_ERR_INPUT; /* as before: a file that cannot be opened is bad input */
+	if (e)
+		return e == WZ_ERR_IO ? WZ_ERR_INPUT : e;
 	XXH3_state_t *state = XXH3_createState();
 	if (!state) {
 		fclose(f);

@@ -4,12 +4,19 @@
 #define WZ_IO_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "common/wz_error.h"
 
-/* Reads a whole file (at most max_bytes) into a NUL-terminated buffer the
- * caller frees with free().  *size gets the byte count (without the NUL). */
+/* Opens a regular file for reading (*f, the caller closes it): a FIFO, a
+ * device or a folder is WZ_ERR_REFUSED without waiting for a writer (a FIFO
+ * with none, /dev/zero, would hang a reader or fill memory). */
+wz_err wz_open_regular(const char *path, FILE **f /* OUT */, wz_diag *diag);
+
+/* Reads a whole regular file (at most max_bytes; anything else is refused
+ * as wz_open_regular does) into a NUL-terminated buffer the caller frees
+ * with free().  *size gets the byte count (without the NUL). */
 wz_err wz_read_file(const char *path, size_t max_bytes, char **data /* OUT */,
 		    size_t *size /* OUT */, wz_diag *diag);
 
@@ -85,8 +92,9 @@ wz_err wz_mkdir_out(const char *path, wz_diag *diag);
 /* Creates a folder and its parents (mode 0777 & ~umask); existing is fine. */
 wz_err wz_mkdir_p(const char *path, wz_diag *diag);
 
-/* 64-bit XXH3 hash of a file's bytes, as 16 lowercase hex digits in hex[17];
- * *size gets the file size. */
+/* 64-bit XXH3 hash of a regular file's bytes (anything else is refused as
+ * wz_open_regular does), as 16 lowercase hex digits in hex[17]; *size gets
+ * the file size. */
 wz_err wz_hash_file(const char *path, char hex[17] /* OUT */, uint64_t *size /* OUT */,
 		    wz_diag *diag);
 

@@ -479,37 +479,91 @@ wz_err wzp_gnuplot_find(char **out, wz_diag *diag)
 				  WZ_GNUPLOT);
 }
 
+/* Removes what rendering left in its private folder, then the folder. */
+static void remove_stage(const char *stage, const char *name)
+{
+	static const char *const ext[] = { ".png", ".svg", ".log", ".dat" };
+	for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+		char file[192];
+		snprintf(file, sizeof file, "%s%s", name, ext[i]);
+		char *path = wz_path_join(stage, file);
+		if (path)
+			unlink(path);
+		free(path);
+	}
+	rmdir(stage);
+}
+
+/* Moves stage/NAME.EXT to dir/NAME.EXT, never onto a link or a folder. */
+static wz_err publish_output(const char *stage, const char *dir, const char *name,
+			     const char *ext, wz_diag *diag)
+{
+	char file[192];
+	snprintf(file, sizeof file, "%s%s", name, ext);
+	char *from = wz_path_join(stage, file), *to = wz_path_join(dir, file);
+	wz_err err = !from || !to ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
+	struct stat st;
+	if (!err && (lstat(from, &st) != 0 || !S_ISREG(st.st_mode)))
+		err = wz_diag_set(diag, WZ_ERR_IO, "gnuplot %s.gp wrote no %s", name, file);
+	if (!err)
+		err = wz_check_replaceable(to, diag);
+	if (!err && rename(from, to) != 0)
+		err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot write: %s", to, strerror(errno));
+	free(from);
+	free(to);
+	return err;
+}
+
 wz_err wzp_chart_render(const char *gnuplot, const char *dir, const char *name, wz_diag *diag)
 {
-	char script[192], log[192];
-	snprintf(script, sizeof script, "%s.gp", name);
+	/* gnuplot opens its outputs following links, so it runs in a folder
+	 * of its own made here (mkdtemp: new, private, nothing planted in it);
+	 * its outputs are then renamed into dir, where a link or a folder at
+	 * a chart's name is refused rather than written through. */
+	char script[192], log[192], dat[192];
+	snprintf(script, sizeof script, "../%s.gp", name);
 	snprintf(log, sizeof log, "%s.log", name);
-	char *log_path = wz_path_join(dir, log);
-	if (!log_path)
+	snprintf(dat, sizeof dat, "%s.dat", name);
+	char *stage = wz_path_join(dir, ".chart-XXXXXX");
+	if (!stage)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	pid_t pid = fork();
-	if (pid < 0) {
-		free(log_path);
-		return wz_diag_set(diag, WZ_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
+	if (!mkdtemp(stage)) {
+		wz_err e = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot make a folder to render in: %s",
+				       dir, strerror(errno));
+		free(stage);
+		return e;
 	}
+	char *log_path = wz_path_join(stage, log);
+	char *dat_link = wz_path_join(stage, dat);
+	char dat_target[200];
+	snprintf(dat_target, sizeof dat_target, "../%s", dat);
+	wz_err err = WZ_OK;
+	if (!log_path || !dat_link)
+		err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	else if (symlink(dat_target, dat_link) != 0)
+		err = wz_diag_set(diag, WZ_ERR_IO, "%s: cannot link the chart's data: %s", stage,
+				  strerror(errno));
+	pid_t pid = err ? -1 : fork();
+	if (!err && pid < 0)
+		err = wz_diag_set(diag, WZ_ERR_IO, "cannot start gnuplot: %s", strerror(errno));
 	if (pid == 0) {
 		/* The child only calls async-signal-safe functions before exec. */
-		if (chdir(dir) != 0)
+		if (chdir(stage) != 0)
 			_exit(126);
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-			close(fd);
-		}
+		int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			_exit(126);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
 		execl(gnuplot, "gnuplot", script, (char *)NULL);
 		_exit(127);
 	}
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	wz_err err = WZ_OK;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	if (!err && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
 		char *text = NULL;
 		size_t n = 0;
 		wz_read_file(log_path, 1 << 20, &text, &n, NULL);
@@ -518,13 +572,19 @@ wz_err wzp_chart_render(const char *gnuplot, const char *dir, const char *name, 
 		for (char *p = text; p && *p; p++)
 			if (*p == '\n')
 				*p = ' ';
-		err = wz_diag_set(diag, WZ_ERR_IO, "gnuplot %s failed (%s %d)%s%s", script,
+		err = wz_diag_set(diag, WZ_ERR_IO, "gnuplot %s.gp failed (%s %d)%s%s", name,
 				  WIFEXITED(status) ? "exit status" : "signal",
 				  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 				  text && *text ? ": " : "", text ? text : "");
 		free(text);
 	}
-	unlink(log_path);
+	if (!err)
+		err = publish_output(stage, dir, name, ".png", diag);
+	if (!err)
+		err = publish_output(stage, dir, name, ".svg", diag);
+	remove_stage(stage, name);
+	free(stage);
 	free(log_path);
+	free(dat_link);
 	return err;
 }

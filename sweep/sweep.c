@@ -3,6 +3,7 @@
 #include "sweep/sweep.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@
 
 /* More points than this is a typing mistake, not a sweep. */
 #define MAX_POINTS 1000000L
+/* Values of one axis: each is checked as a scenario value (about 0.2 ms),
+ * and a range of 10^5 or more is a factor or a step mistyped, not a plan. */
+#define MAX_AXIS_VALUES 10000L
 
 static int scenario_key(const char *key)
 {
@@ -73,16 +77,11 @@ static wz_err push_value(wzsw_axis *ax, const char *text, wz_diag *diag)
 	return WZ_OK;
 }
 
-static double pow_int(double x, long n)
-{
-	double r = 1;
-	while (n-- > 0)
-		r *= x;
-	return r;
-}
-
 /* "A .. B step S" (arithmetic) or "A .. B times F" (geometric), both ends
- * included; whole numbers (with k/M suffixes) stay whole. */
+ * included; whole numbers (with k/M suffixes) stay whole, and a value that
+ * rounds to the whole number before it is not repeated.  The count of
+ * values is worked out, and checked against MAX_AXIS_VALUES, before any is
+ * made. */
 static wz_err parse_range(const char *origin, wzsw_axis *ax, const char *text, wz_diag *diag)
 {
 	char a[64], b[64], how[16], by[64];
@@ -98,31 +97,44 @@ static wz_err parse_range(const char *origin, wzsw_axis *ax, const char *text, w
 	char *at = wz_strdup_trim(a);
 	if (!at)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	int geometric = !strcmp(how, "times");
 	double lo, hi, d;
 	long llo, lhi, ld;
-	int whole = !wz_parse_count(at, &llo) && !wz_parse_count(b, &lhi) && !wz_parse_count(by, &ld);
-	int bad = whole ? 0 : (wz_parse_double(at, &lo) || wz_parse_double(b, &hi) || wz_parse_double(by, &d));
-	free(at);
+	/* Whole ends give whole values; a geometric factor is a ratio, never
+	 * a count (1.5 is a factor of whole values as well as 2 is). */
+	int whole = !wz_parse_count(at, &llo) && !wz_parse_count(b, &lhi) &&
+		    (geometric || !wz_parse_count(by, &ld));
+	int bad = whole ? 0 : (wz_parse_double(at, &lo) || wz_parse_double(b, &hi));
 	if (whole)
-		lo = (double)llo, hi = (double)lhi, d = (double)ld;
-	int geometric = !strcmp(how, "times");
-	if (bad || hi < lo || (geometric ? (d <= 1 || lo <= 0) : d <= 0))
+		lo = (double)llo, hi = (double)lhi;
+	if (whole && !geometric)
+		d = (double)ld;
+	else
+		bad |= wz_parse_double(by, &d) != 0;
+	free(at);
+	if (bad || hi < lo || (geometric ? (!(d > 1) || !(lo > 0)) : !(d > 0)))
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s:%d: axis.%s: range '%s' needs numbers A <= B and %s", origin,
 				   ax->line, ax->key, text,
 				   geometric ? "A > 0 and a factor F > 1" : "a step S > 0");
-	for (long i = 0;; i++) {
-		double v = geometric ? lo * pow_int(d, i) : lo + (double)i * d;
+	double steps = geometric ? floor(log(hi / lo) / log(d) + 1e-9) : floor((hi - lo) / d + 1e-9);
+	if (!(steps + 1 <= MAX_AXIS_VALUES))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: axis.%s: range '%s' makes %.4g values (at most %ld an "
+				   "axis); use a larger %s",
+				   origin, ax->line, ax->key, text, steps + 1, MAX_AXIS_VALUES,
+				   geometric ? "factor" : "step");
+	for (long i = 0; i <= (long)steps; i++) {
+		double v = geometric ? lo * pow(d, (double)i) : lo + (double)i * d;
 		if (v > hi * (1 + 1e-12))
-			break;
-		if (i >= MAX_POINTS)
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: axis.%s: more than %ld values",
-					   origin, ax->line, ax->key, MAX_POINTS);
+			v = hi;
 		char num[64];
 		if (whole)
 			snprintf(num, sizeof num, "%ld", (long)(v + 0.5));
 		else
 			snprintf(num, sizeof num, "%.10g", v);
+		if (ax->nvalues && !strcmp(ax->values[ax->nvalues - 1], num))
+			continue;
 		wz_err err = push_value(ax, num, diag);
 		if (err)
 			return err;
@@ -142,10 +154,14 @@ static wz_err parse_axis(const char *origin, wzsw_axis *ax, const char *text, wz
 		free(raw);
 		if (!v)
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		wz_err err = *v ? push_value(ax, v, diag)
-				: wz_diag_set(diag, WZ_ERR_INPUT,
-					      "%s:%d: axis.%s: an empty value; separate values with '|'",
-					      origin, ax->line, ax->key);
+		wz_err err = !*v ? wz_diag_set(diag, WZ_ERR_INPUT,
+					       "%s:%d: axis.%s: an empty value; separate values with '|'",
+					       origin, ax->line, ax->key)
+			     : ax->nvalues >= MAX_AXIS_VALUES
+				     ? wz_diag_set(diag, WZ_ERR_INPUT,
+						   "%s:%d: axis.%s: more than %ld values", origin,
+						   ax->line, ax->key, MAX_AXIS_VALUES)
+				     : push_value(ax, v, diag);
 		free(v);
 		if (err)
 			return err;
