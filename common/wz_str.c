@@ -91,6 +91,44 @@ void wz_buf_printf(wz_buf *buf, const char *fmt, ...)
 	buf->len += (size_t)n;
 }
 
+void wz_buf_terminal(wz_buf *buf, const char *text)
+{
+	if (!text)
+		return;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			wz_buf_printf(buf, "\\x%02x", *p);
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			wz_buf_printf(buf, "\\u%04x", p[1]), p++; /* C1: U+0080..U+009F */
+		else if (*p == '\\')
+			wz_buf_puts(buf, "\\\\");
+		else
+			wz_buf_append(buf, (const char *)p, 1);
+	}
+}
+
+void wz_buf_markdown(wz_buf *buf, const char *text)
+{
+	if (!text)
+		return;
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			wz_buf_puts(buf, " ");
+		else if (*p == '<')
+			wz_buf_puts(buf, "&lt;");
+		else if (*p == '>')
+			wz_buf_puts(buf, "&gt;");
+		else if (*p == '&')
+			wz_buf_puts(buf, "&amp;");
+		else if (strchr("\\`[]|", *p) ||
+			 (p == (const unsigned char *)text && strchr("#-+=*_", *p))) {
+			char esc[2] = { '\\', (char)*p };
+			wz_buf_append(buf, esc, 2);
+		} else
+			wz_buf_append(buf, (const char *)p, 1);
+	}
+}
+
 const char *wz_buf_str(const wz_buf *buf)
 {
 	return buf->data ? buf->data : "";

@@ -25,6 +25,20 @@ void wz_buf_printf(wz_buf *buf, const char *fmt, ...) __attribute__((format(prin
 /* One CSV field (RFC 4180): quoted, with quotes doubled, when it holds a
  * comma, quote or line break; nothing for NULL. */
 void wz_buf_csv_field(wz_buf *buf, const char *text);
+/* Text from a file (a name in an archive, a catalog, a scenario) for a
+ * terminal: control characters (C0, DEL and UTF-8's C1, among them ESC,
+ * which starts the sequences that move the cursor, retitle the window or
+ * rewrite what was printed) appear as \xHH and a backslash as \\;
+ * everything else, UTF-8 included, as it is.  Nothing for NULL. */
+void wz_buf_terminal(wz_buf *buf, const char *text);
+/* Text from a file for one line of Markdown: the marks that make links,
+ * code or table cells anywhere in a line (\ ` [ ] |) backslash-escaped,
+ * and those that make a heading, a list or a rule at a line's start
+ * (# - + = * _) there; '<' '>' '&' as HTML entities; line breaks and other
+ * control characters as one blank.  No name then starts a heading, a link
+ * (`](javascript:`), a tag or a table cell, and names such as mem_util or
+ * DeepSeek-V3 read as they are.  Nothing for NULL. */
+void wz_buf_markdown(wz_buf *buf, const char *text);
 /* Returns the text (never NULL; "" when empty). */
 const char *wz_buf_str(const wz_buf *buf);
 /* Hands the data to the caller, who frees it with free(); the buffer is reset. */

@@ -227,26 +227,56 @@ static void pad(wz_buf *out, int n)
 		wz_buf_puts(out, " ");
 }
 
+/* The same cells for a terminal: control characters shown, never sent
+ * (wz_buf_terminal); NULL stays NULL. */
+static char *term_text(const char *s, int *failed)
+{
+	if (!s)
+		return NULL;
+	wz_buf b = { 0 };
+	wz_buf_terminal(&b, s);
+	if (b.failed) {
+		wz_buf_free(&b);
+		*failed = 1;
+		return NULL;
+	}
+	char *t = wz_buf_take(&b);
+	if (!t)
+		*failed = 1;
+	return t;
+}
+
 static void render_text(const wzp_table *t, wz_buf *out)
 {
 	int *width = calloc((size_t)t->ncols + 1, sizeof *width);
-	if (!width) {
+	size_t ncells = (size_t)t->nrows * (size_t)t->ncols;
+	char **shown = calloc(ncells + 1, sizeof *shown);
+	int failed = !width || !shown;
+	for (size_t i = 0; i < ncells && !failed; i++)
+		shown[i] = term_text(t->cells[i].text, &failed);
+	if (failed) {
+		for (size_t i = 0; shown && i < ncells; i++)
+			free(shown[i]);
+		free(shown);
+		free(width);
 		out->failed = 1;
 		return;
 	}
 	for (int c = 0; c < t->ncols; c++) {
 		width[c] = text_width(t->cols[c].label);
 		for (int r = 0; r < t->nrows; r++) {
-			int w = text_width(t->cells[r * t->ncols + c].text);
+			int w = text_width(shown[r * t->ncols + c]);
 			if (w > width[c])
 				width[c] = w;
 		}
 	}
-	if (*t->title)
-		wz_buf_printf(out, "%s\n\n", t->title);
+	if (*t->title) {
+		wz_buf_terminal(out, t->title);
+		wz_buf_puts(out, "\n\n");
+	}
 	for (int r = -1; r < t->nrows; r++) {
 		for (int c = 0; c < t->ncols; c++) {
-			const char *s = r < 0 ? t->cols[c].label : t->cells[r * t->ncols + c].text;
+			const char *s = r < 0 ? t->cols[c].label : shown[r * t->ncols + c];
 			if (!s)
 				s = "-";
 			int gap = width[c] - text_width(s);
@@ -273,23 +303,28 @@ static void render_text(const wzp_table *t, wz_buf *out)
 		wz_buf_puts(out, "\n");
 	for (int i = 0; i < t->nnotes; i++)
 		wz_buf_printf(out, "%s\n", t->notes[i]);
+	for (size_t i = 0; i < ncells; i++)
+		free(shown[i]);
+	free(shown);
 	free(width);
 }
 
+/* Cells come from files (names in catalogs, scenarios and archives): in
+ * Markdown no cell may end its row, open a link or a tag, or break the
+ * line (wz_buf_markdown). */
 static void md_escape(wz_buf *out, const char *s)
 {
-	for (; s && *s; s++) {
-		if (*s == '|')
-			wz_buf_puts(out, "\\|");
-		else
-			wz_buf_append(out, s, 1);
-	}
+	wz_buf_markdown(out, s);
 }
+
 
 static void render_md(const wzp_table *t, wz_buf *out)
 {
-	if (*t->title)
-		wz_buf_printf(out, "**%s**\n\n", t->title);
+	if (*t->title) {
+		wz_buf_puts(out, "**");
+		wz_buf_markdown(out, t->title);
+		wz_buf_puts(out, "**\n\n");
+	}
 	wz_buf_puts(out, "|");
 	for (int c = 0; c < t->ncols; c++) {
 		wz_buf_puts(out, " ");

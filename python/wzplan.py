@@ -96,6 +96,8 @@ def rope_freqs(P, theta, yarn=None):
     y = None if yarn is None else np.ascontiguousarray(yarn, dtype=np.float64)
     if y is not None and y.shape != (4,):
         raise ValueError("yarn: factor, original positions, beta_fast, beta_slow")
+    if not np.isfinite(float(theta)) or (y is not None and not np.isfinite(y).all()):
+        raise ValueError("theta and yarn must be finite numbers")
     _lib.wz_rope_freqs(int(P), float(theta), _ptr(y), out.ctypes.data)
     return out
 
@@ -142,10 +144,26 @@ def record_bytes(name, R=512, P=64):
 
 
 def _f32(a, shape, what):
+    """a as contiguous float32 of the given shape; NaN and infinities are
+    refused (no cache value is one, and the codec would carry them into
+    every figure computed from the block)."""
     a = np.ascontiguousarray(a, dtype=np.float32)
     if a.shape != shape:
         raise ValueError(f"{what}: shape {a.shape}, expected {shape}")
+    if not np.isfinite(a).all():
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(f"{what}: {a[tuple(bad)]} at {tuple(int(i) for i in bad)} is not a finite number")
     return a
+
+
+def _layer(layer, L):
+    """A layer index as the C int it is passed as: a whole number in 0..L-1
+    (ctypes would wrap 2**32 to 0)."""
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+        raise TypeError(f"layer: {layer!r} is not a whole number")
+    if not 0 <= int(layer) < L:
+        raise ValueError(f"layer: {layer} outside 0..{L - 1}")
+    return int(layer)
 
 
 class _WindowArgs:
@@ -272,7 +290,7 @@ class Codec:
         pos = _positions(positions, n)
         out = np.empty((n, self.record_bytes), dtype=np.uint8)
         d = _Diag()
-        _check(_lib.wz_encode_layer_at(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
+        _check(_lib.wz_encode_layer_at(self._h, _layer(layer, self.L), n, lat.ctypes.data, rp.ctypes.data,
                                        _ptr(pos), out.ctypes.data, ctypes.byref(d)), d)
         return out
 
@@ -285,7 +303,7 @@ class Codec:
         lat = np.empty((n, self.R), dtype=np.float32)
         rp = np.empty((n, self.P), dtype=np.float32)
         d = _Diag()
-        _check(_lib.wz_decode_layer_at(self._h, layer, n, records.ctypes.data, _ptr(pos),
+        _check(_lib.wz_decode_layer_at(self._h, _layer(layer, self.L), n, records.ctypes.data, _ptr(pos),
                                        lat.ctypes.data, rp.ctypes.data, ctypes.byref(d)), d)
         return lat, rp
 
@@ -298,7 +316,7 @@ class Codec:
         lo = np.empty_like(lat)
         ro = np.empty_like(rp)
         d = _Diag()
-        _check(_lib.wz_roundtrip_layer_at(self._h, layer, n, lat.ctypes.data, rp.ctypes.data,
+        _check(_lib.wz_roundtrip_layer_at(self._h, _layer(layer, self.L), n, lat.ctypes.data, rp.ctypes.data,
                                           _ptr(pos), lo.ctypes.data, ro.ctypes.data,
                                           ctypes.byref(d)), d)
         return lo, ro

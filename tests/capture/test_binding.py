@@ -46,6 +46,21 @@ ok(np.array_equal(d_lat, lo) and np.array_equal(d_rp, ro), "decode(encode) equal
 ok(c.window_bytes(np.zeros((L, T, R)), np.zeros((L, T, P))) == L * T * (R + P) * 2,
    "window bytes of a fixed-rate format: L x T records")
 
+# Values no cache holds, and layer indices the C int would wrap, are refused.
+nan_lat = lat.copy()
+nan_lat[3, 5] = np.nan
+e = raises(lambda: c.encode(0, nan_lat, rp), ValueError, "a NaN in the latent is refused")
+ok(e is not None and "latent" in str(e) and "(3, 5)" in str(e), "... naming the array and the place", e)
+inf_rp = rp.copy()
+inf_rp[0, 0] = np.inf
+raises(lambda: c.roundtrip(0, lat, inf_rp), ValueError, "an infinity in the rope part is refused")
+e = raises(lambda: c.encode(2**32, lat, rp), ValueError, "layer 2**32 is refused, not wrapped to 0")
+ok(e is not None and "outside 0..1" in str(e), "... naming the range", e)
+raises(lambda: c.decode(-1, rec), ValueError, "layer -1 is refused")
+raises(lambda: c.roundtrip(L, lat, rp), ValueError, "layer L is refused")
+raises(lambda: c.encode(0.5, lat, rp), TypeError, "a fractional layer is refused")
+raises(lambda: wzplan.rope_freqs(16, float("nan")), ValueError, "a NaN RoPE base is refused")
+
 # fp8-mix: error well below int4's, records of the registry size
 c8 = wzplan.Codec("fp8-mix", L, R, P)
 c4 = wzplan.Codec("int4-g64", L, R, P)

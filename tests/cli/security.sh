@@ -83,4 +83,15 @@ run "$WZPLAN" cost --output plain.csv --format csv
 expect_rc 0 "a new regular file is fine"
 run "$WZPLAN" cost --output plain.csv --format csv
 expect_rc 0 "and so is replacing one"
+# 4. Names in an archive reach the terminal inert: an escape sequence (ESC,
+# a C1 CSI, a bell) in a stored name is shown as \xHH, never sent.
+run "$WZPLAN" size --archive e.db --users 64 --formats fp8-mix --duration 120 --warmup 10 -q
+expect_rc 0 "a run to tamper with"
+sqlite3 e.db "UPDATE runs SET command = 'size' || char(27) || ']0;owned' || char(7) || char(155) || '2J' WHERE id = 1"
+run "$WZPLAN" archive list --archive e.db
+expect_rc 0 "archive list of the tampered run"
+esc=$(printf '\033')
+bel=$(printf '\007')
+case "$out" in *"$esc"*|*"$bel"*) false ;; *) true ;; esac; ok $? "no ESC or BEL byte reaches standard output"
+contains "$out" 'size\x1b]0;owned\x07\u009b2J' "the name is shown with its control characters escaped"
 cd / && done_testing

@@ -2,6 +2,7 @@
  * atomic writes, reads at offsets. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/wz_csv.h"
@@ -181,8 +182,67 @@ static void test_read_at(void)
 	free(got);
 }
 
+/* Text from files escaped for a terminal and for Markdown: each of the
+ * characters that would act (ESC, a C1 control, a line break, a link's
+ * brackets, a tag) comes out inert, and plain names come out unchanged. */
+static void test_escaping(void)
+{
+	wz_buf b = { 0 };
+	wz_buf_terminal(&b, "A\x1b]0;owned\x07" "B\xc2\x9b" "2J\\ \xc3\xa9\n");
+	is_str(wz_buf_str(&b), "A\\x1b]0;owned\\x07B\\u009b2J\\\\ \xc3\xa9\\x0a",
+	       "terminal: ESC, BEL, CSI (C1), a backslash and a line break escaped; UTF-8 kept");
+	wz_buf_reset(&b);
+	wz_buf_terminal(&b, "DeepSeek-V3 (H100 SXM 80GB)");
+	is_str(wz_buf_str(&b), "DeepSeek-V3 (H100 SXM 80GB)", "terminal: a plain name unchanged");
+	wz_buf_reset(&b);
+	wz_buf_markdown(&b, "x\n# Owned [click](javascript:alert(1)) <img src=x onerror=y> a|b `c` *d*");
+	is_str(wz_buf_str(&b),
+	       "x # Owned \\[click\\](javascript:alert(1)) &lt;img src=x onerror=y&gt; a\\|b "
+	       "\\`c\\` *d*",
+	       "markdown: no heading, link, tag, cell or code span survives");
+	wz_buf_reset(&b);
+	wz_buf_markdown(&b, "# Owned");
+	is_str(wz_buf_str(&b), "\\# Owned", "markdown: a heading mark at the start escaped");
+	wz_buf_reset(&b);
+	wz_buf_markdown(&b, "- item");
+	is_str(wz_buf_str(&b), "\\- item", "markdown: a list mark at the start escaped");
+	wz_buf_reset(&b);
+	wz_buf_markdown(&b, "DeepSeek-V3 on H100 SXM 80GB, 1.5x, mem_util");
+	is_str(wz_buf_str(&b), "DeepSeek-V3 on H100 SXM 80GB, 1.5x, mem_util",
+	       "markdown: a plain name unchanged");
+	wz_buf_free(&b);
+}
+
+/* Only regular files are read: a FIFO no one writes to is refused at once
+ * (it would block the open forever), and so is a folder. */
+static void test_regular_only(void)
+{
+	char dir[] = "test_common_XXXXXX";
+	ok(mkdtemp(dir) != NULL, "temporary folder");
+	char *fifo = wz_path_join(dir, "fifo");
+	ok(mkfifo(fifo, 0600) == 0, "a FIFO");
+	char *data = NULL;
+	size_t n;
+	wz_diag diag;
+	ok(wz_read_file(fifo, 100, &data, &n, &diag) == WZ_ERR_REFUSED && !data,
+	   "wz_read_file refuses a FIFO: %s", diag.msg);
+	char hex[17];
+	uint64_t size;
+	ok(wz_hash_file(fifo, hex, &size, &diag) == WZ_ERR_REFUSED, "wz_hash_file too: %s", diag.msg);
+	void *buf = NULL;
+	ok(wz_read_file_sized(fifo, 100, &buf, &n, &diag) == WZ_ERR_REFUSED && !buf,
+	   "wz_read_file_sized too: %s", diag.msg);
+	ok(wz_read_file(dir, 100, &data, &n, &diag) == WZ_ERR_REFUSED && strstr(diag.msg, "a folder"),
+	   "a folder is refused: %s", diag.msg);
+	unlink(fifo);
+	free(fifo);
+	ok(rmdir(dir) == 0, "folder removed");
+}
+
 int main(void)
 {
+	test_escaping();
+	test_regular_only();
 	test_numbers();
 	test_names();
 	test_csv();

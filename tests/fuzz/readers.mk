@@ -125,3 +125,18 @@ tests_fuzz_fuzz_servegen_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_servegen_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_servegen_DEPENDENCIES = $(WZ_LIBS)
 endif
+check_PROGRAMS += tests/fuzz/replay_sweep
+TESTS += tests/fuzz/sweep.sh
+EXTRA_DIST += tests/fuzz/sweep.sh tests/fuzz/corpus/sweep
+tests_fuzz_replay_sweep_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_sweep.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
+tests_fuzz_replay_sweep_CFLAGS = $(TEST_CFLAGS)
+tests_fuzz_replay_sweep_LDADD = $(TEST_LDADD)
+tests_fuzz_replay_sweep_DEPENDENCIES = $(WZ_LIBS)
+if FUZZERS
+noinst_PROGRAMS += tests/fuzz/fuzz_sweep
+tests_fuzz_fuzz_sweep_SOURCES = tests/fuzz/fuzz_sweep.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
+tests_fuzz_fuzz_sweep_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_sweep_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_sweep_LDADD = $(TEST_LDADD)
+tests_fuzz_fuzz_sweep_DEPENDENCIES = $(WZ_LIBS)
+endif
