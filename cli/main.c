@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/wz_cleanup.h"
 #include "config.h"
 #include "runs/say.h"
 
@@ -47,6 +48,7 @@ static const wz_command *find_command(const char *name)
 int main(int argc, char **argv)
 {
 	wz_say_to(print_said, NULL);
+	wz_cleanup_install();
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

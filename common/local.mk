@@ -7,6 +7,7 @@ libwzcommon_la_LDFLAGS =
 libwzcommon_la_SOURCES = \
 	common/wz_error.c common/wz_error.h \
 	common/wz_io.c common/wz_io.h \
+	common/wz_cleanup.c common/wz_cleanup.h \
 	common/wz_kv.c common/wz_kv.h \
 	common/wz_str.c common/wz_str.h \
 	common/wz_csv.c common/wz_csv.h \

@@ -120,8 +120,8 @@ void wz_buf_markdown(wz_buf *buf, const char *text)
 			wz_buf_puts(buf, "&gt;");
 		else if (*p == '&')
 			wz_buf_puts(buf, "&amp;");
-		else if (strchr("\\`[]|", *p) ||
-			 (p == (const unsigned char *)text && strchr("#-+=*_", *p))) {
+		else if (strchr("\\`|", *p) || (*p == ']' && p[1] && strchr("([:", p[1])) ||
+			 (p == (const unsigned char *)text && strchr("#-+=*_[", *p))) {
 			char esc[2] = { '\\', (char)*p };
 			wz_buf_append(buf, esc, 2);
 		} else

@@ -31,10 +31,11 @@ void wz_buf_csv_field(wz_buf *buf, const char *text);
  * rewrite what was printed) appear as \xHH and a backslash as \\;
  * everything else, UTF-8 included, as it is.  Nothing for NULL. */
 void wz_buf_terminal(wz_buf *buf, const char *text);
-/* Text from a file for one line of Markdown: the marks that make links,
- * code or table cells anywhere in a line (\ ` [ ] |) backslash-escaped,
- * and those that make a heading, a list or a rule at a line's start
- * (# - + = * _) there; '<' '>' '&' as HTML entities; line breaks and other
+/* Text from a file for one line of Markdown: the marks that make code or
+ * table cells anywhere in a line (\ ` |) backslash-escaped, a ']' that
+ * would close a link's text ("](", "][", "]:"), and those that make a
+ * heading, a list, a rule or a link definition at a line's start
+ * (# - + = * _ [) there; an interval "[0.1, 0.2]" reads as it is; '<' '>' '&' as HTML entities; line breaks and other
  * control characters as one blank.  No name then starts a heading, a link
  * (`](javascript:`), a tag or a table cell, and names such as mem_util or
  * DeepSeek-V3 read as they are.  Nothing for NULL. */

@@ -181,9 +181,15 @@ wz_err wzm_scenario_from_kv(wz_kv *kv, wzm_scenario **out, wz_diag *diag)
 	if (!err)
 		err = long_key(kv, "baseline_gpus", 0, &s->baseline_gpus, diag);
 	if (!err) {
-		err = wz_kv_get_string(kv, "formats", 0, "fp8-mix, wz-5.44", &v, diag);
-		if (!err)
-			err = wzm_scenario_set_formats(s, v, diag);
+		/* A key given with no format in it ("formats =", "formats = ,") is
+		 * a mistake, not a request for the default list. */
+		int line = wz_kv_line(kv, "formats");
+		err = wz_kv_get_string(kv, "formats", 0, line ? "" : "fp8-mix, wz-5.44", &v, diag);
+		if (!err && (err = wzm_scenario_set_formats(s, v, diag)) == WZ_ERR_INPUT)
+			err = wz_diag_set(diag, WZ_ERR_INPUT,
+					  "%s:%d: formats: '%s' names no format; list at least one "
+					  "(or leave the key out for fp8-mix, wz-5.44)",
+					  wz_kv_origin(kv), line, v);
 	}
 	if (!err)
 		PARSE_ENUM(kv, "mode", "memory", wzm_mode_parse, &s->mode);

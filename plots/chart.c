@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/wz_cleanup.h"
 #include "common/wz_io.h"
 #include "config.h"
 
@@ -533,6 +534,7 @@ wz_err wzp_chart_render(const char *gnuplot, const char *dir, const char *name, 
 		free(stage);
 		return e;
 	}
+	wz_cleanup_add(stage);
 	char *log_path = wz_path_join(stage, log);
 	char *dat_link = wz_path_join(stage, dat);
 	char dat_target[200];
@@ -583,6 +585,7 @@ wz_err wzp_chart_render(const char *gnuplot, const char *dir, const char *name, 
 	if (!err)
 		err = publish_output(stage, dir, name, ".svg", diag);
 	remove_stage(stage, name);
+	wz_cleanup_forget(stage);
 	free(stage);
 	free(log_path);
 	free(dat_link);

@@ -14,3 +14,5 @@ EXTRA_DIST += tests/cli/bad_archives.sh tests/cli/bad-archives.md
 EXTRA_DIST += tests/cli/bad_links.sh tests/cli/bad-links.md
 EXTRA_DIST += tests/cli/bad_limits.sh tests/cli/bad-limits.md
 EXTRA_DIST += tests/cli/bad_values.sh tests/cli/bad-values.md
+TESTS += tests/cli/signals.sh
+EXTRA_DIST += tests/cli/signals.sh
