@@ -3,12 +3,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli/commands.h"
 #include "runs/sim_setup.h"
 #include "cli/sim_cli.h"
 #include "runs/sim_record.h"
+#include "sim/benchmark.h"
 #include "config.h"
 
 static void help(void)
@@ -37,6 +39,12 @@ static void help(void)
 	       "  --no-archive           do not store the run\n"
 	       "  -q, --quiet            no progress on standard error\n"
 	       "  -h, --help             this help\n"
+	       "\n"
+	       "Fixed-batch benchmark (one replica, no traffic, not archived):\n"
+	       "  --benchmark MODE       decode-only or prefill-only\n"
+	       "  --batch N              requests (decode) or prompts (prefill) per GPU\n"
+	       "  --input-tokens N       prompt tokens of every request\n"
+	       "  --output-tokens N      answer tokens of every request (decode-only)\n"
 	       "\n"
 	       "Examples:\n"
 	       "  wzplan sim --users 200 --replicas 2 --duration 600\n"
@@ -78,6 +86,74 @@ static int store(int argc, char **argv, const char *archive, const wz_sim_setup 
 	return rc;
 }
 
+/* --benchmark's options: all or none of mode, batch and input (and output
+ * for decode-only). */
+static int bench_args(const char *mode, const char *batch, const char *in, const char *out,
+		      wzs_bench *b)
+{
+	if (!mode) {
+		if (batch || in || out)
+			return wz_cli_usage("sim", "--batch, --input-tokens and --output-tokens go "
+					    "with --benchmark");
+		return 0;
+	}
+	if (!strcmp(mode, "decode-only"))
+		b->mode = WZS_BENCH_DECODE;
+	else if (!strcmp(mode, "prefill-only"))
+		b->mode = WZS_BENCH_PREFILL;
+	else
+		return wz_cli_usage("sim", "--benchmark '%s': use decode-only or prefill-only", mode);
+	if (!batch || !in || (b->mode == WZS_BENCH_DECODE && !out))
+		return wz_cli_usage("sim", "--benchmark %s needs --batch and --input-tokens%s", mode,
+				    b->mode == WZS_BENCH_DECODE ? " and --output-tokens" : "");
+	if (b->mode == WZS_BENCH_PREFILL && out)
+		return wz_cli_usage("sim", "--output-tokens: prefill-only makes no answer");
+	long v;
+	int rc;
+	if ((rc = wz_cli_long("sim", "--batch", batch, 1, 1000000, &v)))
+		return rc;
+	b->per_gpu = (double)v;
+	if ((rc = wz_cli_long("sim", "--input-tokens", in, 1, 100000000, &v)))
+		return rc;
+	b->input_tokens = (double)v;
+	if (out) {
+		if ((rc = wz_cli_long("sim", "--output-tokens", out, 1, 100000000, &v)))
+			return rc;
+		b->output_tokens = (double)v;
+	}
+	return 0;
+}
+
+/* Prints the inputs, the replica model and the benchmark's figures. */
+static int benchmark(const wz_sim_setup *setup, const wzs_replica_model *model,
+		     const wzm_format_size *size, const wzs_bench *b, const char *output)
+{
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	wzs_bench_result r;
+	if (wzs_benchmark_run(model, b, &r, &diag))
+		return wz_cli_fail("sim", &diag);
+	wz_buf out = { 0 };
+	wz_buf_printf(&out, "# inputs\nscenario = %s\nmodel = %s\ngpu = %s\nformat = %s\n"
+		      "bits_per_value = %.4f\nreplicas = 1\n",
+		      setup->scn->origin, setup->model->name, setup->gpu->name, size->name,
+		      size->bits_per_value);
+	wzs_params_describe(&setup->params, &out);
+	wz_buf_puts(&out, "# replica\n");
+	wzs_replica_model_describe(model, &out);
+	wz_buf_puts(&out, "# benchmark\n");
+	wzs_benchmark_describe(b, &r, &out);
+	int rc;
+	if (out.failed) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		rc = wz_cli_fail("sim", &diag);
+	} else {
+		rc = wz_cli_emit("sim", output, wz_buf_str(&out));
+	}
+	wz_buf_free(&out);
+	return rc;
+}
+
 int wz_cmd_sim(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -91,8 +167,13 @@ int wz_cmd_sim(int argc, char **argv)
 		{ "no-archive", no_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "benchmark", required_argument, NULL, 1200 },
+		{ "batch", required_argument, NULL, 1201 },
+		{ "input-tokens", required_argument, NULL, 1202 },
+		{ "output-tokens", required_argument, NULL, 1203 },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *bench_mode = NULL, *bench_batch = NULL, *bench_in = NULL, *bench_out = NULL;
 	wz_scenario_opts sopts = { 0 };
 	wz_sim_opts simopts = { 0 };
 	const char *format = NULL, *replicas_arg = NULL, *occupancy = NULL, *output = NULL,
@@ -110,6 +191,10 @@ int wz_cmd_sim(int argc, char **argv)
 		case 'N': no_archive = 1; break;
 		case 'q': quiet = 1; break;
 		case 'h': help(); return 0;
+		case 1200: bench_mode = optarg; break;
+		case 1201: bench_batch = optarg; break;
+		case 1202: bench_in = optarg; break;
+		case 1203: bench_out = optarg; break;
 		case ':': return wz_cli_bad_option("sim", ':', argv);
 		case '?': return wz_cli_bad_option("sim", '?', argv);
 		default:
@@ -130,6 +215,13 @@ int wz_cmd_sim(int argc, char **argv)
 	long replicas = 0;
 	if (replicas_arg && (rc = wz_cli_long("sim", "--replicas", replicas_arg, 1, 1000000, &replicas)))
 		return rc;
+	wzs_bench bench = { 0 };
+	if ((rc = bench_args(bench_mode, bench_batch, bench_in, bench_out, &bench)))
+		return rc;
+	if (bench_mode && (simopts.traffic || replicas_arg || occupancy || archive))
+		return wz_cli_usage("sim", "--benchmark runs one replica on a fixed batch, without "
+				    "traffic, occupancy series or archive: drop --traffic, --replicas, "
+				    "--occupancy and --archive");
 
 	wz_sim_setup setup;
 	if ((rc = wz_sim_setup_load("sim", &sopts, &simopts, &setup)))
@@ -138,6 +230,11 @@ int wz_cmd_sim(int argc, char **argv)
 	wzm_format_size size;
 	rc = wz_sim_model("sim", &setup, format ? format : setup.scn->baseline_format, &model, &size);
 	if (rc) {
+		wz_sim_setup_free(&setup);
+		return rc;
+	}
+	if (bench_mode) {
+		rc = benchmark(&setup, &model, &size, &bench, output);
 		wz_sim_setup_free(&setup);
 		return rc;
 	}

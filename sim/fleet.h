@@ -186,7 +186,7 @@ typedef struct {
 	long in_sys;
 	long live;                    /* requests in the system, counted or not */
 	int replay_done;              /* the last traffic row has arrived */
-	double tokens_done, good_tokens, context_sum;
+	double tokens_served, tokens_offered, good_tokens, context_sum;
 	double first_arrival, last_arrival; /* counted arrivals, for rates over the arrival span */
 	double deferred_wait;         /* seconds turns waited for their own previous turn */
 	double *prefix_cdf;           /* population: Zipf popularity of its shared prefixes */

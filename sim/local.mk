@@ -20,4 +20,5 @@ libwzsim_a_SOURCES = \
 	sim/prefix_cache.c sim/prefix_cache.h \
 	sim/prefix_admit.c \
 	sim/moe.c sim/moe.h \
+	sim/benchmark.c sim/benchmark.h \
 	sim/weights.c sim/weights.h

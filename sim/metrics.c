@@ -188,8 +188,9 @@ void wzs_result_describe(const wzs_result *r, wz_buf *out)
 	summary(out, "e2e", &r->e2e);
 	summary(out, "queue", &r->queue);
 	wz_buf_printf(out, "met_slo = %llu\ngoodput_rps = %.6f\ngoodput_tokens_s = %.3f\n"
-		      "throughput_tokens_s = %.3f\n",
-		      r->met_slo, r->goodput_rps, r->goodput_tok_s, r->throughput_tok_s);
+		      "throughput_tokens_s = %.3f\noffered_tokens_s = %.3f\n",
+		      r->met_slo, r->goodput_rps, r->goodput_tok_s, r->throughput_tok_s,
+		      r->offered_tok_s);
 	wz_buf_printf(out, "arrival_rate_rps = %.6f\nmean_in_system = %.6f\nmean_time_in_system_s = %.6f\n",
 		      r->arrival_rate, r->mean_in_system, r->mean_wait_system);
 	wz_buf_printf(out, "parks_cpu = %llu\nparks_ssd = %llu\nrestores = %llu\nrecomputes = %llu\n"
@@ -256,4 +257,18 @@ void wzs_result_occupancy_csv(const wzs_result *r, wz_buf *out)
 			      s->queued, s->resident_idle, s->parked_cpu, s->parked_ssd,
 			      s->cpu_bytes / 1073741824.0, s->ssd_bytes / 1073741824.0);
 	}
+}
+
+double wzs_tokens_in_window(double output, double first_token, double finish, double from,
+			    double to)
+{
+	if (output <= 0 || finish < from || first_token >= to)
+		return 0;
+	double n = first_token >= from ? 1 : 0;
+	if (output > 1) {
+		double lo = first_token > from ? first_token : from, hi = finish < to ? finish : to;
+		double span = finish - first_token;
+		n += span > 0 ? (output - 1) * (hi > lo ? hi - lo : 0) / span : (output - 1);
+	}
+	return n;
 }

@@ -111,7 +111,12 @@ typedef struct {
 	double arrival_rate;      /* requests/s arriving: a replay's over its arrival span */
 	double mean_in_system;    /* time-average requests in the system (L) */
 	double mean_wait_system;  /* mean e2e of completed requests (W) */
-	double throughput_tok_s;  /* output tokens/s of completed requests */
+	/* served: output tokens/s the fleet produced inside the window, every
+	 * completed request's tokens that fell in it (wzs_tokens_in_window),
+	 * whenever it arrived; offered: output tokens/s the window's arrivals
+	 * asked for, over a replay's arrival span (as arrival_rate) */
+	double throughput_tok_s;
+	double offered_tok_s;
 	double goodput_rps;       /* completed requests/s meeting both targets */
 	double goodput_tok_s;
 	double occupancy_mean, occupancy_peak; /* share of cache blocks in use */
@@ -130,6 +135,12 @@ typedef struct {
 } wzs_result;
 
 void wzs_result_free(wzs_result *r);
+
+/* Output tokens of one completed request that fall in [from, to): its
+ * first at first_token, the other output - 1 spread evenly up to finish
+ * (the decode steps in between). */
+double wzs_tokens_in_window(double output, double first_token, double finish, double from,
+			    double to);
 
 /* Appends the results as "key = value" lines (stable order, fixed
  * precision, so equal runs give equal bytes). */

@@ -99,6 +99,7 @@ static void count_arrival(wzs_fleet *f, int32_t id)
 		f->last_arrival = f->now;
 		f->res->arrived++;
 		f->context_sum += (double)(q->prefix + q->prompt);
+		f->tokens_offered += (double)q->output;
 	}
 }
 
@@ -242,6 +243,10 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 	int32_t turn = q->turn;
 	s->busy = 0;
 	f->route[s->replica].load--;
+	/* what the fleet produced in the window, whenever the request came */
+	if (!refused && finish >= f->p->warmup_s)
+		f->tokens_served += wzs_tokens_in_window((double)q->output, q->first_token, finish,
+							 f->p->warmup_s, INFINITY);
 	if (q->counted) {
 		if (refused) {
 			f->res->refused++;
@@ -277,7 +282,6 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			if (q->output > 1)
 				wzs_hist_add(f->h_tpot, tpot);
 			wzs_hist_add(f->h_e2e, finish - q->arrival);
-			f->tokens_done += (double)q->output;
 			if (ttft <= f->p->ttft_p99_s && tpot <= f->p->tpot_p99_s) {
 				f->res->met_slo++;
 				f->good_tokens += (double)q->output;
@@ -503,7 +507,8 @@ static void finish_results(wzs_fleet *f, double end)
 	res->mean_context = res->arrived ? f->context_sum / (double)res->arrived : 0;
 	res->mean_in_system = f->in_sys_area / w;
 	res->mean_wait_system = res->e2e.mean;
-	res->throughput_tok_s = f->tokens_done / w;
+	res->throughput_tok_s = f->tokens_served / w;
+	res->offered_tok_s = f->tokens_offered / (f->cfg->traffic && span > 0 ? span : w);
 	res->goodput_rps = (double)res->met_slo / w;
 	res->goodput_tok_s = f->good_tokens / w;
 	if (res->nsamples)

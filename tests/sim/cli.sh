@@ -160,4 +160,38 @@ share=$(printf '%s\n' "$out" | sed -n 's/^prefill_recomputed_share = //p')
 awk -v s="$share" 'BEGIN { exit !(s > 0.5 && s <= 1) }'
 ok $? "  the recomputed share of its prefill is at most 1 ($share)"
 
+# The fixed-batch benchmark: DeepSeek's prefill anchor (docs/validation.md,
+# "Fidelity anchors") from the command line, and its refusals.
+cat > "$tmp/anchor.scenario" <<'EOS'
+model = DeepSeek-V3
+gpu = H100 SXM 80GB
+users = 1000
+context = 4096
+formats = bf16
+baseline_format = bf16
+price_set = catalog
+gpus_per_replica = 16
+serving = disaggregated
+prefill_gpus_per_replica = 32
+expert_parallel = yes
+dual_batch_overlap = yes
+EOS
+run "$WZPLAN" sim --scenario "$tmp/anchor.scenario" --benchmark prefill-only --batch 4 --input-tokens 4096
+expect_rc 0 "sim --benchmark prefill-only runs"
+contains "$out" "benchmark_input_tokens_s_per_gpu = 8483.8" "  the DeepSeek prefill anchor's figure per GPU"
+contains "$out" "benchmark_batch = 128" "  4 prompts on each of the pool's 32 GPUs"
+run "$WZPLAN" sim --benchmark decode-only --batch 32 --input-tokens 4000 --output-tokens 1001
+expect_rc 0 "sim --benchmark decode-only runs"
+contains "$out" "benchmark_context_tokens = 4500.0" "  at the batch's mean context"
+contains "$out" "benchmark_output_tokens_s_per_user = " "  and says each request's speed"
+run "$WZPLAN" sim --benchmark decode-only --batch 32 --input-tokens 4000
+expect_rc 2 "decode-only without --output-tokens is bad usage"
+contains "$err" "--output-tokens" "  naming it"
+run "$WZPLAN" sim --benchmark decode-only --batch 100000 --input-tokens 4000 --output-tokens 10
+expect_rc 2 "a batch the cache cannot hold is refused"
+contains "$err" "cache blocks a GPU" "  saying what it needs and holds"
+run "$WZPLAN" sim --benchmark prefill-only --batch 2 --input-tokens 10 --replicas 2
+expect_rc 2 "--benchmark with --replicas is bad usage"
+run "$WZPLAN" sim --batch 2
+expect_rc 2 "--batch without --benchmark is bad usage"
 done_testing

@@ -71,3 +71,10 @@ tests_sim_test_fidelity_SOURCES = tests/sim/test_fidelity.c
 tests_sim_test_fidelity_CFLAGS = $(TEST_CFLAGS)
 tests_sim_test_fidelity_LDADD = $(TEST_LDADD)
 tests_sim_test_fidelity_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/sim/test_throughput
+TESTS += tests/sim/test_throughput
+tests_sim_test_throughput_SOURCES = tests/sim/test_throughput.c
+tests_sim_test_throughput_CFLAGS = $(TEST_CFLAGS)
+tests_sim_test_throughput_LDADD = $(TEST_LDADD)
+tests_sim_test_throughput_DEPENDENCIES = $(WZ_LIBS)
