@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/propose_cli.h"
 #include "runs/propose.h"
+#include "runs/verify.h"
 
 static void help(void)
 {
@@ -243,56 +244,6 @@ static json_t *run_json(const wza_run *r)
 	}
 	json_object_set_new(root, "fleets", arr);
 	return root;
-}
-
-static int same_value(const wza_figure *a, const wza_figure *b)
-{
-	if ((a->text == NULL) != (b->text == NULL) || (a->text && strcmp(a->text, b->text)))
-		return 0;
-	if (isnan(a->value) || isnan(b->value))
-		return isnan(a->value) && isnan(b->value);
-	return a->value == b->value;
-}
-
-static void show_value(wz_buf *out, const wza_figure *f)
-{
-	if (!f)
-		wz_buf_puts(out, "(absent)");
-	else if (f->text)
-		wz_buf_printf(out, "'%s'", f->text);
-	else if (isnan(f->value))
-		wz_buf_puts(out, "(none)");
-	else
-		wz_buf_printf(out, "%.10g", f->value);
-}
-
-int wz_figures_diff(const wza_run *a, const wza_run *b, const char *name_a, const char *name_b,
-		    wz_buf *out)
-{
-	int n = 0;
-	for (int i = 0; i < a->nfigures; i++) {
-		const wza_figure *fa = &a->figures[i];
-		const wza_figure *fb = wza_run_find_figure(b, fa->table, fa->row, fa->col);
-		if (fb && same_value(fa, fb))
-			continue;
-		n++;
-		wz_buf_printf(out, "  %s / %s / %s: %s ", fa->table, fa->row, fa->col, name_a);
-		show_value(out, fa);
-		wz_buf_printf(out, ", %s ", name_b);
-		show_value(out, fb);
-		wz_buf_puts(out, "\n");
-	}
-	for (int i = 0; i < b->nfigures; i++) {
-		const wza_figure *fb = &b->figures[i];
-		if (wza_run_find_figure(a, fb->table, fb->row, fb->col))
-			continue;
-		n++;
-		wz_buf_printf(out, "  %s / %s / %s: %s (absent), %s ", fb->table, fb->row, fb->col,
-			      name_a, name_b);
-		show_value(out, fb);
-		wz_buf_puts(out, "\n");
-	}
-	return n;
 }
 
 int wz_cmd_archive(int argc, char **argv)

@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/propose_cli.h"
 #include "runs/propose.h"
-#include "cli/sweep_cli.h"
+#include "sweep/point_run.h"
 #include "sweep/report_write.h"
 #include "sweep/mpi.h"
 

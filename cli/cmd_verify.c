@@ -1,8 +1,9 @@
 /* `wzplan verify RUN`: recomputes an archived run from its recorded inputs
- * and reports every figure that differs and every input that changed. */
+ * (runs/verify.c does it) and prints every figure that differs and every
+ * input that changed.  A run stored with its request recomputes that
+ * request; an older run's recorded arguments are parsed as its command
+ * parsed them. */
 #include <getopt.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,19 +14,14 @@
 #include "cli/commands.h"
 #include "cli/propose_cli.h"
 #include "cli/sim_cli.h"
-#include "common/wz_io.h"
-#include "config.h"
-#include "data/embedded.h"
-#include "runs/codec_record.h"
-#include "runs/propose.h"
-#include "runs/publish.h"
-#include "runs/sim_setup.h"
+#include "runs/verify.h"
 
 static void help(void)
 {
 	printf("Usage: wzplan verify RUN [options]\n"
 	       "\n"
-	       "Recomputes an archived run from the inputs it recorded and compares every\n"
+	       "Recomputes an archived run from the inputs and the request it recorded (a\n"
+	       "run stored before requests were: its arguments) and compares every\n"
 	       "figure with the stored one, and for simulations every result and every\n"
 	       "point of the latency and occupancy series (the recorded seed gives the\n"
 	       "same figures).  Inputs are read as they are now (files from their recorded\n"
@@ -47,126 +43,6 @@ static void help(void)
 	       "  --archive FILE         the archive (default as in wzplan-archive(1))\n"
 	       "  --stored               recompute from the stored input texts\n"
 	       "  -h, --help             this help\n");
-}
-
-/* The text of an input as it is now: the file at its recorded path, or the
- * embedded file this program carries.  NULL when it cannot be read. */
-static char *current_text(const wza_input *in, size_t *len)
-{
-	*len = 0;
-	if (!strncmp(in->origin, "embedded:", 9)) {
-		char name[160];
-		if (!strcmp(in->kind, "scenario"))
-			snprintf(name, sizeof name, "scenarios/%s.scenario", in->origin + 9);
-		else
-			snprintf(name, sizeof name, "%s", in->origin + 9);
-		const char *text = wz_embedded_file(name, len);
-		return text ? strdup(text) : NULL;
-	}
-	char *text = NULL;
-	if (wz_read_file(in->origin, 16 << 20, &text, len, NULL))
-		return NULL;
-	return text;
-}
-
-/* A traffic file can be far larger than the texts kept in the archive: it
- * is hashed where it lies and read from there, unless its recorded text is
- * to be used (--stored, or the file is gone).  *path gets the file to
- * replay; the caller frees it. */
-static int stage_traffic(const wza_input *in, int stored, const char *dir, wz_buf *changes,
-			 int *nchanged, char **path, wz_diag *diag)
-{
-	char hex[17];
-	uint64_t size = 0;
-	int gone = wz_hash_file(in->origin, hex, &size, NULL) != WZ_OK;
-	if (gone) {
-		(*nchanged)++;
-		wz_buf_printf(changes, "  %s %s: %s is gone%s\n", in->kind, in->name, in->origin,
-			      in->content ? "; using the recorded text" : "");
-	} else if (!in->hash || strcmp(hex, in->hash)) {
-		(*nchanged)++;
-		wz_buf_printf(changes, "  %s %s: %s changed (recorded XXH3 %s, %lld bytes; now %s, "
-				       "%llu bytes)\n",
-			      in->kind, in->name, in->origin, in->hash ? in->hash : "none", in->size,
-			      hex, (unsigned long long)size);
-	}
-	if ((stored || gone) && in->content) {
-		*path = wz_path_join(dir, "traffic.csv");
-		if (!*path)
-			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_staging_file(dir, "traffic.csv", in->content, diag);
-	}
-	if (gone)
-		return wz_diag_set(diag, WZ_ERR_MISSING,
-				   "input %s (%s) was not recorded and cannot be read", in->name,
-				   in->origin);
-	*path = strdup(in->origin);
-	return *path ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-}
-
-static const char *staged_name(const wza_input *in)
-{
-	static const char *const catalogs[] = { "models.csv", "gpus.csv", "prices.csv" };
-	if (!strcmp(in->kind, "scenario"))
-		return "run.scenario";
-	for (size_t i = 0; i < sizeof catalogs / sizeof catalogs[0]; i++)
-		if (!strcmp(in->name, catalogs[i]))
-			return catalogs[i];
-	return NULL;
-}
-
-/* Writes the inputs to use into dir and notes those that changed. */
-static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf *changes,
-			int *nchanged, char **traffic, wz_diag *diag)
-{
-	*nchanged = 0;
-	for (int i = 0; i < run->ninputs; i++) {
-		const wza_input *in = &run->inputs[i];
-		if (!strcmp(in->kind, "trace") && !strcmp(in->name, "traffic")) {
-			wz_err err = stage_traffic(in, stored, dir, changes, nchanged, traffic, diag);
-			if (err)
-				return err;
-			continue;
-		}
-		if (strcmp(in->kind, "scenario") && strcmp(in->kind, "catalog"))
-			continue;
-		/* An archived name is data, never a file name: staged files get
-		 * the names wzplan gives them. */
-		const char *file = staged_name(in);
-		if (!file)
-			return wz_diag_set(diag, WZ_ERR_INPUT,
-					   "run %lld: input %s '%.80s' is not one that wzplan records "
-					   "(models.csv, gpus.csv, prices.csv)",
-					   run->id, in->kind, in->name);
-		size_t len;
-		char *now = current_text(in, &len);
-		char hex[17] = "";
-		if (now)
-			snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(now, len));
-		if (!now) {
-			(*nchanged)++;
-			wz_buf_printf(changes, "  %s %s: %s is gone%s\n", in->kind, in->name, in->origin,
-				      in->content ? "; using the recorded text" : "");
-		} else if (!in->hash || strcmp(hex, in->hash)) {
-			(*nchanged)++;
-			wz_buf_printf(changes, "  %s %s: %s changed (recorded XXH3 %s, %lld bytes; "
-					       "now %s, %zu bytes)\n",
-				      in->kind, in->name, in->origin, in->hash ? in->hash : "none",
-				      in->size, hex, len);
-		}
-		const char *use = stored || !now ? in->content : now;
-		if (!use) {
-			free(now);
-			return wz_diag_set(diag, WZ_ERR_MISSING,
-					   "run %lld: input %s (%s) was not recorded and cannot be read",
-					   run->id, in->name, in->origin);
-		}
-		wz_err err = wz_staging_file(dir, file, use, diag);
-		free(now);
-		if (err)
-			return err;
-	}
-	return WZ_OK;
 }
 
 /* The recorded arguments back as an argv: argv[0] is the command. */
@@ -200,193 +76,81 @@ static char **args_to_argv(const wza_run *run, int *argc)
 	return argv;
 }
 
-/* Simulation results and series that differ between two runs, counted
- * and listed like figures. */
-static int series_diff(const wza_run *a, const wza_run *b, wz_buf *out)
-{
-	int n = 0;
-	if (a->nsim != b->nsim || a->npoints != b->npoints) {
-		wz_buf_printf(out, "  simulation: archived %d results and %d series points, "
-				   "recomputed %d and %d\n",
-			      a->nsim, a->npoints, b->nsim, b->npoints);
-		return 1;
-	}
-	for (int i = 0; i < a->nsim; i++) {
-		const wza_sim *x = &a->sim[i], *y = &b->sim[i];
-		if (strcmp(x->format, y->format) || strcmp(x->metric, y->metric) ||
-		    (x->value != y->value && !(isnan(x->value) && isnan(y->value)))) {
-			n++;
-			wz_buf_printf(out, "  simulation / %s / %s: archived %.10g, recomputed %s %.10g\n",
-				      x->format, x->metric, x->value, y->metric, y->value);
-		}
-	}
-	for (int i = 0; i < a->npoints; i++) {
-		const wza_point *x = &a->points[i], *y = &b->points[i];
-		if (strcmp(x->format, y->format) || strcmp(x->series, y->series) || x->x != y->x ||
-		    x->y != y->y) {
-			n++;
-			wz_buf_printf(out, "  series %s / %s point %d: archived (%.10g, %.10g), "
-					   "recomputed (%.10g, %.10g)\n",
-				      x->series, x->format, i + 1, x->x, x->y, y->x, y->y);
-		}
-	}
-	return n;
-}
-
-/* A run whose recorded command line no longer parses cannot be recomputed. */
-static int arguments_unparsable(const wza_run *run)
+/* A run's request from its recorded arguments, for a run stored before
+ * requests were: the command's own parser reads them (getopt reorders
+ * argv, so the words are kept apart to be freed).  Returns 0 or an exit
+ * status. */
+static int request_from_args(const wza_run *run, wz_verify_request *r, char ***words, int *nwords,
+			     char ***argv_out, wz_codec_measure_args *measure)
 {
 	wz_diag diag;
-	wz_diag_set(&diag, WZ_ERR_CORRUPT, "run %lld: its recorded arguments do not parse", run->id);
-	return wz_cli_fail("verify", &diag);
-}
-
-/* Recomputes a propose or size run into fresh; returns an exit status. */
-static int recompute(const wza_run *run, int argc, char **argv, const char *dir,
-		     const char *traffic, const wza_run *codec_run, wza_run *fresh)
-{
-	wz_diag diag;
-	char *scn_path = wz_path_join(dir, "run.scenario");
-	int rc = 0;
-	if (!scn_path) {
-		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		rc = wz_cli_fail("verify", &diag);
-	} else if (!strcmp(run->command, "codec")) {
-		rc = wz_codec_measure_recompute(run, fresh);
-	} else if (!strcmp(run->command, "propose")) {
-		wz_propose_opts o;
-		if (wz_propose_parse(argc, argv, &o) >= 0) {
-			rc = arguments_unparsable(run);
-		} else {
-			o.scn.scenario_path = scn_path;
-			o.scn.catalog_dir = dir;
-			o.quiet = 1;
-			if (traffic)
-				o.sim.traffic = traffic;
-			o.codec_loaded = codec_run;
-			wz_propose_quality_paths(run, &o);
-			wzm_scenario *scn;
-			wzm_catalog *cat;
-			wzm_compare cmp;
-			rc = wz_propose_compute("verify", &o, fresh, &scn, &cat, &cmp);
-			if (!rc) {
-				wzm_compare_free(&cmp);
-				wzm_scenario_free(scn);
-				wzm_catalog_free(cat);
-			}
-		}
-	} else {
-		wz_size_opts o;
-		if (wz_size_parse(argc, argv, &o) >= 0) {
-			rc = arguments_unparsable(run);
-		} else {
-			o.scn.scenario_path = scn_path;
-			o.scn.catalog_dir = dir;
-			o.quiet = 1;
-			if (traffic)
-				o.sim.traffic = traffic;
-			wz_sim_setup setup;
-			wz_size_row *rows;
-			int base;
-			rc = wz_size_compute("verify", &o, fresh, &setup, &rows, &base);
-			if (!rc) {
-				wz_size_rows_free(rows, setup.scn->nformats);
-				wz_sim_setup_free(&setup);
-			}
-		}
-	}
-	free(scn_path);
-	return rc;
-}
-
-static int verify_recompute(const wza_run *run, int stored, const wza_run *codec_run)
-{
-	wz_diag diag;
-	wz_diag_clear(&diag);
-	int argc, rc = 0;
+	int argc;
 	char **argv = args_to_argv(run, &argc);
 	if (!argv) {
 		wz_diag_set(&diag, WZ_ERR_CORRUPT, "run %lld: its recorded arguments are unreadable",
 			    run->id);
 		return wz_cli_fail("verify", &diag);
 	}
-	/* getopt reorders argv; keep the originals to free. */
+	*words = argv;
+	*nwords = argc;
 	char **copy = calloc((size_t)argc + 1, sizeof *copy);
-	if (copy)
-		memcpy(copy, argv, (size_t)argc * sizeof *argv);
 	if (!copy) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		rc = wz_cli_fail("verify", &diag);
+		return wz_cli_fail("verify", &diag);
 	}
-	char tmpl[4096];
-	const char *tmpdir = getenv("TMPDIR");
-	snprintf(tmpl, sizeof tmpl, "%s/wzplan-verify", tmpdir && *tmpdir ? tmpdir : "/tmp");
-	char *dir = NULL, *traffic = NULL;
-	wz_buf changes = { 0 }, diffs = { 0 };
-	int nchanged = 0;
-	if (!rc && wz_staging_create(tmpl, &dir, &diag))
-		rc = wz_cli_fail("verify", &diag);
-	if (!rc && stage_inputs(run, stored, dir, &changes, &nchanged, &traffic, &diag))
-		rc = wz_cli_fail("verify", &diag);
-	wza_run *fresh = rc ? NULL : wza_run_new(run->command, 0, NULL, PACKAGE_VERSION);
-	if (!rc && !fresh) {
-		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		rc = wz_cli_fail("verify", &diag);
+	*argv_out = copy;
+	int n = 0, rc;
+	if (!strcmp(run->command, "codec")) {
+		/* argv[0] "codec", argv[1] "measure": where the table went and
+		 * the archive are not the measurement's. */
+		for (int i = 1; i < argc; i++) {
+			const char *a = argv[i];
+			if (i > 1 && (!strcmp(a, "--archive") || !strcmp(a, "-o") ||
+				      !strcmp(a, "--output")))
+				i++;
+			else if (i > 1 && (!strcmp(a, "--no-archive") || !strncmp(a, "--archive=", 10) ||
+					   !strncmp(a, "--output=", 9) || (!strncmp(a, "-o", 2) && a[2])))
+				continue;
+			else
+				copy[n++] = argv[i];
+		}
+		rc = wz_codec_measure_parse(n, copy, measure);
+		if (rc < 0) {
+			r->measure = measure->req;
+			return 0;
+		}
+	} else {
+		memcpy(copy, argv, (size_t)argc * sizeof *argv);
+		rc = !strcmp(run->command, "propose") ? wz_propose_parse(argc, copy, &r->propose)
+						       : wz_size_parse(argc, copy, &r->size);
+		if (rc < 0)
+			return 0;
 	}
-	if (!rc)
-		rc = recompute(run, argc, copy, dir, traffic, codec_run, fresh);
-	/* Traces and profiles are named when they changed, even when the
-	 * changed file no longer recomputes. */
-	nchanged += wz_codec_inputs_changed(run, &changes);
-	if (rc && nchanged)
-		printf("%d input%s changed since the run:\n%s", nchanged, nchanged == 1 ? "" : "s",
-		       wz_buf_str(&changes));
+	wz_diag_set(&diag, WZ_ERR_CORRUPT, "run %lld: its recorded arguments do not parse", run->id);
+	return wz_cli_fail("verify", &diag);
+}
+
+static int recompute(const wza_run *run, int stored, const wza_run *codec_run)
+{
+	wz_verify_request r;
+	char **words = NULL, **argv = NULL;
+	int nwords = 0;
+	wz_codec_measure_args measure;
+	int rc = wz_verify_request_read(run, &r);
+	if (rc < 0)
+		rc = request_from_args(run, &r, &words, &nwords, &argv, &measure);
 	if (!rc) {
-		int n = wz_figures_diff(run, fresh, "archived", "recomputed", &diffs);
-		int ns = series_diff(run, fresh, &diffs);
-		int nc = wz_codec_rows_diff(run, fresh, &diffs);
-		printf("Run %lld (wzplan %s, %s, program %s): recomputed from the %s inputs with "
-		       "wzplan %s.\n",
-		       run->id, run->command, run->started, run->version,
-		       stored ? "stored" : "current", PACKAGE_VERSION);
-		if (nchanged)
-			printf("%d input%s changed since the run:\n%s", nchanged, nchanged == 1 ? "" : "s",
-			       wz_buf_str(&changes));
-		else
-			printf("Every input is as recorded (XXH3 hashes match).\n");
-		if (nc)
-			printf("%d of %d figures, %d of %d simulation results and series points and "
-			       "%d of %d codec measurements differ:\n%s",
-			       n, run->nfigures, ns, run->nsim + run->npoints, nc, run->ncodec,
-			       wz_buf_str(&diffs));
-		else if (n && !ns)
-			printf("%d of %d figures differ:\n%s", n, run->nfigures, wz_buf_str(&diffs));
-		else if (n || ns)
-			printf("%d of %d figures and %d of %d simulation results and series points "
-			       "differ:\n%s",
-			       n, run->nfigures, ns, run->nsim + run->npoints, wz_buf_str(&diffs));
-		else if (run->ncodec)
-			printf("All %d figures and %d codec measurements reproduced exactly.\n",
-			       run->nfigures, run->ncodec);
-		else if (run->nsim + run->npoints)
-			printf("All %d figures, %d simulation results and %d series points "
-			       "reproduced exactly.\n",
-			       run->nfigures, run->nsim, run->npoints);
-		else
-			printf("All %d figures reproduced exactly.\n", run->nfigures);
-		rc = n || ns || nc ? 1 : 0;
+		wz_verify_req rq = { run, codec_run, stored, &r };
+		wz_buf report = { 0 };
+		rc = wz_verify_run(&rq, &report);
+		fputs(wz_buf_str(&report), stdout);
+		wz_buf_free(&report);
 	}
-	if (dir)
-		wz_staging_remove(dir);
-	free(dir);
-	free(traffic);
-	wz_buf_free(&changes);
-	wz_buf_free(&diffs);
-	wza_run_free(fresh);
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
+	wz_verify_request_free(&r);
+	for (int i = 0; i < nwords; i++)
+		free(words[i]);
+	free(words);
 	free(argv);
-	free(copy);
 	return rc;
 }
 
@@ -437,7 +201,7 @@ int wz_cmd_verify(int argc, char **argv)
 	}
 	if (!strcmp(run->command, "propose") || !strcmp(run->command, "size") ||
 	    !strcmp(run->command, "codec")) {
-		rc = verify_recompute(run, stored, codec_run);
+		rc = recompute(run, stored, codec_run);
 	} else {
 		wz_diag_set(&diag, WZ_ERR_UNSUPPORTED,
 			    "run %lld is a '%s' run; this wzplan recomputes propose, size and "

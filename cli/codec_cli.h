@@ -42,10 +42,6 @@ typedef struct {
 int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a /* OUT */);
 /* `wzplan codec measure` (argv[0] "measure"), stored in the archive. */
 int wz_codec_measure(int argc, char **argv);
-/* verify: a codec run recomputed into fresh from its recorded arguments
- * (traces and profile from their recorded absolute paths).  Returns an exit
- * status. */
-int wz_codec_measure_recompute(const wza_run *run, wza_run *fresh);
 int wz_codec_compare(int argc, char **argv);
 /* `wzplan codec pack` and `wzplan codec unpack` (cli/codec_pack.c). */
 int wz_codec_pack(int argc, char **argv);

@@ -6,13 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "cli/cli.h"
 #include "cli/codec_cli.h"
 #include "codec/measure/metrics.h"
 #include "config.h"
 #include "runs/measure.h"
+#include "runs/request.h"
 #include "runs/sim_record.h"
 
 static void help_measure(void)
@@ -178,6 +177,9 @@ int wz_codec_measure(int argc, char **argv)
 			wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 			rc = wz_cli_fail(CMD, &diag);
 		} else {
+			char *request = wz_request_measure_text(&a.req);
+			wz_request_record(run, "codec", request);
+			free(request);
 			rc = wz_measure_record(run, &a.req, &res);
 			if (!rc)
 				rc = wz_sim_store(CMD, archive, run);
@@ -186,57 +188,5 @@ int wz_codec_measure(int argc, char **argv)
 	}
 	wz_measure_result_free(&res);
 	free(args);
-	return rc;
-}
-
-int wz_codec_measure_recompute(const wza_run *run, wza_run *fresh)
-{
-	json_t *arr = json_loads(run->args ? run->args : "[]", 0, NULL);
-	size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
-	char **argv = n ? calloc(n + 1, sizeof *argv) : NULL;
-	int rc = 0;
-	if (!argv) {
-		fprintf(stderr, "wzplan verify: run %lld: its recorded arguments are unreadable\n",
-			run->id);
-		rc = 1;
-	}
-	/* Traces and the profile from their recorded absolute paths, so the
-	 * run recomputes from any folder; where the table went and the
-	 * archive are not the measurement's. */
-	int argc = 0;
-	for (size_t i = 0; !rc && i < n; i++) {
-		const char *s = json_string_value(json_array_get(arr, i));
-		const char *arg = s ? s : "";
-		if (i && (!strcmp(arg, "--archive") || !strcmp(arg, "-o") ||
-			  !strcmp(arg, "--output"))) {
-			i++;
-			continue;
-		}
-		if (i && (!strcmp(arg, "--no-archive") || !strncmp(arg, "--archive=", 10) ||
-			  !strncmp(arg, "--output=", 9) || (!strncmp(arg, "-o", 2) && arg[2])))
-			continue;
-		for (int k = 0; k < run->ninputs; k++) {
-			const wza_input *in = &run->inputs[k];
-			if ((!strcmp(in->kind, "trace") || !strcmp(in->kind, "profile")) &&
-			    !strcmp(in->name, arg))
-				arg = in->origin;
-		}
-		argv[argc++] = (char *)arg;
-	}
-	wz_codec_measure_args a;
-	if (!rc) {
-		rc = wz_codec_measure_parse(argc, argv, &a);
-		if (rc < 0) {
-			wz_measure_result res;
-			rc = wz_measure_run(&a.req, &res);
-			if (!rc)
-				rc = wz_measure_record(fresh, &a.req, &res);
-			wz_measure_result_free(&res);
-		} else if (rc == 0) {
-			rc = 1; /* a recorded --help measured nothing */
-		}
-	}
-	free(argv);
-	json_decref(arr);
 	return rc;
 }

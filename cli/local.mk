@@ -13,7 +13,7 @@ libwzcli_a_SOURCES = \
 	cli/codec_unpack.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \
-	cli/cmd_sweep.c cli/sweep_cli.h cli/sweep_run.c cli/cmd_archive_merge.c
+	cli/cmd_sweep.c cli/cmd_archive_merge.c
 
 bin_PROGRAMS += wzplan
 wzplan_SOURCES = cli/main.c

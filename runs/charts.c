@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/wz_io.h"
+#include "runs/schema.h"
 
 /* Distinct values of a figure field in first-seen order, for one table. */
 typedef struct {
@@ -47,11 +48,12 @@ static const char *fig_text(const wza_run *run, const char *table, const char *r
 static void scenario_line(const wza_run *run, char *out, size_t n)
 {
 	char users[32];
-	wz_format_thousands(wza_run_value(run, "scenario", "scenario", "users"), 0, users, sizeof users);
+	wz_format_thousands(wza_run_value(run, WZ_T_SCENARIO, "scenario", "users"), 0, users,
+			    sizeof users);
 	snprintf(out, n, "%s users at %.0fk tokens, %s on %s", users,
-		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0,
-		 fig_text(run, "scenario", "scenario", "model"),
-		 fig_text(run, "scenario", "scenario", "gpu"));
+		 wza_run_value(run, WZ_T_SCENARIO, "scenario", "context") / 1000.0,
+		 fig_text(run, WZ_T_SCENARIO, "scenario", "model"),
+		 fig_text(run, WZ_T_SCENARIO, "scenario", "gpu"));
 }
 
 static int has_iso(const name_list *formats)
@@ -67,7 +69,7 @@ static void source_note(wzp_chart *c, const wza_run *run, const name_list *forma
 	if (has_iso(formats))
 		wzp_chart_note(c, "iso:X = a wz format at %s quality in X times fewer bits (the ratio "
 				  "is an input, not a measurement).",
-			       fig_text(run, "scenario", "scenario", "baseline_format"));
+			       fig_text(run, WZ_T_SCENARIO, "scenario", "baseline_format"));
 	/* No run id here: propose draws before it stores the run, and `plot`
 	 * must make the same script from the archived figures. */
 	(void)run;
@@ -76,12 +78,12 @@ static void source_note(wzp_chart *c, const wza_run *run, const name_list *forma
 static wzp_chart *cost_chart(const wza_run *run, int savings)
 {
 	name_list formats;
-	rows_of(run, "cost", &formats, NULL);
+	rows_of(run, WZ_T_COST, &formats, NULL);
 	if (!formats.n)
 		return NULL;
 	char line[256], title[400];
 	scenario_line(run, line, sizeof line);
-	const char *base = fig_text(run, "scenario", "scenario", "baseline_format");
+	const char *base = fig_text(run, WZ_T_SCENARIO, "scenario", "baseline_format");
 	if (savings)
 		snprintf(title, sizeof title, "Annual saving against %s\n%s", base, line);
 	else
@@ -103,7 +105,7 @@ static wzp_chart *cost_chart(const wza_run *run, int savings)
 		char key[64];
 		snprintf(key, sizeof key, "%s_%s", methods[m], savings ? "saving_reserved"
 								       : "reserved_usd_year");
-		if (isnan(wza_run_value(run, "cost", formats.items[0], key)))
+		if (isnan(wza_run_value(run, WZ_T_COST, formats.items[0], key)))
 			continue;
 		char name[96];
 		snprintf(name, sizeof name, "Reserved, %s", method_names[m]);
@@ -126,21 +128,21 @@ static wzp_chart *cost_chart(const wza_run *run, int savings)
 			else
 				snprintf(key, sizeof key, "%s_%s_usd_year", keys[k],
 					 k % 2 ? "ondemand" : "reserved");
-			wzp_chart_value(c, series[k], wza_run_value(run, "cost", f, key) / 1e6, NAN, NAN);
+			wzp_chart_value(c, series[k], wza_run_value(run, WZ_T_COST, f, key) / 1e6, NAN, NAN);
 		}
 	}
 	wzp_chart_note(c, "Prices: $%.2f per GPU-hour reserved, $%.2f on demand (price set '%s'), "
 			  "x 8,760 hours a year.",
-		       wza_run_value(run, "scenario", "scenario", "reserved_usd_h"),
-		       wza_run_value(run, "scenario", "scenario", "ondemand_usd_h"),
-		       fig_text(run, "scenario", "scenario", "price_set"));
+		       wza_run_value(run, WZ_T_SCENARIO, "scenario", "reserved_usd_h"),
+		       wza_run_value(run, WZ_T_SCENARIO, "scenario", "ondemand_usd_h"),
+		       fig_text(run, WZ_T_SCENARIO, "scenario", "price_set"));
 	source_note(c, run, &formats);
 	return c;
 }
 
 static wzp_chart *context_chart(const wza_run *run, int users)
 {
-	const char *table = users ? "users_per_gpu_by_context" : "gpus_by_context";
+	const char *table = users ? WZ_T_USERS_BY_CONTEXT : WZ_T_GPUS_BY_CONTEXT;
 	name_list formats, contexts;
 	rows_of(run, table, &formats, &contexts);
 	if (!formats.n)
@@ -149,8 +151,8 @@ static wzp_chart *context_chart(const wza_run *run, int users)
 	scenario_line(run, line, sizeof line);
 	if (users)
 		snprintf(title, sizeof title, "Users per GPU against context\n%s on %s",
-			 fig_text(run, "scenario", "scenario", "model"),
-			 fig_text(run, "scenario", "scenario", "gpu"));
+			 fig_text(run, WZ_T_SCENARIO, "scenario", "model"),
+			 fig_text(run, WZ_T_SCENARIO, "scenario", "gpu"));
 	else
 		snprintf(title, sizeof title, "GPUs needed against context (memory accounting)\n%s",
 			 line);
@@ -174,11 +176,11 @@ static wzp_chart *context_chart(const wza_run *run, int users)
 	}
 	char mark[64];
 	snprintf(mark, sizeof mark, "scenario: %.0fk tokens",
-		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0);
-	wzp_chart_mark_x(c, wza_run_value(run, "scenario", "scenario", "context") / 1000.0, mark);
+		 wza_run_value(run, WZ_T_SCENARIO, "scenario", "context") / 1000.0);
+	wzp_chart_mark_x(c, wza_run_value(run, WZ_T_SCENARIO, "scenario", "context") / 1000.0, mark);
 	wzp_chart_note(c, "Whole replicas of %.0f GPUs; every user's cache stays resident; a gap "
 			  "means not one user fits.",
-		       wza_run_value(run, "scenario", "scenario", "gpus_per_replica"));
+		       wza_run_value(run, WZ_T_SCENARIO, "scenario", "gpus_per_replica"));
 	source_note(c, run, &formats);
 	return c;
 }
@@ -186,14 +188,14 @@ static wzp_chart *context_chart(const wza_run *run, int users)
 static wzp_chart *memory_chart(const wza_run *run)
 {
 	name_list formats;
-	rows_of(run, "memory_gib", &formats, NULL);
+	rows_of(run, WZ_T_MEMORY, &formats, NULL);
 	if (!formats.n)
 		return NULL;
 	char title[400];
 	snprintf(title, sizeof title, "Per-GPU memory\n%s on %s, %.0fk tokens per user",
-		 fig_text(run, "scenario", "scenario", "model"),
-		 fig_text(run, "scenario", "scenario", "gpu"),
-		 wza_run_value(run, "scenario", "scenario", "context") / 1000.0);
+		 fig_text(run, WZ_T_SCENARIO, "scenario", "model"),
+		 fig_text(run, WZ_T_SCENARIO, "scenario", "gpu"),
+		 wza_run_value(run, WZ_T_SCENARIO, "scenario", "context") / 1000.0);
 	wzp_chart *c = wzp_chart_new(WZP_CHART_STACKED, "memory", title);
 	if (!c)
 		return NULL;
@@ -208,12 +210,12 @@ static wzp_chart *memory_chart(const wza_run *run)
 	for (int i = 0; i < formats.n; i++) {
 		wzp_chart_row(c, formats.items[i], i);
 		for (int p = 0; p < 5; p++)
-			wzp_chart_value(c, p, wza_run_value(run, "memory_gib", formats.items[i], parts[p]), NAN,
+			wzp_chart_value(c, p, wza_run_value(run, WZ_T_MEMORY, formats.items[i], parts[p]), NAN,
 					NAN);
 	}
 	wzp_chart_note(c, "Bars add up to the GPU's HBM (%.0f GiB); cache in use = users per GPU x "
 			  "their 64-token blocks.",
-		       wza_run_value(run, "memory_gib", formats.items[0], "hbm"));
+		       wza_run_value(run, WZ_T_MEMORY, formats.items[0], "hbm"));
 	source_note(c, run, &formats);
 	return c;
 }
@@ -237,7 +239,7 @@ static const struct {
  * replayed traffic's name. */
 static void sim_line(const wza_run *run, char *out, size_t n)
 {
-	const char *t = "sim_setup", *r = "setup";
+	const char *t = WZ_T_SIM_SETUP, *r = "setup";
 	char users[32];
 	double u = wza_run_value(run, t, r, "users");
 	if (isnan(u)) {
@@ -248,7 +250,7 @@ static void sim_line(const wza_run *run, char *out, size_t n)
 	wz_format_thousands(u, 0, users, sizeof users);
 	snprintf(out, n, "%s users at %.0fk tokens, %.0f s simulated after %.0f s warm-up, "
 			 "idle sessions %s, seed %.0f",
-		 users, wza_run_value(run, "scenario", "scenario", "context") / 1000.0,
+		 users, wza_run_value(run, WZ_T_SCENARIO, "scenario", "context") / 1000.0,
 		 wza_run_value(run, t, r, "duration_s") - wza_run_value(run, t, r, "warmup_s"),
 		 wza_run_value(run, t, r, "warmup_s"),
 		 fig_text(run, t, r, "idle_policy"), wza_run_value(run, t, r, "seed"));
@@ -298,7 +300,7 @@ static wzp_chart *sim_chart(const wza_run *run, const char *series)
 	if (k >= 0 && sim_series[k].target) {
 		/* The target as a series of its own, a vertical line from 0 to 1,
 		 * so the axis always reaches it and the legend names it. */
-		double target = wza_run_value(run, "sim_setup", "setup", sim_series[k].target);
+		double target = wza_run_value(run, WZ_T_SIM_SETUP, "setup", sim_series[k].target);
 		if (!isnan(target) && target > 0) {
 			char label[64];
 			double x = target * sim_series[k].target_scale;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "codec/formats/format.h"
+#include "runs/schema.h"
 
 #define MAX_POINTS 128
 
@@ -65,7 +66,7 @@ static void windows_line(const wza_run *codec, char *out, size_t n, int *synthet
 	*synthetic = 0;
 	for (int i = 0; i < codec->nfigures; i++) {
 		const wza_figure *f = &codec->figures[i];
-		if (strcmp(f->table, "codec_window"))
+		if (strcmp(f->table, WZ_T_CODEC_WINDOW))
 			continue;
 		if (!strcmp(f->col, "file")) {
 			nw++;

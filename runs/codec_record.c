@@ -12,6 +12,7 @@
 #include "common/wz_io.h"
 #include "runs/measure.h"
 #include "runs/say.h"
+#include "runs/schema.h"
 
 #define CMD "codec"
 
@@ -122,7 +123,7 @@ static void record_file(wza_run *run, const char *kind, const char *path, char h
 
 static void record_window(wza_run *run, const wz_codec_measured *r, const char *hash)
 {
-	const char *t = "codec_window", *w = r->window;
+	const char *t = WZ_T_CODEC_WINDOW, *w = r->window;
 	const wzt_cache_trace *tr = r->trace;
 	wza_run_figure(run, t, w, "file", NAN, base_name(r->path));
 	wza_run_figure(run, t, w, "trace_hash", NAN, hash);
@@ -145,13 +146,13 @@ int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_r
 	char seed_text[32], boot_text[32], prof_hex[17] = "";
 	snprintf(seed_text, sizeof seed_text, "%ld", seed);
 	snprintf(boot_text, sizeof boot_text, "%ld", nboot);
-	wza_run_input(run, "seed", "seed", "bootstrap", NULL, (long long)strlen(seed_text),
+	wza_run_input(run, WZ_IN_SEED, "seed", "bootstrap", NULL, (long long)strlen(seed_text),
 		      seed_text);
-	wza_run_input(run, "option", "formats", "--formats", NULL, (long long)strlen(formats),
+	wza_run_input(run, WZ_IN_OPTION, "formats", "--formats", NULL, (long long)strlen(formats),
 		      formats);
 	if (profile_path)
-		record_file(run, "profile", profile_path, prof_hex);
-	const char *t = "codec_setup", *s = "setup";
+		record_file(run, WZ_IN_PROFILE, profile_path, prof_hex);
+	const char *t = WZ_T_CODEC_SETUP, *s = "setup";
 	wza_run_figure(run, t, s, "seed", (double)seed, NULL);
 	wza_run_figure(run, t, s, "boot", (double)nboot, NULL);
 	wza_run_figure(run, t, s, "formats", NAN, formats);
@@ -164,7 +165,7 @@ int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_r
 		const wz_codec_measured *r = &rows[i];
 		/* Rows come window by window: each trace file once. */
 		if (!last_path || strcmp(last_path, r->path)) {
-			record_file(run, "trace", r->path, hex);
+			record_file(run, WZ_IN_TRACE, r->path, hex);
 			record_window(run, r, hex);
 			last_path = r->path;
 		}
@@ -183,8 +184,8 @@ int wz_codec_inputs_changed(const wza_run *run, wz_buf *changes)
 	int n = 0;
 	for (int i = 0; i < run->ninputs; i++) {
 		const wza_input *in = &run->inputs[i];
-		int trace = !strcmp(in->kind, "trace") && strcmp(in->name, "traffic");
-		if (!trace && strcmp(in->kind, "profile"))
+		int trace = !strcmp(in->kind, WZ_IN_TRACE) && strcmp(in->name, "traffic");
+		if (!trace && strcmp(in->kind, WZ_IN_PROFILE))
 			continue;
 		char hex[17];
 		uint64_t size = 0;

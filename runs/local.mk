@@ -15,4 +15,6 @@ libwzruns_a_SOURCES = \
 	runs/propose.h runs/propose_run.c runs/propose_sim.c runs/propose_modes.c \
 	runs/propose_quality.c runs/propose_livekl.c runs/proposal.c \
 	runs/charts.c runs/charts_codec.c \
-	runs/publish.h runs/publish.c
+	runs/publish.h runs/publish.c \
+	runs/request.h runs/request.c \
+	runs/verify.h runs/verify.c

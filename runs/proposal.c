@@ -11,6 +11,7 @@
 #include "runs/cost_report.h"
 #include "runs/propose.h"
 #include "runs/publish.h"
+#include "runs/schema.h"
 
 static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
 {
@@ -82,7 +83,7 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 		if (!isnan(simg) && simg >= (double)f->gpus) {
 			snprintf(both, sizeof both, "%s and simulation", binds);
 			binds = simg == (double)f->gpus ? both : "simulation";
-			const wza_figure *sv = wza_run_find_figure(run, "simulation", r->fmt.name,
+			const wza_figure *sv = wza_run_find_figure(run, WZ_T_SIMULATION, r->fmt.name,
 								   "saving_reserved");
 			saving = sv ? sv->value : NAN;
 		}
@@ -232,9 +233,9 @@ static void context_csv(const wza_run *run, wz_buf *out)
 	wz_buf_puts(out, "format,context_tokens,gpus,users_per_gpu\n");
 	for (int i = 0; i < run->nfigures; i++) {
 		const wza_figure *f = &run->figures[i];
-		if (strcmp(f->table, "gpus_by_context"))
+		if (strcmp(f->table, WZ_T_GPUS_BY_CONTEXT))
 			continue;
-		const wza_figure *u = wza_run_find_figure(run, "users_per_gpu_by_context", f->row,
+		const wza_figure *u = wza_run_find_figure(run, WZ_T_USERS_BY_CONTEXT, f->row,
 							  f->col);
 		wz_buf_printf(out, "%s,%s,", f->row, f->col);
 		if (!isnan(f->value))

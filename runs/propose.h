@@ -184,9 +184,4 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run);
 /* The "Live-model quality" section from a run's figures (nothing without). */
 void wz_propose_live_kl_section(wz_buf *md, const wza_run *run);
 
-/* Lists the figures that differ between two runs (value, text, or present
- * in one only) into out, one line each; returns how many. */
-int wz_figures_diff(const wza_run *a, const wza_run *b, const char *name_a, const char *name_b,
-		    wz_buf *out);
-
 #endif

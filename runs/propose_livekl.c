@@ -15,6 +15,7 @@
 #include "codec/formats/format.h"
 #include "common/wz_io.h"
 #include "common/wz_name.h"
+#include "runs/schema.h"
 
 #define LIVE_MAX_BYTES (16 << 20)
 #define LIVE_MAX_CATEGORIES 16
@@ -107,13 +108,15 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 	char hex[17];
 	snprintf(hex, sizeof hex, "%016llx", (unsigned long long)wz_hash_bytes(text, len));
 	char abs[PATH_MAX];
-	wza_run_input(run, "live_kl", "live-kl.json", realpath(path, abs) ? abs : path, hex,
+	wza_run_input(run, WZ_IN_LIVE_KL, "live-kl.json", realpath(path, abs) ? abs : path, hex,
 		      (long long)len, text);
-	wza_run_figure(run, "live_kl_source", "file", "model", NAN, model);
-	wza_run_figure(run, "live_kl_source", "file", "prefix", NAN, prefix);
-	wza_run_figure(run, "live_kl_source", "file", "context", (double)json_integer_value(jctx), NULL);
-	wza_run_figure(run, "live_kl_source", "file", "score_tokens", (double)json_integer_value(jscore), NULL);
-	wza_run_figure(run, "live_kl_source", "file", "hash", NAN, hex);
+	wza_run_figure(run, WZ_T_LIVE_KL_SOURCE, "file", "model", NAN, model);
+	wza_run_figure(run, WZ_T_LIVE_KL_SOURCE, "file", "prefix", NAN, prefix);
+	wza_run_figure(run, WZ_T_LIVE_KL_SOURCE, "file", "context", (double)json_integer_value(jctx),
+		       NULL);
+	wza_run_figure(run, WZ_T_LIVE_KL_SOURCE, "file", "score_tokens",
+		       (double)json_integer_value(jscore), NULL);
+	wza_run_figure(run, WZ_T_LIVE_KL_SOURCE, "file", "hash", NAN, hex);
 	const char *cat;
 	json_t *cv;
 	json_object_foreach(cats, cat, cv) {
@@ -130,8 +133,9 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 			rc = bad(cmd, path, where, "needs rows (an object), windows and tokens (whole numbers >= 1)");
 			goto out;
 		}
-		wza_run_figure(run, "live_kl_categories", cat, "windows", (double)json_integer_value(jw), NULL);
-		wza_run_figure(run, "live_kl_categories", cat, "tokens", (double)json_integer_value(jt), NULL);
+		wza_run_figure(run, WZ_T_LIVE_KL_CATEGORIES, cat, "windows",
+			       (double)json_integer_value(jw), NULL);
+		wza_run_figure(run, WZ_T_LIVE_KL_CATEGORIES, cat, "tokens", (double)json_integer_value(jt), NULL);
 		const char *fmt;
 		json_t *fv;
 		json_object_foreach(rows, fmt, fv) {
@@ -154,7 +158,7 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 					rc = bad(cmd, path, where, "not a finite number or null");
 					goto out;
 				}
-				wza_run_figure(run, "live_kl", row, row_cols[i], v, NULL);
+				wza_run_figure(run, WZ_T_LIVE_KL, row, row_cols[i], v, NULL);
 			}
 		}
 		if (json_is_object(iso)) {
@@ -165,7 +169,7 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 					rc = bad(cmd, path, where, "not a finite number or null");
 					goto out;
 				}
-				wza_run_figure(run, "live_kl_iso", cat, iso_cols[i], v, NULL);
+				wza_run_figure(run, WZ_T_LIVE_KL_ISO, cat, iso_cols[i], v, NULL);
 			}
 		} else if (iso && !json_is_null(iso)) {
 			snprintf(where, sizeof where, "categories.%s.iso", cat);
@@ -198,10 +202,10 @@ static void losing_higher_rates(wz_buf *md, const wza_run *run, const char *cat,
 	int nlosing = 0;
 	for (int i = 0; i < run->nfigures; i++) {
 		const wza_figure *f = &run->figures[i];
-		if (strcmp(f->table, "live_kl") || strcmp(f->col, "bits") || strncmp(f->row, cat, n) ||
+		if (strcmp(f->table, WZ_T_LIVE_KL) || strcmp(f->col, "bits") || strncmp(f->row, cat, n) ||
 		    f->row[n] != '/' || strncmp(f->row + n + 1, "wz-", 3) || !(f->value > iso))
 			continue;
-		double r = val(run, "live_kl", f->row, "ratio");
+		double r = val(run, WZ_T_LIVE_KL, f->row, "ratio");
 		if (!(r > 1))
 			continue;
 		wz_buf_printf(md, "%s%s (%.2f× fp8-mix's live KL)",
@@ -221,11 +225,11 @@ static void num(wz_buf *md, double v, const char *fmt)
 
 void wz_propose_live_kl_section(wz_buf *md, const wza_run *run)
 {
-	const wza_figure *model = fig(run, "live_kl_source", "file", "model");
+	const wza_figure *model = fig(run, WZ_T_LIVE_KL_SOURCE, "file", "model");
 	if (!model)
 		return;
-	const wza_figure *prefix = fig(run, "live_kl_source", "file", "prefix");
-	const wza_figure *hash = fig(run, "live_kl_source", "file", "hash");
+	const wza_figure *prefix = fig(run, WZ_T_LIVE_KL_SOURCE, "file", "prefix");
+	const wza_figure *hash = fig(run, WZ_T_LIVE_KL_SOURCE, "file", "hash");
 	wz_buf_puts(md, "## Live-model quality\n\n");
 	wz_buf_printf(md, "Next-token KL divergence of the model `%s` run with each cache format "
 			  "against the same model with the exact cache (the product page's quality "
@@ -234,62 +238,62 @@ void wz_propose_live_kl_section(wz_buf *md, const wza_run *run)
 			  "bootstrap intervals over tokens.  Source: the live-KL summary with xxh3 `%s`, "
 			  "recorded with this run (`wzplan archive show`); `verify` cannot recompute it "
 			  "without the model (`traces/capture/real-model.sh` does).\n\n",
-		      model->text, val(run, "live_kl_source", "file", "context"),
-		      val(run, "live_kl_source", "file", "score_tokens"),
+		      model->text, val(run, WZ_T_LIVE_KL_SOURCE, "file", "context"),
+		      val(run, WZ_T_LIVE_KL_SOURCE, "file", "score_tokens"),
 		      prefix && !strcmp(prefix->text, "live") ? "run through the format"
 							       : "prefilled exactly and stored in the format",
 		      hash ? hash->text : "?");
 	for (int c = 0; c < run->nfigures; c++) {
 		const wza_figure *cf = &run->figures[c];
-		if (strcmp(cf->table, "live_kl_categories") || strcmp(cf->col, "windows"))
+		if (strcmp(cf->table, WZ_T_LIVE_KL_CATEGORIES) || strcmp(cf->col, "windows"))
 			continue;
 		const char *cat = cf->row;
 		wz_buf_printf(md, "### %s: %.0f windows, %.0f scored tokens\n\n", cat, cf->value,
-			      val(run, "live_kl_categories", cat, "tokens"));
+			      val(run, WZ_T_LIVE_KL_CATEGORIES, cat, "tokens"));
 		wz_buf_puts(md, "| Format | Bits/value | Mean KL [95% CI] | KL vs fp8-mix [95% CI] | "
 				"Top-1 agreement | Tokens better than fp8-mix |\n|---|---|---|---|---|---|\n");
 		size_t n = strlen(cat);
 		for (int i = 0; i < run->nfigures; i++) {
 			const wza_figure *f = &run->figures[i];
-			if (strcmp(f->table, "live_kl") || strcmp(f->col, "bits") ||
+			if (strcmp(f->table, WZ_T_LIVE_KL) || strcmp(f->col, "bits") ||
 			    strncmp(f->row, cat, n) || f->row[n] != '/' || !strcmp(f->row + n + 1, "exact"))
 				continue;
 			const char *row = f->row;
 			wz_buf_printf(md, "| %s | ", row + n + 1);
 			num(md, f->value, "%.2f");
 			wz_buf_puts(md, " | ");
-			num(md, val(run, "live_kl", row, "kl"), "%.3g");
+			num(md, val(run, WZ_T_LIVE_KL, row, "kl"), "%.3g");
 			wz_buf_puts(md, " [");
-			num(md, val(run, "live_kl", row, "kl_lo"), "%.3g");
+			num(md, val(run, WZ_T_LIVE_KL, row, "kl_lo"), "%.3g");
 			wz_buf_puts(md, ", ");
-			num(md, val(run, "live_kl", row, "kl_hi"), "%.3g");
+			num(md, val(run, WZ_T_LIVE_KL, row, "kl_hi"), "%.3g");
 			wz_buf_puts(md, "] | ");
-			double r = val(run, "live_kl", row, "ratio");
+			double r = val(run, WZ_T_LIVE_KL, row, "ratio");
 			if (isnan(r)) {
 				wz_buf_puts(md, "baseline");
 			} else {
 				num(md, r, "%.2f×");
 				wz_buf_puts(md, " [");
-				num(md, val(run, "live_kl", row, "ratio_lo"), "%.2f");
+				num(md, val(run, WZ_T_LIVE_KL, row, "ratio_lo"), "%.2f");
 				wz_buf_puts(md, ", ");
-				num(md, val(run, "live_kl", row, "ratio_hi"), "%.2f");
+				num(md, val(run, WZ_T_LIVE_KL, row, "ratio_hi"), "%.2f");
 				wz_buf_puts(md, "]");
 			}
 			wz_buf_puts(md, " | ");
-			num(md, val(run, "live_kl", row, "top1"), "%.4f");
+			num(md, val(run, WZ_T_LIVE_KL, row, "top1"), "%.4f");
 			wz_buf_puts(md, " | ");
-			num(md, 100 * val(run, "live_kl", row, "better"), "%.0f%%");
+			num(md, 100 * val(run, WZ_T_LIVE_KL, row, "better"), "%.0f%%");
 			wz_buf_puts(md, " |\n");
 		}
-		double iso = val(run, "live_kl_iso", cat, "bits");
+		double iso = val(run, WZ_T_LIVE_KL_ISO, cat, "bits");
 		if (!isnan(iso))
 			wz_buf_printf(md, "\nIso-quality bits by live KL: **%.2f** bits/value [95%% CI %.2f, "
 					  "%.2f], **%.2f× fewer bits** than fp8-mix at equal live KL.\n",
-				      iso, val(run, "live_kl_iso", cat, "lo"), val(run, "live_kl_iso", cat, "hi"),
-				      val(run, "live_kl_iso", cat, "fewer_bits"));
+				      iso, val(run, WZ_T_LIVE_KL_ISO, cat, "lo"), val(run, WZ_T_LIVE_KL_ISO, cat, "hi"),
+				      val(run, WZ_T_LIVE_KL_ISO, cat, "fewer_bits"));
 		if (!isnan(iso))
 			losing_higher_rates(md, run, cat, iso);
-		else if (fig(run, "live_kl_iso", cat, "bits"))
+		else if (fig(run, WZ_T_LIVE_KL_ISO, cat, "bits"))
 			wz_buf_puts(md, "\nIso-quality bits by live KL: no wz rate of the sweep reached "
 					"fp8-mix's live KL.\n");
 		wz_buf_puts(md, "\n");

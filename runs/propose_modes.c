@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/wz_io.h"
+#include "runs/schema.h"
 
 static const char *const servings[] = { "aggregated", "disaggregated" };
 static const char *const idles[] = { "resident", "offload", "drop" };
@@ -110,12 +111,12 @@ static void record_mode(wza_run *run, int order, const wz_propose_mode *m,
 {
 	char label[128], key[256];
 	mode_label(m, label, sizeof label);
-	const char *t = "serving_modes";
+	const char *t = WZ_T_SERVING_MODES;
 	wza_run_figure(run, t, label, "order", order, NULL);
 	wza_run_figure(run, t, label, "serving", NAN, m->serving);
 	wza_run_figure(run, t, label, "idle_policy", NAN, m->idle);
 	wza_run_figure(run, t, label, "offload_format", NAN, m->offload[0] ? m->offload : "same");
-	t = "serving_mode_fleets";
+	t = WZ_T_SERVING_MODE_FLEETS;
 	for (int i = 0; i < nrows; i++) {
 		const wz_size_row *r = &rows[i];
 		char bind[WZS_BINDS_TEXT];
@@ -227,7 +228,7 @@ static int mode_labels(const wza_run *run, const char **labels, int max)
 	int n = 0;
 	for (int i = 0; i < run->nfigures; i++) {
 		const wza_figure *f = &run->figures[i];
-		if (strcmp(f->table, "serving_modes") || strcmp(f->col, "order"))
+		if (strcmp(f->table, WZ_T_SERVING_MODES) || strcmp(f->col, "order"))
 			continue;
 		/* a run read back from an archive is input like any other */
 		if (!(f->value >= 0 && f->value < max))
@@ -244,8 +245,8 @@ static int mode_labels(const wza_run *run, const char **labels, int max)
 
 static void idle_words(const wza_run *run, const char *label, char *out, size_t n)
 {
-	const char *idle = fig_text(run, "serving_modes", label, "idle_policy");
-	const char *f = fig_text(run, "serving_modes", label, "offload_format");
+	const char *idle = fig_text(run, WZ_T_SERVING_MODES, label, "idle_policy");
+	const char *f = fig_text(run, WZ_T_SERVING_MODES, label, "offload_format");
 	if (!strcmp(idle, "offload"))
 		snprintf(out, n, "offload, in %s", strcmp(f, "same") ? f : "the GPU format");
 	else
@@ -277,7 +278,7 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 	for (int k = 0; k < n; k++) {
 		char words[96], key[256], cell[96], g[32], r[32];
 		wzp_table_row(t);
-		wzp_table_str(t, fig_text(run, "serving_modes", labels[k], "serving"));
+		wzp_table_str(t, fig_text(run, WZ_T_SERVING_MODES, labels[k], "serving"));
 		idle_words(run, labels[k], words, sizeof words);
 		wzp_table_str(t, words);
 		wz_buf binds = { 0 };
@@ -286,19 +287,19 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 		double base_gpus = NAN;
 		if (c->baseline >= 0) {
 			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[c->baseline].fmt.name);
-			base_gpus = wza_run_value(run, "serving_mode_fleets", key, "gpus");
+			base_gpus = wza_run_value(run, WZ_T_SERVING_MODE_FLEETS, key, "gpus");
 		}
 		for (int i = 0; i < c->nrows; i++) {
 			snprintf(key, sizeof key, "%s|%s", labels[k], c->rows[i].fmt.name);
-			double rep = wza_run_value(run, "serving_mode_fleets", key, "replicas");
+			double rep = wza_run_value(run, WZ_T_SERVING_MODE_FLEETS, key, "replicas");
 			if (isnan(rep)) {
 				wzp_table_str(t, "none met the targets");
 			} else {
-				int close = !strcmp(fig_text(run, "serving_mode_fleets", key,
+				int close = !strcmp(fig_text(run, WZ_T_SERVING_MODE_FLEETS, key,
 							     "within_noise"),
 						    "yes");
 				noisy = noisy || close;
-				double gpus = wza_run_value(run, "serving_mode_fleets", key, "gpus");
+				double gpus = wza_run_value(run, WZ_T_SERVING_MODE_FLEETS, key, "gpus");
 				char vs[32] = "";
 				if (i != c->baseline && base_gpus > 0)
 					snprintf(vs, sizeof vs, ", %+.1f%%", 100 * (gpus / base_gpus - 1));
@@ -307,7 +308,7 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 				snprintf(cell, sizeof cell, "%s (%s%s)%s", r, g, vs, close ? " *" : "");
 				wzp_table_num(t, rep, cell);
 			}
-			const char *b = fig_text(run, "serving_mode_fleets", key, "binds");
+			const char *b = fig_text(run, WZ_T_SERVING_MODE_FLEETS, key, "binds");
 			if (!first)
 				first = b;
 			same = same && !strcmp(first, b);
@@ -322,9 +323,9 @@ void wz_propose_modes_section(wz_buf *md, const wza_run *run, const wzm_scenario
 			  "that made the largest fleet short of it fail (or, where none met the "
 			  "targets, the run at the limit).  Per format and mode: "
 			  "`serving-modes.csv`.",
-		       wza_run_value(run, "sim_setup", "setup", "gpus_per_replica"),
-		       wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s"),
-		       wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s") * 1e3,
+		       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "gpus_per_replica"),
+		       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "ttft_p99_target_s"),
+		       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "tpot_p99_target_s") * 1e3,
 		       s->baseline_format);
 	if (noisy)
 		wzp_table_note(t, "*: the fleet met or missed the targets within its runs' own noise "
@@ -353,20 +354,20 @@ void wz_propose_modes_csv(const wza_run *run, wz_buf *out)
 		size_t len = strlen(labels[k]);
 		for (int i = 0; i < run->nfigures; i++) {
 			const wza_figure *f = &run->figures[i];
-			if (strcmp(f->table, "serving_mode_fleets") || strcmp(f->col, "replicas") ||
+			if (strcmp(f->table, WZ_T_SERVING_MODE_FLEETS) || strcmp(f->col, "replicas") ||
 			    strncmp(f->row, labels[k], len) || f->row[len] != '|')
 				continue;
 			static const char *const keys[] = { "serving", "idle_policy",
 							    "offload_format" };
 			for (size_t j = 0; j < sizeof keys / sizeof keys[0]; j++) {
-				wz_buf_csv_field(out, fig_text(run, "serving_modes", labels[k], keys[j]));
+				wz_buf_csv_field(out, fig_text(run, WZ_T_SERVING_MODES, labels[k], keys[j]));
 				wz_buf_puts(out, ",");
 			}
 			wz_buf_csv_field(out, f->row + len + 1);
-			wz_propose_csv_values(out, run, "serving_mode_fleets", f->row, cols, nc);
+			wz_propose_csv_values(out, run, WZ_T_SERVING_MODE_FLEETS, f->row, cols, nc);
 			/* the binds text can hold a comma ("prefill compute, 34% of it ...") */
 			wz_buf_puts(out, ",");
-			wz_buf_csv_field(out, fig_text(run, "serving_mode_fleets", f->row, "binds"));
+			wz_buf_csv_field(out, fig_text(run, WZ_T_SERVING_MODE_FLEETS, f->row, "binds"));
 			wz_buf_puts(out, "\n");
 		}
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runs/measure.h"
+#include "runs/schema.h"
 
 /* The formats a proposal measures: today's baselines and the wz rates the
  * product page names; the iso sweep adds the rates in between. */
@@ -80,11 +81,11 @@ static const char *origin_of(const wza_run *run, const char *kind, const char *n
 void wz_propose_quality_paths(const wza_run *run, wz_propose_opts *o)
 {
 	for (int i = 0; i < o->ntraces; i++)
-		o->traces[i] = origin_of(run, "trace", o->traces[i]);
+		o->traces[i] = origin_of(run, WZ_IN_TRACE, o->traces[i]);
 	if (o->profile)
-		o->profile = origin_of(run, "profile", o->profile);
+		o->profile = origin_of(run, WZ_IN_PROFILE, o->profile);
 	if (o->live_kl)
-		o->live_kl = origin_of(run, "live_kl", "live-kl.json");
+		o->live_kl = origin_of(run, WZ_IN_LIVE_KL, "live-kl.json");
 }
 
 static const wza_codec *row(const wza_run *c, const char *window, const char *format,
@@ -173,7 +174,7 @@ static int windows_of(const wza_run *c, const char **out, int max)
 {
 	int n = 0;
 	for (int i = 0; i < c->nfigures && n < max; i++)
-		if (!strcmp(c->figures[i].table, "codec_window") && !strcmp(c->figures[i].col, "file"))
+		if (!strcmp(c->figures[i].table, WZ_T_CODEC_WINDOW) && !strcmp(c->figures[i].col, "file"))
 			out[n++] = c->figures[i].row;
 	int from_rows = n == 0;
 	for (int i = 0; from_rows && i < c->ncodec; i++) {
@@ -189,7 +190,7 @@ static int windows_of(const wza_run *c, const char **out, int max)
 /* A window's trace hash: its figure, else its measurements'. */
 static const char *trace_hash(const wza_run *c, const char *window)
 {
-	const char *h = fig_text(c, "codec_window", window, "trace_hash");
+	const char *h = fig_text(c, WZ_T_CODEC_WINDOW, window, "trace_hash");
 	for (int i = 0; !strcmp(h, "?") && i < c->ncodec; i++)
 		if (!strcmp(c->codec[i].window, window) && c->codec[i].trace_hash)
 			h = c->codec[i].trace_hash;
@@ -201,7 +202,7 @@ static void provenance(wz_buf *md, const wza_run *run, const wza_run *c, const c
 {
 	int synthetic = 0;
 	for (int i = 0; i < nw; i++)
-		synthetic |= !strncmp(fig_text(c, "codec_window", win[i], "source"),
+		synthetic |= !strncmp(fig_text(c, WZ_T_CODEC_WINDOW, win[i], "source"),
 				      WZ_SYNTHETIC_PREFIX, strlen(WZ_SYNTHETIC_PREFIX));
 	if (synthetic)
 		wz_buf_puts(md, "**SYNTHETIC DATA.** The cache traces measured here were made by "
@@ -209,7 +210,7 @@ static void provenance(wz_buf *md, const wza_run *run, const wza_run *c, const c
 				"captured from a serving model: the figures show what each format "
 				"does on that statistical model, not on a real model's cache.  "
 				"Measure captured traces before relying on them.\n\n");
-	const wza_figure *src = wza_run_find_figure(run, "quality", "source", "codec_run");
+	const wza_figure *src = wza_run_find_figure(run, WZ_T_QUALITY, "source", "codec_run");
 	if (src)
 		wz_buf_printf(md, "Measured by archived codec run %.0f (`--codec-run %.0f`; "
 				  "`wzplan archive show %.0f` lists it) on %d test window%s:\n\n",
@@ -221,18 +222,18 @@ static void provenance(wz_buf *md, const wza_run *run, const wza_run *c, const c
 	for (int i = 0; i < nw; i++)
 		wz_buf_printf(md, "- `%s`: file `%s` (XXH3 `%s`), split `%s`, %.0f layer(s) x %.0f "
 				  "tokens, %.0f queries, model `%s`, source `%s`\n",
-			      win[i], fig_text(c, "codec_window", win[i], "file"),
+			      win[i], fig_text(c, WZ_T_CODEC_WINDOW, win[i], "file"),
 			      trace_hash(c, win[i]),
-			      fig_text(c, "codec_window", win[i], "split"),
-			      fig(c, "codec_window", win[i], "layers"),
-			      fig(c, "codec_window", win[i], "tokens"),
-			      fig(c, "codec_window", win[i], "queries"),
-			      fig_text(c, "codec_window", win[i], "model"),
-			      fig_text(c, "codec_window", win[i], "source"));
+			      fig_text(c, WZ_T_CODEC_WINDOW, win[i], "split"),
+			      fig(c, WZ_T_CODEC_WINDOW, win[i], "layers"),
+			      fig(c, WZ_T_CODEC_WINDOW, win[i], "tokens"),
+			      fig(c, WZ_T_CODEC_WINDOW, win[i], "queries"),
+			      fig_text(c, WZ_T_CODEC_WINDOW, win[i], "model"),
+			      fig_text(c, WZ_T_CODEC_WINDOW, win[i], "source"));
 	wz_buf_printf(md, "- wz profile: `%s` (XXH3 `%s`); bootstrap: %.0f resamples, seed %.0f\n\n",
-		      fig_text(c, "codec_setup", "setup", "profile_file"),
-		      fig_text(c, "codec_setup", "setup", "profile_hash"),
-		      fig(c, "codec_setup", "setup", "boot"), fig(c, "codec_setup", "setup", "seed"));
+		      fig_text(c, WZ_T_CODEC_SETUP, "setup", "profile_file"),
+		      fig_text(c, WZ_T_CODEC_SETUP, "setup", "profile_hash"),
+		      fig(c, WZ_T_CODEC_SETUP, "setup", "boot"), fig(c, WZ_T_CODEC_SETUP, "setup", "seed"));
 }
 
 static void per_format(wz_buf *md, const wza_run *c, const char **win, int nw)
@@ -336,14 +337,14 @@ void wz_propose_quality_section(wz_buf *md, const wza_run *run, const wza_run *c
 	provenance(md, run, codec, win, nw);
 	per_format(md, codec, win, nw);
 	iso_table(md, codec, win, nw);
-	const wza_figure *iso = wza_run_find_figure(run, "quality", "iso", "bits");
+	const wza_figure *iso = wza_run_find_figure(run, WZ_T_QUALITY, "iso", "bits");
 	if (iso)
 		wz_buf_printf(md, "The cost tables' row **%s** sizes the fleet at this measured rate: "
 				  "the highest wz rate at `fp8-mix`'s nmse over the test windows, "
 				  "rounded up to 0.01 bit/value (format `%s`).  The `iso:` rows use the "
 				  "product page's input ratio instead.\n\n",
-			      fig_text(run, "quality", "iso", "label"),
-			      fig_text(run, "quality", "iso", "format"));
+			      fig_text(run, WZ_T_QUALITY, "iso", "label"),
+			      fig_text(run, WZ_T_QUALITY, "iso", "format"));
 	wz_buf_puts(md, "The charts \"Cache error (rate-distortion) against bits per value\" "
 			"(`charts/quality.png`) and, with queries in the traces, \"Attention KL "
 			"divergence against bits per value\" (`charts/quality_kl.png`) draw these "

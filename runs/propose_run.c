@@ -16,10 +16,12 @@
 #include "costmodel/capacity.h"
 #include "data/embedded.h"
 #include "runs/cost_report.h"
+#include "runs/request.h"
+#include "runs/schema.h"
 
 static void scenario_figures(wza_run *run, const wzm_scenario *s, const wzm_compare *c)
 {
-	const char *t = "scenario", *r = "scenario";
+	const char *t = WZ_T_SCENARIO, *r = "scenario";
 	wza_run_figure(run, t, r, "name", NAN, s->name);
 	wza_run_figure(run, t, r, "model", NAN, c->model->name);
 	wza_run_figure(run, t, r, "gpu", NAN, c->gpu->name);
@@ -57,9 +59,9 @@ static wz_err cost_figures(wza_run *run, const wzm_scenario *s, const wzm_compar
 			if (!strcmp(key, "format") || !format)
 				continue;
 			if (json_is_string(v))
-				wza_run_figure(run, "cost", format, key, NAN, json_string_value(v));
+				wza_run_figure(run, WZ_T_COST, format, key, NAN, json_string_value(v));
 			else
-				wza_run_figure(run, "cost", format, key,
+				wza_run_figure(run, WZ_T_COST, format, key,
 					       json_is_number(v) ? json_number_value(v) : NAN, NULL);
 		}
 	}
@@ -73,15 +75,15 @@ static void memory_figures(wza_run *run, const wzm_compare *c)
 		const wzm_memory *m = &c->rows[i].memory;
 		const char *f = c->rows[i].fmt.name;
 		double used = (double)m->users_per_gpu * m->blocks_per_user * m->per_block;
-		wza_run_figure(run, "memory_gib", f, "hbm", m->hbm / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "outside_engine", (m->hbm - m->usable) / WZM_GIB,
+		wza_run_figure(run, WZ_T_MEMORY, f, "hbm", m->hbm / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "outside_engine", (m->hbm - m->usable) / WZM_GIB,
 			       NULL);
-		wza_run_figure(run, "memory_gib", f, "weights", m->weights / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "reserve", m->reserve / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "cache_pool", m->cache / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "cache_used", used / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "cache_free", (m->cache - used) / WZM_GIB, NULL);
-		wza_run_figure(run, "memory_gib", f, "users_per_gpu", (double)m->users_per_gpu, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "weights", m->weights / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "reserve", m->reserve / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "cache_pool", m->cache / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "cache_used", used / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "cache_free", (m->cache - used) / WZM_GIB, NULL);
+		wza_run_figure(run, WZ_T_MEMORY, f, "users_per_gpu", (double)m->users_per_gpu, NULL);
 	}
 }
 
@@ -122,8 +124,8 @@ static void context_figures(wza_run *run, const wzm_scenario *s, const wzm_compa
 						      s->mem.gpus_per_replica, &f, NULL))
 					gpus = (double)f.gpus;
 			}
-			wza_run_figure(run, "gpus_by_context", c->rows[i].fmt.name, col, gpus, NULL);
-			wza_run_figure(run, "users_per_gpu_by_context", c->rows[i].fmt.name, col, users,
+			wza_run_figure(run, WZ_T_GPUS_BY_CONTEXT, c->rows[i].fmt.name, col, gpus, NULL);
+			wza_run_figure(run, WZ_T_USERS_BY_CONTEXT, c->rows[i].fmt.name, col, users,
 				       NULL);
 		}
 	}
@@ -190,7 +192,7 @@ static int add_iso_format(const char *cmd, wza_run *run, const wza_run *codec, w
 {
 	double bits = wz_propose_iso_bits(codec);
 	if (codec && codec != run)
-		wza_run_figure(run, "quality", "source", "codec_run", (double)codec->id, NULL);
+		wza_run_figure(run, WZ_T_QUALITY, "source", "codec_run", (double)codec->id, NULL);
 	if (isnan(bits))
 		return 0;
 	snprintf(name, 48, "wz-%.2f", bits);
@@ -211,15 +213,15 @@ static int add_iso_format(const char *cmd, wza_run *run, const wza_run *codec, w
 		return wz_say_fail(cmd, &diag);
 	char label[96];
 	snprintf(label, sizeof label, "wz at measured iso-quality (%.2f bits)", bits);
-	wza_run_figure(run, "quality", "iso", "bits", bits, NULL);
-	wza_run_figure(run, "quality", "iso", "format", NAN, name);
-	wza_run_figure(run, "quality", "iso", "label", NAN, label);
+	wza_run_figure(run, WZ_T_QUALITY, "iso", "bits", bits, NULL);
+	wza_run_figure(run, WZ_T_QUALITY, "iso", "format", NAN, name);
+	wza_run_figure(run, WZ_T_QUALITY, "iso", "label", NAN, label);
 	return 0;
 }
 
 static void relabel_iso(const wza_run *run, wzm_compare *c, const char *name)
 {
-	const wza_figure *label = wza_run_find_figure(run, "quality", "iso", "label");
+	const wza_figure *label = wza_run_find_figure(run, WZ_T_QUALITY, "iso", "label");
 	for (int i = 0; *name && label && i < c->nrows; i++)
 		if (!strcmp(c->rows[i].fmt.name, name))
 			snprintf(c->rows[i].fmt.label, sizeof c->rows[i].fmt.label, "%s", label->text);
@@ -252,6 +254,9 @@ int wz_propose_compute(const char *cmd, const wz_propose_opts *o, wza_run *run,
 	}
 	relabel_iso(run, cmp, iso_name);
 	wz_record_inputs(run, *scn, *cat);
+	char *request = wz_request_propose_text(o);
+	wz_request_record(run, "propose", request);
+	free(request);
 	scenario_figures(run, *scn, cmp);
 	wz_err err = cost_figures(run, *scn, cmp);
 	if ((*scn)->mode & WZM_MODE_MEMORY) {

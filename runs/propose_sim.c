@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/wz_io.h"
+#include "runs/schema.h"
 
 static const char *fig_text(const wza_run *run, const char *table, const char *row,
 			    const char *col)
@@ -17,12 +18,12 @@ static const char *fig_text(const wza_run *run, const char *table, const char *r
 
 int wz_propose_simulated(const wza_run *run)
 {
-	return wza_run_find_figure(run, "sim_setup", "setup", "seed") != NULL;
+	return wza_run_find_figure(run, WZ_T_SIM_SETUP, "setup", "seed") != NULL;
 }
 
 double wz_propose_sim_gpus(const wza_run *run, const char *format)
 {
-	return wza_run_value(run, "simulation", format, "gpus");
+	return wza_run_value(run, WZ_T_SIMULATION, format, "gpus");
 }
 
 static void money(char *out, size_t n, double usd)
@@ -46,7 +47,7 @@ static const char *count(double v, char *out, size_t n)
 /* What was simulated, in one sentence. */
 static void what_was_simulated(wz_buf *md, const wza_run *run)
 {
-	const char *t = "sim_setup", *r = "setup";
+	const char *t = WZ_T_SIM_SETUP, *r = "setup";
 	char n[32];
 	if (isnan(wza_run_value(run, t, r, "users")))
 		wz_buf_printf(md, "replay of `%s` (%s requests, arrival times divided by %g) after "
@@ -88,7 +89,7 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
  * met the targets. */
 static void below_reason(wz_buf *md, const wza_run *run, const char *format)
 {
-	const char *u = "simulation_below", *v = "sim_setup", *r = "setup";
+	const char *u = WZ_T_SIMULATION_BELOW, *v = WZ_T_SIM_SETUP, *r = "setup";
 	double ttft_t = wza_run_value(run, v, r, "ttft_p99_target_s");
 	double tpot_t = wza_run_value(run, v, r, "tpot_p99_target_s");
 	char done[32];
@@ -113,7 +114,7 @@ static void below_reason(wz_buf *md, const wza_run *run, const char *format)
  * fewer failed: the search keeps the largest failing run's reason. */
 static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 {
-	const char *t = "simulation", *u = "simulation_below", *v = "sim_setup", *r = "setup";
+	const char *t = WZ_T_SIMULATION, *u = WZ_T_SIMULATION_BELOW, *v = WZ_T_SIM_SETUP, *r = "setup";
 	double ttft_t = wza_run_value(run, v, r, "ttft_p99_target_s");
 	double tpot_t = wza_run_value(run, v, r, "tpot_p99_target_s");
 	char gpus[32];
@@ -156,11 +157,11 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 		wz_buf_printf(md, "No fleet of the baseline `%s` met the targets in the simulation, "
 				  "so the methods cannot be compared for it.",
 			      b->fmt.name);
-		if (!isnan(wza_run_value(run, "simulation_below", b->fmt.name, "replicas"))) {
-			const char *bind = fig_text(run, "simulation", b->fmt.name, "binds");
+		if (!isnan(wza_run_value(run, WZ_T_SIMULATION_BELOW, b->fmt.name, "replicas"))) {
+			const char *bind = fig_text(run, WZ_T_SIMULATION, b->fmt.name, "binds");
 			char n[32];
 			wz_buf_printf(md, "  The largest fleet the search tried, %s replicas, ",
-				      count(wza_run_value(run, "simulation_below", b->fmt.name,
+				      count(wza_run_value(run, WZ_T_SIMULATION_BELOW, b->fmt.name,
 							  "replicas"),
 					    n, sizeof n));
 			below_reason(md, run, b->fmt.name);
@@ -180,7 +181,7 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 			wz_buf_printf(md, ", against %s by %s (%+.0f%%)", count(g[i], x, sizeof x),
 				      name[i], g[i] > 0 ? 100 * (g[k] - g[i]) / g[i] : 0.0);
 	wz_buf_puts(md, ".  ");
-	if (!isnan(wza_run_value(run, "sim_setup", "setup", "users")))
+	if (!isnan(wza_run_value(run, WZ_T_SIM_SETUP, "setup", "users")))
 		why_this_fleet(md, run, b->fmt.name);
 	else
 		wz_buf_puts(md, "The simulation replays the traffic file while scaling and memory "
@@ -212,8 +213,8 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 {
 	if (!wz_propose_simulated(run))
 		return;
-	double ttft_t = wza_run_value(run, "sim_setup", "setup", "ttft_p99_target_s");
-	double tpot_t = wza_run_value(run, "sim_setup", "setup", "tpot_p99_target_s");
+	double ttft_t = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "ttft_p99_target_s");
+	double tpot_t = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "tpot_p99_target_s");
 	wz_buf_puts(md, "## Sized by simulation\n\n");
 	wz_buf_puts(md, "Each format's fleet is the smallest whole number of replicas whose "
 			"simulated run meets the latency targets with no refused request: ");
@@ -240,43 +241,44 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 		char m[48];
 		wzp_table_row(t);
 		wzp_table_str(t, c->rows[i].fmt.label);
-		double rep = wza_run_value(run, "simulation", f, "replicas");
+		double rep = wza_run_value(run, WZ_T_SIMULATION, f, "replicas");
 		if (isnan(rep)) {
 			wzp_table_str(t, "none met the targets");
 			for (int k = 0; k < 7; k++)
 				wzp_table_empty(t);
-			wzp_table_str(t, fig_text(run, "simulation", f, "binds"));
+			wzp_table_str(t, fig_text(run, WZ_T_SIMULATION, f, "binds"));
 			continue;
 		}
 		wzp_table_numf(t, rep, 0);
-		wzp_table_numf(t, wza_run_value(run, "simulation", f, "gpus"), 0);
-		money(m, sizeof m, wza_run_value(run, "simulation", f, "reserved_usd_year"));
-		wzp_table_num(t, wza_run_value(run, "simulation", f, "reserved_usd_year"), m);
-		money(m, sizeof m, wza_run_value(run, "simulation", f, "ondemand_usd_year"));
-		wzp_table_num(t, wza_run_value(run, "simulation", f, "ondemand_usd_year"), m);
+		wzp_table_numf(t, wza_run_value(run, WZ_T_SIMULATION, f, "gpus"), 0);
+		money(m, sizeof m, wza_run_value(run, WZ_T_SIMULATION, f, "reserved_usd_year"));
+		wzp_table_num(t, wza_run_value(run, WZ_T_SIMULATION, f, "reserved_usd_year"), m);
+		money(m, sizeof m, wza_run_value(run, WZ_T_SIMULATION, f, "ondemand_usd_year"));
+		wzp_table_num(t, wza_run_value(run, WZ_T_SIMULATION, f, "ondemand_usd_year"), m);
 		if (i == c->baseline) {
 			wzp_table_str(t, "baseline");
 		} else {
-			money(m, sizeof m, wza_run_value(run, "simulation", f, "saving_reserved"));
-			wzp_table_num(t, wza_run_value(run, "simulation", f, "saving_reserved"), m);
+			money(m, sizeof m, wza_run_value(run, WZ_T_SIMULATION, f, "saving_reserved"));
+			wzp_table_num(t, wza_run_value(run, WZ_T_SIMULATION, f, "saving_reserved"), m);
 		}
-		wzp_table_numf(t, wza_run_value(run, "simulation", f, "ttft_p99_s"), 3);
-		wzp_table_numf(t, wza_run_value(run, "simulation", f, "tpot_p99_s") * 1e3, 1);
+		wzp_table_numf(t, wza_run_value(run, WZ_T_SIMULATION, f, "ttft_p99_s"), 3);
+		wzp_table_numf(t, wza_run_value(run, WZ_T_SIMULATION, f, "tpot_p99_s") * 1e3, 1);
 		char occ[32];
-		snprintf(occ, sizeof occ, "%.0f%%", 100 * wza_run_value(run, "simulation", f, "occupancy_peak"));
-		wzp_table_num(t, wza_run_value(run, "simulation", f, "occupancy_peak"), occ);
-		wzp_table_str(t, fig_text(run, "simulation", f, "binds"));
+		snprintf(occ, sizeof occ, "%.0f%%",
+			 100 * wza_run_value(run, WZ_T_SIMULATION, f, "occupancy_peak"));
+		wzp_table_num(t, wza_run_value(run, WZ_T_SIMULATION, f, "occupancy_peak"), occ);
+		wzp_table_str(t, fig_text(run, WZ_T_SIMULATION, f, "binds"));
 	}
 	wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings against "
 			  "`%s` sized the same way.  Cache peak: the largest share of the fleet's "
 			  "cache blocks in use at a sample.  Binds: the resource that made the "
 			  "largest fleet short of it fail.  Figures per run: `wzplan archive show`.",
-		       wza_run_value(run, "sim_setup", "setup", "gpus_per_replica"), s->baseline_format);
-	if (*fig_text(run, "sim_setup", "setup", "prefill_gpus_search")) {
+		       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "gpus_per_replica"), s->baseline_format);
+	if (*fig_text(run, WZ_T_SIM_SETUP, "setup", "prefill_gpus_search")) {
 		wz_buf pools = { 0 };
 		for (int i = 0; i < c->nrows; i++)
 			wz_buf_printf(&pools, "%s%s %.0f", i ? ", " : "", c->rows[i].fmt.label,
-				      wza_run_value(run, "simulation", c->rows[i].fmt.name,
+				      wza_run_value(run, WZ_T_SIMULATION, c->rows[i].fmt.name,
 					  "prefill_gpus_per_replica"));
 		wzp_table_note(t, "Prefill pool per replica chosen by the search (GPUs beside the "
 				  "decode GPUs, in the GPUs column): %s.",
@@ -314,10 +316,10 @@ void wz_propose_sim_csv(const wza_run *run, wz_buf *out)
 	wz_buf_puts(out, "\n");
 	for (int i = 0; i < run->nfigures; i++) {
 		const wza_figure *f = &run->figures[i];
-		if (strcmp(f->table, "simulation") || strcmp(f->col, "replicas"))
+		if (strcmp(f->table, WZ_T_SIMULATION) || strcmp(f->col, "replicas"))
 			continue;
 		wz_buf_puts(out, f->row);
-		wz_propose_csv_values(out, run, "simulation", f->row, cols, n);
+		wz_propose_csv_values(out, run, WZ_T_SIMULATION, f->row, cols, n);
 		wz_buf_puts(out, "\n");
 	}
 }
@@ -337,10 +339,10 @@ void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run)
 	wz_buf_puts(md, "; other seeds, longer runs and other traffic can need other fleets.  "
 			"Decode cost per byte of each format is a parameter, not a codec "
 			"benchmark.\n");
-	double hbm = wza_run_value(run, "sim_setup", "setup", "hbm_efficiency"),
-	       dec = wza_run_value(run, "sim_setup", "setup", "compute_efficiency"),
-	       pre = wza_run_value(run, "sim_setup", "setup", "prefill_compute_efficiency"),
-	       ovh = wza_run_value(run, "sim_setup", "setup", "step_overhead_ms");
+	double hbm = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "hbm_efficiency"),
+	       dec = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "compute_efficiency"),
+	       pre = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "prefill_compute_efficiency"),
+	       ovh = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "step_overhead_ms");
 	if (isnan(hbm) || isnan(dec) || isnan(pre) || isnan(ovh))
 		return; /* a run archived before they were recorded */
 	wz_buf_printf(md, "- The step times themselves: a roofline at shares of the data sheet's "

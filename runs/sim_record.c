@@ -12,6 +12,7 @@
 #include "common/wz_io.h"
 #include "data/embedded.h"
 #include "runs/say.h"
+#include "runs/schema.h"
 
 /* Small enough to keep a copy of: larger traffic files are recorded by
  * path, size and hash only. */
@@ -25,7 +26,7 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	const wzs_params *p = &s->params;
 	char seed[32];
 	snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
-	wza_run_input(run, "seed", "seed", "simulation", NULL, (long long)strlen(seed), seed);
+	wza_run_input(run, WZ_IN_SEED, "seed", "simulation", NULL, (long long)strlen(seed), seed);
 	if (traffic_path) {
 		char abs[PATH_MAX], hex[17];
 		const char *where = realpath(traffic_path, abs) ? abs : traffic_path;
@@ -33,12 +34,12 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 		char *text = NULL;
 		size_t len = 0;
 		if (wz_hash_file(traffic_path, hex, &size, NULL)) {
-			wza_run_input(run, "trace", "traffic", where, NULL, -1, NULL);
+			wza_run_input(run, WZ_IN_TRACE, "traffic", where, NULL, -1, NULL);
 		} else {
 			if (size <= TRAFFIC_KEEP_BYTES &&
 			    wz_read_file(traffic_path, TRAFFIC_KEEP_BYTES, &text, &len, NULL))
 				text = NULL;
-			wza_run_input(run, "trace", "traffic", where, hex, (long long)size, text);
+			wza_run_input(run, WZ_IN_TRACE, "traffic", where, hex, (long long)size, text);
 			free(text);
 		}
 	}
@@ -57,7 +58,7 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 			wza_run_input(run, "rates", "restore_rates", where, hex, (long long)size, text);
 		free(text);
 	}
-	const char *t = "sim_setup", *r = "setup";
+	const char *t = WZ_T_SIM_SETUP, *r = "setup";
 	wza_run_figure(run, t, r, "traffic", NAN,
 		       s->traffic ? (s->traffic->source ? s->traffic->source : s->traffic->origin)
 				  : "closed population");
@@ -103,7 +104,7 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 
 void wz_sim_record_scenario(wza_run *run, const wz_sim_setup *s)
 {
-	const char *t = "scenario", *r = "scenario";
+	const char *t = WZ_T_SCENARIO, *r = "scenario";
 	wza_run_figure(run, t, r, "name", NAN, s->scn->name);
 	wza_run_figure(run, t, r, "model", NAN, s->model->name);
 	wza_run_figure(run, t, r, "gpu", NAN, s->gpu->name);
@@ -187,7 +188,7 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 void wz_sim_record_fleet(wza_run *run, const wz_sim_setup *s, const char *format,
 			 const wzs_result *res, const wzm_fleet *fleet, int has_saving, long runs)
 {
-	const char *t = "simulation";
+	const char *t = WZ_T_SIMULATION;
 	double replicas = fleet ? (double)fleet->replicas : NAN;
 	wza_run_figure(run, t, format, "replicas", replicas, NULL);
 	wza_run_figure(run, t, format, "gpus", fleet ? (double)fleet->gpus : NAN, NULL);
@@ -237,18 +238,18 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 		char bind[WZS_BINDS_TEXT];
 		wz_sim_record_fleet(run, s, r->size.name, found ? &r->search.result : NULL,
 				    found ? &r->fleet : NULL, base_ok, r->search.runs);
-		wza_run_figure(run, "simulation", r->size.name, "bits_per_value",
+		wza_run_figure(run, WZ_T_SIMULATION, r->size.name, "bits_per_value",
 			       r->size.bits_per_value, NULL);
-		wza_run_figure(run, "simulation", r->size.name, "binds", NAN,
+		wza_run_figure(run, WZ_T_SIMULATION, r->size.name, "binds", NAN,
 			       wzs_search_binds(&r->search, bind));
-		wza_run_figure(run, "simulation", r->size.name, "within_noise", NAN,
+		wza_run_figure(run, WZ_T_SIMULATION, r->size.name, "within_noise", NAN,
 			       r->search.marginal || r->search.below_marginal ? "yes" : "no");
 		if (r->prefill_gpus > 0)
-			wza_run_figure(run, "simulation", r->size.name, "prefill_gpus_per_replica",
+			wza_run_figure(run, WZ_T_SIMULATION, r->size.name, "prefill_gpus_per_replica",
 				       (double)r->prefill_gpus, NULL);
 		if (!r->search.below)
 			continue;
-		const char *t = "simulation_below";
+		const char *t = WZ_T_SIMULATION_BELOW;
 		wza_run_figure(run, t, r->size.name, "replicas", (double)r->search.below, NULL);
 		wza_run_figure(run, t, r->size.name, "refused_timeout",
 			       (double)r->search.below_refused_timeout, NULL);
@@ -331,10 +332,10 @@ void wz_record_inputs(wza_run *run, const wzm_scenario *s, const wzm_catalog *ca
 	char embedded[128];
 	const char *name = strncmp(s->origin, "embedded:", 9) ? s->origin : s->origin + 9;
 	snprintf(embedded, sizeof embedded, "scenarios/%s.scenario", name);
-	record_input(run, "scenario", "scenario", s->origin, embedded);
-	record_input(run, "catalog", "models.csv", cat->origin_models, "models.csv");
-	record_input(run, "catalog", "gpus.csv", cat->origin_gpus, "gpus.csv");
-	record_input(run, "catalog", "prices.csv", cat->origin_prices, "prices.csv");
+	record_input(run, WZ_IN_SCENARIO, "scenario", s->origin, embedded);
+	record_input(run, WZ_IN_CATALOG, "models.csv", cat->origin_models, "models.csv");
+	record_input(run, WZ_IN_CATALOG, "gpus.csv", cat->origin_gpus, "gpus.csv");
+	record_input(run, WZ_IN_CATALOG, "prices.csv", cat->origin_prices, "prices.csv");
 }
 
 int wz_run_archive_open(const char *cmd, const char *path, int create, wza_archive **a)

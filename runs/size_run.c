@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runs/request.h"
 #include "runs/say.h"
 #include "runs/sim_record.h"
 
@@ -203,6 +204,9 @@ int wz_size_compute(const char *cmd, const wz_size_opts *o, wza_run *run, wz_sim
 	rc = wz_size_formats(cmd, setup, o->max_replicas, o->quiet, rows, base);
 	if (!rc && run) {
 		wz_record_inputs(run, setup->scn, setup->cat);
+		char *request = wz_request_size_text(o);
+		wz_request_record(run, "size", request);
+		free(request);
 		wz_sim_record_setup(run, setup, o->sim.traffic);
 		wz_sim_record_scenario(run, setup);
 		wz_size_record(run, setup, *rows, setup->scn->nformats, *base);

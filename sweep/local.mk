@@ -13,4 +13,5 @@ libwzsweep_a_SOURCES = \
 	sweep/balance.c \
 	sweep/report.h sweep/report.c \
 	sweep/report_write.h sweep/report_write.c \
+	sweep/point_run.h sweep/point_run.c \
 	sweep/mpi.h sweep/mpi.c

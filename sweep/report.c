@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "archive/merge.h"
+#include "runs/schema.h"
 
 /* The figures the report reads, as propose runs record them. */
-#define T_COST "cost"
-#define T_SIM "simulation"
+#define T_COST WZ_T_COST
+#define T_SIM WZ_T_SIMULATION
 #define C_COST "reserved_usd_year"
 #define C_GPUS "gpus"
 #define MAX_FORMATS 64
@@ -53,7 +54,7 @@ static double figure(const wza_run *r, const char *table, const char *row, const
  * (and where memory accounting gave none, in mode "both"). */
 static double cost_figure(const wza_run *r, const char *format, const char *what)
 {
-	const wza_figure *m = r ? wza_run_find_figure(r, "scenario", "scenario", "mode") : NULL;
+	const wza_figure *m = r ? wza_run_find_figure(r, WZ_T_SCENARIO, "scenario", "mode") : NULL;
 	int scaling = m && m->text && !strcmp(m->text, "scaling");
 	char col[64];
 	snprintf(col, sizeof col, "%s_%s", scaling ? "scaling" : "memory", what);
@@ -67,7 +68,7 @@ static double cost_figure(const wza_run *r, const char *format, const char *what
 
 static const char *baseline_of(const wza_run *r)
 {
-	const wza_figure *f = wza_run_find_figure(r, "scenario", "scenario", "baseline_format");
+	const wza_figure *f = wza_run_find_figure(r, WZ_T_SCENARIO, "scenario", "baseline_format");
 	return f && f->text ? f->text : "fp8-mix";
 }
 

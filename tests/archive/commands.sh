@@ -38,7 +38,8 @@ d=json.load(open(sys.argv[1]))
 assert d["run"]["id"]==1 and d["run"]["command"]=="propose"
 assert d["run"]["args"][:2]==["--out", sys.argv[2]]
 assert any(f["table"]=="cost" and f["row"]=="fp8-mix" and f["column"]=="memory_gpus" and f["value"]==2512 for f in d["figures"])
-assert {i["name"] for i in d["inputs"]}=={"scenario","models.csv","gpus.csv","prices.csv"}
+assert {i["name"] for i in d["inputs"]}=={"scenario","models.csv","gpus.csv","prices.csv","propose"}
+assert [i["kind"] for i in d["inputs"] if i["name"]=="propose"]==["request"]
 assert any(f["method"]=="memory" and f["gpus"]==2512 for f in d["fleets"])
 ' "$tmp/run1.json" "$tmp/p" 2>"$tmp/py.err"
 ok $? "JSON carries the run, its arguments, inputs, figures and fleets"
@@ -63,6 +64,29 @@ contains "$out" "Every input is as recorded" "and that the inputs match"
 run "$WZPLAN" verify 99 --archive "$A"
 expect_rc 2 "verify of an unknown run"
 contains "$err" "no run 99" "says which"
+
+# verify recomputes the request a run stored (kind "request"), not its
+# recorded arguments; a run stored before requests were (arguments only)
+# is recomputed from its arguments, parsed as propose parsed them.
+sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()' "$A" "$1"; }
+contains "$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT content FROM inputs WHERE run=2 AND kind=\"request\" AND name=\"propose\"").fetchone()[0])' "$A")" \
+	"users = 5000" "the run stores its request as key = value lines"
+sql "UPDATE runs SET args='[\"--users\",\"1\"]' WHERE id=2"
+run "$WZPLAN" verify 2 --archive "$A"
+expect_rc 0 "verify recomputes the stored request, whatever the arguments say"
+sql "DELETE FROM inputs WHERE run=2 AND kind='request'"
+run "$WZPLAN" verify 2 --archive "$A"
+expect_rc 1 "a run without a request is recomputed from its arguments"
+contains "$out" "scenario / scenario / users: archived 5000, recomputed 1" "(here changed, so its figures move)"
+sql "DELETE FROM inputs WHERE run=1 AND kind='request'"
+run "$WZPLAN" verify 1 --archive "$A"
+expect_rc 0 "a run stored before requests were still verifies"
+contains "$out" "figures reproduced exactly" "exactly"
+sql "INSERT INTO inputs VALUES (1, 'request', 'propose', 'wzplan', NULL, 32, 'max_replicas = 100000' || char(10) || 'bogus = 1')"
+run "$WZPLAN" verify 1 --archive "$A"
+expect_rc 2 "a request with a key this program does not know is refused"
+contains "$err" "run 1's request:2: unknown key 'bogus'" "naming the key and its line"
+sql "DELETE FROM inputs WHERE run=1 AND kind='request'"
 
 # Inputs from files: a scenario file and a catalog folder.
 mkdir -p "$tmp/cat"

@@ -99,6 +99,12 @@ expect_rc 0 "verify reproduces the propose run"
 contains "$out" "codec measurements reproduced exactly" "codec rows too"
 run $WZPLAN verify 1 --archive "$A"
 expect_rc 0 "verify reproduces the codec run"
+# ...from the request it stored, and, stored before requests were (its
+# arguments only), from its arguments.
+python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM inputs WHERE run=1 AND kind=\"request\""); c.commit()' "$A"
+run $WZPLAN verify 1 --archive "$A"
+expect_rc 0 "verify reproduces a codec run from its arguments"
+contains "$out" "codec measurements reproduced exactly" "every row"
 cp "$test" "$tmp/keep.safetensors"
 run $WZPLAN trace synth-cache --family mla-b --seed 4 $small --calibration 0 --test 1 --model synthetic-mla-b-seed3 --out "$tmp/o"
 cp "$tmp/o/mla-b-test-0.safetensors" "$test"

@@ -1,6 +1,6 @@
 /* Running one sweep point as an archived propose run, and reading the
- * sweep's results back in point order (sweep_cli.h). */
-#include "cli/sweep_cli.h"
+ * sweep's results back in point order (point_run.h). */
+#include "sweep/point_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "archive/merge.h"
-#include "cli/propose_cli.h"
 #include "common/wz_io.h"
 #include "config.h"
+#include "runs/propose.h"
+#include "runs/say.h"
 
 /* The sweep's id, the point's id and its parameters go in as inputs, not
  * figures: the figures stay those of a propose run, so that `verify RUN`
@@ -42,7 +43,7 @@ int wz_sweep_run_point(void *ud, long index)
 	wz_diag_clear(&diag);
 	wzsw_point p;
 	if (wzsw_point_build(s, index, &p, &diag))
-		return wz_cli_fail("sweep", &diag);
+		return wz_say_fail("sweep", &diag);
 	/* Messages from the computation name the point. */
 	char cmd[64], path[4096], maxr[32];
 	snprintf(cmd, sizeof cmd, "sweep: point %ld (%s)", index, p.id);
@@ -50,7 +51,7 @@ int wz_sweep_run_point(void *ud, long index)
 	snprintf(maxr, sizeof maxr, "%ld", p.max_replicas);
 	if (wz_write_file_atomic(path, p.scenario, strlen(p.scenario), &diag)) {
 		wzsw_point_clear(&p);
-		return wz_cli_fail("sweep", &diag);
+		return wz_say_fail("sweep", &diag);
 	}
 	/* The run is a propose run with these arguments, so that `verify RUN`
 	 * recomputes it like any other. */
@@ -68,17 +69,22 @@ int wz_sweep_run_point(void *ud, long index)
 		argv[argc++] = "--traffic", argv[argc++] = p.traffic;
 	argv[argc++] = "--quiet";
 	argv[argc] = NULL;
+	/* ...and this request, the one those arguments parse into. */
 	wz_propose_opts o;
-	int rc = wz_propose_parse(argc, argv, &o);
-	if (rc >= 0) {
-		wzsw_point_clear(&p);
-		return rc ? rc : 1;
-	}
+	memset(&o, 0, sizeof o);
+	o.out_dir = "wzplan-out";
+	o.max_replicas = p.simulate ? p.max_replicas : 100000;
+	o.scn.scenario_path = path;
+	o.scn.catalog_dir = s->catalog_dir;
+	o.simulate = p.simulate || p.traffic;
+	o.sim.traffic = p.traffic;
+	o.quiet = 1;
+	int rc;
 	wza_run *run = wza_run_new("propose", argc - 1, argv + 1, PACKAGE_VERSION);
 	if (!run) {
 		wzsw_point_clear(&p);
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
-		return wz_cli_fail("sweep", &diag);
+		return wz_say_fail("sweep", &diag);
 	}
 	wzm_scenario *scn = NULL;
 	wzm_catalog *cat = NULL;
@@ -90,7 +96,7 @@ int wz_sweep_run_point(void *ud, long index)
 		wza_archive *a;
 		a = NULL;
 		if (wza_open(c->archive, 1, &a, &diag) || wza_store_point(a, run, NULL, &diag))
-			rc = wz_cli_fail(cmd, &diag);
+			rc = wz_say_fail(cmd, &diag);
 		wza_close(a);
 		wzm_compare_free(&cmp);
 		wzm_scenario_free(scn);
@@ -111,13 +117,13 @@ int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, w
 	wza_point_run *runs;
 	int nruns;
 	if (wza_point_runs(a, NULL, &runs, &nruns, &diag))
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	int rc = 0;
 	wz_buf_puts(out, "point,point_id,table,row,column,value,text\n");
 	for (long i = 0; i < s->npoints && !rc; i++) {
 		wzsw_point p;
 		if (wzsw_point_build(s, i, &p, &diag)) {
-			rc = wz_cli_fail(cmd, &diag);
+			rc = wz_say_fail(cmd, &diag);
 			break;
 		}
 		long long id = 0;
@@ -128,7 +134,7 @@ int wz_sweep_results_csv(const char *cmd, const wzsw_sweep *s, wza_archive *a, w
 		if (!id)
 			(*missing)++;
 		else if (wza_load(a, id, &run, &diag))
-			rc = wz_cli_fail(cmd, &diag);
+			rc = wz_say_fail(cmd, &diag);
 		for (int f = 0; run && f < run->nfigures; f++) {
 			const wza_figure *fg = &run->figures[f];
 			wz_buf_printf(out, "%ld,%s,", i, p.id);
@@ -177,7 +183,7 @@ int wz_sweep_mpi_work(void *ud, long index, wz_buf *blob)
 		size_t len;
 		wz_diag diag;
 		if (wz_read_file(c->archive, MAX_POINT_ARCHIVE, &bytes, &len, &diag)) {
-			rc = wz_cli_fail("sweep", &diag);
+			rc = wz_say_fail("sweep", &diag);
 		} else {
 			wz_buf_append(blob, bytes, len);
 			free(bytes);
@@ -197,12 +203,12 @@ int wz_sweep_mpi_take(void *ud, long index, int status, const void *blob, size_t
 	snprintf(cmd, sizeof cmd, "sweep: point %ld", index);
 	snprintf(path, sizeof path, "%s/point-%ld.sqlite", c->workdir, index);
 	if (wz_write_file_atomic(path, blob, n, &diag))
-		return wz_cli_fail(cmd, &diag);
+		return wz_say_fail(cmd, &diag);
 	char *in[1] = { path };
 	wza_merge_stats stats;
 	int rc = 0;
 	if (wza_merge(c->archive, in, 1, WZA_DUP_REFUSE, &stats, &diag))
-		rc = wz_cli_fail(cmd, &diag);
+		rc = wz_say_fail(cmd, &diag);
 	remove_archive(path);
 	return rc;
 }

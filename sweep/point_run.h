@@ -1,8 +1,9 @@
-/* `wzplan sweep`'s pieces below the argument parsing: running one point
- * as an archived propose run tagged with the sweep and point ids, and the
- * sweep's results read back from an archive in point order. */
-#ifndef WZ_SWEEP_CLI_H
-#define WZ_SWEEP_CLI_H
+/* A sweep's points as runs: one point run as an archived propose run (a
+ * propose request, runs/propose.h) tagged with the sweep and point ids, the
+ * MPI ranks' halves of it, and the sweep's results read back from an
+ * archive in point order.  Errors go to the sink (runs/say.h). */
+#ifndef WZ_SWEEP_POINT_RUN_H
+#define WZ_SWEEP_POINT_RUN_H
 
 #include "archive/archive.h"
 #include "common/wz_str.h"
@@ -16,7 +17,7 @@ typedef struct {
 } wz_sweep_ctx;
 
 /* Runs point `index` and stores it (a wzsw_point_fn; ud is a wz_sweep_ctx).
- * Errors go to standard error; returns an exit status. */
+ * Returns an exit status after reporting errors. */
 int wz_sweep_run_point(void *ud, long index);
 
 /* The figures of every archived point of the sweep, in point order, as CSV
