@@ -21,6 +21,46 @@ enum { PRIO_OP_END = 0, PRIO_RESTORE = 1, PRIO_PARK = 2, PRIO_ARRIVAL = 3, PRIO_
        PRIO_SAMPLE = 5 };
 
 enum { CACHE_NONE, CACHE_RESIDENT, CACHE_CPU, CACHE_SSD };
+/* A request's states (wzs_req.state), the events that move it and the file
+ * that moves it:
+ *
+ *   a turn arrives (sim.c: a user's EV_USER_TURN, a replay's EV_REPLAY)
+ *     |                          the session's previous turn still runs
+ *     |------------------------------------------------> DEFERRED
+ *     |                                                     | that turn done
+ *     v                                                     | (sim.c, in
+ *   wzs_submit (scheduler.c) <------------------------------+ request_done)
+ *     |            needs more blocks than a rank holds: refused ---------+
+ *     v                                                                   |
+ *   QUEUED --- EV_TIMEOUT, queue_timeout_s waited (scheduler.c): refused -+
+ *     | wzs_try_admit (scheduler.c): blocks free, batch room              |
+ *     |   cache parked in CPU or SSD, or a shared prefix in CPU           |
+ *     |----------------------------------> RESTORING (offload.c)         |
+ *     |                                       | EV_RESTORE (offload.c)    |
+ *     v                                       v                           |
+ *   wzs_pending_append (scheduler.c)                                      |
+ *     | aggregated                    | disaggregated (a prefill pool)    |
+ *     v                               v                                   |
+ *   PENDING <---------+             POOL (disagg.c: prefilled on the      |
+ *     | a prefill     | tokens        pool, its cache sent over the link) |
+ *     | pass starts   | left after    | EV_KV_ARRIVE (batch.c)            |
+ *     v (batch.c)     | the pass      v                                   |
+ *   PREFILL ----------+             JOINING: joins the decode batch at    |
+ *     | every prompt token            the end of the running step         |
+ *     | prefilled (EV_OP_END)         | (batch.c, join_arrived)           |
+ *     v                               v                                   |
+ *   DECODE (batch.c: decode epochs until its finish_step)                 |
+ *     | its last token (EV_OP_END); a request for one output token skips  |
+ *     | DECODE: from PREFILL or POOL to FREE with its first               |
+ *     v                                                                   v
+ *   FREE (sim.c, wzs_request_done: counted done or refused; the session's
+ *         cache stays resident, is parked (eviction.c, offload.c) or is
+ *         dropped, by the idle policy, and its next turn is scheduled)
+ *
+ * RQ_REFUSED is never set: a refused request goes to FREE at once, counted
+ * as refused (too big, or timed out in the queue).  Each event carries the
+ * request's serial, so an event for a request that has moved on (or been
+ * reused) is ignored. */
 enum { RQ_FREE, RQ_DEFERRED, RQ_QUEUED, RQ_RESTORING, RQ_PENDING, RQ_PREFILL, RQ_DECODE,
        RQ_REFUSED, RQ_POOL, RQ_JOINING };
 enum { OP_IDLE, OP_PREFILL, OP_DECODE };
