@@ -11,6 +11,7 @@
 #include "cli/sim_cli.h"
 #include "runs/sim_record.h"
 #include "config.h"
+#include "costmodel/layers.h"
 
 static void help(void)
 {
@@ -106,10 +107,12 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 			wzp_table_numf(t, (double)((s->scn->users + upr - 1) / upr), 0);
 		if (scaling) {
 			wzm_fleet f;
-			double side = wzm_side_cache_per_layer(s->model);
 			wzm_fleet_scaling(s->scn->baseline_gpus,
-					  rows[base].size.record_per_layer + side,
-					  r->size.record_per_layer + side, 1, s->scn->rounding, &f);
+					  wzm_token_bytes(s->model, rows[base].size.record_per_layer,
+							  s->scn->context),
+					  wzm_token_bytes(s->model, r->size.record_per_layer,
+							  s->scn->context),
+					  1, s->scn->rounding, &f);
 			wzp_table_numf(t, (double)f.gpus, 0);
 		}
 		wzp_table_numf(t, res->ttft.p99, 3);

@@ -4,6 +4,7 @@
 
 const wz_command wz_commands[] = {
 	{ "cost", wz_cmd_cost, "annual GPU cost of cache formats for a scenario" },
+	{ "model", wz_cmd_model, "the catalog's models and a model's cache per layer kind" },
 	{ "propose", wz_cmd_propose, "write a pilot proposal for a scenario" },
 	{ "archive", wz_cmd_archive, "list, show, export and compare archived runs" },
 	{ "verify", wz_cmd_verify, "recompute an archived run and report what differs" },

@@ -3,6 +3,7 @@
 #define WZ_COMMANDS_H
 
 int wz_cmd_cost(int argc, char **argv);
+int wz_cmd_model(int argc, char **argv);
 int wz_cmd_propose(int argc, char **argv);
 int wz_cmd_archive(int argc, char **argv);
 /* `archive merge` (cli/cmd_archive_merge.c); argv[0] is "merge". */

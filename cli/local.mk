@@ -5,7 +5,7 @@ libwzcli_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzcli_a_SOURCES = \
 	cli/cli.c cli/cli.h \
 	cli/commands.c cli/commands.h \
-	cli/cmd_cost.c \
+	cli/cmd_cost.c cli/cmd_model.c \
 	cli/cmd_propose.c cli/propose_cli.h cli/propose_cli.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/wz_str.h"
+#include "costmodel/layers.h"
 
 wz_err wzm_parallelism_parse(const char *name, wzm_parallelism *out, wz_diag *diag)
 {
@@ -50,12 +51,25 @@ wz_err wzm_weight_bytes(const wzm_model *model, double weight_bits, double *out,
 		weight_bits = model->weight_bits;
 	}
 	*out = model->params_total_b * 1e9 * weight_bits / 8.0;
+	double routed = wzm_routed_params(model);
+	if (weight_bits == model->weight_bits && routed > 0)
+		*out += routed * (model->expert_bits - weight_bits) / 8.0;
 	return WZ_OK;
+}
+
+double wzm_routed_params(const wzm_model *model)
+{
+	double r = model->moe_layers * model->moe_routed_experts * 3.0 * model->hidden_size *
+		   model->moe_intermediate_size;
+	if (isnan(model->expert_bits) || !(r > 0) || r > model->params_total_b * 1e9)
+		return 0;
+	return r;
 }
 
 double wzm_side_cache_per_layer(const wzm_model *model)
 {
-	if (!(model->index_head_dim > 0))
+	/* a hybrid model's indexer keys are in its layer kinds */
+	if (!(model->index_head_dim > 0) || wzm_model_hybrid(model))
 		return 0;
 	return model->index_head_dim + floor(model->index_head_dim / 128) * 4;
 }
@@ -95,13 +109,18 @@ wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
 			       ? params->replicated_params_b / model->params_total_b
 			       : 0;
 	out->weights_replicated = weights * (share < 1 ? share : 1);
+	/* with experts apart, the replicated weights are the others, at
+	 * weight_bits (wzm_weight_bytes) */
+	double wbits = isnan(params->weight_bits) ? model->weight_bits : params->weight_bits;
+	if (share > 0 && share < 1 && wbits == model->weight_bits && wzm_routed_params(model) > 0)
+		out->weights_replicated = params->replicated_params_b * 1e9 * wbits / 8.0;
 	out->weights = out->weights_replicated +
 		       (weights - out->weights_replicated) / params->gpus_per_replica;
 	out->reserve = params->act_reserve_gib * WZM_GIB;
 	out->cache = out->usable - out->weights - out->reserve;
 	out->record_per_layer = record_per_layer;
 	out->side_per_layer = wzm_side_cache_per_layer(model);
-	out->per_token = (record_per_layer + out->side_per_layer) * model->layers;
+	out->per_token = wzm_token_bytes(model, record_per_layer, context);
 	out->per_block = out->per_token * block;
 	out->blocks_per_user = (context + block - 1) / block;
 	if (out->cache <= 0)

@@ -51,7 +51,9 @@ typedef struct {
 	double cache;             /* usable - weights - reserve */
 	double record_per_layer;  /* bytes of one token for one layer */
 	double side_per_layer;    /* wzm_side_cache_per_layer: beside the record, in every format */
-	double per_token;         /* (record_per_layer + side_per_layer) * layers */
+	double per_token;         /* (record_per_layer + side_per_layer) * layers; a hybrid
+				   * model's cache per sequence at the context over the
+				   * context (wzm_token_bytes) */
 	double per_block;         /* per_token * block_tokens */
 	long blocks_per_gpu;      /* floor(cache / per_block) */
 	long blocks_per_user;     /* ceil(context / block_tokens) */
@@ -75,8 +77,16 @@ wz_err wzm_memory_compute(const wzm_model *model, const wzm_gpu *gpu,
 			  const wzm_memory_params *params, double record_per_layer, long context,
 			  wzm_memory *out /* OUT */, wz_diag *diag);
 
-/* Weight bytes of a model at the given bits per weight (NaN: catalog's). */
+/* Weight bytes of a model at the given bits per weight (NaN: catalog's:
+ * weight_bits, and expert_bits for the routed experts where the row gives
+ * it and its MoE shape).  A bits value other than the catalog's sets every
+ * weight's. */
 wz_err wzm_weight_bytes(const wzm_model *model, double weight_bits, double *out /* OUT */,
 			wz_diag *diag);
+
+/* Parameters in the routed experts (moe_layers x moe_routed_experts x 3
+ * matrices of hidden_size x moe_intermediate_size), where the row gives
+ * expert_bits and the shape; 0 otherwise. */
+double wzm_routed_params(const wzm_model *model);
 
 #endif

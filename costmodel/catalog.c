@@ -27,7 +27,9 @@ typedef struct {
 } field_spec;
 
 /* Ranges wide enough for any real model or GPU, narrow enough that no
- * product or conversion downstream overflows or divides by zero. */
+ * product or conversion downstream overflows or divides by zero.  Bits
+ * per weight start at 1: no served checkpoint stores less (ternary
+ * weights take 1.58), and 0.5 would halve a model's memory for nothing. */
 #define WHOLE(T, f, lo, hi) { #f, F_WHOLE, 0, offsetof(T, f), lo, hi, 0, 0 }
 #define POS(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 1, 0 }
 #define NONNEG(T, f, hi) { #f, F_NUMBER, 0, offsetof(T, f), 0, hi, 0, 0 }
@@ -44,7 +46,7 @@ static const field_spec model_fields[] = {
 	WHOLE(wzm_model, kv_lora_rank, 1, 65536), WHOLE(wzm_model, rope_dim, 0, 65536),
 	WHOLE(wzm_model, kv_heads, 1, 65536), WHOLE(wzm_model, head_dim, 1, 65536),
 	WHOLE(wzm_model, hidden_size, 1, 1048576), POS(wzm_model, params_total_b, 1e5),
-	POS(wzm_model, params_active_b, 1e5), POS(wzm_model, weight_bits, 64),
+	POS(wzm_model, params_active_b, 1e5), AT_LEAST(wzm_model, weight_bits, 1, 64),
 	WHOLE(wzm_model, max_context, 1, 1e9),
 	/* the simulator's scenario keys of the same names bound them the same way */
 	OPT_WHOLE(wzm_model, moe_layers, 1, 10000), OPT_WHOLE(wzm_model, moe_top_k, 1, 1024),
@@ -56,6 +58,7 @@ static const field_spec model_fields[] = {
 	OPT_WHOLE(wzm_model, index_topk, 1, 1e9),
 	OPT_WHOLE(wzm_model, num_attention_heads, 1, 4096),
 	OPT_WHOLE(wzm_model, qk_nope_head_dim, 1, 65536), OPT_WHOLE(wzm_model, v_head_dim, 1, 65536),
+	OPT_AT_LEAST(wzm_model, expert_bits, 1, 64),
 	{ "source_url", F_TEXT, 0, offsetof(wzm_model, source), 0, 0, 0, 0 },
 };
 
@@ -76,6 +79,24 @@ static const field_spec gpu_fields[] = {
 	{ "price_reserved_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_reserved_usd_h), 0, 1e4, 0, 0 },
 	{ "price_ondemand_usd_h", F_NUMBER, 0, offsetof(wzm_gpu, price_ondemand_usd_h), 0, 1e4, 0, 0 },
 	TEXT(wzm_gpu, price_source, 0), TEXT(wzm_gpu, price_date, 0),
+};
+
+/* A row of model-layers.csv before it joins its model's kinds. */
+typedef struct {
+	char *model;
+	char *kind;
+	double layers, window, ratio, topk, entry_nope, entry_rope, index_head_dim;
+	char *source;
+	const char *origin;
+	int line;
+} layer_row;
+
+static const field_spec layer_fields[] = {
+	NAME(layer_row, model), NAME(layer_row, kind), WHOLE(layer_row, layers, 1, 1000),
+	WHOLE(layer_row, window, 1, 1e9), WHOLE(layer_row, ratio, 1, 1e6),
+	WHOLE(layer_row, topk, 1, 1e9), WHOLE(layer_row, entry_nope, 1, 65536),
+	WHOLE(layer_row, entry_rope, 0, 65536), WHOLE(layer_row, index_head_dim, 1, 65536),
+	TEXT(layer_row, source, 1),
 };
 
 static const field_spec price_fields[] = {
@@ -105,6 +126,7 @@ void wzm_catalog_free(wzm_catalog *cat)
 	free(cat->models);
 	free(cat->gpus);
 	free(cat->prices);
+	free(cat->origin_layers);
 	free(cat->origin_models);
 	free(cat->origin_gpus);
 	free(cat->origin_prices);
@@ -132,6 +154,8 @@ static wz_err parse_rows(const char *text, size_t text_len, const char *origin, 
 			 void **rows_out, int *n_out, wz_diag *diag)
 {
 	wz_csv *csv;
+	if (nspec > 64)
+		return wz_diag_set(diag, WZ_ERR_INTERNAL, "%s: more than 64 catalog columns", origin);
 	wz_err err = wz_csv_parse(text, text_len, origin, &csv, diag);
 	if (err)
 		return err;
@@ -178,6 +202,14 @@ static wz_err parse_rows(const char *text, size_t text_len, const char *origin, 
 			if (spec[i].required && !*value)
 				err = wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: empty", origin,
 						  in->line, spec[i].column);
+			/* No catalog cell spans lines: one that does opened a quote
+			 * it never closed, and swallowed the rows after it. */
+			if (!err && strchr(value, '\n'))
+				err = wz_diag_set(diag, WZ_ERR_INPUT,
+						  "%s:%d: field %s: a line break inside the field (a quote "
+						  "opened here and closed on a later line swallows the rows "
+						  "between)",
+						  origin, in->line, spec[i].column);
 			if (!err && NUMERIC(spec[i])) {
 				double v = NAN;
 				if (*value)
@@ -240,6 +272,130 @@ static wz_err check_unique_prices(const wzm_catalog *cat, wz_diag *diag)
 	return WZ_OK;
 }
 
+/* A model's total parameters include its active ones. */
+static wz_err check_params(const wzm_catalog *cat, wz_diag *diag)
+{
+	for (int i = 0; i < cat->nmodels; i++) {
+		const wzm_model *m = &cat->models[i];
+		if (m->params_total_b < m->params_active_b)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field params_total_b: %g billion is below "
+					   "params_active_b %g (the parameters a token uses are among "
+					   "the model's)",
+					   m->origin, m->line, m->params_total_b, m->params_active_b);
+	}
+	return WZ_OK;
+}
+
+static wz_err layer_kind_check(const layer_row *r, wzm_layer_kind *k, wz_diag *diag)
+{
+	static const char *const names[] = { "full", "window", "compressed" };
+	int id = -1;
+	for (int i = 0; i < 3; i++)
+		if (wz_name_eq(r->kind, names[i]))
+			id = i;
+	if (id < 0)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s:%d: field kind: '%s' is not full, window or compressed", r->origin,
+				   r->line, r->kind);
+	const char *bad = NULL, *why = NULL;
+	if (id == WZM_KIND_FULL && !isnan(r->window))
+		bad = "window", why = "a full layer keeps every token; a window is for window or compressed layers";
+	else if (id == WZM_KIND_FULL && !isnan(r->ratio) && r->ratio != 1)
+		bad = "ratio", why = "a full layer keeps one entry per token (ratio 1 or empty)";
+	else if (id == WZM_KIND_WINDOW && isnan(r->window))
+		bad = "window", why = "a window layer needs its window in tokens";
+	else if (id == WZM_KIND_WINDOW && !isnan(r->ratio))
+		bad = "ratio", why = "a window layer compresses nothing";
+	else if (id == WZM_KIND_WINDOW && (!isnan(r->topk) || !isnan(r->index_head_dim)))
+		bad = isnan(r->topk) ? "index_head_dim" : "topk", why = "a window layer has no indexer";
+	else if (id == WZM_KIND_COMPRESSED && !(r->ratio >= 2))
+		bad = "ratio", why = "a compressed layer needs 2 or more tokens an entry";
+	else if (isnan(r->topk) != isnan(r->index_head_dim))
+		bad = isnan(r->topk) ? "topk" : "index_head_dim",
+		why = "an indexer (index_head_dim) is what selects the top-k entries: give both or neither";
+	else if (!isnan(r->index_head_dim) && fmod(r->index_head_dim, 128) != 0)
+		bad = "index_head_dim",
+		why = "indexer keys are priced in fp8 blocks of 128 values: a multiple of 128";
+	if (bad)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field %s: %s", r->origin, r->line, bad,
+				   why);
+	*k = (wzm_layer_kind){ (wzm_kind_id)id, r->layers, r->window,
+			       id == WZM_KIND_COMPRESSED ? r->ratio : 1, r->topk,
+			       r->entry_nope, r->entry_rope, r->index_head_dim, r->origin, r->line };
+	return WZ_OK;
+}
+
+/* Gives the models their kinds from model-layers.csv's rows.  strict: a
+ * row naming no model is an error (else it is left out: the embedded rows
+ * beside a models.csv of one's own). */
+static wz_err apply_layers(wzm_catalog *cat, const layer_row *rows, int n, int strict,
+			   wz_diag *diag)
+{
+	for (int i = 0; i < cat->nmodels; i++)
+		cat->models[i].nkinds = 0;
+	for (int r = 0; r < n; r++) {
+		wzm_model *m = NULL;
+		for (int i = 0; i < cat->nmodels && !m; i++)
+			if (wz_name_eq(rows[r].model, cat->models[i].name))
+				m = &cat->models[i];
+		if (!m && !strict)
+			continue;
+		if (!m)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: field model: no model '%s' in %s",
+					   rows[r].origin, rows[r].line, rows[r].model,
+					   cat->origin_models ? cat->origin_models : "models.csv");
+		if (m->nkinds == WZM_MAX_KINDS)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field model: more than %d rows for '%s'",
+					   rows[r].origin, rows[r].line, WZM_MAX_KINDS, m->name);
+		wz_err err = layer_kind_check(&rows[r], &m->kinds[m->nkinds], diag);
+		if (err)
+			return err;
+		m->nkinds++;
+	}
+	for (int i = 0; i < cat->nmodels; i++) {
+		const wzm_model *m = &cat->models[i];
+		if (!m->nkinds)
+			continue;
+		double sum = 0;
+		for (int k = 0; k < m->nkinds; k++)
+			sum += m->kinds[k].layers;
+		if (sum != m->layers)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: field layers: %s's rows add up to %g layers, its "
+					   "models.csv row (%s:%d) has %g",
+					   m->kinds[m->nkinds - 1].origin, m->kinds[m->nkinds - 1].line,
+					   m->name, sum, m->origin, m->line, m->layers);
+	}
+	return WZ_OK;
+}
+
+static wz_err parse_layers(wzm_catalog *cat, const char *text, char *origin_copy, int strict,
+			   wz_diag *diag)
+{
+	void *rows = NULL;
+	int n = 0;
+	wz_err err = parse_rows(text, strlen(text), origin_copy, layer_fields, NFIELDS(layer_fields),
+				sizeof(layer_row), offsetof(layer_row, origin),
+				offsetof(layer_row, line), &rows, &n, diag);
+	if (err) {
+		free(origin_copy);
+		return err;
+	}
+	/* the kinds point at the file's name: keep it before they do */
+	free(cat->origin_layers);
+	cat->origin_layers = origin_copy;
+	err = apply_layers(cat, rows, n, strict, diag);
+	for (int i = 0; i < n; i++)
+		free_strings((layer_row *)rows + i, layer_fields, NFIELDS(layer_fields));
+	free(rows);
+	if (err)
+		for (int i = 0; i < cat->nmodels; i++)
+			cat->models[i].nkinds = 0;
+	return err;
+}
+
 wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			 const char *origin, wz_diag *diag)
 {
@@ -262,8 +418,9 @@ wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			cat->models = rows;
 			cat->nmodels = n;
 			cat->origin_models = origin_copy;
-			return check_unique(origin_copy, cat->models, sizeof(wzm_model),
-					    offsetof(wzm_model, name), offsetof(wzm_model, line), n, diag);
+			err = check_unique(origin_copy, cat->models, sizeof(wzm_model),
+					   offsetof(wzm_model, name), offsetof(wzm_model, line), n, diag);
+			return err ? err : check_params(cat, diag);
 		}
 	} else if (!strcmp(kind, "gpus")) {
 		err = parse_rows(text, text_len, origin_copy, gpu_fields, NFIELDS(gpu_fields), sizeof(wzm_gpu),
@@ -293,6 +450,8 @@ wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			cat->origin_prices = origin_copy;
 			return check_unique_prices(cat, diag);
 		}
+	} else if (!strcmp(kind, "layers")) {
+		return parse_layers(cat, text, origin_copy, 1, diag);
 	} else {
 		err = wz_diag_set(diag, WZ_ERR_INTERNAL, "unknown catalog kind '%s'", kind);
 	}
@@ -308,7 +467,10 @@ static int file_exists(const char *path)
 
 wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
 {
-	static const char *const kinds[] = { "models", "gpus", "prices" };
+	static const char *const kinds[] = { "models", "gpus", "prices", "layers" };
+	static const char *const files[] = { "models.csv", "gpus.csv", "prices.csv",
+					      "model-layers.csv" };
+	int own_models = 0;
 	*out = NULL;
 	wzm_catalog *cat = calloc(1, sizeof *cat);
 	if (!cat)
@@ -320,9 +482,8 @@ wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "--catalog %s: not a folder", dir);
 		}
 	}
-	for (int k = 0; k < 3; k++) {
-		char file[32];
-		snprintf(file, sizeof file, "%s.csv", kinds[k]);
+	for (int k = 0; k < 4; k++) {
+		const char *file = files[k];
 		char *path = dir ? wz_path_join(dir, file) : NULL;
 		wz_err err;
 		if (path && file_exists(path)) {
@@ -335,12 +496,19 @@ wz_err wzm_catalog_load(const char *dir, wzm_catalog **out, wz_diag *diag)
 				err = wzm_catalog_parse(cat, kinds[k], text, path, diag);
 				free(text);
 			}
+			own_models |= k == 0;
 		} else {
 			char origin[64];
 			snprintf(origin, sizeof origin, "embedded:%s", file);
 			const char *text = wz_embedded_file(file, NULL);
-			err = text ? wzm_catalog_parse(cat, kinds[k], text, origin, diag)
-				   : wz_diag_set(diag, WZ_ERR_INTERNAL, "no embedded %s", file);
+			char *copy = k == 3 && text ? strdup(origin) : NULL;
+			if (k == 3 && text && !copy)
+				err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+			else if (k == 3 && text)
+				err = parse_layers(cat, text, copy, !own_models, diag);
+			else
+				err = text ? wzm_catalog_parse(cat, kinds[k], text, origin, diag)
+					   : wz_diag_set(diag, WZ_ERR_INTERNAL, "no embedded %s", file);
 		}
 		free(path);
 		if (err) {

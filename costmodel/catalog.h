@@ -5,6 +5,31 @@
 
 #include "common/wz_error.h"
 
+/* Layer kinds of an attention cache (docs/catalog.md, "Layer kinds"). */
+typedef enum {
+	WZM_KIND_FULL = 0,       /* every token's entry kept (MLA, GQA, or DSA with an indexer) */
+	WZM_KIND_WINDOW = 1,     /* only the last `window` tokens' entries */
+	WZM_KIND_COMPRESSED = 2, /* one entry per `ratio` tokens, beside the window */
+} wzm_kind_id;
+
+#define WZM_MAX_KINDS 8
+
+/* One group of a model's layers that keep their cache alike (a row of
+ * model-layers.csv, or the whole model derived from models.csv).  NaN:
+ * empty cell. */
+typedef struct {
+	wzm_kind_id kind;
+	double layers;
+	double window;          /* uncompressed tokens kept (NaN: none) */
+	double ratio;           /* tokens an entry summarizes (compressed; 1 otherwise) */
+	double topk;            /* entries an indexer selects per query (NaN: all read) */
+	double entry_nope;      /* values of an entry without position (the latent) */
+	double entry_rope;      /* values of an entry with position (RoPE) */
+	double index_head_dim;  /* values of the indexer's key per entry (NaN: no indexer) */
+	const char *origin;     /* the row it came from */
+	int line;
+} wzm_layer_kind;
+
 /* Numeric fields hold NaN when the catalog cell is empty ("not verified"). */
 typedef struct {
 	char *name;
@@ -44,6 +69,14 @@ typedef struct {
 	 * keys attention_heads and prefill_pair_dims then stand).  Optional
 	 * columns. */
 	double num_attention_heads, qk_nope_head_dim, v_head_dim;
+	/* Bits per weight of the routed experts where they ship apart from
+	 * the rest (FP4 experts beside FP8 attention; weight_bits is then the
+	 * rest's).  NaN: every weight at weight_bits.  Optional column. */
+	double expert_bits;
+	/* The cache's layer kinds from model-layers.csv (0: none there; every
+	 * layer then keeps a full entry, wzm_model_kinds derives it). */
+	int nkinds;
+	wzm_layer_kind kinds[WZM_MAX_KINDS];
 	char *source;
 	const char *origin;     /* file the row came from */
 	int line;
@@ -86,20 +119,26 @@ typedef struct {
 	int ngpus;
 	wzm_price *prices;
 	int nprices;
+	char *origin_layers; /* model-layers.csv: its rows go into the models' kinds */
 	char *origin_models; /* "embedded:models.csv" or a path */
 	char *origin_gpus;
 	char *origin_prices;
 } wzm_catalog;
 
-/* Loads models.csv, gpus.csv and prices.csv.  With dir NULL all come from
- * the embedded defaults; with a dir, each file present there replaces the
- * embedded one.  Malformed rows fail with file:line and field.  The caller
- * frees the result with wzm_catalog_free. */
+/* Loads models.csv, gpus.csv, prices.csv and model-layers.csv.  With dir
+ * NULL all come from the embedded defaults; with a dir, each file present
+ * there replaces the embedded one.  Malformed rows fail with file:line and
+ * field, and so does a model whose layer kinds do not add up to its layers.
+ * The embedded model-layers.csv names models a catalog of one's own may
+ * lack: its rows for those are left out; a model-layers.csv of one's own
+ * must name only models its models.csv has.  The caller frees the result
+ * with wzm_catalog_free. */
 wz_err wzm_catalog_load(const char *dir, wzm_catalog **out /* OUT */, wz_diag *diag);
 void wzm_catalog_free(wzm_catalog *cat);
 
 /* Parses one catalog file's text (exposed for tests). kind is "models",
- * "gpus" or "prices". */
+ * "gpus" or "prices"; "layers" (model-layers.csv) goes after "models" and
+ * fills the models' kinds (strict: every model it names must be there). */
 wz_err wzm_catalog_parse(wzm_catalog *cat, const char *kind, const char *text,
 			 const char *origin, wz_diag *diag);
 

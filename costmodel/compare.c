@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costmodel/layers.h"
+
 void wzm_compare_free(wzm_compare *c)
 {
 	if (!c)
@@ -50,12 +52,14 @@ wz_err wzm_compare_run(const wzm_scenario *s, const wzm_catalog *cat,
 		wzm_compare_row *row = &out->rows[i];
 		row->fmt = formats[i];
 		if (s->mode & WZM_MODE_SCALING) {
-			/* bytes per token per layer, what every format keeps
-			 * beside its record (a DSA indexer's keys) included */
-			double side = wzm_side_cache_per_layer(out->model);
-			wzm_fleet_scaling(s->baseline_gpus, base->record_per_layer + side,
-					  formats[i].record_per_layer + side, 1, s->rounding,
-					  &row->scaling);
+			/* bytes per token, what every format keeps beside its
+			 * record (a DSA indexer's keys) included; a hybrid
+			 * cache's at the scenario's context */
+			wzm_fleet_scaling(s->baseline_gpus,
+					  wzm_token_bytes(out->model, base->record_per_layer, s->context),
+					  wzm_token_bytes(out->model, formats[i].record_per_layer,
+							  s->context),
+					  1, s->rounding, &row->scaling);
 			wzm_fleet_price(&row->scaling, &out->rates);
 		}
 		if (s->mode & WZM_MODE_MEMORY) {

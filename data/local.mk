@@ -1,9 +1,14 @@
 # data/: embedded defaults (catalogs, scenarios), also installed under
 # $(pkgdatadir) so users can copy and edit them.
 WZ_EMBEDDED_FILES = \
-	data/models.csv data/gpus.csv data/prices.csv \
+	data/models.csv data/gpus.csv data/prices.csv data/model-layers.csv \
 	data/scenarios/product-page.scenario
 nobase_dist_pkgdata_DATA += $(WZ_EMBEDDED_FILES)
+# Today's models on today's GPUs (data/scenarios/README.md).
+nobase_dist_pkgdata_DATA += data/scenarios/v4-pro-gb300.scenario \
+	data/scenarios/v4-flash-b200.scenario data/scenarios/kimi-k2-h200.scenario \
+	data/scenarios/today.sweep
+EXTRA_DIST += data/scenarios/README.md
 # A small synthetic cache trace (docs/cache-trace.md, "Sample").
 nobase_dist_pkgdata_DATA += data/sample-mla-a.safetensors
 noinst_LIBRARIES += libwzdata.a
@@ -17,6 +22,7 @@ data/embedded.c: $(WZ_EMBEDDED_FILES) $(top_srcdir)/build-aux/embed.sh
 	  models.csv=$(top_srcdir)/data/models.csv \
 	  gpus.csv=$(top_srcdir)/data/gpus.csv \
 	  prices.csv=$(top_srcdir)/data/prices.csv \
+	  model-layers.csv=$(top_srcdir)/data/model-layers.csv \
 	  scenarios/product-page.scenario=$(top_srcdir)/data/scenarios/product-page.scenario
 # Real caches (docs/real-model.md): windows captured from the project's own
 # DeepSeek-V3-architecture model on calibration and test documents, the wz

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "costmodel/capacity.h"
+#include "costmodel/layers.h"
 #include "runs/setup.h"
 
 static void money(wzp_table *t, double usd)
@@ -41,7 +42,12 @@ static void ratio(wzp_table *t, double base_bits, double bits)
 static void side_note(wzp_table *t, const wzm_compare *c)
 {
 	double side = wzm_side_cache_per_layer(c->model);
-	if (side > 0)
+	if (wzm_model_hybrid(c->model))
+		wzp_table_note(t, "Bytes per token: %s's cache per sequence at the context over the "
+				  "context, by its layer kinds (its windows, compressed entries and "
+				  "fp8 indexer keys; %s:%d; wzplan model show).",
+			       c->model->name, c->model->kinds[0].origin, c->model->kinds[0].line);
+	else if (side > 0)
 		wzp_table_note(t, "Bytes per token include %s's sparse-attention indexer keys, %.0f "
 				  "bytes a layer in every format (index_head_dim %.0f, %s:%d).",
 			       c->model->name, side, c->model->index_head_dim, c->model->origin,
@@ -222,6 +228,10 @@ wzp_table *wz_report_breakdown(const wzm_scenario *s, const wzm_compare *c)
 				  "GPUs.",
 			       c->model->name, c->model->params_total_b, wbits, c->model->origin,
 			       c->model->line, s->mem.gpus_per_replica);
+	double routed = wzm_routed_params(c->model);
+	if (wbits == c->model->weight_bits && routed > 0)
+		wzp_table_note(t, "Of them, the %.1fB in routed experts at %g bits (expert_bits).",
+			       routed / 1e9, c->model->expert_bits);
 	side_note(t, c);
 	wzp_table_note(t, "HBM: %.0f GiB (%s:%d).", c->gpu->hbm_gib, c->gpu->origin, c->gpu->line);
 	return t;
@@ -250,8 +260,7 @@ wzp_table *wz_report_wide(const wzm_scenario *s, const wzm_compare *c)
 		const wzm_compare_row *r = &c->rows[i];
 		double v[] = {
 			r->fmt.bits_per_value, r->fmt.record_per_layer,
-			(r->fmt.record_per_layer + wzm_side_cache_per_layer(c->model)) *
-				c->model->layers,
+			wzm_token_bytes(c->model, r->fmt.record_per_layer, s->context),
 			r->scaling.gpus_exact, (double)r->scaling.gpus, (double)r->scaling.gpus_up,
 			(double)r->scaling.gpus_nearest, r->scaling.reserved_usd_year,
 			r->scaling.ondemand_usd_year, r->scaling.saving_reserved,

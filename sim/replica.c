@@ -178,6 +178,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 		out->idx_prefill_ratio = (out->idx_flops_pair / out->idx_flops) /
 					 (out->prefill_flops_pair / out->attn_flops);
 	}
+	wzs_replica_hybrid(model, record_per_layer, offload_per_layer, context, out);
 	out->overhead_s = p->step_overhead_s;
 	out->decode_cost = decode_cost;
 	if ((err = cp_build(model, gpu, p, out, diag)))

@@ -110,6 +110,15 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			       double offload_per_layer, double decode_cost, const wzs_params *p,
 			       wzs_replica_model *out /* OUT */, wz_diag *diag);
 
+/* For a model of hybrid layer kinds (costmodel/layers.h), replaces the
+ * dense or DSA terms of m with the kinds': windows and top-k selections in
+ * the sparse-attention terms that stop growing at m->dsa_topk tokens,
+ * indexer keys and compressed entries read whole per cached token, and
+ * the offload bytes at the context; no change for any other model.
+ * Called by wzs_replica_model_build. */
+void wzs_replica_hybrid(const wzm_model *model, double record_per_layer, double offload_per_layer,
+			long context, wzs_replica_model *m);
+
 /* Sets the host decode rate of restores from a measured per-core rate
  * (sim/restore_rates.h; 0: no decode): each GPU's restores get its share,
  * restore_cores_per_node / gpus_per_node, of the node's cores. */

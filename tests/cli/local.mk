@@ -1,5 +1,5 @@
-TESTS += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
-EXTRA_DIST += tests/cli/cost.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
+TESTS += tests/cli/cost.sh tests/cli/model.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
+EXTRA_DIST += tests/cli/cost.sh tests/cli/model.sh tests/cli/propose.sh tests/cli/man_examples.sh tests/cli/security.sh tests/cli/limits.sh
 TESTS += tests/cli/live_kl.sh
 EXTRA_DIST += tests/cli/live_kl.sh
 TESTS += tests/cli/bad_inputs.sh

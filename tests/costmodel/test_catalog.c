@@ -222,6 +222,14 @@ int main(void)
 		{ "M,MLA,61,0,64,,,7168,671,37,8,163840,s", "my.csv:2: field kv_lora_rank", "kv_lora_rank 0" },
 		{ "M,MLA,61,512.5,64,,,7168,671,37,8,163840,s", "a whole number", "a fractional rank" },
 		{ "M,MLA,61,512,64,,,7168,671,37,0,163840,s", "my.csv:2: field weight_bits", "zero weight bits" },
+		{ "M,MLA,61,512,64,,,7168,671,37,0.5,163840,s", "my.csv:2: field weight_bits: 0.5 is not",
+		  "half a bit a weight" },
+		{ "M,MLA,61,512,64,,,7168,30,37,8,163840,s",
+		  "my.csv:2: field params_total_b: 30 billion is below params_active_b 37",
+		  "fewer parameters than the active ones" },
+		{ "M,MLA,61,512,64,,,7168,671,37,8,163840,\"open\nN,MLA,61,512,64,,,7168,671,37,8,163840,\"s\"",
+		  "my.csv:2: field source_url: a line break inside the field",
+		  "an unterminated quote swallowing the next row" },
 		{ "M,MLA,0x10,512,64,,,7168,671,37,8,163840,s", "my.csv:2: field layers", "hex layers" },
 	};
 	for (size_t i = 0; i < sizeof bad_models / sizeof bad_models[0]; i++) {

@@ -1,8 +1,9 @@
 /* Fuzz target for the catalog reader: the input is read in turn as the
- * folder's models.csv, gpus.csv and prices.csv (the other two embedded).
- * Any bytes are refused with a message naming the file, or give rows whose
- * names are valid and unique (each found by its own name), whose numbers
- * are finite and not negative (or absent), and whose prices resolve. */
+ * folder's models.csv, gpus.csv, prices.csv and model-layers.csv (the
+ * others embedded).  Any bytes are refused with a message naming the file,
+ * or give rows whose names are valid and unique (each found by its own
+ * name), whose numbers are finite and not negative (or absent), whose
+ * prices resolve, and whose models' layer kinds add up to their layers. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,6 +36,17 @@ static void check_catalog(const wzm_catalog *cat)
 			need_number(v[k]);
 		/* Sizes are converted to int downstream; none may overflow. */
 		if (m->kv_lora_rank > 1e6 || m->rope_dim > 1e6 || m->layers > 1e6)
+			abort();
+		if (m->weight_bits < 1 || m->params_total_b < m->params_active_b)
+			abort();
+		double sum = 0;
+		for (int k = 0; k < m->nkinds; k++) {
+			const wzm_layer_kind *kd = &m->kinds[k];
+			if (!(kd->ratio >= 1) || !(kd->entry_nope >= 1) || kd->entry_nope > 1e6)
+				abort();
+			sum += kd->layers;
+		}
+		if (m->nkinds && sum != m->layers)
 			abort();
 	}
 	for (int i = 0; i < cat->ngpus; i++) {
@@ -69,9 +81,10 @@ static void check_catalog(const wzm_catalog *cat)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const files[] = { "models.csv", "gpus.csv", "prices.csv" };
-	for (int k = 0; k < 3; k++) {
-		for (int j = 0; j < 3; j++)
+	static const char *const files[] = { "models.csv", "gpus.csv", "prices.csv",
+					     "model-layers.csv" };
+	for (int k = 0; k < 4; k++) {
+		for (int j = 0; j < 4; j++)
 			fuzz_unlink(files[j]);
 		fuzz_file(files[k], data, size);
 		wzm_catalog *cat = NULL;
