@@ -59,12 +59,19 @@ static void help_synth(void)
 	       "         (q+1) T/Q - 1.  softmax_scale = DeepSeek-V3's 1.874/sqrt(192).\n"
 	       "  mla-b  as mla-a with eigenvalues proportional to k^-1.0, nu = 4 and gains\n"
 	       "         exp(0.8 N(0,1)): more structure and heavier tails.\n"
+	       "  v4-c4, v4-c128  DeepSeek-V4's compressed entries, R = 448 and P = 64: each\n"
+	       "         entry sums the mla-b draws of 8 tokens (v4-c4, one entry every 4\n"
+	       "         tokens) or 128 (v4-c128, every 128) with softmax weights of\n"
+	       "         Gaussian scores, scaled to unit power, then as mla-b (RMSNorm, gains,\n"
+	       "         layer scale); entry i sits at position 4i or 128i, RoPE base 160000;\n"
+	       "         no sink entry.  Lighter tails than mla-b: a sum of t draws.\n"
 	       "\n"
 	       "Options:\n"
-	       "  --family F        iid, mla-a or mla-b (default mla-a)\n"
+	       "  --family F        iid, mla-a, mla-b, v4-c4 or v4-c128 (default mla-a)\n"
+	       "  --tokens T        tokens, or for v4-c4 and v4-c128 entries, per window\n"
 	       "  --seed N          the model's seed (default 1)\n"
 	       "  --layers L        layers (default 4)\n"
-	       "  --tokens T        tokens per window (default 1024)\n"
+	       "                    (default 1024)\n"
 	       "  --queries Q       queries per window, 0 for none (default 32)\n"
 	       "  --heads H         heads per query (default 16)\n"
 	       "  --calibration K   calibration windows (default 1)\n"
@@ -243,6 +250,7 @@ static int cmd_synth(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage("trace", "unexpected argument '%s'", argv[optind]);
+	wzt_family_shape(o.params.family, &o.params.R, &o.params.P);
 	if (!o.out_dir || !*o.out_dir)
 		return wz_cli_usage("trace", "synth-cache needs --out DIR");
 	if (o.n_cal + o.n_test == 0)

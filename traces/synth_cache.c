@@ -25,22 +25,34 @@ enum { STREAM_MODEL = 1, STREAM_TOKENS = 2, STREAM_QUERIES = 3 };
  * position part is than other tokens'. */
 #define SINK_LOGIT_BOOST 6.0
 #define SINK_ROPE_FACTOR 4.0
-#define ROPE_BASE 10000.0
 #define RMSNORM_EPS 1e-6
 
 typedef struct {
 	double alpha;   /* eigenvalues proportional to k^-alpha */
 	int nu;         /* Student-t degrees of freedom (0: Gaussian) */
 	double gain_sd; /* per-channel gains exp(gain_sd N(0,1)) */
+	/* Entries that summarize tokens (0: one entry a token): each entry
+	 * sums `pool` tokens' draws with softmax weights and sits at every
+	 * `stride`-th position, RoPE at base rope_base */
+	int pool, stride;
+	double rope_base;
 } family_shape;
+
+/* DeepSeek-V4's compressed branches: c4a sums tokens [4j-4, 4j+3] (8 at
+ * stride 4), c128a tokens [128j, 128j+127]; their RoPE base is 160000
+ * (vllm.ai/blog/deepseek-v4, appendix; compress_rope_theta in the
+ * configs; the YaRN scaling on top of it is left out). */
+#define V4_COMPRESS_ROPE_BASE 160000.0
 
 static const struct {
 	const char *name;
 	family_shape shape;
 } families[] = {
-	[WZT_FAMILY_IID] = { "iid", { 0.0, 0, 0.0 } },
-	[WZT_FAMILY_MLA_A] = { "mla-a", { 0.7, 6, 0.5 } },
-	[WZT_FAMILY_MLA_B] = { "mla-b", { 1.0, 4, 0.8 } },
+	[WZT_FAMILY_IID] = { "iid", { 0.0, 0, 0.0, 0, 1, 10000.0 } },
+	[WZT_FAMILY_MLA_A] = { "mla-a", { 0.7, 6, 0.5, 0, 1, 10000.0 } },
+	[WZT_FAMILY_MLA_B] = { "mla-b", { 1.0, 4, 0.8, 0, 1, 10000.0 } },
+	[WZT_FAMILY_V4_C4] = { "v4-c4", { 1.0, 4, 0.8, 8, 4, V4_COMPRESS_ROPE_BASE } },
+	[WZT_FAMILY_V4_C128] = { "v4-c128", { 1.0, 4, 0.8, 128, 128, V4_COMPRESS_ROPE_BASE } },
 };
 #define NFAMILIES ((int)(sizeof families / sizeof families[0]))
 
@@ -51,8 +63,16 @@ wz_err wzt_family_parse(const char *name, wzt_family *out, wz_diag *diag)
 			*out = (wzt_family)i;
 			return WZ_OK;
 		}
-	return wz_diag_set(diag, WZ_ERR_USAGE, "family '%s' is not one of iid, mla-a, mla-b",
+	return wz_diag_set(diag, WZ_ERR_USAGE,
+			   "family '%s' is not one of iid, mla-a, mla-b, v4-c4, v4-c128",
 			   name ? name : "");
+}
+
+void wzt_family_shape(wzt_family family, int *R, int *P)
+{
+	int v4 = family == WZT_FAMILY_V4_C4 || family == WZT_FAMILY_V4_C128;
+	*R = v4 ? 448 : 512;
+	*P = 64;
 }
 
 const char *wzt_family_name(wzt_family family)
@@ -290,11 +310,34 @@ static void gen_tokens(const wzt_synth_params *p, const layer_model *m, wzt_synt
 				y[i] = (float)wzt_rng_normal(r);
 			continue;
 		}
-		for (int k = 0; k < R; k++)
-			coef[(size_t)b * R + k] = (float)(sqrt(m->lambda[k]) * wzt_rng_student_unit(r, f->nu));
+		float *cb = &coef[(size_t)b * R];
 		float yc[P];
-		for (int j = 0; j < P; j++)
-			yc[j] = (float)(sqrt(m->mu[j]) * wzt_rng_normal(r));
+		if (f->pool > 0) {
+			/* a learned weighted sum of the entry's tokens: softmax
+			 * weights of Gaussian scores, scaled to unit power so the
+			 * eigenvalues keep their meaning */
+			double w[f->pool], wsum = 0, w2 = 0;
+			for (int i = 0; i < f->pool; i++)
+				wsum += w[i] = exp(wzt_rng_normal(r));
+			for (int i = 0; i < f->pool; i++)
+				w2 += (w[i] / wsum) * (w[i] / wsum);
+			double norm = 1.0 / (wsum * sqrt(w2));
+			memset(cb, 0, (size_t)R * sizeof *cb);
+			memset(yc, 0, sizeof yc);
+			for (int i = 0; i < f->pool; i++) {
+				double a = w[i] * norm;
+				for (int k = 0; k < R; k++)
+					cb[k] += (float)(a * sqrt(m->lambda[k]) *
+							 wzt_rng_student_unit(r, f->nu));
+				for (int j = 0; j < P; j++)
+					yc[j] += (float)(a * sqrt(m->mu[j]) * wzt_rng_normal(r));
+			}
+		} else {
+			for (int k = 0; k < R; k++)
+				cb[k] = (float)(sqrt(m->lambda[k]) * wzt_rng_student_unit(r, f->nu));
+			for (int j = 0; j < P; j++)
+				yc[j] = (float)(sqrt(m->mu[j]) * wzt_rng_normal(r));
+		}
 		memset(y, 0, (size_t)P * sizeof *y);
 		for (int j = 0; j < P; j++)
 			axpy(y, &m->rope_basis[(size_t)j * P], (float)(m->rope_scale * yc[j]), P);
@@ -309,14 +352,14 @@ static void gen_tokens(const wzt_synth_params *p, const layer_model *m, wzt_synt
 		int64_t pos = t->positions[t0 + b];
 		float *c = &t->latent[((size_t)layer * t->T + t0 + b) * R];
 		float *y = &t->rope[((size_t)layer * t->T + t0 + b) * P];
-		if (pos == 0) { /* the attention sink */
+		if (pos == 0 && f->pool == 0) { /* the attention sink (a token's, not an entry's) */
 			memcpy(c, m->sink, (size_t)R * sizeof *c);
 			for (int j = 0; j < P; j++)
 				y[j] *= (float)SINK_ROPE_FACTOR;
 		} else {
 			rmsnorm_gain(c, &x[(size_t)b * R], m->gains, m->scale, R);
 		}
-		wzt_rope_rotate(y, P, pos, ROPE_BASE, 0);
+		wzt_rope_rotate(y, P, pos, f->rope_base, 0);
 	}
 }
 
@@ -358,7 +401,9 @@ static void gen_queries(const wzt_synth_params *p, const layer_model *m, wzt_syn
 	int R = p->R, P = p->P, H = p->H;
 	double sink2 = 0;
 	if (m->basis) {
-		for (int i = 0; i < R; i++)
+		/* entries that summarize tokens hold no sink token (V4's sink
+		 * is a logit of its own per head, not a cached entry) */
+		for (int i = 0; i < R && families[p->family].shape.pool == 0; i++)
 			sink2 += (double)m->sink[i] * m->sink[i];
 		if (t->Q)
 			basis_power(m, t, layer, power);
@@ -403,7 +448,7 @@ static void gen_queries(const wzt_synth_params *p, const layer_model *m, wzt_syn
 			memset(qr, 0, (size_t)P * sizeof *qr);
 			for (int j = 0; j < P; j++)
 				axpy(qr, &m->rope_basis[(size_t)j * P], yc[j], P);
-			wzt_rope_rotate(qr, P, pos, ROPE_BASE, 0);
+			wzt_rope_rotate(qr, P, pos, families[p->family].shape.rope_base, 0);
 		}
 	}
 }
@@ -454,13 +499,15 @@ wz_err wzt_synth_cache(const wzt_synth_params *p, wzt_cache_trace **out, wz_diag
 		err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory for a synthetic trace");
 		goto fail;
 	}
+	/* a family of entries puts entry i at every stride-th position */
+	int stride = families[p->family].shape.stride;
 	for (int i = 0; i < p->T; i++)
-		t->positions[i] = p->start_position + i;
+		t->positions[i] = p->start_position + (int64_t)stride * i;
 	for (int q = 0; q < p->Q; q++) /* spread evenly, the last at the window's end */
 		t->q_index[q] = (int64_t)(((int64_t)q + 1) * p->T / p->Q - 1);
 	t->softmax_scale = wzt_deepseek_softmax_scale();
 	/* the RoPE the mla families apply (iid applies none) */
-	t->rope_theta = p->family == WZT_FAMILY_IID ? 0 : ROPE_BASE;
+	t->rope_theta = p->family == WZT_FAMILY_IID ? 0 : families[p->family].shape.rope_base;
 	char model[64], source[320];
 	snprintf(model, sizeof model, "synthetic-%s-seed%llu", wzt_family_name(p->family),
 		 (unsigned long long)p->seed);

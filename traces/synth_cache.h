@@ -14,10 +14,19 @@ typedef enum {
 	WZT_FAMILY_IID = 0,
 	WZT_FAMILY_MLA_A = 1,
 	WZT_FAMILY_MLA_B = 2,
+	/* DeepSeek-V4's compressed entries (docs/synthetic-cache.md, "Entries
+	 * that summarize tokens"): each entry a weighted sum of mla-b tokens,
+	 * 8 of them every 4 tokens (c4a) or 128 every 128 (c128a), then
+	 * normalized; 448 + 64 values by default */
+	WZT_FAMILY_V4_C4 = 3,
+	WZT_FAMILY_V4_C128 = 4,
 } wzt_family;
 
 wz_err wzt_family_parse(const char *name, wzt_family *out /* OUT */, wz_diag *diag);
 const char *wzt_family_name(wzt_family family);
+/* The entry shape a family stands for: 448 + 64 for the v4 families (V4's
+ * shared K=V entry), 512 + 64 (DeepSeek-V3's latent) for the others. */
+void wzt_family_shape(wzt_family family, int *R /* OUT */, int *P /* OUT */);
 
 typedef struct {
 	wzt_family family;

@@ -301,9 +301,48 @@ static void test_determinism(void)
 	   "an unknown family is named");
 }
 
+/* DeepSeek-V4's compressed entries: V4's shape, entries at every 4th or
+ * 128th position, the same spectrum as mla-b, and lighter tails (a sum of
+ * draws), lightest for 128 tokens an entry. */
+static void test_v4_entries(void)
+{
+	int R, P;
+	wzt_family_shape(WZT_FAMILY_V4_C4, &R, &P);
+	ok(R == 448 && P == 64, "v4-c4: V4's 448 + 64-value entry");
+	wzt_family_shape(WZT_FAMILY_MLA_B, &R, &P);
+	ok(R == 512 && P == 64, "mla-b: DeepSeek-V3's 512 + 64");
+	const wzt_family fams[] = { WZT_FAMILY_MLA_B, WZT_FAMILY_V4_C4, WZT_FAMILY_V4_C128 };
+	const int stride[] = { 1, 4, 128 };
+	double kurt[3];
+	for (int c = 0; c < 3; c++) {
+		int T = 4096, n = 128;
+		wzt_cache_trace *t = synth(fams[c], 2, T, n, 0, 0, 0);
+		const char *name = wzt_family_name(fams[c]);
+		ok(t->positions[1] == stride[c] && t->positions[T - 1] == (int64_t)stride[c] * (T - 1),
+		   "%s: entry i at position %d i", name, stride[c]);
+		ok(strstr(t->source, "synthetic:") == t->source, "%s: labelled synthetic", name);
+		float *x = layer_rows(t->latent, T, n, 1, 1);
+		double slope = spectrum_slope(x, T - 1, n, 2, 34);
+		ok(slope > -1.1 && slope < -0.85, "%s: eigenvalues decay as mla-b's (slope %.3f)",
+		   name, slope);
+		kurt[c] = principal_kurtosis(x, T - 1, n, 2, 12);
+		free(x);
+		wzt_cache_trace_free(t);
+	}
+	ok(kurt[1] < kurt[0] && kurt[2] < kurt[1] && fabs(kurt[2]) < 0.25,
+	   "tails: mla-b tokens %.2f > v4-c4 entries %.2f > v4-c128 entries %.2f (near "
+	   "Gaussian)",
+	   kurt[0], kurt[1], kurt[2]);
+	wzt_family f;
+	wz_diag diag;
+	ok(wzt_family_parse("v4-c128", &f, &diag) == WZ_OK && f == WZT_FAMILY_V4_C128,
+	   "v4-c128 parses");
+}
+
 int main(void)
 {
 	test_spectrum();
+	test_v4_entries();
 	test_scales_and_sink();
 	test_determinism();
 	return tap_done();
