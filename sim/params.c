@@ -2,32 +2,149 @@
 #include "sim/params.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-const char *const wzs_scenario_keys[] = {
-	"ttft_p99_s", "tpot_p99_s", "hbm_efficiency", "compute_efficiency",
-	"prefill_compute_efficiency", "prefill_moe_efficiency", "prefill_attention_efficiency",
-	"ep_comm_sm_share", "step_overhead_ms",
-	"attention_heads", "attention_math", "prefill_pair_dims", "prefill_chunk_tokens",
-	"prefill_context_parallel", "prefill_cp_min_tokens", "prefill_cp_efficiency", "decode_cost",
-	"mtp_acceptance", "mtp_draft_tokens", "serving", "prefill_gpus_per_replica",
-	"kv_transfer_gbps", "prefill_gpus_search", "expert_parallel", "dual_batch_overlap", "ep_imbalance",
-	"ep_dispatch_gbps", "ep_combine_gbps", "moe_layers", "moe_top_k", "moe_routed_experts",
-	"moe_shared_experts", "moe_intermediate_size", "moe_n_group", "moe_topk_group",
-	"max_batch", "queue_timeout_s",
-	"idle_policy", "park_after_s", "offload_format", "offload_cpu_gib", "offload_ssd_gib",
-	"host_link_gbps", "ssd_gbps", "gpus_per_node", "restore_rates", "restore_cores_per_node",
-	"prefix_cache_hbm_gib", "prefix_cache_cpu_gib", "prefix_cache_ssd_gib", "prefix_routing",
-	"prefix_cache_evict", "route_load_balance", "route_balance_abs", "route_balance_rel",
-	"route_balance_moves",
-	"pop_prefixes", "pop_prefix_tokens", "pop_prefix_zipf",
-	"pop_think_s", "pop_turns",
-	"pop_prompt_tokens", "pop_output_tokens", "pop_length_dist", "pop_initial_context",
-	"pop_steady_start",
-	"duration_s", "warmup_s", "occupancy_interval_s", "seed",
-	"search_seeds", NULL
-};
+/* Every scenario key the simulator reads, once: its name, its kind, the
+ * field of wzs_params it sets, the range a file may give (in the file's
+ * unit; the field holds value x scale) and its help line.  The parser,
+ * the list of known keys (wzs_scenario_keys), the range checks and their
+ * messages, and tests/sim/test_keys (every key in wzplan-scenario(5), every
+ * default within its range) read it; the defaults, with their sources, are
+ * in wzs_params_default.  Kinds: NUM a number in [min, max] ((min, max]
+ * when open), COUNT a whole number in min..max, FLAG yes or no, TEXT a
+ * string that fits the field, WORD a value parsed by name below. */
+#define WZS_KEYS(X)                                                                                \
+	X("ttft_p99_s", NUM, ttft_p99_s, 1, 0, 86400, 1, "target p99 time to first token, s")  \
+	X("tpot_p99_s", NUM, tpot_p99_s, 1, 0, 3600, 1, "target p99 time per output token, s") \
+	X("hbm_efficiency", NUM, hbm_efficiency, 1, 0.01, 1, 0,                                    \
+	  "share of the HBM bandwidth decode sustains")                                            \
+	X("compute_efficiency", NUM, compute_efficiency, 1, 0.01, 1, 0,                            \
+	  "share of the peak FLOP/s decode sustains")                                              \
+	X("prefill_compute_efficiency", NUM, prefill_compute_efficiency, 1, 0.01, 1, 0,            \
+	  "share of the peak prefill's dense matmuls sustain")                                     \
+	X("prefill_moe_efficiency", NUM, prefill_moe_efficiency, 1, 0.01, 1, 0,                    \
+	  "share of the peak prefill's routed experts sustain (unset: measured by EP size)")       \
+	X("prefill_attention_efficiency", NUM, prefill_attention_efficiency, 1, 0.01, 1, 0,        \
+	  "share of the peak prefill's attention sustains")                                        \
+	X("ep_comm_sm_share", NUM, ep_comm_sm_share, 1, 0, 0.9, 0,                                 \
+	  "share of the SMs the expert all-to-all holds during an overlapped prefill")             \
+	X("step_overhead_ms", NUM, step_overhead_s, 1e-3, 0, 10000, 0,                             \
+	  "time per decode step outside the GPU's kernels, ms")                                    \
+	X("attention_heads", NUM, attention_heads, 1, 1, 4096, 0, "query heads, for attention FLOPs") \
+	X("attention_math", WORD, attention_fp8, 1, 0, 0, 0, "bf16 or fp8: attention's peak")      \
+	X("prefill_pair_dims", NUM, prefill_pair_dims, 1, 1, 65536, 0,                             \
+	  "FLOPs / 2 of one (query, key) pair per head in prefill")                                \
+	X("prefill_chunk_tokens", COUNT, prefill_chunk_tokens, 1, 1, 100000000, 0,                 \
+	  "prefill tokens per pass between decode steps")                                          \
+	X("prefill_context_parallel", WORD, prefill_cp, 1, 0, 0, 0,                                \
+	  "no, or ranks a long prefill's attention is spread over")                                \
+	X("prefill_cp_min_tokens", COUNT, prefill_cp_min_tokens, 1, 1, 100000000, 0,               \
+	  "prefill tokens from which context parallelism is used")                                 \
+	X("prefill_cp_efficiency", NUM, prefill_cp_efficiency, 1, 0, 1, 1,                         \
+	  "efficiency of each context-parallel rank")                                              \
+	X("decode_cost", TEXT, decode_cost, 1, 0, 0, 0,                                            \
+	  "format:factor, ...: a format's cache-read cost per byte against fp8-mix")               \
+	X("mtp_acceptance", NUM, mtp_acceptance, 1, 0, 0.999, 0,                                   \
+	  "multi-token prediction: the first draft's acceptance (0: no MTP)")                      \
+	X("mtp_draft_tokens", COUNT, mtp_draft_tokens, 1, 1, 8, 0, "draft tokens per step")        \
+	X("serving", WORD, disaggregated, 1, 0, 0, 0, "aggregated or disaggregated")               \
+	X("prefill_gpus_per_replica", COUNT, prefill_gpus, 1, 1, 4096, 0,                          \
+	  "disaggregated: the prefill pool's GPUs per replica")                                    \
+	X("kv_transfer_gbps", NUM, kv_transfer_gbps, 1, 0, 1e5, 1,                                 \
+	  "disaggregated: GB/s per prefill GPU to the decode GPUs")                                \
+	X("prefill_gpus_search", WORD, prefill_gpus_search, 1, 0, 0, 0,                            \
+	  "disaggregated: prefill pool sizes a fleet search tries")                                \
+	X("expert_parallel", FLAG, expert_parallel, 1, 0, 0, 0,                                    \
+	  "experts spread over the replica's GPUs, with the all-to-all")                           \
+	X("dual_batch_overlap", FLAG, dual_batch_overlap, 1, 0, 0, 0,                              \
+	  "two micro-batches overlap communication with compute")                                  \
+	X("ep_imbalance", NUM, ep_imbalance, 1, 1, 64, 0,                                          \
+	  "the busiest GPU's routed-expert work over the mean")                                    \
+	X("ep_dispatch_gbps", NUM, ep_dispatch_gbps, 1, 0, 1e5, 0,                                 \
+	  "all-to-all dispatch GB/s (0: DeepEP's figure for the EP size)")                         \
+	X("ep_combine_gbps", NUM, ep_combine_gbps, 1, 0, 1e5, 0,                                   \
+	  "all-to-all combine GB/s (0: DeepEP's figure for the EP size)")                          \
+	X("moe_layers", COUNT, moe_layers, 1, 1, 10000, 0, "MoE layers (else the catalog's)")      \
+	X("moe_top_k", COUNT, moe_top_k, 1, 1, 1024, 0, "routed experts per token")                \
+	X("moe_routed_experts", COUNT, moe_routed_experts, 1, 1, 100000, 0, "routed experts")      \
+	X("moe_shared_experts", COUNT, moe_shared_experts, 1, 0, 1024, 0, "shared experts")        \
+	X("moe_intermediate_size", COUNT, moe_intermediate, 1, 1, 1000000, 0,                      \
+	  "an expert's intermediate size")                                                         \
+	X("moe_n_group", COUNT, moe_n_group, 1, 1, 1024, 0, "group-limited routing: groups")       \
+	X("moe_topk_group", COUNT, moe_topk_group, 1, 1, 1024, 0,                                  \
+	  "group-limited routing: groups a token may use")                                         \
+	X("max_batch", COUNT, max_batch, 1, 1, 1000000, 0, "running requests per attention rank")  \
+	X("queue_timeout_s", NUM, queue_timeout_s, 1, 0, 86400, 1,                                 \
+	  "a request waiting longer is refused, s")                                                \
+	X("idle_policy", WORD, idle_policy, 1, 0, 0, 0,                                            \
+	  "resident, offload or drop: idle sessions between turns")                                \
+	X("park_after_s", NUM, park_after_s, 1, 0, 86400, 0,                                       \
+	  "idle time before a session is parked or dropped, s")                                    \
+	X("offload_format", TEXT, offload_format, 1, 0, 0, 0,                                      \
+	  "format of parked sessions (same: the GPU format)")                                      \
+	X("offload_cpu_gib", NUM, offload_cpu_gib, 1, 0, 1e6, 0, "offload tier: CPU GiB per node") \
+	X("offload_ssd_gib", NUM, offload_ssd_gib, 1, 0, 1e8, 0, "offload tier: SSD GiB per node") \
+	X("host_link_gbps", NUM, host_link_gbps, 1, 0, 1e5, 0,                                     \
+	  "GB/s per GPU to host memory (0: half the catalog's PCIe)")                              \
+	X("ssd_gbps", NUM, ssd_gbps, 1, 0, 1e5, 1, "SSD GB/s per node")                            \
+	X("gpus_per_node", COUNT, gpus_per_node, 1, 1, 4096, 0, "GPUs sharing a node's host")      \
+	X("restore_rates", TEXT, restore_rates, 1, 0, 0, 0,                                        \
+	  "host decode rates of restores (bench/bench_restore's file)")                            \
+	X("restore_cores_per_node", NUM, restore_cores_per_node, 1, 0, 1e5, 1,                     \
+	  "host cores decoding restores, per node")                                                \
+	X("prefix_cache_hbm_gib", NUM, prefix_hbm_gib, 1, 0, 1e4, 0,                               \
+	  "prefix cache: HBM GiB per GPU")                                                         \
+	X("prefix_cache_cpu_gib", NUM, prefix_cpu_gib, 1, 0, 1e6, 0,                               \
+	  "prefix cache: CPU GiB per node (part of the offload tier)")                             \
+	X("prefix_cache_ssd_gib", NUM, prefix_ssd_gib, 1, 0, 1e8, 0,                               \
+	  "prefix cache: SSD GiB per node (part of the offload tier)")                             \
+	X("prefix_routing", FLAG, prefix_routing, 1, 0, 0, 0,                                      \
+	  "a request goes to the replica holding its prefix")                                      \
+	X("prefix_cache_evict", WORD, prefix_evict_segments, 1, 0, 0, 0,                           \
+	  "blocks (vLLM) or segments (SGLang)")                                                     \
+	X("route_load_balance", FLAG, route_balance, 1, 0, 0, 0,                                   \
+	  "new sessions go to the least loaded replica when out of balance")                       \
+	X("route_balance_abs", COUNT, route_balance_abs, 1, 0, 100000000, 0,                       \
+	  "out of balance: requests in flight differ by more than this")                           \
+	X("route_balance_rel", NUM, route_balance_rel, 1, 1, 1e6, 0,                               \
+	  "out of balance: the most loaded has over this times the least")                         \
+	X("route_balance_moves", FLAG, route_balance_moves, 1, 0, 0, 0,                            \
+	  "out of balance, later turns move too (their cache dropped)")                            \
+	X("pop_prefixes", COUNT, prefixes, 1, 0, 10000000, 0, "population: shared prefixes")       \
+	X("pop_prefix_tokens", COUNT, prefix_tokens, 1, 1, 100000000, 0,                           \
+	  "population: a shared prefix's tokens")                                                  \
+	X("pop_prefix_zipf", NUM, prefix_zipf, 1, 0, 10, 0,                                        \
+	  "population: Zipf exponent of the prefixes' popularity")                                 \
+	X("pop_think_s", NUM, think_s, 1, 0, 1e6, 0, "population: mean think time, s")             \
+	X("pop_turns", NUM, turns, 1, 1, 1e9, 0, "population: mean turns per session")             \
+	X("pop_prompt_tokens", NUM, prompt_tokens, 1, 1, 1e8, 0,                                   \
+	  "population: mean new prompt tokens per turn")                                           \
+	X("pop_output_tokens", NUM, output_tokens, 1, 1, 1e8, 0,                                   \
+	  "population: mean output tokens per turn")                                               \
+	X("pop_length_dist", WORD, length_dist, 1, 0, 0, 0,                                        \
+	  "population: exponential or fixed lengths and think times")                              \
+	X("pop_initial_context", COUNT, initial_context, 1, 1, 100000000, 0,                       \
+	  "population: tokens a new session starts with")                                          \
+	X("pop_steady_start", FLAG, steady_start, 1, 0, 0, 0,                                      \
+	  "population: users start part-way through their sessions")                               \
+	X("duration_s", NUM, duration_s, 1, 0, 3.2e7, 1, "seconds simulated")                      \
+	X("warmup_s", NUM, warmup_s, 1, 0, 3.2e7, 0, "seconds before measuring")                   \
+	X("occupancy_interval_s", NUM, occupancy_interval_s, 1, 0, 1e7, 1,                         \
+	  "seconds between cache occupancy samples")                                               \
+	X("seed", WORD, seed, 1, 0, 0, 0, "random seed, a whole number >= 0")                      \
+	X("search_seeds", COUNT, search_seeds, 1, 1, WZS_MAX_SEARCH_SEEDS, 0,                      \
+	  "seeds each fleet size is tried with")
+
+#define KEY_ENTRY(name, kind, field, scale, min, max, open, help)                              \
+	{ name, WZS_KEY_##kind, offsetof(wzs_params, field), sizeof(((wzs_params *)0)->field),  \
+	  scale, min, max, open, help },
+const wzs_scenario_key wzs_keys[] = { WZS_KEYS(KEY_ENTRY) };
+const int wzs_nkeys = (int)(sizeof wzs_keys / sizeof wzs_keys[0]);
+
+#define KEY_NAME(name, ...) name,
+const char *const wzs_scenario_keys[] = { WZS_KEYS(KEY_NAME) NULL };
 
 wz_err wzs_idle_policy_parse(const char *name, wzs_idle_policy *out, wz_diag *diag)
 {
@@ -194,117 +311,80 @@ void wzs_params_default(wzs_params *p)
 /* Occupancy samples of one run: each is kept in memory and archived. */
 #define WZS_MAX_SAMPLES 1e6
 
-typedef struct {
-	const char *key;
-	double *dest;
-	double scale;    /* file unit -> internal unit */
-	double min, max; /* in file units */
-	int min_open;    /* 1: min itself is not allowed */
-} range;
-
-static wz_err check_range(const range *r, double v, const char *where, int line, wz_diag *diag)
+/* The field of p a key of the table sets. */
+static void *field_of(wzs_params *p, const wzs_scenario_key *k)
 {
-	if (isnan(v) || v > r->max || v < r->min || (r->min_open && v == r->min)) {
+	return (char *)p + k->offset;
+}
+
+static wz_err check_range(const wzs_scenario_key *k, double v, const char *where, int line,
+			  wz_diag *diag)
+{
+	if (isnan(v) || v > k->max || v < k->min || (k->min_open && v == k->min)) {
 		if (line > 0)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %g is not in %s%g, %g]", where,
-					   line, r->key, v, r->min_open ? "(" : "[", r->min, r->max);
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: %g is not in %s%g, %g]", where, r->key,
-				   v, r->min_open ? "(" : "[", r->min, r->max);
+					   line, k->name, v, k->min_open ? "(" : "[", k->min, k->max);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: %g is not in %s%g, %g]", where, k->name,
+				   v, k->min_open ? "(" : "[", k->min, k->max);
 	}
 	return WZ_OK;
 }
 
-/* The numeric keys with what the model allows; anything outside is a typo
- * or a unit mistake, refused rather than simulated. */
-#define RANGES(p)                                                                            \
-	range ranges[] = {                                                                   \
-		{ "ttft_p99_s", &(p)->ttft_p99_s, 1, 0, 86400, 1 },                          \
-		{ "tpot_p99_s", &(p)->tpot_p99_s, 1, 0, 3600, 1 },                           \
-		{ "hbm_efficiency", &(p)->hbm_efficiency, 1, 0.01, 1, 0 },                   \
-		{ "compute_efficiency", &(p)->compute_efficiency, 1, 0.01, 1, 0 },           \
-		{ "prefill_compute_efficiency", &(p)->prefill_compute_efficiency, 1, 0.01, 1, 0 }, \
-		{ "prefill_moe_efficiency", &(p)->prefill_moe_efficiency, 1, 0.01, 1, 0 }, \
-		{ "prefill_attention_efficiency", &(p)->prefill_attention_efficiency, 1, 0.01, 1, 0 }, \
-		{ "ep_comm_sm_share", &(p)->ep_comm_sm_share, 1, 0, 0.9, 0 },                \
-		{ "step_overhead_ms", &(p)->step_overhead_s, 1e-3, 0, 10000, 0 },            \
-		{ "attention_heads", &(p)->attention_heads, 1, 1, 4096, 0 },                 \
-		{ "mtp_acceptance", &(p)->mtp_acceptance, 1, 0, 0.999, 0 },                  \
-		{ "prefill_cp_efficiency", &(p)->prefill_cp_efficiency, 1, 0, 1, 1 },        \
-		{ "kv_transfer_gbps", &(p)->kv_transfer_gbps, 1, 0, 1e5, 1 },                \
-		{ "ep_imbalance", &(p)->ep_imbalance, 1, 1, 64, 0 },                          \
-		{ "route_balance_rel", &(p)->route_balance_rel, 1, 1, 1e6, 0 },               \
-		{ "ep_dispatch_gbps", &(p)->ep_dispatch_gbps, 1, 0, 1e5, 0 },                 \
-		{ "ep_combine_gbps", &(p)->ep_combine_gbps, 1, 0, 1e5, 0 },                   \
-		{ "prefill_pair_dims", &(p)->prefill_pair_dims, 1, 1, 65536, 0 },            \
-		{ "queue_timeout_s", &(p)->queue_timeout_s, 1, 0, 86400, 1 },                \
-		{ "park_after_s", &(p)->park_after_s, 1, 0, 86400, 0 },                      \
-		{ "offload_cpu_gib", &(p)->offload_cpu_gib, 1, 0, 1e6, 0 },                  \
-		{ "offload_ssd_gib", &(p)->offload_ssd_gib, 1, 0, 1e8, 0 },                  \
-		{ "host_link_gbps", &(p)->host_link_gbps, 1, 0, 1e5, 0 },                    \
-		{ "ssd_gbps", &(p)->ssd_gbps, 1, 0, 1e5, 1 },                                \
-		{ "restore_cores_per_node", &(p)->restore_cores_per_node, 1, 0, 1e5, 1 },    \
-		{ "prefix_cache_hbm_gib", &(p)->prefix_hbm_gib, 1, 0, 1e4, 0 },               \
-		{ "prefix_cache_cpu_gib", &(p)->prefix_cpu_gib, 1, 0, 1e6, 0 },               \
-		{ "prefix_cache_ssd_gib", &(p)->prefix_ssd_gib, 1, 0, 1e8, 0 },               \
-		{ "pop_prefix_zipf", &(p)->prefix_zipf, 1, 0, 10, 0 },                        \
-		{ "pop_think_s", &(p)->think_s, 1, 0, 1e6, 0 },                              \
-		{ "pop_turns", &(p)->turns, 1, 1, 1e9, 0 },                                  \
-		{ "pop_prompt_tokens", &(p)->prompt_tokens, 1, 1, 1e8, 0 },                  \
-		{ "pop_output_tokens", &(p)->output_tokens, 1, 1, 1e8, 0 },                  \
-		{ "duration_s", &(p)->duration_s, 1, 0, 3.2e7, 1 },                          \
-		{ "warmup_s", &(p)->warmup_s, 1, 0, 3.2e7, 0 },                              \
-		{ "occupancy_interval_s", &(p)->occupancy_interval_s, 1, 0, 1e7, 1 },        \
+/* A key of the table other than WORD from its text into p. */
+static wz_err key_from_text(const wzs_scenario_key *k, const char *v, wz_kv *kv, wzs_params *p,
+			    wz_diag *diag)
+{
+	const char *origin = wz_kv_origin(kv);
+	int line = wz_kv_line(kv, k->name);
+	void *dest = field_of(p, k);
+	wz_err err;
+	switch (k->kind) {
+	case WZS_KEY_NUM: {
+		double x;
+		if ((err = wz_kv_get_double(kv, k->name, 0, 0, &x, diag)) ||
+		    (err = check_range(k, x, origin, line, diag)))
+			return err;
+		*(double *)dest = x * k->scale;
+		return WZ_OK;
 	}
+	case WZS_KEY_COUNT: {
+		long x;
+		if (wz_parse_count(v, &x))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s' is not a whole number",
+					   origin, line, k->name, v);
+		if (x < (long)k->min || x > (long)k->max)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %ld is not in %ld..%ld", origin,
+					   line, k->name, x, (long)k->min, (long)k->max);
+		*(long *)dest = x;
+		return WZ_OK;
+	}
+	case WZS_KEY_FLAG:
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
+					   line, k->name, v);
+		*(int *)dest = !strcmp(v, "yes");
+		return WZ_OK;
+	case WZS_KEY_TEXT:
+		if (strlen(v) >= k->size)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: value too long", origin, line,
+					   k->name);
+		snprintf(dest, k->size, "%s", v);
+		return WZ_OK;
+	case WZS_KEY_WORD:
+		break;
+	}
+	return WZ_OK;
+}
 
 wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 {
 	const char *origin = wz_kv_origin(kv);
 	wz_err err;
-	RANGES(p);
-	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
-		range *r = &ranges[i];
-		if (!wz_kv_get(kv, r->key))
-			continue;
-		double v;
-		if ((err = wz_kv_get_double(kv, r->key, 0, 0, &v, diag)))
+	/* The table's keys; the WORD ones below, by name. */
+	for (int i = 0; i < wzs_nkeys; i++) {
+		const char *v = wz_kv_get(kv, wzs_keys[i].name);
+		if (v && (err = key_from_text(&wzs_keys[i], v, kv, p, diag)))
 			return err;
-		if ((err = check_range(r, v, origin, wz_kv_line(kv, r->key), diag)))
-			return err;
-		*r->dest = v * r->scale;
-	}
-	struct { const char *key; long *dest; long min, max; } longs[] = {
-		{ "max_batch", &p->max_batch, 1, 1000000 },
-		{ "prefill_chunk_tokens", &p->prefill_chunk_tokens, 1, 100000000 },
-		{ "prefill_cp_min_tokens", &p->prefill_cp_min_tokens, 1, 100000000 },
-		{ "mtp_draft_tokens", &p->mtp_draft_tokens, 1, 8 },
-		{ "prefill_gpus_per_replica", &p->prefill_gpus, 1, 4096 },
-		{ "gpus_per_node", &p->gpus_per_node, 1, 4096 },
-		{ "pop_initial_context", &p->initial_context, 1, 100000000 },
-		{ "pop_prefixes", &p->prefixes, 0, 10000000 },
-		{ "moe_layers", &p->moe_layers, 1, 10000 },
-		{ "moe_top_k", &p->moe_top_k, 1, 1024 },
-		{ "moe_routed_experts", &p->moe_routed_experts, 1, 100000 },
-		{ "moe_shared_experts", &p->moe_shared_experts, 0, 1024 },
-		{ "moe_intermediate_size", &p->moe_intermediate, 1, 1000000 },
-		{ "moe_n_group", &p->moe_n_group, 1, 1024 },
-		{ "moe_topk_group", &p->moe_topk_group, 1, 1024 },
-		{ "pop_prefix_tokens", &p->prefix_tokens, 1, 100000000 },
-		{ "route_balance_abs", &p->route_balance_abs, 0, 100000000 },
-		{ "search_seeds", &p->search_seeds, 1, WZS_MAX_SEARCH_SEEDS },
-	};
-	for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
-		const char *v = wz_kv_get(kv, longs[i].key);
-		if (!v)
-			continue;
-		long x;
-		if (wz_parse_count(v, &x))
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s' is not a whole number",
-					   origin, wz_kv_line(kv, longs[i].key), longs[i].key, v);
-		if (x < longs[i].min || x > longs[i].max)
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %ld is not in %ld..%ld", origin,
-					   wz_kv_line(kv, longs[i].key), longs[i].key, x, longs[i].min,
-					   longs[i].max);
-		*longs[i].dest = x;
 	}
 	const char *v;
 	if ((v = wz_kv_get(kv, "seed"))) {
@@ -364,21 +444,6 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   origin, wz_kv_line(kv, "attention_math"), v);
 		p->attention_fp8 = !strcmp(v, "fp8");
 	}
-	struct { const char *key; int *dest; } flags[] = {
-		{ "expert_parallel", &p->expert_parallel },
-		{ "dual_batch_overlap", &p->dual_batch_overlap },
-		{ "prefix_routing", &p->prefix_routing },
-		{ "route_load_balance", &p->route_balance },
-		{ "route_balance_moves", &p->route_balance_moves },
-	};
-	for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-		if (!(v = wz_kv_get(kv, flags[i].key)))
-			continue;
-		if (strcmp(v, "yes") && strcmp(v, "no"))
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: '%s': use yes or no", origin,
-					   wz_kv_line(kv, flags[i].key), flags[i].key, v);
-		*flags[i].dest = !strcmp(v, "yes");
-	}
 	if ((v = wz_kv_get(kv, "prefix_cache_evict"))) {
 		if (strcmp(v, "blocks") && strcmp(v, "segments"))
 			return wz_diag_set(diag, WZ_ERR_INPUT,
@@ -386,31 +451,12 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   wz_kv_line(kv, "prefix_cache_evict"), v);
 		p->prefix_evict_segments = !strcmp(v, "segments");
 	}
-	if ((v = wz_kv_get(kv, "pop_steady_start"))) {
-		if (strcmp(v, "yes") && strcmp(v, "no"))
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: pop_steady_start: '%s': use yes or no",
-					   origin, wz_kv_line(kv, "pop_steady_start"), v);
-		p->steady_start = !strcmp(v, "yes");
-	}
 	if ((v = wz_kv_get(kv, "pop_length_dist"))) {
 		if (strcmp(v, "exponential") && strcmp(v, "fixed"))
 			return wz_diag_set(diag, WZ_ERR_INPUT,
 					   "%s:%d: pop_length_dist: '%s': use exponential or fixed", origin,
 					   wz_kv_line(kv, "pop_length_dist"), v);
 		p->length_dist = !strcmp(v, "fixed") ? WZS_DIST_FIXED : WZS_DIST_EXP;
-	}
-	struct { const char *key; char *dest; size_t size; } strings[] = {
-		{ "offload_format", p->offload_format, sizeof p->offload_format },
-		{ "decode_cost", p->decode_cost, sizeof p->decode_cost },
-		{ "restore_rates", p->restore_rates, sizeof p->restore_rates },
-	};
-	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
-		if (!(v = wz_kv_get(kv, strings[i].key)))
-			continue;
-		if (strlen(v) >= strings[i].size)
-			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: value too long", origin,
-					   wz_kv_line(kv, strings[i].key), strings[i].key);
-		snprintf(strings[i].dest, strings[i].size, "%s", v);
 	}
 	double factor;
 	wz_diag inner;
@@ -453,9 +499,10 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 	wzs_params copy = *p;
 	if (!(copy.prefill_moe_efficiency > 0))
 		copy.prefill_moe_efficiency = wzs_prefill_moe_share(p, 8); /* unset: the table's */
-	RANGES(&copy);
-	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
-		wz_err err = check_range(&ranges[i], *ranges[i].dest / ranges[i].scale, where, 0, diag);
+	for (int i = 0; i < wzs_nkeys; i++) {
+		const wzs_scenario_key *k = &wzs_keys[i];
+		wz_err err = k->kind != WZS_KEY_NUM ? WZ_OK
+			   : check_range(k, *(double *)field_of(&copy, k) / k->scale, where, 0, diag);
 		if (err)
 			return err;
 	}

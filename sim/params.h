@@ -152,8 +152,32 @@ typedef struct {
  * WZS_MAX_POOL_SIZES), or -1 with a message when the list is malformed. */
 int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes /* OUT */, wz_diag *diag);
 
-/* Keys this module reads from a scenario (NULL-ended). */
+/* Keys this module reads from a scenario (NULL-ended), the names of
+ * wzs_keys in its order. */
 extern const char *const wzs_scenario_keys[];
+
+/* The scenario keys in one table (params.c): what a key holds, the field
+ * of wzs_params it sets, the range a file may give and a help line. */
+typedef enum {
+	WZS_KEY_NUM,   /* a number in [min, max] ((min, max] when min_open) */
+	WZS_KEY_COUNT, /* a whole number in min..max */
+	WZS_KEY_FLAG,  /* yes or no */
+	WZS_KEY_TEXT,  /* a string shorter than the field */
+	WZS_KEY_WORD,  /* parsed by name (idle_policy, serving, seed, ...) */
+} wzs_scenario_key_kind;
+
+typedef struct {
+	const char *name;
+	wzs_scenario_key_kind kind;
+	size_t offset, size; /* the field in wzs_params */
+	double scale;        /* the field holds the file's value times this */
+	double min, max;
+	int min_open;
+	const char *help;
+} wzs_scenario_key;
+
+extern const wzs_scenario_key wzs_keys[];
+extern const int wzs_nkeys;
 
 void wzs_params_default(wzs_params *p /* OUT */);
 

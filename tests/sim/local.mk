@@ -84,3 +84,10 @@ tests_sim_test_hybrid_SOURCES = tests/sim/test_hybrid.c
 tests_sim_test_hybrid_CFLAGS = $(TEST_CFLAGS)
 tests_sim_test_hybrid_LDADD = $(TEST_LDADD)
 tests_sim_test_hybrid_DEPENDENCIES = $(WZ_LIBS)
+# The scenario keys' table (sim/params.c): documented, parsed, refused.
+check_PROGRAMS += tests/sim/test_keys
+TESTS += tests/sim/test_keys
+tests_sim_test_keys_SOURCES = tests/sim/test_keys.c
+tests_sim_test_keys_CFLAGS = $(TEST_CFLAGS)
+tests_sim_test_keys_LDADD = $(TEST_LDADD)
+tests_sim_test_keys_DEPENDENCIES = $(WZ_LIBS)
