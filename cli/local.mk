@@ -9,7 +9,7 @@ libwzcli_a_SOURCES = \
 	cli/cmd_propose.c cli/propose_cli.h cli/propose_cli.c \
 	cli/cmd_archive.c cli/cmd_verify.c cli/cmd_plot.c \
 	cli/cmd_trace.c \
-	cli/cmd_codec.c cli/codec_measure.c cli/codec_compare.c cli/codec_cli.h cli/codec_pack.c \
+	cli/cmd_codec.c cli/codec_measure.c cli/codec_compare.c cli/codec_cli.h cli/codec_cli.c cli/codec_pack.c \
 	cli/codec_unpack.c \
 	cli/cmd_traffic.c \
 	cli/sim_cli.h cli/sim_cli.c cli/cmd_sim.c cli/cmd_size.c \

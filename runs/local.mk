@@ -13,6 +13,7 @@ libwzruns_a_SOURCES = \
 	runs/measure.h runs/measure.c \
 	runs/codec_record.h runs/codec_record.c runs/codec_measure_table.c \
 	runs/propose.h runs/propose_run.c runs/propose_sim.c runs/propose_modes.c \
+	runs/propose_modes_list.c \
 	runs/propose_quality.c runs/propose_livekl.c runs/proposal.c \
 	runs/charts.c runs/charts_codec.c \
 	runs/publish.h runs/publish.c \

@@ -29,9 +29,12 @@ typedef struct {
 } wz_propose_modes;
 
 /* Parses --serving-modes: 'all' or a comma-separated list of SERVING:IDLE
- * and SERVING:offload:FORMAT.  Returns 0, or -1 with a sentence in why. */
+ * and SERVING:offload:FORMAT (propose_modes_list.c).  Returns 0, or -1 with a
+ * sentence in why. */
 int wz_propose_modes_parse(const char *list, wz_propose_modes *out /* OUT */, char *why,
 			   size_t why_n);
+/* The servings a mode names: "aggregated", "disaggregated". */
+extern const char *const wz_propose_servings[2];
 
 typedef struct {
 	wz_scenario_opts scn;

@@ -9,12 +9,37 @@
 # The libraries are found in the build folder (top_builddir, default .).
 set -eu
 : "${top_builddir:=.}"
-[ $# -gt 0 ] || set -- libwzcli.a libwzruns.a
+self_test=0
+if [ $# -eq 0 ]; then
+	set -- libwzcli.a libwzruns.a
+	self_test=1
+fi
 command -v nm > /dev/null 2>&1 || { echo "1..0 # SKIP nm not found"; exit 0; }
 
-echo "1..$#"
+echo "1..$(($# + self_test))"
 n=0
 status=0
+# The check itself, on a library of three files that call each other in a
+# circle (a -> b -> c -> a) beside one that only calls in (d -> a).
+if [ "$self_test" -eq 1 ]; then
+	n=1
+	fx=$(mktemp -d "${TMPDIR:-/tmp}/circles.XXXXXX")
+	printf 'int b(void);\nint a(void) { return b(); }\n' > "$fx/a.c"
+	printf 'int c(void);\nint b(void) { return c(); }\n' > "$fx/b.c"
+	printf 'int a(void);\nint c(void) { return a(); }\n' > "$fx/c.c"
+	printf 'int a(void);\nint d(void) { return a(); }\n' > "$fx/d.c"
+	got=
+	if (cd "$fx" && ${CC:-cc} -c a.c b.c c.c d.c && ar rc libfx.a a.o b.o c.o d.o) > /dev/null 2>&1; then
+		got=$(top_builddir=$fx sh "$0" libfx.a 2>&1 | grep '^# libfx.a: circle' || true)
+	fi
+	rm -rf "$fx"
+	if [ "$got" = "# libfx.a: circle of 3: a b c" ]; then
+		echo "ok 1 - finds a circle of three files (and not the file calling into it)"
+	else
+		echo "not ok 1 - finds a circle of three files; got '$got'"
+		status=1
+	fi
+fi
 for lib in "$@"; do
 	n=$((n + 1))
 	dir=$lib
@@ -26,7 +51,7 @@ for lib in "$@"; do
 	# "file kind symbol" lines from nm -A ("lib.a:libwzcli_a-cmd_codec.o:
 	# U name"); a file is its source's name (cmd_codec).
 	circles=$(nm -A "$top_builddir/$lib" | awk 'NF >= 3 {
-			f = $1; sub(/:$/, "", f); sub(/^.*:/, "", f)
+			split($1, at, ":"); f = at[2]
 			sub(/\.o$/, "", f); sub(/^.*_a-/, "", f)
 			print f, $(NF - 1), $NF
 		}' | awk '
@@ -36,9 +61,13 @@ for lib in "$@"; do
 			for (f in files) names[++nf] = f
 			for (i = 1; i <= nu; i++) {
 				split(use[i], p, " ")
-				if ((p[2] in def) && def[p[2]] != p[1])
+				if ((p[2] in def) && def[p[2]] != p[1] && !((p[1], def[p[2]]) in reach)) {
 					reach[p[1], def[p[2]]] = 1
+					edges++
+				}
 			}
+			# the calls seen, so that a graph read wrong cannot pass empty
+			print 0, "calls:" edges + 0
 			for (k = 1; k <= nf; k++)
 				for (i = 1; i <= nf; i++)
 					if ((names[i], names[k]) in reach)
@@ -68,8 +97,13 @@ for lib in "$@"; do
 			}
 		}' | sort -k1,1nr -k2)
 	big=$(printf '%s\n' "$circles" | awk '$1 > 2' | grep -c . || true)
-	printf '%s\n' "$circles" | awk -v d="$dir" 'NF { n = $1; $1 = ""; printf "# %s: circle of %d:%s\n", d, n, $0 }'
-	if [ "$big" -gt 0 ]; then
+	calls=$(printf '%s\n' "$circles" | awk '$1 == 0 { sub(/^calls:/, "", $2); print $2 }')
+	printf '%s\n' "$circles" | awk -v d="$dir" '$1 > 0 { n = $1; $1 = ""; printf "# %s: circle of %d:%s\n", d, n, $0 }'
+	echo "# $dir: ${calls:-0} calls between its files"
+	if [ "${calls:-0}" -eq 0 ]; then
+		echo "not ok $n - $dir: no calls between its files found (nm's output not understood)"
+		status=1
+	elif [ "$big" -gt 0 ]; then
 		echo "not ok $n - $dir: $big circle(s) of more than two files"
 		status=1
 	else
