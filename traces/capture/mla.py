@@ -45,6 +45,16 @@ def load_model(path=None, tiny_seed=None):
 
 
 def attention_modules(model):
+    if getattr(model.config, "model_type", "") == "deepseek_v4":
+        # docs/cache-anatomy.md: V4 caches one shared 448 + 64-value K=V
+        # entry per window token and per compressed group, written by each
+        # layer's compressor (and an indexer key per group on c4a layers),
+        # not a kv_a_layernorm latent a kv_b_proj expands.
+        raise ValueError("DeepSeek-V4 (model_type deepseek_v4) is not captured: its cache "
+                         "is the window's and the compressor's shared K=V entries "
+                         "(attn.compressor, attn.indexer), and this tool hooks only "
+                         "DeepSeek-V2/V3 latents (kv_a_layernorm / kv_b_proj); synthetic "
+                         "V4-shaped entries: wzplan trace synth-cache --family v4-c4 or v4-c128")
     mods = [layer.self_attn for layer in model.model.layers]
     for m in mods:
         if not hasattr(m, "kv_a_layernorm") or not hasattr(m, "kv_b_proj"):
