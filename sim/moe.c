@@ -30,6 +30,16 @@ static const deepep_row low_latency_rows[] = {
 	{ 8, 98, 127 }, { 16, 63, 74 }, { 32, 48, 53 }, { 64, 43, 46 }, { 128, 39, 39 }, { 256, 39, 40 },
 };
 
+/* The low-latency kernels' floor: DeepEP's dispatch and combine of the
+ * fewest tokens measured (1 on one node, 2 across), DeepSeek-V3's shape
+ * (7168 hidden, 256 experts, top 8) on H100 with SGLang: NVIDIA
+ * AIConfigurator, systems/data/h100_sxm/comm/sglang/0.5.6.post2/
+ * wideep_deepep_ll_perf.parquet, microseconds.  A group between two sizes
+ * takes the larger's, beyond 64 GPUs the 64's. */
+static const deepep_row ll_floor_rows[] = {
+	{ 8, 16.28, 12.1988 }, { 16, 22.57, 25.9 }, { 32, 27.13, 28.43 }, { 64, 28.7, 30.77 },
+};
+
 static const deepep_row *deepep_lookup(const deepep_row *rows, int n, int ep)
 {
 	for (int i = 0; i < n; i++)
@@ -138,6 +148,9 @@ wz_err wzs_moe_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_param
 	bandwidths(p, gpu, pool, normal_rows, nn, 0, &out->pool_dispatch_bps,
 		   &out->pool_combine_bps);
 	out->overlap = p->dual_batch_overlap;
+	const deepep_row *floor = deepep_lookup(ll_floor_rows, 4, gpus);
+	out->decode_dispatch_floor_s = floor->dispatch_gbps * 1e-6;
+	out->decode_combine_floor_s = floor->combine_gbps * 1e-6;
 	/* One GPU holds every expert: nothing moves. */
 	if (gpus <= 1)
 		out->decode_dispatch_bps = out->prefill_dispatch_bps = 0;
@@ -153,6 +166,20 @@ double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double d
 		return 0;
 	return e->layers * tokens * dests *
 	       (e->dispatch_bytes / dispatch_bps + e->combine_bytes / combine_bps);
+}
+
+double wzs_moe_decode_comm_time(const wzs_moe *e, double tokens)
+{
+	if (!e->on || tokens <= 0 || !(e->decode_dispatch_bps > 0) || !(e->decode_combine_bps > 0))
+		return 0;
+	double parts = e->overlap ? 2 : 1, t = tokens / parts;
+	double d = t * e->decode_dests * e->dispatch_bytes / e->decode_dispatch_bps;
+	double c = t * e->decode_dests * e->combine_bytes / e->decode_combine_bps;
+	if (d < e->decode_dispatch_floor_s)
+		d = e->decode_dispatch_floor_s;
+	if (c < e->decode_combine_floor_s)
+		c = e->decode_combine_floor_s;
+	return e->layers * parts * (d + c);
 }
 
 /* C(a - x, k) / C(a, k) for real a and x: a unit with x of a experts

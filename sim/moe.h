@@ -38,6 +38,9 @@ typedef struct {
 	 * GPUs or nodes among top_k experts picked evenly (wzs_moe_destinations) */
 	double decode_dests, prefill_dests, pool_dests;
 	int overlap;                /* dual-batch overlap: communication hidden behind compute */
+	/* the low-latency kernels' time at the fewest tokens measured, per
+	 * layer: no dispatch or combine is faster (wzs_moe_decode_comm_time) */
+	double decode_dispatch_floor_s, decode_combine_floor_s;
 } wzs_moe;
 
 /* Fills *out for a replica of `gpus` GPUs (and a prefill pool of
@@ -60,6 +63,12 @@ double wzs_moe_fabric(const wzm_gpu *gpu, long gpus_per_node);
  * bandwidths. */
 double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double dispatch_bps,
 			 double combine_bps);
+
+/* Seconds of a decode step's dispatch and combine for `tokens` tokens of
+ * one GPU: each layer's at least its measured floor, the rest bytes over
+ * the low-latency bandwidths; with dual-batch overlap the tokens go as two
+ * micro-batches of half each, every one paying the floor. */
+double wzs_moe_decode_comm_time(const wzs_moe *e, double tokens);
 
 /* Expected count of distinct units (GPUs or nodes, `units` of them, each
  * holding an equal run of the `experts` experts in order) among a token's

@@ -188,6 +188,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	 * as its expectation, not drawn per step). */
 	out->verify_tokens = 1;
 	out->tokens_per_step = 1;
+	out->draft_factor = 1;
 	if (p->mtp_acceptance > 0) {
 		double keep = 1;
 		for (long i = 0; i < p->mtp_draft_tokens; i++) {
@@ -195,6 +196,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			out->tokens_per_step += keep;
 		}
 		out->verify_tokens = 1 + (double)p->mtp_draft_tokens;
+		out->draft_factor = 1 + (double)p->mtp_draft_tokens / model->layers;
 	}
 	double nodes = ceil((double)out->gpus / (double)p->gpus_per_node);
 	out->cpu_bytes = nodes * p->offload_cpu_gib * WZM_GIB;
@@ -336,9 +338,7 @@ static void step_batch_terms(const wzs_replica_model *m, double batch, step_batc
 	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
 	out->weight_s = weight_fl / m->weight_flops;
 	/* Each GPU dispatches its own requests' query tokens. */
-	out->comm_s = wzs_moe_comm_time(&m->moe, batch * m->verify_tokens / m->gpus,
-					m->moe.decode_dests, m->moe.decode_dispatch_bps,
-					m->moe.decode_combine_bps);
+	out->comm_s = wzs_moe_decode_comm_time(&m->moe, batch * m->verify_tokens / m->gpus);
 }
 
 /* A decode step's two roofline terms, given its batch's. */
@@ -363,7 +363,8 @@ static double step_combine(const wzs_replica_model *m, double mem_s, double comp
 		*compute_bound = compute_s > mem_s;
 	if (network_bound)
 		*network_bound = m->moe.on && comm_s > roofline_s;
-	return m->overhead_s + wzs_moe_combine(&m->moe, roofline_s, comm_s);
+	return m->overhead_s +
+	       wzs_moe_combine(&m->moe, roofline_s * m->draft_factor, comm_s * m->draft_factor);
 }
 
 /* A decode step's time given its batch's terms (step_combine's flags). */
@@ -635,8 +636,9 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 	wz_buf_printf(out, "attention_flops_per_pair = %.0f\nprefill_flops_per_pair = %.0f\n"
 		      "decode_cost_factor = %g\n",
 		      m->attn_flops_pair, m->prefill_flops_pair, m->decode_cost);
-	wz_buf_printf(out, "decode_query_tokens_per_request = %g\ndecode_tokens_per_step = %.4f\n",
-		      m->verify_tokens, m->tokens_per_step);
+	wz_buf_printf(out, "decode_query_tokens_per_request = %g\ndecode_tokens_per_step = %.4f\n"
+		      "decode_draft_layers_factor = %.4f\n",
+		      m->verify_tokens, m->tokens_per_step, m->draft_factor);
 	wz_buf_printf(out, "offload_cpu_gib_per_replica = %.0f\noffload_ssd_gib_per_replica = %.0f\n"
 		      "host_link_gbps = %g\nssd_gbps_per_replica = %g\n",
 		      m->cpu_bytes / WZM_GIB, m->ssd_bytes / WZM_GIB, m->host_link_bps / 1e9,

@@ -78,6 +78,11 @@ typedef struct {
 	double decode_cost;        /* cache bytes read are multiplied by this */
 	double verify_tokens;      /* query tokens per request in a decode step (1 + MTP drafts) */
 	double tokens_per_step;    /* expected tokens a request gains per step (1 without MTP) */
+	/* Drafting: each draft is one forward of the MTP module, one more
+	 * transformer block (DeepSeek-V3 report, arXiv:2412.19437, sec. 2.2),
+	 * so a step carries 1 + drafts / layers of its per-layer work (its
+	 * roofline and its all-to-all); 1 without MTP */
+	double draft_factor;
 	/* offload tier, per replica */
 	double cpu_bytes, ssd_bytes;
 	double host_link_bps;      /* per GPU */

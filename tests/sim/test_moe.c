@@ -52,14 +52,28 @@ static void test_comm(void)
 	   per_layer * 1e6);
 	double t_on = wzs_step_time(&on, batch, rank_tokens);
 	double t_fast = wzs_step_time(&fast, batch, rank_tokens);
-	double fast_comm = wzs_moe_comm_time(&fast.moe, 128, fast.moe.decode_dests, 1e14, 1e14);
+	/* at 1e5 GB/s the low-latency kernels' measured floors are left */
+	double fast_comm = wzs_moe_decode_comm_time(&fast.moe, 128);
+	ok(fabs(fast_comm - 58 * (22.57 + 25.9) * 1e-6) < 1e-12 &&
+		   wzs_moe_decode_comm_time(&on.moe, 128) == comm,
+	   "a decode step's all-to-all: bytes over DeepEP's bandwidth, at least its measured floor "
+	   "a layer (22.57 + 25.9 us at EP16)");
 	ok(fabs((t_on - t_fast) - (comm - fast_comm)) < 1e-12,
 	   "a decode step carries the all-to-all: %.3f ms against %.3f ms (%.3f ms of it)", t_on * 1e3,
 	   t_fast * 1e3, comm * 1e3);
 	ok(comm > 0.015 && comm < 0.02, "58 layers of it: %.2f ms per step", comm * 1e3);
+	/* a few tokens a GPU: the floor, paid by each micro-batch */
+	double few = wzs_moe_decode_comm_time(&on.moe, 2);
+	ok(fabs(few - 58 * (22.57 + 25.9) * 1e-6) < 1e-12,
+	   "2 tokens a GPU take the floor, %.3f ms a step, not their bytes' %.3f ms", few * 1e3,
+	   wzs_moe_comm_time(&on.moe, 2, on.moe.decode_dests, on.moe.decode_dispatch_bps,
+			     on.moe.decode_combine_bps) * 1e3);
 
 	wzs_replica_model dbo;
 	model(1, 16, 1, 1, 0, &p, &dbo, NULL);
+	ok(fabs(wzs_moe_decode_comm_time(&dbo.moe, 2) - 2 * few) < 1e-12 &&
+		   fabs(wzs_moe_decode_comm_time(&dbo.moe, 128) - comm) < 1e-12 * comm,
+	   "overlapped, two micro-batches each pay the floor; above it the bytes are the same");
 	double roof = t_fast - on.overhead_s - fast_comm;
 	double t_dbo = wzs_step_time(&dbo, batch, rank_tokens);
 	ok(fabs(t_dbo - (on.overhead_s + (roof > comm ? roof : comm))) < 1e-12,

@@ -1,6 +1,7 @@
 /* Multi-token prediction: a decode step verifies 1 + k tokens per request
- * (FLOPs and experts touched grow, the cache is read once) and a request
- * gains 1 + a + ... + a^k tokens per step on average. */
+ * (FLOPs and experts touched grow, the cache is read once), drafts them
+ * with one more layer each, and a request gains 1 + a + ... + a^k tokens
+ * per step on average. */
 #include "tests/tap.h"
 
 #include <math.h>
@@ -74,16 +75,22 @@ int main(void)
 	   "a large batch at long context is compute-bound");
 	double t_off = wzs_step_time(&off, b, ctx) - off.overhead_s;
 	double t_one = wzs_step_time(&one, b, ctx) - one.overhead_s;
-	ok(fabs(t_one / t_off - 2) < 1e-9, "verifying one draft doubles a compute-bound step (%.4f x)",
+	ok(one.draft_factor == 1 + 1 / 61.0 && off.draft_factor == 1 &&
+		   fabs(t_one / t_off - 2 * (1 + 1 / 61.0)) < 1e-9,
+	   "verifying one draft doubles a compute-bound step, and drafting it is one more of "
+	   "DeepSeek-V3's 61 layers (%.4f x)",
 	   t_one / t_off);
 	/* Memory-bound, the step grows only by the experts the draft touches
 	 * besides the first token's; the cache is read once. */
 	double small = 2000;
 	double extra = off.weight_bytes_gpu *
 		       (wzs_weights_touched(&off, 2) - wzs_weights_touched(&off, 1)) / off.hbm_bps;
+	double mem_off = wzs_step_time(&off, 1, small) - off.overhead_s;
 	ok(!wzs_step_compute_bound(&one, 1, small) &&
-		   fabs(wzs_step_time(&one, 1, small) - wzs_step_time(&off, 1, small) - extra) < 1e-12,
-	   "a memory-bound step grows by the draft's extra experts only (%.6f s against %.6f s)",
+		   fabs(wzs_step_time(&one, 1, small) - one.overhead_s -
+			(mem_off + extra) * one.draft_factor) < 1e-12,
+	   "a memory-bound step grows by the draft's extra experts and its drafting layer only "
+	   "(%.6f s against %.6f s)",
 	   wzs_step_time(&one, 1, small), wzs_step_time(&off, 1, small));
 	double tpot_off, tpot_one;
 	double e_off = decode_alone(0, 1, &tpot_off), e_one = decode_alone(0.875, 1, &tpot_one);
