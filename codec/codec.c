@@ -7,6 +7,7 @@
 
 #include "codec/codec_internal.h"
 #include "codec/formats/baseline.h"
+#include "codec/formats/fpconv.h"
 #include "codec/profile/profile.h"
 #include "codec/profile/profile_cache.h"
 #include "codec/profile/rope.h"
@@ -135,24 +136,38 @@ const double *wzc_codec_rope_freq(const wzc_codec *c, int layer)
 static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 			   const float *rope, uint8_t *records, wz_diag *diag);
 
+/* A serving stack's cache holds bf16 values, and every format there
+ * quantizes those: so every format here, baselines and ours alike, codes
+ * the window's values rounded to bf16 (round to nearest even), and all
+ * see the same input.  The error is measured against the window as given. */
+static void round_bf16(float *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(x[i]));
+}
+
 wz_err wzc_encode_layer_at(wzc_codec *c, int layer, int n, const float *latent,
 			   const float *rope, const int64_t *positions, uint8_t *records,
 			   wz_diag *diag)
 {
 	if (layer < 0 || layer >= c->L || n < 0)
 		return wz_diag_set(diag, WZ_ERR_RANGE, "layer %d of %d, %d tokens", layer, c->L, n);
-	const double *f = wzc_codec_rope_freq(c, layer);
-	if (!f || n == 0)
-		return encode_layer(c, layer, n, latent, rope, records, diag);
-	/* the position part rotated back, then coded as any other */
-	float *back = malloc(sizeof *back * (size_t)n * (size_t)c->P);
-	if (!back)
+	if (n == 0)
+		return WZ_OK;
+	size_t nl = (size_t)n * (size_t)c->R, np = (size_t)n * (size_t)c->P;
+	float *in = malloc(sizeof *in * (nl + np + 1));
+	if (!in)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (%d tokens)", n);
-	memcpy(back, rope, sizeof *back * (size_t)n * (size_t)c->P);
-	for (int t = 0; t < n; t++)
-		wzc_rope_turn(back + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, -1);
-	wz_err e = encode_layer(c, layer, n, latent, back, records, diag);
-	free(back);
+	memcpy(in, latent, sizeof *in * nl);
+	memcpy(in + nl, rope, sizeof *in * np);
+	round_bf16(in, nl + np);
+	/* where the profile undoes RoPE, the position part rotated back, then
+	 * coded as any other */
+	const double *f = wzc_codec_rope_freq(c, layer);
+	for (int t = 0; f && t < n; t++)
+		wzc_rope_turn(in + nl + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, -1);
+	wz_err e = encode_layer(c, layer, n, in, in + nl, records, diag);
+	free(in);
 	return e;
 }
 

@@ -223,9 +223,19 @@ static const wzc_format_info table[] = {
 	  "latent e4m3 + fp16 scale, position part kept in bf16", NULL,
 	  BASELINE(bytes_fp8_bf16rope) },
 	{ WZC_FMT_FP8_DS_MLA, "fp8-ds-mla", WZC_TIER_GPU, 0,
-	  "FlashMLA FP8 with scale: latent e4m3 + fp32 scale per 128, position bf16 (656 B)",
-	  "deepseek-ai/FlashMLA csrc/api/sparse_decode.h (bytes_per_token) and "
-	  "flash_mla/flash_mla_interface.py",
+	  "FlashMLA FP8 with scale as vLLM writes it: latent e4m3 (x / scale) + fp32 scale "
+	  "max(absmax/448, FLT_MIN) per 128, position bf16 (656 B)",
+	  "vllm-project/vllm csrc/libtorch_stable/cache_kernels.cu "
+	  "(concat_and_cache_ds_mla_kernel; read at 37cb21c1695d) and "
+	  "csrc/quantization/w8a8/fp8/nvidia/quant_utils.cuh (scaled_vec_conversion: "
+	  "bf16 to float, divided by the scale); layout: deepseek-ai/FlashMLA "
+	  "csrc/api/sparse_decode.h (bytes_per_token)",
+	  BASELINE(bytes_fp8_ds_mla) },
+	{ WZC_FMT_FP8_DS_MLA_UE8M0, "fp8-ds-mla-ue8m0", WZC_TIER_GPU, 0,
+	  "FlashMLA FP8 with power-of-two (UE8M0) scales: latent e4m3 (x / scale) + fp32 "
+	  "scale 2^ceil(log2 max(absmax/448, 1e-4)) per 128, position bf16 (656 B)",
+	  "deepseek-ai/FlashMLA tests/quant.py (quantize_k_cache, V32_FP8Sparse, "
+	  "_cast_scale_inv_to_ue8m0; read at 520fec6a7fd9)",
 	  BASELINE(bytes_fp8_ds_mla) },
 	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
 	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)", NULL,

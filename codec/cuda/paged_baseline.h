@@ -12,6 +12,8 @@
 #ifndef WZK_PAGED_BASELINE_H
 #define WZK_PAGED_BASELINE_H
 
+#include <float.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -164,7 +166,10 @@ static inline WZ_HD void wzk_enc_load(const wzk_enc_args *a, int blk, int tid, i
 		long tok = (long)blk * WZK_ENC_TOKENS + t;
 		if (tok >= a->n)
 			continue;
-		sm->x[t][k] = k < R ? a->latent[tok * R + k] : a->rope[tok * P + (k - R)];
+		/* the cache's bf16 values, as the CPU reference codes them
+		 * (wzc_encode_layer_at) */
+		float v = k < R ? a->latent[tok * R + k] : a->rope[tok * P + (k - R)];
+		sm->x[t][k] = wzc_bf16_to_f32(wzc_bf16_from_f32(v));
 	}
 }
 
@@ -232,11 +237,12 @@ static inline WZ_HD void wzk_enc_scales(const wzk_enc_args *a, int blk, int tid,
 			wzk_f16_group(sm, t, g, wzk_group_absmax(sm, t, 0, R), WZC_E4M3_MAX, R);
 			break;
 		case WZK_FP8_DS_MLA: {
-			/* FlashMLA keeps this scale in fp32, unrounded */
-			float s = wzk_group_absmax(sm, t, k0, 128) / WZC_E4M3_MAX;
+			/* vLLM keeps this scale in fp32, unrounded, at least FLT_MIN,
+			 * and divides by it (codec/formats/baseline.c) */
+			float s = fmaxf(wzk_group_absmax(sm, t, k0, 128) / WZC_E4M3_MAX, FLT_MIN);
 			wzk_put32f(&sm->rec[t][R + 4 * g], s);
 			sm->scale[t][g] = s;
-			sm->inv[t][g] = s > 0 ? 1.0f / s : 0;
+			sm->inv[t][g] = 1.0f / s;
 			break;
 		}
 		case WZK_INT4_G64: {
@@ -314,7 +320,7 @@ static inline WZ_HD void wzk_enc_codes(const wzk_enc_args *a, int blk, int tid, 
 		case WZK_FP8_DS_MLA:
 			for (int e = 0; e < 2; e++)
 				if (latent)
-					rec[k + e] = wzc_e4m3_from_f32(x[e] * inv);
+					rec[k + e] = wzc_e4m3_from_f32(x[e] / sm->scale[t][g]);
 				else
 					wzk_put16(rec + l->rope_at + 2 * (j + e), wzc_bf16_from_f32(x[e]));
 			break;

@@ -1,6 +1,7 @@
 /* The baseline formats byte-exact (DESIGN.md, "Cache formats"): bf16, the
  * FP8 variants, int4 in groups of 64 and NVFP4, one token of one layer at a
  * time, for any latent width the format's grouping allows. */
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 
@@ -63,6 +64,28 @@ static void e4m3_encode(const float *x, int n, float scale, uint8_t *out)
 	float inv = scale > 0 ? 1.0f / scale : 0;
 	for (int i = 0; i < n; i++)
 		out[i] = wzc_e4m3_from_f32(x[i] * inv);
+}
+
+/* Each value divided by the scale, as vLLM's scaled_vec_conversion and
+ * FlashMLA's quantize_k_cache do (a product with the reciprocal differs
+ * from the quotient by one e4m3 step on some values). */
+static void e4m3_encode_div(const float *x, int n, float scale, uint8_t *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = wzc_e4m3_from_f32(x[i] / scale);
+}
+
+/* FlashMLA's power-of-two scale of a 128-value tile
+ * (_cast_scale_inv_to_ue8m0: 2^ceil(log2(max(absmax / 448, 1e-4))) in
+ * float32): the least power of two at or above max(absmax / 448, 1e-4),
+ * found from the float's bits, so that no rounding of a logarithm can
+ * move it (torch's log2 of an exact power of two is exact). */
+static float ue8m0_scale(float amax)
+{
+	float s = fmaxf(amax / WZC_E4M3_MAX, 1e-4f);
+	int e;
+	float m = frexpf(s, &e); /* s = m 2^e, m in [0.5, 1) */
+	return ldexpf(1.0f, m == 0.5f ? e - 1 : e);
 }
 
 static void e4m3_decode(const uint8_t *in, int n, float scale, float *x)
@@ -223,10 +246,15 @@ void wzc_baseline_encode(const wzc_rec_ctx *c, const float *latent, const float 
 		bf16_encode(rope, P, rec + R + 2);
 		break;
 	case WZC_FMT_FP8_DS_MLA:
+	case WZC_FMT_FP8_DS_MLA_UE8M0:
 		for (int b = 0; b < R / 128; b++) {
-			/* FlashMLA keeps this scale in fp32, unrounded. */
-			float s = absmax(latent + 128 * b, 128) / WZC_E4M3_MAX;
-			e4m3_encode(latent + 128 * b, 128, s, rec + 128 * b);
+			/* vLLM keeps this scale in fp32, unrounded, and writes FLT_MIN
+			 * for an all-zero tile; FlashMLA's power-of-two variant floors
+			 * it at 2^-13 */
+			float a = absmax(latent + 128 * b, 128);
+			float s = c->id == WZC_FMT_FP8_DS_MLA ? fmaxf(a / WZC_E4M3_MAX, FLT_MIN)
+							       : ue8m0_scale(a);
+			e4m3_encode_div(latent + 128 * b, 128, s, rec + 128 * b);
 			wzc_put32f(rec + R + 4 * b, s);
 		}
 		bf16_encode(rope, P, rec + R + 4 * (R / 128));
@@ -272,6 +300,7 @@ void wzc_baseline_decode(const wzc_rec_ctx *c, const uint8_t *rec, float *latent
 		bf16_decode(rec + R + 2, P, rope);
 		break;
 	case WZC_FMT_FP8_DS_MLA:
+	case WZC_FMT_FP8_DS_MLA_UE8M0:
 		for (int b = 0; b < R / 128; b++)
 			e4m3_decode(rec + 128 * b, 128, wzc_get32f(rec + R + 4 * b), latent + 128 * b);
 		bf16_decode(rec + R + 4 * (R / 128), P, rope);

@@ -97,11 +97,24 @@ static void trt_encode16(const float *v, uint8_t *packed, uint8_t *scale)
 	float amax = absmax16(v);
 	uint8_t code = wzc_trt_fp4_scale(amax);
 	float sf = wzc_e4m3_to_f32(code);
-	/* A group whose scale rounds to zero decodes to zeros whatever its
-	 * codes; the kernel's codes are then saturated ones, ours zeros. */
-	float inv = amax != 0 && sf > 0 ? 1.0f / sf : 0;
-	for (int i = 0; i < 16; i += 2)
-		put_pair(packed, i, wzc_e2m1_from_f32(v[i] * inv), wzc_e2m1_from_f32(v[i + 1] * inv));
+	/* cvt_warp_fp16_to_fp4: outputScale = vecMax != 0 ? rcp(SF) : 0.  A
+	 * group whose scale rounds to e4m3 zero (absmax under 6 * 2^-10) but
+	 * is not all zeros gets rcp(0) = +inf: its values times +inf, which
+	 * cvt.rn.satfinite.e2m1x2.f32 saturates to +-6 (codes 7 and 15), and
+	 * a zero in it 0 * inf = NaN, which satfinite turns into +6 (PTX ISA,
+	 * cvt: NaN to the positive largest finite value of a type without a
+	 * NaN).  Such a group decodes to zeros whatever its codes. */
+	for (int i = 0; i < 16; i += 2) {
+		uint8_t c[2];
+		for (int k = 0; k < 2; k++) {
+			float x = v[i + k];
+			c[k] = amax == 0  ? 0
+			       : sf > 0   ? wzc_e2m1_from_f32(x * (1.0f / sf))
+			       : x == 0 || x != x ? 7
+			       : (uint8_t)(x < 0 ? 15 : 7);
+		}
+		put_pair(packed, i, c[0], c[1]);
+	}
 	*scale = code;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codec/formats/baseline.h"
+#include "codec/formats/fpconv.h"
 #include "codec/profile/scale_code.h"
 #include "codec/first_fail.h"
 #include "codec/hot.h"
@@ -436,6 +437,41 @@ static void free_rotated(wzc_window *rw, int nw)
 	free(rw);
 }
 
+/* The windows' cache values rounded to bf16, as every format codes them
+ * (wzc_encode_layer_at): a serving stack's calibration cache is bf16 too,
+ * and a profile fitted on the same values wz codes keeps, among others,
+ * the attention sink's anchor equal to the sink wz meets. */
+static void free_bf16(wzc_window *bw, int nw)
+{
+	for (int w = 0; bw && w < nw; w++) {
+		free((float *)bw[w].latent);
+		free((float *)bw[w].rope);
+	}
+	free(bw);
+}
+
+static wzc_window *bf16_windows(const wzc_window *const *ws, int nw)
+{
+	wzc_window *bw = calloc((size_t)nw, sizeof *bw);
+	for (int w = 0; bw && w < nw; w++) {
+		const wzc_window *s = ws[w];
+		bw[w] = *s;
+		size_t nl = (size_t)s->L * s->T * s->R, nr = (size_t)s->L * s->T * s->P;
+		float *l = malloc(sizeof *l * (nl ? nl : 1)), *r = malloc(sizeof *r * (nr ? nr : 1));
+		bw[w].latent = l;
+		bw[w].rope = r;
+		if (!l || !r) {
+			free_bf16(bw, w + 1);
+			return NULL;
+		}
+		for (size_t i = 0; i < nl; i++)
+			l[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(s->latent[i]));
+		for (size_t i = 0; i < nr; i++)
+			r[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(s->rope[i]));
+	}
+	return bw;
+}
+
 static wzc_window *rotated_windows(const wzc_window *const *ws, int nw, const double *freq)
 {
 	wzc_window *rw = calloc((size_t)nw, sizeof *rw);
@@ -719,6 +755,16 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 					   "needs an even width",
 					   w0->P);
 	}
+	wzc_window *bw = bf16_windows(ws, nw);
+	const wzc_window **bws = malloc(sizeof *bws * (size_t)nw);
+	if (!bw || !bws) {
+		free_bf16(bw, nw);
+		free(bws);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int w = 0; w < nw; w++)
+		bws[w] = &bw[w];
+	ws = bws;
 	wzc_profile *p = wzc_profile_alloc(w0->L, w0->R, w0->P);
 	wzc_window *rw = undo ? rotated_windows(ws, nw, opts->rope_freq) : NULL;
 	const wzc_window **rws = undo ? malloc(sizeof *rws * (size_t)nw) : NULL;
@@ -729,6 +775,8 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		wzc_profile_free(p);
 		free_rotated(rw, nw);
 		free(rws);
+		free_bf16(bw, nw);
+		free(bws);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	for (int w = 0; undo && w < nw; w++)
@@ -765,6 +813,8 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	}
 	free_rotated(rw, nw);
 	free(rws);
+	free_bf16(bw, nw);
+	free(bws);
 	if (e) {
 		wzc_profile_free(p);
 		return e;

@@ -163,3 +163,11 @@ tests_codec_test_edu_SOURCES = tests/codec/test_edu.c tests/codec/edu/wzx_edu.c 
 tests_codec_test_edu_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_edu_LDADD = $(TEST_LDADD)
 tests_codec_test_edu_DEPENDENCIES = $(WZ_LIBS)
+# Golden bytes of fp8-ds-mla (vLLM), fp8-ds-mla-ue8m0 (FlashMLA) and
+# TensorRT-LLM's zero-scale cold-page groups (issue 43).
+check_PROGRAMS += tests/codec/test_baselines_exact
+TESTS += tests/codec/test_baselines_exact
+tests_codec_test_baselines_exact_SOURCES = tests/codec/test_baselines_exact.c
+tests_codec_test_baselines_exact_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_baselines_exact_LDADD = $(TEST_LDADD)
+tests_codec_test_baselines_exact_DEPENDENCIES = $(WZ_LIBS)

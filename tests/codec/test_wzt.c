@@ -370,6 +370,7 @@ static void round_trip(wzt_family fam, const char *prefix, int nu)
 	wzt_cache_trace *test = small_window(fam, UINT64_C(1) << 32, "test", 256);
 	if (!ok(cal && test, "%s: windows", fname))
 		return;
+	trace_bf16(test); /* the codec codes bf16 */
 	wzc_window cw = window_of(cal), tw = window_of(test);
 	const wzc_window *cp = &cw;
 	wzc_profile *prof = NULL;
@@ -451,6 +452,11 @@ static void round_trip(wzt_family fam, const char *prefix, int nu)
 						tr[i] = kind == 0 ? pp->mean[i] : kind == 1 ? pp->anchor[i]
 							: pp->mean[i] + (i % 5 == 0 ? -0.25f : 0.0f);
 				}
+				/* in bf16, as the codec codes them */
+				for (size_t i = 0; i < (size_t)T * R; i++)
+					xl[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(xl[i]));
+				for (size_t i = 0; i < (size_t)T * P; i++)
+					xp[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(xp[i]));
 				wzc_wz_encode_layer_trellis(ct->wz, ct->wzt, l, T, xl, xp, ref, B);
 				wzc_encode_layer(ct, l, T, xl, xp, fast, &d);
 				for (int t = 0; t < T; t++)
@@ -542,6 +548,7 @@ static void full_shape(void)
 	wzt_cache_trace *test = synth_with(&p);
 	if (!ok(cal && test, "512+64: windows"))
 		return;
+	trace_bf16(test); /* the codec codes bf16 */
 	wzc_window cw = window_of(cal), tw = window_of(test);
 	const wzc_window *cp = &cw;
 	wzc_profile *prof = NULL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "codec/codec.h"
+#include "codec/formats/fpconv.h"
 #include "traces/cache_trace.h"
 #include "traces/synth_cache.h"
 
@@ -19,6 +20,17 @@ static inline wzc_window window_of(const wzt_cache_trace *t)
 		.model = t->model, .split = t->split, .name = t->window,
 	};
 	return w;
+}
+
+/* A trace's cache values rounded to bf16 in place, as every format's codec
+ * path rounds them (wzc_encode_layer_at): a test that compares the codec
+ * with a coder called directly gives both the same input. */
+static inline void trace_bf16(wzt_cache_trace *t)
+{
+	for (size_t i = 0; i < (size_t)t->L * t->T * t->R; i++)
+		t->latent[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(t->latent[i]));
+	for (size_t i = 0; i < (size_t)t->L * t->T * t->P; i++)
+		t->rope[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(t->rope[i]));
 }
 
 /* The window P describes; NULL on failure (printed as a TAP comment). */
