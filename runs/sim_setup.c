@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "codec/formats/format.h"
+#include "costmodel/fleet.h"
 #include "runs/say.h"
 #include "sim/speedup.h"
 
@@ -196,9 +197,13 @@ void wz_sim_setup_free(wz_sim_setup *s)
 	memset(s, 0, sizeof *s);
 }
 
-int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
-		 wzs_replica_model *out, wzm_format_size *size)
+/* wz_sim_model, giving also the offload record's bytes and the restores'
+ * per-core decode rate (0: none). */
+static int model_of(const char *cmd, const wz_sim_setup *s, const char *format,
+		    wzs_replica_model *out, wzm_format_size *size, double *offload_per_layer,
+		    double *restore_per_core)
 {
+	*restore_per_core = 0;
 	wz_diag diag;
 	wz_diag_clear(&diag);
 	const wzm_model *m = s->model;
@@ -215,6 +220,7 @@ int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 		if (wz_resolve_formats(&ospec, 1, s->scn->baseline_format, R, P, &off, &diag))
 			return wz_say_fail(cmd, &diag);
 	}
+	*offload_per_layer = off.record_per_layer;
 	double cost;
 	if (wzs_decode_cost(&s->params, size->name, &cost, &diag))
 		return wz_say_fail(cmd, &diag);
@@ -234,8 +240,52 @@ int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 				     &diag))
 			return wz_say_fail(cmd, &diag);
 		wzs_replica_model_set_restore_decode(out, &s->params, per_core);
+		*restore_per_core = per_core;
 	}
 	return 0;
+}
+
+int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
+		 wzs_replica_model *out, wzm_format_size *size)
+{
+	double off, per_core;
+	return model_of(cmd, s, format, out, size, &off, &per_core);
+}
+
+int wz_sim_deploy_base(const char *cmd, const wz_sim_setup *s, const char *format,
+		       wzd_base *out, wzm_format_size *size)
+{
+	memset(out, 0, sizeof *out);
+	wzs_replica_model *m = malloc(sizeof *m);
+	if (!m) {
+		wz_diag diag;
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_say_fail(cmd, &diag);
+	}
+	/* the scenario's own configuration: it resolves the format and its
+	 * costs, and checks that the scenario's values hold */
+	int rc = model_of(cmd, s, format, m, size, &out->offload_per_layer,
+			  &out->restore_per_core_tlps);
+	if (!rc) {
+		wz_diag diag;
+		wzm_rates rates;
+		out->model = s->model;
+		out->gpu = s->gpu;
+		out->mem = s->scn->mem;
+		out->params = s->params;
+		out->context = s->scn->context;
+		out->record_per_layer = size->record_per_layer;
+		out->decode_cost = m->decode_cost;
+		wz_sim_config(s, m, &out->run);
+		out->run.params = NULL;
+		out->run.model = NULL;
+		if (wzm_find_rates(s->cat, s->scn->price_set, s->gpu, &rates, &diag))
+			rc = wz_say_fail(cmd, &diag);
+		else
+			out->usd_per_gpu_year = rates.reserved_usd_h * WZM_HOURS_PER_YEAR;
+	}
+	free(m);
+	return rc;
 }
 
 void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_config *cfg)

@@ -8,6 +8,7 @@
 #include "archive/archive.h"
 #include "runs/say.h"
 #include "runs/setup.h"
+#include "sim/deploy/deploy.h"
 #include "sim/params.h"
 #include "sim/replica.h"
 #include "sim/restore_rates.h"
@@ -50,6 +51,14 @@ long wz_sim_gpus_per_replica(const wz_sim_setup *s);
  * Returns an exit status after printing any error. */
 int wz_sim_model(const char *cmd, const wz_sim_setup *s, const char *format,
 		 wzs_replica_model *out /* OUT */, wzm_format_size *size /* OUT */);
+
+/* The deployment search's inputs for one format spec (sim/deploy): the
+ * set-up's model, GPU, parameters, replica shape and population, the
+ * format's record bytes, decode cost and restore rate, the scenario's
+ * reserved rate.  *size gets the resolved format.  Returns an exit status
+ * after printing any error. */
+int wz_sim_deploy_base(const char *cmd, const wz_sim_setup *s, const char *format,
+		       wzd_base *out /* OUT */, wzm_format_size *size /* OUT */);
 
 /* A run configuration for the set-up (replicas left to the caller). */
 void wz_sim_config(const wz_sim_setup *s, const wzs_replica_model *m, wzs_run_config *cfg /* OUT */);

@@ -1,5 +1,6 @@
 /* Which resource binds a sized fleet (binding.h). */
 #include "sim/binding.h"
+#include "sim/sim.h"
 
 #include <stdio.h>
 
@@ -22,7 +23,7 @@ wzs_binding wzs_what_binds(const wzs_params *p, const wzs_result *r)
 								 : WZS_BIND_HBM_CAPACITY;
 	if (r->completed == 0)
 		return WZS_BIND_UNKNOWN;
-	double ttft_over = r->ttft.p99 / p->ttft_p99_s, tpot_over = r->tpot.p99 / p->tpot_p99_s;
+	double ttft_over = wzs_ttft_over(p, r), tpot_over = r->tpot.p99 / p->tpot_p99_s;
 	if (ttft_over > 1 && ttft_over >= tpot_over) {
 		double q = r->slow_ttft_queue_s, f = r->slow_ttft_prefill_s, n = r->slow_ttft_transfer_s;
 		double s = r->slow_ttft_restore_s + r->slow_ttft_restore_decode_s;

@@ -221,6 +221,7 @@ typedef struct {
 	uint32_t next_serial;
 	/* metrics */
 	wzs_hist *h_ttft, *h_tpot, *h_e2e, *h_queue;
+	wzs_hist *h_ttft_ratio;       /* with ttft_per_1k_tokens_s: TTFT over each one's target */
 	wzs_result *res;
 	double in_sys_area, in_sys_last;
 	long in_sys;

@@ -1,5 +1,6 @@
 # sim/: the discrete-event simulator: event queue, replicas, scheduler,
-# offload tier, population, metrics and the fleet-size search.
+# offload tier, population, metrics, the fleet-size search, and in
+# sim/deploy/ the deployment search over serving configurations.
 noinst_LIBRARIES += libwzsim.a
 libwzsim_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzsim_a_SOURCES = \
@@ -21,4 +22,5 @@ libwzsim_a_SOURCES = \
 	sim/prefix_admit.c \
 	sim/moe.c sim/moe.h \
 	sim/benchmark.c sim/benchmark.h \
-	sim/weights.c sim/weights.h
+	sim/weights.c sim/weights.h \
+	sim/deploy/deploy.h sim/deploy/space.c sim/deploy/screen.c sim/deploy/confirm.c

@@ -60,6 +60,9 @@ typedef struct {
 typedef struct {
 	/* latency, over requests arriving after the warm-up */
 	wzs_summary ttft, tpot, e2e, queue;
+	/* each request's TTFT over its own target, where the target grows
+	 * with the prompt (ttft_per_1k_tokens_s > 0; else n is 0) */
+	wzs_summary ttft_ratio;
 	double ttft_cdf[WZS_CDF_POINTS], tpot_cdf[WZS_CDF_POINTS]; /* seconds, at wzs_cdf_p */
 	unsigned long long arrived, completed, refused, unfinished, met_slo;
 	unsigned long long refused_too_big, refused_timeout;

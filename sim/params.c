@@ -18,6 +18,8 @@
 #define WZS_KEYS(X)                                                                                \
 	X("ttft_p99_s", NUM, ttft_p99_s, 1, 0, 86400, 1, "target p99 time to first token, s")  \
 	X("tpot_p99_s", NUM, tpot_p99_s, 1, 0, 3600, 1, "target p99 time per output token, s") \
+	X("ttft_per_1k_tokens_s", NUM, ttft_per_1k_tokens_s, 1, 0, 3600, 0,                        \
+	  "the TTFT target's part per 1,000 new tokens of a request, s")                           \
 	X("hbm_efficiency", NUM, hbm_efficiency, 1, 0.01, 1, 0,                                    \
 	  "share of the HBM bandwidth decode sustains")                                            \
 	X("compute_efficiency", NUM, compute_efficiency, 1, 0.01, 1, 0,                            \
@@ -135,7 +137,11 @@
 	  "seconds between cache occupancy samples")                                               \
 	X("seed", WORD, seed, 1, 0, 0, 0, "random seed, a whole number >= 0")                      \
 	X("search_seeds", COUNT, search_seeds, 1, 1, WZS_MAX_SEARCH_SEEDS, 0,                      \
-	  "seeds each fleet size is tried with")
+	  "seeds each fleet size is tried with")                                                    \
+	X("search", FLAG, search, 1, 0, 0, 0,                                                       \
+	  "size each format at the deployment search's cheapest configuration")                     \
+	X("config", TEXT, config, 1, 0, 0, 0,                                                       \
+	  "key=value, ...: configuration keys the deployment search pins")
 
 #define KEY_ENTRY(name, kind, field, scale, min, max, open, help)                              \
 	{ name, WZS_KEY_##kind, offsetof(wzs_params, field), sizeof(((wzs_params *)0)->field),  \
@@ -653,6 +659,8 @@ double wzs_prefill_moe_share(const wzs_params *p, int gpus)
 void wzs_params_describe(const wzs_params *p, wz_buf *out)
 {
 	wz_buf_printf(out, "ttft_p99_s = %g\ntpot_p99_s = %g\n", p->ttft_p99_s, p->tpot_p99_s);
+	if (p->ttft_per_1k_tokens_s > 0)
+		wz_buf_printf(out, "ttft_per_1k_tokens_s = %g\n", p->ttft_per_1k_tokens_s);
 	wz_buf_printf(out, "hbm_efficiency = %g\ncompute_efficiency = %g\n"
 		      "prefill_compute_efficiency = %g\nstep_overhead_ms = %g\n",
 		      p->hbm_efficiency, p->compute_efficiency, wzs_prefill_efficiency(p),

@@ -29,6 +29,13 @@ const char *wzs_idle_policy_name(wzs_idle_policy p);
 typedef struct {
 	/* latency targets (fleet search) */
 	double ttft_p99_s, tpot_p99_s;
+	/* A TTFT target that grows with the prompt, as targets for long
+	 * contexts are stated: a request's target is ttft_p99_s plus this per
+	 * 1,000 tokens it brings to prefill (its new tokens: a new session's
+	 * whole first prompt, a later turn's prompt; not a recompute of its
+	 * own dropped cache), and the p99 of each request's TTFT over its own
+	 * target must be at most 1; 0: one target for every request. */
+	double ttft_per_1k_tokens_s;
 	/* roofline step time */
 	double hbm_efficiency, compute_efficiency, step_overhead_s;
 	/* Prefill per operation (sim/replica.c): the share of peak FLOP/s
@@ -141,6 +148,11 @@ typedef struct {
 	 * seed + search_seeds - 1 and meets the targets only if every run
 	 * does (search.c) */
 	long search_seeds;
+	/* the deployment search (sim/deploy, runs/deploy_run.c): size each
+	 * format at its cheapest configuration, with these keys pinned
+	 * ("key=value, ..."; wzd_space_pin) */
+	int search;
+	char config[256];
 } wzs_params;
 
 #define WZS_MAX_SEARCH_SEEDS 64

@@ -30,7 +30,7 @@ typedef struct {
  * p99 over its target. */
 static double tightness(const wzs_params *p, const wzs_result *r)
 {
-	double t = r->ttft.p99 / p->ttft_p99_s;
+	double t = wzs_ttft_over(p, r);
 	double u = r->tpot.n > 0 ? r->tpot.p99 / p->tpot_p99_s : 0;
 	return t > u ? t : u;
 }
@@ -111,6 +111,7 @@ static void note_failure(wzs_search *out, const wzs_params *p, long replicas,
 	out->binding = wzs_what_binds(p, res);
 	out->below = replicas;
 	out->below_ttft_p99 = res->ttft.p99;
+	out->below_ttft_over = wzs_ttft_over(p, res);
 	out->below_tpot_p99 = res->tpot.p99;
 	out->below_refused_timeout = res->refused_timeout;
 	out->below_refused_too_big = res->refused_too_big;
@@ -129,6 +130,10 @@ int wzs_within_noise(const wzs_params *p, const wzs_result *r)
 {
 	if (r->refused || r->completed == 0)
 		return 0;
+	if (p->ttft_per_1k_tokens_s > 0)
+		return (r->ttft_ratio.p99_lo <= 1 && 1 <= r->ttft_ratio.p99_hi) ||
+		       (r->tpot.n > 0 && r->tpot.p99_lo <= p->tpot_p99_s &&
+			p->tpot_p99_s <= r->tpot.p99_hi);
 	return (r->ttft.p99_lo <= p->ttft_p99_s && p->ttft_p99_s <= r->ttft.p99_hi) ||
 	       (r->tpot.n > 0 && r->tpot.p99_lo <= p->tpot_p99_s && p->tpot_p99_s <= r->tpot.p99_hi);
 }

@@ -21,6 +21,7 @@ typedef struct {
 	 * cover only the requests until then. */
 	long below;
 	double below_ttft_p99, below_tpot_p99;
+	double below_ttft_over;  /* its wzs_ttft_over: p99 TTFT over its target */
 	unsigned long long below_refused_timeout, below_refused_too_big, below_completed;
 	wzs_binding binding;  /* what made `below` fail: what binds the fleet */
 	/* of the tokens `below` prefilled, the share that recomputed caches

@@ -263,8 +263,14 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			double tpot = q->output > 1 ? (finish - q->first_token) / (double)(q->output - 1) : 0;
 			f->res->completed++;
 			wzs_hist_add(f->h_ttft, ttft);
-			if (ttft > f->p->ttft_p99_s) {
-				f->res->slow_ttft_excess_s += ttft - f->p->ttft_p99_s;
+			double target = f->p->ttft_p99_s;
+			if (f->p->ttft_per_1k_tokens_s > 0) {
+				target = wzs_request_ttft_target(f->p, q->prefix - q->reuse + q->prompt -
+									     q->recompute);
+				wzs_hist_add(f->h_ttft_ratio, ttft / target);
+			}
+			if (ttft > target) {
+				f->res->slow_ttft_excess_s += ttft - target;
 				if (q->prefill_start > q->restored)
 					f->res->slow_ttft_prefill_wait_s += q->prefill_start - q->restored;
 				f->res->slow_ttft_queue_s += q->admitted - q->arrival;
@@ -282,7 +288,7 @@ void wzs_request_done(wzs_fleet *f, int32_t id, double finish, int refused, int 
 			if (q->output > 1)
 				wzs_hist_add(f->h_tpot, tpot);
 			wzs_hist_add(f->h_e2e, finish - q->arrival);
-			if (ttft <= f->p->ttft_p99_s && tpot <= f->p->tpot_p99_s) {
+			if (ttft <= target && tpot <= f->p->tpot_p99_s) {
 				f->res->met_slo++;
 				f->good_tokens += (double)q->output;
 			}
@@ -495,6 +501,8 @@ static void finish_results(wzs_fleet *f, double end)
 	wzs_hist_summary(f->h_tpot, &res->tpot);
 	wzs_hist_summary(f->h_e2e, &res->e2e);
 	wzs_hist_summary(f->h_queue, &res->queue);
+	if (f->p->ttft_per_1k_tokens_s > 0)
+		wzs_hist_summary(f->h_ttft_ratio, &res->ttft_ratio);
 	wzs_hist_quantiles(f->h_ttft, wzs_cdf_p, WZS_CDF_POINTS, res->ttft_cdf);
 	wzs_hist_quantiles(f->h_tpot, wzs_cdf_p, WZS_CDF_POINTS, res->tpot_cdf);
 	double w = res->window_s > 0 ? res->window_s : 1;
@@ -542,7 +550,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	f.session_scale = wzs_pop_session_scale(p);
 	wzs_queue_init(&f.q);
 	wz_err err = WZ_OK;
-	wzs_hist *h = calloc(4, sizeof *h);
+	wzs_hist *h = calloc(5, sizeof *h);
 	if (!h || wzs_fleet_alloc_replicas(&f)) {
 		err = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (replicas)");
 		goto done;
@@ -551,6 +559,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 	f.h_tpot = &h[1];
 	f.h_e2e = &h[2];
 	f.h_queue = &h[3];
+	f.h_ttft_ratio = &h[4];
 	if ((err = wzs_queue_owners(&f.q, (size_t)cfg->replicas, diag)))
 		goto done;
 	if (!cfg->traffic && p->think_s > 0 && (err = population_calendar(&f)))
@@ -616,6 +625,21 @@ done:
 
 int wzs_meets_targets(const wzs_params *p, const wzs_result *r)
 {
+	if (p->ttft_per_1k_tokens_s > 0)
+		return r->refused == 0 && r->completed > 0 && r->ttft_ratio.p99 <= 1 &&
+		       r->tpot.p99 <= p->tpot_p99_s;
 	return r->refused == 0 && r->completed > 0 && r->ttft.p99 <= p->ttft_p99_s &&
 	       r->tpot.p99 <= p->tpot_p99_s;
+}
+
+double wzs_request_ttft_target(const wzs_params *p, int64_t new_tokens)
+{
+	return p->ttft_p99_s + p->ttft_per_1k_tokens_s * (double)new_tokens / 1000;
+}
+
+double wzs_ttft_over(const wzs_params *p, const wzs_result *r)
+{
+	if (p->ttft_per_1k_tokens_s > 0)
+		return r->ttft_ratio.p99;
+	return r->ttft.p99 / p->ttft_p99_s;
 }

@@ -35,4 +35,13 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out /* OUT */, wz_diag *di
  * TPOT within the parameters' targets, and at least one completed request. */
 int wzs_meets_targets(const wzs_params *p, const wzs_result *r);
 
+/* The TTFT target of a request bringing `new_tokens` to prefill:
+ * ttft_p99_s plus ttft_per_1k_tokens_s per 1,000 of them. */
+double wzs_request_ttft_target(const wzs_params *p, int64_t new_tokens);
+
+/* A run's p99 TTFT over its target: the p99 of each request's TTFT over
+ * its own target where targets grow with the prompt, else the p99 TTFT
+ * over ttft_p99_s (above 1: missed). */
+double wzs_ttft_over(const wzs_params *p, const wzs_result *r);
+
 #endif

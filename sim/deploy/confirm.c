@@ -1,0 +1,285 @@
+/* The deployment search's two stages: the screen over every configuration
+ * of the space, then the simulator's fleet search for the cheapest few
+ * (deploy.h). */
+#include "sim/deploy/deploy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+wz_err wzd_confirm(const wzd_base *b, const wzd_config *c, long max_replicas, int threads,
+		   void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		   wzd_confirmed *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	out->params = b->params;
+	wzm_memory_params mem = b->mem;
+	wzd_config_apply(c, &out->params, &mem);
+	wz_err err = wzs_params_validate(&out->params, "config", diag);
+	if (!err)
+		err = wzs_replica_model_build(b->model, b->gpu, &mem, b->context, b->record_per_layer,
+					      b->offload_per_layer, b->decode_cost, &out->params,
+					      &out->model, diag);
+	if (err)
+		return err;
+	if (out->params.idle_policy == WZS_IDLE_OFFLOAD)
+		wzs_replica_model_set_restore_decode(&out->model, &out->params,
+						     b->restore_per_core_tlps);
+	wzs_run_config cfg = b->run;
+	cfg.params = &out->params;
+	cfg.model = &out->model;
+	cfg.replicas = 1;
+	if ((err = wzs_size(&cfg, max_replicas, threads, on_run, ud, &out->search, diag)))
+		return err;
+	out->gpus = out->search.replicas * (c->gpus + c->prefill_gpus);
+	out->usd_year = (double)out->gpus * b->usd_per_gpu_year;
+	return WZ_OK;
+}
+
+void wzd_confirmed_free(wzd_confirmed *c)
+{
+	if (c)
+		wzs_result_free(&c->search.result);
+}
+
+void wzd_result_free(wzd_result *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->nconfirmed; i++)
+		wzd_confirmed_free(&r->confirmed[i]);
+	free(r->confirmed);
+	free(r->screened);
+	memset(r, 0, sizeof *r);
+}
+
+/* Feasible first, then the cheaper, then the more users per replica, then
+ * the enumeration's order (the sort is stable on it). */
+static int by_cost(const void *pa, const void *pb)
+{
+	const wzd_estimate *a = pa, *b = pb;
+	if (a->feasible != b->feasible)
+		return b->feasible - a->feasible;
+	if (a->feasible && a->usd_year != b->usd_year)
+		return a->usd_year < b->usd_year ? -1 : 1;
+	return 0;
+}
+
+typedef struct {
+	wzd_estimate e;
+	long order;
+} ranked;
+
+static int by_rank(const void *pa, const void *pb)
+{
+	const ranked *a = pa, *b = pb;
+	int d = by_cost(&a->e, &b->e);
+	if (d)
+		return d;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* Two screened configurations the screen cannot tell apart: the same
+ * replica shape (GPUs, pool, attention parallelism) at the same load and
+ * batch, bound by the same limit, so that they differ only in what the
+ * screen found no effect of (a batch cap neither reached, a context-
+ * parallel degree or expert parallelism that moved nothing); confirming
+ * both would spend a simulation where another shape could win. */
+static int indistinct(const wzd_estimate *a, const wzd_estimate *b)
+{
+	return a->c.gpus == b->c.gpus && a->c.prefill_gpus == b->c.prefill_gpus &&
+	       a->c.tp == b->c.tp && a->bind == b->bind && a->batch == b->batch &&
+	       a->replicas == b->replicas &&
+	       fabs(a->users_per_replica - b->users_per_replica) <= 1e-3 * a->users_per_replica;
+}
+
+typedef struct {
+	void (*on_run)(void *ud, const wzd_config *c, long replicas, const wzs_result *r, int ok);
+	void *ud;
+	const wzd_config *c;
+} run_relay;
+
+static void relay(void *ud, long replicas, const wzs_result *r, int ok)
+{
+	run_relay *x = ud;
+	if (x->on_run)
+		x->on_run(x->ud, x->c, replicas, r, ok);
+}
+
+/* The pinned keys, for a message: "gpus_per_replica, serving", or "" */
+static void pinned_keys(const wzd_space *s, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (int k = 0; k < WZD_NKEYS; k++)
+		if (s->pinned[k]) {
+			size_t at = strlen(buf);
+			snprintf(buf + at, n - at, "%s%s", at ? ", " : "", wzd_key_names[k]);
+		}
+}
+
+/* How far a confirmed configuration that met no target came: the larger
+ * of its largest fleet's p99s over their targets (refusals: infinite). */
+static double shortfall(const wzd_confirmed *c)
+{
+	const wzs_search *s = &c->search;
+	if (s->below_refused_timeout || s->below_refused_too_big || !s->below_completed)
+		return HUGE_VAL;
+	double t = s->below_ttft_over, u = s->below_tpot_p99 / c->params.tpot_p99_s;
+	return t > u ? t : u;
+}
+
+wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first, int nfirst,
+		  int confirm, long max_replicas, int threads,
+		  void (*on_run)(void *ud, const wzd_config *c, long replicas,
+				 const wzs_result *r, int ok),
+		  void *ud, wzd_result *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	out->best = out->closest = -1;
+	char pins[256];
+	pinned_keys(s, pins, sizeof pins);
+	long n = wzd_space_enumerate(s, NULL, 0);
+	if (n < 1)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "the configuration space is empty: the pinned keys (%s) leave no "
+				   "combination the model can run (expert parallelism and context-"
+				   "parallel prefill need attention-dp; a context-parallel group must "
+				   "divide the replica's or the pool's GPUs)",
+				   *pins ? pins : "none");
+	double t0 = now_s();
+	wzd_config *cs = malloc((size_t)n * sizeof *cs);
+	ranked *rk = malloc((size_t)n * sizeof *rk);
+	if (!cs || !rk) {
+		free(cs);
+		free(rk);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (%ld configurations)", n);
+	}
+	wzd_space_enumerate(s, cs, n);
+	out->nconfigs = n;
+	const char *first_drop = NULL;
+	for (long i = 0; i < n; i++) {
+		wzd_screen(b, &cs[i], &rk[i].e);
+		rk[i].order = i;
+		if (rk[i].e.dropped) {
+			out->ndropped++;
+			if (!first_drop)
+				first_drop = rk[i].e.why;
+		}
+		if (rk[i].e.feasible)
+			out->nfeasible++;
+	}
+	free(cs);
+	if (out->ndropped == n) {
+		wz_err err = wz_diag_set(diag, WZ_ERR_INPUT,
+					 "no configuration can run%s%s%s: %s", *pins ? " with " : "",
+					 pins, *pins ? " pinned" : "", first_drop ? first_drop : "");
+		free(rk);
+		return err;
+	}
+	qsort(rk, (size_t)n, sizeof *rk, by_rank);
+	out->screened = malloc((size_t)n * sizeof *out->screened);
+	if (!out->screened) {
+		free(rk);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (long i = 0; i < n; i++)
+		out->screened[i] = rk[i].e;
+	free(rk);
+	out->screen_s = now_s() - t0;
+	/* The cheapest `confirm` distinct feasible ones; where none is
+	 * feasible, the first dropped-free ones still run so that the answer
+	 * can say how close each came. */
+	if (confirm < 1)
+		confirm = 1;
+	out->confirmed = calloc((size_t)(confirm + nfirst), sizeof *out->confirmed);
+	if (!out->confirmed)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (nfirst < 0 || nfirst > 16)
+		nfirst = 0;
+	long pick[64];
+	int npick = 0;
+	/* The screen's best of each family (aggregated or disaggregated,
+	 * attention-dp or tp) first, since the screen's error is largest
+	 * between families (how prefill stalls decode), then the next
+	 * cheapest, in screen order. */
+	int family_seen[4] = { 0 };
+	for (int pass = 0; pass < 2; pass++)
+		for (long i = 0; i < n && npick < confirm && npick < 64; i++) {
+			const wzd_estimate *e = &out->screened[i];
+			if (e->dropped || (out->nfeasible > 0 && !e->feasible))
+				continue;
+			int fam = (e->c.prefill_gpus > 0) * 2 + e->c.tp;
+			if (pass == 0 && family_seen[fam])
+				continue;
+			int dup = 0;
+			for (int j = 0; j < nfirst && !dup; j++)
+				dup = !memcmp(&first[j], &e->c, sizeof e->c);
+			for (int j = 0; j < npick && !dup; j++)
+				dup = pick[j] == i || indistinct(&out->screened[pick[j]], e);
+			if (dup)
+				continue;
+			family_seen[fam] = 1;
+			pick[npick++] = i;
+		}
+	/* in screen order */
+	for (int a = 1; a < npick; a++)
+		for (int j = a; j > 0 && pick[j - 1] > pick[j]; j--) {
+			long t = pick[j];
+			pick[j] = pick[j - 1];
+			pick[j - 1] = t;
+		}
+	t0 = now_s();
+	wzd_estimate seeded[16];
+	for (int j = 0; j < nfirst; j++)
+		wzd_screen(b, &first[j], &seeded[j]);
+	for (int j = 0; j < nfirst + npick; j++) {
+		const wzd_estimate *e = j < nfirst ? &seeded[j] : &out->screened[pick[j - nfirst]];
+		if (e->dropped)
+			continue;
+		run_relay r = { on_run, ud, &e->c };
+		wzd_confirmed *c = &out->confirmed[out->nconfirmed];
+		/* Once a fleet met the targets, a configuration need not search
+		 * past the replicas that cost as much: it cannot win there. */
+		long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
+		if (out->best >= 0) {
+			long beat = (out->confirmed[out->best].gpus - 1) / per_replica;
+			if (beat < cap)
+				cap = beat;
+		}
+		if (cap < 1) {
+			memset(c, 0, sizeof *c);
+			c->est = *e;
+			c->capped = 1;
+			out->nconfirmed++;
+			continue;
+		}
+		wz_err err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
+		if (err) {
+			wzd_confirmed_free(c);
+			return err;
+		}
+		c->est = *e;
+		c->capped = cap < max_replicas;
+		out->runs += (unsigned long long)c->search.runs;
+		if (c->search.replicas > 0 &&
+		    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year))
+			out->best = out->nconfirmed;
+		out->nconfirmed++;
+	}
+	out->confirm_s = now_s() - t0;
+	if (out->best < 0)
+		for (int j = 0; j < out->nconfirmed; j++)
+			if (out->closest < 0 ||
+			    shortfall(&out->confirmed[j]) < shortfall(&out->confirmed[out->closest]))
+				out->closest = j;
+	return WZ_OK;
+}

@@ -1,0 +1,342 @@
+/* The deployment search's analytic screen: per configuration, the most
+ * users a replica serves within the targets, from the simulator's own
+ * step-time model (sim/replica.h), and the fleet and cost that gives
+ * (deploy.h).
+ *
+ * The workload is the scenario's population at its mean: a user holds the
+ * scenario's context, sends a turn of prompt_tokens after think_s, reads
+ * output_tokens, and one turn in `turns` is a new session's first, whose
+ * whole initial context is prefilled.  For a decode batch of b requests
+ * per attention rank the step time is wzs_step_time's at b x context
+ * tokens a rank; the replica's prefill work for the requests that batch
+ * completes is added to each token's time (aggregated: prefill passes
+ * stop decode), or loads the prefill pool (disaggregated).  A request's
+ * prefill, stretched by the share of time the prefill server is busy,
+ * must meet its TTFT target.
+ *
+ * Aggregated, a prefill pass stops every rank's decode for its whole
+ * length, however few ranks have prompts in it: a pass carries the
+ * prompts that arrived while the last ran (1 + rate x pass, at most one
+ * per rank), and a new session's first prompt takes its own passes.  The
+ * p99 TPOT is set by short requests that meet a long pass: with
+ * exponential output lengths of mean m, a request of o tokens decoding
+ * for o x tpot meets passes of length s at rate r and exceeds the target
+ * when o < o* = s / (target - tpot), a share of about r tpot o*^2 / (2 m)
+ * of requests, which must stay within 1%.  These are estimates, not the
+ * simulator's p99s: the screen ranks configurations, and the simulator
+ * sizes the best of them. */
+#include "sim/deploy/deploy.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *wzd_bind_name(wzd_bind b)
+{
+	switch (b) {
+	case WZD_BIND_NONE: return "nothing";
+	case WZD_BIND_MEMORY: return "HBM capacity";
+	case WZD_BIND_TPOT: return "TPOT (decode step time)";
+	case WZD_BIND_TTFT: return "TTFT (prefill queueing)";
+	case WZD_BIND_BATCH_CAP: return "batch cap";
+	case WZD_BIND_PREFILL_POOL: return "prefill pool capacity";
+	}
+	return "nothing";
+}
+
+double wzd_ttft_target(const wzs_params *p, double new_tokens)
+{
+	return wzs_request_ttft_target(p, (int64_t)new_tokens);
+}
+
+typedef struct {
+	const wzd_base *b;
+	wzs_replica_model m;
+	wzs_params p;
+	double ranks, context, prompt, output, think, first_share;
+	double first_new;              /* a new session's first prompt's tokens */
+	double t_first, t_follow;      /* each alone, to its first token */
+	double s_prefill;              /* disaggregated: pool GPU seconds of prefill a request */
+	double first_passes;           /* aggregated: passes of a first prompt alone */
+	double follow_pairs;           /* a later turn's (query, key) pairs */
+	double pool;                   /* prefill pool GPUs (0: aggregated) */
+	double users_mem;              /* users a replica holds (resident), or HUGE_VAL */
+	double running_mem;            /* running requests a rank holds */
+	double cap;                    /* decode batch per rank: the batch cap */
+} workload;
+
+/* A prompt of n new tokens after `cached` ones, alone on an idle
+ * aggregated replica: chunked passes, each taking prefill_chunk_tokens
+ * (times the context-parallel group where it spreads). */
+static double alone_aggregated(const workload *w, double cached, double n)
+{
+	const wzs_replica_model *m = &w->m;
+	int cp = m->cp_ranks > 1 && n >= (double)m->cp_min_tokens;
+	double budget = (double)w->p.prefill_chunk_tokens * (cp ? m->cp_ranks : 1);
+	double total = 0;
+	for (double done = 0; done < n;) {
+		double k = n - done < budget ? n - done : budget;
+		double pairs = wzs_model_prefill_pairs(m, cached + done, k);
+		if (cp) {
+			double ring = wzs_cp_ring_time(m, cached + done, k);
+			total += wzs_prefill_time_attn(m, k, pairs,
+						       wzs_prefill_rank_attn_s(m, 0, pairs / m->cp_ranks,
+									       ring));
+		} else {
+			total += wzs_prefill_time(m, k, pairs, pairs);
+		}
+		done += k;
+	}
+	return total;
+}
+
+/* The same on a disaggregated pool GPU (or context-parallel group), with
+ * the cache's move to the decode GPUs. */
+static double alone_pool(const workload *w, double cached, double n)
+{
+	const wzs_replica_model *m = &w->m;
+	double pairs = wzs_model_prefill_pairs(m, cached, n);
+	double t = m->cp_ranks > 1 && n >= (double)m->cp_min_tokens
+			   ? wzs_pool_cp_prefill_time(m, cached, n, pairs)
+			   : wzs_pool_prefill_time(m, n, pairs);
+	return t + (m->kv_link_bps > 0 ? n * m->token_bytes / m->kv_link_bps : 0);
+}
+
+static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w, wz_diag *diag)
+{
+	memset(w, 0, sizeof *w);
+	w->b = b;
+	w->p = b->params;
+	wzm_memory_params mem = b->mem;
+	wzd_config_apply(c, &w->p, &mem);
+	wz_err err = wzs_params_validate(&w->p, "config", diag);
+	if (!err)
+		err = wzs_replica_model_build(b->model, b->gpu, &mem, b->context, b->record_per_layer,
+					      b->offload_per_layer, b->decode_cost, &w->p, &w->m, diag);
+	if (err)
+		return err;
+	if (w->p.idle_policy == WZS_IDLE_OFFLOAD)
+		wzs_replica_model_set_restore_decode(&w->m, &w->p, b->restore_per_core_tlps);
+	const wzs_replica_model *m = &w->m;
+	w->ranks = m->ranks;
+	w->prompt = w->p.prompt_tokens;
+	w->output = w->p.output_tokens > 1 ? w->p.output_tokens : 1;
+	w->think = w->p.think_s;
+	w->first_share = w->p.turns > 1 ? 1 / w->p.turns : 1;
+	w->first_new = (double)b->run.initial_context + w->prompt;
+	w->pool = c->prefill_gpus;
+	/* A user holds the session's start plus the turns taken so far: on
+	 * average (turns - 1) turns of a geometric session, (turns - 1) / 2 of
+	 * a fixed one (wzs_initial_context), spread evenly from none to twice
+	 * that.  A rank fills when its users' sum, at two standard deviations
+	 * over its mean, passes its blocks: the fullest of many ranks. */
+	double per_turn = w->prompt + w->output;
+	double taken = w->p.length_dist == WZS_DIST_FIXED ? (w->p.turns - 1) / 2 : w->p.turns - 1;
+	double growth = taken > 0 ? taken * per_turn : 0;
+	double held = (double)b->run.initial_context + growth, sd = growth / sqrt(3);
+	if (b->run.max_context > 0 && held > (double)b->run.max_context)
+		held = (double)b->run.max_context;
+	w->context = held;
+	double rank_tokens = (double)m->blocks_per_rank * m->block_tokens;
+	double per_running = held + per_turn + m->block_tokens;
+	w->running_mem = floor(rank_tokens / per_running);
+	if (w->p.idle_policy == WZS_IDLE_RESIDENT) {
+		/* n held + 2 sd sqrt(n) <= rank_tokens, the largest such n */
+		double x = (-2 * sd + sqrt(4 * sd * sd + 4 * held * rank_tokens)) / (2 * held);
+		w->users_mem = w->ranks * floor(x * x);
+	} else {
+		w->users_mem = HUGE_VAL;
+	}
+	double follow_pairs = wzs_model_prefill_pairs(m, w->context, w->prompt);
+	if (w->pool > 0) {
+		w->t_first = alone_pool(w, 0, w->first_new);
+		w->t_follow = alone_pool(w, w->context, w->prompt);
+		/* GPU seconds: a context-parallel first prompt holds its group */
+		double group = m->cp_ranks > 1 && w->first_new >= (double)m->cp_min_tokens
+				       ? m->cp_ranks : 1;
+		double g_first = group * (w->t_first - w->first_new * m->token_bytes /
+							       (m->kv_link_bps > 0 ? m->kv_link_bps : HUGE_VAL));
+		double g_follow = wzs_pool_prefill_time(m, w->prompt, follow_pairs);
+		w->s_prefill = w->first_share * g_first + (1 - w->first_share) * g_follow;
+	} else {
+		w->t_first = alone_aggregated(w, 0, w->first_new);
+		w->t_follow = alone_aggregated(w, w->context, w->prompt);
+		int cp = m->cp_ranks > 1 && w->first_new >= (double)m->cp_min_tokens;
+		double budget = (double)w->p.prefill_chunk_tokens * (cp ? m->cp_ranks : 1);
+		w->first_passes = ceil(w->first_new / budget);
+		w->follow_pairs = follow_pairs;
+	}
+
+	w->cap = (double)w->p.max_batch;
+	return WZ_OK;
+}
+
+/* One decode batch per rank: its mean time per output token with the
+ * prefill that the batch's completions bring, the replica's request rate,
+ * and the prefill server's busy share. */
+typedef struct {
+	double tpot, rate, busy, users;
+	double tail;   /* aggregated: the share of requests a long pass puts over the TPOT target */
+} point;
+
+static void at_batch(const workload *w, double per_rank, point *out)
+{
+	const wzs_replica_model *m = &w->m;
+	double batch = per_rank * w->ranks;
+	double t = wzs_step_time(m, batch, per_rank * w->context) / m->tokens_per_step;
+	out->tail = 0;
+	if (w->pool > 0) {
+		out->tpot = t;
+		out->rate = batch / (w->output * t);
+		out->busy = out->rate * w->s_prefill / w->pool;
+	} else {
+		/* Prefill passes stop the replica's decode: the share of time they
+		 * take, at the rate the batch completes requests, found by fixed
+		 * point (a pass carries the prompts that arrived during the last). */
+		double tpot = t, pass = w->t_follow, per_pass = 1, busy = 0;
+		for (int it = 0; it < 8; it++) {
+			double rate = batch / (w->output * tpot);
+			per_pass = 1 + rate * pass;
+			if (per_pass > w->ranks)
+				per_pass = w->ranks;
+			pass = wzs_prefill_time(m, per_pass * w->prompt, per_pass * w->follow_pairs,
+						w->follow_pairs);
+			busy = rate * (w->first_share * w->t_first +
+				       (1 - w->first_share) * pass / per_pass);
+			if (busy >= 1) {
+				tpot = HUGE_VAL;
+				break;
+			}
+			tpot = t / (1 - busy);
+		}
+		out->tpot = tpot;
+		out->rate = batch / (w->output * tpot);
+		out->busy = busy;
+		if (w->p.length_dist == WZS_DIST_EXP && tpot < w->p.tpot_p99_s) {
+			double room = w->p.tpot_p99_s - tpot;
+			double follow_rate = out->rate * (1 - w->first_share) / per_pass;
+			double first_rate = out->rate * w->first_share * w->first_passes;
+			double o_follow = pass / room, o_first = w->t_first / w->first_passes / room;
+			out->tail = tpot * (follow_rate * o_follow * o_follow +
+					    first_rate * o_first * o_first) / (2 * w->output);
+		}
+	}
+	double cycle = w->think + w->output * out->tpot + w->t_follow;
+	out->users = out->rate * cycle;
+}
+
+void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
+{
+	memset(out, 0, sizeof *out);
+	out->c = *c;
+	workload *wl = calloc(1, sizeof *wl);
+	wz_diag diag;
+	wz_diag_clear(&diag);
+	if (!wl) {
+		out->dropped = 1;
+		snprintf(out->why, sizeof out->why, "out of memory");
+		return;
+	}
+	if (workload_build(b, c, wl, &diag)) {
+		out->dropped = 1;
+		size_t len = strlen(diag.msg);
+		if (len >= sizeof out->why)
+			len = sizeof out->why - 1;
+		memcpy(out->why, diag.msg, len);
+		out->why[len] = '\0';
+		free(wl);
+		return;
+	}
+	const wzs_params *p = &wl->p;
+	out->first_prefill_s = wl->t_first;
+	out->first_target_s = wzd_ttft_target(p, wl->first_new);
+	double follow_target = wzd_ttft_target(p, wl->prompt);
+	if (wl->t_first > out->first_target_s) {
+		snprintf(out->why, sizeof out->why,
+			 "a new session's first prompt (%.0f tokens) alone takes %.2f s to its first "
+			 "token, over its %.2f s TTFT target",
+			 wl->first_new, wl->t_first, out->first_target_s);
+		out->bind = WZD_BIND_TTFT;
+		free(wl);
+		return;
+	}
+	double best = 0;
+	point at = { 0 };
+	wzd_bind bind = WZD_BIND_BATCH_CAP;
+	double cap = wl->cap < wl->running_mem ? wl->cap : wl->running_mem;
+	for (double k = 1; k <= cap; k++) {
+		point pt;
+		at_batch(wl, k, &pt);
+		if (pt.tpot > p->tpot_p99_s || pt.tail > 0.01) {
+			bind = WZD_BIND_TPOT;
+			break;
+		}
+		if (pt.busy >= 1 || wl->t_first / (1 - pt.busy) > out->first_target_s ||
+		    wl->t_follow / (1 - pt.busy) > follow_target) {
+			bind = wl->pool > 0 ? WZD_BIND_PREFILL_POOL : WZD_BIND_TTFT;
+			break;
+		}
+		if (pt.users >= wl->users_mem) {
+			/* the replica holds no more users: they run a smaller batch */
+			best = wl->users_mem;
+			at = pt;
+			at.rate = pt.rate * wl->users_mem / pt.users;
+			out->batch = k;
+			bind = WZD_BIND_MEMORY;
+			break;
+		}
+		best = pt.users;
+		at = pt;
+		out->batch = k;
+		if (k == cap && cap < wl->cap)
+			bind = WZD_BIND_MEMORY;
+	}
+	out->bind = bind;
+	if (!(best > 0)) {
+		snprintf(out->why, sizeof out->why,
+			 "one running request per rank already misses a target (%s)",
+			 wzd_bind_name(bind));
+		free(wl);
+		return;
+	}
+	long users = b->run.users > 0 ? b->run.users : 1;
+	out->feasible = 1;
+	out->users_per_replica = best;
+	out->replicas = (long)ceil((double)users / best);
+	if (out->replicas > users)
+		out->replicas = users;
+	long per_replica = c->gpus + c->prefill_gpus;
+	out->gpus = out->replicas * per_replica;
+	out->usd_year = (double)out->gpus * b->usd_per_gpu_year;
+	out->tpot_s = at.tpot;
+	out->tok_s_gpu = at.rate * wl->output / (double)per_replica;
+	free(wl);
+}
+
+int wzd_frontier(const wzd_base *b, const wzd_config *c, double *tok_s_user, double *tok_s_gpu,
+		 int n)
+{
+	workload *wl = calloc(1, sizeof *wl);
+	wz_diag diag;
+	if (!wl)
+		return 0;
+	if (workload_build(b, c, wl, &diag)) {
+		free(wl);
+		return 0;
+	}
+	int k = 0;
+	double per_replica = c->gpus + c->prefill_gpus;
+	for (double per_rank = 1; per_rank <= wl->cap && per_rank <= wl->running_mem && k < n;
+	     per_rank *= 2) {
+		point pt;
+		at_batch(wl, per_rank, &pt);
+		if (pt.busy >= 1)
+			break;
+		tok_s_user[k] = 1 / pt.tpot;
+		tok_s_gpu[k] = pt.rate * wl->output / per_replica;
+		k++;
+	}
+	free(wl);
+	return k;
+}

@@ -1,0 +1,267 @@
+/* The deployment search (sim/deploy): its space and pinning, the screen
+ * against the step-time model it is built on, per-request TTFT targets,
+ * the errors a pinned or empty space gives, and on a small grid that the
+ * screen and confirmation find a fleet within 2% of the cheapest that
+ * simulating every configuration finds. */
+#include "tests/tap.h"
+#include "tests/sim/sim_fixture.h"
+
+#include "sim/deploy/deploy.h"
+#include "sim/search.h"
+
+/* The search fixture of test_sim: 1,500 users at 32,000 tokens on
+ * DeepSeek-V3 and H100s, targets 30 s and 0.2 s, 300 s simulated. */
+static void base_of(wzd_base *b)
+{
+	memset(b, 0, sizeof *b);
+	b->model = dsv3;
+	b->gpu = h100;
+	wzm_memory_params_default(&b->mem);
+	b->mem.gpus_per_replica = 16;
+	b->mem.par = WZM_PAR_ATTN_DP;
+	wzs_params_default(&b->params);
+	b->params.duration_s = 300;
+	b->params.warmup_s = 60;
+	b->params.ttft_p99_s = 30;
+	b->params.tpot_p99_s = 0.2;
+	b->context = 32000;
+	b->record_per_layer = b->offload_per_layer = fixture_record("fp8-mix");
+	b->decode_cost = 1;
+	b->run.users = 1500;
+	b->run.initial_context = 32000;
+	b->usd_per_gpu_year = 2.35 * 8760;
+}
+
+static void test_space(void)
+{
+	wzs_params p;
+	wzs_params_default(&p);
+	wzd_space s;
+	wzd_space_default(&p, &s);
+	long n = wzd_space_enumerate(&s, NULL, 0);
+	wzd_config *cs = malloc((size_t)n * sizeof *cs);
+	wzd_space_enumerate(&s, cs, n);
+	int bad = 0, disagg = 0, tp = 0, cp = 0;
+	for (long i = 0; i < n; i++) {
+		const wzd_config *c = &cs[i];
+		bad += (c->dbo && !c->ep) || (c->tp && (c->ep || c->cp > 1));
+		bad += c->cp > 1 && (c->prefill_gpus ? c->prefill_gpus : c->gpus) % c->cp != 0;
+		bad += c->mtp != 0; /* no mtp_acceptance: MTP off */
+		disagg += c->prefill_gpus > 0;
+		tp += c->tp;
+		cp += c->cp > 1;
+	}
+	ok(n > 100 && !bad && disagg && tp && cp,
+	   "default space: %ld coherent configurations, disaggregated, tp and CP among them", n);
+	p.mtp_acceptance = 0.85;
+	wzd_space_default(&p, &s);
+	ok(wzd_space_enumerate(&s, NULL, 0) == 4 * n, "MTP depths 0-3 where the scenario gives an acceptance");
+	free(cs);
+
+	wz_diag diag;
+	wzd_space_default(&p, &s);
+	wz_err e = wzd_space_pin(&s, "gpus_per_replica = 32, prefill_gpus_per_replica=16", "--config",
+				 &diag);
+	long m = wzd_space_enumerate(&s, NULL, 0);
+	cs = malloc((size_t)(m > 0 ? m : 1) * sizeof *cs);
+	wzd_space_enumerate(&s, cs, m);
+	int off = 0;
+	for (long i = 0; i < m; i++)
+		off += cs[i].gpus != 32 || cs[i].prefill_gpus != 16;
+	ok(!e && m > 0 && !off && s.pinned[WZD_KEY_SERVING],
+	   "pins narrow the space: %ld configurations, each 32 + 16 GPUs, serving pinned", m);
+	free(cs);
+	e = wzd_space_pin(&s, "gpus=8", "--config", &diag);
+	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "'gpus'") && strstr(diag.msg, "gpus_per_replica"),
+	   "unknown key named: %s", diag.msg);
+	e = wzd_space_pin(&s, "parallelism=pp", "--config", &diag);
+	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "parallelism: 'pp'"), "bad value named: %s",
+	   diag.msg);
+	e = wzd_space_pin(&s, "max_batch", "--config", &diag);
+	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "KEY=VALUE"), "a pair without '=': %s", diag.msg);
+
+	wzd_config c = { 64, 0, 1, 1, 32, 8, 1, 128 }, back;
+	wzs_params q;
+	wzs_params_default(&q);
+	q.mtp_acceptance = 0.85;
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	wzd_config_apply(&c, &q, &mem);
+	wzd_config_of(&q, &mem, &back);
+	ok(!memcmp(&c, &back, sizeof c), "a configuration applied reads back the same");
+	char pairs[256];
+	wzd_config_pairs(&c, pairs, sizeof pairs);
+	wzd_space_default(&q, &s);
+	e = wzd_space_pin(&s, pairs, "--config", &diag);
+	ok(!e && wzd_space_enumerate(&s, NULL, 0) == 1, "its key=value pairs pin it alone (%s)",
+	   pairs);
+}
+
+static void test_screen(void)
+{
+	wzd_base b;
+	base_of(&b);
+	/* The screen's decode time is the simulator's step time at its batch
+	 * and the users' mean context. */
+	wzd_config c = { 32, 0, 0, 0, 16, 1, 0, 256 };
+	wzd_estimate e;
+	wzd_screen(&b, &c, &e);
+	wzs_params p = b.params;
+	wzm_memory_params mem = b.mem;
+	wzd_config_apply(&c, &p, &mem);
+	wzs_replica_model m;
+	wz_err err = wzs_replica_model_build(dsv3, h100, &mem, 32000, b.record_per_layer,
+					     b.offload_per_layer, 1, &p, &m, NULL);
+	/* a user holds the session's start and, on average, turns - 1 turns */
+	double held = 32000 + (p.turns - 1) * (p.prompt_tokens + p.output_tokens);
+	double step = wzs_step_time(&m, e.batch * m.ranks, e.batch * held) / m.tokens_per_step;
+	ok(!err && e.feasible && e.batch >= 1 && fabs(e.tpot_s - step) < 1e-12 * step,
+	   "disaggregated: TPOT %.4f s at %.0f a rank is the step time (%.4f s)", e.tpot_s, e.batch,
+	   step);
+	ok(e.tpot_s <= 0.2 && e.gpus == e.replicas * 48 &&
+		   e.replicas == (long)ceil(1500 / e.users_per_replica),
+	   "its fleet: %ld replicas of 48 GPUs for %.1f users each", e.replicas,
+	   e.users_per_replica);
+	/* the next batch up misses a target, or memory or the cap binds */
+	ok(e.bind != WZD_BIND_NONE, "what binds it: %s", wzd_bind_name(e.bind));
+	double u[8], g[8];
+	int k = wzd_frontier(&b, &c, u, g, 8);
+	int down = 1;
+	for (int i = 1; i < k; i++)
+		down &= u[i] <= u[i - 1] && g[i] >= g[i - 1];
+	ok(k >= 3 && down, "frontier: %d points, tokens/s per user falling as per GPU rises", k);
+
+	/* a target the first prompt alone cannot meet */
+	b.params.ttft_p99_s = 0.5;
+	wzd_screen(&b, &c, &e);
+	ok(!e.feasible && !e.dropped && strstr(e.why, "first prompt") && e.bind == WZD_BIND_TTFT,
+	   "a TTFT target below the first prompt's prefill: %s", e.why);
+	b.params.ttft_per_1k_tokens_s = 1;
+	wzd_screen(&b, &c, &e);
+	ok(e.feasible && fabs(e.first_target_s - (0.5 + 32.5)) < 1e-9,
+	   "with 1 s per 1k new tokens its target is %.2f s and it is feasible", e.first_target_s);
+
+	/* too few GPUs for the weights: dropped with the model's reason */
+	wzd_config small = { 1, 0, 0, 0, 0, 1, 0, 256 };
+	wzd_screen(&b, &small, &e);
+	ok(e.dropped && !e.feasible && e.why[0], "one H100 cannot hold DeepSeek-V3: %s", e.why);
+}
+
+static void test_ttft_target(void)
+{
+	/* A 60,800-token prompt alone on one replica: about 16 s to its first
+	 * token (test_cp), over a flat 5 s target, within 5 s + 0.2 s per 1k. */
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	wzs_params p;
+	wzs_params_default(&p);
+	p.warmup_s = 0;
+	wzs_replica_model m;
+	wz_err err = wzs_replica_model_build(dsv3, h100, &mem, 100000, fixture_record("fp8-mix"),
+					     fixture_record("fp8-mix"), 1, &p, &m, NULL);
+	wzt_request rows[1] = { { 0, 0, 1.0, 60800, 10, 0, 0, 0 } };
+	wzs_result r;
+	err = err ? err : fixture_run1(&p, &m, rows, 1, &r, NULL);
+	ok(!err && r.ttft.p99 > 5 && !wzs_meets_targets(&p, &r) && r.ttft_ratio.n == 0,
+	   "flat 5 s target: TTFT %.2f s misses it", r.ttft.p99);
+	wzs_result_free(&r);
+	p.ttft_per_1k_tokens_s = 0.2;
+	err = fixture_run1(&p, &m, rows, 1, &r, NULL);
+	double target = 5 + 0.2 * 60.8;
+	ok(!err && r.ttft.p99 < target && wzs_meets_targets(&p, &r) && r.ttft_ratio.n == 1 &&
+		   fabs(r.ttft_ratio.max - r.ttft.max / target) < 1e-9 &&
+		   fabs(wzs_ttft_over(&p, &r) - r.ttft_ratio.p99) == 0 && wzs_ttft_over(&p, &r) < 1,
+	   "5 s + 0.2 s per 1k: its own target %.2f s, met (TTFT over target %.3f)", target,
+	   r.ttft_ratio.max);
+	ok(fabs(wzs_request_ttft_target(&p, 60800) - target) < 1e-12 && r.met_slo == 1,
+	   "the request counts as meeting its target");
+	wzs_result_free(&r);
+}
+
+static void test_errors(void)
+{
+	wzd_base b;
+	base_of(&b);
+	wzd_space s;
+	wzd_space_default(&b.params, &s);
+	wz_diag diag;
+	wzd_result res;
+	wzd_space_pin(&s, "gpus_per_replica=2", "--config", &diag);
+	wz_err e = wzd_search(&b, &s, NULL, 0, 2, 100, 1, NULL, NULL, &res, &diag);
+	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "gpus_per_replica"),
+	   "a pinned replica that cannot hold the weights: %s", diag.msg);
+	wzd_result_free(&res);
+	wzd_space_default(&b.params, &s);
+	wzd_space_pin(&s, "parallelism=tp, expert_parallel=yes", "--config", &diag);
+	e = wzd_search(&b, &s, NULL, 0, 2, 100, 1, NULL, NULL, &res, &diag);
+	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "empty") && strstr(diag.msg, "parallelism") &&
+		   strstr(diag.msg, "expert_parallel"),
+	   "an empty space names the pinned keys: %s", diag.msg);
+	wzd_result_free(&res);
+}
+
+/* Every configuration of a small grid simulated (its smallest fleet), and
+ * the search over the same grid: its fleet is at most 2% dearer than the
+ * cheapest, however few it confirms. */
+static void test_grid(void)
+{
+	wzd_base b;
+	base_of(&b);
+	wzd_space s;
+	wzd_space_default(&b.params, &s);
+	wz_diag diag;
+	wz_err e = wzd_space_pin(&s, "expert_parallel=no, parallelism=attention-dp, max_batch=256",
+				 "test", &diag);
+	s.n[WZD_KEY_GPUS] = 3;      /* 16, 32, 64 */
+	s.v[WZD_KEY_GPUS][0] = 16;
+	s.v[WZD_KEY_GPUS][1] = 32;
+	s.v[WZD_KEY_GPUS][2] = 64;
+	s.n[WZD_KEY_PREFILL_GPUS] = 2; /* 16, 32 */
+	s.v[WZD_KEY_PREFILL_GPUS][0] = 16;
+	s.v[WZD_KEY_PREFILL_GPUS][1] = 32;
+	s.n[WZD_KEY_CP] = 2;        /* 1, 4 */
+	s.v[WZD_KEY_CP][0] = 1;
+	s.v[WZD_KEY_CP][1] = 4;
+	long n = wzd_space_enumerate(&s, NULL, 0);
+	wzd_config cs[32];
+	wzd_space_enumerate(&s, cs, 32);
+	long cheapest = 0;
+	int which = -1;
+	for (long i = 0; i < n && !e; i++) {
+		wzd_confirmed c;
+		e = wzd_confirm(&b, &cs[i], 1000, 2, NULL, NULL, &c, &diag);
+		if (!e && c.search.replicas > 0 && (!cheapest || c.gpus < cheapest)) {
+			cheapest = c.gpus;
+			which = (int)i;
+		}
+		wzd_confirmed_free(&c);
+	}
+	ok(!e && n == 18 && cheapest > 0, "exhaustive: %ld configurations, the cheapest %ld GPUs", n,
+	   cheapest);
+	for (int confirm = 1; confirm <= 3 && !e; confirm++) {
+		wzd_result res;
+		e = wzd_search(&b, &s, NULL, 0, confirm, 1000, 2, NULL, NULL, &res, &diag);
+		long got = !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0;
+		char text[256] = "";
+		if (which >= 0)
+			wzd_config_text(&cs[which], text, sizeof text);
+		ok(!e && got > 0 && (double)got <= 1.02 * (double)cheapest,
+		   "screen + %d confirmed: %ld GPUs against the exhaustive %ld (%s)", confirm, got,
+		   cheapest, text);
+		wzd_result_free(&res);
+	}
+}
+
+int main(void)
+{
+	if (fixture_open())
+		return tap_done();
+	test_space();
+	test_screen();
+	test_ttft_target();
+	test_errors();
+	test_grid();
+	fixture_close();
+	return tap_done();
+}
