@@ -2,6 +2,7 @@
  * targets with no refused request, found by simulation, with its annual
  * cost. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,10 +84,12 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	wzp_table_column(t, "saving_ondemand", "Saving on-demand", 1);
 	wzp_table_column(t, "runs", "Runs", 1);
 	wzp_table_column(t, "binds", "Binds", 0);
+	if (s->search)
+		wzp_table_column(t, "configuration", "Configuration", 0);
 	for (int i = 0; i < n; i++) {
 		const wz_size_row *r = &rows[i];
 		const wzs_result *res = &r->search.result;
-		char bind[WZS_BINDS_TEXT];
+		char bind[WZS_BINDS_TEXT], conf[256];
 		wzp_table_row(t);
 		wzp_table_str(t, r->size.name);
 		wzp_table_numf(t, r->size.bits_per_value, 2);
@@ -96,6 +99,8 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 				wzp_table_empty(t);
 			wzp_table_numf(t, (double)r->search.runs, 0);
 			wzp_table_str(t, wzs_search_binds(&r->search, bind));
+			if (s->search)
+				wzp_table_str(t, "none met the targets");
 			continue;
 		}
 		long upr = r->model.mem.users_per_replica;
@@ -126,15 +131,31 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		wzp_table_numf(t, r->fleet.saving_ondemand, 0);
 		wzp_table_numf(t, (double)r->search.runs, 0);
 		wzp_table_str(t, wzs_search_binds(&r->search, bind));
+		if (s->search)
+			wzp_table_str(t, wzd_config_text(&r->config, conf, sizeof conf));
 	}
 	const wzs_params *p = &s->params;
 	char tail[160];
-	wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s, p99 TPOT "
-			  "<= %g s, no refused request.",
-		       s->model->name, s->scn->mem.gpus_per_replica, s->gpu->name,
-		       wzm_parallelism_name(s->scn->mem.par),
-		       s->traffic ? "replayed traffic" : "closed population", p->ttft_p99_s,
-		       p->tpot_p99_s);
+	char ttft_extra[128] = "";
+	if (p->ttft_per_1k_tokens_s > 0)
+		snprintf(ttft_extra, sizeof ttft_extra,
+			 " + %g s per 1,000 new tokens of the request (each request's TTFT over its own "
+			 "target, at p99)",
+			 p->ttft_per_1k_tokens_s);
+	if (s->search)
+		wzp_table_note(t, "%s on %s, each format at the configuration the deployment search "
+				  "chose (Configuration), %s; targets p99 TTFT <= %g s%s, p99 TPOT <= "
+				  "%g s, no refused request.",
+			       s->model->name, s->gpu->name,
+			       s->traffic ? "replayed traffic" : "closed population", p->ttft_p99_s,
+			       ttft_extra, p->tpot_p99_s);
+	else
+		wzp_table_note(t, "%s on %d x %s per replica (%s), %s; targets p99 TTFT <= %g s%s, "
+				  "p99 TPOT <= %g s, no refused request.",
+			       s->model->name, s->scn->mem.gpus_per_replica, s->gpu->name,
+			       wzm_parallelism_name(s->scn->mem.par),
+			       s->traffic ? "replayed traffic" : "closed population", p->ttft_p99_s,
+			       ttft_extra, p->tpot_p99_s);
 	if (!s->traffic)
 		wzp_table_note(t, "%ld users starting at %ld tokens; think %g s, %g turns, %g prompt and "
 				  "%g output tokens per turn (%s); %g s simulated after %g s warm-up; "
@@ -228,6 +249,138 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 	return t;
 }
 
+/* The deployment search's table: per format the configuration it sized,
+ * against the scenario's own and the baseline's winner. */
+static wzp_table *make_search_table(const wz_sim_setup *s, const wz_size_row *rows, int n,
+				    int base)
+{
+	wzp_table *t = wzp_table_new("Serving configurations searched");
+	if (!t)
+		return NULL;
+	char h_base[96];
+	snprintf(h_base, sizeof h_base, "GPUs at %s's configuration",
+		 base >= 0 ? rows[base].size.name : "the baseline");
+	wzp_table_column(t, "format", "Format", 0);
+	wzp_table_column(t, "configuration", "Configuration", 0);
+	wzp_table_column(t, "gpus", "GPUs", 1);
+	wzp_table_column(t, "default_gpus", "GPUs at the scenario's configuration", 1);
+	wzp_table_column(t, "saving_vs_default", "Cheaper than it", 1);
+	wzp_table_column(t, "at_baseline_config_gpus", h_base, 1);
+	wzp_table_column(t, "screened", "Configurations screened", 1);
+	wzp_table_column(t, "feasible", "Feasible by the screen", 1);
+	for (int i = 0; i < n; i++) {
+		const wz_size_row *r = &rows[i];
+		char text[256], pct[32];
+		wzp_table_row(t);
+		wzp_table_str(t, r->size.name);
+		if (!r->search.replicas) {
+			if (r->has_closest) {
+				char c[300];
+				snprintf(c, sizeof c, "none met the targets; closest: %s",
+					 wzd_config_text(&r->closest, text, sizeof text));
+				wzp_table_str(t, c);
+			} else {
+				wzp_table_str(t, "none met the targets");
+			}
+			wzp_table_empty(t);
+			wzp_table_empty(t);
+			wzp_table_empty(t);
+		} else {
+			wzp_table_str(t, wzd_config_text(&r->config, text, sizeof text));
+			wzp_table_numf(t, (double)r->fleet.gpus, 0);
+			if (r->default_gpus > 0) {
+				wzp_table_numf(t, (double)r->default_gpus, 0);
+				double save = 1 - (double)r->fleet.gpus / (double)r->default_gpus;
+				snprintf(pct, sizeof pct, "%.0f%%", 100 * save);
+				wzp_table_num(t, save, pct);
+			} else {
+				wzp_table_str(t, r->default_sized ? "none within 4x" : "-");
+				wzp_table_empty(t);
+			}
+		}
+		if (r->at_base_gpus > 0)
+			wzp_table_numf(t, (double)r->at_base_gpus, 0);
+		else if (r->at_base_gpus == 0)
+			wzp_table_str(t, "none");
+		else
+			wzp_table_empty(t);
+		wzp_table_numf(t, (double)r->nconfigs, 0);
+		wzp_table_numf(t, (double)r->nfeasible, 0);
+	}
+	wzd_config def;
+	char text[256];
+	wzd_config_of(&s->params, &s->scn->mem, &def);
+	wzp_table_note(t, "Each format's fleet at the cheapest configuration found: an analytic "
+			  "screen of every configuration (the simulator's step times at the mean "
+			  "load), then the simulator sizing the screen's best of each family and "
+			  "the next best, each only below the cheapest fleet found; the baseline "
+			  "first, whose winner is each other format's first candidate.");
+	wzp_table_note(t, "The scenario's configuration: %s, sized the same way up to four times "
+			  "the winner's GPUs.", wzd_config_text(&def, text, sizeof text));
+	for (int i = 0; i < n; i++)
+		if (!rows[i].search.replicas && rows[i].has_closest) {
+			if (isinf(rows[i].closest_over))
+				wzp_table_note(t, "%s: the closest configuration's largest fleet refused "
+						  "requests.", rows[i].size.name);
+			else
+				wzp_table_note(t, "%s: the closest configuration's largest fleet ran at "
+						  "%.2f times its worst p99 target.",
+					       rows[i].size.name, rows[i].closest_over);
+		}
+	return t;
+}
+
+int wz_size_parse(int argc, char **argv, wz_size_opts *o)
+{
+	static const struct option longopts[] = {
+		WZ_SCENARIO_LONGOPTS,
+		WZ_SIM_LONGOPTS,
+		{ "max-replicas", required_argument, NULL, 'm' },
+		{ "report", required_argument, NULL, 'R' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "archive", required_argument, NULL, 'A' },
+		{ "no-archive", no_argument, NULL, 'N' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(o, 0, sizeof *o);
+	o->max_replicas = 100000;
+	o->how = WZP_TEXT;
+	wz_diag diag;
+	int c, rc;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if ((rc = wz_cli_long("size", "--max-replicas", optarg, 1, 1000000,
+					      &o->max_replicas)))
+				return rc;
+			break;
+		case 'R':
+			if (wzp_output_parse(optarg, &o->how, &diag))
+				return wz_cli_usage("size", "%s", diag.msg);
+			break;
+		case 'o': o->output = optarg; break;
+		case 'A': o->archive = optarg; break;
+		case 'N': o->no_archive = 1; break;
+		case 'q': o->quiet = 1; break;
+		case 'h': return 0;
+		case ':': return wz_cli_bad_option("size", ':', argv);
+		case '?': return wz_cli_bad_option("size", '?', argv);
+		default:
+			if (wz_scenario_opt(&o->scn, c, optarg) && wz_sim_opt(&o->sim, c, optarg))
+				return wz_cli_usage("size", "unknown option");
+		}
+	}
+	if (optind < argc)
+		return wz_cli_usage("size", "unexpected argument '%s'", argv[optind]);
+	if (o->archive && o->no_archive)
+		return wz_cli_usage("size", "--archive and --no-archive exclude each other");
+	return -1;
+}
+
 int wz_cmd_size(int argc, char **argv)
 {
 	wz_size_opts o;
@@ -260,8 +413,13 @@ int wz_cmd_size(int argc, char **argv)
 	}
 	int n = setup.scn->nformats;
 	wzp_table *t = make_table(&setup, rows, n, base);
+	/* the search's own table in the human reports; CSV and JSON carry the
+	 * configuration as a column */
+	int human = o.how == WZP_TEXT || o.how == WZP_MD;
+	wzp_table *st = setup.search && human ? make_search_table(&setup, rows, n, base) : NULL;
 	wz_buf out = { 0 };
-	if (!t || wzp_table_render(t, o.how, &out)) {
+	if (!t || (setup.search && human && !st) || wzp_table_render(t, o.how, &out) ||
+	    (st && (wz_buf_puts(&out, "\n"), wzp_table_render(st, o.how, &out)))) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail("size", &diag);
 	} else {
@@ -273,6 +431,7 @@ int wz_cmd_size(int argc, char **argv)
 		wza_close(archive);
 	wz_buf_free(&out);
 	wzp_table_free(t);
+	wzp_table_free(st);
 	wz_size_rows_free(rows, n);
 	wz_sim_setup_free(&setup);
 	wza_run_free(run);

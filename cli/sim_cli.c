@@ -18,6 +18,8 @@ const char wz_sim_opts_help[] =
 	"  --warmup S             seconds before measuring (default 300)\n"
 	"  --seed N               random seed (default 1)\n"
 	"  --ttft-p99 S           target p99 time to first token (default 5)\n"
+	"  --ttft-per-1k S        the TTFT target grows by S seconds per 1,000 new tokens\n"
+	"                         of each request (ttft_per_1k_tokens_s; 0: flat)\n"
 	"  --tpot-p99 S           target p99 time per output token (default 0.1)\n"
 	"  --serving M            aggregated (default) or disaggregated: prefills on a pool\n"
 	"                         of prefill_gpus_per_replica GPUs, the cache moved to decode\n"
@@ -28,7 +30,16 @@ const char wz_sim_threads_help[] =
 	"  --threads N            simulations run at once (default: one per core); the\n"
 	"                         results do not depend on it\n"
 	"  --search-seeds K       each fleet size tried runs seeds seed..seed+K-1 and meets\n"
-	"                         the targets only if every run does (default 1)\n";
+	"                         the targets only if every run does (default 1)\n"
+	"  --search               size each format at the cheapest serving configuration\n"
+	"                         the deployment search finds (GPUs per replica, DP or TP,\n"
+	"                         EP, disaggregation and its pool, CP prefill, MTP, batch\n"
+	"                         cap; scenario key search = yes), not the scenario's own\n"
+	"  --no-search            the scenario's own configuration (search = no)\n"
+	"  --config K=V,...       pin configuration keys of the search (gpus_per_replica,\n"
+	"                         parallelism, expert_parallel, dual_batch_overlap, serving,\n"
+	"                         prefill_gpus_per_replica, prefill_context_parallel,\n"
+	"                         mtp_draft_tokens, max_batch; scenario key config)\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {
@@ -48,6 +59,10 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1112: o->restore_rates = arg; break;
 	case 1113: o->serving = arg; break;
 	case 1114: o->search_seeds = arg; break;
+	case 1115: o->search = 1; break;
+	case 1116: o->search = -1; break;
+	case 1117: o->config = arg; break;
+	case 1118: o->ttft_per_1k = arg; break;
 	default: return -1;
 	}
 	return 0;

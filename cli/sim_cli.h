@@ -24,9 +24,13 @@
 	{ "threads", required_argument, NULL, 1111 },                                   \
 	{ "restore-rates", required_argument, NULL, 1112 },                             \
 	{ "serving", required_argument, NULL, 1113 },                                   \
-	{ "search-seeds", required_argument, NULL, 1114 }
+	{ "search-seeds", required_argument, NULL, 1114 },                              \
+	{ "search", no_argument, NULL, 1115 },                                          \
+	{ "no-search", no_argument, NULL, 1116 },                                       \
+	{ "config", required_argument, NULL, 1117 },                                    \
+	{ "ttft-per-1k", required_argument, NULL, 1118 }
 
-/* Records option `val` (1100..1114); returns 0 when it was one. */
+/* Records option `val` (1100..1118); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 /* --threads, for the commands that run several simulations (size, propose);

@@ -8,7 +8,7 @@ libwzruns_a_SOURCES = \
 	runs/say.h runs/say.c \
 	runs/setup.h runs/setup.c \
 	runs/cost_report.h runs/cost_report.c \
-	runs/sim_setup.h runs/sim_setup.c runs/size_run.c \
+	runs/sim_setup.h runs/sim_setup.c runs/size_run.c runs/deploy_run.c \
 	runs/sim_record.h runs/sim_record.c \
 	runs/measure.h runs/measure.c runs/compare.h runs/compare.c \
 	runs/codec_record.h runs/codec_record.c runs/codec_measure_table.c \

@@ -80,7 +80,11 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 										   : "scaling";
 		double simg = sim ? wz_propose_sim_gpus(run, r->fmt.name) : NAN;
 		char both[48];
-		if (!isnan(simg) && simg >= (double)f->gpus) {
+		if (sim && isnan(simg)) {
+			/* no simulated fleet met the targets: no method's count holds */
+			binds = "simulation: none met the targets";
+			saving = NAN;
+		} else if (!isnan(simg) && simg >= (double)f->gpus) {
 			snprintf(both, sizeof both, "%s and simulation", binds);
 			binds = simg == (double)f->gpus ? both : "simulation";
 			const wza_figure *sv = wza_run_find_figure(run, WZ_T_SIMULATION, r->fmt.name,

@@ -138,7 +138,10 @@ int wz_propose_modes_run(const char *cmd, const wz_propose_opts *o, const wz_sim
 		int rc = mode_setup(cmd, o, m, &setup);
 		if (rc)
 			return rc;
-		if (same_mode(&setup.params, &main->params)) {
+		/* the modes compare serving modes at the scenario's configuration,
+		 * searched or not in the main sizing */
+		setup.search = 0;
+		if (!main->search && same_mode(&setup.params, &main->params)) {
 			record_mode(run, k, m, main_rows, setup.scn->nformats);
 			wz_sim_setup_free(&setup);
 			continue;

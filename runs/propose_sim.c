@@ -100,7 +100,14 @@ static void below_reason(wz_buf *md, const wza_run *run, const char *format)
 				  "after %s completed",
 			      wza_run_value(run, v, r, "queue_timeout_s"),
 			      count(wza_run_value(run, u, format, "completed"), done, sizeof done));
-	else if (wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
+	else if (!isnan(wza_run_value(run, u, format, "ttft_over_target")) &&
+		 wza_run_value(run, u, format, "ttft_over_target") > 1)
+		wz_buf_printf(md, "missed the TTFT target (%g s plus %g s per 1,000 new tokens) at "
+				  "p99 by %.3g times",
+			      ttft_t, wza_run_value(run, v, r, "ttft_per_1k_tokens_s"),
+			      wza_run_value(run, u, format, "ttft_over_target"));
+	else if (isnan(wza_run_value(run, u, format, "ttft_over_target")) &&
+		 wza_run_value(run, u, format, "ttft_p99_s") > ttft_t)
 		wz_buf_printf(md, "missed the p99 TTFT target (%.3g s against %g s)",
 			      wza_run_value(run, u, format, "ttft_p99_s"), ttft_t);
 	else if (wza_run_value(run, u, format, "tpot_p99_s") > tpot_t)
@@ -123,7 +130,9 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 			  "most %.0f%% full.",
 		      count(wza_run_value(run, t, format, "gpus"), gpus, sizeof gpus),
 		      wza_run_value(run, t, format, "replicas"),
-		      100 * wza_run_value(run, t, format, "ttft_p99_s") / ttft_t,
+		      100 * (isnan(wza_run_value(run, t, format, "ttft_over_target"))
+				     ? wza_run_value(run, t, format, "ttft_p99_s") / ttft_t
+				     : wza_run_value(run, t, format, "ttft_over_target")),
 		      100 * wza_run_value(run, t, format, "tpot_p99_s") / tpot_t,
 		      100 * wza_run_value(run, t, format, "occupancy_peak"));
 	double behind = wza_run_value(run, t, format, "decode_behind_prefill");
@@ -208,6 +217,55 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 		      compared, wins[2], wins[1], wins[0]);
 }
 
+/* The second comparison of a search: every format at the baseline's
+ * winning configuration, so that the formats differ in their cache alone. */
+static void at_baseline_config(wz_buf *md, const wza_run *run, const wzm_scenario *s,
+			       const wzm_compare *c)
+{
+	const char *b = s->baseline_format, *conf = fig_text(run, WZ_T_DEPLOYMENT, b, "configuration");
+	if (!*conf)
+		return;
+	wzp_table *t = wzp_table_new("Every format at the baseline's configuration");
+	if (!t)
+		return;
+	wzp_table_column(t, "format", "Cache format", 0);
+	wzp_table_column(t, "gpus", "GPUs", 1);
+	wzp_table_column(t, "reserved", "Reserved per year", 1);
+	wzp_table_column(t, "saving", "Saving per year, reserved", 1);
+	double base_gpus = wza_run_value(run, WZ_T_DEPLOYMENT, b, "at_baseline_config_gpus");
+	double per_gpu = wza_run_value(run, WZ_T_DEPLOYMENT, b, "reserved_usd_year") /
+			 wza_run_value(run, WZ_T_DEPLOYMENT, b, "gpus");
+	for (int i = 0; i < c->nrows; i++) {
+		const char *f = c->rows[i].fmt.name;
+		double g = wza_run_value(run, WZ_T_DEPLOYMENT, f, "at_baseline_config_gpus");
+		char m[48];
+		wzp_table_row(t);
+		wzp_table_str(t, c->rows[i].fmt.label);
+		if (isnan(g)) {
+			const char *why = fig_text(run, WZ_T_DEPLOYMENT, f, "at_baseline_config_gpus");
+			wzp_table_str(t, *why ? "none met the targets" : "not sized");
+			wzp_table_empty(t);
+			wzp_table_empty(t);
+			continue;
+		}
+		wzp_table_numf(t, g, 0);
+		money(m, sizeof m, g * per_gpu);
+		wzp_table_num(t, g * per_gpu, m);
+		if (i == c->baseline) {
+			wzp_table_str(t, "baseline");
+		} else {
+			money(m, sizeof m, (base_gpus - g) * per_gpu);
+			wzp_table_num(t, (base_gpus - g) * per_gpu, m);
+		}
+	}
+	wzp_table_note(t, "All formats at `%s`'s best configuration (%s), so that they differ in "
+			  "their cache alone; the table above gives each format at its own best.",
+		       b, conf);
+	wzp_table_render(t, WZP_MD, md);
+	wzp_table_free(t);
+	wz_buf_puts(md, "\n");
+}
+
 void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
 			    const wzm_compare *c)
 {
@@ -236,6 +294,11 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 	wzp_table_column(t, "tpot", h_tpot, 1);
 	wzp_table_column(t, "occupancy", "Cache peak", 1);
 	wzp_table_column(t, "binds", "Binds", 0);
+	int searched = !strcmp(fig_text(run, WZ_T_SIM_SETUP, "setup", "search"), "yes");
+	if (searched) {
+		wzp_table_column(t, "configuration", "Configuration", 0);
+		wzp_table_column(t, "vs_default", "Cheaper than the scenario's configuration", 1);
+	}
 	for (int i = 0; i < c->nrows; i++) {
 		const char *f = c->rows[i].fmt.name;
 		char m[48];
@@ -247,6 +310,14 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 			for (int k = 0; k < 7; k++)
 				wzp_table_empty(t);
 			wzp_table_str(t, fig_text(run, WZ_T_SIMULATION, f, "binds"));
+			if (searched) {
+				const char *closest = fig_text(run, WZ_T_DEPLOYMENT, f,
+							       "closest_configuration");
+				char text[320];
+				snprintf(text, sizeof text, "closest: %s", closest);
+				wzp_table_str(t, *closest ? text : "");
+				wzp_table_empty(t);
+			}
 			continue;
 		}
 		wzp_table_numf(t, rep, 0);
@@ -264,16 +335,41 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 		wzp_table_numf(t, wza_run_value(run, WZ_T_SIMULATION, f, "ttft_p99_s"), 3);
 		wzp_table_numf(t, wza_run_value(run, WZ_T_SIMULATION, f, "tpot_p99_s") * 1e3, 1);
 		char occ[32];
-		snprintf(occ, sizeof occ, "%.0f%%",
-			 100 * wza_run_value(run, WZ_T_SIMULATION, f, "occupancy_peak"));
+		snprintf(occ, sizeof occ, "%.0f%%", 100 * wza_run_value(run, WZ_T_SIMULATION, f, "occupancy_peak"));
 		wzp_table_num(t, wza_run_value(run, WZ_T_SIMULATION, f, "occupancy_peak"), occ);
 		wzp_table_str(t, fig_text(run, WZ_T_SIMULATION, f, "binds"));
+		if (searched) {
+			wzp_table_str(t, fig_text(run, WZ_T_DEPLOYMENT, f, "configuration"));
+			double def = wza_run_value(run, WZ_T_DEPLOYMENT, f, "default_gpus");
+			double g = wza_run_value(run, WZ_T_SIMULATION, f, "gpus");
+			char pct[32];
+			if (isnan(def)) {
+				wzp_table_str(t, fig_text(run, WZ_T_DEPLOYMENT, f, "default_gpus"));
+			} else {
+				snprintf(pct, sizeof pct, "%.0f%%", 100 * (1 - g / def));
+				wzp_table_num(t, 1 - g / def, pct);
+			}
+		}
 	}
-	wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings against "
-			  "`%s` sized the same way.  Cache peak: the largest share of the fleet's "
-			  "cache blocks in use at a sample.  Binds: the resource that made the "
-			  "largest fleet short of it fail.  Figures per run: `wzplan archive show`.",
-		       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "gpus_per_replica"), s->baseline_format);
+	if (searched)
+		wzp_table_note(t, "Each format at the cheapest serving configuration the deployment "
+				  "search found (Configuration; `wzplan size --search`); cost at the "
+				  "scenario's prices; savings against `%s` at its own best.  Cheaper than "
+				  "the scenario's configuration: against the scenario's own (%.0f GPUs a "
+				  "replica) sized the same way, up to four times the winner's GPUs.  Cache "
+				  "peak: the largest share of the fleet's cache blocks in use at a "
+				  "sample.  Binds: the resource that made the largest fleet short of it "
+				  "fail.  Figures per run: `wzplan archive show`.",
+			       s->baseline_format,
+			       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "gpus_per_replica"));
+	else
+		wzp_table_note(t, "Replicas of %.0f GPUs; cost at the scenario's prices; savings "
+				  "against `%s` sized the same way.  Cache peak: the largest share of "
+				  "the fleet's cache blocks in use at a sample.  Binds: the resource that "
+				  "made the largest fleet short of it fail.  Figures per run: `wzplan "
+				  "archive show`.",
+			       wza_run_value(run, WZ_T_SIM_SETUP, "setup", "gpus_per_replica"),
+			       s->baseline_format);
 	if (*fig_text(run, WZ_T_SIM_SETUP, "setup", "prefill_gpus_search")) {
 		wz_buf pools = { 0 };
 		for (int i = 0; i < c->nrows; i++)
@@ -288,6 +384,8 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);
 	wz_buf_puts(md, "\n");
+	if (searched)
+		at_baseline_config(md, run, s, c);
 	binding(md, run, s, c);
 }
 

@@ -40,6 +40,12 @@
  * (replicas, ttft_p99_s, tpot_p99_s, completed, refused_timeout,
  * refused_too_big) */
 #define WZ_T_SIMULATION_BELOW "simulation_below"
+/* a row per format sized by the deployment search (sim/deploy):
+ * configuration, config (key=value pairs), gpus, gpus_per_replica,
+ * reserved_usd_year, default_gpus (the scenario's own configuration),
+ * at_baseline_config_gpus, screened, feasible; where none met the targets
+ * closest_configuration and closest_over */
+#define WZ_T_DEPLOYMENT "deployment"
 /* a row per mode: order, serving, idle_policy, offload_format; and rows
  * "MODE|FORMAT" of the fleets sized under each */
 #define WZ_T_SERVING_MODES "serving_modes"

@@ -27,6 +27,11 @@ void wz_sim_record_setup(wza_run *run, const wz_sim_setup *s, const char *traffi
 	char seed[32];
 	snprintf(seed, sizeof seed, "%llu", (unsigned long long)p->seed);
 	wza_run_input(run, WZ_IN_SEED, "seed", "simulation", NULL, (long long)strlen(seed), seed);
+	if (s->search)
+		wza_run_figure(run, WZ_T_SIM_SETUP, "setup", "search", NAN, "yes");
+	if (p->ttft_per_1k_tokens_s > 0)
+		wza_run_figure(run, WZ_T_SIM_SETUP, "setup", "ttft_per_1k_tokens_s",
+			       p->ttft_per_1k_tokens_s, NULL);
 	if (traffic_path) {
 		char abs[PATH_MAX], hex[17];
 		const char *where = realpath(traffic_path, abs) ? abs : traffic_path;
@@ -201,6 +206,9 @@ void wz_sim_record_fleet(wza_run *run, const wz_sim_setup *s, const char *format
 	wza_run_figure(run, t, format, "saving_ondemand",
 		       fleet && has_saving ? fleet->saving_ondemand : NAN, NULL);
 	wza_run_figure(run, t, format, "ttft_p99_s", res ? res->ttft.p99 : NAN, NULL);
+	if (res && s->params.ttft_per_1k_tokens_s > 0)
+		wza_run_figure(run, t, format, "ttft_over_target", wzs_ttft_over(&s->params, res),
+			       NULL);
 	wza_run_figure(run, t, format, "tpot_p99_s", res ? res->tpot.p99 : NAN, NULL);
 	wza_run_figure(run, t, format, "refused", res ? (double)res->refused : NAN, NULL);
 	wza_run_figure(run, t, format, "goodput_rps", res ? res->goodput_rps : NAN, NULL);
@@ -228,6 +236,40 @@ void wz_sim_record_fleet(wza_run *run, const wz_sim_setup *s, const char *format
 	}
 }
 
+/* The deployment search's figures of one format (deploy_run.c): the
+ * configuration sized, the scenario's own and the baseline's winner sized
+ * the same way, what the screen saw, and where none met the targets the
+ * closest configuration. */
+static void record_search(wza_run *run, const wz_size_row *r)
+{
+	const char *t = WZ_T_DEPLOYMENT, *f = r->size.name;
+	char text[256];
+	if (r->search.replicas > 0) {
+		wza_run_figure(run, t, f, "configuration", NAN,
+			       wzd_config_text(&r->config, text, sizeof text));
+		wza_run_figure(run, t, f, "config", NAN, wzd_config_pairs(&r->config, text, sizeof text));
+		wza_run_figure(run, t, f, "gpus", (double)r->fleet.gpus, NULL);
+		wza_run_figure(run, t, f, "gpus_per_replica", (double)r->config.gpus, NULL);
+		wza_run_figure(run, t, f, "reserved_usd_year", r->fleet.reserved_usd_year, NULL);
+	}
+	if (r->default_sized)
+		wza_run_figure(run, t, f, "default_gpus", r->default_gpus > 0 ? (double)r->default_gpus
+										: NAN,
+			       r->default_gpus > 0 ? NULL : "none within 4x");
+	if (r->at_base_gpus >= 0)
+		wza_run_figure(run, t, f, "at_baseline_config_gpus",
+			       r->at_base_gpus > 0 ? (double)r->at_base_gpus : NAN,
+			       r->at_base_gpus > 0 ? NULL : "none");
+	wza_run_figure(run, t, f, "screened", (double)r->nconfigs, NULL);
+	wza_run_figure(run, t, f, "feasible", (double)r->nfeasible, NULL);
+	if (r->has_closest) {
+		wza_run_figure(run, t, f, "closest_configuration", NAN,
+			       wzd_config_text(&r->closest, text, sizeof text));
+		wza_run_figure(run, t, f, "closest_over", isinf(r->closest_over) ? NAN : r->closest_over,
+			       isinf(r->closest_over) ? "refused requests" : NULL);
+	}
+}
+
 void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows, int n,
 		    int base)
 {
@@ -247,6 +289,8 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 		if (r->prefill_gpus > 0)
 			wza_run_figure(run, WZ_T_SIMULATION, r->size.name, "prefill_gpus_per_replica",
 				       (double)r->prefill_gpus, NULL);
+		if (r->searched)
+			record_search(run, r);
 		if (!r->search.below)
 			continue;
 		const char *t = WZ_T_SIMULATION_BELOW;
@@ -258,6 +302,9 @@ void wz_size_record(wza_run *run, const wz_sim_setup *s, const wz_size_row *rows
 		wza_run_figure(run, t, r->size.name, "completed", (double)r->search.below_completed,
 			       NULL);
 		wza_run_figure(run, t, r->size.name, "ttft_p99_s", r->search.below_ttft_p99, NULL);
+		if (s->params.ttft_per_1k_tokens_s > 0)
+			wza_run_figure(run, t, r->size.name, "ttft_over_target",
+				       r->search.below_ttft_over, NULL);
 		wza_run_figure(run, t, r->size.name, "tpot_p99_s", r->search.below_tpot_p99, NULL);
 	}
 }

@@ -50,6 +50,9 @@ static int apply(const char *cmd, const wz_sim_opts *o, wzs_params *p)
 		return rc;
 	if (o->tpot && (rc = wz_say_double(cmd, "--tpot-p99", o->tpot, 1e-6, 3600, &p->tpot_p99_s)))
 		return rc;
+	if (o->ttft_per_1k && (rc = wz_say_double(cmd, "--ttft-per-1k", o->ttft_per_1k, 0, 3600,
+						  &p->ttft_per_1k_tokens_s)))
+		return rc;
 	return 0;
 }
 
@@ -89,6 +92,31 @@ static int load_rates(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
 	return 0;
 }
 
+/* The deployment search: on with --search or the scenario's `search =
+ * yes` (off with --no-search), its space with the scenario's `config` and
+ * --config pinned; a bad pin is exit 2 naming the key (and the scenario's
+ * line). */
+static int load_search(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
+{
+	wz_diag diag;
+	wz_kv *kv = out->scn->kv;
+	const char *v = wz_kv_get(kv, "search");
+	if (v && strcmp(v, "yes") && strcmp(v, "no"))
+		return fail_at(cmd, kv, "search", "use yes or no");
+	out->search = o->search ? o->search > 0 : v && !strcmp(v, "yes");
+	wzd_space_default(&out->params, &out->space);
+	if ((v = wz_kv_get(kv, "config"))) {
+		char where[512];
+		snprintf(where, sizeof where, "%s:%d: config", wz_kv_origin(kv),
+			 wz_kv_line(kv, "config"));
+		if (wzd_space_pin(&out->space, v, where, &diag))
+			return wz_say_fail(cmd, &diag);
+	}
+	if (o->config && wzd_space_pin(&out->space, o->config, "--config", &diag))
+		return wz_say_usage(cmd, "%s", diag.msg);
+	return 0;
+}
+
 int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_opts *o,
 		      wz_sim_setup *out)
 {
@@ -125,6 +153,8 @@ int wz_sim_setup_load(const char *cmd, const wz_scenario_opts *so, const wz_sim_
 		wzs_params_model_defaults(&out->params, out->scn->kv, out->model);
 	if (!rc && !(out->gpu = wzm_find_gpu(out->cat, out->scn->gpu, &diag)))
 		rc = wz_say_fail(cmd, &diag);
+	if (!rc)
+		rc = load_search(cmd, o, out);
 	if (!rc && (o->restore_rates || out->params.restore_rates[0]))
 		rc = load_rates(cmd, o, out);
 	out->speedup = 1;

@@ -18,8 +18,13 @@
 
 typedef struct {
 	const char *idle_policy, *duration, *warmup, *seed, *offload_format, *ttft, *tpot,
-		*traffic, *speedup, *threads, *restore_rates, *serving, *search_seeds;
+		*traffic, *speedup, *threads, *restore_rates, *serving, *search_seeds,
+		*ttft_per_1k;
 	int sort_traffic, speedup_all;
+	/* the deployment search (size, propose): 1 --search, -1 --no-search,
+	 * 0 the scenario's `search` key; --config pins keys of the space */
+	int search;
+	const char *config;
 } wz_sim_opts;
 
 typedef struct {
@@ -35,6 +40,10 @@ typedef struct {
 	int threads;              /* simulations run at once by size and propose */
 	wzs_restore_rates rates;  /* host decode rates of restores (has_rates) */
 	int has_rates;
+	/* size each format at the cheapest serving configuration the
+	 * deployment search finds (sim/deploy) instead of the scenario's own */
+	int search;
+	wzd_space space;          /* the space searched: the scenario's `config` and --config pinned */
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing
@@ -71,7 +80,33 @@ typedef struct {
 	wzs_search search;  /* search.replicas 0: no fleet met the targets */
 	wzm_fleet fleet;
 	long prefill_gpus;  /* disaggregated: the prefill pool per replica chosen (0: aggregated) */
+	/* The deployment search (searched 1, deploy_run.c): the configuration
+	 * sized; the scenario's own sized the same way up to four times the
+	 * winner's GPUs (default_gpus, 0: none met the targets within that;
+	 * default_sized 0: not tried, no winner); the format at the baseline's
+	 * winning configuration (at_base_gpus, 0: none met; -1: not tried);
+	 * the screen's counts; where no fleet met the targets, the
+	 * configuration that came closest (closest_over: its largest fleet's
+	 * worst p99 over its target). */
+	int searched;
+	wzd_config config;
+	long default_gpus;
+	int default_sized;
+	long at_base_gpus;
+	long nconfigs, nfeasible;
+	double screen_s;
+	int has_closest;
+	wzd_config closest;
+	double closest_over;
 } wz_size_row;
+
+/* Sizes each format at the deployment search's cheapest configuration
+ * (sim/deploy, the set-up's space): the baseline first, whose winner is
+ * every other format's first candidate.  Fills rows[0..nformats) as
+ * wz_size_formats does (fleets priced at `rates`), with the search's
+ * fields.  Returns an exit status after printing any error. */
+int wz_size_search(const char *cmd, const wz_sim_setup *s, long max_replicas, int quiet,
+		   const wzm_rates *rates, wz_size_row *rows /* OUT */, int *base /* OUT */);
 
 /* Sizes each of the scenario's formats by simulation (wzs_size), prices the
  * fleets at the scenario's rates and the savings against the baseline.

@@ -120,6 +120,11 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 	}
 	if (wzm_find_rates(s->cat, s->scn->price_set, s->gpu, &rates, &diag))
 		return wz_say_fail(cmd, &diag);
+	if (s->search) {
+		if ((rc = wz_size_search(cmd, s, max_replicas, quiet, &rates, rows, base)))
+			return rc;
+		goto savings;
+	}
 	long pools[WZS_MAX_POOL_SIZES];
 	int m = s->params.disaggregated ? wzs_prefill_pool_sizes(&s->params, pools, &diag) : 1;
 	if (m < 0)
@@ -181,6 +186,7 @@ int wz_size_formats(const char *cmd, const wz_sim_setup *s, long max_replicas, i
 			*base = i;
 	}
 	free(jobs);
+savings:
 	for (int i = 0; i < n; i++)
 		if (*base >= 0 && rows[*base].search.replicas && rows[i].search.replicas)
 			wzm_fleet_saving(&rows[i].fleet, &rows[*base].fleet);

@@ -80,7 +80,7 @@ contains "$(cat "$tmp/plain/proposal.md")" "wzplan propose --simulate" "and how 
 # No fleet meets a 10 ms TTFT: the proposal says what the largest fleet
 # tried did and what binds, and why the latency charts are left out.
 run "$WZPLAN" propose --users 8 --context 32k --duration 300 --warmup 30 --formats fp8-mix \
-	-q --simulate --ttft-p99 0.01 --out "$tmp/none" --no-archive
+	-q --simulate --ttft-p99 0.01 --ttft-per-1k 0 --no-search --out "$tmp/none" --no-archive
 expect_rc 0 "propose --simulate where no fleet meets the targets"
 md=$(cat "$tmp/none/proposal.md" 2>/dev/null)
 contains "$md" "The largest fleet the search tried, 8 replicas, missed the p99 TTFT target" \

@@ -95,7 +95,7 @@ ok $? "the archive says which fleets were decided within noise"
 # The prefill pool searched: a heavy prefill load where 4 replicas with
 # 16-GPU pools (128 GPUs) or 2 with 32-GPU pools (96) meet the targets.
 cp "$top_srcdir/data/scenarios/product-page.scenario" "$tmp/pool.scenario"
-sed -i 's/^users = 10000$/users = 1400/; s/^context = 100000$/context = 8000/; s/^formats = .*/formats = fp8-mix/' "$tmp/pool.scenario"
+sed -i 's/^users = 10000$/users = 1400/; s/^context = 100000$/context = 8000/; s/^formats = .*/formats = fp8-mix/; s/^search = yes$/search = no/; s/^ttft_per_1k_tokens_s = .*/ttft_per_1k_tokens_s = 0/' "$tmp/pool.scenario"
 cat >> "$tmp/pool.scenario" <<EOS
 serving = disaggregated
 pop_prompt_tokens = 3000
