@@ -241,40 +241,57 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 	wzd_estimate seeded[16];
 	for (int j = 0; j < nfirst; j++)
 		wzd_screen(b, &first[j], &seeded[j]);
-	for (int j = 0; j < nfirst + npick; j++) {
-		const wzd_estimate *e = j < nfirst ? &seeded[j] : &out->screened[pick[j - nfirst]];
-		if (e->dropped)
-			continue;
-		run_relay r = { on_run, ud, &e->c };
-		wzd_confirmed *c = &out->confirmed[out->nconfirmed];
-		/* Once a fleet met the targets, a configuration need not search
-		 * past the replicas that cost as much: it cannot win there. */
-		long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
-		if (out->best >= 0) {
-			long beat = (out->confirmed[out->best].gpus - 1) / per_replica;
-			if (beat < cap)
-				cap = beat;
-		}
-		if (cap < 1) {
-			memset(c, 0, sizeof *c);
+	/* First each candidate up to twice the replicas the screen expects
+	 * (the screen misjudges some: a candidate that needs more than that
+	 * costs one search, not one to the end), then those that stopped
+	 * there, up to the cheapest fleet found. */
+	long tried[64 + 16] = { 0 };
+	for (int pass = 0; pass < 2; pass++)
+		for (int j = 0; j < nfirst + npick; j++) {
+			const wzd_estimate *e = j < nfirst ? &seeded[j] : &out->screened[pick[j - nfirst]];
+			if (e->dropped)
+				continue;
+			long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
+			/* Once a fleet met the targets, a configuration need not search
+			 * past the replicas that cost as much: it cannot win there. */
+			if (out->best >= 0) {
+				long beat = (out->confirmed[out->best].gpus - 1) / per_replica;
+				if (beat < cap)
+					cap = beat;
+			}
+			long guess = e->feasible ? 2 * e->replicas + 2 : cap;
+			if (pass == 0 && guess < cap)
+				cap = guess;
+			wzd_confirmed *c;
+			if (pass == 0) {
+				c = &out->confirmed[out->nconfirmed];
+				tried[j] = out->nconfirmed++;
+			} else {
+				c = &out->confirmed[tried[j]];
+				if (c->search.replicas > 0 || c->search.largest >= cap)
+					continue;
+				wzd_confirmed_free(c);
+			}
+			if (cap < 1) {
+				memset(c, 0, sizeof *c);
+				c->est = *e;
+				c->capped = 1;
+				continue;
+			}
+			run_relay r = { on_run, ud, &e->c };
+			wz_err err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
+			if (err) {
+				wzd_confirmed_free(c);
+				c->search.replicas = 0;
+				return err;
+			}
 			c->est = *e;
-			c->capped = 1;
-			out->nconfirmed++;
-			continue;
+			c->capped = cap < max_replicas;
+			out->runs += (unsigned long long)c->search.runs;
+			if (c->search.replicas > 0 &&
+			    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year))
+				out->best = (int)(c - out->confirmed);
 		}
-		wz_err err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
-		if (err) {
-			wzd_confirmed_free(c);
-			return err;
-		}
-		c->est = *e;
-		c->capped = cap < max_replicas;
-		out->runs += (unsigned long long)c->search.runs;
-		if (c->search.replicas > 0 &&
-		    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year))
-			out->best = out->nconfirmed;
-		out->nconfirmed++;
-	}
 	out->confirm_s = now_s() - t0;
 	if (out->best < 0)
 		for (int j = 0; j < out->nconfirmed; j++)
