@@ -330,57 +330,6 @@ static wzp_table *make_search_table(const wz_sim_setup *s, const wz_size_row *ro
 	return t;
 }
 
-int wz_size_parse(int argc, char **argv, wz_size_opts *o)
-{
-	static const struct option longopts[] = {
-		WZ_SCENARIO_LONGOPTS,
-		WZ_SIM_LONGOPTS,
-		{ "max-replicas", required_argument, NULL, 'm' },
-		{ "report", required_argument, NULL, 'R' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "archive", required_argument, NULL, 'A' },
-		{ "no-archive", no_argument, NULL, 'N' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	memset(o, 0, sizeof *o);
-	o->max_replicas = 100000;
-	o->how = WZP_TEXT;
-	wz_diag diag;
-	int c, rc;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if ((rc = wz_cli_long("size", "--max-replicas", optarg, 1, 1000000,
-					      &o->max_replicas)))
-				return rc;
-			break;
-		case 'R':
-			if (wzp_output_parse(optarg, &o->how, &diag))
-				return wz_cli_usage("size", "%s", diag.msg);
-			break;
-		case 'o': o->output = optarg; break;
-		case 'A': o->archive = optarg; break;
-		case 'N': o->no_archive = 1; break;
-		case 'q': o->quiet = 1; break;
-		case 'h': return 0;
-		case ':': return wz_cli_bad_option("size", ':', argv);
-		case '?': return wz_cli_bad_option("size", '?', argv);
-		default:
-			if (wz_scenario_opt(&o->scn, c, optarg) && wz_sim_opt(&o->sim, c, optarg))
-				return wz_cli_usage("size", "unknown option");
-		}
-	}
-	if (optind < argc)
-		return wz_cli_usage("size", "unexpected argument '%s'", argv[optind]);
-	if (o->archive && o->no_archive)
-		return wz_cli_usage("size", "--archive and --no-archive exclude each other");
-	return -1;
-}
-
 int wz_cmd_size(int argc, char **argv)
 {
 	wz_size_opts o;
