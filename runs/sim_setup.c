@@ -100,16 +100,13 @@ static int load_search(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
 {
 	wz_diag diag;
 	wz_kv *kv = out->scn->kv;
-	const char *v = wz_kv_get(kv, "search");
-	if (v && strcmp(v, "yes") && strcmp(v, "no"))
-		return fail_at(cmd, kv, "search", "use yes or no");
-	out->search = o->search ? o->search > 0 : v && !strcmp(v, "yes");
+	out->search = o->search ? o->search > 0 : out->params.search;
 	wzd_space_default(&out->params, &out->space);
-	if ((v = wz_kv_get(kv, "config"))) {
+	if (out->params.config[0]) {
 		char where[512];
 		snprintf(where, sizeof where, "%s:%d: config", wz_kv_origin(kv),
 			 wz_kv_line(kv, "config"));
-		if (wzd_space_pin(&out->space, v, where, &diag))
+		if (wzd_space_pin(&out->space, out->params.config, where, &diag))
 			return wz_say_fail(cmd, &diag);
 	}
 	if (o->config && wzd_space_pin(&out->space, o->config, "--config", &diag))
