@@ -177,9 +177,12 @@ static wzp_table *make_table(const wz_sim_setup *s, const wz_size_row *rows, int
 		       p->hbm_efficiency, p->compute_efficiency, p->step_overhead_s * 1e3,
 		       p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_chunk_tokens,
 		       p->max_batch, p->queue_timeout_s);
-	if (wzs_prefill_efficiency(p) != p->compute_efficiency)
-		wzp_table_note(t, "Prefill passes at compute x %g (prefill_compute_efficiency).",
-			       wzs_prefill_efficiency(p));
+	wzp_table_note(t, "Prefill per operation: dense weight matmuls at x %g "
+			  "(prefill_compute_efficiency), attention at x %g "
+			  "(prefill_attention_efficiency), routed experts at %s.",
+		       wzs_prefill_efficiency(p), p->prefill_attention_efficiency,
+		       p->prefill_moe_efficiency > 0 ? "prefill_moe_efficiency"
+						     : "their measured share for the expert split");
 	if (p->prefill_cp > 1)
 		wzp_table_note(t, "Context-parallel prefill: a request with %ld or more tokens to "
 				  "prefill runs its attention on %ld ranks at %g of linear scaling, its "

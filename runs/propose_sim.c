@@ -444,8 +444,10 @@ void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run)
 	if (isnan(hbm) || isnan(dec) || isnan(pre) || isnan(ovh))
 		return; /* a run archived before they were recorded */
 	wz_buf_printf(md, "- The step times themselves: a roofline at shares of the data sheet's "
-			  "peaks (HBM bandwidth x %g, decode FLOP/s x %g, prefill x %g) plus %g ms "
-			  "a step, parameters of the scenario, not measured on this deployment.  "
+			  "peaks (HBM bandwidth x %g, decode FLOP/s x %g, prefill's dense matmuls "
+			  "x %g, its attention and routed experts at their own shares measured on "
+			  "SGLang's layers) plus %g ms a step, parameters of the scenario, not "
+			  "measured on this deployment.  "
 			  "Where prefill compute binds a fleet, a smaller cache format saves "
 			  "little, and how often it binds depends on prefill's share of peak: "
 			  "set `prefill_compute_efficiency` from a kernel profile of the engine "
