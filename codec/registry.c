@@ -42,6 +42,13 @@ static size_t bytes_fp8_ds_mla(const wzc_format *f, int R, int P)
 	return R % 128 ? 0 : (size_t)R + 4 * (size_t)(R / 128) + 2 * (size_t)P;
 }
 
+/* FlashMLA's MODEL1 FP8 entry, DeepSeek-V4's only shape. */
+static size_t bytes_fp8_ds_mla_v4(const wzc_format *f, int R, int P)
+{
+	(void)f;
+	return R == 448 && P == 64 ? 448 + 2 * 64 + 448 / 64 + 1 : 0;
+}
+
 /* The one per-tensor scale is not per token. */
 static size_t bytes_fp8_flat(const wzc_format *f, int R, int P)
 {
@@ -237,6 +244,13 @@ static const wzc_format_info table[] = {
 	  "deepseek-ai/FlashMLA tests/quant.py (quantize_k_cache, V32_FP8Sparse, "
 	  "_cast_scale_inv_to_ue8m0; read at 520fec6a7fd9)",
 	  BASELINE(bytes_fp8_ds_mla) },
+	{ WZC_FMT_FP8_DS_MLA_V4, "fp8-ds-mla-v4", WZC_TIER_GPU, 0,
+	  "FlashMLA's DeepSeek-V4 FP8 entry (448 + 64 only): 448 e4m3, 64 bf16, a UE8M0 "
+	  "power-of-two scale per 64 and a pad byte (584 B)",
+	  "deepseek-ai/FlashMLA csrc/api/sparse_decode.h (MODEL1 bytes_per_token "
+	  "448 + 64*2 + (448/64)*1 + 1) and tests/quant.py (MODEL1_FP8Sparse: scale "
+	  "2^ceil(log2(amax / 448)))",
+	  BASELINE(bytes_fp8_ds_mla_v4) },
 	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
 	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)", NULL,
 	  BASELINE(bytes_fp8_flat) },

@@ -259,6 +259,19 @@ void wzc_baseline_encode(const wzc_rec_ctx *c, const float *latent, const float 
 		}
 		bf16_encode(rope, P, rec + R + 4 * (R / 128));
 		break;
+	case WZC_FMT_FP8_DS_MLA_V4:
+		/* [448 e4m3][64 bf16][7 UE8M0 exponents][pad]: FlashMLA keeps a
+		 * page's scales after its entries; one token's bytes are these */
+		for (int b = 0; b < R / 64; b++) {
+			float m = absmax(latent + 64 * b, 64);
+			int e = m > 0 ? (int)ceilf(log2f(m / WZC_E4M3_MAX)) : -127;
+			e = e < -127 ? -127 : e > 127 ? 127 : e;
+			e4m3_encode(latent + 64 * b, 64, ldexpf(1.0f, e), rec + 64 * b);
+			rec[R + 2 * P + b] = (uint8_t)(e + 127);
+		}
+		bf16_encode(rope, P, rec + R);
+		rec[R + 2 * P + R / 64] = 0;
+		break;
 	case WZC_FMT_FP8_FLAT: {
 		float s = c->tensor_scale;
 		e4m3_encode(latent, R, s, rec);
@@ -304,6 +317,12 @@ void wzc_baseline_decode(const wzc_rec_ctx *c, const uint8_t *rec, float *latent
 		for (int b = 0; b < R / 128; b++)
 			e4m3_decode(rec + 128 * b, 128, wzc_get32f(rec + R + 4 * b), latent + 128 * b);
 		bf16_decode(rec + R + 4 * (R / 128), P, rope);
+		break;
+	case WZC_FMT_FP8_DS_MLA_V4:
+		for (int b = 0; b < R / 64; b++)
+			e4m3_decode(rec + 64 * b, 64, ldexpf(1.0f, (int)rec[R + 2 * P + b] - 127),
+				    latent + 64 * b);
+		bf16_decode(rec + R, P, rope);
 		break;
 	case WZC_FMT_FP8_FLAT: {
 		float s = c->tensor_scale;

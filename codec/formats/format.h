@@ -23,6 +23,7 @@ typedef enum {
 	WZC_FMT_NVFP4_TRT_COLD = 10,         /* TensorRT-LLM NVFP4 cold page, MLA */
 	WZC_FMT_NVFP4_TRT_COLD_BF16ROPE = 11, /* the same, position part lossless */
 	WZC_FMT_FP8_DS_MLA_UE8M0 = 12,       /* FlashMLA's FP8 with power-of-two scales */
+	WZC_FMT_FP8_DS_MLA_V4 = 13,          /* FlashMLA's DeepSeek-V4 FP8 entry (448 + 64) */
 	WZC_FMT_WZ = 16,  /* fixed rate, GPU tier: "wz-<bits>" */
 	WZC_FMT_WZX = 17, /* entropy coded, offload tier: "wzx-<bits>" */
 	WZC_FMT_WZT = 18, /* fixed rate, trellis-coded, GPU tier: "wzt-<bits>" (256 states) */

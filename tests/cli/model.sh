@@ -43,6 +43,12 @@ contains "$out" "Layer kind" "a table"
 run "$WZPLAN" model show DeepSeek-V4-Pro --context 1000 --formats fp8-ds-mla
 expect_rc 2 "a format that cannot code a 448 + 64 entry"
 contains "$err" "embedded:model-layers.csv:2: fields entry_nope, entry_rope: format 'fp8-ds-mla' cannot code" "names file, row and fields"
+run "$WZPLAN" model show DeepSeek-V4-Pro --context 1048576 --formats fp8-ds-mla-v4 --format csv
+expect_rc 0 "the codec's fp8-ds-mla-v4"
+bytes=$(printf '%s\n' "$out" | grep '^fp8-ds-mla-v4,all,' | cut -d, -f11)
+awk -v b="$bytes" 'BEGIN { exit !(b == 5783720960) }'; ok $? "fp8-ds-mla-v4 sizes as FlashMLA's 584-byte entry ($bytes)"
+run "$WZPLAN" model show DeepSeek-V3 --context 1000 --formats fp8-ds-mla-v4
+expect_rc 2 "the codec's V4 entry on a 512 + 64 latent"
 run "$WZPLAN" model show DeepSeek-V3 --context 1000 --formats nvfp4-v4
 expect_rc 2 "a V4 layout on a 512 + 64 entry"
 contains "$err" "embedded:models.csv:5: fields kv_lora_rank, rope_dim" "names the models.csv row"
@@ -77,9 +83,9 @@ for f in v4-pro-gb300 v4-flash-b200 kimi-k2-h200; do
 done
 contains "$out" "Kimi-K2-Instruct on 16 x H200" "Kimi-K2 on two H200 nodes"
 run "$WZPLAN" cost --scenario "$top_srcdir/data/scenarios/v4-pro-gb300.scenario" --format csv
-bpt=$(printf '%s\n' "$out" | grep '^fp8-bf16rope,' | cut -d, -f5)
-# 578-byte entries and 132-byte fp8 keys at 2^20 tokens, over 2^20 tokens
-want=$(awk 'BEGIN { S = 1048576; printf "%.9f", (30 * ((128 + S / 4) * 578 + S / 4 * 132) + 31 * (128 + S / 128) * 578) / S }')
+bpt=$(printf '%s\n' "$out" | grep '^fp8-ds-mla-v4,' | cut -d, -f5)
+# 584-byte entries and 132-byte fp8 keys at 2^20 tokens, over 2^20 tokens
+want=$(awk 'BEGIN { S = 1048576; printf "%.9f", (30 * ((128 + S / 4) * 584 + S / 4 * 132) + 31 * (128 + S / 128) * 584) / S }')
 awk -v a="$bpt" -v b="$want" 'BEGIN { exit !(a - b < 1e-6 && b - a < 1e-6) }'; ok $? "V4-Pro's bytes per token at 2^20: the cache per sequence over the context ($bpt, $want)"
 run "$WZPLAN" sweep points "$top_srcdir/data/scenarios/today.sweep"
 expect_rc 0 "the sweep file across them"
