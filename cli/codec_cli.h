@@ -35,6 +35,8 @@ typedef struct {
 	wz_codec_run_opts run;
 	int iso, per_layer;
 	long threads;
+	const char *cal[MAX_TRACES]; /* --calibration */
+	int ncal;
 	wz_measure_req req; /* paths point into run */
 } wz_codec_measure_args;
 /* Parses measure's arguments (argv[0] "measure"; no --archive).  Returns -1

@@ -23,6 +23,8 @@ static void help_compare(void)
 	       "Options:\n"
 	       "  --trace FILE        a trace window (repeat, or several after one)\n"
 	       "  --profile FILE      the wz profile (needed for wz-<bits> formats)\n"
+	       "  --calibration FILE  a calibration window KVTC's transforms are fitted on\n"
+	       "                      (repeat; needed for kvtc-<bits>, with --profile)\n"
 	       "  --formats LIST      e.g. wz-4.50,wz-4.89,wz-4.97,wz-5.44\n"
 	       "  --against LIST      e.g. nvfp4-ds-mla,mxfp4-sgl-mla,nvfp4-trt-cold\n"
 	       "  --boot N            bootstrap resamples (default %d)\n"
@@ -44,6 +46,7 @@ int wz_codec_compare(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "trace", required_argument, NULL, 't' },
 		{ "profile", required_argument, NULL, 'p' },
+		{ "calibration", required_argument, NULL, 'C' },
 		{ "formats", required_argument, NULL, 'F' },
 		{ "against", required_argument, NULL, 'A' },
 		{ "boot", required_argument, NULL, 'b' },
@@ -56,13 +59,14 @@ int wz_codec_compare(int argc, char **argv)
 	};
 	wz_codec_run_opts o;
 	wz_codec_run_opts_default(&o);
-	const char *against = NULL;
+	const char *against = NULL, *cal[MAX_TRACES];
+	int ncal = 0;
 	long threads = 0;
 	int c, rc;
 	wz_diag diag;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:p:F:A:b:s:f:o:j:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:p:C:F:A:b:s:f:o:j:h", longopts, NULL)) != -1) {
 		if (wz_codec_run_option(c, argc, argv, &o, &rc)) {
 			if (rc)
 				return rc;
@@ -71,6 +75,11 @@ int wz_codec_compare(int argc, char **argv)
 		switch (c) {
 		case 'A':
 			against = optarg;
+			break;
+		case 'C':
+			if (ncal == MAX_TRACES)
+				return wz_cli_usage(CMD, "at most %d calibration windows", MAX_TRACES);
+			cal[ncal++] = optarg;
 			break;
 		case 'j':
 			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
@@ -90,7 +99,7 @@ int wz_codec_compare(int argc, char **argv)
 	wz_compare_req rq = {
 		.paths = o.paths, .npaths = o.npaths, .profile_path = o.profile_path,
 		.formats = o.formats, .against = against, .threads = threads, .nboot = o.nboot,
-		.seed = o.seed,
+		.seed = o.seed, .calibration_paths = cal, .ncalibration = ncal,
 	};
 	wzp_table *t;
 	rc = wz_compare_run(&rq, o.how == WZP_CSV || o.how == WZP_JSON, &t);

@@ -31,6 +31,8 @@ static void help_measure(void)
 	       "Options:\n"
 	       "  --trace FILE        a trace window (repeat, or several after one)\n"
 	       "  --profile FILE      the wz profile (needed for wz-<bits> formats)\n"
+	       "  --calibration FILE  a calibration window KVTC's transforms are fitted on\n"
+	       "                      (repeat; needed for kvtc-<bits>, with --profile)\n"
 	       "  --formats LIST      e.g. fp8-mix,int4-g64,wz-4.97,wz-5.44,wz-6.31\n"
 	       "  --iso               also the iso-quality bits of wz against fp8-mix and\n"
 	       "                      int4-g64 (a rate sweep, slower)\n"
@@ -54,6 +56,7 @@ int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a)
 	static const struct option longopts[] = {
 		{ "trace", required_argument, NULL, 't' },
 		{ "profile", required_argument, NULL, 'p' },
+		{ "calibration", required_argument, NULL, 'C' },
 		{ "formats", required_argument, NULL, 'F' },
 		{ "iso", no_argument, NULL, 'i' },
 		{ "per-layer", no_argument, NULL, 'l' },
@@ -69,16 +72,22 @@ int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a)
 	wz_codec_run_opts_default(o);
 	a->iso = a->per_layer = 0;
 	a->threads = 0;
+	a->ncal = 0;
 	int c, rc;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:p:F:ilj:b:s:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:p:C:F:ilj:b:s:f:o:h", longopts, NULL)) != -1) {
 		if (wz_codec_run_option(c, argc, argv, o, &rc)) {
 			if (rc)
 				return rc;
 			continue;
 		}
 		switch (c) {
+		case 'C':
+			if (a->ncal == MAX_TRACES)
+				return wz_cli_usage(CMD, "at most %d calibration windows", MAX_TRACES);
+			a->cal[a->ncal++] = optarg;
+			break;
 		case 'i':
 			a->iso = 1;
 			break;
@@ -104,6 +113,7 @@ int wz_codec_measure_parse(int argc, char **argv, wz_codec_measure_args *a)
 		.paths = o->paths, .npaths = o->npaths, .profile_path = o->profile_path,
 		.formats = o->formats, .iso = a->iso, .per_layer = a->per_layer,
 		.threads = a->threads, .nboot = o->nboot, .seed = o->seed,
+		.calibration_paths = a->cal, .ncalibration = a->ncal,
 	};
 	return -1;
 }

@@ -85,7 +85,8 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 		wz_err e = info->profile_record_bytes
 				   ? info->profile_record_bytes(profile, fmt, &c->record_bytes, diag)
 				   : WZ_OK;
-		if (!e)
+		c->profile = profile;
+		if (!e && info->wz_plan)
 			e = shared_plan(c, profile, diag);
 		if (!e && wzc_format_trellis_nu(fmt->id))
 			e = wzc_wzt_plan_new(c->wz, wzc_format_trellis_nu(fmt->id), &c->wzt, diag);
@@ -181,10 +182,10 @@ static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 			   const float *rope, uint8_t *records, wz_diag *diag)
 {
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
-	if (c->wz) {
+	if (info->encode_layer) {
 		/* The layer's plan, made on first use (wzt's trellis plan rests on it). */
 		const layer_plan *lp;
-		wz_err e = wzc_wz_plan_layer_get(c->wz, layer, &lp, diag);
+		wz_err e = c->wz ? wzc_wz_plan_layer_get(c->wz, layer, &lp, diag) : WZ_OK;
 		if (e)
 			return e;
 		info->encode_layer(c, layer, n, latent, rope, records);
@@ -205,7 +206,7 @@ void wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record, i
 	if (layer < 0 || layer >= c->L)
 		return;
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
-	if (c->wz) {
+	if (info->decode_token) {
 		info->decode_token(c, layer, record, latent, rope, 0);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		if (f)
@@ -225,8 +226,9 @@ void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, floa
 void wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *records,
 			 const int64_t *positions, float *latent, float *rope)
 {
-	if (c->wz && layer >= 0 && layer < c->L) {
-		wzc_format_info_of(c->fmt.id)->decode_layer(c, layer, n, records, latent, rope);
+	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
+	if (info->decode_layer && layer >= 0 && layer < c->L) {
+		info->decode_layer(c, layer, n, records, latent, rope);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		for (int t = 0; f && t < n; t++)
 			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);

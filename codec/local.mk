@@ -34,13 +34,14 @@ libwzcodec_la_SOURCES += codec/measure/paired.c codec/measure/paired.h
 libwzcodec_la_SOURCES += codec/measure/rd_bound.c
 libwzcodec_la_SOURCES += codec/wz/wzt_codec.c codec/wz/wzt_fast.c codec/wz/wzt_trellis.h
 libwzcodec_la_SOURCES += codec/measure/measure_run.c codec/measure/measure_run.h
+libwzcodec_la_SOURCES += codec/kvtc/kvtc.c codec/kvtc/kvtc.h
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.
 lib_LTLIBRARIES += libwzplan.la
 libwzplan_la_SOURCES = codec/wz_api.c
 libwzplan_la_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
-libwzplan_la_LIBADD = libwzcodec.la libwzcommon.la $(XXHASH_LIBS) $(CSV_LIBS) $(LIBS)
+libwzplan_la_LIBADD = libwzcodec.la libwzcommon.la $(XXHASH_LIBS) $(ZSTD_LIBS) $(CSV_LIBS) $(LIBS)
 libwzplan_la_LDFLAGS = -version-info 1:0:1 -no-undefined \
 	-export-symbols-regex '^wz_(version|api_version|format_|profile_|codec_|encode_layer|decode_layer|roundtrip_layer|window_bytes|strerror|diag_|rope_freqs)'
 pkginclude_HEADERS = codec/wzplan.h

@@ -7,11 +7,15 @@
  * includes this file, so no format's code can reach back. */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec/codec_internal.h"
 #include "codec/formats/baseline.h"
 #include "codec/formats/format.h"
+#include "codec/formats/fpconv.h"
+#include "codec/kvtc/kvtc.h"
+#include "codec/profile/profile.h"
 #include "codec/wz/wz_gemm.h"
 #include "codec/wz/wz_plan.h"
 #include "codec/wzx/wzx.h"
@@ -206,15 +210,125 @@ static wz_err wzx_window(wzc_codec *c, const wzc_window *w, uint8_t **records, s
 	return e;
 }
 
+/* kvtc: its records are the restored bf16 cache (what a restore gives a
+ * serving stack); the bytes it spends are the coded blocks'. */
+static void bf16_record(int R, int P, const float *latent, const float *rope, uint8_t *rec)
+{
+	for (int i = 0; i < R + P; i++) {
+		uint16_t h = wzc_bf16_from_f32(i < R ? latent[i] : rope[i - R]);
+		rec[2 * i] = (uint8_t)h;
+		rec[2 * i + 1] = (uint8_t)(h >> 8);
+	}
+}
+
+static void kvtc_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records)
+{
+	size_t nl = (size_t)n * c->R, np = (size_t)n * c->P, bytes;
+	float *y = malloc(sizeof *y * (nl + np + 1));
+	wz_diag d;
+	if (!y || wzc_kvtc_roundtrip(c->profile->kvtc, c->fmt.rate_bits, layer, n, latent, rope,
+				     NULL, y, y + nl, &bytes, &d)) {
+		memset(records, 0, (size_t)n * c->record_bytes); /* decodes to zeros */
+		free(y);
+		return;
+	}
+	for (int t = 0; t < n; t++)
+		bf16_record(c->R, c->P, y + (size_t)t * c->R, y + nl + (size_t)t * c->P,
+			    records + (size_t)t * c->record_bytes);
+	free(y);
+}
+
+static void bf16_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+			      float *rope, int transformed)
+{
+	(void)layer;
+	(void)transformed;
+	for (int i = 0; i < c->R + c->P; i++) {
+		float v = wzc_bf16_to_f32((uint16_t)(record[2 * i] | record[2 * i + 1] << 8));
+		if (i < c->R)
+			latent[i] = v;
+		else
+			rope[i - c->R] = v;
+	}
+}
+
+static void bf16_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			      float *latent, float *rope)
+{
+	for (int t = 0; t < n; t++)
+		bf16_decode_token(c, layer, records + (size_t)t * c->record_bytes,
+				  latent + (size_t)t * c->R, rope + (size_t)t * c->P, 0);
+}
+
+static wz_err kvtc_bytes(const wzc_profile *p, const wzc_format *f, size_t *record_bytes,
+			 wz_diag *diag)
+{
+	if (!p->kvtc)
+		return wz_diag_set(diag, WZ_ERR_MISSING,
+				   "format %s needs KVTC's transforms, fitted on calibration windows "
+				   "(codec measure --calibration)",
+				   f->name);
+	if (wzc_kvtc_layers(p->kvtc) != p->L || wzc_kvtc_R(p->kvtc) != p->R ||
+	    wzc_kvtc_P(p->kvtc) != p->P)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "KVTC's calibration windows are not of the profile's shape");
+	*record_bytes = 2 * ((size_t)p->R + (size_t)p->P);
+	return WZ_OK;
+}
+
+/* The window through KVTC, layer by layer: the bf16 records it restores
+ * and the bytes of its coded blocks (the inputs rounded to bf16 first, as
+ * wzc_encode_layer_at rounds every format's). */
+static wz_err kvtc_window(wzc_codec *c, const wzc_window *w, uint8_t **records, size_t *bytes,
+			  size_t *payload, wz_diag *diag)
+{
+	size_t T = (size_t)w->T, nl = T * w->R, np = T * w->P, rb = c->record_bytes;
+	float *in = malloc(sizeof *in * (nl + np + 1));
+	uint8_t *rec = malloc(rb * T * (size_t)w->L + 1);
+	wz_err e = in && rec ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	*bytes = *payload = 0;
+	for (int l = 0; !e && l < w->L; l++) {
+		memcpy(in, w->latent + (size_t)l * nl, sizeof *in * nl);
+		memcpy(in + nl, w->rope + (size_t)l * np, sizeof *in * np);
+		for (size_t i = 0; i < nl + np; i++)
+			in[i] = wzc_bf16_to_f32(wzc_bf16_from_f32(in[i]));
+		size_t b = 0;
+		e = wzc_kvtc_roundtrip(c->profile->kvtc, c->fmt.rate_bits, l, w->T, in, in + nl,
+				       w->positions, in, in + nl, &b, diag);
+		*bytes += b;
+		for (size_t t = 0; !e && t < T; t++)
+			bf16_record(w->R, w->P, in + t * w->R, in + nl + t * w->P,
+				    rec + ((size_t)l * T + t) * rb);
+	}
+	/* the payload: the coded blocks and kept sinks without each block's
+	 * length (an upper bound of the blocks: one more where a sink is
+	 * in the window) */
+	size_t lengths = 4 * (size_t)w->L * ((T + WZC_KVTC_BLOCK - 1) / WZC_KVTC_BLOCK);
+	*payload = *bytes > lengths ? *bytes - lengths : 0;
+	free(in);
+	if (e)
+		free(rec);
+	else
+		*records = rec;
+	return e;
+}
+
 #define BASELINE(rb) .record_bytes = rb, .encode = wzc_baseline_encode, .decode = wzc_baseline_decode
 #define PROFILED(enc, ref)                                                                       \
-	.record_bytes = bytes_wz, .needs_profile = 1, .encode_layer = enc, .encode_layer_ref = ref, \
-	.decode_layer = wz_decode_layer, .decode_token = wz_decode_token
+	.record_bytes = bytes_wz, .needs_profile = 1, .wz_plan = 1, .encode_layer = enc,            \
+	.encode_layer_ref = ref, .decode_layer = wz_decode_layer, .decode_token = wz_decode_token
 #define WZ_CODER PROFILED(wz_encode, wz_encode_ref), .kernels = wz_kernels, .force = wz_force
 #define WZS_CODER PROFILED(wzs_encode, wzs_encode_ref), .kernels = wz_kernels, .force = wz_force
 #define WZX_CODER                                                                  \
 	PROFILED(wz_encode, wz_encode_ref), .kernels = wz_kernels, .force = wz_force, \
 		.profile_record_bytes = wzx_bytes, .window_records = wzx_window
+/* kvtc has no fast path of its own: its reference is its coder */
+#define KVTC_CODER                                                                             \
+	.record_bytes = bytes_wz, .needs_profile = 1, .encode_layer = kvtc_encode,                \
+	.encode_layer_ref = kvtc_encode, .decode_layer = bf16_decode_layer,                         \
+	.decode_token = bf16_decode_token, .profile_record_bytes = kvtc_bytes,                      \
+	.window_records = kvtc_window
 #define WZT_CODER(nu)                                                                         \
 	PROFILED(wzt_encode, wzt_encode_ref), .trellis_nu = nu, .kernels = wzt_kernels, \
 		.force = wzt_force
@@ -308,6 +422,11 @@ static const wzc_format_info table[] = {
 	  "their error (a slower encoder; docs/wz-format.md, step 6)",
 	  NULL,
 	  WZS_CODER },
+	{ WZC_FMT_KVTC, "kvtc", WZC_TIER_OFFLOAD, 1,
+	  "KV-cache transform coding: a PCA of each layer's whole token from calibration "
+	  "windows, bits across components by dynamic programming, zstd (docs/kvtc.md)",
+	  "arXiv 2511.01815 (NVIDIA, KVTC), written from the paper's description",
+	  KVTC_CODER },
 };
 
 #define TABLE_N ((int)(sizeof table / sizeof table[0]))

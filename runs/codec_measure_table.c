@@ -222,8 +222,13 @@ wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso,
 			       wide ? "" : "  CSV and JSON also hold the sweep's rows.");
 	for (int i = 0; i < n; i++)
 		if (!rows[i].sweep && rows[i].cell->e->payload_bytes)
-			wzp_table_note(t, "%s on %s: the wzx container (header, index, block headers and "
-					  "checksums included) %.3f bits/value; block payloads alone %.3f.",
+			wzp_table_note(t,
+				       strncmp(rows[i].format, "kvtc", 4)
+					       ? "%s on %s: the wzx container (header, index, block headers "
+						 "and checksums included) %.3f bits/value; block payloads "
+						 "alone %.3f."
+					       : "%s on %s: kvtc's coded blocks and kept sinks %.3f "
+						 "bits/value; without the blocks' lengths %.3f.",
 				       rows[i].format, rows[i].window, rows[i].cell->e->bits_per_value,
 				       rows[i].cell->e->payload_bytes * 8.0 /
 					       (double)rows[i].cell->e->values);

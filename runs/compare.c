@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "codec/formats/format.h"
+#include "codec/kvtc/kvtc.h"
 #include "codec/measure/measure_run.h"
 #include "codec/measure/paired.h"
 #include "codec/profile/profile.h"
@@ -149,12 +150,20 @@ int wz_compare_run(const wz_compare_req *rq, int wide, wzp_table **out)
 	wzc_profile *prof = NULL;
 	if (rq->profile_path && wzc_profile_read(rq->profile_path, &prof, &diag))
 		return wz_say_fail(CMD, &diag);
+	struct wzc_kvtc *kvtc = NULL;
+	int rc0 = wz_codec_fit_kvtc(rq->calibration_paths, rq->ncalibration, fmts, na + nb, prof,
+				    &kvtc);
+	if (rc0) {
+		wzc_profile_free(prof);
+		return rc0;
+	}
 	wzt_cache_trace **traces = calloc((size_t)rq->npaths, sizeof *traces);
 	wzc_window *windows = calloc((size_t)rq->npaths, sizeof *windows);
 	if (!traces || !windows) {
 		free(traces);
 		free(windows);
 		wzc_profile_free(prof);
+		wzc_kvtc_free(kvtc);
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_say_fail(CMD, &diag);
 	}
@@ -198,5 +207,6 @@ int wz_compare_run(const wz_compare_req *rq, int wide, wzp_table **out)
 	free(traces);
 	free(windows);
 	wzc_profile_free(prof);
+	wzc_kvtc_free(kvtc);
 	return rc;
 }

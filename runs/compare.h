@@ -14,6 +14,9 @@ typedef struct {
 	const char *against;      /* the references, comma-separated */
 	long threads;             /* 0: every core; the results do not depend on it */
 	long nboot, seed;         /* the bootstrap */
+	/* kvtc-<bits>: the calibration windows its transforms are fitted on */
+	const char *const *calibration_paths;
+	int ncalibration;
 } wz_compare_req;
 
 /* Measures both lists on every window and builds the table of pairs (wide:

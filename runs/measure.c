@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "codec/formats/format.h"
+#include "codec/kvtc/kvtc.h"
 #include "codec/profile/profile.h"
 #include "runs/say.h"
 
@@ -107,6 +108,46 @@ static int formats_of(const wz_measure_req *rq, wzc_format *fmts, int *shown, in
 	return 0;
 }
 
+int wz_codec_fit_kvtc(const char *const *paths, int n, const wzc_format *fmts, int nf,
+		      wzc_profile *prof, struct wzc_kvtc **out)
+{
+	*out = NULL;
+	int kvtc = 0;
+	for (int i = 0; i < nf; i++)
+		kvtc |= fmts[i].id == WZC_FMT_KVTC;
+	if (!kvtc)
+		return 0;
+	if (!n)
+		return wz_say_usage(CMD, "kvtc-<bits> needs --calibration (windows to fit its "
+					 "transforms on)");
+	if (!prof)
+		return wz_say_usage(CMD, "kvtc-<bits> needs --profile");
+	int rc;
+	wzt_cache_trace **t = calloc((size_t)n, sizeof *t);
+	wzc_window *w = calloc((size_t)n, sizeof *w);
+	const wzc_window **wp = calloc((size_t)n, sizeof *wp);
+	wz_diag diag;
+	if (!t || !w || !wp) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		rc = wz_say_fail(CMD, &diag);
+	} else if (!(rc = wz_codec_load_traces(paths, n, t))) {
+		for (int i = 0; i < n; i++) {
+			w[i] = wz_codec_window(t[i], paths[i]);
+			wp[i] = &w[i];
+		}
+		if (wzc_kvtc_fit(wp, n, prof->rope_freq, out, &diag))
+			rc = wz_say_fail(CMD, &diag);
+		else
+			prof->kvtc = *out;
+		for (int i = 0; i < n; i++)
+			wzt_cache_trace_free(t[i]);
+	}
+	free(t);
+	free(w);
+	free(wp);
+	return rc;
+}
+
 int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -123,6 +164,9 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 	wz_diag diag;
 	if (rq->profile_path && wzc_profile_read(rq->profile_path, &out->prof, &diag))
 		return wz_say_fail(CMD, &diag);
+	if ((rc = wz_codec_fit_kvtc(rq->calibration_paths, rq->ncalibration, fmts, nf, out->prof,
+				    &out->kvtc)))
+		return rc;
 	int n = rq->npaths;
 	out->traces = calloc((size_t)n, sizeof *out->traces);
 	out->windows = calloc((size_t)n, sizeof *out->windows);
@@ -176,5 +220,6 @@ void wz_measure_result_free(wz_measure_result *r)
 	free(r->rows);
 	free(r->shown);
 	wzc_profile_free(r->prof);
+	wzc_kvtc_free(r->kvtc);
 	memset(r, 0, sizeof *r);
 }

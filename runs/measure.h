@@ -23,6 +23,9 @@ typedef struct {
 	int per_layer;            /* also a row per layer */
 	long threads;             /* 0: every core; the results do not depend on it */
 	long nboot, seed;         /* the bootstrap */
+	/* kvtc-<bits>: the calibration windows its transforms are fitted on */
+	const char *const *calibration_paths;
+	int ncalibration;
 } wz_measure_req;
 
 /* What a measurement made.  rows holds every (window, format) measured,
@@ -33,6 +36,7 @@ typedef struct {
 	wz_codec_measured *rows, *shown;
 	int nrows, nshown;
 	wzc_profile *prof;
+	struct wzc_kvtc *kvtc;    /* with kvtc-<bits>: attached to prof */
 	wzt_cache_trace **traces;
 	wzc_window *windows;
 	int ntraces;
@@ -53,6 +57,12 @@ void wz_measure_result_free(wz_measure_result *r);
  * window figures and every row.  Returns an exit status. */
 int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_result *res);
 
+/* With a kvtc-<bits> among fmts: KVTC's transforms fitted on the n
+ * calibration windows at paths (none: a usage error) into *out, attached
+ * to prof (NULL: a usage error); the caller frees *out after prof's
+ * codecs.  Returns an exit status after reporting errors, 0 otherwise. */
+int wz_codec_fit_kvtc(const char *const *paths, int n, const wzc_format *fmts, int nf,
+		      wzc_profile *prof, struct wzc_kvtc **out /* OUT */);
 /* The codec's view of a trace; the window's name, or the path. */
 wzc_window wz_codec_window(const wzt_cache_trace *t, const char *path);
 /* Reads traces, with progress; on failure frees what it read, reports the

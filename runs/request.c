@@ -119,6 +119,11 @@ char *wz_request_measure_text(const wz_measure_req *rq)
 		snprintf(key, sizeof key, "trace.%d", i);
 		put(&b, &bad, key, rq->paths[i]);
 	}
+	for (int i = 0; i < rq->ncalibration; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "calibration.%d", i);
+		put(&b, &bad, key, rq->calibration_paths[i]);
+	}
 	put(&b, &bad, "profile", rq->profile_path);
 	put(&b, &bad, "formats", rq->formats);
 	wz_buf_printf(&b, "iso = %s\n", rq->iso ? "yes" : "no");
@@ -173,14 +178,21 @@ static wz_err get_sim(wz_kv *kv, wz_sim_opts *s, wz_diag *diag)
 	return err ? err : get_flag(kv, "speedup_think", &s->speedup_all, diag);
 }
 
+/* 1 when key is prefix followed by a number. */
+static int numbered(const char *key, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return !strncmp(key, prefix, n) && key[n] && strspn(key + n, "0123456789") == strlen(key + n);
+}
+
 /* Fails naming the first key of kv that is neither in known (NULL-ended)
- * nor a trace.N. */
-static wz_err all_taken(const wz_kv *kv, const char *const *known, wz_diag *diag)
+ * nor a trace.N (nor, where calibration, a calibration.N). */
+static wz_err all_taken_cal(const wz_kv *kv, const char *const *known, int calibration,
+			    wz_diag *diag)
 {
 	for (int i = 0; i < wz_kv_count(kv); i++) {
 		const char *key = wz_kv_key(kv, i);
-		int ok = !strncmp(key, "trace.", 6) && key[6] && strspn(key + 6, "0123456789") ==
-									strlen(key + 6);
+		int ok = numbered(key, "trace.") || (calibration && numbered(key, "calibration."));
 		for (const char *const *k = known; *k && !ok; k++)
 			ok = !strcmp(*k, key);
 		if (!ok)
@@ -188,6 +200,11 @@ static wz_err all_taken(const wz_kv *kv, const char *const *known, wz_diag *diag
 					   wz_kv_origin(kv), wz_kv_line_at(kv, i), key);
 	}
 	return WZ_OK;
+}
+
+static wz_err all_taken(const wz_kv *kv, const char *const *known, wz_diag *diag)
+{
+	return all_taken_cal(kv, known, 0, diag);
 }
 
 /* The keys of each request, for all_taken. */
@@ -282,6 +299,21 @@ wz_err wz_request_measure_read(wz_kv *kv, wz_measure_req *rq, const char **paths
 		max = WZ_MEASURE_MAX_TRACES;
 	wz_err err = get_traces(kv, paths, max, &rq->npaths, diag);
 	rq->paths = paths;
+	/* calibration.0, calibration.1, ... (kvtc-<bits>), after the traces
+	 * in paths */
+	for (int n = 0; !err; n++) {
+		char key[32];
+		snprintf(key, sizeof key, "calibration.%d", n);
+		const char *v = wz_kv_get(kv, key);
+		if (!v)
+			break;
+		if (rq->npaths + n >= max)
+			err = wz_diag_set(diag, WZ_ERR_INPUT, "%s: more than %d traces and calibration windows",
+					  wz_kv_origin(kv), max);
+		else
+			paths[rq->npaths + n] = v, rq->ncalibration = n + 1;
+	}
+	rq->calibration_paths = paths + rq->npaths;
 	rq->profile_path = wz_kv_get(kv, "profile");
 	rq->formats = wz_kv_get(kv, "formats");
 	if (!err)
@@ -293,5 +325,5 @@ wz_err wz_request_measure_read(wz_kv *kv, wz_measure_req *rq, const char **paths
 	if (!err)
 		err = wz_kv_get_long(kv, "seed", 1, 0, &rq->seed, diag);
 	keys[nkeys] = NULL;
-	return err ? err : all_taken(kv, keys, diag);
+	return err ? err : all_taken_cal(kv, keys, 1, diag);
 }

@@ -30,6 +30,7 @@ typedef enum {
 	WZC_FMT_WZT8 = 19,  /* the same on 8 states: "wzt8-<bits>" */
 	WZC_FMT_WZT32 = 20, /* the same on 32 states: "wzt32-<bits>" */
 	WZC_FMT_WZS = 21,   /* wz's record, each token part's scale code searched: "wzs-<bits>" */
+	WZC_FMT_KVTC = 22,  /* KV-cache transform coding (arXiv 2511.01815): "kvtc-<bits>" */
 } wzc_format_id;
 
 /* Where a format lives. */
@@ -89,7 +90,8 @@ typedef struct wzc_format_info {
 	/* Bytes of one token's record at latent width R and position width P
 	 * (wzc_record_bytes). */
 	size_t (*record_bytes)(const wzc_format *f, int R, int P);
-	int needs_profile;       /* wz, wzx, wzs and the wzt family */
+	int needs_profile;       /* wz, wzx, wzs, the wzt family and kvtc */
+	int wz_plan;             /* codes through the profile's wz rate plan (not kvtc) */
 	int trellis_nu;          /* the trellis memory (2^nu states), 0 for none */
 	int can_keep;            /* takes "-keep<F>-<L>" (TensorRT-LLM's cold pages) */
 	/* Baselines: one token of one layer (NULL for the profiled formats). */

@@ -64,6 +64,11 @@ struct wzc_profile {
 	 * undone"); NULL, or all zero, when it is not (always so before
 	 * version 6) */
 	double *rope_freq;
+	/* KVTC's transforms (codec/kvtc/kvtc.h), fitted on calibration windows
+	 * and attached by the caller for `kvtc-<bits>` (borrowed: the caller
+	 * frees them after the profile's codecs); NULL otherwise.  Not in the
+	 * file. */
+	struct wzc_kvtc *kvtc;
 	/* what is derived from the profile, built lazily (codec/profile/profile_cache.h);
 	 * NULL computes everything afresh */
 	struct wzc_profile_cache *cache;

@@ -177,3 +177,10 @@ tests_codec_test_formats_v4_SOURCES = tests/codec/test_formats_v4.c
 tests_codec_test_formats_v4_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_formats_v4_LDADD = $(TEST_LDADD)
 tests_codec_test_formats_v4_DEPENDENCIES = $(WZ_LIBS)
+# KVTC as a baseline (issue 43): its quantizer table, fit, rate and error.
+check_PROGRAMS += tests/codec/test_kvtc
+TESTS += tests/codec/test_kvtc
+tests_codec_test_kvtc_SOURCES = tests/codec/test_kvtc.c tests/codec/window.h
+tests_codec_test_kvtc_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_kvtc_LDADD = $(TEST_LDADD)
+tests_codec_test_kvtc_DEPENDENCIES = $(WZ_LIBS)

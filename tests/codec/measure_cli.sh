@@ -206,4 +206,15 @@ ok $? "the listed rate has its measured figures and its sweep figures"
 run $m --formats wz-5.44,fp8-mix,wz-5.44
 expect_rc 2 "a format listed twice"
 contains "$err" "wz-5.44 is listed twice" "and the message names it"
+
+# kvtc-<bits>: its transforms fitted on --calibration windows, refused
+# without them and on a test window.
+run $m --formats kvtc-5 --no-archive
+expect_rc 2 "kvtc without --calibration"
+contains "$err" "--calibration" "and the message says what it needs"
+run $m --formats kvtc-5 --calibration "$tmp/t/mla-b-test-0.safetensors" --no-archive
+expect_rc 2 "kvtc fitted on a test window is refused"
+run $m --formats fp8-mix,kvtc-5 --calibration "$tmp/t/mla-b-cal-0.safetensors" --format csv --no-archive -o "$tmp/k.csv"
+expect_rc 0 "kvtc-5 measured with --calibration"
+grep -q "kvtc-5" "$tmp/k.csv"; ok $? "its rows in the CSV"
 done_testing

@@ -14,6 +14,7 @@
 #include "codec/codec.h"
 #include "codec/formats/format.h"
 #include "codec/formats/fpconv.h"
+#include "codec/kvtc/kvtc.h"
 #include "codec/profile/profile.h"
 #include "tests/codec/window.h"
 #include "tests/tap.h"
@@ -158,9 +159,12 @@ int main(void)
 	wzc_window cw = window_of(cal), tw = window_of(test), tw4 = window_of(test4);
 	const wzc_window *cp = &cw;
 	wzc_profile *prof = NULL;
+	wzc_kvtc *kvtc = NULL;
 	wz_diag d;
-	if (!ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "prepare"))
+	if (!ok(wzc_prepare(&cp, 1, NULL, &prof, &d) == WZ_OK, "prepare") ||
+	    !ok(wzc_kvtc_fit(&cp, 1, NULL, &kvtc, &d) == WZ_OK, "kvtc's transforms fitted"))
 		return tap_done();
+	prof->kvtc = kvtc;
 	int n = wzc_format_count();
 	ok(n >= 17, "the table has %d formats", n);
 	for (int i = 0; i < n; i++) {
@@ -194,6 +198,7 @@ int main(void)
 		}
 	}
 	wzc_profile_free(prof);
+	wzc_kvtc_free(kvtc);
 	wzt_cache_trace_free(cal);
 	wzt_cache_trace_free(test);
 	wzt_cache_trace_free(test4);
