@@ -440,6 +440,19 @@ static int cmd_prepare(int argc, char **argv)
 	wzt_cache_trace *traces[MAX_TRACES];
 	if ((rc = wz_codec_load_traces(paths, npaths, traces)))
 		return rc;
+	for (int i = 0; i < npaths; i++)
+		if (traces[i]->T < 2) {
+			/* one token has no spread: the fitted scales are NaN, and the
+			 * profile written from them cannot be read */
+			wz_diag bad;
+			wz_diag_set(&bad, WZ_ERR_INPUT,
+				    "%s: tensor 'latent': shape: a calibration window of %d token; a "
+				    "profile needs at least 2 in each",
+				    paths[i], traces[i]->T);
+			for (int k = 0; k < npaths; k++)
+				wzt_cache_trace_free(traces[k]);
+			return wz_cli_fail(CMD, &bad);
+		}
 	wzc_window ws[MAX_TRACES];
 	const wzc_window *wp[MAX_TRACES];
 	for (int i = 0; i < npaths; i++) {

@@ -29,7 +29,8 @@ static void help(void)
 	       "%s\n%s"
 	       "\n"
 	       "Fleet and output:\n"
-	       "  --format F             cache format (default: the scenario's baseline format)\n"
+	       "  --cache-format F       cache format (default: the scenario's baseline format;\n"
+	       "                         formerly --format, which still works, with a note)\n"
 	       "  --replicas N           replicas (default: memory mode's count for the users)\n"
 	       "  --occupancy FILE       write the cache occupancy over time as CSV\n"
 	       "  -o, --output FILE      write the results there instead of standard output\n"
@@ -48,7 +49,7 @@ static void help(void)
 	       "\n"
 	       "Examples:\n"
 	       "  wzplan sim --users 200 --replicas 2 --duration 600\n"
-	       "  wzplan sim --format wz-5.44 --idle-policy offload --occupancy occ.csv\n",
+	       "  wzplan sim --cache-format wz-5.44 --idle-policy offload --occupancy occ.csv\n",
 	       wz_scenario_opts_help, wz_sim_opts_help);
 }
 
@@ -159,7 +160,9 @@ int wz_cmd_sim(int argc, char **argv)
 	static const struct option longopts[] = {
 		WZ_SCENARIO_LONGOPTS,
 		WZ_SIM_LONGOPTS,
-		{ "format", required_argument, NULL, 'f' },
+		{ "cache-format", required_argument, NULL, 'f' },
+		/* every other command's --format is an output format */
+		{ "format", required_argument, NULL, 1900 },
 		{ "replicas", required_argument, NULL, 'r' },
 		{ "occupancy", required_argument, NULL, 'O' },
 		{ "output", required_argument, NULL, 'o' },
@@ -178,12 +181,13 @@ int wz_cmd_sim(int argc, char **argv)
 	wz_sim_opts simopts = { 0 };
 	const char *format = NULL, *replicas_arg = NULL, *occupancy = NULL, *output = NULL,
 		   *archive = NULL;
-	int quiet = 0, no_archive = 0, c, rc;
+	int quiet = 0, no_archive = 0, old_format = 0, c, rc;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:r:o:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': format = optarg; break;
+		case 1900: format = optarg, old_format = 1; break;
 		case 'r': replicas_arg = optarg; break;
 		case 'O': occupancy = optarg; break;
 		case 'o': output = optarg; break;
@@ -204,6 +208,9 @@ int wz_cmd_sim(int argc, char **argv)
 	}
 	if (optind < argc)
 		return wz_cli_usage("sim", "unexpected argument '%s'", argv[optind]);
+	if (old_format && !quiet)
+		wz_cli_warn("sim", "--format is now --cache-format (elsewhere --format names an "
+				   "output format); the old spelling still works");
 	if (archive && no_archive)
 		return wz_cli_usage("sim", "--archive and --no-archive exclude each other");
 	if (simopts.threads)

@@ -184,6 +184,15 @@ int wz_cmd_verify(int argc, char **argv)
 	wza_archive *a;
 	if ((rc = wz_run_archive_open("verify", path, 0, &a)))
 		return rc;
+	/* An archive may come from anyone: the paths it records are read only
+	 * inside its own folder and the current one. */
+	char *folder = strdup(wza_path(a));
+	char *slash = folder ? strrchr(folder, '/') : NULL;
+	if (slash)
+		*(slash == folder ? slash + 1 : slash) = '\0';
+	const char *where[2] = { slash ? folder : ".", "." };
+	wz_recorded_roots(where, 2);
+	free(folder);
 	wz_diag diag;
 	wza_run *run = NULL, *codec_run = NULL;
 	if (wza_load(a, id, &run, &diag))

@@ -359,6 +359,46 @@ wz_err wz_mkdir_p(const char *path, wz_diag *diag)
 	return WZ_OK;
 }
 
+#define MAX_ROOTS 4
+static char *roots[MAX_ROOTS];
+static int nroots;
+
+void wz_recorded_roots(const char *const *folders, int n)
+{
+	for (int i = 0; i < nroots; i++)
+		free(roots[i]), roots[i] = NULL;
+	nroots = 0;
+	for (int i = 0; i < n && nroots < MAX_ROOTS; i++) {
+		char *real = realpath(folders[i], NULL);
+		if (real)
+			roots[nroots++] = real;
+	}
+	if (n > 0 && nroots == 0) /* none resolved: nothing is inside */
+		roots[nroots++] = strdup("");
+}
+
+wz_err wz_recorded_path_check(const char *path, wz_diag *diag)
+{
+	if (!nroots)
+		return WZ_OK;
+	char *real = realpath(path, NULL);
+	if (!real) /* not there (or not reachable): whoever reads it says so */
+		return WZ_OK;
+	int inside = 0;
+	for (int i = 0; i < nroots && !inside; i++) {
+		size_t n = strlen(roots[i]);
+		inside = n > 0 && !strncmp(real, roots[i], n) &&
+			 (real[n] == '/' || (n == 1 && roots[i][0] == '/'));
+	}
+	free(real);
+	if (inside)
+		return WZ_OK;
+	return wz_diag_set(diag, WZ_ERR_REFUSED,
+			   "%s: outside %s%s%s, where an archive's recorded paths are read", path,
+			   nroots > 0 && *roots[0] ? roots[0] : "(none)", nroots > 1 ? " and " : "",
+			   nroots > 1 ? roots[1] : "");
+}
+
 uint64_t wz_hash_bytes(const void *bytes, size_t n)
 {
 	return XXH3_64bits(bytes, n);

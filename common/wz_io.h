@@ -98,6 +98,15 @@ wz_err wz_mkdir_p(const char *path, wz_diag *diag);
 wz_err wz_hash_file(const char *path, char hex[17] /* OUT */, uint64_t *size /* OUT */,
 		    wz_diag *diag);
 
+/* Paths an archive records are input too: a foreign archive could name
+ * /etc/shadow as a run's scenario.  After wz_recorded_roots(folders, n)
+ * (the process's, e.g. the archive's folder and the current one; copied),
+ * wz_recorded_path_check accepts only a path that resolves, links followed,
+ * to a file inside one of them, and refuses any other (WZ_ERR_REFUSED,
+ * naming the folders); with no folders set it accepts every path. */
+void wz_recorded_roots(const char *const *folders, int n);
+wz_err wz_recorded_path_check(const char *path, wz_diag *diag);
+
 /* 64-bit XXH3 of a buffer. */
 uint64_t wz_hash_bytes(const void *bytes, size_t n);
 

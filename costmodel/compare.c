@@ -2,6 +2,7 @@
 #include "costmodel/compare.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,17 @@ wz_err wzm_compare_run(const wzm_scenario *s, const wzm_catalog *cat,
 	if (!out->gpu)
 		return WZ_ERR_NOT_FOUND;
 	err = wzm_find_rates(cat, s->price_set, out->gpu, &out->rates, diag);
+	if (err == WZ_ERR_NOT_FOUND && diag && strcmp(s->price_set, "catalog") &&
+	    isfinite(out->gpu->price_reserved_usd_h) && isfinite(out->gpu->price_ondemand_usd_h)) {
+		/* The price set names fewer GPUs than the catalog holds; the
+		 * GPU's own row has prices, which one word selects. */
+		char said[sizeof diag->msg];
+		snprintf(said, sizeof said, "%s", diag->msg);
+		return wz_diag_set(diag, err,
+				   "%s; --price-set catalog (price_set = catalog in a scenario) uses "
+				   "the prices of the GPU's own row in gpus.csv",
+				   said);
+	}
 	if (err)
 		return err;
 	out->context_over_limit = !isnan(out->model->max_context) &&

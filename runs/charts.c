@@ -382,7 +382,14 @@ wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered
 		return WZ_OK;
 	}
 	for (int i = 0; i < n; i++) {
-		if (wzp_chart_render(gnuplot, dir, wzp_chart_name(charts[i]), &why)) {
+		wz_err rerr = wzp_chart_render(gnuplot, dir, wzp_chart_name(charts[i]), &why);
+		if (rerr == WZ_ERR_REFUSED) {
+			/* a link or a folder where a chart goes: refused, not a
+			 * chart gnuplot could not draw */
+			free(gnuplot);
+			return wz_diag_set(diag, rerr, "%s", why.msg);
+		}
+		if (rerr) {
 			wz_buf_puts(why_not, why.msg);
 			free(gnuplot);
 			return WZ_OK;

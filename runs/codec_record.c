@@ -189,7 +189,12 @@ int wz_codec_inputs_changed(const wza_run *run, wz_buf *changes)
 			continue;
 		char hex[17];
 		uint64_t size = 0;
-		if (wz_hash_file(in->origin, hex, &size, NULL)) {
+		if (wz_recorded_path_check(in->origin, NULL)) {
+			n++;
+			wz_buf_printf(changes, "  %s %s: %s is outside the archive's folder and the "
+					       "current folder, so not read\n",
+				      in->kind, base_name(in->name), in->origin);
+		} else if (wz_hash_file(in->origin, hex, &size, NULL)) {
 			n++;
 			wz_buf_printf(changes, "  %s %s: %s is gone\n", in->kind, base_name(in->name),
 				      in->origin);

@@ -134,6 +134,9 @@ int wz_compare_run(const wz_compare_req *rq, int wide, wzp_table **out)
 	*out = NULL;
 	if (!rq->npaths || !rq->formats || !rq->against)
 		return wz_say_usage(CMD, "compare needs --trace, --formats and --against");
+	if (rq->nboot < 1) /* its ratios' intervals are bootstrap intervals */
+		return wz_say_usage(CMD, "--boot: compare needs at least 1 resample, not %ld",
+				    (long)rq->nboot);
 	/* Both lists in one array: the formats first, then the references. */
 	wzc_format fmts[MAX_FORMATS];
 	int na = parse_formats("--formats", rq->formats, fmts, MAX_FORMATS / 2, &rc);

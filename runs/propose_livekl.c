@@ -52,6 +52,23 @@ static int number(json_t *obj, const char *key, double *out)
 	return isfinite(*out);
 }
 
+/* Why a number read for a column cannot be what the column means, or NULL:
+ * a KL divergence, its interval, its ratio to the baseline's and its p99
+ * are >= 0; top-1 agreement is a fraction; bits per value lie in (0, 64].
+ * NaN (null) is "not measured" and passes. */
+static const char *out_of_range(const char *col, double v)
+{
+	if (isnan(v))
+		return NULL;
+	if (!strncmp(col, "kl", 2) || !strncmp(col, "ratio", 5) || !strcmp(col, "p99"))
+		return v >= 0 ? NULL : "negative, and a KL divergence (or its ratio) is never below 0";
+	if (!strcmp(col, "top1"))
+		return v >= 0 && v <= 1 ? NULL : "not a fraction from 0 to 1";
+	if (!strcmp(col, "bits") || !strcmp(col, "lo") || !strcmp(col, "hi"))
+		return v > 0 && v <= 64 ? NULL : "not a number of bits per value in (0, 64]";
+	return NULL;
+}
+
 static int bad(const char *cmd, const char *path, const char *where, const char *what)
 {
 	wz_diag d;
@@ -153,9 +170,11 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 			snprintf(row, sizeof row, "%s/%s", cat, fmt);
 			for (int i = 0; i < NCOLS(row_cols); i++) {
 				double v;
-				if (!number(fv, row_cols[i], &v)) {
+				const char *wrong = number(fv, row_cols[i], &v) ? out_of_range(row_cols[i], v)
+										: "not a finite number or null";
+				if (wrong) {
 					snprintf(where, sizeof where, "categories.%s.rows.%.40s.%s", cat, fmt, row_cols[i]);
-					rc = bad(cmd, path, where, "not a finite number or null");
+					rc = bad(cmd, path, where, wrong);
 					goto out;
 				}
 				wza_run_figure(run, WZ_T_LIVE_KL, row, row_cols[i], v, NULL);
@@ -164,9 +183,11 @@ int wz_propose_live_kl(const char *cmd, const char *path, wza_run *run)
 		if (json_is_object(iso)) {
 			for (int i = 0; i < NCOLS(iso_cols); i++) {
 				double v;
-				if (!number(iso, iso_cols[i], &v)) {
+				const char *wrong = number(iso, iso_cols[i], &v) ? out_of_range(iso_cols[i], v)
+										 : "not a finite number or null";
+				if (wrong) {
 					snprintf(where, sizeof where, "categories.%s.iso.%s", cat, iso_cols[i]);
-					rc = bad(cmd, path, where, "not a finite number or null");
+					rc = bad(cmd, path, where, wrong);
 					goto out;
 				}
 				wza_run_figure(run, WZ_T_LIVE_KL_ISO, cat, iso_cols[i], v, NULL);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/wz_cleanup.h"
 #include "common/wz_io.h"
 
 static char *strip_slashes(const char *path)
@@ -29,6 +30,17 @@ wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
 	if (!out)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	char *slash = strrchr(out, '/');
+	const char *base = slash ? slash + 1 : out;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..")) {
+		/* the root, or a folder named by a dot: the output would be
+		 * spread among whatever is there */
+		wz_err err = wz_diag_set(diag, WZ_ERR_USAGE,
+					 "%s: not a folder of the output's own; name one (new, or "
+					 "from an earlier run), e.g. wzplan-out",
+					 out_dir);
+		free(out);
+		return err;
+	}
 	if (slash && slash != out) {
 		*slash = '\0';
 		wz_err err = wz_mkdir_p(out, diag);
@@ -52,6 +64,11 @@ wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
 		free(tmp);
 		return err;
 	}
+	/* mkdtemp makes 0700; the published folder is an ordinary one */
+	mode_t mask = umask(0);
+	umask(mask);
+	chmod(tmp, 0777 & ~mask);
+	wz_cleanup_add(tmp);
 	*staging = tmp;
 	return WZ_OK;
 }
@@ -121,8 +138,10 @@ wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *dia
 	if (refused)
 		return refused;
 	if (lstat(out_dir, &st) != 0) {
-		if (rename(staging, out_dir) == 0)
+		if (rename(staging, out_dir) == 0) {
+			wz_cleanup_forget(staging);
 			return WZ_OK;
+		}
 		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", out_dir, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -137,6 +156,7 @@ wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *dia
 
 void wz_staging_remove(const char *staging)
 {
+	wz_cleanup_forget(staging);
 	DIR *d = opendir(staging);
 	if (d) {
 		struct dirent *e;

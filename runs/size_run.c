@@ -24,11 +24,16 @@ static void on_run(void *ud, long replicas, const wzs_result *r, int ok)
 	const run_note *n = ud;
 	if (n->quiet)
 		return;
+	char ttft[32] = "none measured", tpot[32] = "none measured";
+	if (r->ttft.n)
+		snprintf(ttft, sizeof ttft, "%.3f s", r->ttft.p99);
+	if (r->tpot.n)
+		snprintf(tpot, sizeof tpot, "%.4f s", r->tpot.p99);
 	pthread_mutex_lock(&progress_lock);
 	wz_say(WZ_SAY_ERR,
-		"wzplan %s: %s: %ld replicas: p99 TTFT %.3f s, p99 TPOT %.4f s, %llu refused, "
+		"wzplan %s: %s: %ld replicas: p99 TTFT %s, p99 TPOT %s, %llu refused, "
 		"%llu events%s -> %s\n",
-		n->cmd, n->format, replicas, r->ttft.p99, r->tpot.p99, r->refused, r->events,
+		n->cmd, n->format, replicas, ttft, tpot, r->refused, r->events,
 		r->stopped_early ? " (stopped at the first refusal)" : "", ok ? "meets" : "fails");
 	pthread_mutex_unlock(&progress_lock);
 }

@@ -19,8 +19,18 @@
 #include "runs/say.h"
 #include "runs/schema.h"
 
+/* Why an input's recorded path was not read: "is gone", or that it lies
+ * outside the folders where recorded paths are read (wz_recorded_roots). */
+static const char *not_read(const char *origin)
+{
+	return wz_recorded_path_check(origin, NULL) ? "is outside the archive's folder and the "
+						      "current folder, so not read"
+						    : "is gone";
+}
+
 /* The text of an input as it is now: the file at its recorded path, or the
- * embedded file this program carries.  NULL when it cannot be read. */
+ * embedded file this program carries.  NULL when it cannot be read, or when
+ * the path lies outside the folders recorded paths are read in. */
 static char *current_text(const wza_input *in, size_t *len)
 {
 	*len = 0;
@@ -34,7 +44,8 @@ static char *current_text(const wza_input *in, size_t *len)
 		return text ? strdup(text) : NULL;
 	}
 	char *text = NULL;
-	if (wz_read_file(in->origin, 16 << 20, &text, len, NULL))
+	if (wz_recorded_path_check(in->origin, NULL) ||
+	    wz_read_file(in->origin, 16 << 20, &text, len, NULL))
 		return NULL;
 	return text;
 }
@@ -48,11 +59,12 @@ static int stage_traffic(const wza_input *in, int stored, const char *dir, wz_bu
 {
 	char hex[17];
 	uint64_t size = 0;
-	int gone = wz_hash_file(in->origin, hex, &size, NULL) != WZ_OK;
+	int gone = wz_recorded_path_check(in->origin, NULL) ||
+		   wz_hash_file(in->origin, hex, &size, NULL) != WZ_OK;
 	if (gone) {
 		(*nchanged)++;
-		wz_buf_printf(changes, "  %s %s: %s is gone%s\n", in->kind, in->name, in->origin,
-			      in->content ? "; using the recorded text" : "");
+		wz_buf_printf(changes, "  %s %s: %s %s%s\n", in->kind, in->name, in->origin,
+			      not_read(in->origin), in->content ? "; using the recorded text" : "");
 	} else if (!in->hash || strcmp(hex, in->hash)) {
 		(*nchanged)++;
 		wz_buf_printf(changes, "  %s %s: %s changed (recorded XXH3 %s, %lld bytes; now %s, "
@@ -115,8 +127,8 @@ static int stage_inputs(const wza_run *run, int stored, const char *dir, wz_buf 
 			snprintf(hex, sizeof hex, "%016" PRIx64, wz_hash_bytes(now, len));
 		if (!now) {
 			(*nchanged)++;
-			wz_buf_printf(changes, "  %s %s: %s is gone%s\n", in->kind, in->name, in->origin,
-				      in->content ? "; using the recorded text" : "");
+			wz_buf_printf(changes, "  %s %s: %s %s%s\n", in->kind, in->name, in->origin,
+				      not_read(in->origin), in->content ? "; using the recorded text" : "");
 		} else if (!in->hash || strcmp(hex, in->hash)) {
 			(*nchanged)++;
 			wz_buf_printf(changes, "  %s %s: %s changed (recorded XXH3 %s, %lld bytes; "

@@ -323,9 +323,23 @@ static void *field_of(wzs_params *p, const wzs_scenario_key *k)
 	return (char *)p + k->offset;
 }
 
+/* The slowest link a speed (a key ending in _gbps) may name: 10 MB/s, a
+ * tenth of 1 Gb Ethernet, below any link that carries a cache today.  A
+ * link of 1e-300 GB/s is a unit mistake, and runs with nothing completed;
+ * 0 keeps the meaning it has for each key. */
+#define SLOWEST_LINK_GBPS 0.01
+
 static wz_err check_range(const wzs_scenario_key *k, double v, const char *where, int line,
 			  wz_diag *diag)
 {
+	if (v > 0 && v < SLOWEST_LINK_GBPS && strstr(k->name, "_gbps")) {
+		if (line > 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %g is slower than %g, the "
+					   "slowest link wzplan takes", where, line, k->name, v,
+					   SLOWEST_LINK_GBPS);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: %g is slower than %g, the slowest "
+				   "link wzplan takes", where, k->name, v, SLOWEST_LINK_GBPS);
+	}
 	if (isnan(v) || v > k->max || v < k->min || (k->min_open && v == k->min)) {
 		if (line > 0)
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %g is not in %s%g, %g]", where,

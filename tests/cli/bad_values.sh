@@ -1,4 +1,4 @@
 #!/bin/sh
 # The catalogue of tests/cli/bad-values.md: values accepted that meant
 # nothing.
-exec sh "$top_srcdir/tests/cli/bad_inputs.sh" "$top_srcdir/tests/cli/bad-values.md" 4
+exec sh "$top_srcdir/tests/cli/bad_inputs.sh" "$top_srcdir/tests/cli/bad-values.md" 8

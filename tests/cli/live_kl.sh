@@ -47,6 +47,9 @@ bad "a string for a number" 's/"top1": 0.999/"top1": "high"/' 'rows.wz-5.44.top1
 bad "a model name with a backquote" 's/"our-mla-16m"/"x`touch owned`"/' 'model: missing, or not a plain name'
 bad "score_tokens above the context" 's/"score_tokens": 512/"score_tokens": 9999/' 'score_tokens'
 bad "a prefix mode of its own" 's/"prefix": "exact"/"prefix": "maybe"/' 'prefix'
+bad "a KL of -5" 's/"kl": 0.8e-5/"kl": -5/' 'rows.wz-5.44.kl: negative'
+bad "a top-1 agreement of 7.0" 's/"top1": 0.999/"top1": 7.0/' 'rows.wz-5.44.top1: not a fraction from 0 to 1'
+bad "iso bits of -7" 's/"iso": {"bits": 5.2/"iso": {"bits": -7/' 'categories.code.iso.bits: not a number of bits per value'
 [ ! -e owned ] && [ ! -e "$tmp/owned" ]; ok $? "nothing ran from the model name"
 printf '{"model": "m", "context": 1' > "$tmp/trunc.json"
 run "$WZPLAN" propose --live-kl "$tmp/trunc.json" --out "$tmp/c" --archive "$tmp/c.db" -q

@@ -16,3 +16,5 @@ EXTRA_DIST += tests/cli/bad_limits.sh tests/cli/bad-limits.md
 EXTRA_DIST += tests/cli/bad_values.sh tests/cli/bad-values.md
 TESTS += tests/cli/signals.sh
 EXTRA_DIST += tests/cli/signals.sh
+TESTS += tests/cli/newuser.sh
+EXTRA_DIST += tests/cli/newuser.sh

@@ -94,4 +94,22 @@ esc=$(printf '\033')
 bel=$(printf '\007')
 case "$out" in *"$esc"*|*"$bel"*) false ;; *) true ;; esac; ok $? "no ESC or BEL byte reaches standard output"
 contains "$out" 'size\x1b]0;owned\x07\u009b2J' "the name is shown with its control characters escaped"
+# 5. Paths an archive records are read only inside the archive's folder
+# and the current one: a foreign archive naming /etc/passwd as a run's
+# scenario, or /dev/zero as its traffic, has verify read neither (it says
+# so, uses the recorded text, and does not hang).
+mkdir -p far/away here
+run "$WZPLAN" propose --archive far/away/f.db --out far/away/o -q
+expect_rc 0 "a run in an archive of someone else's"
+sqlite3 far/away/f.db "UPDATE inputs SET origin = '/etc/passwd' WHERE kind = 'scenario'"
+(cd here && run timeout 60 "$WZPLAN" verify 1 --archive ../far/away/f.db
+ printf '%s\n%s\n' "$rc" "$out" > ../verify.out)
+out=$(tail -n +2 verify.out)
+contains "$out" "/etc/passwd is outside the archive's folder and the current folder, so not read" \
+	"verify does not read a recorded path outside them"
+case "$out" in *"/etc/passwd changed"*) false ;; *) true ;; esac; ok $? "and prints no hash of it"
+run "$WZPLAN" size --archive far/away/t.db --users 64 --formats fp8-mix --duration 120 --warmup 10 -q
+sqlite3 far/away/t.db "INSERT INTO inputs VALUES (1, 'trace', 'traffic', '/dev/zero', '0', 0, NULL)"
+run timeout 60 "$WZPLAN" verify 1 --archive far/away/t.db
+[ "$rc" -ne 124 ]; ok $? "verify of a run whose traffic is /dev/zero ends (exit $rc)"
 cd / && done_testing

@@ -140,3 +140,18 @@ tests_fuzz_fuzz_sweep_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_sweep_LDADD = $(TEST_LDADD)
 tests_fuzz_fuzz_sweep_DEPENDENCIES = $(WZ_LIBS)
 endif
+check_PROGRAMS += tests/fuzz/replay_live_kl
+TESTS += tests/fuzz/live_kl.sh
+EXTRA_DIST += tests/fuzz/live_kl.sh tests/fuzz/corpus/live_kl
+tests_fuzz_replay_live_kl_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_live_kl.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
+tests_fuzz_replay_live_kl_CFLAGS = $(TEST_CFLAGS)
+tests_fuzz_replay_live_kl_LDADD = $(TEST_LDADD)
+tests_fuzz_replay_live_kl_DEPENDENCIES = $(WZ_LIBS)
+if FUZZERS
+noinst_PROGRAMS += tests/fuzz/fuzz_live_kl
+tests_fuzz_fuzz_live_kl_SOURCES = tests/fuzz/fuzz_live_kl.c tests/fuzz/fuzz_file.c tests/fuzz/fuzz_file.h
+tests_fuzz_fuzz_live_kl_CFLAGS = $(TEST_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_live_kl_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_live_kl_LDADD = $(TEST_LDADD)
+tests_fuzz_fuzz_live_kl_DEPENDENCIES = $(WZ_LIBS)
+endif
