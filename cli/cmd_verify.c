@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/propose_cli.h"
 #include "cli/sim_cli.h"
+#include "common/wz_io.h"
 #include "runs/verify.h"
 
 static void help(void)

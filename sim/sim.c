@@ -448,8 +448,17 @@ static wz_err setup_sessions(wzs_fleet *f)
 	f->sess = wzs_big_calloc(n * sizeof *f->sess);
 	f->lru = wzs_big_calloc(n * sizeof *f->lru);
 	f->sess_more = malloc(n * sizeof *f->sess_more);
-	if (!f->sess || !f->lru || !f->sess_more)
-		return wz_diag_set(f->diag, WZ_ERR_NOMEM, "out of memory (sessions)");
+	if (!f->sess || !f->lru || !f->sess_more) {
+		/* One field asked for it: name that field, as bad input (exit 2). */
+		double gib = (double)n * (double)(sizeof *f->sess + sizeof *f->lru +
+						  sizeof *f->sess_more) / (1 << 30);
+		return wz_diag_set(f->diag, WZ_ERR_RANGE,
+				   c->traffic ? "traffic: field session: ids up to %ld need %.1f GiB "
+						"of session state, more than this machine gives"
+					      : "users: %ld users need %.1f GiB of session state, more "
+						"than this machine gives",
+				   c->traffic ? f->nsess - 1 : f->nsess, gib);
+	}
 	for (long i = 0; i < f->nsess; i++) {
 		wzs_sess *s = &f->sess[i];
 		s->replica = s->rank = -1;

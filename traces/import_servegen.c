@@ -27,7 +27,7 @@ typedef struct {
 #define SHAPE_MIN 1e-3
 #define SHAPE_MAX 1e4
 #define PERIOD_MIN_S 1.0
-#define MAX_REQUESTS 50000000.0
+#define MAX_REQUESTS 10000000.0 /* 640 MB of requests, sorted in as much again */
 /* Windows visited while sampling (the period's windows times the periods
  * the span touches): each visit costs a look-up, so a file of 10^5 windows
  * sampled over many periods is refused before it runs for minutes. */
