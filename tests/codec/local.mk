@@ -184,3 +184,5 @@ tests_codec_test_kvtc_SOURCES = tests/codec/test_kvtc.c tests/codec/window.h
 tests_codec_test_kvtc_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_kvtc_LDADD = $(TEST_LDADD)
 tests_codec_test_kvtc_DEPENDENCIES = $(WZ_LIBS)
+include tests/codec/ubsan.mk
+EXTRA_DIST += tests/codec/ubsan.mk
