@@ -21,12 +21,16 @@ static void on_run(void *ud, const wzd_config *c, long replicas, const wzs_resul
 	const note *n = ud;
 	if (n->quiet)
 		return;
-	char text[256];
+	char text[256], ttft[32] = "none measured", tpot[32] = "none measured";
+	if (r->ttft.n)
+		snprintf(ttft, sizeof ttft, "%.3f s", r->ttft.p99);
+	if (r->tpot.n)
+		snprintf(tpot, sizeof tpot, "%.4f s", r->tpot.p99);
 	wz_say(WZ_SAY_ERR,
-	       "wzplan %s: %s: %s: %ld replicas: p99 TTFT %.3f s, p99 TPOT %.4f s, %llu refused, "
+	       "wzplan %s: %s: %s: %ld replicas: p99 TTFT %s, p99 TPOT %s, %llu refused, "
 	       "%llu events%s -> %s\n",
-	       n->cmd, n->format, wzd_config_text(c, text, sizeof text), replicas, r->ttft.p99,
-	       r->tpot.p99, r->refused, r->events,
+	       n->cmd, n->format, wzd_config_text(c, text, sizeof text), replicas, ttft, tpot,
+	       r->refused, r->events,
 	       r->stopped_early ? " (stopped at the first refusal)" : "", ok ? "meets" : "fails");
 }
 
