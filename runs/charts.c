@@ -321,6 +321,58 @@ static wzp_chart *sim_chart(const wza_run *run, const char *series)
 	return c;
 }
 
+/* One format's frontier of the deployment search's screen: output tokens/s
+ * per GPU against tokens/s per user, the form InferenceMAX and SemiAnalysis
+ * publish, with the TPOT target as the least tokens/s per user allowed and
+ * the chosen configuration's point. */
+static wzp_chart *pareto_chart(const wza_run *run, const char *format)
+{
+	char name[64], title[512];
+	snprintf(name, sizeof name, "pareto_");
+	for (size_t i = 0, j = 7; format[i] && j < sizeof name - 1; i++) {
+		char ch = format[i];
+		name[j++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ? ch : '_';
+		name[j] = '\0';
+	}
+	snprintf(title, sizeof title, "Throughput per GPU against per user, %s\nthe deployment "
+				      "search's screen over every configuration",
+		 format);
+	wzp_chart *c = wzp_chart_new(WZP_CHART_LINES, name, title);
+	if (!c)
+		return NULL;
+	wzp_chart_axes(c, "Output tokens/s per user", "Output tokens/s per GPU");
+	int s = wzp_chart_series(c, "frontier over the configurations");
+	double top = 0;
+	for (int i = 0; i < run->npoints; i++) {
+		const wza_point *p = &run->points[i];
+		if (!strcmp(p->series, "pareto") && !strcmp(p->format, format)) {
+			wzp_chart_row(c, format, p->x);
+			wzp_chart_value(c, s, p->y, NAN, NAN);
+			if (p->y > top)
+				top = p->y;
+		}
+	}
+	/* The target as a series of its own, a vertical line, so that the
+	 * axis reaches it and the legend names it: configurations left of it
+	 * are too slow per user. */
+	double tpot = wza_run_value(run, WZ_T_SIM_SETUP, "setup", "tpot_p99_target_s");
+	if (!isnan(tpot) && tpot > 0) {
+		char label[96];
+		snprintf(label, sizeof label, "TPOT target %g ms: %.0f tokens/s per user", tpot * 1e3,
+			 1 / tpot);
+		int t = wzp_chart_series(c, label);
+		for (int y = 0; y <= 1; y++) {
+			wzp_chart_row(c, "target", 1 / tpot);
+			wzp_chart_value(c, t, y * top, NAN, NAN);
+		}
+	}
+	wzp_chart_note(c, "Each configuration at decode batches of 1, 2, 4, ... per rank, at the "
+			  "load each carries (prefill's share taken out); the screen's mean "
+			  "figures, not the simulator's p99s.  Chosen: %s.",
+		       fig_text(run, WZ_T_DEPLOYMENT, format, "configuration"));
+	return c;
+}
+
 wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***out, int *n,
 		       wz_buf *skipped)
 {
@@ -337,11 +389,17 @@ wz_err wz_charts_build(const wza_run *run, const wza_run *codec, wzp_chart ***ou
 	charts[k++] = memory_chart(run);
 	charts[k++] = wz_chart_codec(codec, "nmse", skipped);
 	charts[k++] = wz_chart_codec(codec, "kl", skipped);
-	name_list series = { .n = 0 };
-	for (int i = 0; i < run->npoints; i++)
-		add_name(&series, run->points[i].series);
+	name_list series = { .n = 0 }, fronts = { .n = 0 };
+	for (int i = 0; i < run->npoints; i++) {
+		if (!strcmp(run->points[i].series, "pareto"))
+			add_name(&fronts, run->points[i].format);
+		else
+			add_name(&series, run->points[i].series);
+	}
 	for (int i = 0; i < series.n && k < 64; i++)
 		charts[k++] = sim_chart(run, series.items[i]);
+	for (int i = 0; i < fronts.n && k < 64; i++)
+		charts[k++] = pareto_chart(run, fronts.items[i]);
 	if (!series.n)
 		wz_buf_printf(skipped, "Latency distributions and cache occupancy: left out, because %s.\n",
 			      wz_propose_simulated(run)

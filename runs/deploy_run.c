@@ -75,6 +75,7 @@ static int one_format(const char *cmd, const wz_sim_setup *s, int i, long max_re
 		return wz_say_fail(cmd, &diag);
 	}
 	r->searched = 1;
+	r->npareto = wzd_pareto(&b, res.screened, res.nconfigs, r->pareto_x, r->pareto_y);
 	r->nconfigs = res.nconfigs;
 	r->nfeasible = res.nfeasible;
 	r->screen_s = res.screen_s;

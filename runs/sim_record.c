@@ -260,6 +260,8 @@ static void record_search(wza_run *run, const wz_size_row *r)
 		wza_run_figure(run, t, f, "at_baseline_config_gpus",
 			       r->at_base_gpus > 0 ? (double)r->at_base_gpus : NAN,
 			       r->at_base_gpus > 0 ? NULL : "none");
+	for (int k = 0; k < r->npareto; k++)
+		wza_run_point(run, f, "pareto", r->pareto_x[k], r->pareto_y[k]);
 	wza_run_figure(run, t, f, "screened", (double)r->nconfigs, NULL);
 	wza_run_figure(run, t, f, "feasible", (double)r->nfeasible, NULL);
 	if (r->has_closest) {

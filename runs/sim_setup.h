@@ -98,6 +98,10 @@ typedef struct {
 	int has_closest;
 	wzd_config closest;
 	double closest_over;
+	/* the screen's Pareto frontier over every configuration: output
+	 * tokens/s per GPU (y) against tokens/s per user (x), x falling */
+	int npareto;
+	double pareto_x[WZD_PARETO_POINTS], pareto_y[WZD_PARETO_POINTS];
 } wz_size_row;
 
 /* Sizes each format at the deployment search's cheapest configuration

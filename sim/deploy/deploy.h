@@ -140,6 +140,14 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out /* OUT
 int wzd_frontier(const wzd_base *b, const wzd_config *c, double *tok_s_user /* OUT */,
 		 double *tok_s_gpu /* OUT */, int n);
 
+/* The frontier over many configurations: of the points (x tokens/s per
+ * user, y tokens/s per GPU) of each one's wzd_frontier, those no other
+ * point beats on both, x falling; returns how many (at most
+ * WZD_PARETO_POINTS, thinned evenly beyond that). */
+#define WZD_PARETO_POINTS 48
+int wzd_pareto(const wzd_base *b, const wzd_estimate *configs, long n, double *x /* OUT */,
+	       double *y /* OUT */);
+
 /* Every configuration of the space in a fixed order; returns how many
  * (at most max). */
 long wzd_space_enumerate(const wzd_space *s, wzd_config *out /* OUT */, long max);

@@ -340,3 +340,56 @@ int wzd_frontier(const wzd_base *b, const wzd_config *c, double *tok_s_user, dou
 	free(wl);
 	return k;
 }
+
+typedef struct {
+	double x, y;
+} xy;
+
+static int by_x_down(const void *pa, const void *pb)
+{
+	const xy *a = pa, *b = pb;
+	if (a->x != b->x)
+		return a->x > b->x ? -1 : 1;
+	return a->y > b->y ? -1 : a->y < b->y;
+}
+
+int wzd_pareto(const wzd_base *b, const wzd_estimate *configs, long n, double *x, double *y)
+{
+	enum { PER = 12 };
+	xy *all = malloc((size_t)(n > 0 ? n : 1) * PER * sizeof *all);
+	if (!all)
+		return 0;
+	long m = 0;
+	for (long i = 0; i < n; i++) {
+		if (configs[i].dropped)
+			continue;
+		double u[PER], g[PER];
+		int k = wzd_frontier(b, &configs[i].c, u, g, PER);
+		for (int j = 0; j < k; j++)
+			all[m++] = (xy){ u[j], g[j] };
+	}
+	qsort(all, (size_t)m, sizeof *all, by_x_down);
+	/* walking from the most tokens/s per user down, a point belongs to the
+	 * frontier when it beats every point before it per GPU */
+	long kept = 0;
+	double best = -1;
+	for (long i = 0; i < m; i++)
+		if (all[i].y > best) {
+			best = all[i].y;
+			all[kept++] = all[i];
+		}
+	int out = 0;
+	for (long i = 0; i < kept && out < WZD_PARETO_POINTS; i++) {
+		long at = kept <= WZD_PARETO_POINTS ? i
+						    : i * (kept - 1) / (WZD_PARETO_POINTS - 1);
+		if (at >= kept)
+			break;
+		x[out] = all[at].x;
+		y[out] = all[at].y;
+		out++;
+		if (kept > WZD_PARETO_POINTS && out == WZD_PARETO_POINTS)
+			break;
+	}
+	free(all);
+	return out;
+}

@@ -59,6 +59,12 @@ run "$WZPLAN" propose $small --simulate --out "$tmp/p" --archive "$A"
 expect_rc 0 "propose --simulate"
 md=$(cat "$tmp/p/proposal.md")
 contains "$md" "## Sized by simulation" "the simulation section"
+# The embedded scenario searches configurations: each format's own, every
+# format at the baseline's, and a Pareto chart per format.
+contains "$md" "| Configuration |" "each format's configuration in the table"
+contains "$md" "Every format at the baseline's configuration" "and every format at fp8-mix's"
+[ -s "$tmp/p/charts/pareto_fp8_mix.dat" ] && [ -s "$tmp/p/charts/pareto_wz_5_44.gp" ]
+ok $? "a Pareto chart per format"
 contains "$md" "| GPUs, simulation |" "the summary has the simulated GPUs"
 contains "$md" "p99 TTFT s (target 5)" "achieved p99 against the target"
 contains "$md" "Which sizing binds." "says which sizing binds"

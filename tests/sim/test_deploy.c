@@ -130,6 +130,30 @@ static void test_screen(void)
 	for (int i = 1; i < k; i++)
 		down &= u[i] <= u[i - 1] && g[i] >= g[i - 1];
 	ok(k >= 3 && down, "frontier: %d points, tokens/s per user falling as per GPU rises", k);
+	/* over several configurations: no point beats another on both axes */
+	wzd_config more[3] = { c, { 16, 0, 0, 0, 0, 4, 0, 256 }, { 64, 0, 0, 0, 16, 1, 0, 256 } };
+	wzd_estimate es[3];
+	for (int i = 0; i < 3; i++)
+		wzd_screen(&b, &more[i], &es[i]);
+	double px[WZD_PARETO_POINTS], py[WZD_PARETO_POINTS];
+	int np = wzd_pareto(&b, es, 3, px, py), dominated = 0;
+	for (int i = 0; i < np; i++)
+		for (int j = 0; j < np; j++)
+			dominated += i != j && px[j] >= px[i] && py[j] >= py[i];
+	int at_least = 0;
+	for (int i = 0; i < 3; i++) {
+		double u1[12], g1[12];
+		int k1 = wzd_frontier(&b, &more[i], u1, g1, 12);
+		for (int j = 0; j < k1; j++) {
+			int beaten = 0;
+			for (int q = 0; q < np; q++)
+				beaten |= px[q] >= u1[j] && py[q] >= g1[j];
+			at_least += !beaten;
+		}
+	}
+	ok(np >= 3 && !dominated && !at_least,
+	   "Pareto frontier over three configurations: %d points, none dominated, every "
+	   "configuration's point at or under it", np);
 
 	/* a target the first prompt alone cannot meet */
 	b.params.ttft_p99_s = 0.5;
