@@ -126,6 +126,11 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 			  "size; memory counts what each GPU's HBM can hold%s.  Where they differ, "
 			  "the larger count binds.",
 		       sim ? "; simulation finds the smallest fleet meeting the latency targets" : "");
+	if (sim && !strcmp(wza_run_text(run, WZ_T_SIM_SETUP, "setup", "search", ""), "yes"))
+		wzp_table_note(t, "Memory counts at the scenario's replicas of %ld GPUs; simulation "
+				  "at the configuration the deployment search chose for each format "
+				  "(Sized by simulation).",
+			       (long)s->mem.gpus_per_replica);
 	wz_buf_puts(md, "## Summary\n\n");
 	wzp_table_render(t, WZP_MD, md);
 	wzp_table_free(t);

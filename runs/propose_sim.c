@@ -64,6 +64,14 @@ static void what_was_simulated(wz_buf *md, const wza_run *run)
 	/* Runs archived before the serving mode was recorded say nothing of it. */
 	const char *serving = fig_text(run, t, r, "serving");
 	const char *searched = fig_text(run, t, r, "prefill_gpus_search");
+	if (!strcmp(fig_text(run, t, r, "search"), "yes")) {
+		/* the scenario's serving keys describe its own configuration, not
+		 * the ones the deployment search sized */
+		wz_buf_puts(md, ", each format at the serving configuration the deployment search "
+				"chose (the Configuration column)");
+		wz_buf_printf(md, ", seed %.0f", wza_run_value(run, t, r, "seed"));
+		return;
+	}
 	if (!strcmp(serving, "disaggregated") && *searched)
 		wz_buf_printf(md, ", disaggregated serving (beside each replica's %.0f decode GPUs a "
 				  "prefill pool searched over %s GPUs, each format's fleet the one of "
