@@ -101,7 +101,20 @@ static int load_search(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
 	wz_diag diag;
 	wz_kv *kv = out->scn->kv;
 	out->search = o->search ? o->search > 0 : out->params.search;
+	/* The screen reads the scenario's population: a replayed table is
+	 * sized at the scenario's configuration unless --search asks. */
+	if (o->traffic && o->search > 0)
+		return wz_say_usage(cmd, "--search screens the scenario's population; with --traffic "
+				    "size the scenario's configuration (--no-search) or pin it with "
+				    "--config");
+	if (o->traffic)
+		out->search = 0;
 	wzd_space_default(&out->params, &out->space);
+	/* --serving on the command line pins the search's serving */
+	if (o->serving && wzd_space_pin(&out->space, out->params.disaggregated
+						      ? "serving=disaggregated" : "serving=aggregated",
+					"--serving", &diag))
+		return wz_say_fail(cmd, &diag);
 	if (out->params.config[0]) {
 		char where[512];
 		snprintf(where, sizeof where, "%s:%d: config", wz_kv_origin(kv),

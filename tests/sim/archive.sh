@@ -69,7 +69,7 @@ contains "$md" "| GPUs, simulation |" "the summary has the simulated GPUs"
 contains "$md" "p99 TTFT s (target 5)" "achieved p99 against the target"
 contains "$md" "Which sizing binds." "says which sizing binds"
 contains "$md" "closed population of 120 users, 270 s measured" "says what was simulated"
-contains "$md" "aggregated serving (prefill and decode on each replica's 16 GPUs)" "says which serving mode it used"
+contains "$md" "each format at the serving configuration the deployment search chose" "says which serving mode it used"
 contains "$md" "(HBM bandwidth x 0.8, decode FLOP/s x 0.6, prefill's dense matmuls x 0.47, its attention and routed experts at their own shares measured on SGLang's layers) plus 5 ms a step" "names the roofline's parameters as not measured"
 [ -s "$tmp/p/charts/sim_ttft_cdf.gp" ] && [ -s "$tmp/p/charts/sim_occupancy.gp" ]
 ok $? "latency and occupancy chart scripts in the proposal"
