@@ -17,5 +17,5 @@ libwzruns_a_SOURCES = \
 	runs/propose_quality.c runs/propose_livekl.c runs/proposal.c \
 	runs/charts.c runs/charts_codec.c \
 	runs/publish.h runs/publish.c \
-	runs/request.h runs/request.c \
+	runs/request.h runs/request.c runs/schema.h \
 	runs/verify.h runs/verify.c
