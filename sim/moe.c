@@ -99,6 +99,7 @@ wz_err wzs_moe_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_param
 {
 	memset(out, 0, sizeof *out);
 	out->compute_factor = 1;
+	out->imbalance = 1;
 	if (!p->expert_parallel)
 		return WZ_OK;
 	if (tensor_parallel)
@@ -124,6 +125,7 @@ wz_err wzs_moe_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_param
 	out->always_read = out->replicated_params /
 			   (out->replicated_params + routed_all / (gpus > 1 ? gpus : 1));
 	out->expert_pick = (double)sh.top_k / (double)sh.routed_experts;
+	out->imbalance = p->ep_imbalance;
 	out->compute_factor = 1 + out->routed_share * (p->ep_imbalance - 1);
 	out->dispatch_bytes = model->hidden_size * (1 + 4.0 / 128);
 	out->combine_bytes = model->hidden_size * 2;
@@ -180,6 +182,18 @@ double wzs_moe_decode_comm_time(const wzs_moe *e, double tokens)
 	if (c < e->decode_combine_floor_s)
 		c = e->decode_combine_floor_s;
 	return e->layers * parts * (d + c);
+}
+
+void wzs_moe_decode_comm_parts(const wzs_moe *e, double tokens, double *dispatch_s,
+			       double *combine_s)
+{
+	*dispatch_s = *combine_s = 0;
+	if (!e->on || tokens <= 0 || !(e->decode_dispatch_bps > 0) || !(e->decode_combine_bps > 0))
+		return;
+	double d = tokens * e->decode_dests * e->dispatch_bytes / e->decode_dispatch_bps;
+	double c = tokens * e->decode_dests * e->combine_bytes / e->decode_combine_bps;
+	*dispatch_s = e->layers * (d > e->decode_dispatch_floor_s ? d : e->decode_dispatch_floor_s);
+	*combine_s = e->layers * (c > e->decode_combine_floor_s ? c : e->decode_combine_floor_s);
 }
 
 /* C(a - x, k) / C(a, k) for real a and x: a unit with x of a experts

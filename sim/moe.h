@@ -22,6 +22,7 @@ typedef struct {
 				       ones, over them and its share of the routed experts */
 	double expert_pick;         /* top_k / routed experts: one token's share of them */
 	double compute_factor;      /* busiest GPU's FLOPs over the mean: 1 + routed_share (imbalance - 1) */
+	double imbalance;           /* busiest GPU's routed-expert FLOPs over the mean (ep_imbalance) */
 	double dispatch_bytes;      /* per token per MoE layer and destination: hidden x (1 + 4/128),
 				       FP8 and scales */
 	double combine_bytes;       /* the same, back: hidden x 2, BF16 */
@@ -69,6 +70,13 @@ double wzs_moe_comm_time(const wzs_moe *e, double tokens, double dests, double d
  * the low-latency bandwidths; with dual-batch overlap the tokens go as two
  * micro-batches of half each, every one paying the floor. */
 double wzs_moe_decode_comm_time(const wzs_moe *e, double tokens);
+
+/* The same for one micro-batch of `tokens` tokens a GPU, its dispatch and
+ * its combine apart (each at least its floor a layer), summed over the MoE
+ * layers: what a two-batch-overlap step hides behind computation
+ * (wzs_tbo_batch_terms). */
+void wzs_moe_decode_comm_parts(const wzs_moe *e, double tokens, double *dispatch_s /* OUT */,
+			       double *combine_s /* OUT */);
 
 /* Expected count of distinct units (GPUs or nodes, `units` of them, each
  * holding an equal run of the `experts` experts in order) among a token's

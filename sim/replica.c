@@ -37,6 +37,25 @@ static void prefill_build(const wzm_model *model, const wzs_params *p, double we
 	out->comm_sm_share = out->moe.on && out->moe.overlap ? p->ep_comm_sm_share : 0;
 }
 
+/* A two-batch-overlap decode step's weights by stage (sim/overlap.c): the
+ * attention output projections (heads x v_head_dim x hidden a layer, none
+ * where the catalog lacks the columns), the routed experts, the rest. */
+static void tbo_build(const wzm_model *model, wzs_replica_model *out)
+{
+	double o_params = 0;
+	if (model->num_attention_heads > 0 && model->v_head_dim > 0 && model->hidden_size > 0)
+		o_params = model->layers * model->num_attention_heads * model->v_head_dim *
+			   model->hidden_size;
+	double active = model->params_active_b * 1e9, dense = active * (1 - out->moe.routed_share);
+	if (o_params > dense)
+		o_params = 0;
+	double replicated = out->moe.replicated_params;
+	out->o_proj_bytes = replicated > 0 ? out->mem.weights_replicated * o_params / replicated : 0;
+	out->o_proj_flops_token = 2 * o_params;
+	out->routed_flops_token = 2 * active * out->moe.routed_share;
+	out->rest_flops_token = 2 * (dense - o_params);
+}
+
 /* Computation beside DeepEP's normal kernels runs on the SMs they leave. */
 static double prefill_compute_beside(const wzs_replica_model *m, double compute_s, double comm_s)
 {
@@ -142,6 +161,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	if ((err = wzs_moe_build(model, gpu, p, out->gpus, out->tensor_parallel,
 				 p->disaggregated ? (int)p->prefill_gpus : 0, &out->moe, diag)))
 		return err;
+	if (out->moe.on)
+		tbo_build(model, out);
 	for (int b = 0; b < WZS_TOUCHED_TABLE; b++)
 		out->touched[b] = out->moe.on ? touched_ep(&out->moe, b)
 					      : touched_formula(out->active_share, b);
@@ -322,6 +343,8 @@ double wzs_weights_touched(const wzs_replica_model *m, double batch)
  * bytes and seconds, and the experts' all-to-all. */
 typedef struct {
 	double weight_read, weight_s, comm_s;
+	int tbo; /* expert parallelism with dual-batch overlap: sim/overlap.c's pipeline */
+	wzs_tbo_batch tbo_terms;
 } step_batch;
 
 static void step_batch_terms(const wzs_replica_model *m, double batch, step_batch *out)
@@ -339,6 +362,9 @@ static void step_batch_terms(const wzs_replica_model *m, double batch, step_batc
 	out->weight_s = weight_fl / m->weight_flops;
 	/* Each GPU dispatches its own requests' query tokens. */
 	out->comm_s = wzs_moe_decode_comm_time(&m->moe, batch * m->verify_tokens / m->gpus);
+	out->tbo = m->moe.on && m->moe.overlap;
+	if (out->tbo)
+		wzs_tbo_batch_terms(m, batch, &out->tbo_terms);
 }
 
 /* A decode step's two roofline terms, given its batch's. */
@@ -371,6 +397,10 @@ static double step_combine(const wzs_replica_model *m, double mem_s, double comp
 static double step_time_of(const wzs_replica_model *m, const step_batch *b, double rank_tokens,
 			   int *compute_bound, int *network_bound)
 {
+	if (b->tbo)
+		return wzs_tbo_step(m, &b->tbo_terms, rank_tokens * m->token_bytes * m->decode_cost,
+				    rank_tokens * m->attn_flops_pair * m->verify_tokens / m->attn_flops,
+				    compute_bound, network_bound);
 	double mem_s, compute_s;
 	step_rank_terms(m, b, rank_tokens, &mem_s, &compute_s);
 	return step_combine(m, mem_s, compute_s, b->comm_s, compute_bound, network_bound);
@@ -405,6 +435,14 @@ double wzs_step_time_dsa(const wzs_replica_model *m, double batch, double rank_t
 		return 0;
 	step_batch b;
 	step_batch_terms(m, batch, &b);
+	if (b.tbo)
+		return wzs_tbo_step(m, &b.tbo_terms,
+				    selected * m->record_token_bytes * m->decode_cost +
+					    rank_tokens * m->side_token_bytes,
+				    (selected * m->attn_flops_pair / m->attn_flops +
+				     rank_tokens * m->idx_flops_pair / m->idx_flops) *
+					    m->verify_tokens,
+				    compute_bound, network_bound);
 	double mem_s, compute_s;
 	step_terms_dsa(m, &b, rank_tokens, selected, &mem_s, &compute_s);
 	return step_combine(m, mem_s, compute_s, b.comm_s, compute_bound, network_bound);

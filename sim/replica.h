@@ -103,8 +103,39 @@ typedef struct {
 	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
 	double kv_link_bps;        /* bytes/s out of one prefill GPU */
 	wzs_moe moe;               /* expert parallelism's terms (off: no communication) */
+	/* Decode under two-batch overlap (sim/overlap.c), with expert
+	 * parallelism: the bytes of the attention output projections a GPU
+	 * holds, and FLOPs a query token costs in them, in the routed experts
+	 * (at the mean load) and in every other weight matmul */
+	double o_proj_bytes;
+	double o_proj_flops_token, routed_flops_token, rest_flops_token;
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
 } wzs_replica_model;
+
+/* A two-batch-overlap decode step's terms that depend on its batch alone,
+ * for one micro-batch (half the batch): the weight matmuls before the
+ * dispatch (attention's input projections, the shared and dense layers),
+ * the routed experts, the output projections after attention, each the
+ * longer of its weights' read and its FLOPs; and the micro-batch's
+ * dispatch and combine (wzs_moe_decode_comm_parts). */
+typedef struct {
+	double pre_s, pre_flop_s, mlp_s, mlp_flop_s, o_s, o_flop_s;
+	double mem_s; /* the three's weight reads */
+	double dispatch_s, combine_s;
+} wzs_tbo_batch;
+
+/* Fills *out for a decode step of `batch` requests on m (expert
+ * parallelism with dual-batch overlap). */
+void wzs_tbo_batch_terms(const wzs_replica_model *m, double batch, wzs_tbo_batch *out /* OUT */);
+
+/* The step's time, overhead and drafts included, from its batch's terms
+ * and its core attention over the whole batch (the busiest rank's cache
+ * bytes to read and attention seconds of computation), as DeepSeek's and
+ * SGLang's decode pipeline schedules two micro-batches (sim/overlap.c);
+ * where not NULL, whether computation outweighs memory traffic and
+ * whether the all-to-all outlasts the computation it overlaps. */
+double wzs_tbo_step(const wzs_replica_model *m, const wzs_tbo_batch *b, double cache_bytes,
+		    double attn_compute_s, int *compute_bound, int *network_bound);
 
 /* Builds the model for one format whose GPU record is record_per_layer bytes
  * per token per layer and whose offload record is offload_per_layer.

@@ -45,7 +45,7 @@ static const anchor anchors[] = {
 	{ "sglang-prefill-2k", PREFILL, 32, 2048, 16384, "bf16", 54543, 0.45 },
 	{ "sglang-prefill-4k", PREFILL, 32, 4096, 16384, "bf16", 50302, 0.45 },
 	{ "deepseek-prefill-4k", PREFILL, 32, 4096, 16384, "bf16", 62713, 0.20 },
-	{ "sglang-decode-2k", DECODE, 72, 2000, 256, "bf16", 22282, 0.45 },
+	{ "sglang-decode-2k", DECODE, 72, 2000, 256, "bf16", 22282, 0.20 },
 	{ "deepseek-decode-4k", DECODE, 128, 4096, 128, "bf16", 18598, 0.45 },
 };
 #define NANCHORS (sizeof anchors / sizeof anchors[0])
