@@ -28,6 +28,8 @@
 	  "share of the peak prefill's dense matmuls sustain")                                     \
 	X("prefill_moe_efficiency", NUM, prefill_moe_efficiency, 1, 0.01, 1, 0,                    \
 	  "share of the peak prefill's routed experts sustain (unset: measured by EP size)")       \
+	X("prefill_expert_routing", WORD, prefill_expert_routing, 1, 0, 0, 0,                      \
+	  "balanced, eplb or power-law: the routed experts' load in prefill")                     \
 	X("prefill_attention_efficiency", NUM, prefill_attention_efficiency, 1, 0.01, 1, 0,        \
 	  "share of the peak prefill's attention sustains")                                        \
 	X("ep_comm_sm_share", NUM, ep_comm_sm_share, 1, 0, 0.9, 0,                                 \
@@ -207,6 +209,10 @@ void wzs_params_default(wzs_params *p)
 	 * routed experts' share is wzs_prefill_moe_share's table. */
 	p->prefill_compute_efficiency = 0.47;
 	p->prefill_moe_efficiency = 0;
+	/* Balanced routing unless the scenario says otherwise, as DeepSeek's
+	 * published profile runs it ("an absolutely balanced MoE routing
+	 * strategy", github.com/deepseek-ai/profile-data). */
+	p->prefill_expert_routing = WZS_ROUTING_BALANCED;
 	p->prefill_attention_efficiency = 0.76;
 	/* DeepEP's normal kernels run on SMs: DeepSeek-V3's report (arXiv
 	 * 2412.19437, sec. 3.2.2) "only 20 SMs are sufficient to fully utilize
@@ -458,6 +464,18 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		else
 			p->prefill_cp = x;
 	}
+	if ((v = wz_kv_get(kv, "prefill_expert_routing"))) {
+		int r = -1;
+		for (int i = 0; i <= WZS_ROUTING_POWER_LAW; i++)
+			if (!strcmp(v, wzs_routing_name(i)))
+				r = i;
+		if (r < 0)
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: prefill_expert_routing: '%s': use balanced, eplb or "
+					   "power-law",
+					   origin, wz_kv_line(kv, "prefill_expert_routing"), v);
+		p->prefill_expert_routing = r;
+	}
 	if ((v = wz_kv_get(kv, "attention_math"))) {
 		if (strcmp(v, "bf16") && strcmp(v, "fp8"))
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: attention_math: '%s': use bf16 or fp8",
@@ -641,33 +659,63 @@ double wzs_prefill_efficiency(const wzs_params *p)
 
 /* DeepSeek-V3's routed experts (256 of 2,048 wide, top 8, FP8 blocks) in
  * SGLang's DeepEP MoE layer (DeepGEMM's contiguous grouped GEMMs, the
- * permutes and the activation), one layer, tokens routed evenly: NVIDIA
- * AIConfigurator's h100_sxm/moe/sglang/0.5.10/wideep_context_moe_perf.parquet,
- * distribution "uniform", the largest token count measured at each EP
- * size (65,536 at EP4, 131,072 at EP8, 262,144 at EP16, 524,288 above):
- * a GPU's 6 x 7168 x 2048 x 8 FLOPs a token over its EP share, over the
- * latency, of the 1,978.9 TFLOP/s FP8 peak.  EP4 10.659 ms (1,083
- * TFLOP/s), EP8 11.099 (1,040), EP16 12.225 (944), EP32 14.265 (809),
- * EP64 9.368 (616), EP128 7.009 (412), EP256 5.755 (251).  A split
- * between two sizes takes the larger's (the slower), below 4 EP4's. */
-static const struct {
-	int gpus;
-	double share;
-} moe_prefill_rows[] = {
-	{ 4, 1083.0 / 1978.9 },	 { 8, 1040.0 / 1978.9 },  { 16, 944.0 / 1978.9 },
-	{ 32, 809.0 / 1978.9 },	 { 64, 616.0 / 1978.9 }, { 128, 412.0 / 1978.9 },
-	{ 256, 251.0 / 1978.9 },
+ * permutes and the activation), one layer: NVIDIA AIConfigurator's
+ * h100_sxm/moe/sglang/0.5.10/wideep_context_moe_perf.parquet, the largest
+ * token count measured at each EP size (65,536 at EP4, 131,072 at EP8,
+ * 262,144 at EP16, 524,288 above): a GPU's 6 x 7168 x 2048 x 8 FLOPs a
+ * token over its EP share, over the latency, in TFLOP/s, of the 1,978.9
+ * TFLOP/s FP8 peak.  The collector (collector/sglang/collect_moe.py)
+ * measures EP rank 0, the busiest, for each distribution of tokens over
+ * experts:
+ *   balanced: "uniform", EP4 10.659 ms (1,083 TFLOP/s), EP8 11.099
+ *     (1,040), EP16 12.225 (944), EP32 14.265 (809), EP64 9.368 (616),
+ *     EP128 7.009 (412), EP256 5.755 (251);
+ *   eplb: what AIConfigurator reads for SGLang's large-EP prefill with
+ *     EPLB on (aic-core sdk/models/helpers.py, build_large_ep_moe_ops:
+ *     alpha 0.6 in prefill under EPLB; blocks/moe.py: the tokens times
+ *     0.8), the "power_law_0.6" rows interpolated at 0.8 of the token
+ *     count: EP4 10.952 ms (1,054), EP8 11.427 (1,010), EP16 14.254 (810),
+ *     EP32 18.635 (620), EP64 12.781 (452), EP128 9.605 (300), EP256 7.204
+ *     (200);
+ *   power-law: its default for DeepSeek without EPLB (sdk/config.py
+ *     workload_distribution "power_law", sdk/models/deepseek.py alpha
+ *     1.01), the "power_law_1.01" rows: EP4 15.433 (748), EP8 16.829 (686),
+ *     EP16 25.443 (454), EP32 36.457 (317), EP64 29.161 (198), EP128
+ *     25.090 (115), EP256 23.211 (62).
+ * (aiconfigurator at commit 095f58a5.)  A split between two sizes takes
+ * the larger's (the slower), below 4 EP4's. */
+static const int moe_prefill_gpus[] = { 4, 8, 16, 32, 64, 128, 256 };
+static const double moe_prefill_tflops[][7] = {
+	[WZS_ROUTING_BALANCED] = { 1083, 1040, 944, 809, 616, 412, 251 },
+	[WZS_ROUTING_EPLB] = { 1054, 1010, 810, 620, 452, 300, 200 },
+	[WZS_ROUTING_POWER_LAW] = { 748, 686, 454, 317, 198, 115, 62 },
 };
+#define MOE_PREFILL_PEAK_TFLOPS 1978.9
+
+const char *wzs_routing_name(int routing)
+{
+	switch (routing) {
+	case WZS_ROUTING_EPLB:
+		return "eplb";
+	case WZS_ROUTING_POWER_LAW:
+		return "power-law";
+	default:
+		return "balanced";
+	}
+}
 
 double wzs_prefill_moe_share(const wzs_params *p, int gpus)
 {
 	if (p->prefill_moe_efficiency > 0)
 		return p->prefill_moe_efficiency;
-	int n = (int)(sizeof moe_prefill_rows / sizeof moe_prefill_rows[0]);
+	int r = p->prefill_expert_routing;
+	if (r < WZS_ROUTING_BALANCED || r > WZS_ROUTING_POWER_LAW)
+		r = WZS_ROUTING_BALANCED;
+	int n = (int)(sizeof moe_prefill_gpus / sizeof moe_prefill_gpus[0]);
 	for (int i = 0; i < n; i++)
-		if (gpus <= moe_prefill_rows[i].gpus)
-			return moe_prefill_rows[i].share;
-	return moe_prefill_rows[n - 1].share;
+		if (gpus <= moe_prefill_gpus[i])
+			return moe_prefill_tflops[r][i] / MOE_PREFILL_PEAK_TFLOPS;
+	return moe_prefill_tflops[r][n - 1] / MOE_PREFILL_PEAK_TFLOPS;
 }
 
 void wzs_params_describe(const wzs_params *p, wz_buf *out)
@@ -683,6 +731,9 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 		wz_buf_printf(out, "prefill_moe_efficiency = %g\n", p->prefill_moe_efficiency);
 	else
 		wz_buf_printf(out, "prefill_moe_efficiency = (measured for the expert split)\n");
+	if (p->expert_parallel || p->prefill_expert_routing != WZS_ROUTING_BALANCED)
+		wz_buf_printf(out, "prefill_expert_routing = %s\n",
+			      wzs_routing_name(p->prefill_expert_routing));
 	wz_buf_printf(out, "prefill_attention_efficiency = %g\nep_comm_sm_share = %.4f\n",
 		      p->prefill_attention_efficiency, p->ep_comm_sm_share);
 	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nprefill_pair_dims = %g\n"

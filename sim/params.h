@@ -12,6 +12,14 @@
 #include "common/wz_str.h"
 #include "costmodel/catalog.h"
 
+/* How tokens spread over the routed experts in NVIDIA AIConfigurator's
+ * measured MoE rows (sim/params.c, wzs_prefill_moe_share). */
+typedef enum {
+	WZS_ROUTING_BALANCED = 0, /* evenly: its "uniform" rows */
+	WZS_ROUTING_EPLB = 1,     /* SGLang with EPLB: power-law 0.6 at 0.8 of the tokens */
+	WZS_ROUTING_POWER_LAW = 2 /* its default without EPLB: power-law 1.01 */
+} wzs_routing;
+
 typedef enum {
 	WZS_IDLE_RESIDENT = 0, /* idle sessions keep their cache blocks */
 	WZS_IDLE_OFFLOAD = 1,  /* parked in CPU memory, then SSD; dropped when both are full */
@@ -46,6 +54,9 @@ typedef struct {
 	 * hold while a prefill's all-to-all overlaps its computation. */
 	double prefill_compute_efficiency;
 	double prefill_moe_efficiency;
+	/* the routing whose load the prefill routed experts' measured share
+	 * is read at (wzs_prefill_moe_share): WZS_ROUTING_* */
+	int prefill_expert_routing;
 	double prefill_attention_efficiency;
 	double ep_comm_sm_share;
 	double attention_heads;   /* query heads, for attention FLOPs */
@@ -225,8 +236,12 @@ double wzs_prefill_efficiency(const wzs_params *p);
 
 /* The share of peak FLOP/s prefill's routed-expert grouped GEMMs sustain
  * with the routed experts split over `gpus` GPUs: prefill_moe_efficiency
- * where set, else the measured share for that split (sim/params.c). */
+ * where set, else the measured share for that split and
+ * prefill_expert_routing (sim/params.c). */
 double wzs_prefill_moe_share(const wzs_params *p, int gpus);
+
+/* prefill_expert_routing's name: balanced, eplb or power-law. */
+const char *wzs_routing_name(int routing);
 
 /* Appends "key = value" lines for every parameter (the report's inputs). */
 void wzs_params_describe(const wzs_params *p, wz_buf *out);

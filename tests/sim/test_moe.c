@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/wz_kv.h"
 #include "sim/binding.h"
 #include "sim/weights.h"
 #include "tests/sim/sim_fixture.h"
@@ -625,6 +626,62 @@ static void test_fp4_peak(void)
 	}
 }
 
+/* prefill_expert_routing picks which of AIConfigurator's measured rows
+ * the routed experts' share is read from: at EP32 the busiest GPU's layer
+ * at 809 TFLOP/s balanced, 620 under SGLang's EPLB, 317 without it; only
+ * the routed experts' part of a pass moves, decode not at all; a word
+ * that is not a routing is refused naming the key. */
+static void test_routing(void)
+{
+	wzs_params p[3];
+	wzs_replica_model m[3];
+	wzm_memory_params mem;
+	wzm_memory_params_default(&mem);
+	mem.gpus_per_replica = 16;
+	mem.par = WZM_PAR_ATTN_DP;
+	double rec = fixture_record("fp8-mix");
+	static const double want[3] = { 809, 620, 317 };
+	int shares = 1;
+	for (int r = 0; r < 3; r++) {
+		wzs_params_default(&p[r]);
+		p[r].disaggregated = 1;
+		p[r].prefill_gpus = 32;
+		p[r].prefill_expert_routing = r;
+		shares &= wzs_prefill_moe_share(&p[r], 32) == want[r] / 1978.9;
+		if (wzs_replica_model_build(dsv3, h100, &mem, 32000, rec, rec, 1, &p[r], &m[r], NULL)) {
+			ok(0, "routing: models");
+			return;
+		}
+	}
+	ok(shares && !strcmp(wzs_routing_name(WZS_ROUTING_EPLB), "eplb"),
+	   "EP32's routed experts at 809 / 620 / 317 TFLOP/s: balanced, eplb, power-law");
+	/* a pool GPU's seconds a token: only the routed experts' part moves */
+	double rs = m[0].routed_active_share, active = m[0].active_params;
+	int moves = 1;
+	for (int r = 1; r < 3; r++)
+		moves &= fabs((m[r].pool_token_s - m[0].pool_token_s) -
+			      2 * active * rs * (1 / m[r].pool_moe_flops - 1 / m[0].pool_moe_flops)) <
+			 1e-9 * m[r].pool_token_s;
+	ok(moves && m[2].pool_token_s > m[1].pool_token_s && m[1].pool_token_s > m[0].pool_token_s &&
+		   wzs_step_time(&m[2], 256, 256 * 4000.0) == wzs_step_time(&m[0], 256, 256 * 4000.0),
+	   "a prefill token costs a pool GPU %.1f / %.1f / %.1f us; a decode step the same",
+	   m[0].pool_token_s * 1e6, m[1].pool_token_s * 1e6, m[2].pool_token_s * 1e6);
+	wz_kv *kv = NULL;
+	wz_diag d;
+	wzs_params q;
+	wzs_params_default(&q);
+	int refused = !wz_kv_parse("prefill_expert_routing = skewed\n", "t.scenario", &kv, &d) &&
+		      wzs_params_from_kv(kv, &q, &d) == WZ_ERR_INPUT &&
+		      strstr(d.msg, "t.scenario:1: prefill_expert_routing") && strstr(d.msg, "skewed");
+	wz_kv_free(kv);
+	wzs_params_default(&q);
+	int taken = !wz_kv_parse("prefill_expert_routing = eplb\n", "t.scenario", &kv, &d) &&
+		    !wzs_params_from_kv(kv, &q, &d) && q.prefill_expert_routing == WZS_ROUTING_EPLB;
+	wz_kv_free(kv);
+	ok(taken, "prefill_expert_routing = eplb is read");
+	ok(refused, "an unknown routing is refused naming the key: %s", refused ? d.msg : "");
+}
+
 int main(void)
 {
 	if (fixture_open())
@@ -639,6 +696,7 @@ int main(void)
 	test_comm_sms();
 	test_topology();
 	test_fp4_peak();
+	test_routing();
 
 	wzs_params p;
 	wzs_replica_model m;
