@@ -80,3 +80,4 @@ bench_bench_rng_SOURCES = bench/bench_rng.c
 bench_bench_rng_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_rng_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_rng_DEPENDENCIES = $(WZ_LIBS)
+EXTRA_DIST += bench/wz_low_rate.sh

@@ -1,5 +1,5 @@
 /* Synthetic MLA cache traces from a written statistical model (families
- * iid, mla-a, mla-b; docs/synthetic-cache.md), deterministic for a seed, so
+ * iid, mla-a, mla-b, mla-p, v4-c4, v4-c128; docs/synthetic-cache.md), deterministic for a seed, so
  * the codec can be tested without a GPU.  Results are always labelled
  * synthetic in the trace's source metadata. */
 #ifndef WZT_SYNTH_CACHE_H
@@ -20,6 +20,11 @@ typedef enum {
 	 * normalized; 448 + 64 values by default */
 	WZT_FAMILY_V4_C4 = 3,
 	WZT_FAMILY_V4_C128 = 4,
+	/* mla-a with a position part that is mostly a linear function of the
+	 * latent's coefficients (docs/synthetic-cache.md, "mla-p"): a broad
+	 * position spectrum that the latent predicts, as a real model's k_rope
+	 * and c_kv are two projections of one hidden state */
+	WZT_FAMILY_MLA_P = 5,
 } wzt_family;
 
 wz_err wzt_family_parse(const char *name, wzt_family *out /* OUT */, wz_diag *diag);

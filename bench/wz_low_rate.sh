@@ -1,0 +1,28 @@
+#!/bin/sh
+# wz at or below 5.0 bits/value against fp8-mix, family by family: attention
+# KL and nmse ratios with paired bootstrap 95% intervals (`codec compare`),
+# on the synthetic families (one calibration and one test window each, 4
+# layers x 4,096 tokens, 64 queries x 8 heads, seed 3; profiles by `codec
+# prepare`'s defaults) and on the project model's caches (data/real: the
+# shipped profile and one prepared undoing RoPE in every layer, as
+# docs/wz-format.md, "RoPE undone").  docs/wz-format.md, "The position part
+# at low rates", holds the table this prints and what it means.
+: "${WZPLAN:=./wzplan}" "${REAL:=data/real}" "${BOOT:=200}" "${FORMATS:=wz-4.97,wz-5.0}"
+: "${FAMILIES:=iid mla-a mla-b mla-p v4-c4 v4-c128}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/wzplan-lowrate.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+for f in $FAMILIES; do
+	"$WZPLAN" trace synth-cache --family "$f" --seed 3 --layers 4 --tokens 4096 --queries 64 \
+		--heads 8 --quiet --out "$tmp" > /dev/null || exit 1
+	"$WZPLAN" codec prepare --trace "$tmp/$f-cal-0.safetensors" --out "$tmp/$f.wzp" > /dev/null 2>&1 || exit 1
+	"$WZPLAN" codec compare --trace "$tmp/$f-test-0.safetensors" --profile "$tmp/$f.wzp" \
+		--formats "$FORMATS" --against fp8-mix --boot "$BOOT" 2> /dev/null | grep -- '-test-0 ' || exit 1
+done
+[ -f "$REAL/model.wzp" ] || exit 0
+set -- "$REAL"/*-test-*.safetensors
+"$WZPLAN" codec compare --trace "$@" --profile "$REAL/model.wzp" --formats "$FORMATS" \
+	--against fp8-mix --boot "$BOOT" 2> /dev/null | grep -- '-test-' | sed 's/$/  (model.wzp)/' || exit 1
+"$WZPLAN" codec prepare --trace "$REAL"/*-calibration-*.safetensors --rope-theta 10000 \
+	--rope-yarn 32,1024 --rope-layers all --out "$tmp/real.wzp" > /dev/null 2>&1 || exit 1
+"$WZPLAN" codec compare --trace "$@" --profile "$tmp/real.wzp" --formats "$FORMATS" \
+	--against fp8-mix --boot "$BOOT" 2> /dev/null | grep -- '-test-' | sed 's/$/  (RoPE undone)/'
