@@ -27,7 +27,27 @@
  *
  * and the step twice that: the longer of computation and all-to-all only
  * where each transfer fits its window.  Each micro-batch reads the weights
- * again. */
+ * again.
+ *
+ * The stages' matmuls are costed as NVIDIA AIConfigurator measured them in
+ * decode on H100 with SGLang 0.5.10 (aiconfigurator 095f58a5,
+ * systems/data/h100_sxm/.../sglang/0.5.10/), where a small batch's matmul
+ * takes a time the roofline has not:
+ *  - the MLA module (wideep_generation_mla_perf.parquet, fa3, 128 heads,
+ *    FP8 blocks, a 1-token cache: the projections alone) takes 0.105 ms a
+ *    layer for 1 request, 0.118 for 64, 0.138 for 128, 0.194 for 256:
+ *    within 6% of 35 us + its 188 MB of weights read at the model's
+ *    bandwidth (0.070 ms) + its FLOPs at compute_efficiency, added, not
+ *    the longer of the two.  So the attention projections, and with them
+ *    the other matmuls outside the routed experts, take their read plus
+ *    their FLOPs, and each layer 35 us more before the dispatch;
+ *  - the routed experts' layer (wideep_generation_moe_perf.parquet,
+ *    uniform) takes 0.054 ms at EP128 for a token a GPU, whose 86 MB of
+ *    experts touched read in 0.032 ms: 22 us more, the rows at EP64 to
+ *    EP256 from 1 to 128 tokens a GPU within 11% of 22 us + the longer of
+ *    read and FLOPs. */
+#define TBO_MLA_FIXED_S 35e-6
+#define TBO_MOE_FIXED_S 22e-6
 void wzs_tbo_batch_terms(const wzs_replica_model *m, double batch, wzs_tbo_batch *out)
 {
 	const wzs_moe *e = &m->moe;
@@ -41,9 +61,10 @@ void wzs_tbo_batch_terms(const wzs_replica_model *m, double batch, wzs_tbo_batch
 	out->mlp_flop_s = per_gpu * m->routed_flops_token * e->imbalance / m->weight_flops;
 	double pre_mem = pre_read / m->hbm_bps, o_mem = m->o_proj_bytes / m->hbm_bps;
 	double mlp_mem = (routed_read > 0 ? routed_read : 0) / m->hbm_bps;
-	out->pre_s = out->pre_flop_s > pre_mem ? out->pre_flop_s : pre_mem;
-	out->o_s = out->o_flop_s > o_mem ? out->o_flop_s : o_mem;
-	out->mlp_s = out->mlp_flop_s > mlp_mem ? out->mlp_flop_s : mlp_mem;
+	out->pre_s = m->layers * TBO_MLA_FIXED_S + pre_mem + out->pre_flop_s;
+	out->o_s = o_mem + out->o_flop_s;
+	out->mlp_s = e->layers * TBO_MOE_FIXED_S +
+		     (out->mlp_flop_s > mlp_mem ? out->mlp_flop_s : mlp_mem);
 	out->mem_s = pre_mem + o_mem + mlp_mem;
 	wzs_moe_decode_comm_parts(e, per_gpu, &out->dispatch_s, &out->combine_s);
 }

@@ -114,10 +114,11 @@ typedef struct {
 
 /* A two-batch-overlap decode step's terms that depend on its batch alone,
  * for one micro-batch (half the batch): the weight matmuls before the
- * dispatch (attention's input projections, the shared and dense layers),
- * the routed experts, the output projections after attention, each the
- * longer of its weights' read and its FLOPs; and the micro-batch's
- * dispatch and combine (wzs_moe_decode_comm_parts). */
+ * dispatch (attention's input projections, the shared and dense layers)
+ * and the output projections after attention, their weights' read plus
+ * their FLOPs, the routed experts the longer of the two, each with the
+ * time a decode matmul takes beyond them (sim/overlap.c); and the
+ * micro-batch's dispatch and combine (wzs_moe_decode_comm_parts). */
 typedef struct {
 	double pre_s, pre_flop_s, mlp_s, mlp_flop_s, o_s, o_flop_s;
 	double mem_s; /* the three's weight reads */

@@ -50,7 +50,7 @@ static const anchor anchors[] = {
 	{ "sglang-prefill-4k", PREFILL, 32, 4096, 16384, "bf16", WZS_ROUTING_EPLB, 50302, 0.20 },
 	{ "deepseek-prefill-4k", PREFILL, 32, 4096, 16384, "bf16", WZS_ROUTING_BALANCED, 62713, 0.20 },
 	{ "sglang-decode-2k", DECODE, 72, 2000, 256, "bf16", WZS_ROUTING_EPLB, 22282, 0.20 },
-	{ "deepseek-decode-4k", DECODE, 128, 4096, 128, "bf16", WZS_ROUTING_BALANCED, 18598, 0.45 },
+	{ "deepseek-decode-4k", DECODE, 128, 4096, 128, "bf16", WZS_ROUTING_BALANCED, 18598, 0.20 },
 };
 #define NANCHORS (sizeof anchors / sizeof anchors[0])
 

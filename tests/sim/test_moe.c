@@ -95,6 +95,22 @@ static void test_comm(void)
 	   "dual-batch overlap: %.3f ms, two micro-batches of max(weights before %.3f, dispatch "
 	   "%.3f) + routed experts %.3f + max(attention and output %.3f, combine %.3f) ms",
 	   t_dbo * 1e3, tb.pre_s * 1e3, d64 * 1e3, tb.mlp_s * 1e3, core * 1e3, c64 * 1e3);
+	/* the stages' matmuls as AIConfigurator's decode rows measured them:
+	 * 35 us a layer beyond the attention projections' read plus FLOPs, 22
+	 * us a MoE layer beyond the longer of the experts' read and FLOPs */
+	double per_gpu = batch / 2 / 16, always = dbo.weight_bytes_gpu * dbo.moe.always_read;
+	double pre_by_hand = 61 * 35e-6 + (always - dbo.o_proj_bytes) / dbo.hbm_bps +
+			     per_gpu * dbo.rest_flops_token / dbo.weight_flops;
+	double routed = (dbo.weight_bytes_gpu * wzs_weights_touched(&dbo, batch / 2) - always) /
+			dbo.hbm_bps,
+	       routed_fl = per_gpu * dbo.routed_flops_token / dbo.weight_flops;
+	double mlp_by_hand = 58 * 22e-6 + (routed > routed_fl ? routed : routed_fl);
+	ok(fabs(tb.pre_s - pre_by_hand) < 1e-12 && fabs(tb.mlp_s - mlp_by_hand) < 1e-12 &&
+		   fabs(tb.o_s - (dbo.o_proj_bytes / dbo.hbm_bps +
+				  per_gpu * dbo.o_proj_flops_token / dbo.weight_flops)) < 1e-12 &&
+		   fabs(dbo.o_proj_flops_token - 2 * 61 * 128 * 128 * 7168.0) < 1,
+	   "the stages: weights before %.3f ms (61 x 35 us of it), routed experts %.3f ms (58 x 22 us)",
+	   tb.pre_s * 1e3, tb.mlp_s * 1e3);
 	ok(t_dbo > on.overhead_s + (roof > comm ? roof : comm) && t_dbo < t_on + roof,
 	   "it lies between perfect overlap (%.3f ms) and no overlap with the roofline twice "
 	   "(%.3f ms)",
