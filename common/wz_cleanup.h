@@ -3,7 +3,8 @@
  * published, a private folder gnuplot renders in, inputs staged for verify.
  * A process that installs the handlers (wz_cleanup_install, once, from the
  * program's main) removes every registered folder, then dies of the signal
- * as it would have.  SIGKILL cannot be caught: what it interrupts stays. */
+ * as it would have.  SIGKILL cannot be caught: what it interrupts stays,
+ * until the next run that stages beside it removes it (runs/publish.h). */
 #ifndef WZ_CLEANUP_H
 #define WZ_CLEANUP_H
 

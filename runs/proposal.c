@@ -68,8 +68,11 @@ static void assumptions(wz_buf *md, const wzm_scenario *s, const wzm_compare *c)
 }
 
 /* Both sizing methods side by side, and which one binds (needs more GPUs),
- * as DESIGN.md asks of a proposal. */
-static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, const wza_run *run)
+ * as DESIGN.md asks of a proposal; in Markdown for proposal.md, as text for
+ * what the program prints, where a simulation's verdict belongs on standard
+ * output rather than in the progress on standard error. */
+static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, const wza_run *run,
+		    wzp_output form)
 {
 	if (s->mode != WZM_MODE_BOTH)
 		return;
@@ -131,8 +134,9 @@ static void summary(wz_buf *md, const wzm_scenario *s, const wzm_compare *c, con
 				  "at the configuration the deployment search chose for each format "
 				  "(Sized by simulation).",
 			       (long)s->mem.gpus_per_replica);
-	wz_buf_puts(md, "## Summary\n\n");
-	wzp_table_render(t, WZP_MD, md);
+	if (form == WZP_MD)
+		wz_buf_puts(md, "## Summary\n\n");
+	wzp_table_render(t, form, md);
 	wzp_table_free(t);
 	wz_buf_puts(md, "\n");
 }
@@ -220,7 +224,7 @@ static char *build_markdown(const wzm_scenario *s, const wzm_compare *c, const m
 		wz_buf_printf(&md, "**Warning:** the context (%ld tokens) is beyond %s's limit "
 				   "of %.0f tokens.\n\n",
 			      s->context, c->model->name, c->model->max_context);
-	summary(&md, s, c, x->run);
+	summary(&md, s, c, x->run, WZP_MD);
 	assumptions(&md, s, c);
 	wz_buf_puts(&md, "## Cost\n\n");
 	*err = wz_report_render(s, c, WZP_MD, &md);
@@ -329,6 +333,9 @@ int wz_propose_write(const char *cmd, const wz_propose_opts *o, wza_run *run,
 	context_csv(run, &ctx);
 	if (o->simulate) {
 		wz_propose_sim_csv(run, &simcsv);
+		wz_buf_puts(&text, "\n");
+		summary(&text, scn, &cmp, run, WZP_TEXT);
+		wz_propose_sim_verdict(&text, run, scn, &cmp);
 	}
 	int modes = o->modes.all || o->modes.n;
 	if (modes)

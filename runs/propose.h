@@ -121,6 +121,11 @@ wz_err wz_charts_write(wzp_chart **charts, int n, const char *dir, int *rendered
 int wz_propose_simulated(const wza_run *run);
 void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *s,
 			    const wzm_compare *c);
+/* The simulation's verdict as plain text (no Markdown): which sizing method
+ * binds for the baseline and why its fleet is that size, or what the largest
+ * fleet tried missed.  Nothing when the run did not simulate. */
+void wz_propose_sim_verdict(wz_buf *out, const wza_run *run, const wzm_scenario *s,
+			    const wzm_compare *c);
 void wz_propose_sim_csv(const wza_run *run, wz_buf *out);
 void wz_propose_sim_not_measured(wz_buf *md, const wza_run *run);
 

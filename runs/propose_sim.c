@@ -159,8 +159,10 @@ static void why_this_fleet(wz_buf *md, const wza_run *run, const char *format)
 
 /* Which method needs the most GPUs for the baseline, by how much, and for
  * how many formats each method binds. */
-static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const wzm_compare *c)
+static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const wzm_compare *c,
+		    int markdown)
 {
+	const char *q = markdown ? "`" : "", *em = markdown ? "**" : "";
 	const wzm_compare_row *b = &c->rows[c->baseline];
 	double g[3] = { (s->mode & WZM_MODE_SCALING) ? (double)b->scaling.gpus : NAN,
 			(s->mode & WZM_MODE_MEMORY) ? (double)b->by_memory.gpus : NAN,
@@ -171,9 +173,9 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 		if (!isnan(g[i]) && (k < 0 || g[i] > g[k]))
 			k = i;
 	if (k < 0 || isnan(g[2])) {
-		wz_buf_printf(md, "No fleet of the baseline `%s` met the targets in the simulation, "
+		wz_buf_printf(md, "No fleet of the baseline %s%s%s met the targets in the simulation, "
 				  "so the methods cannot be compared for it.",
-			      b->fmt.name);
+			      q, b->fmt.name, q);
 		if (!isnan(wza_run_value(run, WZ_T_SIMULATION_BELOW, b->fmt.name, "replicas"))) {
 			const char *bind = fig_text(run, WZ_T_SIMULATION, b->fmt.name, "binds");
 			char n[32];
@@ -190,9 +192,9 @@ static void binding(wz_buf *md, const wza_run *run, const wzm_scenario *s, const
 		return;
 	}
 	char a[32], x[32];
-	wz_buf_printf(md, "**Which sizing binds.** For the baseline `%s`, %s needs the most GPUs: "
-			  "%s",
-		      b->fmt.name, name[k], count(g[k], a, sizeof a));
+	wz_buf_printf(md, "%sWhich sizing binds.%s For the baseline %s%s%s, %s needs the most "
+			  "GPUs: %s",
+		      em, em, q, b->fmt.name, q, name[k], count(g[k], a, sizeof a));
 	for (int i = 0; i < 3; i++)
 		if (i != k && !isnan(g[i]))
 			wz_buf_printf(md, ", against %s by %s (%+.0f%%)", count(g[i], x, sizeof x),
@@ -394,7 +396,14 @@ void wz_propose_sim_section(wz_buf *md, const wza_run *run, const wzm_scenario *
 	wz_buf_puts(md, "\n");
 	if (searched)
 		at_baseline_config(md, run, s, c);
-	binding(md, run, s, c);
+	binding(md, run, s, c, 1);
+}
+
+void wz_propose_sim_verdict(wz_buf *out, const wza_run *run, const wzm_scenario *s,
+			    const wzm_compare *c)
+{
+	if (wz_propose_simulated(run))
+		binding(out, run, s, c, 0);
 }
 
 void wz_propose_csv_values(wz_buf *out, const wza_run *run, const char *table, const char *row,

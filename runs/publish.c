@@ -3,10 +3,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/wz_cleanup.h"
@@ -21,6 +25,83 @@ static char *strip_slashes(const char *path)
 	while (n > 1 && p[n - 1] == '/')
 		p[--n] = '\0';
 	return p;
+}
+
+/* Each staging folder this process made is held by an flock on the folder
+ * itself, which the kernel lets go of however the process ends, SIGKILL
+ * included.  So a later run can tell a folder left by a killed run (no one
+ * holds it) from one another run is still writing. */
+#define HELD_MAX 16
+static struct {
+	char *path;
+	int fd;
+} held[HELD_MAX];
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hold(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&held_lock);
+	int i = 0;
+	while (i < HELD_MAX && held[i].path)
+		i++;
+	if (i < HELD_MAX && (held[i].path = strdup(dir)))
+		held[i].fd = fd;
+	else
+		close(fd); /* unheld: a later sweep may take it once it is old */
+	pthread_mutex_unlock(&held_lock);
+}
+
+static void let_go(const char *dir)
+{
+	pthread_mutex_lock(&held_lock);
+	for (int i = 0; i < HELD_MAX; i++)
+		if (held[i].path && !strcmp(held[i].path, dir)) {
+			close(held[i].fd);
+			free(held[i].path);
+			held[i].path = NULL;
+		}
+	pthread_mutex_unlock(&held_lock);
+}
+
+/* A staging folder is stale when its name is ours ("BASE.tmp" and six
+ * characters), it is a real folder of this user, no process holds it, and
+ * it has not changed for a minute (a run between mkdtemp and its flock is
+ * not taken for a dead one). */
+#define STALE_AFTER_S 60
+static void sweep_stale(const char *parent, const char *base)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	size_t nbase = strlen(base);
+	time_t now = time(NULL);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, base, nbase) || strncmp(e->d_name + nbase, ".tmp", 4) ||
+		    strlen(e->d_name + nbase + 4) != 6)
+			continue;
+		char *path = wz_path_join(parent, e->d_name);
+		struct stat st;
+		if (!path || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != getuid() || now - st.st_mtime < STALE_AFTER_S) {
+			free(path);
+			continue;
+		}
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			wz_cleanup_remove_tree(path, 3);
+		if (fd >= 0)
+			close(fd);
+		free(path);
+	}
+	closedir(d);
 }
 
 wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
@@ -50,6 +131,11 @@ wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
 			return err;
 		}
 	}
+	if (slash)
+		*slash = '\0';
+	sweep_stale(slash ? (slash == out ? "/" : out) : ".", base);
+	if (slash)
+		*slash = '/';
 	size_t n = strlen(out) + 16;
 	char *tmp = malloc(n);
 	if (!tmp) {
@@ -69,6 +155,7 @@ wz_err wz_staging_create(const char *out_dir, char **staging, wz_diag *diag)
 	umask(mask);
 	chmod(tmp, 0777 & ~mask);
 	wz_cleanup_add(tmp);
+	hold(tmp);
 	*staging = tmp;
 	return WZ_OK;
 }
@@ -140,6 +227,7 @@ wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *dia
 	if (lstat(out_dir, &st) != 0) {
 		if (rename(staging, out_dir) == 0) {
 			wz_cleanup_forget(staging);
+			let_go(staging);
 			return WZ_OK;
 		}
 		return wz_diag_set(diag, WZ_ERR_IO, "%s: cannot create: %s", out_dir, strerror(errno));
@@ -157,6 +245,7 @@ wz_err wz_staging_publish(const char *staging, const char *out_dir, wz_diag *dia
 void wz_staging_remove(const char *staging)
 {
 	wz_cleanup_forget(staging);
+	let_go(staging);
 	DIR *d = opendir(staging);
 	if (d) {
 		struct dirent *e;

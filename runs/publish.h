@@ -6,7 +6,10 @@
 #include "common/wz_error.h"
 
 /* Creates an empty staging folder beside out_dir ("OUT.tmpXXXXXX"), making
- * out_dir's parents.  The caller frees *staging. */
+ * out_dir's parents, and holds it (an flock on the folder) until it is
+ * published or removed.  Staging folders of the same name left beside it by
+ * a killed run (no process holds them, unchanged for a minute, this user's,
+ * real folders) are removed first.  The caller frees *staging. */
 wz_err wz_staging_create(const char *out_dir, char **staging /* OUT */, wz_diag *diag);
 /* Writes text as staging/name. */
 wz_err wz_staging_file(const char *staging, const char *name, const char *text, wz_diag *diag);

@@ -66,6 +66,10 @@ contains "$md" "Every format at the baseline's configuration" "and every format 
 [ -s "$tmp/p/charts/pareto_fp8_mix.dat" ] && [ -s "$tmp/p/charts/pareto_wz_5_44.gp" ]
 ok $? "a Pareto chart per format"
 contains "$md" "| GPUs, simulation |" "the summary has the simulated GPUs"
+# The verdict is on standard output, not only in the progress on stderr.
+contains "$out" "GPUs, simulation" "stdout: the summary with the simulated GPUs"
+contains "$out" "Which sizing binds. For the baseline fp8-mix, " "stdout: which sizing binds"
+printf '%s' "$out" | grep -q '\*\*\|`'; [ $? -ne 0 ]; ok $? "stdout: plain text, no Markdown marks"
 contains "$md" "p99 TTFT s (target 5)" "achieved p99 against the target"
 contains "$md" "Which sizing binds." "says which sizing binds"
 contains "$md" "closed population of 120 users, 270 s measured" "says what was simulated"
@@ -92,6 +96,9 @@ md=$(cat "$tmp/none/proposal.md" 2>/dev/null)
 contains "$md" "The largest fleet the search tried, 8 replicas, missed the p99 TTFT target" \
 	"the proposal says what the largest fleet tried missed"
 contains "$md" "against 0.01 s); what binds: prefill compute" "against which target, and what binds"
+contains "$out" "The largest fleet the search tried, 8 replicas, missed the p99 TTFT target" \
+	"stdout: what the largest fleet tried missed"
+contains "$out" "none met the targets" "stdout: the summary says no simulated fleet met them"
 contains "$md" "because no format's fleet met the targets in the simulation" \
 	"latency charts left out for that reason, not for want of a simulation"
 run "$WZPLAN" propose --duration 300 --out "$tmp/x" --archive "$A"
