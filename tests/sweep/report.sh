@@ -112,6 +112,18 @@ ok $? "every table's figures are those of the runs it names"
 run "$W" sweep report "$S" --archive "$tmp/a.sqlite" --out "$tmp/rep2"
 expect_rc 0 "a report without codec measurements"
 contains "$(cat "$tmp/rep2/report.md")" "front: no codec measurements given" "says the front is left out"
+# A link standing at a chart's name in the output folder: refused, the
+# link and its target as they were, no staging folder left.
+chart=$(cd "$tmp/rep2" && find . -name '*.gp' | head -1)
+mkdir -p "$tmp/rep5/$(dirname "$chart")"
+echo keep > "$tmp/target"
+ln -s "$tmp/target" "$tmp/rep5/$chart"
+run "$W" sweep report "$S" --archive "$tmp/a.sqlite" --out "$tmp/rep5"
+expect_rc 2 "sweep report --out with a link at a chart's name"
+contains "$err" "is a symbolic link" "says a link is in the way"
+[ -L "$tmp/rep5/$chart" ] && [ "$(cat "$tmp/target")" = keep ] && [ ! -e "$tmp/rep5/report.md" ] &&
+	[ -z "$(ls -d "$tmp"/rep5.tmp* 2>/dev/null)" ]
+ok $? "the link and its target as they were, nothing written, no staging folder left"
 "$W" sweep "$S" --shard 1/2 --archive "$tmp/half.sqlite" -q
 run "$W" sweep report "$S" --archive "$tmp/half.sqlite" --out "$tmp/rep3"
 expect_rc 0 "a report of half the points"
