@@ -363,7 +363,7 @@ static const wzc_format_info table[] = {
 	  "power-of-two scale per 64 and a pad byte (584 B)",
 	  "deepseek-ai/FlashMLA csrc/api/sparse_decode.h (MODEL1 bytes_per_token "
 	  "448 + 64*2 + (448/64)*1 + 1) and tests/quant.py (MODEL1_FP8Sparse: scale "
-	  "2^ceil(log2(amax / 448)))",
+	  "2^ceil(log2(max(amax / 448, 1e-4))), value / scale)",
 	  BASELINE(bytes_fp8_ds_mla_v4) },
 	{ WZC_FMT_FP8_FLAT, "fp8-flat", WZC_TIER_GPU, 0,
 	  "all values e4m3 with one per-tensor scale (vLLM/SGLang default)", NULL,

@@ -263,11 +263,14 @@ void wzc_baseline_encode(const wzc_rec_ctx *c, const float *latent, const float 
 		/* [448 e4m3][64 bf16][7 UE8M0 exponents][pad]: FlashMLA keeps a
 		 * page's scales after its entries; one token's bytes are these */
 		for (int b = 0; b < R / 64; b++) {
-			float m = absmax(latent + 64 * b, 64);
-			int e = m > 0 ? (int)ceilf(log2f(m / WZC_E4M3_MAX)) : -127;
-			e = e < -127 ? -127 : e > 127 ? 127 : e;
-			e4m3_encode(latent + 64 * b, 64, ldexpf(1.0f, e), rec + 64 * b);
-			rec[R + 2 * P + b] = (uint8_t)(e + 127);
+			/* the V32 variant's power-of-two scale, 1e-4 floor included
+			 * (tests/quant.py, MODEL1_FP8Sparse): a quiet tile's scale
+			 * is 2^-13, not its own smaller power of two */
+			float s = ue8m0_scale(absmax(latent + 64 * b, 64));
+			int e;
+			frexpf(s, &e); /* s = 0.5 * 2^e */
+			e4m3_encode_div(latent + 64 * b, 64, s, rec + 64 * b);
+			rec[R + 2 * P + b] = (uint8_t)(e - 1 + 127);
 		}
 		bf16_encode(rope, P, rec + R);
 		rec[R + 2 * P + R / 64] = 0;
