@@ -159,6 +159,9 @@ static void record_results(wza_run *run, const char *format, const wzs_result *r
 	wza_run_sim(run, format, "requests_refused", (double)res->refused, "requests");
 	wza_run_sim(run, format, "goodput", res->goodput_rps, "requests/s");
 	wza_run_sim(run, format, "throughput", res->throughput_tok_s, "tokens/s");
+	/* what the traffic asked for in the window, apart from what was served,
+	 * so that a replay that queues is not read as a slow fleet */
+	wza_run_sim(run, format, "offered_throughput", res->offered_tok_s, "tokens/s");
 	wza_run_sim(run, format, "parks", (double)(res->parks_cpu + res->parks_ssd), "sessions");
 	wza_run_sim(run, format, "restores", (double)res->restores, "sessions");
 	wza_run_sim(run, format, "recomputes", (double)res->recomputes, "sessions");

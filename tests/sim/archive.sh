@@ -27,6 +27,8 @@ contains "$out" '"method": "simulation"' "JSON has the simulated fleets"
 run "$WZPLAN" archive show 1 --archive "$A"
 contains "$out" "tpot_cdf   wz-5.44" "show lists the series"
 contains "$out" "seed      seed" "show lists the seed among the inputs"
+contains "$out" "fp8-mix / throughput = " "show lists the served throughput"
+contains "$out" "fp8-mix / offered_throughput = " "and the offered one, apart"
 
 run "$WZPLAN" verify 1 --archive "$A"
 expect_rc 0 "verify reproduces a size run"
