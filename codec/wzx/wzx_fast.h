@@ -107,6 +107,19 @@ int wzc_wzx_decode_lanes5_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 				    size_t stride);
 int wzc_wzx_decode_lanes5_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			       size_t size, float *rows /* OUT */, size_t stride);
+/* The loop _BEST runs for type 5 on this processor. */
+wzc_lanes4_path wzc_wzx_lanes5_best(void);
+/* A type 5 block of n tokens straight to its wz records [n][B]
+ * (codec/wzx/wzx_records5.c): the digits place by place (the AVX2 loop or
+ * the portable one), then each token's groups from them, a field by a
+ * reciprocal instead of a division.  _REF goes the symbols' way
+ * (wzc_wzx_decode_lanes5_ref, wzc_wzx_symbols4_entries,
+ * wzc_wzx_symbols_records); every path writes the same records and gives
+ * the same verdict (0, or -1 as the reference). */
+int wzc_wzx_decode_lanes5_records_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				       const uint8_t *payload, size_t size, uint8_t *records /* OUT */);
+int wzc_wzx_decode_lanes5_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+				  size_t size, uint8_t *records /* OUT */);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

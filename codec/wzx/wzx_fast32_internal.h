@@ -42,6 +42,10 @@ typedef struct {
 	int32_t *coded;        /* [S5] their places */
 	const float *scale_mult;
 	float scale_ref[2];
+	/* type 5 to records (codec/wzx/wzx_records5.c), NULL where the
+	 * layer's groups do not allow it (its blocks then go through the
+	 * reference's steps) */
+	struct wzx_rec5 *rec5;
 } fast32;
 
 /* The layer's tables (built on first use), NULL when out of memory or the

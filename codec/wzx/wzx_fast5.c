@@ -214,6 +214,11 @@ static wzc_lanes4_path resolve(wzc_lanes4_path path)
 	return (wzc_lanes4_path)b;
 }
 
+wzc_lanes4_path wzc_wzx_lanes5_best(void)
+{
+	return resolve(WZC_LANES4_BEST);
+}
+
 int wzc_wzx_decode_lanes5_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
 			       const uint8_t *payload, size_t size, uint16_t *sym)
 {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "codec/wzx/wzx.h"
+#include "codec/wz/wz_flat.h"
 #include "codec/wzx/wzx_fast32_internal.h"
 
 /* Type 5's part of the layer's tables (codec/wzx/legacy/wzx_fast32.c's build, once
@@ -29,6 +30,12 @@ void wzc_wzx_fast5_singles(const fast32 *t, int n, const float (*sc)[WZC_WZX_BLO
 			   const int32_t (*fm)[WZC_WZX_BLOCK_TOKENS], float *rows /* OUT */,
 			   size_t stride);
 
+/* The records plan of t's layer (codec/wzx/wzx_records5.c): t->rec5, left
+ * NULL where a group is not contiguous or its count is out of its bits'
+ * range; -1 out of memory. */
+int wzc_wzx_rec5_build(fast32 *t, const wzc_wz_flat *f, size_t B);
+void wzc_wzx_rec5_free(struct wzx_rec5 *p);
+
 #ifdef WZ_HAVE_AVX2_PATH
 /* n (a multiple of 32) tokens to symbols (type 4's order) or to rows; loads: the look-ups by plain loads
  * (not vpgatherdd).  0, or -1 as the reference. */
@@ -36,6 +43,15 @@ int wzc_wzx_fast5_avx2_symbols(const fast32 *t, int n, const uint8_t *payload, s
 			       uint16_t *sym /* OUT */, int loads);
 int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size,
 			    float *rows /* OUT */, size_t stride, int loads);
+/* n (a multiple of 32) tokens to their digits in coding order, place by
+ * place: dig[q * n + k] the symbol of coded place q (t->coded[q]) of
+ * token k.  0, or -1 as the reference. */
+int wzc_wzx_fast5_avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size,
+			      uint16_t *dig /* OUT [S5][n] */, int loads);
+/* The records of n tokens from such digits (AVX2: four tokens' group
+ * values a vector), for a plan of at most WZC_REC5_AVX2_GROUPS groups. */
+#define WZC_REC5_AVX2_GROUPS 128
+void wzc_wzx_rec5_avx2_records(const fast32 *t, int n, const uint16_t *dig, uint8_t *records /* OUT */);
 #endif
 
 #endif

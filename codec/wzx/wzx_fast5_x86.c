@@ -331,4 +331,109 @@ int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size
 	return loads ? rows_loads(t, n, payload, size, rows, stride) : rows_gather(t, n, payload, size, rows, stride);
 }
 
+/* lookup8's frequencies and starts, and the 8 lanes' symbols stored to o
+ * (u16): the digits of 8 tokens. */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+lookup8_dig(const uint8_t *s2s, const long long *st, __m256i slot, uint16_t *o, const int loads)
+{
+	if (!loads) {
+		__m256i sy = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)s2s, slot, 1),
+					      _mm256_set1_epi32(0xff));
+		__m256i pk = _mm256_permute4x64_epi64(_mm256_packus_epi32(sy, sy), 0x08);
+		_mm_storeu_si128((__m128i *)(void *)o, _mm256_castsi256_si128(pk));
+		return _mm256_i32gather_epi32((const int *)(const void *)st, sy, 8);
+	}
+	__m128i lo = _mm256_castsi256_si128(slot), hi = _mm256_extracti128_si256(slot, 1);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	uint32_t s0 = s2s[(uint32_t)a], s1 = s2s[a >> 32], s2 = s2s[(uint32_t)b], s3 = s2s[b >> 32];
+	uint32_t s4 = s2s[(uint32_t)c], s5 = s2s[c >> 32], s6 = s2s[(uint32_t)d], s7 = s2s[d >> 32];
+	o[0] = (uint16_t)s0, o[1] = (uint16_t)s1, o[2] = (uint16_t)s2, o[3] = (uint16_t)s3;
+	o[4] = (uint16_t)s4, o[5] = (uint16_t)s5, o[6] = (uint16_t)s6, o[7] = (uint16_t)s7;
+	const int *w = (const int *)(const void *)st; /* an entry's low half: f | c << 16 */
+	return _mm256_setr_epi32(w[2 * s0], w[2 * s1], w[2 * s2], w[2 * s3], w[2 * s4], w[2 * s5], w[2 * s6],
+				 w[2 * s7]);
+}
+
+/* n (a multiple of 32) tokens to their digits place by place,
+ * dig[q * n + k]: round32_sym's steps for tables of at most 256 symbols
+ * (the slot's symbol byte is the digit), round32's and the u16 symbol by
+ * slot for the others.  0, or -1 as the reference.  Tried and dropped
+ * (bench/bench_wzx_zstd, Zen 3): four blocks of a layer in lockstep, each
+ * place's rounds for every block in turn so that its tables are read from
+ * L1 (0.60x zstd against 0.61x one block at a time), and two blocks'
+ * rounds interleaved as two chains (no faster): the loop is bound by its
+ * instructions, not by latency or the tables' misses. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *dig, const int loads)
+{
+	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	wzx_spread8_ready();
+	uint32_t xs[K4];
+	read_states(payload, xs);
+	__m256i x[4];
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
+	for (int q = 0; q < t->S5; q++) {
+		int j = t->coded[q];
+		uint16_t *o = dig + (size_t)q * n;
+		if (t->cnt[j] > 256) {
+			const int *fb = (const int *)(const void *)(t->fb + t->off[j]);
+			const uint16_t *sy = t->sym + t->off[j];
+			__m256i e[4], slot[4];
+			for (int r = 0; r < n / K4; r++) {
+				if (round32(x, fb, &p, end, e, slot, loads))
+					return -1;
+				uint32_t sl[K4];
+				for (int h = 0; h < 4; h++)
+					_mm256_storeu_si256((__m256i *)(void *)(sl + 8 * h), slot[h]);
+				for (int k = 0; k < K4; k++)
+					o[K4 * r + k] = sy[sl[k]];
+			}
+			continue;
+		}
+		const uint8_t *s2s = t->s2s + t->off[j];
+		const long long *st = (const long long *)(const void *)(t->stab + t->soff[j]);
+		for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++) {
+				__m256i slot = _mm256_and_si256(x[h], low12);
+				__m256i fc = lookup8_dig(s2s, st, slot, o + K4 * r + 8 * h, loads);
+				__m256i f = _mm256_and_si256(fc, low16);
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+							_mm256_sub_epi32(slot, _mm256_srli_epi32(fc, 16)));
+			}
+			if (renorm_round(x, &p, end))
+				return -1;
+		}
+	}
+	if (p != end)
+		return -1;
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (xs[k] != WZC_LANES_LOW)
+			return -1;
+	return 0;
+}
+
+AVX2_TARGET static int digits_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *dig)
+{
+	return avx2_digits(t, n, payload, size, dig, 0);
+}
+
+AVX2_TARGET static int digits_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *dig)
+{
+	return avx2_digits(t, n, payload, size, dig, 1);
+}
+
+int wzc_wzx_fast5_avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_t *dig,
+			      int loads)
+{
+	return loads ? digits_loads(t, n, payload, size, dig) : digits_gather(t, n, payload, size, dig);
+}
+
 #endif

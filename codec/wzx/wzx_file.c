@@ -522,6 +522,11 @@ wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 		if (wzc_wzx_decode_block(x, layer, n, blk + 16, payload, records))
 			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
 					   r->origin, what);
+	} else if (blk[13] == WZC_WZX_LANES5) {
+		/* straight to records (codec/wzx/wzx_records5.c) */
+		if (wzc_wzx_decode_lanes5_records(x, layer, n, blk + 16, payload, records))
+			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
+					   r->origin, what);
 	} else {
 		uint16_t *sym;
 		if ((e = lanes_symbols(r, x, layer, n, blk, payload, what, &sym, diag)))

@@ -43,6 +43,7 @@ static void tables_free(fast32 *t)
 	free(t->s2s);
 	free(t->stab);
 	free(t->soff);
+	wzc_wzx_rec5_free(t->rec5);
 	free(t);
 }
 
@@ -180,7 +181,7 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
-	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of))
+	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of) || wzc_wzx_rec5_build(t, f, x->B))
 		goto fail;
 	for (int j = 0; j < S + K4; j++) {
 		t->off[j] = tab_of[j % S] * SLOTS;

@@ -51,4 +51,47 @@ static inline WZ_HD void wzc_wzx_record(const wzc_wz_flat *f, size_t B, const ui
 	}
 }
 
+/* The high 64 bits of a x b. */
+static inline WZ_HD uint64_t wzc_mulhi64(uint64_t a, uint64_t b)
+{
+#ifdef __CUDA_ARCH__
+	return __umul64hi(a, b);
+#else
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#endif
+}
+
+/* A group's field w = ceil(V 2^k / M) for V < M, 1 <= k <= 64 and
+ * 2^(k-1) < M <= 2^k,
+ * without a division: rlo = floor(2^(64+k) / M) - 2^64
+ * (wzc_wzx_field_recip) gives q = floor(V (2^64 + rlo) / 2^64), at most one
+ * below floor(V 2^k / M), and the remainder V 2^k - q M, in [0, 2M),
+ * corrects it.  The value wzc_wzx_record's division gives for every V < M
+ * (tests/codec/test_wzx_records checks edge and random cases). */
+static inline WZ_HD uint64_t wzc_wzx_field(uint64_t V, int k, uint64_t M, uint64_t rlo)
+{
+	uint64_t q = V + wzc_mulhi64(V, rlo);
+	uint64_t vlo = V << (k - 1) << 1, vhi = V >> (64 - k); /* 1 <= k <= 64 */
+	uint64_t mlo = q * M, mhi = wzc_mulhi64(q, M);
+	uint64_t rem = vlo - mlo, rhi = vhi - mhi - (vlo < mlo);
+	if (rhi || rem >= M) {
+		q++;
+		rem -= M;
+	}
+	return q + (rem != 0);
+}
+
+#ifndef __CUDA_ARCH__
+/* rlo for a group of k bits and M levels in all; -1 where M is not in
+ * (2^(k-1), 2^k] (the field then needs the division). */
+static inline int wzc_wzx_field_recip(int k, uint64_t M, uint64_t *rlo)
+{
+	if (k < 1 || k > 64 || M <= ((uint64_t)1 << (k - 1)) || (k < 64 && M > (uint64_t)1 << k))
+		return -1;
+	unsigned __int128 r = k == 64 ? ~(unsigned __int128)0 / M : ((unsigned __int128)1 << (64 + k)) / M;
+	*rlo = (uint64_t)(r - ((unsigned __int128)1 << 64));
+	return 0;
+}
+#endif
+
 #endif

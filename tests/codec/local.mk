@@ -130,6 +130,13 @@ tests_codec_test_wzt_SOURCES = tests/codec/test_wzt.c
 tests_codec_test_wzt_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzt_LDADD = $(TEST_LDADD)
 tests_codec_test_wzt_DEPENDENCIES = $(WZ_LIBS)
+check_PROGRAMS += tests/codec/test_wzx_records
+TESTS += tests/codec/test_wzx_records
+tests_codec_test_wzx_records_SOURCES = tests/codec/test_wzx_records.c
+tests_codec_test_wzx_records_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzx_records_LDADD = $(TEST_LDADD)
+tests_codec_test_wzx_records_DEPENDENCIES = $(WZ_LIBS)
+
 check_PROGRAMS += tests/codec/test_wzx_lanes4
 TESTS += tests/codec/test_wzx_lanes4
 tests_codec_test_wzx_lanes4_SOURCES = tests/codec/test_wzx_lanes4.c

@@ -1,0 +1,200 @@
+/* The wzx restore against zstd -d in one run, one core: version 5 blocks
+ * (what codec pack writes) restored to wz records (what a wz GPU tier
+ * holds: codec/wzx/wzx_records5.c) and to the transformed domain, beside
+ * zstd decompressing zstd -3 frames of the same tokens' fp8-mix bytes (one
+ * frame per block of 64 tokens x one layer, as wzx has blocks), runs
+ * alternated so a shared machine's noise falls on all alike; each row's
+ * median, and the restore's rate over zstd's (must be >= 1).  Every path's
+ * output is checked against the reference before timing.  Synthetic
+ * mla-b statistics, one prepared layer repeated.
+ * Usage: bench_wzx_zstd [runs [key]], a key (records, portable, old, rows,
+ * zstd) timing that row alone, for a profiler. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench_util.h"
+#include "codec/codec.h"
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/wzx_fast.h"
+
+#include <zstd.h>
+
+#define LAYERS 4
+#define TOKENS 1024
+
+enum { RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, ZSTD, NP };
+static const char *const keys[NP] = { "records", "portable", "old", "rows", "zstd" };
+static const char *const names[NP] = {
+	"wzx v5 -> wz records (the restore)",
+	"wzx v5 -> wz records, portable loop",
+	"wzx v5 -> wz records, by symbols (before)",
+	"wzx v5 -> transformed domain",
+	"zstd -d: zstd -3 frames of fp8-mix",
+};
+
+typedef struct {
+	const wzc_wzx *x;
+	const uint8_t *w5, *z;
+	const size_t *off5, *size5, *offz, *sizez;
+	int nb, per, T, B, F, R, P;
+	uint8_t *out;
+	uint16_t *s4, *s3;
+	float *rows;
+	ZSTD_DCtx *dc;
+} job;
+
+/* One pass of path p over every block: seconds of thread CPU time, or -1
+ * when a block fails. */
+static double pass(const job *j, int p)
+{
+	int bad = 0;
+	double t0 = bench_thread_cpu_s();
+	for (int i = 0; i < j->nb; i++) {
+		int l = i / j->per, t = 64 * (i % j->per), n = j->T - t < 64 ? j->T - t : 64;
+		const uint8_t *b = j->w5 + j->off5[i];
+		size_t s = j->size5[i];
+		switch (p) {
+		case RECORDS: bad |= wzc_wzx_decode_lanes5_records(j->x, l, n, b, s, j->out); break;
+		case RECORDS_PORTABLE:
+			bad |= wzc_wzx_decode_lanes5_records_path(j->x, l, WZC_LANES4_SCALAR, n, b, s, j->out);
+			break;
+		case RECORDS_OLD:
+			/* codec unpack --to wz before this build: symbols, coding order, records */
+			bad |= wzc_wzx_decode_lanes5_path(j->x, l, WZC_LANES4_BEST, n, b, s, j->s4);
+			wzc_wzx_symbols4_entries(j->x, l, n, j->s4, j->s3);
+			wzc_wzx_symbols_records(j->x, l, n, j->s3, j->out);
+			break;
+		case ROWS: bad |= wzc_wzx_decode_lanes5_rows(j->x, l, n, b, s, j->rows, (size_t)(j->R + j->P)); break;
+		default:
+			bad |= ZSTD_isError(ZSTD_decompressDCtx(j->dc, j->out, (size_t)64 * j->F,
+								 j->z + j->offz[i], j->sizez[i]));
+		}
+	}
+	double dt = bench_thread_cpu_s() - t0;
+	return bad ? -1 : dt;
+}
+
+int main(int argc, char **argv)
+{
+	int runs = argc > 1 ? atoi(argv[1]) : 9;
+	if (runs < 1 || runs > 999)
+		runs = 9;
+	const char *only = argc > 2 ? argv[2] : NULL;
+	wz_diag d;
+	wzt_cache_trace *cal = bench_window("bench_wzx_zstd", WZT_FAMILY_MLA_B, 11, "calibration", 1, TOKENS);
+	wzt_cache_trace *tr = bench_window("bench_wzx_zstd", WZT_FAMILY_MLA_B, 11, "test", 3, TOKENS);
+	if (!cal || !tr)
+		return 1;
+	int L = LAYERS, T = tr->T, R = tr->R, P = tr->P;
+	wzc_window cw = { .L = 1, .T = cal->T, .R = R, .P = P, .latent = cal->latent, .rope = cal->rope,
+			  .positions = cal->positions, .split = "calibration" };
+	const wzc_window *cp = &cw;
+	wzc_profile *one = NULL, *prof;
+	if (wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = bench_repeat_profile(one, L))) {
+		fprintf(stderr, "bench_wzx_zstd: %s\n", d.msg);
+		return 1;
+	}
+	wzc_format fmt, f8fmt;
+	wzc_codec *codec, *f8c;
+	wzc_wzx *x;
+	if (wzc_format_parse("wz-5.44", &fmt, &d) || wzc_codec_new(&fmt, L, R, P, prof, &codec, &d) ||
+	    wzc_wzx_of_codec(codec, &x, &d) || wzc_format_parse("fp8-mix", &f8fmt, &d) ||
+	    wzc_codec_new(&f8fmt, L, R, P, NULL, &f8c, &d)) {
+		fprintf(stderr, "bench_wzx_zstd: %s\n", d.msg);
+		return 1;
+	}
+	size_t B = wzc_codec_record_bytes(codec), F = wzc_codec_record_bytes(f8c);
+	int per = (T + 63) / 64, nb = L * per;
+	size_t cap5 = (size_t)L * T * B + 4096 * (size_t)nb, capz = ZSTD_compressBound((size_t)L * T * F) + 1024 * (size_t)nb;
+	uint8_t *rec = malloc((size_t)L * T * B), *f8 = malloc((size_t)L * T * F), *w5 = malloc(cap5),
+		*z = malloc(capz), *out = malloc(64 * (B > F ? B : F));
+	size_t *off5 = malloc(sizeof(size_t) * nb), *size5 = malloc(sizeof(size_t) * nb),
+	       *offz = malloc(sizeof(size_t) * nb), *sizez = malloc(sizeof(size_t) * nb);
+	int S4 = wzc_wzx_block_symbols4(x, 0), S3 = wzc_wzx_block_symbols(x, 0);
+	uint16_t *s4 = malloc(sizeof *s4 * 64 * (S4 + 1)), *s3 = malloc(sizeof *s3 * 64 * (S3 + 1));
+	float *rows = malloc(sizeof(float) * 64 * (R + P));
+	double *t = malloc(sizeof(double) * NP * runs);
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	if (!rec || !f8 || !w5 || !z || !out || !off5 || !size5 || !offz || !sizez || !s4 || !s3 || !rows || !t || !dc)
+		return 1;
+	for (int l = 0; l < L; l++) {
+		size_t o = (size_t)l * T;
+		wzc_encode_layer(codec, l, T, tr->latent, tr->rope, rec + o * B, &d);
+		wzc_encode_layer(f8c, l, T, tr->latent, tr->rope, f8 + o * F, &d);
+	}
+	size_t t5 = 0, tz = 0;
+	for (int i = 0; i < nb; i++) {
+		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
+		off5[i] = t5;
+		size5[i] = wzc_wzx_encode_lanes5(x, l, n, rec + ((size_t)l * T + t0) * B, w5 + t5, cap5 - t5);
+		offz[i] = tz;
+		sizez[i] = ZSTD_compress(z + tz, capz - tz, f8 + ((size_t)l * T + t0) * F, n * F, 3);
+		if (!size5[i] || ZSTD_isError(sizez[i]))
+			return 1;
+		t5 += size5[i];
+		tz += sizez[i];
+	}
+	job j = { x, w5, z, off5, size5, offz, sizez, nb, per, T, (int)B, (int)F, R, P, out, s4, s3, rows, dc };
+	/* every records path gives the records packed, zstd the fp8-mix bytes */
+	for (int i = 0; i < nb; i++) {
+		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
+		static const wzc_lanes4_path check[] = { WZC_LANES4_BEST, WZC_LANES4_SCALAR, WZC_LANES4_REF };
+		for (int c = 0; c < 3; c++)
+			if (wzc_wzx_decode_lanes5_records_path(x, l, check[c], n, w5 + off5[i], size5[i], out) ||
+			    memcmp(out, rec + ((size_t)l * T + t0) * B, (size_t)n * B)) {
+				fprintf(stderr, "bench_wzx_zstd: block %d: records differ from those packed\n", i);
+				return 1;
+			}
+		size_t got = ZSTD_decompressDCtx(dc, out, 64 * F, z + offz[i], sizez[i]);
+		if (ZSTD_isError(got) || got != n * F || memcmp(out, f8 + ((size_t)l * T + t0) * F, got)) {
+			fprintf(stderr, "bench_wzx_zstd: block %d: zstd gives other bytes\n", i);
+			return 1;
+		}
+	}
+	for (int p = 0; p < NP; p++) /* tables built, caches warm */
+		if (pass(&j, p) < 0)
+			return 1;
+	for (int r = 0; r < runs; r++)
+		for (int p = 0; p < NP; p++)
+			if ((t[p * runs + r] = !only || !strcmp(only, keys[p]) ? pass(&j, p) : 1e-9) < 0)
+				return 1;
+	double tok = (double)L * T, mz = bench_median(t + ZSTD * runs, runs);
+	printf("wzx restore against zstd -d, one core (thread CPU time), median of %d alternated runs,\n"
+	       "%d layers x %d tokens of synthetic mla-b, wzx v5 at wz-5.44's grid (%zu B records);\n"
+	       "GB/s of cache restored (bf16-equivalent, %d B a token-layer, the same tokens for every row),\n"
+	       "GB/s of each row's own output, million token-layers/s, stored bits/value, rate over zstd's\n\n",
+	       runs, L, T, B, 2 * (R + P));
+	printf("%-42s %8s %8s %8s %8s %8s\n", "", "GB/s", "own GB/s", "Mtok/s", "b/v", "/zstd");
+	for (int p = 0; p < NP; p++) {
+		double m = bench_median(t + p * runs, runs);
+		double own = p == ROWS ? 4.0 * (R + P) : p == ZSTD ? (double)F : (double)B;
+		printf("%-42s %8.3f %8.3f %8.3f %8.3f %7.2fx\n", names[p], tok * 2 * (R + P) / m / 1e9,
+		       tok * own / m / 1e9, tok / m / 1e6, (p == ZSTD ? tz : t5) * 8.0 / (tok * (R + P)), mz / m);
+	}
+	printf("\nrestore to wz records / zstd -d: %.2fx; to the transformed domain / zstd -d: %.2fx (medians of %d runs)\n",
+	       mz / bench_median(t + RECORDS * runs, runs), mz / bench_median(t + ROWS * runs, runs), runs);
+	ZSTD_freeDCtx(dc);
+	free(t);
+	free(rows);
+	free(s4);
+	free(s3);
+	free(rec);
+	free(f8);
+	free(w5);
+	free(z);
+	free(out);
+	free(off5);
+	free(size5);
+	free(offz);
+	free(sizez);
+	wzc_wzx_free(x);
+	wzc_codec_free(codec);
+	wzc_codec_free(f8c);
+	wzc_profile_free(prof);
+	wzc_profile_free(one);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(tr);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* Type 5 blocks to wz records from their digits: the layer's plan (each
+ * group's bits, levels and reciprocal, each coded entry's place and place
+ * value) and one token's record from a block's place-major digits, static
+ * inline and WZ_HD so that the CUDA restore kernel (codec/cuda/wzx_kernels.cu)
+ * runs the same steps as the CPU (codec/wzx/wzx_records5.c). */
+#ifndef WZC_WZX_REC5_H
+#define WZC_WZX_REC5_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/wzx/wzx_token.h"
+
+/* A group's value is the sum of digit x place value over its entries
+ * (V = (..(d1 N2 + d2) N3 ..) Nn + dn, reordered), so the entries can be
+ * read in any order; its field is wzc_wzx_field of it.  The fields lie
+ * end to end from bit 8 sb (checked when the plan is made). */
+typedef struct wzx_rec5 {
+	int ng, sb, S5;
+	int B;             /* record bytes */
+	int32_t *first;    /* [ng + 1] the group's entries in q and pv */
+	int32_t *q;        /* coded place (row of the digits) of each entry of more than one level */
+	uint64_t *pv;      /* its place value in its group */
+	uint8_t *k;        /* [ng] the group's bits */
+	uint64_t *M, *rlo; /* [ng] its levels in all, and wzc_wzx_field_recip's rlo */
+} wzx_rec5;
+
+/* Token tok's record (B bytes) from dig[q * n + tok] (the block's n
+ * tokens' digits, place by place; scale codes in rows 0 .. sb - 1):
+ * scale codes, then each group's field, LSB first, unused bits 0. */
+static inline WZ_HD void wzc_wzx_rec5_token(const wzx_rec5 *p, const uint16_t *dig, int n, int tok,
+					     uint8_t *rec)
+{
+	int pos = 0;
+	for (; pos < p->sb; pos++)
+		rec[pos] = (uint8_t)dig[(size_t)pos * n + tok];
+	uint64_t acc = 0; /* fewer than 8 bits wait in it between pushes */
+	int na = 0;
+	for (int g = 0; g < p->ng; g++) {
+		uint64_t V = 0;
+		for (int e = p->first[g]; e < p->first[g + 1]; e++)
+			V += (uint64_t)dig[(size_t)p->q[e] * n + tok] * p->pv[e];
+		int k = p->k[g];
+		uint64_t w = wzc_wzx_field(V, k, p->M[g], p->rlo[g]);
+		/* pushed 32 bits at a time, so acc never passes 40 bits */
+		for (int h = 0; h < k; h += 32) {
+			int nb = k - h < 32 ? k - h : 32;
+			acc |= (w >> h & 0xffffffffu) << na;
+			na += nb;
+			while (na >= 8) {
+				rec[pos++] = (uint8_t)acc;
+				acc >>= 8;
+				na -= 8;
+			}
+		}
+	}
+	if (na)
+		rec[pos++] = (uint8_t)acc;
+	for (; pos < p->B; pos++)
+		rec[pos] = 0;
+}
+
+#endif
