@@ -13,7 +13,7 @@ case "$job" in propose|check|build) ;; *) echo "usage: $0 propose|check|build" >
 
 deps="autoconf automake libtool make gcc libc6-dev pkg-config libcsv-dev libsqlite3-dev
       libjansson-dev libxxhash-dev libzstd-dev gnuplot-nox sqlite3 python3 python3-venv
-      libopenmpi-dev openmpi-bin"
+      libopenmpi-dev openmpi-bin libhtscodecs-dev"
 missing=
 for p in $deps; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -4,7 +4,12 @@
  * zstd decompressing zstd -3 frames of the same tokens' fp8-mix bytes (one
  * frame per block of 64 tokens x one layer, as wzx has blocks), runs
  * alternated so a shared machine's noise falls on all alike; each row's
- * median, and the restore's rate over zstd's (must be >= 1).  Every path's
+ * median, and the restore's rate over zstd's (must be >= 1).  Beside them
+ * the rANS step alone (to digits) and, where configure found htscodecs,
+ * its rans32x16 coder (order 0 and 1, 32-way interleaved, AVX2) on the
+ * same digits (a block's digits place by place, one byte each, the low
+ * byte for the few tables of over 256 symbols), for the choice of coder
+ * (docs/restore.md).  Every path's
  * output is checked against the reference before timing.  Synthetic
  * mla-b statistics, one prepared layer repeated.
  * Usage: bench_wzx_zstd [runs [key]], a key (records, portable, old, rows,
@@ -18,19 +23,28 @@
 #include "codec/profile/profile.h"
 #include "codec/wzx/wzx.h"
 #include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_rec5.h"
 
 #include <zstd.h>
+
+#include "config.h"
+#ifdef HAVE_HTSCODECS
+#include <htscodecs/rANS_static4x16.h>
+#endif
 
 #define LAYERS 4
 #define TOKENS 1024
 
-enum { RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, ZSTD, NP };
-static const char *const keys[NP] = { "records", "portable", "old", "rows", "zstd" };
+enum { RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, DIGITS, HTS0, HTS1, ZSTD, NP };
+static const char *const keys[NP] = { "records", "portable", "old", "rows", "digits", "hts0", "hts1", "zstd" };
 static const char *const names[NP] = {
 	"wzx v5 -> wz records (the restore)",
 	"wzx v5 -> wz records, portable loop",
 	"wzx v5 -> wz records, by symbols (before)",
 	"wzx v5 -> transformed domain",
+	"wzx v5 -> digits alone (its rANS)",
+	"htscodecs rans32x16 o0, the digits",
+	"htscodecs rans32x16 o1, the digits",
 	"zstd -d: zstd -3 frames of fp8-mix",
 };
 
@@ -43,6 +57,8 @@ typedef struct {
 	uint16_t *s4, *s3;
 	float *rows;
 	ZSTD_DCtx *dc;
+	const uint8_t *h[2]; /* htscodecs' streams of the blocks' digits */
+	const size_t *hoff[2], *hsize[2];
 } job;
 
 /* One pass of path p over every block: seconds of thread CPU time, or -1
@@ -67,6 +83,17 @@ static double pass(const job *j, int p)
 			wzc_wzx_symbols_records(j->x, l, n, j->s3, j->out);
 			break;
 		case ROWS: bad |= wzc_wzx_decode_lanes5_rows(j->x, l, n, b, s, j->rows, (size_t)(j->R + j->P)); break;
+		case DIGITS: bad |= wzc_wzx_decode_lanes5_digits(j->x, l, n, b, s, j->s4); break;
+		case HTS0:
+		case HTS1: {
+#ifdef HAVE_HTSCODECS
+			int o = p == HTS1;
+			unsigned int got = (unsigned int)(64 * (j->B > j->F ? j->B : j->F));
+			bad |= !rans_uncompress_to_4x16((unsigned char *)(uintptr_t)(j->h[o] + j->hoff[o][i]),
+							(unsigned int)j->hsize[o][i], j->out, &got);
+#endif
+			break;
+		}
 		default:
 			bad |= ZSTD_isError(ZSTD_decompressDCtx(j->dc, j->out, (size_t)64 * j->F,
 								 j->z + j->offz[i], j->sizez[i]));
@@ -153,29 +180,90 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	/* htscodecs: each block's digits as bytes, order 0 and 1 */
+	size_t th[2] = { 0, 0 }, *hoff[2], *hsize[2];
+	uint8_t *hb[2];
+	int have_hts = 0;
+#ifdef HAVE_HTSCODECS
+	have_hts = 1;
+	for (int o = 0; o < 2; o++) {
+		hoff[o] = malloc(sizeof(size_t) * nb);
+		hsize[o] = malloc(sizeof(size_t) * nb);
+		hb[o] = malloc((size_t)nb * (rans_compress_bound_4x16(64 * (S4 + 1), 1) + 64));
+		if (!hoff[o] || !hsize[o] || !hb[o])
+			return 1;
+	}
+	uint8_t *bytes = malloc((size_t)64 * (S4 + 1));
+	if (!bytes)
+		return 1;
+	for (int i = 0; i < nb; i++) {
+		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
+		if (wzc_wzx_decode_lanes5_digits(x, l, n, w5 + off5[i], size5[i], s4))
+			return 1;
+		const wzx_rec5 *plan = wzc_wzx_rec5_of(x, l);
+		int np = plan ? plan->S5 : 0;
+		for (size_t k = 0; k < (size_t)np * n; k++)
+			bytes[k] = (uint8_t)s4[k];
+		for (int o = 0; o < 2; o++) {
+			unsigned int got = rans_compress_bound_4x16((unsigned int)(np * n), 1) + 64;
+			hoff[o][i] = th[o];
+			if (!rans_compress_to_4x16(bytes, (unsigned int)(np * n), hb[o] + th[o], &got, RANS_ORDER_X32 | o))
+				return 1;
+			hsize[o][i] = got;
+			th[o] += got;
+			unsigned int back = (unsigned int)(64 * (B > F ? B : F));
+			if (!rans_uncompress_to_4x16(hb[o] + hoff[o][i], got, out, &back) || back != (unsigned int)(np * n) ||
+			    memcmp(out, bytes, back)) {
+				fprintf(stderr, "bench_wzx_zstd: htscodecs does not give the digits back\n");
+				return 1;
+			}
+		}
+	}
+	free(bytes);
+	for (int o = 0; o < 2; o++) {
+		j.h[o] = hb[o];
+		j.hoff[o] = hoff[o];
+		j.hsize[o] = hsize[o];
+	}
+#endif
 	for (int p = 0; p < NP; p++) /* tables built, caches warm */
 		if (pass(&j, p) < 0)
 			return 1;
 	for (int r = 0; r < runs; r++)
 		for (int p = 0; p < NP; p++)
-			if ((t[p * runs + r] = !only || !strcmp(only, keys[p]) ? pass(&j, p) : 1e-9) < 0)
+			if ((t[p * runs + r] = (!only || !strcmp(only, keys[p])) && (have_hts || (p != HTS0 && p != HTS1))
+						       ? pass(&j, p) : 1e-9) < 0)
 				return 1;
 	double tok = (double)L * T, mz = bench_median(t + ZSTD * runs, runs);
 	printf("wzx restore against zstd -d, one core (thread CPU time), median of %d alternated runs,\n"
 	       "%d layers x %d tokens of synthetic mla-b, wzx v5 at wz-5.44's grid (%zu B records);\n"
 	       "GB/s of cache restored (bf16-equivalent, %d B a token-layer, the same tokens for every row),\n"
-	       "GB/s of each row's own output, million token-layers/s, stored bits/value, rate over zstd's\n\n",
+	       "GB/s of each row's own output (records, floats, u16 or byte digits, fp8-mix bytes), million\n"
+	       "token-layers/s, stored bits/value, rate over zstd's\n\n",
 	       runs, L, T, B, 2 * (R + P));
 	printf("%-42s %8s %8s %8s %8s %8s\n", "", "GB/s", "own GB/s", "Mtok/s", "b/v", "/zstd");
 	for (int p = 0; p < NP; p++) {
+		if (!have_hts && (p == HTS0 || p == HTS1)) {
+			printf("%-42s (htscodecs not found by configure)\n", names[p]);
+			continue;
+		}
 		double m = bench_median(t + p * runs, runs);
-		double own = p == ROWS ? 4.0 * (R + P) : p == ZSTD ? (double)F : (double)B;
+		const wzx_rec5 *plan = wzc_wzx_rec5_of(x, 0);
+		double S5 = plan ? plan->S5 : 0;
+		double own = p == ROWS ? 4.0 * (R + P) : p == ZSTD ? (double)F : p == DIGITS ? 2 * S5
+			   : p >= HTS0 ? S5 : (double)B;
+		double stored = p == ZSTD ? (double)tz : p == HTS0 ? (double)th[0] : p == HTS1 ? (double)th[1] : (double)t5;
 		printf("%-42s %8.3f %8.3f %8.3f %8.3f %7.2fx\n", names[p], tok * 2 * (R + P) / m / 1e9,
-		       tok * own / m / 1e9, tok / m / 1e6, (p == ZSTD ? tz : t5) * 8.0 / (tok * (R + P)), mz / m);
+		       tok * own / m / 1e9, tok / m / 1e6, stored * 8.0 / (tok * (R + P)), mz / m);
 	}
 	printf("\nrestore to wz records / zstd -d: %.2fx; to the transformed domain / zstd -d: %.2fx (medians of %d runs)\n",
 	       mz / bench_median(t + RECORDS * runs, runs), mz / bench_median(t + ROWS * runs, runs), runs);
 	ZSTD_freeDCtx(dc);
+	for (int o = 0; have_hts && o < 2; o++) {
+		free(hb[o]);
+		free(hoff[o]);
+		free(hsize[o]);
+	}
 	free(t);
 	free(rows);
 	free(s4);

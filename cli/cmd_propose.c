@@ -44,6 +44,8 @@ static void help(void)
 	       "Measured quality:\n"
 	       "  --trace FILE...        test windows of a cache trace to measure\n"
 	       "  --profile FILE         the wz profile prepared from calibration windows\n"
+	       "  --calibration FILE     a calibration window (repeatable): kvtc is measured at\n"
+	       "                         the wz rates too, its transforms fitted on these\n"
 	       "  --codec-run RUN        use this archived codec measurement instead\n"
 	       "  --live-kl FILE         live-model next-token KL per format (the summary\n"
 	       "                         `wzcapture.py report --json` writes; docs/real-model.md)\n"

@@ -131,6 +131,13 @@ static int print_table(const wz_codec_measure_args *a, const wz_measure_result *
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		rc = wz_cli_fail(CMD, &diag);
 	} else {
+		/* the headline (with --iso) after it, in text and Markdown */
+		wzp_table *h = wide ? NULL : wz_measure_headline_table(res, 0);
+		if (h) {
+			wz_buf_puts(&out, "\n");
+			wzp_table_render(h, o->how, &out);
+		}
+		wzp_table_free(h);
 		rc = wz_cli_emit(CMD, o->output, wz_buf_str(&out));
 	}
 	wz_buf_free(&out);

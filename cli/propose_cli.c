@@ -21,6 +21,7 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "trace", required_argument, NULL, 1200 },
 		{ "profile", required_argument, NULL, 1201 },
+		{ "calibration", required_argument, NULL, 1205 },
 		{ "codec-run", required_argument, NULL, 1202 },
 		{ "live-kl", required_argument, NULL, 1203 },
 		{ "serving-modes", required_argument, NULL, 1204 },
@@ -79,6 +80,12 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 		case 1201:
 			o->profile = optarg;
 			break;
+		case 1205:
+			if (o->ncalibration >= WZ_PROPOSE_MAX_TRACES)
+				return wz_cli_usage("propose", "at most %d calibration windows",
+						    WZ_PROPOSE_MAX_TRACES);
+			o->calibration[o->ncalibration++] = optarg;
+			break;
 		case 1202:
 			if ((rc = wz_run_id_parse("propose", optarg, &o->codec_run)))
 				return rc;
@@ -105,6 +112,8 @@ int wz_propose_parse(int argc, char **argv, wz_propose_opts *o)
 				    "prepared from calibration windows)");
 	if (o->profile && !o->ntraces)
 		return wz_cli_usage("propose", "--profile needs --trace FILE...");
+	if (o->ncalibration && !o->ntraces)
+		return wz_cli_usage("propose", "--calibration needs --trace FILE... --profile FILE");
 	if (o->ntraces && o->codec_run)
 		return wz_cli_usage("propose", "--trace and --codec-run exclude each other");
 	if (o->sim.traffic)

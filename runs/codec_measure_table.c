@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "runs/codec_record.h"
+#include "runs/measure.h"
 
 /* value [lo, hi]: one cell in text and Markdown (or the value alone when
  * brief), three in CSV and JSON. */
@@ -232,5 +233,58 @@ wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso,
 				       rows[i].format, rows[i].window, rows[i].cell->e->bits_per_value,
 				       rows[i].cell->e->payload_bytes * 8.0 /
 					       (double)rows[i].cell->e->values);
+	return t;
+}
+
+wzp_table *wz_measure_headline_table(const wz_measure_result *res, int wide)
+{
+	if (res->head_wz < 0)
+		return NULL;
+	const wzc_format *a = &res->fmts[res->head_wz], *b = &res->fmts[res->head_ref];
+	char title[160];
+	snprintf(title, sizeof title, "Headline: %s against %s at equal bytes, paired per window "
+		 "(95%% bootstrap intervals; below 1: wz has the lower error)", a->name, b->name);
+	wzp_table *t = wzp_table_new(title);
+	if (!t)
+		return NULL;
+	wzp_table_column(t, "window", "Window", 0);
+	wzp_table_column(t, "format", "Format", 0);
+	wzp_table_column(t, "bits", "Bits/value", 1);
+	wzp_table_column(t, "against", "Against", 0);
+	wzp_table_column(t, "against_bits", "Its bits/value", 1);
+	wzp_table_column(t, "kl_ratio", "Attention KL ratio", 1);
+	if (wide) {
+		wzp_table_column(t, "kl_ratio_lo", "", 1);
+		wzp_table_column(t, "kl_ratio_hi", "", 1);
+	}
+	wzp_table_column(t, "nmse_ratio", "nmse ratio", 1);
+	if (wide) {
+		wzp_table_column(t, "nmse_ratio_lo", "", 1);
+		wzp_table_column(t, "nmse_ratio_hi", "", 1);
+	}
+	wzp_table_column(t, "queries_better", "Queries better", 1);
+	for (int i = 0; i < res->ntraces; i++) {
+		const wzc_pair_result *h = &res->headline[i];
+		char d[32];
+		wzp_table_row(t);
+		wzp_table_str(t, res->windows[i].name);
+		wzp_table_str(t, a->name);
+		snprintf(d, sizeof d, "%.3f", h->bits_a);
+		wzp_table_num(t, h->bits_a, d);
+		wzp_table_str(t, b->name);
+		snprintf(d, sizeof d, "%.3f", h->bits_b);
+		wzp_table_num(t, h->bits_b, d);
+		ci_cells(t, wide, 0, h->kl_ratio, "%.3g", NULL);
+		ci_cells(t, wide, 0, h->nmse_ratio, "%.3g", NULL);
+		if (isnan(h->queries_better)) {
+			wzp_table_empty(t);
+		} else {
+			snprintf(d, sizeof d, "%.0f%%", 100 * h->queries_better);
+			wzp_table_num(t, h->queries_better, d);
+		}
+	}
+	wzp_table_note(t, "Both encoders' written bytes per token and layer are equal; ratios are "
+			  "wz's error over the reference's, paired over tokens (queries for KL), "
+			  "with the measurement's bootstrap resamples and seed.");
 	return t;
 }

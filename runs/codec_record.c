@@ -106,6 +106,25 @@ static void record_row(wza_run *run, const wz_codec_measured *r, int nboot, uint
 	}
 }
 
+/* A paired comparison on its first format's row: nmse_vs_<ref>,
+ * tokens_better_vs_<ref>, with queries kl_vs_<ref> and
+ * queries_better_vs_<ref>. */
+static void record_pair(wza_run *run, const wz_codec_measured *r, const wzc_pair_result *h,
+			const char *ref, const char *hash)
+{
+	char m[64];
+	snprintf(m, sizeof m, "nmse_vs_%s", ref);
+	put(run, r, m, h->nmse_ratio, hash);
+	snprintf(m, sizeof m, "tokens_better_vs_%s", ref);
+	put(run, r, m, point(h->tokens_better), hash);
+	if (!h->has_kl)
+		return;
+	snprintf(m, sizeof m, "kl_vs_%s", ref);
+	put(run, r, m, h->kl_ratio, hash);
+	snprintf(m, sizeof m, "queries_better_vs_%s", ref);
+	put(run, r, m, point(h->queries_better), hash);
+}
+
 /* The trace and profile files with size and hash; a file that cannot be
  * hashed now is recorded without one. */
 static void record_file(wza_run *run, const char *kind, const char *path, char hex[17])
@@ -171,6 +190,16 @@ int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_r
 		}
 		record_row(run, r, (int)nboot, (uint64_t)seed, *hex ? hex : NULL,
 			   r->sweep && measured_too(rows, nrows, r));
+		/* the headline's ratios on its wz row (the row after the
+		 * window's formats is the first of the next window or sweep) */
+		int per = nrows / (res->ntraces ? res->ntraces : 1), w = i / (per ? per : 1), f = i % per;
+		if (!r->sweep && f < res->nformats && w < res->ntraces) {
+			if (f == res->head_wz)
+				record_pair(run, r, &res->headline[w], WZ_HEADLINE_METRIC, *hex ? hex : NULL);
+			if (res->kvtc_pair && res->kvtc_of[f] >= 0)
+				record_pair(run, r, &res->kvtc_pair[(size_t)w * res->nformats + f],
+					    WZ_KVTC_METRIC, *hex ? hex : NULL);
+		}
 	}
 	if (!run->failed)
 		return 0;

@@ -72,8 +72,8 @@ static int formats_of(const wz_measure_req *rq, wzc_format *fmts, int *shown, in
 	if (nitems <= 0)
 		return wz_say_usage(CMD, "--formats: an empty list");
 	for (int i = 0; i < nitems && !rc; i++) {
-		if (*nf >= WZ_MEASURE_MAX_FORMATS - 2) {
-			rc = wz_say_usage(CMD, "--formats: at most %d", WZ_MEASURE_MAX_FORMATS - 2);
+		if (*nf >= WZ_MEASURE_MAX_FORMATS - 4) {
+			rc = wz_say_usage(CMD, "--formats: at most %d", WZ_MEASURE_MAX_FORMATS - 4);
 			break;
 		}
 		if (wzc_format_parse(items[i], &fmts[*nf], &diag)) {
@@ -148,9 +148,46 @@ int wz_codec_fit_kvtc(const char *const *paths, int n, const wzc_format *fmts, i
 	return rc;
 }
 
+/* fmts' index of the format named name, added (not shown) when absent. */
+static int format_at(wzc_format *fmts, int *nf, const wzc_format *f)
+{
+	for (int i = 0; i < *nf; i++)
+		if (!strcmp(fmts[i].name, f->name))
+			return i;
+	fmts[*nf] = *f;
+	return (*nf)++;
+}
+
+/* The headline's two formats, where every window has one shape: the
+ * reference, and the wz rate of two decimals whose records take its bytes
+ * exactly (else the exact rate of those bytes).  Added to fmts when not
+ * listed; head_wz -1 where the headline cannot be made. */
+static void headline_formats(wz_measure_result *out, int *nf)
+{
+	out->head_wz = out->head_ref = -1;
+	const wzc_window *w = out->windows;
+	for (int i = 1; i < out->ntraces; i++)
+		if (w[i].R != w[0].R || w[i].P != w[0].P)
+			return;
+	wz_diag diag;
+	wzc_format ref, wz;
+	if (wzc_format_parse(WZ_HEADLINE_REF, &ref, &diag))
+		return;
+	size_t B = wzc_record_bytes(&ref, w[0].R, w[0].P);
+	if (!B)
+		return;
+	char name[32];
+	snprintf(name, sizeof name, "wz-%.2f", ceil(800.0 * (double)B / (w[0].R + w[0].P) - 1e-9) / 100.0);
+	if (wzc_format_parse(name, &wz, &diag) || wzc_record_bytes(&wz, w[0].R, w[0].P) != B)
+		wzc_format_wz_grid(B, w[0].R, w[0].P, &wz);
+	out->head_ref = format_at(out->fmts, nf, &ref);
+	out->head_wz = format_at(out->fmts, nf, &wz);
+}
+
 int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 {
 	memset(out, 0, sizeof *out);
+	out->head_wz = out->head_ref = -1;
 	if (!rq->npaths || !rq->formats)
 		return wz_say_usage(CMD, "measure needs --trace and --formats");
 	wzc_format *fmts = out->fmts;
@@ -170,11 +207,8 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 	int n = rq->npaths;
 	out->traces = calloc((size_t)n, sizeof *out->traces);
 	out->windows = calloc((size_t)n, sizeof *out->windows);
-	/* Rows per window: the formats, then the sweep's rates. */
-	int per = nf + (rq->iso ? WZC_ISO_N : 0);
-	out->rows = calloc((size_t)n * per, sizeof *out->rows);
-	out->shown = calloc((size_t)n * per, sizeof *out->shown);
-	if (!out->traces || !out->windows || !out->rows || !out->shown) {
+	out->headline = calloc((size_t)n, sizeof *out->headline);
+	if (!out->traces || !out->windows || !out->headline) {
 		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
 		return wz_say_fail(CMD, &diag);
 	}
@@ -183,6 +217,18 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 	out->ntraces = n;
 	for (int i = 0; i < n; i++)
 		out->windows[i] = wz_codec_window(out->traces[i], rq->paths[i]);
+	/* With iso (what a proposal measures): the headline's formats too */
+	if (rq->iso)
+		headline_formats(out, &nf);
+	out->nformats = nf;
+	/* Rows per window: the formats, then the sweep's rates. */
+	int per = nf + (rq->iso ? WZC_ISO_N : 0);
+	out->rows = calloc((size_t)n * per, sizeof *out->rows);
+	out->shown = calloc((size_t)n * per, sizeof *out->shown);
+	if (!out->rows || !out->shown) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_say_fail(CMD, &diag);
+	}
 	wzc_run_spec spec = { out->windows, n, fmts, nf, has_fp8, out->prof, rq->iso,
 			      rq->per_layer, rq->threads > 0 ? (int)rq->threads : wzc_cores(),
 			      (int)rq->nboot, (uint64_t)rq->seed, wz_codec_progress, NULL, 0 };
@@ -207,6 +253,25 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 			if (sweep || shown[f])
 				out->shown[out->nshown++] = *r;
 		}
+	for (int i = 0; out->head_wz >= 0 && i < n; i++)
+		wzc_compare_errors(run->cells[(size_t)i * nf + out->head_wz].e,
+				   run->cells[(size_t)i * nf + out->head_ref].e, (int)rq->nboot,
+				   (uint64_t)rq->seed, &out->headline[i]);
+	/* wz-R against a listed kvtc-R, paired */
+	if (!(out->kvtc_pair = calloc((size_t)n * nf, sizeof *out->kvtc_pair))) {
+		wz_diag_set(&diag, WZ_ERR_NOMEM, "out of memory");
+		return wz_say_fail(CMD, &diag);
+	}
+	for (int f = 0; f < nf; f++) {
+		out->kvtc_of[f] = -1;
+		for (int k = 0; fmts[f].id == WZC_FMT_WZ && shown[f] && k < nf; k++)
+			if (fmts[k].id == WZC_FMT_KVTC && shown[k] && fmts[k].rate_bits == fmts[f].rate_bits)
+				out->kvtc_of[f] = k;
+		for (int i = 0; out->kvtc_of[f] >= 0 && i < n; i++)
+			wzc_compare_errors(run->cells[(size_t)i * nf + f].e,
+					   run->cells[(size_t)i * nf + out->kvtc_of[f]].e, (int)rq->nboot,
+					   (uint64_t)rq->seed, &out->kvtc_pair[(size_t)i * nf + f]);
+	}
 	return 0;
 }
 
@@ -219,6 +284,8 @@ void wz_measure_result_free(wz_measure_result *r)
 	free(r->windows);
 	free(r->rows);
 	free(r->shown);
+	free(r->headline);
+	free(r->kvtc_pair);
 	wzc_profile_free(r->prof);
 	wzc_kvtc_free(r->kvtc);
 	memset(r, 0, sizeof *r);

@@ -8,11 +8,12 @@
 #include "codec/codec.h"
 #include "codec/formats/format.h"
 #include "codec/measure/measure_run.h"
+#include "codec/measure/paired.h"
 #include "runs/codec_record.h"
 #include "traces/cache_trace.h"
 
 #define WZ_MEASURE_MAX_TRACES 256
-#define WZ_MEASURE_MAX_FORMATS 32
+#define WZ_MEASURE_MAX_FORMATS 34 /* 30 listed, fp8-mix, int4-g64 and the headline's two */
 
 typedef struct {
 	const char *const *paths; /* the trace windows, as given */
@@ -43,6 +44,16 @@ typedef struct {
 	wzc_run *run;
 	wzc_format fmts[WZ_MEASURE_MAX_FORMATS]; /* the rows' formats and names */
 	int nformats;
+	/* The headline (with iso, on windows of one shape): wz at
+	 * nvfp4-ds-mla's bytes (fmts[head_wz]) against it (fmts[head_ref]),
+	 * paired, per window (headline[i] of windows[i]); head_wz -1 without. */
+	int head_wz, head_ref;
+	wzc_pair_result *headline;
+	/* kvtc at matched rates: kvtc_of[f] the listed kvtc-R of wz format
+	 * fmts[f]'s rate R (-1 none), and fmts[f] against it per window,
+	 * kvtc_pair[i * nformats + f] */
+	int kvtc_of[WZ_MEASURE_MAX_FORMATS];
+	wzc_pair_result *kvtc_pair;
 	char iso_names[WZC_ISO_N][16];
 } wz_measure_result;
 
@@ -51,6 +62,19 @@ typedef struct {
  * failure).  Returns an exit status after reporting errors. */
 int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out /* OUT */);
 void wz_measure_result_free(wz_measure_result *r);
+
+/* The headline's reference: vLLM's shipping 4-bit DeepSeek cache format. */
+#define WZ_HEADLINE_REF "nvfp4-ds-mla"
+/* Its name in the metrics recorded on the wz row: nmse_vs_..., kl_vs_...,
+ * tokens_better_vs_..., queries_better_vs_... */
+#define WZ_HEADLINE_METRIC "nvfp4_ds_mla"
+/* and of wz-R against kvtc-R: nmse_vs_kvtc, kl_vs_kvtc, ... */
+#define WZ_KVTC_METRIC "kvtc"
+
+/* The headline as a table (a row per window: the two formats' bits/value,
+ * the nmse and attention KL ratios with their intervals), NULL without a
+ * headline or out of memory; the caller frees it with wzp_table_free. */
+wzp_table *wz_measure_headline_table(const wz_measure_result *res, int wide);
 
 /* Records a measurement into run: its inputs (trace files with size and
  * XXH3 hash, the profile's hash, the seed, the format list), the setup and

@@ -53,6 +53,10 @@ typedef struct {
 	const char *traces[WZ_PROPOSE_MAX_TRACES];
 	int ntraces;
 	const char *profile;
+	/* --calibration FILE: windows kvtc's transforms are fitted on; with
+	 * them kvtc is measured at the wz rates too */
+	const char *calibration[WZ_PROPOSE_MAX_TRACES];
+	int ncalibration;
 	long long codec_run;
 	const wza_run *codec_loaded;
 	/* --live-kl FILE: the live-model KL summary of traces/capture/

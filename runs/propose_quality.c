@@ -9,11 +9,14 @@
 #include <string.h>
 
 #include "runs/measure.h"
+#include "plots/table.h"
 #include "runs/schema.h"
 
 /* The formats a proposal measures: today's baselines and the wz rates the
  * product page names; the iso sweep adds the rates in between. */
 #define PROPOSE_FORMATS "fp8-mix,fp8-flat,int4-g64,nvfp4,wz-4.97,wz-5.44,wz-6.31"
+/* With calibration windows, kvtc (docs/kvtc.md) at the same wz rates. */
+#define PROPOSE_FORMATS_KVTC PROPOSE_FORMATS ",kvtc-4.97,kvtc-5.44,kvtc-6.31"
 #define PROPOSE_SEED 1
 
 int wz_propose_measure(const char *cmd, const wz_propose_opts *o, wza_run *run)
@@ -38,8 +41,9 @@ int wz_propose_measure(const char *cmd, const wz_propose_opts *o, wza_run *run)
 	}
 	wz_measure_req rq = {
 		.paths = o->traces, .npaths = o->ntraces, .profile_path = o->profile,
-		.formats = PROPOSE_FORMATS, .iso = 1, .nboot = WZC_BOOT_DEFAULT,
-		.seed = PROPOSE_SEED,
+		.formats = o->ncalibration ? PROPOSE_FORMATS_KVTC : PROPOSE_FORMATS, .iso = 1,
+		.nboot = WZC_BOOT_DEFAULT, .seed = PROPOSE_SEED,
+		.calibration_paths = o->calibration, .ncalibration = o->ncalibration,
 	};
 	wz_measure_result res;
 	int rc = wz_measure_run(&rq, &res);
@@ -84,6 +88,7 @@ void wz_propose_quality_paths(const wza_run *run, wz_propose_opts *o)
 		o->traces[i] = origin_of(run, WZ_IN_TRACE, o->traces[i]);
 	if (o->profile)
 		o->profile = origin_of(run, WZ_IN_PROFILE, o->profile);
+
 	if (o->live_kl)
 		o->live_kl = origin_of(run, WZ_IN_LIVE_KL, "live-kl.json");
 }
@@ -327,6 +332,56 @@ static void iso_table(wz_buf *md, const wza_run *c, const char **win, int nw)
 	wz_buf_puts(md, "\n");
 }
 
+/* Paired ratios recorded on wz rows against a reference (metric names
+ * nmse_vs_<ref>, kl_vs_<ref>, queries_better_vs_<ref>; runs/measure.h): a
+ * row per window and wz format; 0 where the run holds none. */
+static int pair_table(wz_buf *md, const wza_run *c, const char **win, int nw, const char *ref,
+		      const char *title, const char *note)
+{
+	char m_nmse[64], m_kl[64], m_q[64];
+	snprintf(m_nmse, sizeof m_nmse, "nmse_vs_%s", ref);
+	snprintf(m_kl, sizeof m_kl, "kl_vs_%s", ref);
+	snprintf(m_q, sizeof m_q, "queries_better_vs_%s", ref);
+	wzp_table *t = wzp_table_new(title);
+	if (!t)
+		return 0;
+	wzp_table_column(t, "window", "Window", 0);
+	wzp_table_column(t, "format", "wz format", 0);
+	wzp_table_column(t, "bits", "Bits/value (written)", 1);
+	wzp_table_column(t, "kl_ratio", "Attention KL ratio", 1);
+	wzp_table_column(t, "nmse_ratio", "nmse ratio", 1);
+	wzp_table_column(t, "queries_better", "Queries better", 1);
+	int any = 0;
+	for (int w = 0; w < nw; w++)
+		for (int i = 0; i < c->ncodec; i++) {
+			const wza_codec *m = &c->codec[i];
+			if (strcmp(m->window, win[w]) || strcmp(m->metric, m_nmse))
+				continue;
+			any = 1;
+			wzp_table_row(t);
+			wzp_table_str(t, m->window);
+			wzp_table_str(t, m->format);
+			wzp_table_numf(t, m->bits_per_value, 3);
+			cell(t, row(c, m->window, m->format, m_kl), "%.3g");
+			cell(t, m, "%.3g");
+			const wza_codec *q = row(c, m->window, m->format, m_q);
+			char d[16];
+			if (q && !isnan(q->value)) {
+				snprintf(d, sizeof d, "%.0f%%", 100 * q->value);
+				wzp_table_num(t, q->value, d);
+			} else {
+				wzp_table_str(t, "-");
+			}
+		}
+	if (any) {
+		wzp_table_note(t, "%s", note);
+		wzp_table_render(t, WZP_MD, md);
+		wz_buf_puts(md, "\n");
+	}
+	wzp_table_free(t);
+	return any;
+}
+
 void wz_propose_quality_section(wz_buf *md, const wza_run *run, const wza_run *codec)
 {
 	if (!codec || !codec->ncodec)
@@ -335,7 +390,22 @@ void wz_propose_quality_section(wz_buf *md, const wza_run *run, const wza_run *c
 	int nw = windows_of(codec, win, 256);
 	wz_buf_puts(md, "## Measured quality\n\n");
 	provenance(md, run, codec, win, nw);
+	if (!pair_table(md, codec, win, nw, WZ_HEADLINE_METRIC,
+			"Headline: wz against nvfp4-ds-mla (vLLM's 4-bit DeepSeek cache format) at "
+			"equal bytes (95% bootstrap intervals)",
+			"The wz rate whose records take nvfp4-ds-mla's bytes per token and layer "
+			"exactly; ratios are wz's error over nvfp4-ds-mla's on the same tokens, "
+			"paired over tokens (queries for attention KL): below 1, wz has the lower "
+			"error."))
+		wz_buf_puts(md, "The headline (wz against nvfp4-ds-mla at equal bytes) was not measured: "
+				"`wzplan codec measure --iso` (what a proposal measures) measures it.\n\n");
 	per_format(md, codec, win, nw);
+	pair_table(md, codec, win, nw, WZ_KVTC_METRIC,
+		   "wz against kvtc (KV-cache transform coding, arXiv 2511.01815; docs/kvtc.md) at "
+		   "matched rates (95% bootstrap intervals)",
+		   "wz-R against kvtc-R on the same tokens (kvtc's transforms fitted on the "
+		   "calibration windows given, `--calibration`), paired: below 1, wz has the "
+		   "lower error.  The bits/value each wrote are in the table above.");
 	iso_table(md, codec, win, nw);
 	const wza_figure *iso = wza_run_find_figure(run, WZ_T_QUALITY, "iso", "bits");
 	if (iso)

@@ -94,6 +94,11 @@ char *wz_request_propose_text(const wz_propose_opts *o)
 		put(&b, &bad, key, o->traces[i]);
 	}
 	put(&b, &bad, "profile", o->profile);
+	for (int i = 0; i < o->ncalibration; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "calibration.%d", i);
+		put(&b, &bad, key, o->calibration[i]);
+	}
 	if (o->codec_run)
 		wz_buf_printf(&b, "codec_run = %lld\n", o->codec_run);
 	put(&b, &bad, "live_kl", o->live_kl);
@@ -261,10 +266,22 @@ wz_err wz_request_propose_read(wz_kv *kv, wz_propose_opts *o, wz_diag *diag)
 				  wz_kv_line(kv, "serving_modes"), why);
 	if (!err)
 		err = get_traces(kv, o->traces, WZ_PROPOSE_MAX_TRACES, &o->ntraces, diag);
+	for (int n = 0; !err; n++) { /* calibration.0, calibration.1, ... */
+		char key[32];
+		snprintf(key, sizeof key, "calibration.%d", n);
+		const char *v = wz_kv_get(kv, key);
+		if (!v)
+			break;
+		if (n >= WZ_PROPOSE_MAX_TRACES)
+			err = wz_diag_set(diag, WZ_ERR_INPUT, "%s: more than %d calibration windows",
+					  wz_kv_origin(kv), WZ_PROPOSE_MAX_TRACES);
+		else
+			o->calibration[n] = v, o->ncalibration = n + 1;
+	}
 	o->profile = wz_kv_get(kv, "profile");
 	o->live_kl = wz_kv_get(kv, "live_kl");
 	keys[nkeys] = NULL;
-	return err ? err : all_taken(kv, keys, diag);
+	return err ? err : all_taken_cal(kv, keys, 1, diag);
 }
 
 wz_err wz_request_size_read(wz_kv *kv, wz_size_opts *o, wz_diag *diag)

@@ -120,6 +120,14 @@ int wzc_wzx_decode_lanes5_records_path(const wzc_wzx *x, int layer, wzc_lanes4_p
 				       const uint8_t *payload, size_t size, uint8_t *records /* OUT */);
 int wzc_wzx_decode_lanes5_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 				  size_t size, uint8_t *records /* OUT */);
+/* A type 5 block's digits alone, dig[q * n + k] for coded place q and
+ * token k (the records path's first step, on its _BEST loop). */
+int wzc_wzx_decode_lanes5_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				 uint16_t *dig /* OUT [coded places][n] */);
+/* The layer's records plan and tables (codec/wzx/wzx_rec5.h), what the
+ * CUDA restore uploads; NULL where its blocks go the reference's way. */
+struct wzx_rec5;
+const struct wzx_rec5 *wzc_wzx_rec5_of(const wzc_wzx *x, int layer);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

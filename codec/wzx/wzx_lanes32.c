@@ -181,7 +181,7 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			}
 	}
 	t->sym[(size_t)ntab * SLOTS] = t->sym[(size_t)ntab * SLOTS + 1] = 0;
-	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of) || wzc_wzx_rec5_build(t, f, x->B))
+	if (wzc_wzx_fast5_build(t, seen, ntab, tab_of))
 		goto fail;
 	for (int j = 0; j < S + K4; j++) {
 		t->off[j] = tab_of[j % S] * SLOTS;
@@ -191,6 +191,8 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			t->rope[j] = t->rope[j % S];
 		}
 	}
+	if (wzc_wzx_rec5_build(t, f, x->B)) /* after the tables' offsets */
+		goto fail;
 	for (int j = 0; j < S; j++)
 		if (t->cnt[j] > 256)
 			for (int k = 0; k < K4; k++)

@@ -18,12 +18,30 @@
 typedef struct wzx_rec5 {
 	int ng, sb, S5;
 	int B;             /* record bytes */
+	/* the layer's 12-bit rANS tables (borrowed from its type 4/5 tables):
+	 * per slot (f - 1) << 12 | (slot - c) (and the symbol's low byte at
+	 * << 24), and the symbol; coded place q's table at qoff[q] */
+	const uint32_t *fb;
+	const uint16_t *sym;
+	size_t nslots;
+	uint32_t *qoff;    /* [S5] */
 	int32_t *first;    /* [ng + 1] the group's entries in q and pv */
 	int32_t *q;        /* coded place (row of the digits) of each entry of more than one level */
 	uint64_t *pv;      /* its place value in its group */
 	uint8_t *k;        /* [ng] the group's bits */
 	uint64_t *M, *rlo; /* [ng] its levels in all, and wzc_wzx_field_recip's rlo */
 } wzx_rec5;
+
+/* One symbol of a lane at coded place q: its slot's entry, the state's
+ * step, the digit to *dig; 1 where the state then needs a word (below
+ * 2^16).  The portable loop's and the CUDA kernel's step. */
+static inline WZ_HD int wzc_wzx5_step(const wzx_rec5 *p, int q, uint32_t *x, uint16_t *dig)
+{
+	uint32_t base = p->qoff[q], slot = *x & 4095u, e = p->fb[base + slot];
+	*x = ((e >> 12 & 0xfffu) + 1) * (*x >> 12) + (e & 0xfffu);
+	*dig = p->sym[base + slot];
+	return *x < (1u << 16);
+}
 
 /* Token tok's record (B bytes) from dig[q * n + tok] (the block's n
  * tokens' digits, place by place; scale codes in rows 0 .. sb - 1):

@@ -27,6 +27,7 @@ void wzc_wzx_rec5_free(wzx_rec5 *p)
 	free(p->k);
 	free(p->M);
 	free(p->rlo);
+	free(p->qoff);
 	free(p);
 }
 
@@ -50,8 +51,16 @@ int wzc_wzx_rec5_build(fast32 *t, const wzc_wz_flat *f, size_t B)
 	p->k = malloc((size_t)ng + 1);
 	p->M = malloc(sizeof *p->M * ((size_t)ng + 1));
 	p->rlo = malloc(sizeof *p->rlo * ((size_t)ng + 1));
-	if (!p->first || !p->q || !p->pv || !p->k || !p->M || !p->rlo)
+	p->qoff = malloc(sizeof *p->qoff * ((size_t)t->S5 + 1));
+	if (!p->first || !p->q || !p->pv || !p->k || !p->M || !p->rlo || !p->qoff)
 		goto nomem;
+	p->fb = t->fb;
+	p->sym = t->sym;
+	for (int q = 0; q < t->S5; q++) {
+		p->qoff[q] = t->off[t->coded[q]];
+		if (p->qoff[q] + SLOTS > p->nslots)
+			p->nslots = p->qoff[q] + SLOTS;
+	}
 	for (int i = 0; i < ne; i++)
 		q_of[i] = -1;
 	/* the scale codes are coded places 0 .. sb - 1 (the heads come first) */
@@ -117,20 +126,13 @@ WZ_HOT static int digits_portable(const fast32 *t, int n, const uint8_t *payload
 	read_states(payload, x);
 	const uint8_t *p = payload + 4 * K4, *end = payload + size;
 	long i = 0;
-	for (int q = 0; q < t->S5; q++) {
-		int j = t->coded[q];
-		const uint32_t *fb = t->fb + t->off[j];
-		const uint16_t *sy = t->sym + t->off[j];
+	for (int q = 0; q < t->S5; q++)
 		for (int k = 0; k < n; k++, i++) {
 			int lane = (int)(i % K4);
-			uint32_t slot = x[lane] & (SLOTS - 1), e = fb[slot];
-			uint32_t xs = ((e >> 12 & 0xfff) + 1) * (x[lane] >> WZC_RANS12_BITS) + (e & 0xfff);
-			if (wzc_lanes_refill(&xs, &p, end))
+			if (wzc_wzx5_step(t->rec5, q, &x[lane], &dig[(size_t)q * n + k]) &&
+			    wzc_lanes_refill(&x[lane], &p, end))
 				return -1;
-			x[lane] = xs;
-			dig[(size_t)q * n + k] = sy[slot];
 		}
-	}
 	if (p != end)
 		return -1;
 	for (int k = 0; k < K4; k++)
@@ -192,6 +194,26 @@ int wzc_wzx_decode_lanes5_records_path(const wzc_wzx *x, int layer, wzc_lanes4_p
 	}
 	free(d);
 	return bad ? -1 : 0;
+}
+
+int wzc_wzx_decode_lanes5_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				 uint16_t *dig)
+{
+	const fast32 *t = wzc_wzx_fast32_layer(x, layer);
+	if (!t || !t->rec5 || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+#ifdef WZ_HAVE_AVX2_PATH
+	wzc_lanes4_path path = wzc_wzx_lanes5_best();
+	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0)
+		return wzc_wzx_fast5_avx2_digits(t, n, payload, size, dig, path == WZC_LANES4_AVX2_LOADS);
+#endif
+	return digits_portable(t, n, payload, size, dig);
+}
+
+const wzx_rec5 *wzc_wzx_rec5_of(const wzc_wzx *x, int layer)
+{
+	const fast32 *t = wzc_wzx_fast32_layer(x, layer);
+	return t ? t->rec5 : NULL;
 }
 
 int wzc_wzx_decode_lanes5_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload,

@@ -16,27 +16,42 @@
 #define AVX2_TARGET __attribute__((target("avx2")))
 #define CHUNK 32 /* tokens whose group values stay in registers (8 vectors) */
 
-/* The group values of tokens k0 .. k0 + 31 for group g into v. */
+/* d (4 tokens' digits) times the place value (lo, hi halves) added to a. */
+#define MADD4(a, d, lo, hi)                                                                      \
+	do {                                                                                     \
+		__m256i dd_ = _mm256_cvtepu16_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(d))); \
+		a = _mm256_add_epi64(a, _mm256_add_epi64(_mm256_mul_epu32(dd_, lo),               \
+							 _mm256_slli_epi64(_mm256_mul_epu32(dd_, hi), 32))); \
+	} while (0)
+
+/* The group values of tokens k0 .. k0 + 31 for group g into v, eight
+ * vectors of four kept in registers (an array of them was kept in memory
+ * and zeroed with rep stos for every group: 8% of the restore). */
 AVX2_TARGET static inline __attribute__((always_inline)) void
 group32(const wzx_rec5 *p, int g, const uint16_t *dig, int n, int k0, uint64_t *v)
 {
-	__m256i acc[CHUNK / 4];
-	for (int h = 0; h < CHUNK / 4; h++)
-		acc[h] = _mm256_setzero_si256();
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
 	for (int e = p->first[g]; e < p->first[g + 1]; e++) {
 		const uint16_t *d = dig + (size_t)p->q[e] * n + k0;
 		const __m256i lo = _mm256_set1_epi64x((long long)(p->pv[e] & 0xffffffffu));
 		const __m256i hi = _mm256_set1_epi64x((long long)(p->pv[e] >> 32));
-#pragma GCC unroll 8
-		for (int h = 0; h < CHUNK / 4; h++) {
-			__m256i dd = _mm256_cvtepu16_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(d + 4 * h)));
-			__m256i t = _mm256_add_epi64(_mm256_mul_epu32(dd, lo),
-						     _mm256_slli_epi64(_mm256_mul_epu32(dd, hi), 32));
-			acc[h] = _mm256_add_epi64(acc[h], t);
-		}
+		MADD4(a0, d, lo, hi);
+		MADD4(a1, d + 4, lo, hi);
+		MADD4(a2, d + 8, lo, hi);
+		MADD4(a3, d + 12, lo, hi);
+		MADD4(a4, d + 16, lo, hi);
+		MADD4(a5, d + 20, lo, hi);
+		MADD4(a6, d + 24, lo, hi);
+		MADD4(a7, d + 28, lo, hi);
 	}
-	for (int h = 0; h < CHUNK / 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(v + 4 * h), acc[h]);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 0), a0);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 4), a1);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 8), a2);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 12), a3);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 16), a4);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 20), a5);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 24), a6);
+	_mm256_storeu_si256((__m256i *)(void *)(v + 28), a7);
 }
 
 AVX2_TARGET void wzc_wzx_rec5_avx2_records(const fast32 *t, int n, const uint16_t *dig, uint8_t *records)

@@ -7,7 +7,8 @@
  * undoes RoPE the position part turned forward at each token's position;
  * the fused attention kernel agrees with its CPU emulation (which
  * test_attention_cpu checks against a double reference), RoPE undone
- * too.
+ * too; the wzx restore kernel gives the CPU reference's records and
+ * verdicts on type 5 blocks, valid, bit-flipped and cut.
  * Prints TAP, and with $WZ_GPU_RESULTS appends one "check" row per check
  * (docs/gpu-results.md).  Without a CUDA device it skips (exit 77). */
 #include <math.h>
@@ -15,6 +16,8 @@
 #include "tests/gpu/gpu_check.h"
 #include "tests/gpu/emulate.h"
 #include "tests/gpu/inputs.h"
+#include "tests/gpu/wzx_blocks.h"
+#include "codec/cuda/wzx_kernels.h"
 
 static int n_ok, n_fail;
 static FILE *results;
@@ -355,6 +358,58 @@ static void check_attention(const wzc_profile *prof, const char *name)
 	wzt_cache_trace_free(tst);
 }
 
+/* wzx type 5 blocks restored to records on the GPU (codec/cuda/wzx_kernels.cu)
+ * against the CPU reference: records bit for bit, the same verdicts. */
+static void check_wzx(wzt_family fam, const char *rate, int T)
+{
+	char what[160];
+	wzx_blockset s;
+	if (wzx_blockset_make(&s, fam, rate, T)) {
+		check(0, rate, "wzx restore", "set-up");
+		return;
+	}
+	wzk_wzx5 *plan = NULL;
+	uint8_t *dpay = NULL, *drec = NULL;
+	size_t *doff = NULL, *dsize = NULL, *drec_off = NULL;
+	int *dntok = NULL, *dverdict = NULL;
+	int *verdict = (int *)malloc(sizeof(int) * s.nblk);
+	uint8_t *got = (uint8_t *)malloc(s.rec_bytes);
+	int rc = !verdict || !got || wzk_wzx5_upload(s.plan, &plan) ||
+		 cudaMalloc(&dpay, s.bytes + 1) || cudaMalloc(&drec, s.rec_bytes) ||
+		 cudaMalloc(&doff, sizeof(size_t) * s.nblk) || cudaMalloc(&dsize, sizeof(size_t) * s.nblk) ||
+		 cudaMalloc(&drec_off, sizeof(size_t) * s.nblk) || cudaMalloc(&dntok, sizeof(int) * s.nblk) ||
+		 cudaMalloc(&dverdict, sizeof(int) * s.nblk) ||
+		 cudaMemcpy(dpay, s.pay, s.bytes, cudaMemcpyHostToDevice) ||
+		 cudaMemset(drec, 0, s.rec_bytes) ||
+		 cudaMemcpy(doff, s.off, sizeof(size_t) * s.nblk, cudaMemcpyHostToDevice) ||
+		 cudaMemcpy(dsize, s.size, sizeof(size_t) * s.nblk, cudaMemcpyHostToDevice) ||
+		 cudaMemcpy(drec_off, s.rec_off, sizeof(size_t) * s.nblk, cudaMemcpyHostToDevice) ||
+		 cudaMemcpy(dntok, s.ntok, sizeof(int) * s.nblk, cudaMemcpyHostToDevice) ||
+		 wzk_wzx5_records(plan, s.nblk, dpay, doff, dsize, dntok, drec, drec_off, dverdict) ||
+		 cudaMemcpy(got, drec, s.rec_bytes, cudaMemcpyDeviceToHost) ||
+		 cudaMemcpy(verdict, dverdict, sizeof(int) * s.nblk, cudaMemcpyDeviceToHost);
+	int same = !rc, refused = 0;
+	for (int b = 0; same && b < s.nblk; b++) {
+		refused += verdict[b] != 0;
+		same &= verdict[b] == s.want_verdict[b] &&
+			(verdict[b] || !memcmp(got + s.rec_off[b], s.want + s.rec_off[b], (size_t)s.ntok[b] * s.B));
+	}
+	snprintf(what, sizeof what, "%s, %d blocks (%d damaged, %d refused): the CPU reference's records and verdicts",
+		 wzt_family_name(fam), s.nblk, s.ndamaged, refused);
+	check(same, rate, "wzx restore", what);
+	cudaFree(dpay);
+	cudaFree(drec);
+	cudaFree(doff);
+	cudaFree(dsize);
+	cudaFree(drec_off);
+	cudaFree(dntok);
+	cudaFree(dverdict);
+	wzk_wzx5_free(plan);
+	free(verdict);
+	free(got);
+	wzx_blockset_free(&s);
+}
+
 int main(void)
 {
 	int ndev = 0;
@@ -405,6 +460,9 @@ int main(void)
 			check_attention(prof, "wz-5.44");
 		wzc_profile_free(prof);
 	}
+	check_wzx(WZT_FAMILY_MLA_B, "wzx-5.4", 1000);
+	check_wzx(WZT_FAMILY_MLA_A, "wz-4.97", 300);
+	check_wzx(WZT_FAMILY_IID, "wz-5.44", 130);
 	printf("1..%d\n", n_ok + n_fail);
 	if (results)
 		fclose(results);

@@ -1,0 +1,129 @@
+/* The CUDA restore of wzx type 5 blocks to wz records (wzx_kernels.h): the
+ * plan's upload and the kernel, one warp per block, each step one of
+ * codec/cuda/wzx_restore.h's. */
+#include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/cuda/wzx_kernels.h"
+#include "codec/cuda/wzx_restore.h"
+
+struct wzk_wzx5 {
+	wzx_rec5 view; /* device pointers */
+	void *mem;     /* one allocation holding them */
+};
+
+/* Appends n bytes of src at *at (8-byte aligned) in the staging buffer. */
+static size_t stage(uint8_t *buf, size_t *at, const void *src, size_t n)
+{
+	size_t here = (*at + 7) & ~(size_t)7;
+	if (buf && n)
+		memcpy(buf + here, src, n);
+	*at = here + n;
+	return here;
+}
+
+extern "C" int wzk_wzx5_upload(const wzx_rec5 *h, wzk_wzx5 **out)
+{
+	*out = NULL;
+	size_t ne = h->first[h->ng];
+	size_t sizes[8] = { sizeof(uint32_t) * h->nslots, sizeof(uint16_t) * h->nslots,
+			    sizeof(uint32_t) * h->S5, sizeof(int32_t) * (h->ng + 1), sizeof(int32_t) * ne,
+			    sizeof(uint64_t) * ne, (size_t)h->ng, sizeof(uint64_t) * 2 * h->ng };
+	const void *src[7] = { h->fb, h->sym, h->qoff, h->first, h->q, h->pv, h->k };
+	size_t at = 0, pos[8];
+	for (int i = 0; i < 7; i++)
+		pos[i] = stage(NULL, &at, NULL, sizes[i]);
+	pos[7] = stage(NULL, &at, NULL, sizes[7]);
+	uint8_t *buf = (uint8_t *)malloc(at + 8);
+	wzk_wzx5 *p = (wzk_wzx5 *)calloc(1, sizeof *p);
+	if (!buf || !p) {
+		free(buf);
+		free(p);
+		return cudaErrorMemoryAllocation;
+	}
+	at = 0;
+	for (int i = 0; i < 7; i++)
+		stage(buf, &at, src[i], sizes[i]);
+	size_t mat = stage(buf, &at, h->M, sizeof(uint64_t) * h->ng);
+	memcpy(buf + mat + sizeof(uint64_t) * h->ng, h->rlo, sizeof(uint64_t) * h->ng);
+	at = mat + sizes[7];
+	cudaError_t e = cudaMalloc(&p->mem, at);
+	if (!e)
+		e = cudaMemcpy(p->mem, buf, at, cudaMemcpyHostToDevice);
+	free(buf);
+	if (e) {
+		cudaFree(p->mem);
+		free(p);
+		return e;
+	}
+	uint8_t *d = (uint8_t *)p->mem;
+	p->view = *h;
+	p->view.fb = (const uint32_t *)(d + pos[0]);
+	p->view.sym = (const uint16_t *)(d + pos[1]);
+	p->view.qoff = (uint32_t *)(d + pos[2]);
+	p->view.first = (int32_t *)(d + pos[3]);
+	p->view.q = (int32_t *)(d + pos[4]);
+	p->view.pv = (uint64_t *)(d + pos[5]);
+	p->view.k = (uint8_t *)(d + pos[6]);
+	p->view.M = (uint64_t *)(d + mat);
+	p->view.rlo = (uint64_t *)(d + mat + sizeof(uint64_t) * h->ng);
+	*out = p;
+	return 0;
+}
+
+extern "C" void wzk_wzx5_free(wzk_wzx5 *p)
+{
+	if (!p)
+		return;
+	cudaFree(p->mem);
+	free(p);
+}
+
+/* One warp per block: the rounds (a ballot orders the lanes' words), the
+ * end checks, then the tokens' records from the digits in dig. */
+__global__ void wzx5_records(wzx_rec5 p, const uint8_t *pay, const size_t *off, const size_t *size,
+			     const int *ntok, uint16_t *dig, uint8_t *records, const size_t *rec_off,
+			     int *verdict)
+{
+	int b = blockIdx.x, lane = threadIdx.x;
+	const uint8_t *pl = pay + off[b];
+	size_t sz = size[b];
+	int n = ntok[b];
+	uint16_t *dg = dig + (size_t)b * p.S5 * WZK_WZX_TOKENS;
+	int bad = sz < 4 * WZK_WZX_LANES || n < 1 || n > WZK_WZX_TOKENS;
+	uint32_t x = bad ? 0 : wzk_wzx5_state(pl, lane);
+	size_t pos = 4 * WZK_WZX_LANES;
+	long N = (long)n * p.S5;
+	for (long base = 0; !bad && base < N; base += WZK_WZX_LANES) {
+		int need = wzk_wzx5_lane(&p, n, base, N, lane, &x, dg);
+		unsigned m = __ballot_sync(0xffffffffu, need);
+		int fail = need ? wzk_wzx5_refill(&x, pl, sz, pos, __popc(m & ((1u << lane) - 1))) : 0;
+		pos += 2 * (size_t)__popc(m);
+		bad = __any_sync(0xffffffffu, fail);
+	}
+	int ok = !bad && pos == sz && __all_sync(0xffffffffu, x == (1u << 16));
+	__syncwarp();
+	for (int k = lane; ok && k < n; k += WZK_WZX_LANES)
+		wzc_wzx_rec5_token(&p, dg, n, k, records + rec_off[b] + (size_t)k * p.B);
+	if (lane == 0)
+		verdict[b] = ok ? 0 : -1;
+}
+
+extern "C" int wzk_wzx5_records(const wzk_wzx5 *plan, int nblk, const uint8_t *pay, const size_t *off,
+				const size_t *size, const int *ntok, uint8_t *records, const size_t *rec_off,
+				int *verdict)
+{
+	if (nblk < 1)
+		return 0;
+	uint16_t *dig;
+	cudaError_t e = cudaMalloc(&dig, sizeof *dig * (size_t)plan->view.S5 * WZK_WZX_TOKENS * nblk);
+	if (e)
+		return e;
+	wzx5_records<<<nblk, WZK_WZX_LANES>>>(plan->view, pay, off, size, ntok, dig, records, rec_off, verdict);
+	e = cudaGetLastError();
+	if (!e)
+		e = cudaDeviceSynchronize();
+	cudaFree(dig);
+	return e;
+}
