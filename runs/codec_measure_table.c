@@ -82,7 +82,40 @@ typedef struct {
 	int wide, iso, per_layer, nboot;
 	uint64_t seed;
 	int capped; /* the profile caps the position part: the capped bound's columns */
+	int pairs[2]; /* CSV and JSON: columns of the pairs against the headline's reference, kvtc */
 } layout;
+
+static const char *const pair_ref[2] = { WZ_HEADLINE_METRIC, WZ_KVTC_METRIC };
+
+/* The archive's metric names of a pair: nmse_vs_<ref> ... */
+static void pair_columns(wzp_table *t, const char *ref)
+{
+	char k[64];
+	static const char *const m[4] = { "nmse_vs_", "tokens_better_vs_", "kl_vs_", "queries_better_vs_" };
+	for (int i = 0; i < 4; i++) {
+		snprintf(k, sizeof k, "%s%s", m[i], ref);
+		if (i % 2) {
+			wzp_table_column(t, k, "", 1);
+			continue;
+		}
+		ci_columns(t, 1, k, "");
+	}
+}
+
+static void pair_cells(wzp_table *t, const wzc_pair_result *h)
+{
+	wzc_ci none = { NAN, NAN, NAN };
+	ci_cells(t, 1, 0, h ? h->nmse_ratio : none, "%.4g", NULL);
+	if (h && !isnan(h->tokens_better))
+		wzp_table_numf(t, h->tokens_better, 4);
+	else
+		wzp_table_empty(t);
+	ci_cells(t, 1, 0, h && h->has_kl ? h->kl_ratio : none, "%.4g", NULL);
+	if (h && h->has_kl && !isnan(h->queries_better))
+		wzp_table_numf(t, h->queries_better, 4);
+	else
+		wzp_table_empty(t);
+}
 
 static void columns(wzp_table *t, const layout *o)
 {
@@ -113,6 +146,9 @@ static void columns(wzp_table *t, const layout *o)
 		if (w)
 			wzp_table_column(t, "nmse_bound_capped", "", 1);
 	}
+	for (int i = 0; i < 2; i++)
+		if (o->pairs[i])
+			pair_columns(t, pair_ref[i]);
 	if (!o->iso)
 		return;
 	static const char *const k[2][4] = {
@@ -175,6 +211,9 @@ static void row(wzp_table *t, const layout *o, const wz_codec_measured *r, int l
 		if (w)
 			num(t, c->bound_capped_nmse, "%.4g");
 	}
+	for (int i = 0; i < 2; i++)
+		if (o->pairs[i])
+			pair_cells(t, layer >= 0 ? NULL : i ? r->vs_kvtc : r->vs_headline);
 	if (!o->iso)
 		return;
 	for (int m = 0; m < 2; m++) {
@@ -199,18 +238,23 @@ wzp_table *wz_codec_measure_table(const wz_codec_measured *rows, int n, int iso,
 	wzp_table *t = wzp_table_new("Cache-format quality per window (95% bootstrap intervals)");
 	if (!t)
 		return NULL;
-	layout o = { wide, iso, per_layer, nboot, seed, 0 };
-	for (int i = 0; i < n; i++)
+	layout o = { wide, iso, per_layer, nboot, seed, 0, { 0, 0 } };
+	for (int i = 0; i < n; i++) {
 		o.capped |= !isnan(rows[i].cell->bound_capped_nmse);
+		o.pairs[0] |= wide && rows[i].vs_headline;
+		o.pairs[1] |= wide && rows[i].vs_kvtc;
+	}
 	columns(t, &o);
 	for (int i = 0; i < n; i++) {
 		const wz_codec_measured *r = &rows[i];
-		/* The sweep's rows only where every figure has a column. */
-		if (r->sweep && !wide)
+		/* The sweep's rows only where every figure has a column, the
+		 * headline's unlisted formats there too (in text a table of
+		 * their own follows) */
+		if ((r->sweep || r->headline) && !wide)
 			continue;
-		row(t, &o, r, -1, r->sweep ? "iso sweep" : "measured");
+		row(t, &o, r, -1, r->sweep ? "iso sweep" : r->headline ? "headline" : "measured");
 		for (int l = 0; per_layer && !r->sweep && l < r->cell->nlayers; l++)
-			row(t, &o, r, l, "measured");
+			row(t, &o, r, l, r->headline ? "headline" : "measured");
 	}
 	wzp_table_note(t, "bits/value from the bytes each encoder wrote; nmse over both parts; "
 			  "ratios and intervals paired over tokens (queries for KL).");

@@ -192,14 +192,10 @@ int wz_measure_record(wza_run *run, const wz_measure_req *rq, const wz_measure_r
 			   r->sweep && measured_too(rows, nrows, r));
 		/* the headline's ratios on its wz row (the row after the
 		 * window's formats is the first of the next window or sweep) */
-		int per = nrows / (res->ntraces ? res->ntraces : 1), w = i / (per ? per : 1), f = i % per;
-		if (!r->sweep && f < res->nformats && w < res->ntraces) {
-			if (f == res->head_wz)
-				record_pair(run, r, &res->headline[w], WZ_HEADLINE_METRIC, *hex ? hex : NULL);
-			if (res->kvtc_pair && res->kvtc_of[f] >= 0)
-				record_pair(run, r, &res->kvtc_pair[(size_t)w * res->nformats + f],
-					    WZ_KVTC_METRIC, *hex ? hex : NULL);
-		}
+		if (r->vs_headline)
+			record_pair(run, r, r->vs_headline, WZ_HEADLINE_METRIC, *hex ? hex : NULL);
+		if (r->vs_kvtc)
+			record_pair(run, r, r->vs_kvtc, WZ_KVTC_METRIC, *hex ? hex : NULL);
 	}
 	if (!run->failed)
 		return 0;

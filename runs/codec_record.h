@@ -6,6 +6,7 @@
 #include "archive/archive.h"
 #include "common/wz_str.h"
 #include "codec/measure/measure_run.h"
+#include "codec/measure/paired.h"
 #include "plots/table.h"
 #include "traces/cache_trace.h"
 
@@ -18,6 +19,10 @@ typedef struct {
 	const wzc_run_cell *cell;     /* errors, bound, iso figures, layers */
 	const wzc_run_cell *ref;      /* fp8-mix on the same window */
 	int sweep;                    /* a rate of the iso sweep, not a listed format */
+	int headline;                 /* one of the headline's formats, not listed (runs/measure.h) */
+	/* paired against the headline's reference (on its wz row) and
+	 * against kvtc at the same rate (on a listed wz-R); NULL none */
+	const wzc_pair_result *vs_headline, *vs_kvtc;
 } wz_codec_measured;
 
 /* The table of rows[0..n): text and Markdown show the rows of the listed

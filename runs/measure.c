@@ -237,22 +237,6 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 	for (int k = 0; k < WZC_ISO_N; k++)
 		snprintf(out->iso_names[k], sizeof out->iso_names[k], "wz-%g", wzc_iso_rates[k]);
 	const wzc_run *run = out->run;
-	for (int i = 0; i < n; i++)
-		for (int f = 0; f < per; f++) {
-			int sweep = f >= nf;
-			wz_codec_measured *r = &out->rows[out->nrows++];
-			*r = (wz_codec_measured){
-				out->windows[i].name, out->windows[i].split,
-				sweep ? out->iso_names[f - nf] : fmts[f].name, rq->paths[i],
-				out->traces[i],
-				sweep ? &run->sweep[(size_t)i * WZC_ISO_N + f - nf]
-				      : &run->cells[(size_t)i * nf + f],
-				&run->cells[(size_t)i * nf + has_fp8], sweep
-			};
-			/* Only the listed formats (and the sweep) are shown. */
-			if (sweep || shown[f])
-				out->shown[out->nshown++] = *r;
-		}
 	for (int i = 0; out->head_wz >= 0 && i < n; i++)
 		wzc_compare_errors(run->cells[(size_t)i * nf + out->head_wz].e,
 				   run->cells[(size_t)i * nf + out->head_ref].e, (int)rq->nboot,
@@ -272,6 +256,28 @@ int wz_measure_run(const wz_measure_req *rq, wz_measure_result *out)
 					   run->cells[(size_t)i * nf + out->kvtc_of[f]].e, (int)rq->nboot,
 					   (uint64_t)rq->seed, &out->kvtc_pair[(size_t)i * nf + f]);
 	}
+	for (int i = 0; i < n; i++)
+		for (int f = 0; f < per; f++) {
+			int sweep = f >= nf;
+			wz_codec_measured *r = &out->rows[out->nrows++];
+			*r = (wz_codec_measured){
+				out->windows[i].name, out->windows[i].split,
+				sweep ? out->iso_names[f - nf] : fmts[f].name, rq->paths[i],
+				out->traces[i],
+				sweep ? &run->sweep[(size_t)i * WZC_ISO_N + f - nf]
+				      : &run->cells[(size_t)i * nf + f],
+				&run->cells[(size_t)i * nf + has_fp8], sweep, 0, NULL, NULL
+			};
+			if (!sweep && f == out->head_wz)
+				r->vs_headline = &out->headline[i];
+			if (!sweep && out->kvtc_of[f] >= 0)
+				r->vs_kvtc = &out->kvtc_pair[(size_t)i * nf + f];
+			r->headline = !sweep && !shown[f] && (f == out->head_wz || f == out->head_ref);
+			/* Only the listed formats (and the sweep, and in CSV and
+			 * JSON the headline's) are shown. */
+			if (sweep || shown[f] || r->headline)
+				out->shown[out->nshown++] = *r;
+		}
 	return 0;
 }
 
