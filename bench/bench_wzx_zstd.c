@@ -163,7 +163,8 @@ int main(int argc, char **argv)
 		t5 += size5[i];
 		tz += sizez[i];
 	}
-	job j = { x, w5, z, off5, size5, offz, sizez, nb, per, T, (int)B, (int)F, R, P, out, s4, s3, rows, dc };
+	job j = { x, w5, z, off5, size5, offz, sizez, nb, per, T, (int)B, (int)F, R, P, out, s4, s3, rows, dc,
+		  { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	/* every records path gives the records packed, zstd the fp8-mix bytes */
 	for (int i = 0; i < nb; i++) {
 		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
