@@ -103,6 +103,18 @@ void wzp_table_column(wzp_table *t, const char *key, const char *label, int righ
 	t->ncols++;
 }
 
+void wzp_table_ci_columns(wzp_table *t, int wide, const char *key, const char *label)
+{
+	char k[256];
+	wzp_table_column(t, key, label, 1);
+	if (!wide)
+		return;
+	snprintf(k, sizeof k, "%s_lo", key);
+	wzp_table_column(t, k, "", 1);
+	snprintf(k, sizeof k, "%s_hi", key);
+	wzp_table_column(t, k, "", 1);
+}
+
 void wzp_table_row(wzp_table *t)
 {
 	if (t->failed)

@@ -25,6 +25,10 @@ void wzp_table_free(wzp_table *t);
 
 /* Adds a column; `right` aligns numbers to the right in text output. */
 void wzp_table_column(wzp_table *t, const char *key, const char *label, int right);
+/* A right-aligned column for a figure with a confidence interval; with
+ * `wide`, two more columns KEY_lo and KEY_hi (unlabelled) for its ends, so
+ * CSV and JSON carry them apart. */
+void wzp_table_ci_columns(wzp_table *t, int wide, const char *key, const char *label);
 
 /* Starts a new row; cells are then added left to right. */
 void wzp_table_row(wzp_table *t);

@@ -44,18 +44,6 @@ static void ci_cells(wzp_table *t, int wide, int brief, wzc_ci ci, const char *f
 	wzp_table_num(t, ci.value, disp);
 }
 
-static void ci_columns(wzp_table *t, int wide, const char *key, const char *label)
-{
-	char k[64];
-	wzp_table_column(t, key, label, 1);
-	if (!wide)
-		return;
-	snprintf(k, sizeof k, "%s_lo", key);
-	wzp_table_column(t, k, "", 1);
-	snprintf(k, sizeof k, "%s_hi", key);
-	wzp_table_column(t, k, "", 1);
-}
-
 static void num(wzp_table *t, double v, const char *fmt)
 {
 	char d[48];
@@ -98,7 +86,7 @@ static void pair_columns(wzp_table *t, const char *ref)
 			wzp_table_column(t, k, "", 1);
 			continue;
 		}
-		ci_columns(t, 1, k, "");
+		wzp_table_ci_columns(t, 1, k, "");
 	}
 }
 
@@ -128,14 +116,14 @@ static void columns(wzp_table *t, const layout *o)
 	if (w && o->iso)
 		wzp_table_column(t, "kind", "", 0);
 	wzp_table_column(t, "bits_per_value", "Bits/value", 1);
-	ci_columns(t, w, "nmse", "nmse");
-	ci_columns(t, w, "sqnr_db", "SQNR dB");
-	ci_columns(t, w, "nmse_latent", "nmse latent");
-	ci_columns(t, w, "nmse_rope", "nmse rope");
-	ci_columns(t, w, "kl", "Attention KL");
-	ci_columns(t, w, "out_err", "Output err");
-	ci_columns(t, w, "nmse_vs_fp8", "nmse / fp8-mix");
-	ci_columns(t, w, "kl_vs_fp8", "KL / fp8-mix");
+	wzp_table_ci_columns(t, w, "nmse", "nmse");
+	wzp_table_ci_columns(t, w, "sqnr_db", "SQNR dB");
+	wzp_table_ci_columns(t, w, "nmse_latent", "nmse latent");
+	wzp_table_ci_columns(t, w, "nmse_rope", "nmse rope");
+	wzp_table_ci_columns(t, w, "kl", "Attention KL");
+	wzp_table_ci_columns(t, w, "out_err", "Output err");
+	wzp_table_ci_columns(t, w, "nmse_vs_fp8", "nmse / fp8-mix");
+	wzp_table_ci_columns(t, w, "kl_vs_fp8", "KL / fp8-mix");
 	wzp_table_column(t, "tokens_better", "Tokens better", 1);
 	wzp_table_column(t, "queries_better", "Queries better", 1);
 	wzp_table_column(t, "bound_gap_db", "dB from bound", 1);
@@ -158,11 +146,11 @@ static void columns(wzp_table *t, const layout *o)
 	for (int m = 0; m < 2; m++) {
 		char label[48];
 		snprintf(label, sizeof label, "wz bits at equal %s", k[m][3]);
-		ci_columns(t, w, k[m][0], label);
+		wzp_table_ci_columns(t, w, k[m][0], label);
 		if (w)
 			wzp_table_column(t, k[m][1], "", 1);
 		snprintf(label, sizeof label, "Fewer bits (%s)", k[m][3]);
-		ci_columns(t, w, k[m][2], label);
+		wzp_table_ci_columns(t, w, k[m][2], label);
 	}
 }
 

@@ -70,18 +70,6 @@ static void ci_cells(wzp_table *t, int wide, wzc_ci ci)
 	wzp_table_num(t, ci.value, disp);
 }
 
-static void ci_columns(wzp_table *t, int wide, const char *key, const char *label)
-{
-	char k[64];
-	wzp_table_column(t, key, label, 1);
-	if (!wide)
-		return;
-	snprintf(k, sizeof k, "%s_lo", key);
-	wzp_table_column(t, k, "", 1);
-	snprintf(k, sizeof k, "%s_hi", key);
-	wzp_table_column(t, k, "", 1);
-}
-
 static void share_cell(wzp_table *t, double share)
 {
 	char d[16];
@@ -102,9 +90,9 @@ static wzp_table *compare_table(int wide)
 	wzp_table_column(t, "bits", "Bits/value", 1);
 	wzp_table_column(t, "against", "Against", 0);
 	wzp_table_column(t, "against_bits", "Its bits/value", 1);
-	ci_columns(t, wide, "nmse_ratio", "nmse ratio");
+	wzp_table_ci_columns(t, wide, "nmse_ratio", "nmse ratio");
 	wzp_table_column(t, "tokens_better", "Tokens better", 1);
-	ci_columns(t, wide, "kl_ratio", "KL ratio");
+	wzp_table_ci_columns(t, wide, "kl_ratio", "KL ratio");
 	wzp_table_column(t, "queries_better", "Queries better", 1);
 	return t;
 }
