@@ -77,14 +77,9 @@ int main(int argc, char **argv)
 	if (!cal || !tr)
 		return 1;
 	int L = LAYERS, T = tr->T, R = tr->R, P = tr->P;
-	wzc_window cw = { .L = 1, .T = cal->T, .R = R, .P = P, .latent = cal->latent, .rope = cal->rope,
-			  .positions = cal->positions, .split = "calibration" };
-	const wzc_window *cp = &cw;
-	wzc_profile *one = NULL, *prof;
-	if (wzc_prepare(&cp, 1, NULL, &one, &d) || !(prof = bench_repeat_profile(one, L))) {
-		fprintf(stderr, "bench_decode4: %s\n", d.msg);
+	wzc_profile *one, *prof = bench_layered_profile("bench_decode4", cal, L, &one);
+	if (!prof)
 		return 1;
-	}
 	float *lat = repeat(tr->latent, (size_t)T * R, L), *rope = repeat(tr->rope, (size_t)T * P, L);
 	wzc_format fmt, f8fmt;
 	wzc_codec *codec, *f8c;

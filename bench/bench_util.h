@@ -101,4 +101,23 @@ static inline wzc_profile *bench_repeat_profile(const wzc_profile *one, int L)
 	return p;
 }
 
+/* A profile of L layers prepared from a calibration window's first layer
+ * (bench_repeat_profile); *one gets that one-layer profile, which the
+ * caller frees with the result.  NULL after a message naming `who`. */
+static inline wzc_profile *bench_layered_profile(const char *who, const wzt_cache_trace *cal, int L,
+						 wzc_profile **one /* OUT */)
+{
+	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
+			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
+	const wzc_window *cp = &cw;
+	wzc_profile *prof = NULL;
+	wz_diag d;
+	*one = NULL;
+	if (wzc_prepare(&cp, 1, NULL, one, &d))
+		fprintf(stderr, "%s: %s\n", who, d.msg);
+	else if (!(prof = bench_repeat_profile(*one, L)))
+		fprintf(stderr, "%s: out of memory\n", who);
+	return prof;
+}
+
 #endif
