@@ -58,7 +58,7 @@ void wzs_tbo_batch_terms(const wzs_replica_model *m, double batch, wzs_tbo_batch
 	double pre_read = always - m->o_proj_bytes;
 	out->pre_flop_s = per_gpu * m->rest_flops_token / m->weight_flops;
 	out->o_flop_s = per_gpu * m->o_proj_flops_token / m->weight_flops;
-	out->mlp_flop_s = per_gpu * m->routed_flops_token * e->imbalance / m->weight_flops;
+	out->mlp_flop_s = per_gpu * m->routed_flops_token * e->imbalance / m->expert_flops;
 	double pre_mem = pre_read / m->hbm_bps, o_mem = m->o_proj_bytes / m->hbm_bps;
 	double mlp_mem = (routed_read > 0 ? routed_read : 0) / m->hbm_bps;
 	out->pre_s = m->layers * TBO_MLA_FIXED_S + pre_mem + out->pre_flop_s;

@@ -38,6 +38,8 @@
 	  "time per decode step outside the GPU's kernels, ms")                                    \
 	X("attention_heads", NUM, attention_heads, 1, 1, 4096, 0, "query heads, for attention FLOPs") \
 	X("attention_math", WORD, attention_fp8, 1, 0, 0, 0, "bf16 or fp8: attention's peak")      \
+	X("expert_activations", WORD, expert_act_bits, 1, 0, 0, 0,                                 \
+	  "fp4, fp8 or bf16: activations into experts shipped at expert_bits")                     \
 	X("prefill_pair_dims", NUM, prefill_pair_dims, 1, 1, 65536, 0,                             \
 	  "FLOPs / 2 of one (query, key) pair per head in prefill")                                \
 	X("prefill_chunk_tokens", COUNT, prefill_chunk_tokens, 1, 1, 100000000, 0,                 \
@@ -191,6 +193,13 @@ void wzs_params_default(wzs_params *p)
 	p->step_overhead_s = 0.005;
 	p->attention_heads = 128; /* DeepSeek-V3's num_attention_heads */
 	p->attention_fp8 = 0;     /* FlashMLA computes attention in BF16 */
+	/* DeepSeek-V4's reference inference quantizes the activations to FP8
+	 * (per 128, UE8M0 scales) before its FP4 expert GEMM: kernel.py
+	 * fp4_gemm, "C[M,N] = A_fp8[M,K] @ B_fp4[N,K]^T" (huggingface.co/
+	 * deepseek-ai/DeepSeek-V4-Pro, inference/, read through verbatim
+	 * copies); so FP4 experts run at the FP8 rate unless a scenario says
+	 * its kernel quantizes them to FP4 too. */
+	p->expert_act_bits = 8;
 	/* Prefill runs MLA un-absorbed, as multi-head attention with query/key
 	 * heads of 128 + 64 and value heads of 128 (DeepSeek-V3's
 	 * qk_nope_head_dim, qk_rope_head_dim, v_head_dim). */
@@ -482,6 +491,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 					   origin, wz_kv_line(kv, "attention_math"), v);
 		p->attention_fp8 = !strcmp(v, "fp8");
 	}
+	if ((v = wz_kv_get(kv, "expert_activations"))) {
+		if (strcmp(v, "fp4") && strcmp(v, "fp8") && strcmp(v, "bf16"))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "%s:%d: expert_activations: '%s': use fp4, fp8 or bf16", origin,
+					   wz_kv_line(kv, "expert_activations"), v);
+		p->expert_act_bits = !strcmp(v, "fp4") ? 4 : !strcmp(v, "fp8") ? 8 : 16;
+	}
 	if ((v = wz_kv_get(kv, "prefix_cache_evict"))) {
 		if (strcmp(v, "blocks") && strcmp(v, "segments"))
 			return wz_diag_set(diag, WZ_ERR_INPUT,
@@ -736,9 +752,11 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 			      wzs_routing_name(p->prefill_expert_routing));
 	wz_buf_printf(out, "prefill_attention_efficiency = %g\nep_comm_sm_share = %.4f\n",
 		      p->prefill_attention_efficiency, p->ep_comm_sm_share);
-	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nprefill_pair_dims = %g\n"
-		      "prefill_chunk_tokens = %ld\ndecode_cost = %s\n",
-		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16", p->prefill_pair_dims,
+	wz_buf_printf(out, "attention_heads = %g\nattention_math = %s\nexpert_activations = %s\n"
+		      "prefill_pair_dims = %g\nprefill_chunk_tokens = %ld\ndecode_cost = %s\n",
+		      p->attention_heads, p->attention_fp8 ? "fp8" : "bf16",
+		      p->expert_act_bits == 4 ? "fp4" : p->expert_act_bits == 8 ? "fp8" : "bf16",
+		      p->prefill_pair_dims,
 		      p->prefill_chunk_tokens,
 		      p->decode_cost[0] ? p->decode_cost : "(1 for every format)");
 	if (p->prefill_cp > 1)

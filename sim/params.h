@@ -71,6 +71,11 @@ typedef struct {
 	long prefill_cp_min_tokens;
 	double prefill_cp_efficiency;
 	int attention_fp8;        /* attention math at the FP8 peak (else BF16) */
+	/* the activations' width in the routed experts' matmuls where the
+	 * model ships its experts apart (models.csv expert_bits): 4, 8 or 16
+	 * bits; the matmul runs at the peak of the wider of its two operands
+	 * (sim/replica.c, matmul_peak) */
+	int expert_act_bits;
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
 	/* multi-token prediction (speculative decode with the model's MTP
 	 * head): each step verifies 1 + mtp_draft_tokens tokens per request and

@@ -10,10 +10,27 @@ static double touched_formula(double active_share, double batch);
 static double touched_ep(const wzs_moe *e, double batch);
 static void touched_saturation(wzs_replica_model *m);
 
+/* The bits of the tensor-core math a matmul runs in: the wider of its
+ * weights' type and its activations' (4, 8 or 16).  Blackwell's
+ * tcgen05.mma runs FP4 x FP4 (kind::mxf4, mxf4nvf4) at twice the FP8 rate
+ * and a mixed FP8 x FP4 pair (kind::f8f6f4) at the FP8 rate (NVIDIA
+ * CUTLASS, media/docs/cpp/blackwell_functionality.md, and the PTX ISA's
+ * tcgen05.mma kinds); a weight type counts its block scales (MXFP4 4.25
+ * bits, NVFP4 4.5), so under 5 bits is FP4 and under 9 is FP8.  A GPU
+ * without an FP4 peak (Hopper) widens FP4 to FP8. */
+static int matmul_bits(double weight_bits, int act_bits, const wzm_gpu *gpu)
+{
+	int w = weight_bits < 5 ? 4 : weight_bits < 9 ? 8 : 16;
+	int bits = w > act_bits ? w : act_bits;
+	if (bits == 4 && !(gpu->fp4_tflops > 0))
+		bits = 8;
+	return bits;
+}
+
 /* Prefill's weight matmuls per operation: the routed experts at their
  * grouped GEMMs' measured share for the split (the replica's GPUs, or the
  * prefill pool's), the rest at the dense GEMMs'. */
-static void prefill_build(const wzm_model *model, const wzs_params *p, double weight_peak,
+static void prefill_build(const wzm_model *model, const wzs_params *p, double expert_peak,
 			  wzs_replica_model *out)
 {
 	out->routed_active_share = 0;
@@ -28,8 +45,8 @@ static void prefill_build(const wzm_model *model, const wzs_params *p, double we
 						   (model->params_active_b * 1e9);
 	}
 	int pool = p->disaggregated && p->prefill_gpus > 0 ? (int)p->prefill_gpus : out->gpus;
-	out->prefill_moe_flops = weight_peak * wzs_prefill_moe_share(p, out->gpus);
-	out->pool_moe_flops = weight_peak * wzs_prefill_moe_share(p, pool);
+	out->prefill_moe_flops = expert_peak * wzs_prefill_moe_share(p, out->gpus);
+	out->pool_moe_flops = expert_peak * wzs_prefill_moe_share(p, pool);
 	double rs = out->routed_active_share, imbalance = out->moe.on ? p->ep_imbalance : 1;
 	double dense_s = 2.0 * out->active_params * (1 - rs) / out->prefill_weight_flops;
 	out->prefill_token_s = dense_s + 2.0 * out->active_params * rs * imbalance / out->prefill_moe_flops;
@@ -170,7 +187,8 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->active_params = model->params_active_b * 1e9;
 	out->hbm_bps = gpu->hbm_tbps * 1e12 * p->hbm_efficiency;
 	/* Weights of 4 bits or fewer run their matmuls at the FP4 peak where
-	 * the GPU has one (Blackwell's NVFP4: gpus.csv's fp4_tflops); on a GPU
+	 * the GPU has one (Blackwell's NVFP4: gpus.csv's fp4_tflops), their
+	 * activations quantized alike (an NVFP4 checkpoint's W4A4); on a GPU
 	 * without (Hopper) they are widened to FP8 for the math. */
 	int weights_fp4 = wbits <= 4 && gpu->fp4_tflops > 0;
 	out->peak_weights_field = weights_fp4   ? "fp4_tflops"
@@ -181,12 +199,39 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 			      : weights_fp8 ? gpu->fp8_tflops
 					    : gpu->bf16_tflops) *
 			     1e12;
+	/* Routed experts shipped apart (models.csv expert_bits, kept where the
+	 * scenario leaves weight_bits as the catalog's, as the memory does)
+	 * run at their own peak: FP4 experts beside FP8 attention and dense
+	 * layers. */
+	double expert_peak = weight_peak;
+	out->peak_experts_field = out->peak_weights_field;
+	if (!isnan(model->expert_bits) && wbits == model->weight_bits) {
+		int bits = matmul_bits(model->expert_bits, p->expert_act_bits, gpu);
+		const char *field = bits == 4 ? "fp4_tflops" : bits == 8 ? "fp8_tflops" : "bf16_tflops";
+		if ((err = wzm_need(bits == 8 ? gpu->fp8_tflops : bits == 16 ? gpu->bf16_tflops : 1,
+				    gpu->name, field, gpu->origin, gpu->line, diag)))
+			return err;
+		out->peak_experts_field = field;
+		expert_peak = (bits == 4 ? gpu->fp4_tflops : bits == 8 ? gpu->fp8_tflops
+								 : gpu->bf16_tflops) *
+			      1e12;
+	}
 	double attn_peak = (p->attention_fp8 ? gpu->fp8_tflops : gpu->bf16_tflops) * 1e12;
 	out->weight_flops = weight_peak * p->compute_efficiency;
+	out->expert_flops = expert_peak * p->compute_efficiency;
 	out->attn_flops = attn_peak * p->compute_efficiency;
 	out->prefill_weight_flops = weight_peak * wzs_prefill_efficiency(p);
 	out->prefill_attn_flops = attn_peak * p->prefill_attention_efficiency;
-	prefill_build(model, p, weight_peak, out);
+	prefill_build(model, p, expert_peak, out);
+	/* A decode step's weight matmuls at one rate: the routed experts' share
+	 * (the busiest GPU's, compute_factor) at theirs, the rest at the dense
+	 * peak; the same as weight_flops where the two peaks agree. */
+	out->decode_weight_flops = out->weight_flops;
+	if (expert_peak != weight_peak) {
+		double rs = out->routed_active_share, imb = out->moe.on ? out->moe.imbalance : 1;
+		out->decode_weight_flops = (1 + rs * (imb - 1)) /
+					   ((1 - rs) / out->weight_flops + rs * imb / out->expert_flops);
+	}
 	out->attn_flops_pair = model->layers * p->attention_heads * 2.0 * pair_dims;
 	out->prefill_flops_pair = model->layers * p->attention_heads * 2.0 * p->prefill_pair_dims;
 	if (dsa) {
@@ -359,7 +404,7 @@ static void step_batch_terms(const wzs_replica_model *m, double batch, step_batc
 	out->weight_read = m->weight_bytes_gpu * wzs_weights_touched(m, queries);
 	/* The busiest GPU's routed experts get ep_imbalance times the mean. */
 	double weight_fl = 2.0 * m->active_params * queries / m->gpus * m->moe.compute_factor;
-	out->weight_s = weight_fl / m->weight_flops;
+	out->weight_s = weight_fl / m->decode_weight_flops;
 	/* Each GPU dispatches its own requests' query tokens. */
 	out->comm_s = wzs_moe_decode_comm_time(&m->moe, batch * m->verify_tokens / m->gpus);
 	out->tbo = m->moe.on && m->moe.overlap;
@@ -662,6 +707,11 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 		      "attention_tflops_effective = %.1f (%s)\n",
 		      m->hbm_bps / 1e9, m->weight_flops / 1e12, m->peak_weights_field,
 		      m->attn_flops / 1e12, m->peak_attn_field);
+	if (m->expert_flops != m->weight_flops)
+		wz_buf_printf(out, "expert_tflops_effective = %.1f (%s)\n"
+			      "decode_weight_tflops_effective = %.1f\n",
+			      m->expert_flops / 1e12, m->peak_experts_field,
+			      m->decode_weight_flops / 1e12);
 	wz_buf_printf(out, "prefill_weight_tflops_effective = %.1f\n"
 		      "prefill_moe_tflops_effective = %.1f\n"
 		      "prefill_attention_tflops_effective = %.1f\n"

@@ -37,6 +37,8 @@ typedef struct {
 	double touched_sat, touched_full;
 	double hbm_bps;            /* bytes/s per GPU, times efficiency */
 	double weight_flops;       /* FLOP/s per GPU for weight matmuls, times efficiency */
+	double expert_flops;       /* the same for the routed experts' (FP4 experts, FP8 rest) */
+	double decode_weight_flops;/* a decode step's weight matmuls at one rate, both shares */
 	double attn_flops;         /* FLOP/s per GPU for attention, times efficiency */
 	/* Prefill per operation: the dense weight matmuls' FLOP/s
 	 * (prefill_compute_efficiency), attention's
@@ -110,6 +112,7 @@ typedef struct {
 	double o_proj_bytes;
 	double o_proj_flops_token, routed_flops_token, rest_flops_token;
 	const char *peak_weights_field, *peak_attn_field; /* catalog fields used */
+	const char *peak_experts_field;
 } wzs_replica_model;
 
 /* A two-batch-overlap decode step's terms that depend on its batch alone,

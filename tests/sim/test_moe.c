@@ -642,6 +642,94 @@ static void test_fp4_peak(void)
 	}
 }
 
+/* FP4 experts beside FP8 attention (DeepSeek-V4-Pro: expert_bits 4.25,
+ * weight_bits 8): the routed experts' matmuls run at the wider of their
+ * weights' and activations' type, the rest at the FP8 peak.  FP8
+ * activations (the default, DeepSeek's reference fp4_gemm) keep every
+ * matmul at FP8; FP4 activations put the experts at the FP4 peak on
+ * Blackwell, at FP8 on Hopper; BF16 ones at BF16; a model without
+ * expert_bits is not moved. */
+static void test_mixed_peak(void)
+{
+	const wzm_model *pro = wzm_find_model(fixture_cat, "DeepSeek-V4-Pro", NULL);
+	const wzm_gpu *gb = wzm_find_gpu(fixture_cat, "GB300", NULL);
+	if (!pro || !gb) {
+		ok(0, "catalog has DeepSeek-V4-Pro and GB300");
+		return;
+	}
+	const struct {
+		const wzm_model *model;
+		const wzm_gpu *gpu;
+		int act;
+		const char *experts;
+	} cases[] = { { pro, gb, 8, "fp8_tflops" }, { pro, gb, 4, "fp4_tflops" },
+		      { pro, gb, 16, "bf16_tflops" }, { pro, h100, 4, "fp8_tflops" },
+		      { dsv3, gb, 4, "fp8_tflops" } };
+	wzs_replica_model m[5];
+	wzs_params p[5];
+	double rec = fixture_record("fp8-mix");
+	for (int i = 0; i < 5; i++) {
+		wzm_memory_params mem;
+		wzm_memory_params_default(&mem);
+		mem.gpus_per_replica = 72;
+		mem.par = WZM_PAR_ATTN_DP;
+		wzs_params_default(&p[i]);
+		p[i].expert_parallel = 1;
+		p[i].ep_imbalance = 1.5;
+		p[i].expert_act_bits = cases[i].act;
+		wz_diag d;
+		if (wzs_replica_model_build(cases[i].model, cases[i].gpu, &mem, 32000, rec, rec, 1, &p[i],
+					    &m[i], &d)) {
+			ok(0, "%s on %s: %s", cases[i].model->name, cases[i].gpu->name, d.msg);
+			return;
+		}
+		const wzm_gpu *g = cases[i].gpu;
+		double peak = !strcmp(cases[i].experts, "fp4_tflops")   ? g->fp4_tflops
+			      : !strcmp(cases[i].experts, "fp8_tflops") ? g->fp8_tflops
+									: g->bf16_tflops;
+		double share = wzs_prefill_moe_share(&p[i], 72);
+		ok(!strcmp(m[i].peak_experts_field, cases[i].experts) &&
+			   !strcmp(m[i].peak_weights_field, "fp8_tflops") &&
+			   m[i].expert_flops == peak * 1e12 * p[i].compute_efficiency &&
+			   m[i].weight_flops == g->fp8_tflops * 1e12 * p[i].compute_efficiency &&
+			   m[i].prefill_moe_flops == peak * 1e12 * share,
+		   "%s on %s, %d-bit activations: experts at %s, the rest at fp8_tflops",
+		   cases[i].model->name, g->name, cases[i].act, m[i].peak_experts_field);
+	}
+	ok(m[0].decode_weight_flops == m[0].weight_flops &&
+		   m[3].decode_weight_flops == m[3].weight_flops &&
+		   m[4].decode_weight_flops == m[4].weight_flops,
+	   "where both peaks agree a decode step's matmuls run at the dense rate");
+	/* by hand: the busiest GPU's FLOPs (1 + rs (imb - 1)) over the time
+	 * of its two shares at their rates */
+	double rs = m[1].routed_active_share, imb = m[1].moe.imbalance;
+	double want = (1 + rs * (imb - 1)) /
+		      ((1 - rs) / m[1].weight_flops + rs * imb / m[1].expert_flops);
+	ok(rs > 0.3 && rs < 1 && fabs(m[1].decode_weight_flops - want) < 1e-9 * want &&
+		   m[1].decode_weight_flops > m[1].weight_flops &&
+		   m[1].decode_weight_flops < m[1].expert_flops,
+	   "FP4 experts: a decode step's matmuls at %.0f TFLOP/s, between %.0f and %.0f "
+	   "(routed share %.3f)",
+	   m[1].decode_weight_flops / 1e12, m[1].weight_flops / 1e12, m[1].expert_flops / 1e12, rs);
+	ok(m[1].prefill_token_s < m[0].prefill_token_s && m[2].prefill_token_s > m[0].prefill_token_s,
+	   "a prefill token: %.2f us with FP4 activations, %.2f with FP8, %.2f with BF16",
+	   m[1].prefill_token_s * 1e6, m[0].prefill_token_s * 1e6, m[2].prefill_token_s * 1e6);
+	wz_kv *kv = NULL;
+	wz_diag d;
+	wzs_params q;
+	wzs_params_default(&q);
+	int refused = !wz_kv_parse("expert_activations = fp6\n", "t.scenario", &kv, &d) &&
+		      wzs_params_from_kv(kv, &q, &d) == WZ_ERR_INPUT &&
+		      strstr(d.msg, "t.scenario:1: expert_activations") && strstr(d.msg, "fp6");
+	wz_kv_free(kv);
+	ok(refused, "an unknown activation type is refused naming the key: %s", refused ? d.msg : "");
+	wzs_params_default(&q);
+	int taken = !wz_kv_parse("expert_activations = fp4\n", "t.scenario", &kv, &d) &&
+		    !wzs_params_from_kv(kv, &q, &d) && q.expert_act_bits == 4;
+	wz_kv_free(kv);
+	ok(taken && p[0].expert_act_bits == 8, "expert_activations = fp4 is read; fp8 by default");
+}
+
 /* prefill_expert_routing picks which of AIConfigurator's measured rows
  * the routed experts' share is read from: at EP32 the busiest GPU's layer
  * at 809 TFLOP/s balanced, 620 under SGLang's EPLB, 317 without it; only
@@ -712,6 +800,7 @@ int main(void)
 	test_comm_sms();
 	test_topology();
 	test_fp4_peak();
+	test_mixed_peak();
 	test_routing();
 
 	wzs_params p;
