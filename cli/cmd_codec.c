@@ -297,10 +297,22 @@ static int cmd_formats(int argc, char **argv)
 			wzp_table_str(t, "<bits>");
 			wzp_table_str(t, "floor(<bits>*576/8)");
 		} else {
-			char disp[32];
-			snprintf(disp, sizeof disp, "%.2f", wzc_bits_per_value(&f, 512, 64));
-			wzp_table_num(t, wzc_bits_per_value(&f, 512, 64), disp);
-			wzp_table_numf(t, (double)wzc_record_bytes(&f, 512, 64), 0);
+			/* a format of one geometry (FlashMLA's V4 entry: 448 + 64)
+			 * is shown at its own, said so */
+			int R = 512;
+			if (!wzc_record_bytes(&f, 512, 64) && wzc_record_bytes(&f, 448, 64))
+				R = 448;
+			const char *at = R == 512 ? "" : " at 448+64";
+			char disp[48], bytes[48];
+			double bpv = wzc_bits_per_value(&f, R, 64);
+			size_t rb = wzc_record_bytes(&f, R, 64);
+			snprintf(disp, sizeof disp, "%.2f%s", bpv, at);
+			snprintf(bytes, sizeof bytes, "%zu%s", rb, at);
+			wzp_table_num(t, bpv, disp);
+			if (R == 512)
+				wzp_table_numf(t, (double)rb, 0);
+			else
+				wzp_table_num(t, (double)rb, bytes);
 		}
 		wzp_table_str(t, info->description);
 		wzp_table_str(t, info->source ? info->source : "this project (DESIGN.md)");

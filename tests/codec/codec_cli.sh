@@ -10,6 +10,8 @@ contains "$out" "8.06" "fp8-mix is 8.06 bits/value"
 contains "$out" "4.92" "int4-g64 and nvfp4 are 4.92 bits/value"
 run $WZPLAN codec formats --format csv
 contains "$out" "name,id,tier,bits_per_value" "formats as CSV"
+# a format of one geometry is shown at its own, not as 0 bits/value
+contains "$out" "fp8-ds-mla-v4,13,gpu,9.125,584," "fp8-ds-mla-v4 at its 448 + 64: 9.125 bits/value, 584 bytes"
 
 small="--layers 2 --tokens 256 --queries 4 --heads 4 --quiet"
 run $WZPLAN trace synth-cache --family mla-b --seed 3 $small --calibration 1 --test 1 --out "$tmp/t"
