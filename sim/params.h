@@ -74,7 +74,7 @@ typedef struct {
 	/* the activations' width in the routed experts' matmuls where the
 	 * model ships its experts apart (models.csv expert_bits): 4, 8 or 16
 	 * bits; the matmul runs at the peak of the wider of its two operands
-	 * (sim/replica.c, matmul_peak) */
+	 * (sim/replica.c, matmul_bits) */
 	int expert_act_bits;
 	char decode_cost[256];    /* "format:factor, ..." cache-read cost per byte */
 	/* multi-token prediction (speculative decode with the model's MTP
