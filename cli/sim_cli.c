@@ -39,7 +39,8 @@ const char wz_sim_threads_help[] =
 	"  --config K=V,...       pin configuration keys of the search (gpus_per_replica,\n"
 	"                         parallelism, expert_parallel, dual_batch_overlap, serving,\n"
 	"                         prefill_gpus_per_replica, prefill_context_parallel,\n"
-	"                         mtp_draft_tokens, max_batch; scenario key config)\n";
+	"                         mtp_draft_tokens, max_batch, prefill_pipeline_stages;\n"
+	"                         scenario key config)\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {

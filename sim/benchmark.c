@@ -41,6 +41,27 @@ static void prefill_run(const wzs_replica_model *m, const wzs_bench *b, wzs_benc
 {
 	double prompt_pairs = wzs_model_prefill_pairs(m, 0, b->input_tokens);
 	double tokens_gpu = b->per_gpu * b->input_tokens;
+	if (m->pool_instance_gpus > 0) {
+		/* each rank of an instance's stage takes per_gpu prompts a pass,
+		 * cut into passes of at most pool_batch_tokens a rank (the same
+		 * chunk of every prompt in each), passes in a row through the
+		 * stages; the first stage's busy time bounds the throughput */
+		out->batch = b->per_gpu * m->prefill_gpus / m->pool_stages;
+		double chunk = m->pool_batch_tokens / b->per_gpu;
+		chunk = chunk < 1 ? 1 : chunk > b->input_tokens ? b->input_tokens : floor(chunk);
+		double stage_free[WZS_MAX_PP_STAGES] = { 0 }, busy = 0;
+		for (double done = 0; done < b->input_tokens;) {
+			double k = b->input_tokens - done < chunk ? b->input_tokens - done : chunk;
+			double t = wzs_pool_stage_time(m, b->per_gpu * k,
+						       b->per_gpu * wzs_model_prefill_pairs(m, done, k));
+			out->step_s = wzs_pipeline_pass(stage_free, m->pool_stages, stage_free[0], t,
+							wzs_pool_hop_time(m, b->per_gpu * k));
+			busy += t;
+			done += k;
+		}
+		out->tokens_s_gpu = tokens_gpu / (m->pool_stages * busy);
+		return;
+	}
 	if (m->prefill_gpus > 0) {
 		/* each pool GPU prefills its own prompts */
 		out->batch = b->per_gpu * m->prefill_gpus;

@@ -38,7 +38,10 @@ typedef struct {
  * its prompt and half its answer (the mean over its decode); a step runs
  * per_gpu requests on each cache pool and gains m->tokens_per_step tokens
  * each (MTP included).  Prefill: a pass of per_gpu whole prompts on each
- * GPU, on the prefill pool when the replica is disaggregated.  Fails with
+ * GPU, on the prefill pool when the replica is disaggregated; with prefill
+ * instances per_gpu prompts on each rank of a stage, in chunks of at most
+ * pool_batch_tokens a rank through the pipeline (step_s: the prompts'
+ * latency; throughput: the first stage's busy time).  Fails with
  * WZ_ERR_RANGE naming the figure when a count or length is not positive,
  * or when the decode batch's cache does not fit the GPU's pool. */
 wz_err wzs_benchmark_run(const wzs_replica_model *m, const wzs_bench *b,

@@ -15,7 +15,7 @@
 #include "sim/sim.h"
 
 enum { EV_OP_END, EV_RESTORE, EV_PARK, EV_USER_TURN, EV_REPLAY, EV_TIMEOUT, EV_SAMPLE,
-       EV_KV_ARRIVE };
+       EV_KV_ARRIVE, EV_POOL_FREE };
 /* Same-time order: finished work first frees blocks for what arrives. */
 enum { PRIO_OP_END = 0, PRIO_RESTORE = 1, PRIO_PARK = 2, PRIO_ARRIVAL = 3, PRIO_TIMEOUT = 4,
        PRIO_SAMPLE = 5 };
@@ -180,6 +180,7 @@ typedef struct {
 	 * these times, and requests whose cache arrived (join_head, join_tail),
 	 * to join the batch at the next step */
 	double *pool_free, *pool_link_free;
+	struct wzs_pool_queue *pool_queue; /* prefill instances (disagg.c; NULL: none) */
 	wzs_prefix_cache *prefix;     /* shared prefixes (NULL: no prefix cache) */
 } wzs_rep;
 
@@ -313,6 +314,13 @@ int32_t wzs_prefix_draw(const wzs_fleet *f, wzs_rng *rng);
 /* disagg.c: an admitted request's prefill on its replica's prefill pool,
  * then its cache's transfer to the decode GPUs (EV_KV_ARRIVE). */
 void wzs_pool_prefill(wzs_fleet *f, int32_t rep, int32_t req);
+/* With prefill instances (sim/pool.c), the request waits in its replica's
+ * pool queue; an instance whose first stage is free takes the queue's
+ * prompts into a pass, up to pool_batch_tokens a rank (a longer prompt in
+ * chunks), and takes the next at EV_POOL_FREE (wzs_on_pool_free). */
+void wzs_on_pool_free(wzs_fleet *f, int32_t rep, uint32_t instance);
+wz_err wzs_pool_queue_alloc(wzs_fleet *f, wzs_rep *r);
+void wzs_pool_queue_free(wzs_rep *r);
 /* Places a session's cache at the start of a run as its idle state would
  * be: resident where there is room (and the policy keeps it), parked, or
  * nowhere. */

@@ -17,7 +17,7 @@ libwzsim_a_SOURCES = \
 	sim/search.c sim/search.h \
 	sim/binding.c sim/binding.h \
 	sim/restore_rates.c sim/restore_rates.h \
-	sim/disagg.c \
+	sim/disagg.c sim/pool.c \
 	sim/prefix_cache.c sim/prefix_cache.h \
 	sim/prefix_admit.c \
 	sim/moe.c sim/moe.h \

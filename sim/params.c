@@ -62,6 +62,12 @@
 	  "disaggregated: GB/s per prefill GPU to the decode GPUs")                                \
 	X("prefill_gpus_search", WORD, prefill_gpus_search, 1, 0, 0, 0,                            \
 	  "disaggregated: prefill pool sizes a fleet search tries")                                \
+	X("prefill_instance_gpus", COUNT, prefill_instance_gpus, 1, 1, 4096, 0,                    \
+	  "disaggregated: GPUs of one prefill instance, which batches its prompts")                \
+	X("prefill_pipeline_stages", COUNT, prefill_pp_stages, 1, 1, WZS_MAX_PP_STAGES, 0,                        \
+	  "disaggregated: pipeline stages of a prefill instance")                                  \
+	X("prefill_batch_tokens", COUNT, prefill_batch_tokens, 1, 1, 100000000, 0,                 \
+	  "prefill instances: new tokens a rank takes into one pass (a chunk)")                    \
 	X("expert_parallel", FLAG, expert_parallel, 1, 0, 0, 0,                                    \
 	  "experts spread over the replica's GPUs, with the all-to-all")                           \
 	X("dual_batch_overlap", FLAG, dual_batch_overlap, 1, 0, 0, 0,                              \
@@ -258,6 +264,14 @@ void wzs_params_default(wzs_params *p)
 	p->disaggregated = 0;
 	p->prefill_gpus = 0;
 	p->kv_transfer_gbps = 50;
+	/* No instances unless the scenario asks, so that results without them
+	 * stay as they were (sim/pool.c).  An instance's pass takes SGLang's
+	 * default max_prefill_tokens a rank (python/sglang/srt/server_args.py,
+	 * max_prefill_tokens = 16384), the 16K tokens a GPU DeepSeek's prefill
+	 * profile runs (github.com/deepseek-ai/profile-data, README). */
+	p->prefill_instance_gpus = 0;
+	p->prefill_pp_stages = 1;
+	p->prefill_batch_tokens = 16384;
 	/* Expert parallelism off unless the scenario asks (docs/validation.md
 	 * says what it changes).  The MoE shape comes from the model's
 	 * catalog row (models.csv's moe_* columns, from the model's config)
@@ -411,6 +425,52 @@ static wz_err key_from_text(const wzs_scenario_key *k, const char *v, wz_kv *kv,
 	return WZ_OK;
 }
 
+/* Whether the pool's instance layout fits every pool size a run may take:
+ * NULL, or the key at fault with the reason in msg. */
+static const char *pool_layout_error(const wzs_params *p, char *msg, size_t n)
+{
+	if (!p->disaggregated || (p->prefill_instance_gpus < 1 && p->prefill_pp_stages <= 1))
+		return NULL;
+	if (p->prefill_cp > 1) {
+		snprintf(msg, n, "prefill_context_parallel = %ld and prefill instances exclude each "
+			 "other (an instance's long prompt is chunked instead); set one",
+			 p->prefill_cp);
+		return "prefill_context_parallel";
+	}
+	long sizes[WZS_MAX_POOL_SIZES];
+	wz_diag inner;
+	int count = wzs_prefill_pool_sizes(p, sizes, &inner);
+	for (int i = 0; i < count; i++) {
+		long width = wzs_pool_instance_width(p, sizes[i]);
+		if (sizes[i] % width) {
+			snprintf(msg, n, "%ld GPUs do not divide the prefill pool of %ld into instances",
+				 width, sizes[i]);
+			return "prefill_instance_gpus";
+		}
+		if (width % p->prefill_pp_stages) {
+			snprintf(msg, n, "%ld stages do not divide a prefill instance of %ld GPUs",
+				 p->prefill_pp_stages, width);
+			return "prefill_pipeline_stages";
+		}
+	}
+	return NULL;
+}
+
+long wzs_pool_instance_width(const wzs_params *p, long pool_gpus)
+{
+	if (!p->disaggregated || (p->prefill_instance_gpus < 1 && p->prefill_pp_stages <= 1))
+		return 0;
+	return p->prefill_instance_gpus > 0 ? p->prefill_instance_gpus : pool_gpus;
+}
+
+long wzs_pool_ep_gpus(const wzs_params *p)
+{
+	long width = wzs_pool_instance_width(p, p->prefill_gpus);
+	if (width <= 0)
+		return p->prefill_gpus;
+	return p->prefill_pp_stages > 1 ? width / p->prefill_pp_stages : width;
+}
+
 wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 {
 	const char *origin = wz_kv_origin(kv);
@@ -473,6 +533,13 @@ wz_err wzs_params_from_kv(wz_kv *kv, wzs_params *p, wz_diag *diag)
 		else
 			p->prefill_cp = x;
 	}
+	char msg[160];
+	const char *bad = pool_layout_error(p, msg, sizeof msg);
+	if (bad)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s:%d: %s: %s", origin,
+				   wz_kv_line(kv, bad) ? wz_kv_line(kv, bad)
+						       : wz_kv_line(kv, "prefill_gpus_per_replica"),
+				   bad, msg);
 	if ((v = wz_kv_get(kv, "prefill_expert_routing"))) {
 		int r = -1;
 		for (int i = 0; i <= WZS_ROUTING_POWER_LAW; i++)
@@ -583,6 +650,10 @@ wz_err wzs_params_validate(const wzs_params *p, const char *where, wz_diag *diag
 						   "prefill pool of %ld GPUs into groups",
 						   where, p->prefill_cp, sizes[i]);
 	}
+	char msg[160];
+	const char *bad = pool_layout_error(p, msg, sizeof msg);
+	if (bad)
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: %s", where, bad, msg);
 	if (p->prefixes > 0 && p->prefix_tokens < 1)
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %ld shared prefixes need pop_prefix_tokens >= 1", where,
@@ -771,6 +842,11 @@ void wzs_params_describe(const wzs_params *p, wz_buf *out)
 			      p->prefill_gpus, p->kv_transfer_gbps);
 	if (p->disaggregated && p->prefill_gpus_search[0])
 		wz_buf_printf(out, "prefill_gpus_search = %s\n", p->prefill_gpus_search);
+	if (wzs_pool_instance_width(p, p->prefill_gpus) > 0)
+		wz_buf_printf(out, "prefill_instance_gpus = %ld\nprefill_pipeline_stages = %ld\n"
+			      "prefill_batch_tokens = %ld\n",
+			      wzs_pool_instance_width(p, p->prefill_gpus), p->prefill_pp_stages,
+			      p->prefill_batch_tokens);
 	wz_buf_printf(out, "expert_parallel = %s\n", p->expert_parallel ? "yes" : "no");
 	if (p->expert_parallel) {
 		wz_buf_printf(out, "dual_batch_overlap = %s\nep_imbalance = %g\n",

@@ -91,6 +91,14 @@ typedef struct {
 	/* prefill pool sizes per replica that `size` tries, keeping the fleet
 	 * of fewest GPUs; "" sizes only prefill_gpus */
 	char prefill_gpus_search[128];
+	/* the pool as instances (sim/pool.c): prefill_instance_gpus GPUs each
+	 * (0: none, each pool GPU prefills one prompt at a time), split into
+	 * prefill_pipeline_stages stages of their layers, the routed experts
+	 * spread over a stage's GPUs; a pass takes up to prefill_batch_tokens
+	 * new tokens a rank from the queue, a longer prompt in chunks */
+	long prefill_instance_gpus;
+	long prefill_pp_stages;
+	long prefill_batch_tokens;
 	/* expert parallelism (sim/moe.h): dispatch and combine all-to-alls per
 	 * MoE layer at DeepEP's measured bandwidths (or ep_*_gbps), the busiest
 	 * GPU's routed-expert work ep_imbalance times the mean, and optionally
@@ -179,6 +187,15 @@ typedef struct {
  * list, else prefill_gpus alone.  Returns how many (at most
  * WZS_MAX_POOL_SIZES), or -1 with a message when the list is malformed. */
 int wzs_prefill_pool_sizes(const wzs_params *p, long *sizes /* OUT */, wz_diag *diag);
+
+/* GPUs of one prefill instance in a pool of pool_gpus: prefill_instance_gpus,
+ * the whole pool when only prefill_pipeline_stages is set, 0 without
+ * instances (each pool GPU prefills one prompt at a time). */
+long wzs_pool_instance_width(const wzs_params *p, long pool_gpus);
+
+/* The pool's expert-parallel width: a stage of an instance, else the pool. */
+long wzs_pool_ep_gpus(const wzs_params *p);
+#define WZS_MAX_PP_STAGES 64
 
 /* Keys this module reads from a scenario (NULL-ended), the names of
  * wzs_keys in its order. */

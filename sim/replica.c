@@ -44,7 +44,7 @@ static void prefill_build(const wzm_model *model, const wzs_params *p, double ex
 						   model->hidden_size * (double)sh.intermediate /
 						   (model->params_active_b * 1e9);
 	}
-	int pool = p->disaggregated && p->prefill_gpus > 0 ? (int)p->prefill_gpus : out->gpus;
+	int pool = p->disaggregated && p->prefill_gpus > 0 ? (int)wzs_pool_ep_gpus(p) : out->gpus;
 	out->prefill_moe_flops = expert_peak * wzs_prefill_moe_share(p, out->gpus);
 	out->pool_moe_flops = expert_peak * wzs_prefill_moe_share(p, pool);
 	double rs = out->routed_active_share, imbalance = out->moe.on ? p->ep_imbalance : 1;
@@ -176,7 +176,7 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	if (out->active_share > 1)
 		out->active_share = 1;
 	if ((err = wzs_moe_build(model, gpu, p, out->gpus, out->tensor_parallel,
-				 p->disaggregated ? (int)p->prefill_gpus : 0, &out->moe, diag)))
+				 p->disaggregated ? (int)wzs_pool_ep_gpus(p) : 0, &out->moe, diag)))
 		return err;
 	if (out->moe.on)
 		tbo_build(model, out);
@@ -287,9 +287,14 @@ wz_err wzs_replica_model_build(const wzm_model *model, const wzm_gpu *gpu,
 	out->prefix_token_bytes[1] = out->prefix_token_bytes[2] = out->offload_token_bytes;
 	if (p->disaggregated) {
 		out->prefill_gpus = (int)p->prefill_gpus;
+		if ((err = wzs_pool_build(model, gpu, p, out, diag)))
+			return err;
+		/* a stage GPU holds its stage's share of the layers, the routed
+		 * experts spread over the stage's GPUs */
 		double replicated = out->mem.weights_replicated;
 		out->prefill_weight_bytes_gpu =
-			replicated + (out->mem.weights - replicated) * out->gpus / p->prefill_gpus;
+			(replicated + (out->mem.weights - replicated) * out->gpus / out->pool_stage_gpus) /
+			out->pool_stages;
 		out->kv_link_bps = p->kv_transfer_gbps * 1e9;
 		double room = out->mem.usable - out->mem.reserve;
 		if (out->prefill_weight_bytes_gpu > room)
@@ -757,6 +762,11 @@ void wzs_replica_model_describe(const wzs_replica_model *m, wz_buf *out)
 	if (m->prefill_gpus > 0)
 		wz_buf_printf(out, "prefill_pool_gpus = %d\nprefill_weights_gib_per_gpu = %.3f\n",
 			      m->prefill_gpus, m->prefill_weight_bytes_gpu / WZM_GIB);
+	if (m->pool_instance_gpus > 0)
+		wz_buf_printf(out, "prefill_instances = %d\nprefill_instance_stage_gpus = %d\n"
+			      "prefill_stage_hop_gbps = %g\n",
+			      m->prefill_gpus / m->pool_instance_gpus, m->pool_stage_gpus,
+			      m->pool_hop_bps / 1e9);
 	if (m->restore_decode_tlps > 0)
 		wz_buf_printf(out, "restore_decode_token_layers_per_gpu_s = %.0f\n"
 			      "restore_decode_gbps_per_gpu = %.3f\n",

@@ -104,6 +104,14 @@ typedef struct {
 	int prefill_gpus;          /* the replica's prefill pool */
 	double prefill_weight_bytes_gpu; /* a prefill GPU's share of the weights */
 	double kv_link_bps;        /* bytes/s out of one prefill GPU */
+	/* prefill instances (sim/pool.c; pool_instance_gpus 0: none): an
+	 * instance's GPUs, its pipeline stages and a stage's GPUs (its expert
+	 * parallelism and attention ranks), the new tokens a rank takes a pass,
+	 * and a stage's hand-off of a token's activations to the next: bytes
+	 * per token and bytes/s per GPU */
+	int pool_instance_gpus, pool_stages, pool_stage_gpus;
+	long pool_batch_tokens;
+	double pool_hop_bytes_token, pool_hop_bps;
 	wzs_moe moe;               /* expert parallelism's terms (off: no communication) */
 	/* Decode under two-batch overlap (sim/overlap.c), with expert
 	 * parallelism: the bytes of the attention output projections a GPU
@@ -270,6 +278,37 @@ double wzs_pool_prefill_time(const wzs_replica_model *m, double new_tokens, doub
  * runs on an aligned group of cp_ranks pool GPUs, each taking an even
  * share of the new tokens and of the causal pairs (at cp_efficiency)
  * while the cache circulates over the ring (wzs_cp_ring_time). */
+/* Prefill instances (sim/pool.c).  Seconds one pipeline stage of an
+ * instance takes for one rank's part of a pass: `tokens` new tokens
+ * through the stage's layers, their attention `pairs` (query, key) pairs
+ * (wzs_model_prefill_pairs); with one stage the whole pass, as
+ * wzs_pool_prefill_time for a pool GPU. */
+double wzs_pool_stage_time(const wzs_replica_model *m, double tokens, double pairs);
+
+/* Fills the pool_* instance terms from the scenario (none without
+ * instances); fails naming the field the model lacks. */
+wz_err wzs_pool_build(const wzm_model *model, const wzm_gpu *gpu, const wzs_params *p,
+		      wzs_replica_model *out /* OUT */, wz_diag *diag);
+
+/* Seconds a rank's `tokens` take to hand off to the next stage. */
+double wzs_pool_hop_time(const wzs_replica_model *m, double tokens);
+
+/* One pass through a pipeline of `stages` stages whose stage s is free at
+ * stage_free[s] (updated): it enters the first stage at `start`, spends
+ * `stage_s` in each and `hop_s` between two; returns when it leaves the
+ * last stage.  Passes in a row make the chunked pipeline: C passes of
+ * equal time t through S stages from idle end at (C + S - 1) t plus the
+ * hops of the last one. */
+double wzs_pipeline_pass(double *stage_free, int stages, double start, double stage_s,
+			 double hop_s);
+
+/* One prompt of `new_tokens` after `cached` ones alone on an idle
+ * instance rank, in passes of pool_batch_tokens through the stages:
+ * returns when its last chunk leaves the last stage, and sets *first_s to
+ * the time the first stage was busy with it (what bounds throughput). */
+double wzs_pool_chunked_time(const wzs_replica_model *m, double cached, double new_tokens,
+			     double *first_s /* OUT */);
+
 double wzs_pool_cp_prefill_time(const wzs_replica_model *m, double cached, double new_tokens,
 				double pairs);
 

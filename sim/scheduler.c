@@ -71,6 +71,8 @@ wz_err wzs_fleet_alloc_replicas(wzs_fleet *f)
 		r->pool_link_free = calloc((size_t)pool, sizeof *r->pool_link_free);
 		if (!r->pool_free || !r->pool_link_free)
 			return WZ_ERR_NOMEM;
+		if (f->m->pool_instance_gpus > 0 && wzs_pool_queue_alloc(f, r))
+			return WZ_ERR_NOMEM;
 		for (int k = 0; k < ranks; k++) {
 			r->free_blocks[k] = f->m->blocks_per_rank;
 			f->route[i].free_total += f->m->blocks_per_rank;
@@ -96,6 +98,7 @@ void wzs_fleet_free_replicas(wzs_fleet *f)
 		wzs_rep *r = REP(f, i);
 		free(r->pool_free);
 		free(r->pool_link_free);
+		wzs_pool_queue_free(r);
 		free(r->dheap);
 		wzs_prefix_cache_free(r->prefix);
 		free(r->prefix);

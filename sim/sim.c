@@ -598,6 +598,7 @@ wz_err wzs_run(const wzs_run_config *cfg, wzs_result *out, wz_diag *diag)
 		case EV_REPLAY: replay_row(&f, ev.a); break;
 		case EV_TIMEOUT: wzs_on_timeout(&f, (int32_t)ev.a, ev.b); break;
 		case EV_KV_ARRIVE: wzs_on_kv_arrive(&f, (int32_t)ev.a, ev.b); break;
+		case EV_POOL_FREE: wzs_on_pool_free(&f, (int32_t)ev.a, ev.b); break;
 		case EV_SAMPLE:
 			if ((err = sample(&f)))
 				goto done;

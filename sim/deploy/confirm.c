@@ -96,7 +96,7 @@ static int by_rank(const void *pa, const void *pb)
  * both would spend a simulation where another shape could win. */
 static int indistinct(const wzd_estimate *a, const wzd_estimate *b)
 {
-	return a->c.gpus == b->c.gpus && a->c.prefill_gpus == b->c.prefill_gpus &&
+	return a->c.gpus == b->c.gpus && a->c.prefill_gpus == b->c.prefill_gpus && a->c.pp == b->c.pp &&
 	       a->c.tp == b->c.tp && a->bind == b->bind && a->batch == b->batch &&
 	       a->replicas == b->replicas &&
 	       fabs(a->users_per_replica - b->users_per_replica) <= 1e-3 * a->users_per_replica;

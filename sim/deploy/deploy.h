@@ -30,12 +30,13 @@ typedef struct {
 	int cp;            /* prefill_context_parallel (1: off) */
 	int mtp;           /* mtp_draft_tokens (0: off) */
 	int max_batch;     /* max_batch */
+	int pp;            /* prefill_pipeline_stages (1: none; with a pool, its instances) */
 } wzd_config;
 
 /* The keys a configuration sets, as a scenario and --config name them. */
 enum {
 	WZD_KEY_GPUS, WZD_KEY_PARALLELISM, WZD_KEY_EP, WZD_KEY_DBO, WZD_KEY_SERVING,
-	WZD_KEY_PREFILL_GPUS, WZD_KEY_CP, WZD_KEY_MTP, WZD_KEY_MAX_BATCH, WZD_NKEYS
+	WZD_KEY_PREFILL_GPUS, WZD_KEY_CP, WZD_KEY_MTP, WZD_KEY_MAX_BATCH, WZD_KEY_PP, WZD_NKEYS
 };
 extern const char *const wzd_key_names[WZD_NKEYS];
 
@@ -54,7 +55,9 @@ typedef struct {
  * overlap off or on), aggregated or disaggregated with a prefill pool of
  * one node up to 64 GPUs, context-parallel prefill 1 to 16, MTP 0 to 3
  * drafts where p->mtp_acceptance > 0 (else off), batch caps 64, 128, 256
- * and p->max_batch.  Configurations that cannot hold the weights or that
+ * and p->max_batch, and a pool of 1, 2 or 4 pipeline stages (more than
+ * one: the pool's prefill instances, sim/pool.c, of the scenario's
+ * prefill_instance_gpus or else the whole pool, in that many stages).  Configurations that cannot hold the weights or that
  * the model refuses are dropped when enumerated. */
 void wzd_space_default(const wzs_params *p, wzd_space *out /* OUT */);
 

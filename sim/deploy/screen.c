@@ -96,6 +96,9 @@ static double alone_aggregated(const workload *w, double cached, double n)
 static double alone_pool(const workload *w, double cached, double n)
 {
 	const wzs_replica_model *m = &w->m;
+	if (m->pool_instance_gpus > 0)
+		return wzs_pool_chunked_time(m, cached, n, NULL) +
+		       (m->kv_link_bps > 0 ? n * m->token_bytes / m->pool_stages / m->kv_link_bps : 0);
 	double pairs = wzs_model_prefill_pairs(m, cached, n);
 	double t = m->cp_ranks > 1 && n >= (double)m->cp_min_tokens
 			   ? wzs_pool_cp_prefill_time(m, cached, n, pairs)
@@ -158,6 +161,15 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 		double g_first = group * (w->t_first - w->first_new * m->token_bytes /
 							       (m->kv_link_bps > 0 ? m->kv_link_bps : HUGE_VAL));
 		double g_follow = wzs_pool_prefill_time(m, w->prompt, follow_pairs);
+		if (m->pool_instance_gpus > 0) {
+			/* a prompt holds its rank's GPU in every stage while the
+			 * first stage works on its chunks */
+			double busy;
+			wzs_pool_chunked_time(m, 0, w->first_new, &busy);
+			g_first = m->pool_stages * busy;
+			wzs_pool_chunked_time(m, w->context, w->prompt, &busy);
+			g_follow = m->pool_stages * busy;
+		}
 		w->s_prefill = w->first_share * g_first + (1 - w->first_share) * g_follow;
 	} else {
 		w->t_first = alone_aggregated(w, 0, w->first_new);

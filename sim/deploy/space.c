@@ -12,6 +12,7 @@
 const char *const wzd_key_names[WZD_NKEYS] = {
 	"gpus_per_replica", "parallelism", "expert_parallel", "dual_batch_overlap", "serving",
 	"prefill_gpus_per_replica", "prefill_context_parallel", "mtp_draft_tokens", "max_batch",
+	"prefill_pipeline_stages",
 };
 
 static void set_choices(wzd_space *s, int key, const int *v, int n)
@@ -50,6 +51,9 @@ void wzd_space_default(const wzs_params *p, wzd_space *out)
 	if (p->max_batch != 64 && p->max_batch != 128 && p->max_batch != 256)
 		caps[nc++] = (int)p->max_batch;
 	set_choices(out, WZD_KEY_MAX_BATCH, caps, nc);
+	/* A disaggregated pool in pipeline stages, as SGLang runs long
+	 * prompts (sim/pool.c); 1 keeps the scenario's own pool. */
+	set_choices(out, WZD_KEY_PP, (const int[]){ 1, 2, 4 }, 3);
 }
 
 void wzd_space_pin_key(wzd_space *s, int key, int value)
@@ -172,7 +176,7 @@ wz_err wzd_space_pin(wzd_space *s, const char *pairs, const char *where, wz_diag
 			return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: '%s': %s", where,
 					   wzd_key_names[k], v, value_help(k));
 		/* a pool size pins disaggregated serving with it */
-		if (k == WZD_KEY_PREFILL_GPUS)
+		if (k == WZD_KEY_PREFILL_GPUS || (k == WZD_KEY_PP && x > 1))
 			wzd_space_pin_key(s, WZD_KEY_SERVING, 1);
 		wzd_space_pin_key(s, k, x);
 		at = end;
@@ -191,6 +195,7 @@ void wzd_config_of(const wzs_params *p, const wzm_memory_params *mem, wzd_config
 	out->cp = p->prefill_cp > 1 ? (int)p->prefill_cp : 1;
 	out->mtp = p->mtp_acceptance > 0 ? (int)p->mtp_draft_tokens : 0;
 	out->max_batch = (int)p->max_batch;
+	out->pp = p->disaggregated && p->prefill_pp_stages > 1 ? (int)p->prefill_pp_stages : 1;
 }
 
 void wzd_config_apply(const wzd_config *c, wzs_params *p, wzm_memory_params *mem)
@@ -208,6 +213,7 @@ void wzd_config_apply(const wzd_config *c, wzs_params *p, wzm_memory_params *mem
 	else
 		p->mtp_acceptance = 0;
 	p->max_batch = c->max_batch;
+	p->prefill_pp_stages = c->prefill_gpus > 0 && c->pp > 1 ? c->pp : 1;
 }
 
 const char *wzd_config_text(const wzd_config *c, char *buf, size_t n)
@@ -223,6 +229,8 @@ const char *wzd_config_text(const wzd_config *c, char *buf, size_t n)
 		wz_buf_puts(&b, ", aggregated");
 	if (c->cp > 1)
 		wz_buf_printf(&b, ", CP%d prefill", c->cp);
+	if (c->prefill_gpus > 0 && c->pp > 1)
+		wz_buf_printf(&b, ", PP%d prefill", c->pp);
 	if (c->mtp > 0)
 		wz_buf_printf(&b, ", MTP %d", c->mtp);
 	wz_buf_printf(&b, ", batch cap %d", c->max_batch);
@@ -233,9 +241,10 @@ const char *wzd_config_text(const wzd_config *c, char *buf, size_t n)
 
 const char *wzd_config_pairs(const wzd_config *c, char *buf, size_t n)
 {
-	char pool[64] = "";
+	char pool[96] = "";
 	if (c->prefill_gpus > 0)
-		snprintf(pool, sizeof pool, ",prefill_gpus_per_replica=%d", c->prefill_gpus);
+		snprintf(pool, sizeof pool, ",prefill_gpus_per_replica=%d,prefill_pipeline_stages=%d",
+			 c->prefill_gpus, c->pp > 1 ? c->pp : 1);
 	snprintf(buf, n,
 		 "gpus_per_replica=%d,parallelism=%s,expert_parallel=%s,dual_batch_overlap=%s,"
 		 "serving=%s%s,prefill_context_parallel=%d,mtp_draft_tokens=%d,max_batch=%d",
@@ -249,7 +258,8 @@ const char *wzd_config_pairs(const wzd_config *c, char *buf, size_t n)
  * parallelism, which needs attention data parallelism (sim/moe.h), as
  * does context-parallel prefill; a pool size only with disaggregation,
  * and its context-parallel groups must divide it, as the aggregated
- * replica's must divide its ranks. */
+ * replica's must divide its ranks; pipeline stages only with a pool they
+ * divide, without context parallelism. */
 static int coherent(const wzd_config *c)
 {
 	if (c->dbo && !c->ep)
@@ -258,6 +268,9 @@ static int coherent(const wzd_config *c)
 		return 0;
 	int ranks = c->prefill_gpus > 0 ? c->prefill_gpus : c->gpus;
 	if (c->cp > ranks || ranks % c->cp)
+		return 0;
+	/* pipeline stages split a pool's instances; chunks replace CP there */
+	if (c->pp > 1 && (c->prefill_gpus <= 0 || c->prefill_gpus % c->pp || c->cp > 1))
 		return 0;
 	return 1;
 }
@@ -280,8 +293,10 @@ long wzd_space_enumerate(const wzd_space *s, wzd_config *out, long max)
 		c.cp = s->v[WZD_KEY_CP][idx[WZD_KEY_CP]];
 		c.mtp = s->v[WZD_KEY_MTP][idx[WZD_KEY_MTP]];
 		c.max_batch = s->v[WZD_KEY_MAX_BATCH][idx[WZD_KEY_MAX_BATCH]];
-		/* aggregated configurations are enumerated once, at the first pool */
-		int dup = !disagg && idx[WZD_KEY_PREFILL_GPUS] > 0;
+		c.pp = s->v[WZD_KEY_PP][idx[WZD_KEY_PP]];
+		/* aggregated configurations are enumerated once, at the first pool
+		 * and pipeline depth */
+		int dup = !disagg && (idx[WZD_KEY_PREFILL_GPUS] > 0 || idx[WZD_KEY_PP] > 0);
 		if (!dup && coherent(&c)) {
 			if (out && n < max)
 				out[n] = c;

@@ -180,6 +180,19 @@ run "$WZPLAN" sim --scenario "$tmp/anchor.scenario" --benchmark prefill-only --b
 expect_rc 0 "sim --benchmark prefill-only runs"
 contains "$out" "benchmark_input_tokens_s_per_gpu = 8483.8" "  the DeepSeek prefill anchor's figure per GPU"
 contains "$out" "benchmark_batch = 128" "  4 prompts on each of the pool's 32 GPUs"
+# The same pool as one instance of 4 pipeline stages (EP8 each): a 64K
+# prompt in 16K chunks; a layout that does not divide the pool is refused.
+cp "$tmp/anchor.scenario" "$tmp/pp.scenario"
+echo "prefill_pipeline_stages = 4" >> "$tmp/pp.scenario"
+run "$WZPLAN" sim --scenario "$tmp/pp.scenario" --benchmark prefill-only --batch 1 --input-tokens 65536
+expect_rc 0 "sim --benchmark prefill-only on a pipelined pool runs"
+contains "$out" "prefill_pipeline_stages = 4" "  printing the pool's layout"
+contains "$out" "prefill_instance_stage_gpus = 8" "  a stage of 8 GPUs"
+contains "$out" "benchmark_batch = 8" "  one prompt on each of a stage's 8 ranks"
+echo "prefill_instance_gpus = 12" >> "$tmp/pp.scenario"
+run "$WZPLAN" sim --scenario "$tmp/pp.scenario" --benchmark prefill-only --batch 1 --input-tokens 65536
+expect_rc 2 "instances that do not divide the pool are refused"
+contains "$err" "pp.scenario:14: prefill_instance_gpus: 12 GPUs do not divide" "  naming file, line and key"
 run "$WZPLAN" sim --benchmark decode-only --batch 32 --input-tokens 4000 --output-tokens 1001
 expect_rc 0 "sim --benchmark decode-only runs"
 contains "$out" "benchmark_context_tokens = 4500.0" "  at the batch's mean context"

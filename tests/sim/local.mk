@@ -97,3 +97,10 @@ tests_sim_test_deploy_SOURCES = tests/sim/test_deploy.c
 tests_sim_test_deploy_CFLAGS = $(TEST_CFLAGS)
 tests_sim_test_deploy_LDADD = $(TEST_LDADD)
 tests_sim_test_deploy_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/sim/test_pool
+TESTS += tests/sim/test_pool
+tests_sim_test_pool_SOURCES = tests/sim/test_pool.c
+tests_sim_test_pool_CFLAGS = $(TEST_CFLAGS)
+tests_sim_test_pool_LDADD = $(TEST_LDADD)
+tests_sim_test_pool_DEPENDENCIES = $(WZ_LIBS)

@@ -80,7 +80,7 @@ static void test_space(void)
 	e = wzd_space_pin(&s, "max_batch", "--config", &diag);
 	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "KEY=VALUE"), "a pair without '=': %s", diag.msg);
 
-	wzd_config c = { 64, 0, 1, 1, 32, 8, 1, 128 }, back;
+	wzd_config c = { 64, 0, 1, 1, 32, 8, 1, 128, 1 }, back;
 	wzs_params q;
 	wzs_params_default(&q);
 	q.mtp_acceptance = 0.85;
@@ -101,9 +101,23 @@ static void test_screen(void)
 {
 	wzd_base b;
 	base_of(&b);
+	/* A new session's 32K-token first prompt on a 32-GPU pool: in 4
+	 * pipeline stages its chunks overlap, so it is prefilled sooner than
+	 * on one pool GPU, and the configuration says so. */
+	wzd_config one = { 32, 0, 1, 1, 32, 1, 0, 256, 1 }, four = one;
+	four.pp = 4;
+	wzd_estimate e1, e4;
+	wzd_screen(&b, &one, &e1);
+	wzd_screen(&b, &four, &e4);
+	char text[256];
+	wzd_config_text(&four, text, sizeof text);
+	ok(!e1.dropped && !e4.dropped && e4.first_prefill_s < 0.75 * e1.first_prefill_s &&
+		   strstr(text, "PP4 prefill"),
+	   "a 4-stage pool prefills the first prompt in %.3f s against %.3f s (%s)",
+	   e4.first_prefill_s, e1.first_prefill_s, text);
 	/* The screen's decode time is the simulator's step time at its batch
 	 * and the users' mean context. */
-	wzd_config c = { 32, 0, 0, 0, 16, 1, 0, 256 };
+	wzd_config c = { 32, 0, 0, 0, 16, 1, 0, 256, 1 };
 	wzd_estimate e;
 	wzd_screen(&b, &c, &e);
 	wzs_params p = b.params;
@@ -131,7 +145,7 @@ static void test_screen(void)
 		down &= u[i] <= u[i - 1] && g[i] >= g[i - 1];
 	ok(k >= 3 && down, "frontier: %d points, tokens/s per user falling as per GPU rises", k);
 	/* over several configurations: no point beats another on both axes */
-	wzd_config more[3] = { c, { 16, 0, 0, 0, 0, 4, 0, 256 }, { 64, 0, 0, 0, 16, 1, 0, 256 } };
+	wzd_config more[3] = { c, { 16, 0, 0, 0, 0, 4, 0, 256, 1 }, { 64, 0, 0, 0, 16, 1, 0, 256, 1 } };
 	wzd_estimate es[3];
 	for (int i = 0; i < 3; i++)
 		wzd_screen(&b, &more[i], &es[i]);
@@ -166,7 +180,7 @@ static void test_screen(void)
 	   "with 1 s per 1k new tokens its target is %.2f s and it is feasible", e.first_target_s);
 
 	/* too few GPUs for the weights: dropped with the model's reason */
-	wzd_config small = { 1, 0, 0, 0, 0, 1, 0, 256 };
+	wzd_config small = { 1, 0, 0, 0, 0, 1, 0, 256, 1 };
 	wzd_screen(&b, &small, &e);
 	ok(e.dropped && !e.feasible && e.why[0], "one H100 cannot hold DeepSeek-V3: %s", e.why);
 }
@@ -235,8 +249,8 @@ static void test_grid(void)
 	wzd_space s;
 	wzd_space_default(&b.params, &s);
 	wz_diag diag;
-	wz_err e = wzd_space_pin(&s, "expert_parallel=no, parallelism=attention-dp, max_batch=256",
-				 "test", &diag);
+	wz_err e = wzd_space_pin(&s, "expert_parallel=no, parallelism=attention-dp, max_batch=256, "
+				 "prefill_pipeline_stages=1", "test", &diag);
 	s.n[WZD_KEY_GPUS] = 3;      /* 16, 32, 64 */
 	s.v[WZD_KEY_GPUS][0] = 16;
 	s.v[WZD_KEY_GPUS][1] = 32;
