@@ -26,15 +26,16 @@ static size_t stage(uint8_t *buf, size_t *at, const void *src, size_t n)
 extern "C" int wzk_wzx5_upload(const wzx_rec5 *h, wzk_wzx5 **out)
 {
 	*out = NULL;
-	size_t ne = h->first[h->ng];
-	size_t sizes[8] = { sizeof(uint32_t) * h->nslots, sizeof(uint16_t) * h->nslots,
-			    sizeof(uint32_t) * h->S5, sizeof(int32_t) * (h->ng + 1), sizeof(int32_t) * ne,
-			    sizeof(uint64_t) * ne, (size_t)h->ng, sizeof(uint64_t) * 2 * h->ng };
-	const void *src[7] = { h->fb, h->sym, h->qoff, h->first, h->q, h->pv, h->k };
-	size_t at = 0, pos[8];
-	for (int i = 0; i < 7; i++)
+	size_t np = h->gp[h->ng], ne = h->pe[np];
+	enum { NA = 11 };
+	const void *src[NA] = { h->fb, h->sym, h->qoff, h->gp, h->pe, h->pm, h->q, h->pv, h->k, h->rhi, h->rlo };
+	size_t sizes[NA] = { sizeof(uint32_t) * h->nslots, sizeof(uint16_t) * h->nslots, sizeof(uint32_t) * h->S5,
+			     sizeof(int32_t) * (h->ng + 1), sizeof(int32_t) * (np + 1), sizeof(uint64_t) * np,
+			     sizeof(int32_t) * ne, sizeof(uint32_t) * ne, (size_t)h->ng, sizeof(uint64_t) * h->ng,
+			     sizeof(uint64_t) * h->ng };
+	size_t at = 0, pos[NA];
+	for (int i = 0; i < NA; i++)
 		pos[i] = stage(NULL, &at, NULL, sizes[i]);
-	pos[7] = stage(NULL, &at, NULL, sizes[7]);
 	uint8_t *buf = (uint8_t *)malloc(at + 8);
 	wzk_wzx5 *p = (wzk_wzx5 *)calloc(1, sizeof *p);
 	if (!buf || !p) {
@@ -43,11 +44,8 @@ extern "C" int wzk_wzx5_upload(const wzx_rec5 *h, wzk_wzx5 **out)
 		return cudaErrorMemoryAllocation;
 	}
 	at = 0;
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < NA; i++)
 		stage(buf, &at, src[i], sizes[i]);
-	size_t mat = stage(buf, &at, h->M, sizeof(uint64_t) * h->ng);
-	memcpy(buf + mat + sizeof(uint64_t) * h->ng, h->rlo, sizeof(uint64_t) * h->ng);
-	at = mat + sizes[7];
 	cudaError_t e = cudaMalloc(&p->mem, at);
 	if (!e)
 		e = cudaMemcpy(p->mem, buf, at, cudaMemcpyHostToDevice);
@@ -62,12 +60,14 @@ extern "C" int wzk_wzx5_upload(const wzx_rec5 *h, wzk_wzx5 **out)
 	p->view.fb = (const uint32_t *)(d + pos[0]);
 	p->view.sym = (const uint16_t *)(d + pos[1]);
 	p->view.qoff = (uint32_t *)(d + pos[2]);
-	p->view.first = (int32_t *)(d + pos[3]);
-	p->view.q = (int32_t *)(d + pos[4]);
-	p->view.pv = (uint64_t *)(d + pos[5]);
-	p->view.k = (uint8_t *)(d + pos[6]);
-	p->view.M = (uint64_t *)(d + mat);
-	p->view.rlo = (uint64_t *)(d + mat + sizeof(uint64_t) * h->ng);
+	p->view.gp = (int32_t *)(d + pos[3]);
+	p->view.pe = (int32_t *)(d + pos[4]);
+	p->view.pm = (uint64_t *)(d + pos[5]);
+	p->view.q = (int32_t *)(d + pos[6]);
+	p->view.pv = (uint32_t *)(d + pos[7]);
+	p->view.k = (uint8_t *)(d + pos[8]);
+	p->view.rhi = (uint64_t *)(d + pos[9]);
+	p->view.rlo = (uint64_t *)(d + pos[10]);
 	*out = p;
 	return 0;
 }

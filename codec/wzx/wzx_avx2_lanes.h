@@ -2,7 +2,8 @@
  * (codec/wzx/legacy/wzx_fast32_x86.c, codec/wzx/wzx_fast5_x86.c): the table look-up of 8
  * lanes (vpgatherdd or plain loads) and the permutation table that gives
  * each renormalising lane its word among the next eight (htscodecs'
- * rANS_static32x16pr_avx2 technique). */
+ * rANS_static32x16pr_avx2 technique), and a round's renormalisation of
+ * 32 lanes. */
 #ifndef WZC_WZX_AVX2_LANES_H
 #define WZC_WZX_AVX2_LANES_H
 
@@ -10,6 +11,9 @@
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdint.h>
+
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_lanes.h"
 
 #define AVX2_TARGET __attribute__((target("avx2,popcnt")))
 
@@ -65,6 +69,28 @@ renorm8(__m256i x, const uint8_t **pp)
 	w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread8[m]));
 	*pp += 2 * __builtin_popcount((unsigned)m);
 	return _mm256_blendv_epi8(x, _mm256_or_si256(_mm256_slli_epi32(x, 16), w), need);
+}
+/* A round's renormalisation (type 5's loops): the 32 lanes' words from the payload, by
+ * vector while two rounds' words are left, else lane by lane with the
+ * end checked; 0, or -1 past the payload's end. */
+AVX2_TARGET static inline __attribute__((always_inline)) int renorm32(__m256i x[4], const uint8_t **pp,
+								     const uint8_t *end)
+{
+	if (end - *pp >= 2 * WZC_LANES4) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			x[h] = renorm8(x[h], pp);
+		return 0;
+	}
+	uint32_t xs[WZC_LANES4];
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < WZC_LANES4; k++)
+		if (wzc_lanes_refill(&xs[k], pp, end))
+			return -1;
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	return 0;
 }
 #endif
 

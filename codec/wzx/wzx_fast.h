@@ -110,8 +110,10 @@ int wzc_wzx_decode_lanes5_rows(const wzc_wzx *x, int layer, int n, const uint8_t
 /* The loop _BEST runs for type 5 on this processor. */
 wzc_lanes4_path wzc_wzx_lanes5_best(void);
 /* A type 5 block of n tokens straight to its wz records [n][B]
- * (codec/wzx/wzx_records5.c): the digits place by place (the AVX2 loop or
- * the portable one), then each token's groups from them, a field by a
+ * (codec/wzx/wzx_records5.c): with AVX2 and n a multiple of 32, one pass
+ * (codec/wzx/wzx_records5_x86.c) that sums each group's digits into 32-bit
+ * pieces as it decodes them; else the digits place by place (the portable
+ * loop), then each token's groups from them; a field by a 128-bit
  * reciprocal instead of a division.  _REF goes the symbols' way
  * (wzc_wzx_decode_lanes5_ref, wzc_wzx_symbols4_entries,
  * wzc_wzx_symbols_records); every path writes the same records and gives
@@ -128,6 +130,10 @@ int wzc_wzx_decode_lanes5_digits(const wzc_wzx *x, int layer, int n, const uint8
  * CUDA restore uploads; NULL where its blocks go the reference's way. */
 struct wzx_rec5;
 const struct wzx_rec5 *wzc_wzx_rec5_of(const wzc_wzx *x, int layer);
+/* 1 where the layer's blocks can take the one-pass AVX2 loop (its plan
+ * built), *wide then its coded places read by slot entries (over 256
+ * symbols, or a symbol of frequency 4096) and *rows its rows of sums. */
+int wzc_wzx_records5_fused(const wzc_wzx *x, int layer, int *wide /* OUT */, int *rows /* OUT */);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

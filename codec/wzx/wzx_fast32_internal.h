@@ -46,6 +46,7 @@ typedef struct {
 	 * layer's groups do not allow it (its blocks then go through the
 	 * reference's steps) */
 	struct wzx_rec5 *rec5;
+	struct wzx_fused5 *fused5; /* the fused loop's plan (codec/wzx/wzx_fast5_internal.h), or NULL */
 } fast32;
 
 /* The layer's tables (built on first use), NULL when out of memory or the

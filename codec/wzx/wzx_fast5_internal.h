@@ -32,9 +32,44 @@ void wzc_wzx_fast5_singles(const fast32 *t, int n, const float (*sc)[WZC_WZX_BLO
 
 /* The records plan of t's layer (codec/wzx/wzx_records5.c): t->rec5, left
  * NULL where a group is not contiguous or its count is out of its bits'
- * range; -1 out of memory. */
+ * range, and the fused loop's, t->fused5; -1 out of memory. */
 int wzc_wzx_rec5_build(fast32 *t, const wzc_wz_flat *f, size_t B);
 void wzc_wzx_rec5_free(struct wzx_rec5 *p);
+
+/* The loop from a block's payload straight to records (AVX2,
+ * codec/wzx/wzx_records5_x86.c): each coded place's round adds its digit
+ * times its place value into its piece's row of 32-bit sums (a row per
+ * piece from its first place until its group is written), and once a
+ * group and the groups before it have all their places, each token's
+ * field is taken from the rows and written in its record. */
+#define WZC_FUSED5_ROWS 32
+typedef struct {
+	const uint8_t *s2s;  /* the slot's symbol byte (not wide) */
+	const uint32_t *e5;  /* per symbol f | c << 12 | s << 24 (not wide) */
+	const uint32_t *fb;  /* per slot, t->fb's entries (wide) */
+	const uint16_t *sym; /* per slot, the symbol (wide) */
+	uint32_t pv;         /* the digit's place value in its piece (0 heads) */
+	int32_t piece;
+	int16_t row;         /* its piece's row, -1 heads */
+	uint8_t first;       /* the piece's first place: the row is set, not added to */
+	uint8_t wide;        /* over 256 symbols, or one of frequency 4096 */
+	uint8_t hi4;         /* wide, at most 1280 symbols: the symbol's bits past 8 from thr */
+	int32_t thr[4];      /* cum[256 h] - 1 (h = 1 .. 4; 4095 past the symbols): s >> 8 is the
+				count of those below the slot */
+	int32_t gend;        /* > 0: groups below gend are written after this place */
+} wzx_fused5_place;
+typedef struct wzx_fused5 {
+	wzx_fused5_place *pl; /* [S5] */
+	int nrows;
+	int32_t *gpoff;       /* [ng + 1] the group's pieces in prow, most significant first */
+	int16_t *prow;        /* their rows */
+	uint64_t *ppm;        /* their levels in all (wzx_rec5's pm) */
+	uint8_t *gsh;         /* [ng] the field's bit in its 64-bit word after the scale codes */
+	int32_t *gwi;         /* [ng] that word */
+	uint32_t nbits;       /* the fields' bits in all */
+	uint32_t *e5;
+} wzx_fused5;
+void wzc_wzx_fused5_free(wzx_fused5 *f);
 
 #ifdef WZ_HAVE_AVX2_PATH
 /* n (a multiple of 32) tokens to symbols (type 4's order) or to rows; loads: the look-ups by plain loads
@@ -48,10 +83,12 @@ int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size
  * token k.  0, or -1 as the reference. */
 int wzc_wzx_fast5_avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size,
 			      uint16_t *dig /* OUT [S5][n] */, int loads);
-/* The records of n tokens from such digits (AVX2: four tokens' group
- * values a vector), for a plan of at most WZC_REC5_AVX2_GROUPS groups. */
-#define WZC_REC5_AVX2_GROUPS 128
-void wzc_wzx_rec5_avx2_records(const fast32 *t, int n, const uint16_t *dig, uint8_t *records /* OUT */);
+/* n (a multiple of 32) tokens straight to their records by the fused
+ * loop (t->fused5 set; the processor has AVX2 and BMI2:
+ * wzc_wzx_fused5_have); loads as above.  0, or -1 as the reference. */
+int wzc_wzx_fused5_have(void);
+int wzc_wzx_fused5_avx2_records(const fast32 *t, int n, const uint8_t *payload, size_t size,
+				uint8_t *records /* OUT */, int loads);
 #endif
 
 #endif

@@ -16,30 +16,6 @@
 #ifdef WZ_HAVE_AVX2_PATH
 #include "codec/wzx/wzx_avx2_lanes.h"
 
-/* A round's renormalisation: the 32 lanes' words from the payload, by
- * vector while two rounds' words are left, else lane by lane with the
- * end checked; 0, or -1 past the payload's end. */
-AVX2_TARGET static inline __attribute__((always_inline)) int renorm_round(__m256i x[4],
-									 const uint8_t **pp,
-									 const uint8_t *end)
-{
-	if (end - *pp >= 2 * K4) {
-#pragma GCC unroll 4
-		for (int h = 0; h < 4; h++)
-			x[h] = renorm8(x[h], pp);
-		return 0;
-	}
-	uint32_t xs[K4];
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (wzc_lanes_refill(&xs[k], pp, end))
-			return -1;
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
-	return 0;
-}
-
 /* One round: the 32 lanes' slot entries from the table fb, the state
  * steps, then the renormalisations in lane order (from a vector of the
  * next words while 64 bytes are left, else lane by lane with every read
@@ -57,7 +33,7 @@ round32(__m256i *x, const int *fb, const uint8_t **pp, const uint8_t *end, __m25
 		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
 					_mm256_and_si256(e[h], low12));
 	}
-	return renorm_round(x, pp, end);
+	return renorm32(x, pp, end);
 }
 
 /* The 8 x 8 floats col[k][0..7] (k < 8, rows of cs floats apart) to
@@ -135,7 +111,7 @@ round32_sym(__m256i *x, const uint8_t *s2s, const long long *st, const uint8_t *
 		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
 					_mm256_sub_epi32(slot, _mm256_srli_epi32(fc, 16)));
 	}
-	return renorm_round(x, pp, end);
+	return renorm32(x, pp, end);
 }
 
 /* The values of 8 tokens (level v, scale s, anchor flag mask fm) of a
@@ -407,7 +383,7 @@ avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_
 				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
 							_mm256_sub_epi32(slot, _mm256_srli_epi32(fc, 16)));
 			}
-			if (renorm_round(x, &p, end))
+			if (renorm32(x, &p, end))
 				return -1;
 		}
 	}

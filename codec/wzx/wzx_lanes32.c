@@ -44,6 +44,7 @@ static void tables_free(fast32 *t)
 	free(t->stab);
 	free(t->soff);
 	wzc_wzx_rec5_free(t->rec5);
+	wzc_wzx_fused5_free(t->fused5);
 	free(t);
 }
 

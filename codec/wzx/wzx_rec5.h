@@ -11,10 +11,13 @@
 
 #include "codec/wzx/wzx_token.h"
 
-/* A group's value is the sum of digit x place value over its entries
- * (V = (..(d1 N2 + d2) N3 ..) Nn + dn, reordered), so the entries can be
- * read in any order; its field is wzc_wzx_field of it.  The fields lie
- * end to end from bit 8 sb (checked when the plan is made). */
+/* A group's value is V = (..(d1 N2 + d2) N3 ..) Nn + dn; its entries of
+ * more than one level are cut, from the last up, into pieces whose levels
+ * multiply to less than 2^32, so that a piece's value P (the sum of digit x
+ * place value in the piece) is a 32-bit sum in any order, and
+ * V = (..(P1 M2 + P2) M3 ..) + Pm over the group's pieces, M the piece's
+ * levels in all.  Its field is wzc_wzx_field of V.  The fields lie end to
+ * end from bit 8 sb (checked when the plan is made). */
 typedef struct wzx_rec5 {
 	int ng, sb, S5;
 	int B;             /* record bytes */
@@ -25,12 +28,23 @@ typedef struct wzx_rec5 {
 	const uint16_t *sym;
 	size_t nslots;
 	uint32_t *qoff;    /* [S5] */
-	int32_t *first;    /* [ng + 1] the group's entries in q and pv */
+	int32_t *gp;       /* [ng + 1] the group's pieces, gp[g] .. gp[g + 1] - 1, the last (least significant) first */
+	int32_t *pe;       /* [np + 1] the piece's entries in q and pv, pe[j] .. pe[j + 1] - 1 */
+	uint64_t *pm;      /* [np] the piece's levels in all (below 2^32) */
 	int32_t *q;        /* coded place (row of the digits) of each entry of more than one level */
-	uint64_t *pv;      /* its place value in its group */
+	uint32_t *pv;      /* its place value in its piece */
 	uint8_t *k;        /* [ng] the group's bits */
-	uint64_t *M, *rlo; /* [ng] its levels in all, and wzc_wzx_field_recip's rlo */
+	uint64_t *rhi, *rlo; /* [ng] wzc_wzx_field_recip's R */
 } wzx_rec5;
+
+/* Piece j's value of token tok from dig[q * n + tok]. */
+static inline WZ_HD uint32_t wzc_wzx_rec5_piece(const wzx_rec5 *p, const uint16_t *dig, int n, int tok, int j)
+{
+	uint32_t P = 0;
+	for (int e = p->pe[j]; e < p->pe[j + 1]; e++)
+		P += (uint32_t)dig[(size_t)p->q[e] * n + tok] * p->pv[e];
+	return P;
+}
 
 /* One symbol of a lane at coded place q: its slot's entry, the state's
  * step, the digit to *dig; 1 where the state then needs a word (below
@@ -56,10 +70,10 @@ static inline WZ_HD void wzc_wzx_rec5_token(const wzx_rec5 *p, const uint16_t *d
 	int na = 0;
 	for (int g = 0; g < p->ng; g++) {
 		uint64_t V = 0;
-		for (int e = p->first[g]; e < p->first[g + 1]; e++)
-			V += (uint64_t)dig[(size_t)p->q[e] * n + tok] * p->pv[e];
+		for (int j = p->gp[g + 1] - 1; j >= p->gp[g]; j--)
+			V = V * p->pm[j] + wzc_wzx_rec5_piece(p, dig, n, tok, j);
 		int k = p->k[g];
-		uint64_t w = wzc_wzx_field(V, k, p->M[g], p->rlo[g]);
+		uint64_t w = wzc_wzx_field(V, p->rhi[g], p->rlo[g]);
 		/* pushed 32 bits at a time, so acc never passes 40 bits */
 		for (int h = 0; h < k; h += 32) {
 			int nb = k - h < 32 ? k - h : 32;

@@ -1,8 +1,12 @@
-/* Type 5 records from a block's digits with AVX2 (codec/wzx/wzx_records5.c
- * has the portable form, wzc_wzx_rec5_token, it is tested against): each
- * group's value for four tokens a vector (a digit times a 64-bit place
- * value as two 32 x 32-bit products), the fields by wzc_wzx_field, then
- * each token's fields written end to end 64 bits at a time. */
+/* Type 5 blocks straight to wz records with AVX2, in one pass over the
+ * payload (the plan: wzx_fused5, codec/wzx/wzx_fast5_internal.h; the
+ * portable loop and the reference it is tested against:
+ * codec/wzx/wzx_records5.c).  Each round of 32 lanes decodes one coded place
+ * of 32 tokens and adds digit x place value into its piece's row of 32-bit
+ * sums; once a group's places are all decoded, each token's value
+ * (wzc_wzx_rec5_token's Horner steps over the pieces), field
+ * (wzc_wzx_field) and bits are put in its record.  No digits buffer: the
+ * rows stay in L1. */
 #include <stdint.h>
 #include <string.h>
 
@@ -11,90 +15,246 @@
 #include "codec/wzx/wzx_rec5.h"
 
 #ifdef WZ_HAVE_AVX2_PATH
-#include <immintrin.h>
+#include "codec/wzx/wzx_avx2_lanes.h"
 
-#define AVX2_TARGET __attribute__((target("avx2")))
-#define CHUNK 32 /* tokens whose group values stay in registers (8 vectors) */
+/* BMI2 too: the fields' products and shifts by mulx, shlx and shrx (the
+ * caller checks the processor has it, wzc_wzx_fused5_have) */
+#define FUSED_TARGET __attribute__((target("avx2,popcnt,bmi2")))
 
-/* d (4 tokens' digits) times the place value (lo, hi halves) added to a. */
-#define MADD4(a, d, lo, hi)                                                                      \
-	do {                                                                                     \
-		__m256i dd_ = _mm256_cvtepu16_epi64(_mm_loadl_epi64((const __m128i *)(const void *)(d))); \
-		a = _mm256_add_epi64(a, _mm256_add_epi64(_mm256_mul_epu32(dd_, lo),               \
-							 _mm256_slli_epi64(_mm256_mul_epu32(dd_, hi), 32))); \
-	} while (0)
-
-/* The group values of tokens k0 .. k0 + 31 for group g into v, eight
- * vectors of four kept in registers (an array of them was kept in memory
- * and zeroed with rep stos for every group: 8% of the restore). */
-AVX2_TARGET static inline __attribute__((always_inline)) void
-group32(const wzx_rec5 *p, int g, const uint16_t *dig, int n, int k0, uint64_t *v)
+/* The entries f | c << 12 | s << 24 of 8 lanes' slots: the slot's symbol
+ * byte, then its symbol's entry, by plain loads or by vpgatherdd. */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+lookup8_e5(const uint8_t *s2s, const uint32_t *e5, __m256i slot, const int loads)
 {
-	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-	for (int e = p->first[g]; e < p->first[g + 1]; e++) {
-		const uint16_t *d = dig + (size_t)p->q[e] * n + k0;
-		const __m256i lo = _mm256_set1_epi64x((long long)(p->pv[e] & 0xffffffffu));
-		const __m256i hi = _mm256_set1_epi64x((long long)(p->pv[e] >> 32));
-		MADD4(a0, d, lo, hi);
-		MADD4(a1, d + 4, lo, hi);
-		MADD4(a2, d + 8, lo, hi);
-		MADD4(a3, d + 12, lo, hi);
-		MADD4(a4, d + 16, lo, hi);
-		MADD4(a5, d + 20, lo, hi);
-		MADD4(a6, d + 24, lo, hi);
-		MADD4(a7, d + 28, lo, hi);
+	if (!loads) {
+		__m256i sy = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)s2s, slot, 1),
+					      _mm256_set1_epi32(0xff));
+		return _mm256_i32gather_epi32((const int *)(const void *)e5, sy, 4);
 	}
-	_mm256_storeu_si256((__m256i *)(void *)(v + 0), a0);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 4), a1);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 8), a2);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 12), a3);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 16), a4);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 20), a5);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 24), a6);
-	_mm256_storeu_si256((__m256i *)(void *)(v + 28), a7);
+	__m128i lo = _mm256_castsi256_si128(slot), hi = _mm256_extracti128_si256(slot, 1);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	return _mm256_setr_epi32((int)e5[s2s[(uint32_t)a]], (int)e5[s2s[a >> 32]], (int)e5[s2s[(uint32_t)b]],
+				 (int)e5[s2s[b >> 32]], (int)e5[s2s[(uint32_t)c]], (int)e5[s2s[c >> 32]],
+				 (int)e5[s2s[(uint32_t)d]], (int)e5[s2s[d >> 32]]);
 }
 
-AVX2_TARGET void wzc_wzx_rec5_avx2_records(const fast32 *t, int n, const uint16_t *dig, uint8_t *records)
+/* The slot entries (f - 1) << 12 | (slot - c) of 8 lanes' slots (wide
+ * tables) and their symbols (*d). */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i
+lookup8_wide(const uint32_t *fb, const uint16_t *sym, __m256i slot, __m256i *d, const int loads)
 {
-	const wzx_rec5 *p = t->rec5;
-	int ng = p->ng, B = p->B, sb = p->sb;
-	/* where each field lies in the 64-bit words after the scale codes: the
-	 * same for every token, so the writing below has no branch */
-	int wi[WZC_REC5_AVX2_GROUPS];
-	uint8_t sh[WZC_REC5_AVX2_GROUPS];
-	uint64_t spill[WZC_REC5_AVX2_GROUPS], keep[WZC_REC5_AVX2_GROUPS];
-	uint64_t words[WZC_REC5_AVX2_GROUPS + 2] = { 0 };
-	for (int g = 0, off = 0; g < ng; off += p->k[g++]) {
-		wi[g] = off / 64;
-		sh[g] = (uint8_t)(off % 64);
-		spill[g] = sh[g] + p->k[g] > 64 ? ~0ull : 0;
-		keep[g] = sh[g] + p->k[g] >= 64 ? 0 : ~0ull;
+	if (!loads) {
+		/* sym has 2 spare entries after the last table: 4 bytes read at each */
+		*d = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(const void *)sym, slot, 2),
+				      _mm256_set1_epi32(0xffff));
+		return _mm256_i32gather_epi32((const int *)(const void *)fb, slot, 4);
 	}
-	uint64_t v[CHUNK], w[CHUNK][WZC_REC5_AVX2_GROUPS];
-	for (int k0 = 0; k0 < n; k0 += CHUNK) {
-		/* fields by group (tokens in a vector), then written by token */
-		for (int g = 0; g < ng; g++) {
-			group32(p, g, dig, n, k0, v);
-			int k = p->k[g];
-			uint64_t M = p->M[g], rlo = p->rlo[g];
-			for (int c = 0; c < CHUNK; c++)
-				w[c][g] = wzc_wzx_field(v[c], k, M, rlo);
-		}
-		for (int c = 0; c < CHUNK; c++) {
-			uint8_t *rec = records + (size_t)(k0 + c) * B;
-			for (int i = 0; i < sb; i++)
-				rec[i] = (uint8_t)dig[(size_t)i * n + k0 + c];
-			uint64_t cur = 0;
-			for (int g = 0; g < ng; g++) {
-				uint64_t x = w[c][g];
-				cur |= x << sh[g];
-				words[wi[g]] = cur;
-				/* the bits past the word (x >> (64 - sh), 0 at sh 0) */
-				cur = (cur & keep[g]) | ((x >> 1 >> (63 - sh[g])) & spill[g]);
+	uint32_t i[8];
+	_mm256_storeu_si256((__m256i *)(void *)i, slot);
+	*d = _mm256_setr_epi32(sym[i[0]], sym[i[1]], sym[i[2]], sym[i[3]], sym[i[4]], sym[i[5]], sym[i[6]], sym[i[7]]);
+	return _mm256_setr_epi32((int)fb[i[0]], (int)fb[i[1]], (int)fb[i[2]], (int)fb[i[3]], (int)fb[i[4]],
+				 (int)fb[i[5]], (int)fb[i[6]], (int)fb[i[7]]);
+}
+
+/* What a round does with the digits d of 8 tokens (k0 the first): a head
+ * writes them as the records' byte q; a piece's first place sets its row
+ * to d times the place value, the others add it. */
+enum { HEAD, FIRST, ADD };
+
+AVX2_TARGET static inline __attribute__((always_inline)) void
+put8(__m256i d, __m256i pv, uint32_t *row, int k0, uint8_t *records, int B, int q, const int kind)
+{
+	if (kind == HEAD) {
+		uint32_t v[8];
+		_mm256_storeu_si256((__m256i *)(void *)v, d);
+		for (int i = 0; i < 8; i++)
+			records[(size_t)(k0 + i) * B + q] = (uint8_t)v[i];
+		return;
+	}
+	__m256i a = _mm256_mullo_epi32(d, pv);
+	if (kind == ADD)
+		a = _mm256_add_epi32(a, _mm256_load_si256((const __m256i *)(const void *)(row + k0)));
+	_mm256_store_si256((__m256i *)(void *)(row + k0), a);
+}
+
+/* The n tokens' rounds of place pl: 0, or -1 past the payload's end. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+place(const wzx_fused5_place *pl, int n, __m256i *x, const uint8_t **pp, const uint8_t *end, uint32_t *row,
+      uint8_t *records, int B, int q, const int kind, const int loads)
+{
+	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), pv = _mm256_set1_epi32((int)pl->pv);
+	if (!pl->wide) {
+		for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++) {
+				__m256i slot = _mm256_and_si256(x[h], low12);
+				__m256i e = lookup8_e5(pl->s2s, pl->e5, slot, loads);
+				__m256i f = _mm256_and_si256(e, low12);
+				__m256i c = _mm256_and_si256(_mm256_srli_epi32(e, 12), low12);
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+							_mm256_sub_epi32(slot, c));
+				put8(_mm256_srli_epi32(e, 24), pv, row, K4 * r + 8 * h, records, B, q, kind);
 			}
-			words[wi[ng - 1] + 1] = cur;
-			memcpy(rec + sb, words, (size_t)(B - sb));
+			if (renorm32(x, pp, end))
+				return -1;
 		}
+		return 0;
 	}
+	/* the slot entries (s & 255) << 24 | (f - 1) << 12 | (slot - c); the
+	 * symbol's bits past 8 from the slot by four compares (at most 1280
+	 * symbols), else the symbol by slot */
+	const __m256i one = _mm256_set1_epi32(1);
+	if (pl->hi4) {
+		const __m256i t0 = _mm256_set1_epi32(pl->thr[0]), t1 = _mm256_set1_epi32(pl->thr[1]),
+			      t2 = _mm256_set1_epi32(pl->thr[2]), t3 = _mm256_set1_epi32(pl->thr[3]);
+		const int *fb = (const int *)(const void *)pl->fb;
+		for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++) {
+				__m256i slot = _mm256_and_si256(x[h], low12);
+				__m256i e = gather8(fb, slot, loads);
+				__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+							_mm256_and_si256(e, low12));
+				__m256i hi = _mm256_add_epi32(_mm256_add_epi32(_mm256_cmpgt_epi32(slot, t0),
+									       _mm256_cmpgt_epi32(slot, t1)),
+							      _mm256_add_epi32(_mm256_cmpgt_epi32(slot, t2),
+									       _mm256_cmpgt_epi32(slot, t3)));
+				__m256i d = _mm256_sub_epi32(_mm256_srli_epi32(e, 24), _mm256_slli_epi32(hi, 8));
+				put8(d, pv, row, K4 * r + 8 * h, records, B, q, kind);
+			}
+			if (renorm32(x, pp, end))
+				return -1;
+		}
+		return 0;
+	}
+	for (int r = 0; r < n / K4; r++) {
+		for (int h = 0; h < 4; h++) {
+			__m256i slot = _mm256_and_si256(x[h], low12), d;
+			__m256i e = lookup8_wide(pl->fb, pl->sym, slot, &d, loads);
+			__m256i f = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(e, 12), low12), one);
+			x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS12_BITS)),
+						_mm256_and_si256(e, low12));
+			put8(d, pv, row, K4 * r + 8 * h, records, B, q, kind);
+		}
+		if (renorm32(x, pp, end))
+			return -1;
+	}
+	return 0;
+}
+
+/* Group g's values of the n tokens from its pieces' rows (most
+ * significant first), V = V M + P, four tokens a vector (each product of a
+ * 64-bit V and a 32-bit M from two 32 x 32-bit ones), into V[]; then each
+ * token's field, put after the bits in cur[k] (a token's word in the
+ * making); a word filled is stored in the record.  full a constant, so
+ * that the loop is straight. */
+FUSED_TARGET static inline __attribute__((always_inline)) void
+fields(const uint64_t *V, uint64_t rhi, uint64_t rlo, int sh, int n, int B, uint64_t *cur, uint8_t *w0,
+       const int full)
+{
+	for (int k = 0; k < n; k++) {
+		uint64_t w = wzc_wzx_field(V[k], rhi, rlo), c = cur[k] | w << sh;
+		if (full) {
+			memcpy(w0 + (size_t)k * B, &c, 8);
+			c = w >> 1 >> (63 - sh); /* the bits past the word (none at sh 0) */
+		}
+		cur[k] = c;
+	}
+}
+
+FUSED_TARGET static void group(const wzx_rec5 *p, const wzx_fused5 *f, const uint32_t (*acc)[WZC_WZX_BLOCK_TOKENS],
+			       int g, int n, uint64_t *cur, uint8_t *records)
+{
+	const int16_t *pr = f->prow + f->gpoff[g];
+	const uint64_t *pm = f->ppm + f->gpoff[g];
+	int np = f->gpoff[g + 1] - f->gpoff[g], sh = f->gsh[g];
+	uint64_t V[WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
+	for (int k = 0; k < n; k += 4) {
+		__m256i v = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(acc[pr[0]] + k)));
+		for (int j = 1; j < np; j++) {
+			const __m256i m = _mm256_set1_epi64x((long long)pm[j]);
+			__m256i hi = _mm256_slli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(v, 32), m), 32);
+			v = _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m), hi),
+					     _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(acc[pr[j]] + k))));
+		}
+		_mm256_store_si256((__m256i *)(void *)(V + k), v);
+	}
+	uint8_t *w0 = records + p->sb + 8 * (size_t)f->gwi[g];
+	if (sh + p->k[g] >= 64)
+		fields(V, p->rhi[g], p->rlo[g], sh, n, p->B, cur, w0, 1);
+	else
+		fields(V, p->rhi[g], p->rlo[g], sh, n, p->B, cur, w0, 0);
+}
+
+FUSED_TARGET static inline __attribute__((always_inline)) int
+avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records, const int loads)
+{
+	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	const wzx_rec5 *p = t->rec5;
+	const wzx_fused5 *f = t->fused5;
+	wzx_spread8_ready();
+	uint32_t xs[K4];
+	read_states(payload, xs);
+	__m256i x[4];
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	const uint8_t *pp = payload + 4 * K4, *end = payload + size;
+	uint32_t acc[WZC_FUSED5_ROWS][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
+	uint64_t cur[WZC_WZX_BLOCK_TOKENS] = { 0 };
+	int B = p->B, gdone = 0;
+	for (int q = 0; q < p->S5; q++) {
+		const wzx_fused5_place *pl = &f->pl[q];
+		int bad;
+		if (pl->row < 0)
+			bad = place(pl, n, x, &pp, end, NULL, records, B, q, HEAD, loads);
+		else if (pl->first)
+			bad = place(pl, n, x, &pp, end, acc[pl->row], records, B, q, FIRST, loads);
+		else
+			bad = place(pl, n, x, &pp, end, acc[pl->row], records, B, q, ADD, loads);
+		if (bad)
+			return -1;
+		for (; gdone < pl->gend; gdone++)
+			group(p, f, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])acc, gdone, n, cur, records);
+	}
+	if (pp != end)
+		return -1;
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < K4; k++)
+		if (xs[k] != WZC_LANES_LOW)
+			return -1;
+	/* the last word's bytes (cur), then zeros to the record's end */
+	size_t at = (size_t)p->sb + 8 * (f->nbits / 64), left = (size_t)B - at;
+	size_t part = f->nbits % 64 ? (left < 8 ? left : 8) : 0;
+	for (int k = 0; k < n; k++) {
+		uint8_t *rec = records + (size_t)k * B;
+		memcpy(rec + at, &cur[k], part);
+		memset(rec + at + part, 0, left - part);
+	}
+	return 0;
+}
+
+FUSED_TARGET static int fused_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records)
+{
+	return avx2_fused(t, n, payload, size, records, 0);
+}
+
+FUSED_TARGET static int fused_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records)
+{
+	return avx2_fused(t, n, payload, size, records, 1);
+}
+
+int wzc_wzx_fused5_have(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+}
+
+int wzc_wzx_fused5_avx2_records(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records,
+				int loads)
+{
+	return loads ? fused_loads(t, n, payload, size, records) : fused_gather(t, n, payload, size, records);
 }
 #endif

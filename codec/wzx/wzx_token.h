@@ -62,34 +62,39 @@ static inline WZ_HD uint64_t wzc_mulhi64(uint64_t a, uint64_t b)
 }
 
 /* A group's field w = ceil(V 2^k / M) for V < M, 1 <= k <= 64 and
- * 2^(k-1) < M <= 2^k,
- * without a division: rlo = floor(2^(64+k) / M) - 2^64
- * (wzc_wzx_field_recip) gives q = floor(V (2^64 + rlo) / 2^64), at most one
- * below floor(V 2^k / M), and the remainder V 2^k - q M, in [0, 2M),
- * corrects it.  The value wzc_wzx_record's division gives for every V < M
- * (tests/codec/test_wzx_records checks edge and random cases). */
-static inline WZ_HD uint64_t wzc_wzx_field(uint64_t V, int k, uint64_t M, uint64_t rlo)
+ * 2^(k-1) < M <= 2^k, without a division: with D = 2^k - M (< M) and
+ * R = floor(2^128 D / M) (wzc_wzx_field_recip: rhi, rlo its halves),
+ * w = V + ceil(V R / 2^128).  Why: V 2^k / M = V + V D / M, and with
+ * y = V D / M = a + r / M (0 <= r < M), V R / 2^128 lies in (y - V / 2^128, y],
+ * a window narrower than 2^-64 <= 1 / M; so it is above a where r > 0 and
+ * in (a - 2^-64, a] where r = 0, and its ceiling is y's.  Two 64 x 64-bit
+ * products and no correction step.  The value wzc_wzx_record's division
+ * gives for every V < M (tests/codec/test_wzx_records checks edge and
+ * random cases). */
+static inline WZ_HD uint64_t wzc_wzx_field(uint64_t V, uint64_t rhi, uint64_t rlo)
 {
-	uint64_t q = V + wzc_mulhi64(V, rlo);
-	uint64_t vlo = V << (k - 1) << 1, vhi = V >> (64 - k); /* 1 <= k <= 64 */
-	uint64_t mlo = q * M, mhi = wzc_mulhi64(q, M);
-	uint64_t rem = vlo - mlo, rhi = vhi - mhi - (vlo < mlo);
-	if (rhi || rem >= M) {
-		q++;
-		rem -= M;
-	}
-	return q + (rem != 0);
+	/* V R = (b1 2^64 + b0) 2^64 + a1 2^64 + a0 */
+#ifdef __CUDA_ARCH__
+	uint64_t a0 = V * rlo, a1 = wzc_mulhi64(V, rlo), b0 = V * rhi, b1 = wzc_mulhi64(V, rhi);
+	uint64_t mid = b0 + a1;
+	return V + b1 + (mid < b0) + ((mid | a0) != 0);
+#else
+	unsigned __int128 a = (unsigned __int128)V * rlo, b = (unsigned __int128)V * rhi + (uint64_t)(a >> 64);
+	return V + (uint64_t)(b >> 64) + (((uint64_t)b | (uint64_t)a) != 0);
+#endif
 }
 
 #ifndef __CUDA_ARCH__
-/* rlo for a group of k bits and M levels in all; -1 where M is not in
- * (2^(k-1), 2^k] (the field then needs the division). */
-static inline int wzc_wzx_field_recip(int k, uint64_t M, uint64_t *rlo)
+/* R's halves for a group of k bits and M levels in all; -1 where M is not
+ * in (2^(k-1), 2^k] (the field then needs the division). */
+static inline int wzc_wzx_field_recip(int k, uint64_t M, uint64_t *rhi, uint64_t *rlo)
 {
 	if (k < 1 || k > 64 || M <= ((uint64_t)1 << (k - 1)) || (k < 64 && M > (uint64_t)1 << k))
 		return -1;
-	unsigned __int128 r = k == 64 ? ~(unsigned __int128)0 / M : ((unsigned __int128)1 << (64 + k)) / M;
-	*rlo = (uint64_t)(r - ((unsigned __int128)1 << 64));
+	uint64_t D = k == 64 ? 0 - M : ((uint64_t)1 << k) - M; /* < M */
+	unsigned __int128 hi = ((unsigned __int128)D << 64) / M, r = ((unsigned __int128)D << 64) % M;
+	*rhi = (uint64_t)hi;
+	*rlo = (uint64_t)((r << 64) / M);
 	return 0;
 }
 #endif

@@ -11,6 +11,7 @@
 #include "codec/wzx/wzx.h"
 #include "codec/wzx/wzx_fast.h"
 #include "codec/wzx/wzx_lanes.h"
+#include "codec/wzx/wzx_rec5.h"
 #include "codec/wzx/wzx_token.h"
 #include "tests/codec/window.h"
 
@@ -41,22 +42,27 @@ static void fields(void)
 			uint64_t M = m == 0 ? lo : m == 1 ? hi : m == 2 ? hi - 1 : lo + next64() % (hi - lo + 1);
 			if (M < lo || M > hi)
 				continue;
-			uint64_t rlo;
-			if (wzc_wzx_field_recip(k, M, &rlo)) {
+			uint64_t rhi, rlo;
+			if (wzc_wzx_field_recip(k, M, &rhi, &rlo)) {
 				refused++;
 				continue;
 			}
-			for (int v = 0; v < 200; v++) {
-				uint64_t V = v == 0 ? 0 : v == 1 ? M - 1 : v == 2 ? M / 2 : v == 3 ? 1 : next64() % M;
+			/* V 2^k a multiple of M (no ceiling to take) where V is a
+			 * multiple of M's odd part */
+			uint64_t odd = M >> __builtin_ctzll(M), mults = M / odd;
+			for (int v = 0; v < 240; v++) {
+				uint64_t V = v == 0 ? 0 : v == 1 ? M - 1 : v == 2 ? M / 2 : v == 3 ? 1
+					   : v >= 200 ? odd * (next64() % mults) : next64() % M;
 				checks++;
-				wrong += wzc_wzx_field(V, k, M, rlo) != by_division(V, k, M);
+				wrong += wzc_wzx_field(V, rhi, rlo) != by_division(V, k, M);
 			}
 		}
 	}
 	ok(!wrong && !refused, "field by reciprocal: %ld (V, k, M) cases equal the division (%ld differ, %ld refused)",
 	   checks, wrong, refused);
-	uint64_t r;
-	ok(wzc_wzx_field_recip(8, 128, &r) && wzc_wzx_field_recip(8, 257, &r) && wzc_wzx_field_recip(0, 1, &r),
+	uint64_t r, r2;
+	ok(wzc_wzx_field_recip(8, 128, &r, &r2) && wzc_wzx_field_recip(8, 257, &r, &r2) &&
+		   wzc_wzx_field_recip(0, 1, &r, &r2),
 	   "field by reciprocal: M outside (2^(k-1), 2^k] refused (the division stays)");
 }
 
@@ -103,6 +109,23 @@ static void one(wzt_family fam, const char *rate, int T)
 	size_t B = wzc_codec_record_bytes(c);
 	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1), "%s %s: type 5 tables (%zu B records)",
 	   fname, rate, B);
+	/* what the layers' plans hold: the one-pass loop's plan, places read by
+	 * slot entries, groups of 1, 2, 3 and more pieces */
+	const struct wzx_rec5 *plan = wzc_wzx_rec5_of(x, 0);
+	int fused = 1, wide = 0, rows = 0, np[5] = { 0 };
+	for (int l = 0; l < L; l++) {
+		int wd, r;
+		fused &= wzc_wzx_records5_fused(x, l, &wd, &r);
+		wide += wd;
+		rows = r > rows ? r : rows;
+	}
+	for (int g = 0; plan && g < plan->ng; g++) {
+		int m = plan->gp[g + 1] - plan->gp[g];
+		np[m < 4 ? m : 4]++;
+	}
+	ok(plan && fused, "%s %s: the one-pass plan (%d places by slot entries, %d rows; layer 0's groups of "
+			  "1, 2, 3, 4+ pieces: %d %d %d %d)",
+	   fname, rate, wide, rows, np[1], np[2], np[3], np[4]);
 	uint8_t *rec = malloc(B * T * L);
 	for (int l = 0; l < L; l++)
 		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
@@ -163,5 +186,6 @@ int main(void)
 	one(WZT_FAMILY_IID, "wz-4.97", 100);
 	one(WZT_FAMILY_MLA_A, "wz-2", 70); /* single-level components */
 	one(WZT_FAMILY_MLA_A, "wzx-5.4", 64);
+	one(WZT_FAMILY_IID, "wz-10", 64); /* every place by slot entries */
 	return tap_done();
 }
