@@ -67,7 +67,7 @@ renorm8(__m256i x, const uint8_t **pp)
 	int m = _mm256_movemask_ps(_mm256_castsi256_ps(need));
 	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)*pp));
 	w = _mm256_permutevar8x32_epi32(w, _mm256_loadu_si256((const __m256i *)(const void *)spread8[m]));
-	*pp += 2 * __builtin_popcount((unsigned)m);
+	*pp += 2 * (size_t)(unsigned)__builtin_popcount((unsigned)m);
 	return _mm256_blendv_epi8(x, _mm256_or_si256(_mm256_slli_epi32(x, 16), w), need);
 }
 /* A round's renormalisation (type 5's loops): the 32 lanes' words from the payload, by

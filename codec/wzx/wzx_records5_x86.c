@@ -146,46 +146,88 @@ place(const wzx_fused5_place *pl, int n, __m256i *x, const uint8_t **pp, const u
 
 /* Group g's values of the n tokens from its pieces' rows (most
  * significant first), V = V M + P, four tokens a vector (each product of a
- * 64-bit V and a 32-bit M from two 32 x 32-bit ones), into V[]; then each
- * token's field, put after the bits in cur[k] (a token's word in the
- * making); a word filled is stored in the record.  full a constant, so
- * that the loop is straight. */
+ * 64-bit V and a 32-bit M from two 32 x 32-bit ones), into vc[0][k]; then
+ * each token's field, put after the bits in vc[1][k] (its word in the
+ * making); a word filled is stored in the record (w0 + k B) and the bits
+ * past it (w >> (64 - sh)) begin the next.  full and sh0 constants, so
+ * that the loop is straight; apart from group's vector step, so that it
+ * keeps its values in registers. */
 FUSED_TARGET static inline __attribute__((always_inline)) void
-fields(const uint64_t *V, uint64_t rhi, uint64_t rlo, int sh, int n, int B, uint64_t *cur, uint8_t *w0,
-       const int full)
+fields(uint64_t (*vc)[WZC_WZX_BLOCK_TOKENS], uint8_t *w0, uint64_t rhi, uint64_t rlo, int sh, int n, int B,
+       const int full, const int sh0)
 {
-	for (int k = 0; k < n; k++) {
-		uint64_t w = wzc_wzx_field(V[k], rhi, rlo), c = cur[k] | w << sh;
+	const uint64_t s1 = (uint64_t)sh, s2 = 64 - (uint64_t)sh;
+	const size_t step = (size_t)B;
+	for (uint64_t *v = vc[0], *end = vc[0] + n; v < end; v++, w0 += step) {
+		uint64_t w = wzc_wzx_field(v[0], rhi, rlo), c = v[WZC_WZX_BLOCK_TOKENS] | w << s1;
 		if (full) {
-			memcpy(w0 + (size_t)k * B, &c, 8);
-			c = w >> 1 >> (63 - sh); /* the bits past the word (none at sh 0) */
+			memcpy(w0, &c, 8);
+			c = sh0 ? 0 : w >> s2;
 		}
-		cur[k] = c;
+		v[WZC_WZX_BLOCK_TOKENS] = c;
+	}
+}
+
+#define FIELDS(name, full, sh0)                                                                                 \
+	FUSED_TARGET __attribute__((noinline)) static void name(uint64_t (*vc)[WZC_WZX_BLOCK_TOKENS], uint8_t *w0,      \
+								uint64_t rhi, uint64_t rlo, int sh, int n, int B)  \
+	{                                                                                                       \
+		fields(vc, w0, rhi, rlo, sh, n, B, full, sh0);                                                 \
+	}
+FIELDS(fields_part, 0, 0)
+FIELDS(fields_full, 1, 0)
+FIELDS(fields_full0, 1, 1)
+
+/* A 64-bit v times m (below 2^32) plus P's 4 tokens at r: two 32 x
+ * 32-bit products. */
+AVX2_TARGET static inline __attribute__((always_inline)) __m256i madd4(__m256i v, __m256i m, const uint32_t *r)
+{
+	__m256i hi = _mm256_slli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(v, 32), m), 32);
+	return _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m), hi),
+				_mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)r)));
+}
+
+/* The group's values V of the n tokens from its np pieces' rows pr[]
+ * (most significant first; np a constant where it can be): the first
+ * step's V is below 2^32, one product. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+values(const uint32_t (*acc)[WZC_WZX_BLOCK_TOKENS], const int16_t *pr, const uint64_t *pm, int n, uint64_t *V,
+       const int np)
+{
+	const uint32_t *r0 = acc[pr[0]], *r1 = acc[pr[np > 1]], *r2 = acc[pr[np > 2 ? 2 : 0]];
+	const __m256i m1 = _mm256_set1_epi64x((long long)pm[np > 1]), m2 = _mm256_set1_epi64x((long long)pm[np > 2 ? 2 : 0]);
+	for (int k = 0; k < n; k += 4) {
+		__m256i v = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(r0 + k)));
+		if (np > 1)
+			v = _mm256_add_epi64(_mm256_mul_epu32(v, m1),
+					     _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(r1 + k))));
+		if (np > 2)
+			v = madd4(v, m2, r2 + k);
+		for (int j = 3; j < np; j++)
+			v = madd4(v, _mm256_set1_epi64x((long long)pm[j]), acc[pr[j]] + k);
+		_mm256_store_si256((__m256i *)(void *)(V + k), v);
 	}
 }
 
 FUSED_TARGET static void group(const wzx_rec5 *p, const wzx_fused5 *f, const uint32_t (*acc)[WZC_WZX_BLOCK_TOKENS],
-			       int g, int n, uint64_t *cur, uint8_t *records)
+			       int g, int n, uint64_t (*vc)[WZC_WZX_BLOCK_TOKENS], uint8_t *records)
 {
 	const int16_t *pr = f->prow + f->gpoff[g];
 	const uint64_t *pm = f->ppm + f->gpoff[g];
 	int np = f->gpoff[g + 1] - f->gpoff[g], sh = f->gsh[g];
-	uint64_t V[WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
-	for (int k = 0; k < n; k += 4) {
-		__m256i v = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(acc[pr[0]] + k)));
-		for (int j = 1; j < np; j++) {
-			const __m256i m = _mm256_set1_epi64x((long long)pm[j]);
-			__m256i hi = _mm256_slli_epi64(_mm256_mul_epu32(_mm256_srli_epi64(v, 32), m), 32);
-			v = _mm256_add_epi64(_mm256_add_epi64(_mm256_mul_epu32(v, m), hi),
-					     _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(acc[pr[j]] + k))));
-		}
-		_mm256_store_si256((__m256i *)(void *)(V + k), v);
+	switch (np) {
+	case 1: values(acc, pr, pm, n, vc[0], 1); break;
+	case 2: values(acc, pr, pm, n, vc[0], 2); break;
+	case 3: values(acc, pr, pm, n, vc[0], 3); break;
+	default: values(acc, pr, pm, n, vc[0], np);
 	}
 	uint8_t *w0 = records + p->sb + 8 * (size_t)f->gwi[g];
-	if (sh + p->k[g] >= 64)
-		fields(V, p->rhi[g], p->rlo[g], sh, n, p->B, cur, w0, 1);
+	if (sh + p->k[g] < 64)
+		fields_part(vc, w0, p->rhi[g], p->rlo[g], sh, n, p->B);
+	else if (sh)
+		fields_full(vc, w0, p->rhi[g], p->rlo[g], sh, n, p->B);
 	else
-		fields(V, p->rhi[g], p->rlo[g], sh, n, p->B, cur, w0, 0);
+		fields_full0(vc, w0, p->rhi[g], p->rlo[g], sh, n, p->B);
 }
 
 FUSED_TARGET static inline __attribute__((always_inline)) int
@@ -203,7 +245,7 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
 	const uint8_t *pp = payload + 4 * K4, *end = payload + size;
 	uint32_t acc[WZC_FUSED5_ROWS][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
-	uint64_t cur[WZC_WZX_BLOCK_TOKENS] = { 0 };
+	uint64_t vc[2][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32))) = { { 0 } }; /* values, words in the making */
 	int B = p->B, gdone = 0;
 	for (int q = 0; q < p->S5; q++) {
 		const wzx_fused5_place *pl = &f->pl[q];
@@ -217,7 +259,7 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 		if (bad)
 			return -1;
 		for (; gdone < pl->gend; gdone++)
-			group(p, f, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])acc, gdone, n, cur, records);
+			group(p, f, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])acc, gdone, n, vc, records);
 	}
 	if (pp != end)
 		return -1;
@@ -231,7 +273,7 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 	size_t part = f->nbits % 64 ? (left < 8 ? left : 8) : 0;
 	for (int k = 0; k < n; k++) {
 		uint8_t *rec = records + (size_t)k * B;
-		memcpy(rec + at, &cur[k], part);
+		memcpy(rec + at, &vc[1][k], part);
 		memset(rec + at + part, 0, left - part);
 	}
 	return 0;
