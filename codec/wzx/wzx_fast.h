@@ -123,7 +123,8 @@ int wzc_wzx_decode_lanes5_records_path(const wzc_wzx *x, int layer, wzc_lanes4_p
 int wzc_wzx_decode_lanes5_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 				  size_t size, uint8_t *records /* OUT */);
 /* A type 5 block's digits alone, dig[q * n + k] for coded place q and
- * token k (the records path's first step, on its _BEST loop). */
+ * token k (the rANS step alone, on the _BEST loop; the portable records
+ * path's first step). */
 int wzc_wzx_decode_lanes5_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
 				 uint16_t *dig /* OUT [coded places][n] */);
 /* The layer's records plan and tables (codec/wzx/wzx_rec5.h), what the

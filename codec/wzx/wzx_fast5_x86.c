@@ -5,8 +5,9 @@
  * frequency, start and level value in one 8-byte entry (tables of more
  * than 256 symbols keep type 4's u32 slot entries).  The values of 8
  * components are gathered in columns and written to the tokens' rows by
- * 8 x 8 transposes.  The same rounds to a block's digits, place by place,
- * for the restore to records (codec/wzx/wzx_records5.c). */
+ * 8 x 8 transposes.  The same rounds to a block's digits, place by place
+ * (wzc_wzx_decode_lanes5_digits: the rANS step alone, which
+ * bench/bench_wzx_zstd times beside the restore to records). */
 #include <stdint.h>
 #include <string.h>
 

@@ -1,7 +1,9 @@
 /* Type 5 blocks straight to wz records (what a wz GPU tier restores): the
- * layer's records plan, a portable loop that decodes a block's digits place
- * by place, the records from them (codec/wzx/wzx_rec5.h, shared with the
- * CUDA kernel), and the choice of path.  The reference is the symbols'
+ * layer's records plan (groups cut into 32-bit pieces, each group's 128-bit
+ * reciprocal) and the one-pass AVX2 loop's (codec/wzx/wzx_records5_x86.c),
+ * a portable loop that decodes a block's digits place by place, the
+ * records from them (codec/wzx/wzx_rec5.h, shared with the CUDA kernel),
+ * and the choice of path.  The reference is the symbols'
  * way (wzc_wzx_decode_lanes5_ref, then wzc_wzx_symbols_records, whose
  * field is a 128-bit division); every path gives its records bit for bit
  * and its verdicts (tests/codec/test_wzx_records).  The coder stays
