@@ -55,8 +55,10 @@ typedef struct {
  * overlap off or on), aggregated or disaggregated with a prefill pool of
  * one node up to 64 GPUs, context-parallel prefill 1 to 16, MTP 0 to 3
  * drafts where p->mtp_acceptance > 0 (else off), batch caps 64, 128, 256
- * and p->max_batch, and a pool of 1, 2 or 4 pipeline stages (more than
- * one: the pool's prefill instances, sim/pool.c, of the scenario's
+ * and p->max_batch, and where the scenario gives its disaggregated pool a
+ * layout (prefill_instance_gpus or prefill_pipeline_stages) a pool of 1,
+ * 2 or 4 pipeline stages and the scenario's own (more than one: the
+ * pool's prefill instances, sim/pool.c, of the scenario's
  * prefill_instance_gpus or else the whole pool, in that many stages).  Configurations that cannot hold the weights or that
  * the model refuses are dropped when enumerated. */
 void wzd_space_default(const wzs_params *p, wzd_space *out /* OUT */);

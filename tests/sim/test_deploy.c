@@ -6,6 +6,8 @@
 #include "tests/tap.h"
 #include "tests/sim/sim_fixture.h"
 
+#include <stdlib.h>
+
 #include "sim/deploy/deploy.h"
 #include "sim/search.h"
 
@@ -79,6 +81,29 @@ static void test_space(void)
 	   diag.msg);
 	e = wzd_space_pin(&s, "max_batch", "--config", &diag);
 	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "KEY=VALUE"), "a pair without '=': %s", diag.msg);
+
+	/* pipeline stages are searched where the scenario gives its pool a
+	 * layout, and never beside context parallelism */
+	wzs_params lay;
+	wzs_params_default(&lay);
+	lay.disaggregated = 1;
+	lay.prefill_gpus = 32;
+	lay.prefill_pp_stages = 2;
+	wzd_space_default(&lay, &s);
+	long npp = 0, nall = wzd_space_enumerate(&s, NULL, 0), badpp = 0;
+	wzd_config *all = calloc((size_t)nall, sizeof *all);
+	wzd_space_enumerate(&s, all, nall);
+	for (long i = 0; all && i < nall; i++) {
+		npp += all[i].pp > 1;
+		badpp += all[i].pp > 1 && (all[i].cp > 1 || all[i].prefill_gpus % all[i].pp);
+	}
+	free(all);
+	ok(s.n[WZD_KEY_PP] == 3 && npp > 0 && !badpp,
+	   "a pool with a layout: 1, 2 and 4 stages searched (%ld of %ld configurations pipelined)",
+	   npp, nall);
+	lay.prefill_pp_stages = 1;
+	wzd_space_default(&lay, &s);
+	ok(s.n[WZD_KEY_PP] == 1 && s.v[WZD_KEY_PP][0] == 1, "without one, one stage only");
 
 	wzd_config c = { 64, 0, 1, 1, 32, 8, 1, 128, 1 }, back;
 	wzs_params q;
