@@ -69,6 +69,13 @@ static void help_prepare(void)
 	       "                      --rope-theta trace: the base and YaRN the traces'\n"
 	       "                      metadata give (rope_theta, rope_yarn; wzcapture.py\n"
 	       "                      and synth-cache write them)\n"
+	       "  --predict MODE      with --rope-theta: code the position part of each token\n"
+	       "                      as its residual from a linear prediction from the\n"
+	       "                      decoded latent (a version 7 profile; docs/wz-format.md,\n"
+	       "                      \"Predicted position part\"): auto, in the layers where\n"
+	       "                      the residual is cheaper to code on the calibration\n"
+	       "                      tokens; all, in every layer that undoes RoPE; off\n"
+	       "                      (default).  Each predicting layer's gain is printed\n"
 	       "  --rope-layers LIST  the layers that undo RoPE (e.g. 1-60, or 0,2,5-9, or all).\n"
 	       "                      Default: every layer but the first, whose keys are a\n"
 	       "                      function of the token alone (its input is the token's\n"
@@ -183,6 +190,20 @@ static int rope_of_traces(wzt_cache_trace *const *t, const char *const *paths, i
 /* Each layer's gain from undoing RoPE, on stderr: the range and the
  * median over the layers that undo it, and a warning where the median
  * loses. */
+/* Each layer's prediction: its gain, or that it does not predict. */
+static void report_pred_gain(const wzc_profile *prof)
+{
+	int n = 0;
+	for (int l = 0; l < prof->L; l++)
+		n += wzc_profile_predicts(prof, l);
+	fprintf(stderr, "wzplan codec: the position part predicted from the latent in %d of %d layers\n",
+		n, prof->L);
+	for (int l = 0; l < prof->L && l < 64; l++)
+		if (wzc_profile_predicts(prof, l))
+			fprintf(stderr, "wzplan codec: layer %d: prediction gain %.2f dB\n", l,
+				wzc_profile_pred_gain_db(prof, l));
+}
+
 static void report_rope_gain(const wzc_profile *prof)
 {
 	double *g = malloc(sizeof *g * (size_t)prof->L);
@@ -356,6 +377,7 @@ static int cmd_prepare(int argc, char **argv)
 		{ "rope-theta", required_argument, NULL, 'T' },
 		{ "rope-yarn", required_argument, NULL, 'Y' },
 		{ "rope-layers", required_argument, NULL, 'Z' },
+		{ "predict", required_argument, NULL, 'P' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -368,7 +390,7 @@ static int cmd_prepare(int argc, char **argv)
 	wzc_prepare_opts_default(&opts);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:Z:j:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:o:r:q:p:T:Y:Z:P:j:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if ((rc = wz_codec_add_traces(argc, argv, paths, &npaths)))
@@ -408,6 +430,16 @@ static int cmd_prepare(int argc, char **argv)
 		case 'Z':
 			rope_layers = optarg;
 			break;
+		case 'P':
+			if (!strcmp(optarg, "off"))
+				opts.predict = 0;
+			else if (!strcmp(optarg, "auto"))
+				opts.predict = 1;
+			else if (!strcmp(optarg, "all"))
+				opts.predict = 2;
+			else
+				return wz_cli_usage(CMD, "--predict: '%s' is not auto, all or off", optarg);
+			break;
 		case 'j':
 			if ((rc = wz_cli_long(CMD, "--threads", optarg, 1, 1024, &threads)))
 				return rc;
@@ -430,6 +462,9 @@ static int cmd_prepare(int argc, char **argv)
 		return wz_cli_usage(CMD, "--rope-yarn needs --rope-theta (the RoPE base)");
 	if (rope_layers && !theta)
 		return wz_cli_usage(CMD, "--rope-layers needs --rope-theta (the RoPE base)");
+	if (opts.predict && !theta)
+		return wz_cli_usage(CMD, "--predict needs --rope-theta: the prediction is of the "
+					 "position part with RoPE undone");
 	if (yarn_given && theta < 0)
 		return wz_cli_usage(CMD, "--rope-yarn with --rope-theta trace: the traces' metadata "
 					 "gives both; drop one");
@@ -507,6 +542,8 @@ static int cmd_prepare(int argc, char **argv)
 	free(layers);
 	if (!e && theta > 0)
 		report_rope_gain(prof);
+	if (!e && opts.predict)
+		report_pred_gain(prof);
 	for (int i = 0; !e && i < nrates; i++) {
 		wzc_codec *codec;
 		e = wzc_codec_new(&fmts[i], prof->L, prof->R, prof->P, prof, &codec, &diag);

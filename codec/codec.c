@@ -12,6 +12,7 @@
 #include "codec/profile/profile_cache.h"
 #include "codec/profile/rope.h"
 #include "codec/wz/wz_plan.h"
+#include "codec/wz/wz_predict.h"
 #include "codec/wz/wzt_trellis.h"
 
 static void plan_free(void *plan)
@@ -35,6 +36,31 @@ static wz_err shared_plan(wzc_codec *c, const wzc_profile *profile, wz_diag *dia
 	void *obj = c->wz;
 	c->wz_shared = wzc_profile_shared_put(profile, WZC_CACHE_PLAN, c->record_bytes, &obj, plan_free);
 	c->wz = obj;
+	return WZ_OK;
+}
+
+/* Profile version 7 (docs/wz-format.md, "Predicted position part"): the
+ * codec of the tokens at position 0, over the plan of the position part's
+ * own statistics.
+ * The trellis formats choose the latent's digits with the position part's
+ * (one path through both), so a latent coded before the prediction would
+ * not be the one decoded; wzx's records leave through paths that do not
+ * predict yet: both refuse such a profile. */
+static wz_err anchored_codec(wzc_codec *c, const wzc_format_info *info, wz_diag *diag)
+{
+	if (c->wzt || info->profile_record_bytes)
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "format %s cannot code with a profile that predicts the position "
+				   "part (version 7): use wz-<bits> or wzs-<bits>, or a profile "
+				   "prepared without --predict",
+				   c->fmt.name);
+	c->anchored = malloc(sizeof *c->anchored);
+	if (!c->anchored)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	*c->anchored = *c;
+	c->anchored->wz = c->wz->anchored;
+	c->anchored->wz_shared = 1;
+	c->anchored->anchored = NULL;
 	return WZ_OK;
 }
 
@@ -90,6 +116,8 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 			e = shared_plan(c, profile, diag);
 		if (!e && wzc_format_trellis_nu(fmt->id))
 			e = wzc_wzt_plan_new(c->wz, wzc_format_trellis_nu(fmt->id), &c->wzt, diag);
+		if (!e && c->wz && c->wz->anchored)
+			e = anchored_codec(c, info, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;
@@ -109,6 +137,7 @@ void wzc_codec_free(wzc_codec *c)
 		wzc_wz_plan_free(c->wz);
 	wzc_wzt_plan_free(c->wzt);
 	free(c->tensor_scale);
+	free(c->anchored); /* a shallow copy: its arrays are this codec's */
 	free(c);
 }
 
@@ -135,7 +164,15 @@ const double *wzc_codec_rope_freq(const wzc_codec *c, int layer)
 }
 
 static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
-			   const float *rope, uint8_t *records, wz_diag *diag);
+			   const float *rope, const int64_t *positions, uint8_t *records,
+			   wz_diag *diag);
+
+/* 1 when the codec's layer predicts its position part (a version 7
+ * profile, the layer's flag set; the codec made its anchored codec). */
+static int pred_layer(const wzc_codec *c, int layer)
+{
+	return c->anchored && c->profile && wzc_profile_predicts(c->profile, layer);
+}
 
 /* A serving stack's cache holds bf16 values, and every format there
  * quantizes those: so every format here, baselines and ours alike, codes
@@ -167,7 +204,7 @@ wz_err wzc_encode_layer_at(wzc_codec *c, int layer, int n, const float *latent,
 	const double *f = wzc_codec_rope_freq(c, layer);
 	for (int t = 0; f && t < n; t++)
 		wzc_rope_turn(in + nl + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, -1);
-	wz_err e = encode_layer(c, layer, n, in, in + nl, records, diag);
+	wz_err e = encode_layer(c, layer, n, in, in + nl, positions, records, diag);
 	free(in);
 	return e;
 }
@@ -179,15 +216,23 @@ wz_err wzc_encode_layer(wzc_codec *c, int layer, int n, const float *latent, con
 }
 
 static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
-			   const float *rope, uint8_t *records, wz_diag *diag)
+			   const float *rope, const int64_t *positions, uint8_t *records,
+			   wz_diag *diag)
 {
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (info->encode_layer) {
 		/* The layer's plan, made on first use (wzt's trellis plan rests on it). */
 		const layer_plan *lp;
 		wz_err e = c->wz ? wzc_wz_plan_layer_get(c->wz, layer, &lp, diag) : WZ_OK;
+		if (!e && pred_layer(c, layer))
+			e = wzc_wz_plan_layer_get(c->anchored->wz, layer, &lp, diag);
 		if (e)
 			return e;
+		if (pred_layer(c, layer))
+			return wzc_pred_encode_layer(c, c->anchored, c->profile, c->record_bytes,
+						     info->encode_layer,
+						     info->decode_layer, layer, n, latent, rope,
+						     positions, records, diag);
 		info->encode_layer(c, layer, n, latent, rope, records);
 		return WZ_OK;
 	}
@@ -207,7 +252,12 @@ void wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record, i
 		return;
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (info->decode_token) {
-		info->decode_token(c, layer, record, latent, rope, 0);
+		if (pred_layer(c, layer))
+			wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
+					      info->decode_layer, layer, 1,
+					      record, &position, latent, rope);
+		else
+			info->decode_token(c, layer, record, latent, rope, 0);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		if (f)
 			wzc_rope_turn(rope, c->P, position, f, 1);
@@ -228,7 +278,12 @@ void wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *re
 {
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (info->decode_layer && layer >= 0 && layer < c->L) {
-		info->decode_layer(c, layer, n, records, latent, rope);
+		if (pred_layer(c, layer))
+			wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
+					      info->decode_layer, layer, n,
+					      records, positions, latent, rope);
+		else
+			info->decode_layer(c, layer, n, records, latent, rope);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		for (int t = 0; f && t < n; t++)
 			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);
@@ -248,7 +303,9 @@ void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *recor
 int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t *record,
 				    float *y_latent, float *y_rope)
 {
-	if (!c->wz || layer < 0 || layer >= c->L)
+	/* a predicted position part has no transformed domain of its own:
+	 * its values need the decoded latent */
+	if (!c->wz || layer < 0 || layer >= c->L || pred_layer(c, layer))
 		return -1;
 	wzc_format_info_of(c->fmt.id)->decode_token(c, layer, record, y_latent, y_rope, 1);
 	return 0;

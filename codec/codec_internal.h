@@ -20,6 +20,9 @@ struct wzc_codec {
 	struct wzc_wzt_plan *wzt; /* wzt: the trellis over wz's plan (owned) */
 	int wz_shared;        /* wz is the profile cache's, referenced, not owned */
 	const wzc_profile *profile; /* wz: the profile (borrowed) */
+	/* profile version 7 with a layer that predicts: this codec over the
+	 * anchored tokens' plan (wz's anchored plan, borrowed), owned */
+	struct wzc_codec *anchored;
 };
 
 #endif

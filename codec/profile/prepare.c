@@ -16,6 +16,8 @@
 #include "codec/hot.h"
 #include "codec/profile/linalg.h"
 #include "codec/cores.h"
+#include "codec/profile/predict_fit.h"
+#include "codec/profile/profile_internal.h"
 #include "codec/profile/profile.h"
 #include "codec/profile/rope.h"
 
@@ -45,6 +47,7 @@ void wzc_prepare_opts_default(wzc_prepare_opts *o)
 	o->rope_freq = NULL;
 	o->rope_pairs = 0;
 	o->rope_layers = NULL;
+	o->predict = 0;
 	o->threads = 0;
 	o->progress = NULL;
 	o->progress_ud = NULL;
@@ -587,6 +590,11 @@ static int rope_query_moments(const wzc_window *const *ws, int nw, int l,
  * (layer l's arrays only), for prepare_layer on several threads. */
 typedef struct {
 	const wzc_window *const *ws, *const *rws;
+	/* version 7: the rotated-back position parts, each layer's replaced
+	 * by its cross-fitted residuals as it is fitted (pws[w].rope is
+	 * res[w]) */
+	const wzc_window *const *pws;
+	float *const *res;
 	int nw, queries;
 	const wzc_prepare_opts *opts;
 	wzc_profile *p;
@@ -594,6 +602,56 @@ typedef struct {
 	wzc_first_fail fail;   /* the lowest failing layer */
 	int done;              /* layers fitted, under fail.lock, for opts->progress */
 } layer_job;
+
+static void layer_weights(wzc_profile *p, const wzc_prepare_opts *opts, int l, const double *qlat,
+			  wzc_part_profile *pr, const double *qrope);
+
+/* Version 7: layer l's prediction (docs/wz-format.md, "Predicted position
+ * part").  The position part just fitted (rope[l], its query energies in
+ * qrope) is what the anchored tokens' becomes; the map is fitted and the
+ * position part fitted again, to the cross-fitted residuals.  The layer
+ * predicts when asked for every layer (predict 2), or (predict 1) when
+ * the residual is cheaper to code than the part on the calibration
+ * tokens (wzc_pred_gain_of > 0: the geometric mean of its variances
+ * lower); otherwise it stays as it was.  qrope gets the residual's query
+ * energies when it predicts. */
+static wz_err prepare_prediction(const layer_job *j, int l, double *qlat, double *qrope,
+				 wz_diag *diag)
+{
+	wzc_profile *p = j->p;
+	int R = p->R, P = p->P;
+	float *map = malloc(sizeof *map * (size_t)R * (size_t)P);
+	double *qres = malloc(sizeof *qres * (size_t)(P + 1)), alpha;
+	wzc_part_profile res = { 0 };
+	if (!map || !qres || wzc_part_alloc(&res, P) ||
+	    wzc_pred_fit(j->ws, j->rws, j->nw, l, p->latent[l].mean, map, j->res, &alpha)) {
+		free(map);
+		free(qres);
+		wzc_part_free(&res);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	wz_err e = fit_part(j->pws, j->nw, l, 1, 1, j->opts->rope_freq, &res,
+			    j->queries ? qres : NULL, diag);
+	double gain = e ? 0 : wzc_pred_gain_of(p->rope[l].var, res.var, P);
+	if (e || !(j->opts->predict == 2 || (j->opts->predict == 1 && gain > 0))) {
+		free(map);
+		free(qres);
+		wzc_part_free(&res);
+		return e;
+	}
+	p->rope_plain[l] = p->rope[l];
+	p->rope[l] = res;
+	p->pred_map[l] = map;
+	p->predicts[l] = 1;
+	/* the anchored tokens' weights, with the latent's, from their own
+	 * statistics; the layer's own (the latent's and the residual's)
+	 * follow in prepare_layer */
+	layer_weights(p, j->opts, l, qlat, &p->rope_plain[l], qrope);
+	if (j->queries)
+		memcpy(qrope, qres, sizeof *qres * (size_t)P);
+	free(qres);
+	return WZ_OK;
+}
 
 /* Layer l of the profile: both parts' statistics, the position cap, the
  * distortion weights.  qlat [R] and qrope [P + 1] are the caller's
@@ -609,6 +667,8 @@ static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qro
 	if (!e)
 		e = fit_part(undo_l ? rws : ws, nw, l, 1, undo_l, undo_l ? opts->rope_freq : NULL,
 			     &p->rope[l], queries && p->P ? qrope : NULL, diag);
+	if (!e && p->predicts && undo_l && p->P > 0)
+		e = prepare_prediction(j, l, qlat, qrope, diag);
 	if (e)
 		return e;
 	if (opts->position_cap && p->P > 0) {
@@ -629,6 +689,16 @@ static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qro
 	 * there are no shares to use, and the plain term is the layer's
 	 * squared error over its energy.  Scaled to mean 1 (only ratios
 	 * matter). */
+	layer_weights(p, opts, l, qlat, &p->rope[l], qrope);
+	return WZ_OK;
+}
+
+/* The distortion weights of layer l's latent and of a position part pr
+ * (the profile's, or version 7's anchored tokens'), from the query
+ * energies qlat [R] and qrope [P] of each. */
+static void layer_weights(wzc_profile *p, const wzc_prepare_opts *opts, int l, const double *qlat,
+			  wzc_part_profile *pr, const double *qrope)
+{
 	double a = p->query_weighted ? opts->query_weight : 0;
 	double ev[2] = { 0, 0 }, eqp[2] = { 0, 0 };
 	for (int k = 0; k < p->R; k++) {
@@ -636,8 +706,8 @@ static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qro
 		eqp[0] += p->query_weighted ? qlat[k] * p->latent[l].var[k] : 0;
 	}
 	for (int k = 0; k < p->P; k++) {
-		ev[1] += p->rope[l].var[k];
-		eqp[1] += p->query_weighted ? qrope[k] * p->rope[l].var[k] : 0;
+		ev[1] += pr->var[k];
+		eqp[1] += p->query_weighted ? qrope[k] * pr->var[k] : 0;
 	}
 	double eq = eqp[0] + eqp[1], evall = ev[0] + ev[1];
 	int shares = p->query_weighted && eq > 0;
@@ -653,15 +723,14 @@ static wz_err prepare_layer(const layer_job *j, int l, double *qlat, double *qro
 		if (k < p->R)
 			p->latent[l].weight[k] = (float)wk;
 		else
-			p->rope[l].weight[k - p->R] = (float)wk;
+			pr->weight[k - p->R] = (float)wk;
 		mw += wk;
 	}
 	mw /= (p->R + p->P);
 	for (int k = 0; mw > 0 && k < p->R; k++)
 		p->latent[l].weight[k] = (float)(p->latent[l].weight[k] / mw);
 	for (int k = 0; mw > 0 && k < p->P; k++)
-		p->rope[l].weight[k] = (float)(p->rope[l].weight[k] / mw);
-	return WZ_OK;
+		pr->weight[k] = (float)(pr->weight[k] / mw);
 }
 
 /* Layers are taken in turn from a counter; each is fitted alone, so the
@@ -783,17 +852,38 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 		rws[w] = &rw[w];
 	if (undo) {
 		/* the layers left as cached keep frequencies 0 */
-		p->version = WZC_PROFILE_VERSION;
+		p->version = WZC_PROFILE_VERSION_ROPE;
 		for (int l = 0; l < w0->L; l++)
 			for (size_t i = 0; i < npair; i++)
 				p->rope_freq[(size_t)l * npair + i] =
 					!opts->rope_layers || opts->rope_layers[l] ? opts->rope_freq[i] : 0;
 	}
+	/* version 7: the residual windows, and the arrays of the prediction */
+	int predict = undo && opts->predict > 0 && w0->P > 0;
+	wzc_window *pw = predict ? rotated_windows(ws, nw, opts->rope_freq) : NULL;
+	const wzc_window **pws = predict ? malloc(sizeof *pws * (size_t)nw) : NULL;
+	float **res = predict ? malloc(sizeof *res * (size_t)nw) : NULL;
+	if (predict && (!pw || !pws || !res || wzc_profile_pred_alloc(p))) {
+		wzc_profile_free(p);
+		free_rotated(rw, nw);
+		free(rws);
+		free_rotated(pw, nw);
+		free(pws);
+		free(res);
+		free_bf16(bw, nw);
+		free(bws);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	for (int w = 0; predict && w < nw; w++) {
+		pws[w] = &pw[w];
+		res[w] = (float *)pw[w].rope;
+	}
 	snprintf(p->model, sizeof p->model, "%s", w0->model ? w0->model : "");
 	p->query_weighted = queries && opts->query_weight > 0;
 	for (int w = 0; w < nw; w++)
 		p->ntokens += (uint64_t)ws[w]->T;
-	layer_job job = { .ws = ws, .rws = rws, .nw = nw, .queries = queries, .opts = opts, .p = p };
+	layer_job job = { .ws = ws, .rws = rws, .pws = pws, .res = res, .nw = nw, .queries = queries,
+			  .opts = opts, .p = p };
 	wz_err e = WZ_OK;
 	if (wzc_first_fail_init(&job.fail, p->L)) {
 		e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -813,11 +903,28 @@ wz_err wzc_prepare(const wzc_window *const *ws, int nw, const wzc_prepare_opts *
 	}
 	free_rotated(rw, nw);
 	free(rws);
+	free_rotated(pw, nw);
+	free(pws);
+	free(res);
 	free_bf16(bw, nw);
 	free(bws);
 	if (e) {
 		wzc_profile_free(p);
 		return e;
+	}
+	/* version 7 only where some layer predicts; else as before */
+	int any = 0;
+	for (int l = 0; predict && l < p->L; l++)
+		any |= p->predicts[l];
+	if (any) {
+		p->version = 7;
+	} else if (p->predicts) {
+		free(p->predicts);
+		free(p->rope_plain);
+		free(p->pred_map);
+		p->predicts = NULL;
+		p->rope_plain = NULL;
+		p->pred_map = NULL;
 	}
 	*out = p;
 	return WZ_OK;

@@ -41,12 +41,18 @@ typedef struct {
  * plans exactly as version 4: a rule "from version N" holds for every
  * later version; version 6 adds each layer's RoPE inverse frequencies
  * (the position part coded after undoing RoPE where any is non-zero) and
- * is written only for such a profile, every other as version 5. */
-#define WZC_PROFILE_VERSION 6
+ * is written only for such a profile, every other as version 5; version
+ * 7 adds per layer the joint prediction of the position part from the
+ * decoded latent (an R x P map, and the statistics of the position part
+ * of tokens coded against the anchor, which are not predicted) and is
+ * written only for a profile where some layer predicts. */
+#define WZC_PROFILE_VERSION 7
+#define WZC_PROFILE_VERSION_ROPE 6  /* a profile that undoes RoPE and predicts nothing */
 #define WZC_PROFILE_VERSION_PLAIN 5 /* a profile that does not undo RoPE */
 
 struct wzc_profile {
-	int version;        /* 1 to 6, as read; new profiles get 5, or 6 when they undo RoPE */
+	int version;        /* 1 to 7, as read; new profiles get 5, 6 when they undo RoPE,
+			     * 7 when a layer predicts its position part */
 	char model[WZC_MODEL_MAX + 1];
 	int L, R, P;
 	int query_weighted; /* 1 when the weights come from calibration queries */
@@ -64,6 +70,19 @@ struct wzc_profile {
 	 * undone"); NULL, or all zero, when it is not (always so before
 	 * version 6) */
 	double *rope_freq;
+	/* Version 7 (docs/wz-format.md, "Predicted position part"): per layer,
+	 * 1 when the position part of a token whose latent is coded against
+	 * its mean is coded as its residual from pred_map[l] applied to the
+	 * decoded latent (rope[l] then holds the residual's statistics), and
+	 * rope_plain[l] the statistics of the position part of tokens whose
+	 * latent is coded against the anchor (not predicted).  predicts NULL
+	 * (before version 7), or 0 for a layer: coded as version 6.
+	 * pred_map[l] is R x P (row k: what latent component k, less its
+	 * mean, adds to each of the P position values in the coded domain);
+	 * NULL for a layer that does not predict. */
+	unsigned char *predicts;     /* [L] */
+	wzc_part_profile *rope_plain; /* [L] */
+	float **pred_map;            /* [L] */
 	/* KVTC's transforms (codec/kvtc/kvtc.h), fitted on calibration windows
 	 * and attached by the caller for `kvtc-<bits>` (borrowed: the caller
 	 * frees them after the profile's codecs); NULL otherwise.  Not in the
@@ -102,6 +121,12 @@ typedef struct {
 	/* [L]: with rope_freq, the layers that undo it (non-zero); NULL:
 	 * every layer.  The others keep the position part as cached. */
 	const unsigned char *rope_layers;
+	/* The joint prediction of the position part from the decoded latent
+	 * (profile version 7): 0 off (the default), 1 in each layer whose
+	 * cross-fitted residual is cheaper to code than the part on the
+	 * calibration tokens (wzc_profile_pred_gain_db > 0), 2 in every
+	 * layer that undoes RoPE. */
+	int predict;
 	/* Threads fitting layers (each layer alone, so the profile is the
 	 * same on any number); 0 (the default): one per online core. */
 	int threads;
@@ -156,6 +181,14 @@ int wzc_profile_undoes_rope(const wzc_profile *p, int l);
  * model's frequencies gain on its caches; wrong ones gain little or
  * lose. */
 double wzc_profile_rope_gain_db(const wzc_profile *p, int l);
+/* 1 when layer l predicts its position part from the decoded latent
+ * (version 7). */
+int wzc_profile_predicts(const wzc_profile *p, int l);
+/* Layer l's coding gain from the prediction, in dB: the geometric mean
+ * of the variances of the position part (rope_plain) over that of its
+ * cross-fitted residual (rope), both on calibration tokens; 0 for a
+ * layer that does not predict. */
+double wzc_profile_pred_gain_db(const wzc_profile *p, int l);
 /* The inverse frequencies of RoPE on P values: base^(-2i/P) for pair i,
  * blended as YaRN does when yarn_factor > 1 (transformers'
  * _compute_yarn_parameters: the correction range from beta_fast and

@@ -54,9 +54,16 @@ static inline size_t freq_bytes(int version, int P)
 	return version >= 6 ? 8 * (size_t)(P / 2) : 0;
 }
 
+/* Version 7 adds after them the prediction's flag (uint32), the
+ * statistics of the anchored tokens' position part and the R x P map. */
+static inline size_t pred_bytes(int version, int R, int P)
+{
+	return version >= 7 ? 4 + part_bytes(P) + 4 * (size_t)P * (size_t)R : 0;
+}
+
 static inline size_t layer_bytes(int version, int R, int P)
 {
-	return part_bytes(R) + part_bytes(P) + 4 + freq_bytes(version, P);
+	return part_bytes(R) + part_bytes(P) + 4 + freq_bytes(version, P) + pred_bytes(version, R, P);
 }
 
 /* The file's size the header implies. */
@@ -136,6 +143,9 @@ static inline const uint8_t *get_floats(const uint8_t *p, float *x, size_t n)
  * their freeing (NULL ones too). */
 wzc_profile *wzc_profile_shell(int L, int R, int P);
 int wzc_part_alloc(wzc_part_profile *q, int n);
+/* Version 7's arrays of L entries (predicts, rope_plain, pred_map), zeroed,
+ * the parts without arrays; 0, or -1 when out of memory. */
+int wzc_profile_pred_alloc(wzc_profile *p);
 void wzc_part_free(wzc_part_profile *q);
 
 /* Bytes of the fixed header and the longest model name: what a reader

@@ -35,6 +35,15 @@ int wzc_part_alloc(wzc_part_profile *q, int n)
 	return q->mean && q->basis && q->var && q->sigma && q->weight && q->anchor && q->hist ? 0 : -1;
 }
 
+int wzc_profile_pred_alloc(wzc_profile *p)
+{
+	size_t L = (size_t)p->L;
+	p->predicts = calloc(L, 1);
+	p->rope_plain = calloc(L, sizeof *p->rope_plain);
+	p->pred_map = calloc(L, sizeof *p->pred_map);
+	return p->predicts && p->rope_plain && p->pred_map ? 0 : -1;
+}
+
 /* A profile of the shape with no arrays yet. */
 wzc_profile *wzc_profile_shell(int L, int R, int P)
 {
@@ -78,8 +87,15 @@ void wzc_profile_free(wzc_profile *p)
 			wzc_part_free(&p->latent[l]);
 		if (p->rope)
 			wzc_part_free(&p->rope[l]);
+		if (p->rope_plain)
+			wzc_part_free(&p->rope_plain[l]);
+		if (p->pred_map)
+			free(p->pred_map[l]);
 	}
 	free(p->backing);
+	free(p->predicts);
+	free(p->rope_plain);
+	free(p->pred_map);
 	wzc_profile_cache_free(p->cache);
 	free(p->latent);
 	free(p->rope);
@@ -159,6 +175,16 @@ wz_err wzc_profile_serialize(const wzc_profile *pr, uint8_t **bytes, size_t *nby
 			q = put_floats(q, &pr->pos_cap[l], 1);
 			if (pr->version >= 6 && pr->rope_freq) /* else zeros: no pair rotated */
 				put_doubles(q, pr->rope_freq + (size_t)l * npair, npair);
+			q += freq_bytes(pr->version, pr->P);
+			if (pr->version >= 7) {
+				/* a layer that does not predict: its position part
+				 * again, and a map of zeros */
+				int on = wzc_profile_predicts(pr, l);
+				put32(q, (uint32_t)on);
+				q = put_part(q + 4, on ? &pr->rope_plain[l] : &pr->rope[l]);
+				if (on)
+					put_floats(q, pr->pred_map[l], (size_t)pr->P * (size_t)pr->R);
+			}
 			put64(p + 8 * (size_t)l, wzc_profile_checksum(b + H + (size_t)l * S, S));
 		}
 		put64(b + total - 8, wzc_profile_checksum(b, H));

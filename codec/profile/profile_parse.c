@@ -106,6 +106,57 @@ static wz_err check_part(const wzc_part_profile *q, const char *origin, int laye
 	return WZ_OK;
 }
 
+/* The largest magnitude of a prediction map's entry that a reader takes:
+ * a map scales the latent's units to the position part's, and a real
+ * model's are within a few units (the project model's maps, fitted by
+ * prepare, are below 2); 2^20 leaves every fitted map far inside while a
+ * damaged exponent, which makes the prediction overflow a float for any
+ * latent of bf16 values, is refused. */
+#define WZC_PRED_MAP_MAX 1048576.0f
+
+/* Version 7: layer l's prediction (docs/wz-format.md, "Predicted position
+ * part"), after its RoPE frequencies: the flag, the anchored tokens'
+ * position part, the map. */
+static wz_err parse_prediction(wzc_profile *p, int l, const uint8_t *q, int view,
+			       const char *origin, wz_diag *diag)
+{
+	uint32_t on = get32(q);
+	q += 4;
+	if (on > 1)
+		return wz_diag_set(diag, WZ_ERR_CORRUPT,
+				   "%s: layer %d: the prediction flag is %u, not 0 or 1", origin, l, on);
+	if (on && !wzc_profile_undoes_rope(p, l))
+		return wz_diag_set(diag, WZ_ERR_CORRUPT,
+				   "%s: layer %d predicts its position part but does not undo RoPE",
+				   origin, l);
+	wzc_part_profile *a = &p->rope_plain[l];
+	a->n = p->P;
+	if (!view && !a->mean && wzc_part_alloc(a, p->P))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	get_part_arrays(&q, a, view);
+	wz_err e = check_part(a, origin, l, "anchored position", diag);
+	if (e)
+		return e;
+	size_t nm = (size_t)p->R * (size_t)p->P;
+	p->predicts[l] = (unsigned char)on;
+	if (!on)
+		return WZ_OK;
+	float *map = view ? (float *)(void *)(uintptr_t)q : malloc(sizeof *map * (nm ? nm : 1));
+	if (!map)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (!view)
+		get_floats(q, map, nm);
+	p->pred_map[l] = map;
+	for (size_t i = 0; i < nm; i++)
+		if (!(fabsf(map[i]) <= WZC_PRED_MAP_MAX)) /* NaN fails too */
+			return wz_diag_set(diag, WZ_ERR_CORRUPT,
+					   "%s: layer %d: prediction map entry (%zu, %zu) is %g: not a "
+					   "finite number within +-%g",
+					   origin, l, i / (size_t)p->P, i % (size_t)p->P, (double)map[i],
+					   (double)WZC_PRED_MAP_MAX);
+	return WZ_OK;
+}
+
 /* Versions 5 and 6: layer l's bytes at q parsed into the profile and
  * checked (its checksum already matched): the parts, then its position
  * cap, then (version 6) its RoPE inverse frequencies. */
@@ -127,13 +178,15 @@ static wz_err parse_layer(wzc_profile *p, int l, const uint8_t *q, int view, con
 		return WZ_OK;
 	size_t npair = (size_t)(p->P / 2);
 	double *f = p->rope_freq + (size_t)l * npair;
-	get_doubles(q, f, npair);
+	q = get_doubles(q, f, npair);
 	for (size_t i = 0; i < npair; i++)
 		if (!(isfinite(f[i]) && f[i] >= 0))
 			return wz_diag_set(diag, WZ_ERR_CORRUPT,
 					   "%s: layer %d: RoPE frequency %zu is negative, infinite or NaN",
 					   origin, l, i);
-	return WZ_OK;
+	if (p->version < 7)
+		return WZ_OK;
+	return parse_prediction(p, l, q, view, origin, diag);
 }
 
 /* A profile parsed as its bytes arrive (a file read in pieces, or all at
@@ -183,6 +236,10 @@ static void drop(reading *r)
 	if (r->p && r->view) {
 		memset(r->p->latent, 0, sizeof *r->p->latent * r->L);
 		memset(r->p->rope, 0, sizeof *r->p->rope * r->L);
+		if (r->p->rope_plain)
+			memset(r->p->rope_plain, 0, sizeof *r->p->rope_plain * r->L);
+		if (r->p->pred_map)
+			memset(r->p->pred_map, 0, sizeof *r->p->pred_map * r->L);
 	}
 	wzc_profile_free(r->p);
 	r->p = NULL;
@@ -271,6 +328,11 @@ static void parse_header(reading *r)
 	for (int l = 0; (r->view || r->head_only) && l < (int)L; l++) {
 		p->latent[l].n = (int)R;
 		p->rope[l].n = (int)P;
+	}
+	if (version >= 7 && wzc_profile_pred_alloc(p)) {
+		wzc_profile_free(p);
+		r->early = wz_diag_set(&r->early_diag, WZ_ERR_NOMEM, "out of memory");
+		return;
 	}
 	if (version >= 6 && !(p->rope_freq = calloc((size_t)L * (P / 2 ? P / 2 : 1), sizeof(double)))) {
 		wzc_profile_free(p);
@@ -531,7 +593,17 @@ wz_err wzc_profile_load_layer(wzc_profile *p, int l, const uint8_t *bytes, int v
 		if (!view) {
 			wzc_part_free(&p->latent[l]);
 			wzc_part_free(&p->rope[l]);
+			if (p->rope_plain)
+				wzc_part_free(&p->rope_plain[l]);
+			if (p->pred_map)
+				free(p->pred_map[l]);
 		}
+		if (p->rope_plain)
+			memset(&p->rope_plain[l], 0, sizeof p->rope_plain[l]);
+		if (p->pred_map)
+			p->pred_map[l] = NULL;
+		if (p->predicts)
+			p->predicts[l] = 0;
 		memset(&p->latent[l], 0, sizeof p->latent[l]);
 		memset(&p->rope[l], 0, sizeof p->rope[l]);
 		p->latent[l].n = p->R;

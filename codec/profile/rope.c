@@ -47,7 +47,9 @@ double wzc_profile_rope_gain_db(const wzc_profile *p, int l)
 {
 	if (!wzc_profile_undoes_rope(p, l) || !wzc_profile_has_layer(p, l))
 		return 0;
-	const wzc_part_profile *q = &p->rope[l];
+	/* a layer that predicts keeps the part's own statistics for the
+	 * anchored tokens: the gain is of undoing RoPE alone */
+	const wzc_part_profile *q = wzc_profile_predicts(p, l) ? &p->rope_plain[l] : &p->rope[l];
 	int n = q->n;
 	double *cached = calloc((size_t)n, sizeof *cached), mean_var = 0;
 	if (!cached)

@@ -81,6 +81,11 @@ void wzc_wz_plan_free(wzc_wz_plan *plan)
 	free(plan->layers);
 	free(plan->ready);
 	free(plan->lock);
+	wzc_wz_plan_free(plan->anchored);
+	if (plan->anchored_profile) { /* a shallow copy: its arrays are the profile's */
+		wzc_profile_cache_free(plan->anchored_profile->cache);
+		free(plan->anchored_profile);
+	}
 	free(plan);
 }
 
@@ -628,6 +633,34 @@ wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_by
 	for (int c = 0; c < 256; c++)
 		plan->scale_mult[0][c] = wzc_scale_mult((uint8_t)c);
 	memcpy(plan->scale_mult[1], plan->scale_mult[0], sizeof plan->scale_mult[0]);
+	/* Version 7: the plan of the tokens at position 0, over the profile
+	 * with their own position part (docs/wz-format.md, "Predicted position
+	 * part"). */
+	int predicts = 0;
+	for (int l = 0; pr->predicts && l < pr->L; l++)
+		predicts |= pr->predicts[l];
+	if (predicts) {
+		wzc_profile *ap = malloc(sizeof *ap);
+		wz_err e = ap ? WZ_OK : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		if (ap) {
+			*ap = *pr;
+			ap->rope = pr->rope_plain;
+			ap->predicts = NULL;
+			ap->rope_plain = NULL;
+			ap->pred_map = NULL;
+			ap->backing = NULL;
+			ap->cache = wzc_profile_cache_new(pr->L);
+			plan->anchored_profile = ap;
+			if (!ap->cache)
+				e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+		if (!e)
+			e = wzc_wz_plan_new(ap, rate_bits, record_bytes, &plan->anchored, diag);
+		if (e) {
+			wzc_wz_plan_free(plan);
+			return e;
+		}
+	}
 	/* the layers are planned when first used (wzc_wz_plan_layer) */
 	*out = plan;
 	return WZ_OK;

@@ -35,6 +35,13 @@ wz_err wzc_wz_flatten(const wzc_codec *codec, int layer, wzc_wz_flat **out, wz_d
 	if (err)
 		return err;
 	const wzc_profile *pr = plan->profile;
+	/* version 7's prediction needs the decoded latent and the anchored
+	 * plan, which the flat plan does not carry yet */
+	if (wzc_profile_predicts(pr, layer))
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "flatten: layer %d predicts its position part from the latent "
+				   "(profile version 7), which the GPU kernels do not decode yet",
+				   layer);
 	int ng = lp->ngroups, ne = lp->gstart[ng], no = lp->nones, nv = plan->R + plan->P;
 	/* a trellis plan's union codebooks go after the scalar tables */
 	const wzc_wzt_layer *tl = codec->wzt ? &codec->wzt->layers[layer] : NULL;

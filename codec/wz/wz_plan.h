@@ -88,6 +88,13 @@ struct wzc_wz_plan {
 	layer_plan *layers;
 	int *ready;               /* [L] 1 once layers[l] is planned (atomic) */
 	pthread_mutex_t *lock;    /* [L] guards planning layer l */
+	/* Profile version 7 (docs/wz-format.md, "Predicted position part"):
+	 * the plan of the tokens at position 0 (the anchor's, not predicted)
+	 * in a layer that predicts, over a profile whose position part is
+	 * rope_plain (anchored_profile, a shallow copy owned here); NULL when
+	 * no layer predicts. */
+	struct wzc_wz_plan *anchored;
+	wzc_profile *anchored_profile;
 };
 
 /* wz (codec/wz/wz_codec.c). */

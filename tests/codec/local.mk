@@ -193,3 +193,11 @@ tests_codec_test_kvtc_LDADD = $(TEST_LDADD)
 tests_codec_test_kvtc_DEPENDENCIES = $(WZ_LIBS)
 include tests/codec/ubsan.mk
 EXTRA_DIST += tests/codec/ubsan.mk
+# The predicted position part (profile version 7).
+check_PROGRAMS += tests/codec/test_predict
+TESTS += tests/codec/test_predict tests/codec/predict_cli.sh
+EXTRA_DIST += tests/codec/predict_cli.sh
+tests_codec_test_predict_SOURCES = tests/codec/test_predict.c tests/codec/window.h
+tests_codec_test_predict_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_predict_LDADD = $(TEST_LDADD)
+tests_codec_test_predict_DEPENDENCIES = $(WZ_LIBS)
