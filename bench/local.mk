@@ -87,3 +87,18 @@ bench_bench_rng_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_rng_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_rng_DEPENDENCIES = $(WZ_LIBS)
 EXTRA_DIST += bench/wz_low_rate.sh
+# The Gaussian bound at a rate against fp8-mix's error, per family
+# (bench/rd_bound.sh runs it on the synthetic families).
+EXTRA_PROGRAMS += bench/bench_rd5
+WZ_BENCH_PROGS += bench/bench_rd5
+bench_bench_rd5_SOURCES = bench/bench_rd5.c
+bench_bench_rd5_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_rd5_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_rd5_DEPENDENCIES = $(WZ_LIBS)
+EXTRA_DIST += bench/rd_bound.sh
+EXTRA_PROGRAMS += bench/bench_predict
+WZ_BENCH_PROGS += bench/bench_predict
+bench_bench_predict_SOURCES = bench/bench_predict.c
+bench_bench_predict_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_predict_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_predict_DEPENDENCIES = $(WZ_LIBS)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec/cuda/paged_wz.h"
+#include "codec/cuda/pred_step.h"
 #include "codec/cuda/wz_kernels.h"
 
 struct wzc_cuda_wz {
@@ -119,6 +120,26 @@ extern "C" int wzc_cuda_wz_decode(const wzc_cuda_wz *p, const uint8_t *records, 
 				  float *out)
 {
 	return wzc_cuda_wz_decode_slots(p, ntok, NULL, records, out);
+}
+
+/* Profile version 7: the prediction added to n tokens' decoded residuals,
+ * one thread per position value (codec/cuda/pred_step.h). */
+__global__ void pred_add_kernel(const __grid_constant__ wzk_pred_args a)
+{
+	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx < (long)a.n * a.P)
+		wzk_pred_add_value(&a, idx);
+}
+
+extern "C" int wzc_cuda_pred_add(const float *map, const float *mean, const float *latent,
+				 int R, int P, int n, const int64_t *positions, float *rope)
+{
+	if (n <= 0 || P <= 0)
+		return 0;
+	wzk_pred_args a = { map, mean, latent, rope, positions, R, P, n };
+	long total = (long)n * P;
+	pred_add_kernel<<<(unsigned)((total + 255) / 256), 256>>>(a);
+	return (int)cudaGetLastError();
 }
 
 /* fp8-mix in contiguous records: the paged kernels with slots 0..n-1. */

@@ -62,6 +62,16 @@ int wzc_cuda_wz_decode_slots(const wzc_cuda_wz *plan, int n, const int64_t *slot
 /* ntok contiguous records into out[ntok][R + P]. */
 int wzc_cuda_wz_decode(const wzc_cuda_wz *plan, const uint8_t *records, int ntok, float *out);
 
+/* Profile version 7: adds to rope[n][P] (decoded residuals, RoPE undone)
+ * the prediction from latent[n][R] (decoded, the cache's domain) by the
+ * layer's map [R][P] and latent mean [R], except at position 0
+ * (positions NULL: 0, 1, ...); the CPU decoder's floats
+ * (codec/cuda/pred_step.h).  The GPU decode of version 7 records around
+ * it (the anchored plan, the flat plan's upload) is not there yet:
+ * wzc_wz_flatten refuses a predicting layer. */
+int wzc_cuda_pred_add(const float *map, const float *mean, const float *latent, int R, int P,
+		      int n, const int64_t *positions, float *rope);
+
 /* ---- fused decode attention (codec/cuda/attn_tiles.h) ---- */
 
 typedef struct {

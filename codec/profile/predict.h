@@ -5,6 +5,8 @@
 #ifndef WZC_PROFILE_PREDICT_H
 #define WZC_PROFILE_PREDICT_H
 
+#include <stddef.h>
+
 #include "codec/formats/fpconv.h" /* WZ_HD */
 
 #ifdef __CUDA_ARCH__

@@ -19,6 +19,7 @@
 
 #include "codec/codec.h"
 #include "codec/codec_internal.h"
+#include "codec/cuda/pred_step.h"
 #include "codec/formats/format.h"
 #include "codec/measure/metrics.h"
 #include "codec/profile/profile.h"
@@ -222,6 +223,34 @@ static void fast_vs_ref(wzc_codec *c, const wzt_cache_trace *t)
 	}
 	ok(same, "%s: a layer decoded whole gives each token's values decoded alone",
 	   wzc_codec_format(c)->name);
+	/* the CUDA kernel's per-thread step, emulated (every index, forwards
+	 * and backwards: no thread reads what another writes): the residuals
+	 * of the layer's own plan plus the step give the CPU decoder's values
+	 * in the coded domain */
+	float *el = malloc(sizeof(float) * (size_t)T * R), *er = malloc(sizeof(float) * (size_t)T * P);
+	float *cr = malloc(sizeof(float) * (size_t)T * P);
+	if (el && er && cr) {
+		int agree = 1;
+		wzc_pred_decode_layer(c, c->anchored, c->profile, B, info->decode_layer, 1, T, rf,
+				      t->positions, el, cr);
+		for (int rev = 0; rev < 2; rev++) {
+			info->decode_layer(c, 1, T, rf, el, er);
+			wzk_pred_args a = { c->profile->pred_map[1], c->profile->latent[1].mean, el, er,
+					    t->positions, R, P, T };
+			long total = (long)T * P;
+			for (long i = 0; i < total; i++)
+				wzk_pred_add_value(&a, rev ? total - 1 - i : i);
+			for (int k = 0; k < T; k++)
+				if (t->positions[k] != 0)
+					agree &= !memcmp(er + (size_t)k * P, cr + (size_t)k * P,
+							 sizeof(float) * P);
+		}
+		ok(agree, "%s: the GPU kernel's step (emulated, threads in both orders) gives the CPU "
+		   "decoder's position parts, bit for bit", wzc_codec_format(c)->name);
+	}
+	free(el);
+	free(er);
+	free(cr);
 	free(rf);
 	free(rr);
 	free(lat);
