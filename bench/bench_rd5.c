@@ -16,19 +16,8 @@
 #include "codec/codec.h"
 #include "codec/formats/format.h"
 #include "codec/measure/metrics.h"
+#include "runs/measure.h"
 #include "traces/cache_trace.h"
-
-static wzc_window window_of(const wzt_cache_trace *t)
-{
-	wzc_window w = {
-		.L = t->L, .T = t->T, .R = t->R, .P = t->P, .Q = t->Q, .H = t->H,
-		.latent = t->latent, .rope = t->rope, .q_latent = t->q_latent,
-		.q_rope = t->q_rope, .q_index = t->q_index, .positions = t->positions,
-		.softmax_scale = t->softmax_scale,
-		.model = t->model, .split = t->split, .name = t->window,
-	};
-	return w;
-}
 
 /* fp8-mix's nmse on the window (both parts) */
 static double fp8_nmse(const wzc_window *w, wz_diag *d)
@@ -77,7 +66,7 @@ int main(int argc, char **argv)
 			wzt_cache_trace_free(cal);
 			return 2;
 		}
-		wzc_window cw = window_of(cal), tw = window_of(test);
+		wzc_window cw = wz_codec_window(cal, NULL), tw = wz_codec_window(test, NULL);
 		wzc_spectrum *sc = NULL, *st = NULL;
 		if (wzc_spectrum_of(&cw, &sc, &d) || wzc_spectrum_of(&tw, &st, &d)) {
 			fprintf(stderr, "bench_rd5: %s\n", d.msg);
