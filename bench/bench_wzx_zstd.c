@@ -35,9 +35,16 @@
 #define LAYERS 4
 #define TOKENS 1024
 
-enum { RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, DIGITS, HTS0, HTS1, ZSTD, NP };
-static const char *const keys[NP] = { "records", "portable", "old", "rows", "digits", "hts0", "hts1", "zstd" };
+enum { RECORDS6, RECORDS6_GATHER, RECORDS6_PORTABLE, ROWS6, DIGITS6, RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, DIGITS, HTS0, HTS1,
+       ZSTD, NP };
+static const char *const keys[NP] = { "records6", "gather6", "portable6", "rows6", "digits6", "records", "portable", "old",
+				      "rows",     "digits",    "hts0",    "hts1",    "zstd" };
 static const char *const names[NP] = {
+	"wzx v6 -> wz records (the restore)",
+	"wzx v6 -> wz records, by vpgatherdd",
+	"wzx v6 -> wz records, portable loop",
+	"wzx v6 -> transformed domain",
+	"wzx v6 -> digits alone (its rANS)",
 	"wzx v5 -> wz records (the restore)",
 	"wzx v5 -> wz records, portable loop",
 	"wzx v5 -> wz records, by symbols (before)",
@@ -50,8 +57,8 @@ static const char *const names[NP] = {
 
 typedef struct {
 	const wzc_wzx *x;
-	const uint8_t *w5, *z;
-	const size_t *off5, *size5, *offz, *sizez;
+	const uint8_t *w5, *z, *w6;
+	const size_t *off5, *size5, *offz, *sizez, *off6, *size6;
 	int nb, per, T, B, F, R, P;
 	uint8_t *out;
 	uint16_t *s4, *s3;
@@ -69,9 +76,18 @@ static double pass(const job *j, int p)
 	double t0 = bench_thread_cpu_s();
 	for (int i = 0; i < j->nb; i++) {
 		int l = i / j->per, t = 64 * (i % j->per), n = j->T - t < 64 ? j->T - t : 64;
-		const uint8_t *b = j->w5 + j->off5[i];
-		size_t s = j->size5[i];
+		const uint8_t *b = j->w5 + j->off5[i], *b6 = j->w6 + j->off6[i];
+		size_t s = j->size5[i], s6 = j->size6[i];
 		switch (p) {
+		case RECORDS6: bad |= wzc_wzx_decode_lanes6_records(j->x, l, n, b6, s6, j->out); break;
+		case RECORDS6_GATHER:
+			bad |= wzc_wzx_decode_lanes6_records_path(j->x, l, WZC_LANES4_AVX2, n, b6, s6, j->out);
+			break;
+		case RECORDS6_PORTABLE:
+			bad |= wzc_wzx_decode_lanes6_records_path(j->x, l, WZC_LANES4_SCALAR, n, b6, s6, j->out);
+			break;
+		case ROWS6: bad |= wzc_wzx_decode_lanes6_rows(j->x, l, n, b6, s6, j->rows, (size_t)(j->R + j->P)); break;
+		case DIGITS6: bad |= wzc_wzx_decode_lanes6_digits(j->x, l, n, b6, s6, j->s4); break;
 		case RECORDS: bad |= wzc_wzx_decode_lanes5_records(j->x, l, n, b, s, j->out); break;
 		case RECORDS_PORTABLE:
 			bad |= wzc_wzx_decode_lanes5_records_path(j->x, l, WZC_LANES4_SCALAR, n, b, s, j->out);
@@ -130,44 +146,52 @@ int main(int argc, char **argv)
 	size_t B = wzc_codec_record_bytes(codec), F = wzc_codec_record_bytes(f8c);
 	int per = (T + 63) / 64, nb = L * per;
 	size_t cap5 = (size_t)L * T * B + 4096 * (size_t)nb, capz = ZSTD_compressBound((size_t)L * T * F) + 1024 * (size_t)nb;
-	uint8_t *rec = malloc((size_t)L * T * B), *f8 = malloc((size_t)L * T * F), *w5 = malloc(cap5),
+	uint8_t *rec = malloc((size_t)L * T * B), *f8 = malloc((size_t)L * T * F), *w5 = malloc(cap5), *w6 = malloc(cap5),
 		*z = malloc(capz), *out = malloc(64 * (B > F ? B : F));
 	size_t *off5 = malloc(sizeof(size_t) * nb), *size5 = malloc(sizeof(size_t) * nb),
-	       *offz = malloc(sizeof(size_t) * nb), *sizez = malloc(sizeof(size_t) * nb);
+	       *offz = malloc(sizeof(size_t) * nb), *sizez = malloc(sizeof(size_t) * nb),
+	       *off6 = malloc(sizeof(size_t) * nb), *size6 = malloc(sizeof(size_t) * nb);
 	int S4 = wzc_wzx_block_symbols4(x, 0), S3 = wzc_wzx_block_symbols(x, 0);
 	uint16_t *s4 = malloc(sizeof *s4 * 64 * (S4 + 1)), *s3 = malloc(sizeof *s3 * 64 * (S3 + 1));
 	float *rows = malloc(sizeof(float) * 64 * (R + P));
 	double *t = malloc(sizeof(double) * NP * runs);
 	ZSTD_DCtx *dc = ZSTD_createDCtx();
-	if (!rec || !f8 || !w5 || !z || !out || !off5 || !size5 || !offz || !sizez || !s4 || !s3 || !rows || !t || !dc)
+	if (!rec || !f8 || !w5 || !w6 || !z || !out || !off5 || !size5 || !offz || !sizez || !off6 || !size6 || !s4 ||
+	    !s3 || !rows || !t || !dc)
 		return 1;
 	for (int l = 0; l < L; l++) {
 		size_t o = (size_t)l * T;
 		wzc_encode_layer(codec, l, T, tr->latent, tr->rope, rec + o * B, &d);
 		wzc_encode_layer(f8c, l, T, tr->latent, tr->rope, f8 + o * F, &d);
 	}
-	size_t t5 = 0, tz = 0;
+	size_t t5 = 0, tz = 0, t6 = 0;
 	for (int i = 0; i < nb; i++) {
 		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
 		off5[i] = t5;
 		size5[i] = wzc_wzx_encode_lanes5(x, l, n, rec + ((size_t)l * T + t0) * B, w5 + t5, cap5 - t5);
 		offz[i] = tz;
 		sizez[i] = ZSTD_compress(z + tz, capz - tz, f8 + ((size_t)l * T + t0) * F, n * F, 3);
-		if (!size5[i] || ZSTD_isError(sizez[i]))
+		off6[i] = t6;
+		size6[i] = wzc_wzx_encode_lanes6(x, l, n, rec + ((size_t)l * T + t0) * B, w6 + t6, cap5 - t6);
+		if (!size5[i] || !size6[i] || ZSTD_isError(sizez[i]))
 			return 1;
 		t5 += size5[i];
+		t6 += size6[i];
 		tz += sizez[i];
 	}
-	job j = { x, w5, z, off5, size5, offz, sizez, nb, per, T, (int)B, (int)F, R, P, out, s4, s3, rows, dc,
+	job j = { x, w5, z, w6, off5, size5, offz, sizez, off6, size6, nb, per, T, (int)B, (int)F, R, P, out, s4, s3, rows, dc,
 		  { NULL, NULL }, { NULL, NULL }, { NULL, NULL } };
 	/* every records path gives the records packed, zstd the fp8-mix bytes */
 	for (int i = 0; i < nb; i++) {
 		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
 		static const wzc_lanes4_path check[] = { WZC_LANES4_BEST, WZC_LANES4_SCALAR, WZC_LANES4_REF };
-		for (int c = 0; c < 3; c++)
-			if (wzc_wzx_decode_lanes5_records_path(x, l, check[c], n, w5 + off5[i], size5[i], out) ||
+		for (int c = 0; c < 6; c++)
+			if ((c < 3 ? wzc_wzx_decode_lanes5_records_path(x, l, check[c], n, w5 + off5[i], size5[i], out)
+				   : wzc_wzx_decode_lanes6_records_path(x, l, check[c - 3], n, w6 + off6[i], size6[i],
+									out)) ||
 			    memcmp(out, rec + ((size_t)l * T + t0) * B, (size_t)n * B)) {
-				fprintf(stderr, "bench_wzx_zstd: block %d: records differ from those packed\n", i);
+				fprintf(stderr, "bench_wzx_zstd: block %d: type %d records differ from those packed\n", i,
+					c < 3 ? 5 : 6);
 				return 1;
 			}
 		size_t got = ZSTD_decompressDCtx(dc, out, 64 * F, z + offz[i], sizez[i]);
@@ -246,14 +270,17 @@ int main(int argc, char **argv)
 		double m = bench_median(t + p * runs, runs);
 		const wzx_rec5 *plan = wzc_wzx_rec5_of(x, 0);
 		double S5 = plan ? plan->S5 : 0;
-		double own = p == ROWS ? 4.0 * (R + P) : p == ZSTD ? (double)F : p == DIGITS ? 2 * S5
+		double own = p == ROWS || p == ROWS6 ? 4.0 * (R + P) : p == ZSTD ? (double)F : p == DIGITS || p == DIGITS6 ? 2 * S5
 			   : p >= HTS0 ? S5 : (double)B;
-		double stored = p == ZSTD ? (double)tz : p == HTS0 ? (double)th[0] : p == HTS1 ? (double)th[1] : (double)t5;
+		double stored = p == ZSTD ? (double)tz : p == HTS0 ? (double)th[0] : p == HTS1 ? (double)th[1]
+			      : p <= DIGITS6 ? (double)t6 : (double)t5;
 		printf("%-42s %8.3f %8.3f %8.3f %8.3f %7.2fx\n", names[p], tok * 2 * (R + P) / m / 1e9,
 		       tok * own / m / 1e9, tok / m / 1e6, stored * 8.0 / (tok * (R + P)), mz / m);
 	}
-	printf("\nrestore to wz records / zstd -d: %.2fx; to the transformed domain / zstd -d: %.2fx (medians of %d runs)\n",
-	       mz / bench_median(t + RECORDS * runs, runs), mz / bench_median(t + ROWS * runs, runs), runs);
+	printf("\nrestore to wz records / zstd -d: v6 %.2fx, v5 %.2fx; to the transformed domain (v5) / zstd -d: %.2fx;\n"
+	       "v6 bytes / v5 bytes: %.4f (medians of %d runs)\n",
+	       mz / bench_median(t + RECORDS6 * runs, runs), mz / bench_median(t + RECORDS * runs, runs),
+	       mz / bench_median(t + ROWS * runs, runs), (double)t6 / (double)t5, runs);
 	ZSTD_freeDCtx(dc);
 	for (int o = 0; have_hts && o < 2; o++) {
 		free(hb[o]);
@@ -267,6 +294,9 @@ int main(int argc, char **argv)
 	free(rec);
 	free(f8);
 	free(w5);
+	free(w6);
+	free(off6);
+	free(size6);
 	free(z);
 	free(out);
 	free(off5);

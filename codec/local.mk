@@ -28,6 +28,7 @@ libwzcodec_la_SOURCES += codec/wzx/legacy/wzx_legacy.h codec/wzx/legacy/wzx_fast
 libwzcodec_la_SOURCES += codec/wzx/legacy/wzx_fast32_x86.c codec/wzx/wzx_fast32_internal.h
 libwzcodec_la_SOURCES += codec/wzx/wzx_fast5.c codec/wzx/wzx_fast5_x86.c codec/wzx/wzx_fast5_internal.h codec/wzx/wzx_avx2_lanes.h
 libwzcodec_la_SOURCES += codec/wzx/wzx_records5.c codec/wzx/wzx_records5_x86.c codec/wzx/wzx_rec5.h
+libwzcodec_la_SOURCES += codec/wzx/wzx_lanes6.c codec/wzx/wzx_rec6.h
 libwzcodec_la_SOURCES += codec/wzx/wzx_restore.c codec/wzx/wzx_files.c codec/wzx/wzx_files.h
 libwzcodec_la_SOURCES += codec/wzx/wzx_transform.c codec/hot.h
 libwzcodec_la_SOURCES += codec/formats/baseline_fp4.c codec/formats/fp4conv.h

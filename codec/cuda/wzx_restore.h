@@ -1,10 +1,10 @@
-/* The steps of the CUDA restore of wzx type 5 blocks to wz records
+/* The steps of the CUDA restore of wzx type 5 and 6 blocks to wz records
  * (codec/cuda/wzx_kernels.cu), static inline and WZ_HD so that the CPU
  * emulation (tests/gpu/test_wzx_kernels_cpu.c) runs them too: one warp per
  * block, lane L holding rANS lane L's state; a round is 32 consecutive
  * symbols (place-major: coded place q, token k of symbol i = q n + k), each
- * lane's step by wzc_wzx5_step (codec/wzx/wzx_rec5.h, the CPU portable
- * loop's), then the lanes below 2^16 take the next 16-bit words in lane
+ * lane's step by wzc_wzx5_step or wzc_wzx6_step (codec/wzx/wzx_rec5.h,
+ * wzx_rec6.h, the CPU portable loops'), then the lanes below 2^16 take the next 16-bit words in lane
  * order (their rank among those lanes, a ballot's prefix count on the
  * GPU); then each token's record by wzc_wzx_rec5_token. */
 #ifndef WZC_CUDA_WZX_RESTORE_H
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "codec/wzx/wzx_rec5.h"
+#include "codec/wzx/wzx_rec6.h"
 
 #define WZK_WZX_LANES 32
 #define WZK_WZX_TOKENS 64 /* a block's tokens at most */
@@ -26,15 +27,16 @@ static inline WZ_HD uint32_t wzk_wzx5_state(const uint8_t *pay, int lane)
 }
 
 /* The lane's symbol of the round from symbol `base` (N in all, n tokens a
- * place) into dig[q * n + k]; 1 where its state then needs a word. */
-static inline WZ_HD int wzk_wzx5_lane(const wzx_rec5 *p, int n, long base, long N, int lane, uint32_t *x,
-				      uint16_t *dig)
+ * place) into dig[q * n + k]; 1 where its state then needs a word.  p6:
+ * type 6's narrow tables, NULL for type 5. */
+static inline WZ_HD int wzk_wzx5_lane(const wzx_rec5 *p, const wzx_rec6 *p6, int n, long base, long N, int lane,
+				      uint32_t *x, uint16_t *dig)
 {
 	long i = base + lane;
 	if (i >= N)
 		return 0;
 	int q = (int)(i / n), k = (int)(i % n);
-	return wzc_wzx5_step(p, q, x, &dig[(size_t)q * n + k]);
+	return p6 ? wzc_wzx6_step(p, p6, q, x, &dig[(size_t)q * n + k]) : wzc_wzx5_step(p, q, x, &dig[(size_t)q * n + k]);
 }
 
 /* The word of a lane of rank `rank` among the round's readers, the round's

@@ -19,6 +19,7 @@
 #include "codec/wzx/wzx_fast.h"
 #include "codec/wzx/wzx_internal.h"
 #include "codec/wzx/wzx_lanes.h"
+#include "codec/wzx/wzx_rec6.h"
 #include "codec/wzx/wzx_rans.h"
 #include "codec/wzx/wzx_token.h"
 
@@ -45,6 +46,7 @@ void wzc_wzx_free(wzc_wzx *x)
 		wzx_layer *ly = &x->layers[l];
 		wzc_wzx_fast12_free_layer(ly);
 		wzc_wzx_fast32_free_layer(ly);
+		wzc_wzx_fast6_free_layer(ly);
 		wzc_wzx_transform_free_layer(ly);
 		wzc_wzx_fast_free_layer(ly);
 		drop_layer(ly);
@@ -82,7 +84,7 @@ static int count_index(uint32_t n)
 /* The table of count index j for part p, built once per layer; its
  * expected cost in *bits. */
 static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const double *prefix, int p,
-			 int j, double *bits, double *bits12, wzc_rans_table *t, wz_diag *diag)
+			 int j, double *bits, double *bits12, double *bits6, wzc_rans_table *t, wz_diag *diag)
 {
 	uint32_t n = wzc_level_count(j);
 	double *prob = malloc(sizeof *prob * n);
@@ -91,7 +93,10 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 	ly->cum12[p][j] = malloc(sizeof(uint32_t) * (n + 1));
 	uint32_t shift = wzc_rans_hint_shift(n);
 	ly->hint[p][j] = malloc(sizeof(uint16_t) * (WZC_RANS_M >> shift));
-	if (!prob || !lev || !ly->cum[p][j] || !ly->cum12[p][j] || !ly->hint[p][j]) {
+	if (n <= WZC_RANS6_MAXN)
+		ly->cum6[p][j] = malloc(sizeof(uint32_t) * (n + 1));
+	if (!prob || !lev || !ly->cum[p][j] || !ly->cum12[p][j] || !ly->hint[p][j] ||
+	    (n <= WZC_RANS6_MAXN && !ly->cum6[p][j])) {
 		free(prob);
 		free(lev);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
@@ -108,6 +113,8 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 	}
 	wzc_rans_quantize(prob, n, ly->cum[p][j]);
 	wzc_rans_quantize_m(prob, n, WZC_RANS12_M, ly->cum12[p][j]);
+	if (n <= WZC_RANS6_MAXN)
+		wzc_rans_quantize_m(prob, n, WZC_RANS6_M, ly->cum6[p][j]);
 	*t = (wzc_rans_table){ n, 0, ly->cum[p][j], NULL, 0 };
 	wzc_rans_hint(t, shift, ly->hint[p][j]);
 	t->hint = ly->hint[p][j];
@@ -116,6 +123,7 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 		prob[d] = sum > 0 ? prob[d] / sum : 1.0 / n;
 	*bits = wzc_rans_cost_bits(t, prob);
 	*bits12 = wzc_rans_cost_bits_m(ly->cum12[p][j], n, WZC_RANS12_BITS, prob);
+	*bits6 = n <= WZC_RANS6_MAXN ? wzc_rans_cost_bits_m(ly->cum6[p][j], n, WZC_RANS6_BITS, prob) : *bits12;
 	free(prob);
 	free(lev);
 	return WZ_OK;
@@ -179,16 +187,17 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 	const wzc_part_profile *pp[2] = { &x->profile->latent[l], &x->profile->rope[l] };
 	ly->etab = calloc((size_t)f->nentries + 1, sizeof *ly->etab);
 	ly->ecum12 = calloc((size_t)f->nentries + 1, sizeof *ly->ecum12);
+	ly->ecum6 = calloc((size_t)f->nentries + 1, sizeof *ly->ecum6);
 	ly->ecount12 = calloc((size_t)f->nentries + 1, sizeof *ly->ecount12);
 	double *prefix = malloc(sizeof *prefix * (WZC_HIST_BINS + 1));
-	if (!ly->etab || !ly->ecum12 || !ly->ecount12 || !prefix) {
+	if (!ly->etab || !ly->ecum12 || !ly->ecum6 || !ly->ecount12 || !prefix) {
 		free(prefix);
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	wzc_rans_table made[2][WZC_NSET];
-	double cost[2][WZC_NSET], cost12[2][WZC_NSET];
+	double cost[2][WZC_NSET], cost12[2][WZC_NSET], cost6[2][WZC_NSET];
 	int have[2][WZC_NSET] = { { 0 } }, prefix_part = -1;
-	ly->bits = ly->bits12 = 8.0 * x->scale_bytes;
+	ly->bits = ly->bits12 = ly->bits6 = 8.0 * x->scale_bytes;
 	ly->type3 = 1;
 	for (int i = 0; i < f->nentries; i++) {
 		uint32_t n = f->nlev[i];
@@ -207,6 +216,9 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 				return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 			}
 			ly->bits12 += uniform_bits12(ly->ecum12[i], n);
+			/* an anchor flag narrow, another uniform count type 5's table */
+			ly->ecum6[i] = n == 2 ? x->cum6_flag : ly->ecum12[i];
+			ly->bits6 += n == 2 ? 1.0 : uniform_bits12(ly->ecum12[i], n);
 			continue;
 		}
 		if (!have[p][j]) {
@@ -217,7 +229,7 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 				prefix_part = p;
 			}
 			e = hist_table(ly, x->profile, l, prefix, p, j, &cost[p][j], &cost12[p][j],
-				       &made[p][j], diag);
+				       &cost6[p][j], &made[p][j], diag);
 			if (e) {
 				free(prefix);
 				return e;
@@ -228,6 +240,8 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 		ly->bits += cost[p][j];
 		ly->ecum12[i] = ly->cum12[p][j];
 		ly->bits12 += cost12[p][j];
+		ly->ecum6[i] = ly->cum6[p][j] ? ly->cum6[p][j] : ly->cum12[p][j];
+		ly->bits6 += cost6[p][j];
 	}
 	free(prefix);
 	return WZ_OK;
@@ -253,6 +267,8 @@ static wz_err of_codec(const wzc_codec *codec, int need_hash, wzc_wzx **out, wz_
 	x->scale_tab = uniform(256);
 	wzc_rans_uniform_cum(256, WZC_RANS12_M, x->cum12_scale);
 	wzc_rans_uniform_cum(2, WZC_RANS12_M, x->cum12_flag);
+	wzc_rans_uniform_cum(256, WZC_RANS6_M, x->cum6_scale);
+	wzc_rans_uniform_cum(2, WZC_RANS6_M, x->cum6_flag);
 	wz_err e = WZ_OK;
 	x->fast_lock = malloc(sizeof *x->fast_lock);
 	if (!x->fast_lock || pthread_mutex_init(x->fast_lock, NULL)) {
@@ -292,11 +308,13 @@ static void drop_layer(wzx_layer *ly)
 			free(ly->cum[p][j]);
 			free(ly->hint[p][j]);
 			free(ly->cum12[p][j]);
+			free(ly->cum6[p][j]);
 		}
 	for (int k = 0; k < ly->nuni12; k++)
 		free(ly->uni12[k]);
 	free(ly->uni12);
 	free(ly->ecum12);
+	free(ly->ecum6);
 	free(ly->ecount12);
 	memset(ly, 0, sizeof *ly);
 }
@@ -376,7 +394,7 @@ double wzc_wzx_expected_bits(const wzc_wzx *x)
 		if (!ly)
 			return NAN;
 		/* the tables of the type the layer is written with */
-		bits += ly->type3 ? ly->bits12 : ly->bits;
+		bits += ly->type3 ? ly->bits6 : ly->bits;
 	}
 	/* per token: symbols, plus the block and index overhead shared by 64 */
 	double per_token = bits / x->L + 8.0 * (WZC_WZX_BLOCK_OVERHEAD + WZC_WZX_INDEX_ENTRY) /
@@ -664,15 +682,15 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 			 uint8_t *out, size_t cap, size_t *size)
 {
 	size_t raw = (size_t)n * x->B;
-	/* type 5 (32 lanes of 12-bit rANS, place-major) where the layer's
-	 * counts allow it, else type 2; either unless it is not smaller than
-	 * the records */
-	int type5 = wzc_wzx_layer_type3(x, layer);
-	size_t got = type5 ? wzc_wzx_encode_lanes5(x, layer, n, records, out, cap)
+	/* type 6 (type 5's lanes, narrow tables) where the layer's counts
+	 * allow it, else type 2; either unless it is not smaller than the
+	 * records */
+	int type6 = wzc_wzx_layer_type3(x, layer) && wzc_wzx_layer_type6(x, layer);
+	size_t got = type6 ? wzc_wzx_encode_lanes6(x, layer, n, records, out, cap)
 			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {
 		*size = got;
-		return type5 ? WZC_WZX_LANES5 : WZC_WZX_LANES;
+		return type6 ? WZC_WZX_LANES6 : WZC_WZX_LANES;
 	}
 	memcpy(out, records, raw);
 	*size = raw;

@@ -12,7 +12,7 @@
 #include "codec/profile/profile.h"
 #include "common/wz_error.h"
 
-#define WZC_WZX_VERSION 5 /* written; 1 to 4 are still read */
+#define WZC_WZX_VERSION 6 /* written; 1 to 5 are still read */
 #define WZC_WZX_BLOCK_TOKENS 64
 #define WZC_WZX_HEADER_FIXED 56 /* bytes before the model name */
 #define WZC_WZX_BLOCK_OVERHEAD 24 /* block header 16 + checksum 8 */

@@ -135,6 +135,34 @@ const struct wzx_rec5 *wzc_wzx_rec5_of(const wzc_wzx *x, int layer);
  * built), *wide then its coded places read by slot entries (over 256
  * symbols, or a symbol of frequency 4096) and *rows its rows of sums. */
 int wzc_wzx_records5_fused(const wzc_wzx *x, int layer, int *wide /* OUT */, int *rows /* OUT */);
+/* Type 6 (version 6; codec/wzx/wzx_lanes6.c): type 5's lanes and
+ * place-major digits, each coded place's table narrow (2^11, one slot
+ * look-up a symbol) where it has at most 256 symbols, else type 5's.  The
+ * same paths, outputs and verdicts as type 5's: symbols (type 4's order),
+ * records (the AVX2 one-pass loop, the portable loop, _REF the symbols'
+ * way), rows (from the symbols), digits. */
+int wzc_wzx_layer_type6(const wzc_wzx *x, int layer);
+size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+			     uint8_t *out, size_t cap);
+int wzc_wzx_decode_lanes6_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
+int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+			       const uint8_t *payload, size_t size, uint16_t *sym /* OUT */);
+int wzc_wzx_decode_lanes6_records_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				       const uint8_t *payload, size_t size, uint8_t *records /* OUT */);
+int wzc_wzx_decode_lanes6_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+				  size_t size, uint8_t *records /* OUT */);
+int wzc_wzx_decode_lanes6_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				    const uint8_t *payload, size_t size, float *rows /* OUT */,
+				    size_t stride);
+int wzc_wzx_decode_lanes6_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
+			       size_t size, float *rows /* OUT */, size_t stride);
+int wzc_wzx_decode_lanes6_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				 uint16_t *dig /* OUT [coded places][n] */);
+/* The layer's narrow tables (codec/wzx/wzx_rec6.h) beside wzc_wzx_rec5_of's
+ * plan, what the CUDA restore uploads; NULL as there. */
+struct wzx_rec6;
+const struct wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

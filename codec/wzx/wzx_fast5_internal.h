@@ -71,7 +71,33 @@ typedef struct wzx_fused5 {
 } wzx_fused5;
 void wzc_wzx_fused5_free(wzx_fused5 *f);
 
+/* Type 6's tables of a layer (codec/wzx/wzx_lanes6.c): type 5's (t) and
+ * each coded place's table, narrow or type 5's. */
+#include "codec/wzx/wzx_rec6.h"
+typedef struct fast6 {
+	const fast32 *t;
+	const uint32_t **cum;  /* [S5] coded place q's table (cum[cnt[q]] = 2^qb[q]) */
+	uint32_t *cnt;         /* [S5] its symbols */
+	uint32_t *e;           /* the narrow tables' slot entries (wzx_rec6) */
+	const uint32_t **eq;   /* [S5] place q's in e, NULL where it has type 5's table */
+	uint64_t *ev;          /* per slot of each narrow (table, level table): its entry, the level value's bits << 32 */
+	const uint64_t **evq;  /* [S5] place q's in ev, NULL where it has type 5's table */
+	wzx_rec6 r6;
+} fast6;
+const fast6 *wzc_wzx_fast6_layer(const wzc_wzx *x, int layer);
+
 #ifdef WZ_HAVE_AVX2_PATH
+/* Type 6 by type 5's one-pass loop (its narrow places by one look-up a
+ * lane); to records, or to the digits alone (dig[q * n + k], plain
+ * loads).  0, or -1 as the reference. */
+int wzc_wzx_fused6_avx2_records(const fast6 *s, int n, const uint8_t *payload, size_t size,
+				uint8_t *records /* OUT */, int loads);
+int wzc_wzx_fused6_avx2_digits(const fast6 *s, int n, const uint8_t *payload, size_t size,
+			       uint16_t *dig /* OUT */);
+/* Type 6 to rows by type 5's AVX2 loop, its narrow places by one look-up
+ * a lane and the level value by digit.  0, or -1 as the reference. */
+int wzc_wzx_fast6_avx2_rows(const fast6 *s, int n, const uint8_t *payload, size_t size, float *rows /* OUT */,
+			    size_t stride, int loads);
 /* n (a multiple of 32) tokens to symbols (type 4's order) or to rows; loads: the look-ups by plain loads
  * (not vpgatherdd).  0, or -1 as the reference. */
 int wzc_wzx_fast5_avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size,

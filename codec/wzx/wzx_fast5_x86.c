@@ -37,6 +37,22 @@ round32(__m256i *x, const int *fb, const uint8_t **pp, const uint8_t *end, __m25
 	return renorm32(x, pp, end);
 }
 
+/* round32 for a type 6 narrow place: the slot entries f << 12 | (slot -
+ * c) | s << 24 of its 2^9-slot table e6. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+round32_6(__m256i *x, const int *e6, const uint8_t **pp, const uint8_t *end, __m256i *e, const int loads)
+{
+	const __m256i low6 = _mm256_set1_epi32(WZC_RANS6_M - 1), low12 = _mm256_set1_epi32(SLOTS - 1);
+#pragma GCC unroll 4
+	for (int h = 0; h < 4; h++) {
+		e[h] = gather8(e6, _mm256_and_si256(x[h], low6), loads);
+		__m256i f = _mm256_and_si256(_mm256_srli_epi32(e[h], 12), low12);
+		x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS6_BITS)),
+					_mm256_and_si256(e[h], low12));
+	}
+	return renorm32(x, pp, end);
+}
+
 /* The 8 x 8 floats col[k][0..7] (k < 8, rows of cs floats apart) to
  * out[k * stride + 0..7] transposed. */
 AVX2_TARGET static inline __attribute__((always_inline)) void
@@ -163,9 +179,66 @@ component(const fast32 *t, int j, int n, __m256i *x, const uint8_t **pp, const u
 	return 0;
 }
 
+/* A type 6 narrow place's 8 lanes' slot entries (*e) and level values
+ * (*v) from its 8-byte entries ev (entry, then the value's bits): one
+ * load a lane, the halves taken apart by two shuffles, as lookup8's. */
+AVX2_TARGET static inline __attribute__((always_inline)) void
+lookup8_ev(const long long *ev, __m256i slot, __m256i *e, __m256 *v, const int loads)
+{
+	if (!loads) {
+		*e = _mm256_i32gather_epi32((const int *)(const void *)ev, slot, 8);
+		*v = _mm256_i32gather_ps((const float *)(const void *)ev + 1, slot, 8);
+		return;
+	}
+	__m128i lo = _mm256_castsi256_si128(slot), hi = _mm256_extracti128_si256(slot, 1);
+	uint64_t a = (uint64_t)_mm_cvtsi128_si64(lo), b = (uint64_t)_mm_extract_epi64(lo, 1);
+	uint64_t c = (uint64_t)_mm_cvtsi128_si64(hi), d = (uint64_t)_mm_extract_epi64(hi, 1);
+	__m128i p01 = _mm_loadl_epi64((const __m128i *)(const void *)(ev + (uint32_t)a));
+	p01 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p01), (const double *)(const void *)(ev + (a >> 32))));
+	__m128i p23 = _mm_loadl_epi64((const __m128i *)(const void *)(ev + (uint32_t)b));
+	p23 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p23), (const double *)(const void *)(ev + (b >> 32))));
+	__m128i p45 = _mm_loadl_epi64((const __m128i *)(const void *)(ev + (uint32_t)c));
+	p45 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p45), (const double *)(const void *)(ev + (c >> 32))));
+	__m128i p67 = _mm_loadl_epi64((const __m128i *)(const void *)(ev + (uint32_t)d));
+	p67 = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(p67), (const double *)(const void *)(ev + (d >> 32))));
+	__m256 A = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p01), p45, 1));
+	__m256 B = _mm256_castsi256_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(p23), p67, 1));
+	*e = _mm256_castps_si256(_mm256_shuffle_ps(A, B, 0x88));
+	*v = _mm256_shuffle_ps(A, B, 0xdd);
+}
+
+/* A type 6 narrow place's values, as component's: its rounds by
+ * lookup8_ev, the level values with the entries. */
 AVX2_TARGET static inline __attribute__((always_inline)) int
-avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows, size_t stride,
-	  const int loads)
+component6(const fast32 *t, const uint64_t *ev, int j, int n, __m256i *x, const uint8_t **pp, const uint8_t *end,
+	   const float *s, const int32_t *fm, float *o, const int loads)
+{
+	const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
+	const __m256i low6 = _mm256_set1_epi32(WZC_RANS6_M - 1), low12 = _mm256_set1_epi32(SLOTS - 1);
+	const long long *evl = (const long long *)(const void *)ev;
+	__m256 v[4];
+	for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++) {
+			__m256i e;
+			lookup8_ev(evl, _mm256_and_si256(x[h], low6), &e, &v[h], loads);
+			__m256i f = _mm256_and_si256(_mm256_srli_epi32(e, 12), low12);
+			x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS6_BITS)),
+						_mm256_and_si256(e, low12));
+		}
+		if (renorm32(x, pp, end))
+			return -1;
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			values8(v[h], sig, del, s + K4 * r + 8 * h, fm + K4 * r + 8 * h, o + K4 * r + 8 * h);
+	}
+	return 0;
+}
+
+/* Type 5 (s6 NULL) or type 6 (its narrow places by s6's tables) to rows. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+avx2_rows(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_t size, float *rows,
+	  size_t stride, const int loads)
 {
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
@@ -183,15 +256,18 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 	const int *fb = (const int *)(const void *)t->fb;
 	int H = t->H, nv = t->nv, nr = n / K4;
 	__m256i e[4], slot[4];
+	/* the heads are coded places 0 .. H - 1 */
 	for (int j = 0; j < H; j++)
 		for (int r = 0; r < nr; r++) {
-			if (round32(x, fb + t->off[j], &p, end, e, slot, loads))
+			if (s6 && s6->eq[j] ? round32_6(x, (const int *)(const void *)s6->eq[j], &p, end, e, loads)
+					    : round32(x, fb + t->off[j], &p, end, e, slot, loads))
 				return -1;
 			for (int h = 0; h < 4; h++)
 				_mm256_storeu_si256((__m256i *)(void *)(hd[j] + K4 * r + 8 * h),
 						    _mm256_srli_epi32(e[h], 24));
 		}
 	wzc_wzx_fast5_heads(t, n, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])hd, sc, fm);
+	int q = H; /* the coded place of the next coded component */
 	for (int c0 = 0; c0 < nv; c0 += 8) {
 		int nc = nv - c0 < 8 ? nv - c0 : 8;
 		for (int c = c0; c < c0 + nc; c++) {
@@ -204,8 +280,11 @@ avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *ro
 						sc[pp] + k, fm[pp] + k, o + k);
 				continue;
 			}
-			int bad = t->cnt[j] > 256 ? component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 1)
-						  : component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 0);
+			const uint64_t *ev = s6 ? s6->evq[q] : NULL;
+			q++;
+			int bad = ev		     ? component6(t, ev, j, n, x, &p, end, sc[pp], fm[pp], o, loads)
+				  : t->cnt[j] > 256 ? component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 1)
+						    : component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 0);
 			if (bad)
 				return -1;
 		}
@@ -294,13 +373,31 @@ int wzc_wzx_fast5_avx2_symbols(const fast32 *t, int n, const uint8_t *payload, s
 AVX2_TARGET static int rows_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
 				   size_t stride)
 {
-	return avx2_rows(t, n, payload, size, rows, stride, 0);
+	return avx2_rows(t, NULL, n, payload, size, rows, stride, 0);
 }
 
 AVX2_TARGET static int rows_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,
 				  size_t stride)
 {
-	return avx2_rows(t, n, payload, size, rows, stride, 1);
+	return avx2_rows(t, NULL, n, payload, size, rows, stride, 1);
+}
+
+AVX2_TARGET static int rows6_gather(const fast6 *s6, int n, const uint8_t *payload, size_t size, float *rows,
+				    size_t stride)
+{
+	return avx2_rows(s6->t, s6, n, payload, size, rows, stride, 0);
+}
+
+AVX2_TARGET static int rows6_loads(const fast6 *s6, int n, const uint8_t *payload, size_t size, float *rows,
+				   size_t stride)
+{
+	return avx2_rows(s6->t, s6, n, payload, size, rows, stride, 1);
+}
+
+int wzc_wzx_fast6_avx2_rows(const fast6 *s6, int n, const uint8_t *payload, size_t size, float *rows,
+			    size_t stride, int loads)
+{
+	return loads ? rows6_loads(s6, n, payload, size, rows, stride) : rows6_gather(s6, n, payload, size, rows, stride);
 }
 
 int wzc_wzx_fast5_avx2_rows(const fast32 *t, int n, const uint8_t *payload, size_t size, float *rows,

@@ -226,7 +226,7 @@ static wz_err open_checks(wzc_wzx_reader *r, const uint8_t *b, wz_diag *diag)
 	if (B < (P ? 2u : 1u) || B > 2 * (R + P))
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: record size %u out of range", o, B);
 	if (bt != WZC_WZX_BLOCK_TOKENS)
-		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 to 5 have 64)", o, bt);
+		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %u tokens per block (versions 1 to 6 have 64)", o, bt);
 	const uint8_t *name = b + WZC_WZX_HEADER_FIXED;
 	for (uint32_t i = 0; i < mlen; i++)
 		if (name[i] < 0x20 || name[i] == 0x7f)
@@ -444,13 +444,15 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	snprintf(what, nwhat, "block %zu (layer %d, tokens %d..%d)", i, layer, t0, t0 + n - 1);
 	if (wzx_get64(b + 16 + pay) != XXH3_64bits(b, 16 + pay))
 		return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: checksum mismatch", r->origin, what);
-	/* the coded types each version allows: 1; 2; 2 and 3; 2 and 4; 2 and 5 */
+	/* the coded types each version allows: 1; 2; 2 and 3; 2 and 4; 2 and 5;
+	 * 2 and 6 */
 	int type = b[13], allowed = type == WZC_WZX_RAW ||
 				    (in->version == 1   ? type == WZC_WZX_RANS
 				     : in->version == 2 ? type == WZC_WZX_LANES
 				     : in->version == 3 ? type == WZC_WZX_LANES || type == WZC_WZX_LANES12
 				     : in->version == 4 ? type == WZC_WZX_LANES || type == WZC_WZX_LANES4
-							: type == WZC_WZX_LANES || type == WZC_WZX_LANES5);
+				     : in->version == 5 ? type == WZC_WZX_LANES || type == WZC_WZX_LANES5
+							: type == WZC_WZX_LANES || type == WZC_WZX_LANES6);
 	if (wzx_get32(b) != (uint32_t)layer || wzx_get32(b + 4) != (uint32_t)t0 ||
 	    wzx_get32(b + 8) != pay || b[12] != n || b[14] || b[15] || !allowed)
 		return wz_diag_set(diag, WZ_ERR_INPUT, "%s: %s: header does not match the index", r->origin,
@@ -462,10 +464,14 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	wz_err err = wzc_wzx_layer_ready(x, layer, diag);
 	if (err)
 		return err;
-	if ((type == WZC_WZX_LANES12 || type == WZC_WZX_LANES4 || type == WZC_WZX_LANES5) &&
+	if ((type == WZC_WZX_LANES12 || type == WZC_WZX_LANES4 || type == WZC_WZX_LANES5 ||
+	     type == WZC_WZX_LANES6) &&
 	    !wzc_wzx_layer_type3(x, layer))
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",
+				   r->origin, what);
+	if (type == WZC_WZX_LANES6 && !wzc_wzx_layer_type6(x, layer))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: %s: type 6 tables not built (out of memory)",
 				   r->origin, what);
 	*blk = b;
 	*payload = pay;
@@ -482,10 +488,12 @@ static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer
 	if (!*sym)
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	int bad;
-	if (blk[13] == WZC_WZX_LANES4 || blk[13] == WZC_WZX_LANES5) {
+	if (blk[13] == WZC_WZX_LANES4 || blk[13] == WZC_WZX_LANES5 || blk[13] == WZC_WZX_LANES6) {
 		/* output order, then back to coding order */
 		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * wzc_wzx_block_symbols4(x, layer) + 1);
-		bad = !s4 || (blk[13] == WZC_WZX_LANES5
+		bad = !s4 || (blk[13] == WZC_WZX_LANES6
+				      ? wzc_wzx_decode_lanes6_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4)
+			      : blk[13] == WZC_WZX_LANES5
 				      ? wzc_wzx_decode_lanes5_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4)
 				      : wzc_wzx_decode_lanes4_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4));
 		if (!bad)
@@ -522,9 +530,10 @@ wz_err wzc_wzx_read_block(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 		if (wzc_wzx_decode_block(x, layer, n, blk + 16, payload, records))
 			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
 					   r->origin, what);
-	} else if (blk[13] == WZC_WZX_LANES5) {
-		/* straight to records (codec/wzx/wzx_records5.c) */
-		if (wzc_wzx_decode_lanes5_records(x, layer, n, blk + 16, payload, records))
+	} else if (blk[13] == WZC_WZX_LANES5 || blk[13] == WZC_WZX_LANES6) {
+		/* straight to records (codec/wzx/wzx_records5.c, wzx_lanes6.c) */
+		if ((blk[13] == WZC_WZX_LANES6 ? wzc_wzx_decode_lanes6_records : wzc_wzx_decode_lanes5_records)(
+			    x, layer, n, blk + 16, payload, records))
 			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
 					   r->origin, what);
 	} else {
@@ -551,14 +560,15 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 	if (e)
 		return e;
 	const wzc_wzx_info *in = &r->info;
-	if (blk[13] == WZC_WZX_LANES4 || blk[13] == WZC_WZX_LANES5) {
+	if (blk[13] == WZC_WZX_LANES4 || blk[13] == WZC_WZX_LANES5 || blk[13] == WZC_WZX_LANES6) {
 		/* straight to rows, then the two parts apart */
 		size_t w = (size_t)(in->R + in->P);
 		float *rows = malloc(sizeof *rows * w * (size_t)n);
 		if (!rows)
 			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		if ((blk[13] == WZC_WZX_LANES5 ? wzc_wzx_decode_lanes5_rows : wzc_wzx_decode_lanes4_rows)(
-			    x, layer, n, blk + 16, payload, rows, w)) {
+		if ((blk[13] == WZC_WZX_LANES6   ? wzc_wzx_decode_lanes6_rows
+		     : blk[13] == WZC_WZX_LANES5 ? wzc_wzx_decode_lanes5_rows
+						 : wzc_wzx_decode_lanes4_rows)(x, layer, n, blk + 16, payload, rows, w)) {
 			free(rows);
 			return wz_diag_set(diag, WZ_ERR_CORRUPT, "%s: %s: rANS payload does not decode",
 					   r->origin, what);
@@ -636,15 +646,16 @@ static wz_err read_blocks(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, 
 		wzc_wzx_decode_lanes12_group(x, layer, WZC_LANES12_BEST, run, n[0], pay, size, sym, verdict);
 	/* a run of type 4 blocks, or of type 5 blocks, of one token count:
 	 * straight into the rows, together */
-	int run4 = 0, t45 = m && !to_records && (blk[0][13] == WZC_WZX_LANES4 || blk[0][13] == WZC_WZX_LANES5)
+	int run4 = 0, t45 = m && !to_records && (blk[0][13] == WZC_WZX_LANES4 || blk[0][13] == WZC_WZX_LANES5 ||
+						 blk[0][13] == WZC_WZX_LANES6)
 				    ? blk[0][13]
 				    : 0;
 	while (t45 && run4 < m && blk[run4][13] == t45 && n[run4] == n[0])
 		run4++;
-	if (run4 && t45 == WZC_WZX_LANES5) {
+	if (run4 && t45 != WZC_WZX_LANES4) {
 		for (int g = 0; g < run4; g++)
-			verdict[g] = wzc_wzx_decode_lanes5_rows(x, layer, n[0], blk[g] + 16, size[g],
-								(float *)dst + stride * n[0] * (size_t)g, stride);
+			verdict[g] = (t45 == WZC_WZX_LANES6 ? wzc_wzx_decode_lanes6_rows : wzc_wzx_decode_lanes5_rows)(
+				x, layer, n[0], blk[g] + 16, size[g], (float *)dst + stride * n[0] * (size_t)g, stride);
 	} else if (run4) {
 		float *rw[WZC_LANES4_GROUP_MAX];
 		for (int g = 0; g < run4; g++) {

@@ -18,7 +18,8 @@ typedef struct wzc_wzx wzc_wzx;
 #include "codec/profile/levels.h"
 #include "codec/wzx/wzx_rans.h"
 
-enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4, WZC_WZX_LANES5 = 5 };
+enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4, WZC_WZX_LANES5 = 5,
+       WZC_WZX_LANES6 = 6 };
 
 /* A symbol position's table as the fast decoder reads it: the symbol of
  * every slot (2^16 entries) and the cumulative frequencies. */
@@ -53,6 +54,13 @@ typedef struct {
 	int fast12_ready;                  /* 1 built, -1 none (atomic) */
 	void *fast32;                      /* type 4's tables (codec/wzx/legacy/wzx_fast32.c) */
 	int fast32_ready;                  /* 1 built, -1 none (atomic) */
+	/* type 6 (version 6): each entry's table, WZC_RANS6_BITS-bit where it
+	 * has at most WZC_RANS6_MAXN symbols, else ecum12's */
+	const uint32_t **ecum6;            /* [nentries] */
+	uint32_t *cum6[2][WZC_NSET];       /* the narrow histogram tables */
+	double bits6;                      /* expected bits of one token's symbols, type 6 */
+	void *fast6;                       /* type 6's tables (codec/wzx/wzx_lanes6.c) */
+	int fast6_ready;                   /* 1 built, -1 none (atomic) */
 	/* symbols to the transformed domain (codec/wzx/wzx_transform.c) */
 	void *trans;
 	int trans_ready;                   /* 1 built, -1 the general loop (atomic) */
@@ -75,6 +83,7 @@ struct wzc_wzx {
 	uint16_t *dir_scale, *dir_flag;
 	uint32_t cum_scale[257], cum_flag[3];
 	uint32_t cum12_scale[257], cum12_flag[3]; /* the same in 12-bit (type 3) */
+	uint32_t cum6_scale[257], cum6_flag[3];   /* and at type 6's narrow precision */
 	pthread_mutex_t *fast_lock;        /* guards building them */
 };
 
@@ -99,6 +108,8 @@ void wzc_wzx_fast_free(wzc_wzx *x);
 void wzc_wzx_fast12_free_layer(wzx_layer *ly);
 /* The type 4 decoder's tables (codec/wzx/legacy/wzx_fast32.c). */
 void wzc_wzx_fast32_free_layer(wzx_layer *ly);
+/* Type 6's tables (codec/wzx/wzx_lanes6.c). */
+void wzc_wzx_fast6_free_layer(wzx_layer *ly);
 /* The transformed-domain table (codec/wzx/wzx_transform.c). */
 void wzc_wzx_transform_free_layer(wzx_layer *ly);
 

@@ -139,4 +139,51 @@ static inline uint32_t wzc_lanes12_get(wzc_lanes_dec *d, int lane, const uint32_
 	return lo;
 }
 
+/* Type 6 (version 6): type 5's lanes and words with each coded place's
+ * table at its own precision, 2^bits (codec/wzx/wzx_rec6.h,
+ * docs/wzx-format.md, "Interleaved narrow rANS, place-major").  The
+ * encoder's and the reference's steps for a table of any precision bits
+ * <= 12 (cum[n] = 2^bits). */
+
+static inline void wzc_lanesb_put(wzc_lanes_enc *e, int lane, const uint32_t *cum, uint32_t s, int bits)
+{
+	uint32_t c = cum[s], f = cum[s + 1] - c, x = e->x[lane];
+	if ((uint64_t)x >= (uint64_t)f << (32 - bits)) {
+		if (e->ptr - e->begin < 2) {
+			e->overflow = 1;
+			return;
+		}
+		e->ptr -= 2;
+		e->ptr[0] = (uint8_t)x;
+		e->ptr[1] = (uint8_t)(x >> 8);
+		x >>= 16;
+	}
+	e->x[lane] = ((x / f) << bits) + (x % f) + c;
+}
+
+static inline uint32_t wzc_lanesb_get(wzc_lanes_dec *d, int lane, const uint32_t *cum, uint32_t n, int bits)
+{
+	uint32_t x = d->x[lane], slot = x & ((1u << bits) - 1), lo = 0, hi = n;
+	while (hi - lo > 1) { /* cum[lo] <= slot < cum[hi] */
+		uint32_t mid = (lo + hi) >> 1;
+		if (cum[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	uint32_t c = cum[lo], f = cum[lo + 1] - c;
+	x = f * (x >> bits) + slot - c;
+	if (x < WZC_LANES_LOW) {
+		if (d->end - d->ptr < 2) {
+			d->bad = 1;
+			x = WZC_LANES_LOW;
+		} else {
+			x = x << 16 | (uint32_t)d->ptr[0] | (uint32_t)d->ptr[1] << 8;
+			d->ptr += 2;
+		}
+	}
+	d->x[lane] = x;
+	return lo;
+}
+
 #endif

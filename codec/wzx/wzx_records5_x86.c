@@ -13,6 +13,7 @@
 #include "codec/wzx/wzx_fast32_internal.h"
 #include "codec/wzx/wzx_fast5_internal.h"
 #include "codec/wzx/wzx_rec5.h"
+#include "codec/wzx/wzx_rec6.h"
 
 #ifdef WZ_HAVE_AVX2_PATH
 #include "codec/wzx/wzx_avx2_lanes.h"
@@ -61,11 +62,16 @@ lookup8_wide(const uint32_t *fb, const uint16_t *sym, __m256i slot, __m256i *d, 
 /* What a round does with the digits d of 8 tokens (k0 the first): a head
  * writes them as the records' byte q; a piece's first place sets its row
  * to d times the place value, the others add it. */
-enum { HEAD, FIRST, ADD };
+enum { HEAD, FIRST, ADD, DIG };
 
 AVX2_TARGET static inline __attribute__((always_inline)) void
 put8(__m256i d, __m256i pv, uint32_t *row, int k0, uint8_t *records, int B, int q, const int kind)
 {
+	if (kind == DIG) { /* the digits alone: records is dig, B its tokens */
+		__m128i w = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(d, d), 0x08));
+		_mm_storeu_si128((__m128i *)(void *)((uint16_t *)(void *)records + (size_t)q * B + k0), w);
+		return;
+	}
 	if (kind == HEAD) {
 		uint32_t v[8];
 		_mm256_storeu_si256((__m256i *)(void *)v, d);
@@ -79,12 +85,31 @@ put8(__m256i d, __m256i pv, uint32_t *row, int k0, uint8_t *records, int B, int 
 	_mm256_store_si256((__m256i *)(void *)(row + k0), a);
 }
 
-/* The n tokens' rounds of place pl: 0, or -1 past the payload's end. */
+/* The n tokens' rounds of place pl: 0, or -1 past the payload's end.
+ * e6: a type 6 narrow place's slot entries f << 12 | (slot - c) | s << 24
+ * (one look-up a lane), else NULL. */
 AVX2_TARGET static inline __attribute__((always_inline)) int
-place(const wzx_fused5_place *pl, int n, __m256i *x, const uint8_t **pp, const uint8_t *end, uint32_t *row,
-      uint8_t *records, int B, int q, const int kind, const int loads)
+place(const wzx_fused5_place *pl, const uint32_t *e6, int n, __m256i *x, const uint8_t **pp, const uint8_t *end,
+      uint32_t *row, uint8_t *records, int B, int q, const int kind, const int loads)
 {
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), pv = _mm256_set1_epi32((int)pl->pv);
+	if (e6) {
+		const __m256i low6 = _mm256_set1_epi32(WZC_RANS6_M - 1);
+		for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++) {
+				__m256i slot = _mm256_and_si256(x[h], low6);
+				__m256i e = gather8((const int *)(const void *)e6, slot, loads);
+				__m256i f = _mm256_and_si256(_mm256_srli_epi32(e, 12), low12);
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(f, _mm256_srli_epi32(x[h], WZC_RANS6_BITS)),
+							_mm256_and_si256(e, low12));
+				put8(_mm256_srli_epi32(e, 24), pv, row, K4 * r + 8 * h, records, B, q, kind);
+			}
+			if (renorm32(x, pp, end))
+				return -1;
+		}
+		return 0;
+	}
 	if (!pl->wide) {
 		for (int r = 0; r < n / K4; r++) {
 #pragma GCC unroll 4
@@ -231,8 +256,12 @@ FUSED_TARGET static void group(const wzx_rec5 *p, const wzx_fused5 *f, const uin
 		fields_full0(vc, w0, p->rhi[g], p->rlo[g], sh, n, p->B);
 }
 
+/* Type 5 (eq NULL) or type 6 (eq[q] a narrow place's entries, NULL where
+ * the place has type 5's table) to records, or (dig) to the digits alone,
+ * records then dig[q * n + k]. */
 FUSED_TARGET static inline __attribute__((always_inline)) int
-avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records, const int loads)
+avx2_fused(const fast32 *t, const uint32_t *const *eq, int n, const uint8_t *payload, size_t size, uint8_t *records,
+	   const int loads, const int dig)
 {
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
@@ -250,16 +279,19 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 	int B = p->B, gdone = 0;
 	for (int q = 0; q < p->S5; q++) {
 		const wzx_fused5_place *pl = &f->pl[q];
+		const uint32_t *e6 = eq ? eq[q] : NULL;
 		int bad;
-		if (pl->row < 0)
-			bad = place(pl, n, x, &pp, end, NULL, records, B, q, HEAD, loads);
+		if (dig)
+			bad = place(pl, e6, n, x, &pp, end, NULL, records, n, q, DIG, loads);
+		else if (pl->row < 0)
+			bad = place(pl, e6, n, x, &pp, end, NULL, records, B, q, HEAD, loads);
 		else if (pl->first)
-			bad = place(pl, n, x, &pp, end, acc[pl->row], records, B, q, FIRST, loads);
+			bad = place(pl, e6, n, x, &pp, end, acc[pl->row], records, B, q, FIRST, loads);
 		else
-			bad = place(pl, n, x, &pp, end, acc[pl->row], records, B, q, ADD, loads);
+			bad = place(pl, e6, n, x, &pp, end, acc[pl->row], records, B, q, ADD, loads);
 		if (bad)
 			return -1;
-		for (; gdone < pl->gend; gdone++)
+		for (; !dig && gdone < pl->gend; gdone++)
 			group(p, f, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])acc, gdone, n, vc, records);
 	}
 	if (pp != end)
@@ -269,6 +301,8 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 	for (int k = 0; k < K4; k++)
 		if (xs[k] != WZC_LANES_LOW)
 			return -1;
+	if (dig)
+		return 0;
 	/* the last word's bytes (cur), then zeros to the record's end */
 	size_t at = (size_t)p->sb + 8 * (f->nbits / 64), left = (size_t)B - at;
 	size_t part = f->nbits % 64 ? (left < 8 ? left : 8) : 0;
@@ -282,12 +316,38 @@ avx2_fused(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t 
 
 FUSED_TARGET static int fused_gather(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records)
 {
-	return avx2_fused(t, n, payload, size, records, 0);
+	return avx2_fused(t, NULL, n, payload, size, records, 0, 0);
 }
 
 FUSED_TARGET static int fused_loads(const fast32 *t, int n, const uint8_t *payload, size_t size, uint8_t *records)
 {
-	return avx2_fused(t, n, payload, size, records, 1);
+	return avx2_fused(t, NULL, n, payload, size, records, 1, 0);
+}
+
+FUSED_TARGET static int fused6_gather(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records)
+{
+	return avx2_fused(s->t, s->eq, n, payload, size, records, 0, 0);
+}
+
+FUSED_TARGET static int fused6_loads(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records)
+{
+	return avx2_fused(s->t, s->eq, n, payload, size, records, 1, 0);
+}
+
+FUSED_TARGET static int fused6_digits(const fast6 *s, int n, const uint8_t *payload, size_t size, uint16_t *dig)
+{
+	return avx2_fused(s->t, s->eq, n, payload, size, (uint8_t *)(void *)dig, 1, 1);
+}
+
+int wzc_wzx_fused6_avx2_records(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records,
+				int loads)
+{
+	return loads ? fused6_loads(s, n, payload, size, records) : fused6_gather(s, n, payload, size, records);
+}
+
+int wzc_wzx_fused6_avx2_digits(const fast6 *s, int n, const uint8_t *payload, size_t size, uint16_t *dig)
+{
+	return fused6_digits(s, n, payload, size, dig);
 }
 
 int wzc_wzx_fused5_have(void)

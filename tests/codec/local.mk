@@ -137,6 +137,13 @@ tests_codec_test_wzx_records_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wzx_records_LDADD = $(TEST_LDADD)
 tests_codec_test_wzx_records_DEPENDENCIES = $(WZ_LIBS)
 
+check_PROGRAMS += tests/codec/test_wzx_records6
+TESTS += tests/codec/test_wzx_records6
+tests_codec_test_wzx_records6_SOURCES = tests/codec/test_wzx_records6.c
+tests_codec_test_wzx_records6_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wzx_records6_LDADD = $(TEST_LDADD)
+tests_codec_test_wzx_records6_DEPENDENCIES = $(WZ_LIBS)
+
 check_PROGRAMS += tests/codec/test_wzx_lanes4
 TESTS += tests/codec/test_wzx_lanes4
 tests_codec_test_wzx_lanes4_SOURCES = tests/codec/test_wzx_lanes4.c

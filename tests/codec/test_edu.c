@@ -55,7 +55,7 @@ static int model_of(wzc_wzx *x, model *m)
 			return -1;
 		const wzx_layer *ly = wzc_wzx_layer_at(x, l);
 		const fast32 *t = wzc_wzx_fast32_layer(x, l);
-		total += 2 * (x->scale_bytes + ly->flat->nentries) + (t ? t->S : 0);
+		total += 2 * (x->scale_bytes + ly->flat->nentries) + (t ? 2 * t->S : 0);
 	}
 	m->tabs = calloc((size_t)total + 1, sizeof *m->tabs);
 	m->owned = calloc((size_t)total + 1, sizeof *m->owned);
@@ -89,6 +89,14 @@ static int model_of(wzc_wzx *x, model *m)
 			for (int j = 0; j < t->S; j++)
 				next[j] = (edu_table){ t->cnt[j], t->cum[j] };
 			e->place = next;
+			next += t->S;
+			/* type 6: each place's table at its own precision (a
+			 * single-level place is never coded) */
+			for (int j = 0; j < t->S; j++)
+				next[j] = (edu_table){ t->cnt[j], j < sb		    ? x->cum6_scale
+								 : t->src[j] >= 0 ? ly->ecum6[t->src[j]]
+										  : t->cum[j] };
+			e->place6 = next;
 			next += t->S;
 		}
 	}
@@ -145,10 +153,11 @@ int main(void)
 	char dir[512];
 	snprintf(dir, sizeof dir, "%s/tests/codec/golden", src ? src : ".");
 	static const char *const tiny[] = { "tiny.wzx", "tiny-v2.wzx", "tiny-v3.wzx", "tiny-v4.wzx",
-					    "tiny-v5.wzx" };
-	for (int v = 0; v < 5; v++)
+					    "tiny-v5.wzx", "tiny-v6.wzx" };
+	for (int v = 0; v < 6; v++)
 		golden(dir, tiny[v], "tiny.wzp", "tiny.rec");
 	golden(dir, "tiny4-v4.wzx", "tiny4.wzp", "tiny4.rec");
 	golden(dir, "tiny4-v5.wzx", "tiny4.wzp", "tiny4.rec");
+	golden(dir, "tiny4-v6.wzx", "tiny4.wzp", "tiny4.rec");
 	return tap_done();
 }

@@ -211,9 +211,9 @@ static void family_exact(wzt_family fam)
 			e = wzc_wzx_read_block(r, xr, 1, 4, one, &nt, &d);
 			ok(!e && nt == T - 256 && !memcmp(one, want + B * ((size_t)T + 256), nt * B),
 			   "%s: the partial last block (%d tokens)", fname, nt);
-			/* a version 5 block type (type 5: every level count of
+			/* a version 6 block type (type 6: every level count of
 			 * its layer at most 4096) in a container that says
-			 * version 1, 2, 3 or 4 is refused; the first such block,
+			 * version 1 to 5 is refused; the first such block,
 			 * found by the index (a layer whose plan has a larger
 			 * count is written with type 2) */
 			size_t H = 56 + ((strlen(prof->model) + 7) & ~(size_t)7) + 8;
@@ -223,12 +223,12 @@ static void family_exact(wzt_family fam)
 				uint64_t o = 0;
 				for (int i = 0; i < 8; i++)
 					o |= (uint64_t)ix[16 * k + i] << (8 * i);
-				if (o + 13 < n && buf[o + 13] == 5)
+				if (o + 13 < n && buf[o + 13] == 6)
 					k5 = k;
 			}
-			ok(k5 >= 0, "%s: the container holds a type 5 block (block %d)", fname, k5);
+			ok(k5 >= 0, "%s: the container holds a type 6 block (block %d)", fname, k5);
 			uint8_t *old = malloc(n);
-			for (int v = 1; v <= 4 && k5 >= 0; v++) {
+			for (int v = 1; v <= 5 && k5 >= 0; v++) {
 				memcpy(old, buf, n);
 				old[8] = (uint8_t)v;
 				reseal_header(old, H);
@@ -238,7 +238,7 @@ static void family_exact(wzt_family fam)
 					       : wzc_wzx_read_block(ro, xr, k5 / per_layer, k5 % per_layer,
 								    one, &nt, &d);
 				ok(!eo && eb == WZ_ERR_INPUT,
-				   "%s: a version 5 block in a version %d container is refused: %s", fname, v, d.msg);
+				   "%s: a version 6 block in a version %d container is refused: %s", fname, v, d.msg);
 				wzc_wzx_reader_free(ro);
 			}
 			free(old);
@@ -311,7 +311,7 @@ static void header_checks(void)
 	struct { const char *what; size_t at; uint8_t val; int reseal; wz_err want; } cases[] = {
 		{ "bad magic", 1, 'Q', 0, WZ_ERR_INPUT },
 		{ "header byte flipped", 20, 0x41, 0, WZ_ERR_CORRUPT },
-		{ "newer version", 8, 6, 1, WZ_ERR_VERSION },
+		{ "newer version", 8, 7, 1, WZ_ERR_VERSION },
 		{ "version 0", 8, 0, 1, WZ_ERR_INPUT },
 		{ "reserved flags", 12, 1, 1, WZ_ERR_INPUT },
 		{ "zero layers", 16, 0, 1, WZ_ERR_INPUT },
@@ -373,15 +373,15 @@ static void header_checks(void)
 /* The golden containers decode to the stored records with the stored
  * profile: version 1 (tiny.wzx), version 2 (tiny-v2.wzx), version 3
  * (tiny-v3.wzx, written from tiny.rec on purpose when version 3 came),
- * version 4 (tiny-v4.wzx, likewise when version 4 came) and version 5
- * (tiny-v5.wzx, likewise), and writing those records again gives version
- * 5's bytes. */
+ * version 4 (tiny-v4.wzx, likewise when version 4 came), version 5
+ * (tiny-v5.wzx, likewise) and version 6 (tiny-v6.wzx, likewise), and
+ * writing those records again gives version 6's bytes. */
 static void golden(void)
 {
 	const char *src = getenv("srcdir");
 	static const char *const names[] = { "tiny.wzx", "tiny-v2.wzx", "tiny-v3.wzx", "tiny-v4.wzx",
-					     "tiny-v5.wzx" };
-	enum { NV = 5 };
+					     "tiny-v5.wzx", "tiny-v6.wzx" };
+	enum { NV = 6 };
 	char pc[NV][512], p2[512], p3[512];
 	for (int v = 0; v < NV; v++)
 		snprintf(pc[v], sizeof pc[v], "%s/tests/codec/golden/%s", src ? src : ".", names[v]);
@@ -391,7 +391,7 @@ static void golden(void)
 	size_t n[NV] = { 0 }, nrec;
 	wzc_profile *prof;
 	wz_diag d;
-	/* WZX_GOLDEN_WRITE=DIR writes the version 5 container again from the
+	/* WZX_GOLDEN_WRITE=DIR writes the version 6 container again from the
 	 * committed records and profile (on purpose, when the format changes) */
 	const char *gdir = getenv("WZX_GOLDEN_WRITE");
 	int read = 1;
@@ -417,7 +417,7 @@ static void golden(void)
 		ok(!e && wzc_wzx_reader_info(r)->version == v + 1 && !memcmp(got, recs, nrec),
 		   "golden version %d container decodes to its records", v + 1);
 		if (!e && v == 1) {
-			/* the records written again: version 5's bytes */
+			/* the records written again: version 6's bytes */
 			const wzc_wzx_info *in = wzc_wzx_reader_info(r);
 			size_t cap = wzc_wzx_bound(in->L, in->T, in->R, in->P, in->record_bytes,
 						   strlen(prof->model)), m;
@@ -425,12 +425,12 @@ static void golden(void)
 			e = wzc_wzx_write(x, in->T, (const uint8_t *)recs, again, cap, &m, NULL, &d);
 			if (!e && gdir) {
 				char path[512];
-				snprintf(path, sizeof path, "%s/tiny-v5.wzx", gdir);
+				snprintf(path, sizeof path, "%s/tiny-v6.wzx", gdir);
 				e = wz_write_file_atomic(path, again, m, &d);
-				ok(!e, "golden version 5 container written to %s", path);
+				ok(!e, "golden version 6 container written to %s", path);
 			} else {
 				ok(!e && m == n[NV - 1] && !memcmp(again, cont[NV - 1], m),
-				   "golden version 5 container written again byte for byte");
+				   "golden version 6 container written again byte for byte");
 			}
 			free(again);
 		}
@@ -443,35 +443,38 @@ static void golden(void)
 	free(recs);
 }
 
-/* Types 4 and 5 need tokens wider than tiny's (there their 32 lane states
- * make every block raw): tiny4.wzp (a profile of 128 + 16 values),
+/* Types 4, 5 and 6 need tokens wider than tiny's (there their 32 lane
+ * states make every block raw): tiny4.wzp (a profile of 128 + 16 values),
  * tiny4.rec (100 tokens x one layer of wz records), tiny4-v4.wzx (their
  * version 4 container, type 4 blocks, written on purpose with
- * WZX_GOLDEN_WRITE when version 4 came) and tiny4-v5.wzx (version 5, type
- * 5 blocks, likewise when version 5 came).  Both containers decode to the
- * records, and writing them again gives version 5's bytes. */
+ * WZX_GOLDEN_WRITE when version 4 came), tiny4-v5.wzx (version 5, type 5
+ * blocks, likewise when version 5 came) and tiny4-v6.wzx (version 6, type
+ * 6 blocks, likewise when version 6 came).  Each container decodes to the
+ * records, and writing them again gives version 6's bytes. */
 static void golden4(void)
 {
 	const char *src = getenv("srcdir"), *gdir = getenv("WZX_GOLDEN_WRITE");
-	char pp[600], pr[600], pc4[600], pc[600];
+	enum { NC = 3 };
+	char pp[600], pr[600], pc[NC][600];
 	char gd[512];
 	snprintf(gd, sizeof gd, "%s/tests/codec/golden", src ? src : ".");
 	snprintf(pp, sizeof pp, "%s/tiny4.wzp", gd);
 	snprintf(pr, sizeof pr, "%s/tiny4.rec", gd);
-	snprintf(pc4, sizeof pc4, "%s/tiny4-v4.wzx", gd);
-	snprintf(pc, sizeof pc, "%s/tiny4-v5.wzx", gdir ? gdir : gd);
+	for (int v = 0; v < NC; v++)
+		snprintf(pc[v], sizeof pc[v], "%s/tiny4-v%d.wzx", v == NC - 1 && gdir ? gdir : gd, 4 + v);
 	wz_diag d;
 	wzc_profile *prof = NULL;
-	char *recs = NULL, *cont[2] = { NULL, NULL };
-	size_t nrec = 0, ncont[2] = { 0, 0 };
+	char *recs = NULL, *cont[NC] = { NULL };
+	size_t nrec = 0, ncont[NC] = { 0 };
 	const size_t B = 60; /* 3.33 bits/value: both blocks come out coded */
-	if (!ok(!wzc_profile_read(pp, &prof, &d) && !wz_read_file(pr, 1 << 20, &recs, &nrec, &d) &&
-		       !wz_read_file(pc4, 1 << 20, &cont[0], &ncont[0], &d) &&
-		       (gdir || !wz_read_file(pc, 1 << 20, &cont[1], &ncont[1], &d)) && nrec == B * 100,
-		"golden4 files read")) {
+	int read = !wzc_profile_read(pp, &prof, &d) && !wz_read_file(pr, 1 << 20, &recs, &nrec, &d) && nrec == B * 100;
+	for (int v = 0; v < NC; v++)
+		read = read && ((gdir && v == NC - 1) || !wz_read_file(pc[v], 1 << 20, &cont[v], &ncont[v], &d));
+	if (!ok(read, "golden4 files read")) {
 		wzc_profile_free(prof);
 		free(recs);
-		free(cont[0]);
+		for (int v = 0; v < NC; v++)
+			free(cont[v]);
 		return;
 	}
 	wzc_wzx *x = NULL;
@@ -481,11 +484,11 @@ static void golden4(void)
 	if (!e)
 		e = wzc_wzx_write(x, 100, (const uint8_t *)recs, again, cap, &m, NULL, &d);
 	if (gdir)
-		ok(!e && !wz_write_file_atomic(pc, again, m, &d), "golden4: %s written", pc);
+		ok(!e && !wz_write_file_atomic(pc[NC - 1], again, m, &d), "golden4: %s written", pc[NC - 1]);
 	else
-		ok(!e && m == ncont[1] && !memcmp(again, cont[1], m),
-		   "golden version 5 container of type 5 blocks written again byte for byte");
-	for (int v = 0; v < 2 && !gdir; v++) {
+		ok(!e && m == ncont[NC - 1] && !memcmp(again, cont[NC - 1], m),
+		   "golden version 6 container of type 6 blocks written again byte for byte");
+	for (int v = 0; v < NC && !gdir; v++) {
 		wzc_wzx_reader *r = NULL;
 		uint8_t *got = calloc(nrec, 1);
 		e = wzc_wzx_open((const uint8_t *)cont[v], ncont[v], "golden4", &r, &d);
@@ -494,7 +497,7 @@ static void golden4(void)
 			coded += cont[v][wzc_wzx_block_offset(r, i) + 13] == 4 + v;
 		if (!e)
 			e = wzc_wzx_read_all(r, x, got, &d);
-		/* a failure here is a change of type 4 or 5 (docs/wzx-format.md) */
+		/* a failure here is a change of type 4, 5 or 6 (docs/wzx-format.md) */
 		ok(!e && coded == 2 && wzc_wzx_reader_info(r)->version == 4 + v && !memcmp(got, recs, nrec),
 		   "golden version %d container (%d type %d blocks) decodes to its records", 4 + v, coded, 4 + v);
 		wzc_wzx_reader_free(r);
@@ -504,8 +507,8 @@ static void golden4(void)
 	wzc_wzx_free(x);
 	wzc_profile_free(prof);
 	free(recs);
-	free(cont[0]);
-	free(cont[1]);
+	for (int v = 0; v < NC; v++)
+		free(cont[v]);
 }
 
 static double now(void)

@@ -191,12 +191,12 @@ static void lanes_vs_ref(wzt_family fam, const char *rate)
 	   !memcmp(r0, r1, sizeof(float) * (size_t)n * w.P),
 	   "%s %s: digits to the transformed domain equal the records decoded there, bit for bit",
 	   fname, rate);
-	/* the container: version 5, every block read into the transformed domain */
+	/* the container: version 6, every block read into the transformed domain */
 	size_t ccap = wzc_wzx_bound(L, T, w.R, w.P, B, strlen(prof->model)), cn;
 	uint8_t *cont = malloc(ccap);
 	wzc_wzx_reader *r = NULL;
 	int good = !wzc_wzx_write(x, T, rec, cont, ccap, &cn, NULL, &d) &&
-		   !wzc_wzx_open(cont, cn, "t", &r, &d) && wzc_wzx_reader_info(r)->version == 5;
+		   !wzc_wzx_open(cont, cn, "t", &r, &d) && wzc_wzx_reader_info(r)->version == 6;
 	for (int l = 0; good && l < L; l++)
 		for (int bl = 0; good && bl < 3; bl++) {
 			int nt;
@@ -207,7 +207,7 @@ static void lanes_vs_ref(wzt_family fam, const char *rate)
 				       !memcmp(r0 + (size_t)t * w.P, r1, sizeof(float) * w.P);
 			}
 		}
-	ok(good, "%s: a version 5 container (type 5 blocks) read block by block into the transformed domain", fname);
+	ok(good, "%s: a version 6 container (type 6 blocks) read block by block into the transformed domain", fname);
 	wzc_wzx_reader_free(r);
 	free(cont);
 	free(y0);

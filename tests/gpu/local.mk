@@ -38,7 +38,8 @@ WZ_CUDA_DEPS = $(top_srcdir)/codec/cuda/wz_kernels.h $(top_srcdir)/codec/cuda/pa
 	$(top_srcdir)/codec/cuda/paged_wz.h $(top_srcdir)/codec/cuda/attn_tiles.h \
 	$(top_srcdir)/codec/wz/wz_flat.h $(top_srcdir)/codec/wz/wzt_trellis.h $(top_srcdir)/codec/formats/fpconv.h \
 	$(top_srcdir)/codec/profile/rope.h $(top_srcdir)/codec/cuda/wzx_kernels.h \
-	$(top_srcdir)/codec/cuda/wzx_restore.h $(top_srcdir)/codec/wzx/wzx_rec5.h $(top_srcdir)/codec/wzx/wzx_token.h \
+	$(top_srcdir)/codec/cuda/wzx_restore.h $(top_srcdir)/codec/wzx/wzx_rec5.h $(top_srcdir)/codec/wzx/wzx_rec6.h \
+	$(top_srcdir)/codec/wzx/wzx_token.h \
 	$(top_srcdir)/codec/cuda/pred_step.h $(top_srcdir)/codec/profile/predict.h
 # tests/gpu/run.sh --build-only links the external libraries statically
 # instead, so that the programs run on a machine without their packages.

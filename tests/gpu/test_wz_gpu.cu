@@ -358,13 +358,14 @@ static void check_attention(const wzc_profile *prof, const char *name)
 	wzt_cache_trace_free(tst);
 }
 
-/* wzx type 5 blocks restored to records on the GPU (codec/cuda/wzx_kernels.cu)
- * against the CPU reference: records bit for bit, the same verdicts. */
-static void check_wzx(wzt_family fam, const char *rate, int T)
+/* wzx type 5 or 6 blocks restored to records on the GPU
+ * (codec/cuda/wzx_kernels.cu) against the CPU reference: records bit for
+ * bit, the same verdicts. */
+static void check_wzx(wzt_family fam, const char *rate, int T, int type)
 {
 	char what[160];
 	wzx_blockset s;
-	if (wzx_blockset_make(&s, fam, rate, T)) {
+	if (wzx_blockset_make(&s, fam, rate, T, type)) {
 		check(0, rate, "wzx restore", "set-up");
 		return;
 	}
@@ -374,7 +375,7 @@ static void check_wzx(wzt_family fam, const char *rate, int T)
 	int *dntok = NULL, *dverdict = NULL;
 	int *verdict = (int *)malloc(sizeof(int) * s.nblk);
 	uint8_t *got = (uint8_t *)malloc(s.rec_bytes);
-	int rc = !verdict || !got || wzk_wzx5_upload(s.plan, &plan) ||
+	int rc = !verdict || !got || (type == 6 ? wzk_wzx6_upload(s.plan, s.plan6, &plan) : wzk_wzx5_upload(s.plan, &plan)) ||
 		 cudaMalloc(&dpay, s.bytes + 1) || cudaMalloc(&drec, s.rec_bytes) ||
 		 cudaMalloc(&doff, sizeof(size_t) * s.nblk) || cudaMalloc(&dsize, sizeof(size_t) * s.nblk) ||
 		 cudaMalloc(&drec_off, sizeof(size_t) * s.nblk) || cudaMalloc(&dntok, sizeof(int) * s.nblk) ||
@@ -394,8 +395,8 @@ static void check_wzx(wzt_family fam, const char *rate, int T)
 		same &= verdict[b] == s.want_verdict[b] &&
 			(verdict[b] || !memcmp(got + s.rec_off[b], s.want + s.rec_off[b], (size_t)s.ntok[b] * s.B));
 	}
-	snprintf(what, sizeof what, "%s, %d blocks (%d damaged, %d refused): the CPU reference's records and verdicts",
-		 wzt_family_name(fam), s.nblk, s.ndamaged, refused);
+	snprintf(what, sizeof what, "%s, type %d, %d blocks (%d damaged, %d refused): the CPU reference's records and verdicts",
+		 wzt_family_name(fam), type, s.nblk, s.ndamaged, refused);
 	check(same, rate, "wzx restore", what);
 	cudaFree(dpay);
 	cudaFree(drec);
@@ -460,9 +461,11 @@ int main(void)
 			check_attention(prof, "wz-5.44");
 		wzc_profile_free(prof);
 	}
-	check_wzx(WZT_FAMILY_MLA_B, "wzx-5.4", 1000);
-	check_wzx(WZT_FAMILY_MLA_A, "wz-4.97", 300);
-	check_wzx(WZT_FAMILY_IID, "wz-5.44", 130);
+	for (int type = 5; type <= 6; type++) {
+		check_wzx(WZT_FAMILY_MLA_B, "wzx-5.4", 1000, type);
+		check_wzx(WZT_FAMILY_MLA_A, "wz-4.97", 300, type);
+		check_wzx(WZT_FAMILY_IID, "wz-5.44", 130, type);
+	}
 	printf("1..%d\n", n_ok + n_fail);
 	if (results)
 		fclose(results);

@@ -1,5 +1,5 @@
-/* The CUDA restore of wzx type 5 blocks (codec/cuda/wzx_kernels.cu) run on
- * the CPU: the kernel's warp emulated lane by lane with the same steps
+/* The CUDA restore of wzx type 5 and 6 blocks (codec/cuda/wzx_kernels.cu)
+ * run on the CPU: the kernel's warp emulated lane by lane with the same steps
  * (codec/cuda/wzx_restore.h), the ballot's prefix count by a loop, the
  * lanes of each round in both orders; its records and verdicts against the
  * CPU reference's on valid, bit-flipped and cut blocks (tests/gpu/wzx_blocks.h). */
@@ -24,7 +24,7 @@ static int emulate(const wzx_blockset *s, int b, int reverse, uint16_t *dig, uin
 		unsigned m = 0;
 		for (int i = 0; i < WZK_WZX_LANES; i++) {
 			int l = reverse ? WZK_WZX_LANES - 1 - i : i;
-			m |= (unsigned)wzk_wzx5_lane(p, n, base, N, l, &x[l], dig) << l;
+			m |= (unsigned)wzk_wzx5_lane(p, s->plan6, n, base, N, l, &x[l], dig) << l;
 		}
 		for (int i = 0; i < WZK_WZX_LANES; i++) {
 			int l = reverse ? WZK_WZX_LANES - 1 - i : i;
@@ -41,11 +41,11 @@ static int emulate(const wzx_blockset *s, int b, int reverse, uint16_t *dig, uin
 	return ok ? 0 : -1;
 }
 
-static void one(wzt_family fam, const char *rate, int T)
+static void one(wzt_family fam, const char *rate, int T, int type)
 {
 	wzx_blockset s;
-	if (!ok(!wzx_blockset_make(&s, fam, rate, T), "%s %s: %d tokens coded as type 5 blocks",
-		wzt_family_name(fam), rate, T))
+	if (!ok(!wzx_blockset_make(&s, fam, rate, T, type), "%s %s: %d tokens coded as type %d blocks",
+		wzt_family_name(fam), rate, T, type))
 		return;
 	uint16_t *dig = malloc(sizeof *dig * (size_t)s.plan->S5 * WZK_WZX_TOKENS);
 	uint8_t *out = calloc(s.rec_bytes, 1);
@@ -58,8 +58,8 @@ static void one(wzt_family fam, const char *rate, int T)
 			same &= v == s.want_verdict[b] &&
 				!memcmp(out + s.rec_off[b], s.want + s.rec_off[b], (size_t)s.ntok[b] * s.B);
 		}
-	ok(same, "%s %s: the warp emulated, lanes both ways: %d blocks (%d damaged, %d refused), "
-		 "the reference's records and verdicts", wzt_family_name(fam), rate, s.nblk, s.ndamaged, refused);
+	ok(same, "%s %s, type %d: the warp emulated, lanes both ways: %d blocks (%d damaged, %d refused), "
+		 "the reference's records and verdicts", wzt_family_name(fam), rate, type, s.nblk, s.ndamaged, refused);
 	free(dig);
 	free(out);
 	wzx_blockset_free(&s);
@@ -67,8 +67,11 @@ static void one(wzt_family fam, const char *rate, int T)
 
 int main(void)
 {
-	one(WZT_FAMILY_MLA_B, "wzx-5.4", 300);
-	one(WZT_FAMILY_MLA_A, "wz-4.97", 150);
-	one(WZT_FAMILY_IID, "wz-5.44", 64);
+	for (int type = 5; type <= 6; type++) {
+		one(WZT_FAMILY_MLA_B, "wzx-5.4", 300, type);
+		one(WZT_FAMILY_MLA_A, "wz-4.97", 150, type);
+		one(WZT_FAMILY_IID, "wz-5.44", 64, type);
+		one(WZT_FAMILY_MLA_A, "wz-2", 100, type);
+	}
 	return tap_done();
 }

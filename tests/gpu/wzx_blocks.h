@@ -1,10 +1,10 @@
-/* A set of wzx type 5 blocks for the CUDA restore's tests (the CPU
+/* A set of wzx type 5 or 6 blocks for the CUDA restore's tests (the CPU
  * emulation, tests/gpu/test_wzx_kernels_cpu.c, and the GPU test,
  * tests/gpu/test_wz_gpu.cu): one layer of a synthetic window coded at a
  * rate, its blocks of 64 tokens and a shorter last one, then copies of the
  * first blocks with a bit flipped or cut short; each block's verdict and
  * records as the CPU reference gives them (wzc_wzx_decode_lanes5_records_path,
- * _REF).  C and CUDA C++. */
+ * wzc_wzx_decode_lanes6_records_path, _REF).  C and CUDA C++. */
 #ifndef WZ_TEST_GPU_WZX_BLOCKS_H
 #define WZ_TEST_GPU_WZX_BLOCKS_H
 
@@ -20,6 +20,7 @@ extern "C" {
 #include "codec/wzx/wzx.h"
 #include "codec/wzx/wzx_fast.h"
 #include "codec/wzx/wzx_rec5.h"
+#include "codec/wzx/wzx_rec6.h"
 #include "traces/synth_cache.h"
 #ifdef __cplusplus
 }
@@ -30,6 +31,8 @@ typedef struct {
 	wzc_codec *codec;
 	wzc_wzx *x;
 	const wzx_rec5 *plan;
+	const wzx_rec6 *plan6;   /* type 6's narrow tables; NULL for type 5 blocks */
+	int type;
 	size_t B;
 	int nblk, ndamaged;
 	uint8_t *pay;            /* payloads end to end */
@@ -72,11 +75,12 @@ static inline wzt_cache_trace *wzx_blockset_synth(wzt_family fam, int T, uint64_
 	return t;
 }
 
-/* T tokens of family fam at format `rate` (a wz or wzx name); 0, or -1
- * with a message on stderr. */
-static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char *rate, int T)
+/* T tokens of family fam at format `rate` (a wz or wzx name) as blocks of
+ * `type` (5 or 6); 0, or -1 with a message on stderr. */
+static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char *rate, int T, int type)
 {
 	memset(s, 0, sizeof *s);
+	s->type = type;
 	wzt_cache_trace *cal = wzx_blockset_synth(fam, 1024, 100, "calibration");
 	wzt_cache_trace *tr = wzx_blockset_synth(fam, T, 3, "test");
 	wz_diag d;
@@ -99,7 +103,8 @@ static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char 
 	}
 	s->B = wzc_codec_record_bytes(s->codec);
 	s->plan = wzc_wzx_rec5_of(s->x, 0);
-	if (!s->plan) {
+	s->plan6 = type == 6 ? wzc_wzx_rec6_of(s->x, 0) : NULL;
+	if (!s->plan || (type == 6 && !s->plan6)) {
 		fprintf(stderr, "wzx blocks: %s: no records plan for the layer\n", rate);
 		goto out;
 	}
@@ -126,7 +131,8 @@ static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char 
 		uint64_t r = 0x9e3779b97f4a7c15ull;
 		for (int b = 0; b < s->nblk; b++) {
 			int src = b < full ? b : (b - full) / 16, t0 = 64 * src, n = T - t0 < 64 ? T - t0 : 64;
-			size_t sz = wzc_wzx_encode_lanes5(s->x, 0, n, rec + (size_t)t0 * s->B, one, 64 * s->B * 2 + 512);
+			size_t sz = (type == 6 ? wzc_wzx_encode_lanes6 : wzc_wzx_encode_lanes5)(
+				s->x, 0, n, rec + (size_t)t0 * s->B, one, 64 * s->B * 2 + 512);
 			if (!sz) {
 				free(rec);
 				free(one);
@@ -144,8 +150,9 @@ static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char 
 			s->bytes += sz;
 			s->ntok[b] = n;
 			s->rec_off[b] = (size_t)b * 64 * s->B;
-			s->want_verdict[b] = wzc_wzx_decode_lanes5_records_path(s->x, 0, WZC_LANES4_REF, n, one, sz,
-										 s->want + s->rec_off[b]);
+			s->want_verdict[b] = (type == 6 ? wzc_wzx_decode_lanes6_records_path
+							   : wzc_wzx_decode_lanes5_records_path)(s->x, 0, WZC_LANES4_REF, n, one,
+												  sz, s->want + s->rec_off[b]);
 			if (s->want_verdict[b])
 				memset(s->want + s->rec_off[b], 0, (size_t)n * s->B);
 		}

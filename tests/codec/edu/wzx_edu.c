@@ -42,7 +42,7 @@ static int read_header(const uint8_t *f, size_t n, header *h, char *err)
 	if (memcmp(f, magic, 8))
 		return fail(err, "not a wzx container (magic)");
 	h->version = get32(f + 8);
-	if (h->version < 1 || h->version > 5)
+	if (h->version < 1 || h->version > 6)
 		return fail(err, "a version this decoder does not know");
 	uint32_t name = get32(f + 48);
 	if (name > 255)
@@ -121,14 +121,18 @@ static int decode_lanes(const uint8_t *p, size_t size, int K, int bits, long N,
 	for (int k = 0; k < K; k++)
 		x[k] = get32(p + 4 * k);
 	size_t at = 4 * (size_t)K;
-	uint32_t mask = (1u << bits) - 1;
 	for (long i = 0; i < N; i++) {
 		int k = (int)(i % K);
 		const edu_table *t = tab[i];
-		if (t->cum[t->n] != (1u << bits))
+		/* bits 0: each table's own precision (type 6), M = cum[n] */
+		int b = bits;
+		while (!bits && b < 16 && (1u << b) < t->cum[t->n])
+			b++;
+		if (t->cum[t->n] != (1u << b))
 			return -1;
+		uint32_t mask = (1u << b) - 1;
 		uint32_t slot = x[k] & mask, s = symbol_at(t, slot);
-		x[k] = (t->cum[s + 1] - t->cum[s]) * (x[k] >> bits) + slot - t->cum[s];
+		x[k] = (t->cum[s + 1] - t->cum[s]) * (x[k] >> b) + slot - t->cum[s];
 		if (x[k] < (1u << 16)) {
 			if (at + 2 > size)
 				return -1;
@@ -186,9 +190,9 @@ static int decode_block(const header *h, const uint8_t *blk, size_t size, long i
 	    ntok != (want_n > 64 ? 64 : want_n) || blk[14] || blk[15])
 		return fail(err, "a block's header is not its place in the index");
 	/* the block types each version writes (Reading untrusted bytes) */
-	static const int allowed[6][6] = { { 0 }, { 1, 1 }, { 1, 0, 1 }, { 1, 0, 1, 1 },
-					   { 1, 0, 1, 0, 1 }, { 1, 0, 1, 0, 0, 1 } };
-	if (type > 5 || !allowed[h->version][type])
+	static const int allowed[7][7] = { { 0 },	       { 1, 1 },	   { 1, 0, 1 }, { 1, 0, 1, 1 },
+					   { 1, 0, 1, 0, 1 }, { 1, 0, 1, 0, 0, 1 }, { 1, 0, 1, 0, 0, 0, 1 } };
+	if (type > 6 || !allowed[h->version][type])
 		return fail(err, "a block type its version does not write");
 	const edu_layer *ly = &layers[layer];
 	const uint8_t *pay = blk + 16;
@@ -200,7 +204,7 @@ static int decode_block(const header *h, const uint8_t *blk, size_t size, long i
 		return 0;
 	}
 	int S3 = ly->scale_bytes + ly->nentries, per = type >= 4 ? ly->S : S3;
-	long N = type == 5 ? (long)ntok * ly->S5 : (long)ntok * per;
+	long N = type >= 5 ? (long)ntok * ly->S5 : (long)ntok * per;
 	uint16_t *sym = calloc((size_t)ntok * (size_t)(per > S3 ? per : S3) + 1, sizeof *sym);
 	const edu_table **tab = malloc(sizeof *tab * ((size_t)N + 1));
 	uint32_t *dig = malloc(sizeof *dig * ((size_t)ly->nentries + 1));
@@ -214,14 +218,16 @@ static int decode_block(const header *h, const uint8_t *blk, size_t size, long i
 			tab[i] = ly->tab12 ? &ly->tab12[i % S3] : NULL;
 		else if (type == 4)
 			tab[i] = ly->place ? &ly->place[i % per] : NULL;
-		else /* place-major: i = q n + k */
+		else if (type == 5) /* place-major: i = q n + k */
 			tab[i] = ly->place ? &ly->place[ly->coded[i / ntok]] : NULL;
+		else /* type 6: the same, each place's table at its precision */
+			tab[i] = ly->place6 ? &ly->place6[ly->coded[i / ntok]] : NULL;
 		bad |= tab[i] == NULL;
 	}
 	if (!bad)
 		bad = type == 1 ? decode_rans1(pay, S, N, tab, coded)
-		      : decode_lanes(pay, S, type >= 4 ? 32 : 8, type == 2 ? 16 : 12, N, tab, coded);
-	if (!bad && type == 5) /* back to token-major: a place not coded has digit 0 */
+		      : decode_lanes(pay, S, type >= 4 ? 32 : 8, type == 2 ? 16 : type == 6 ? 0 : 12, N, tab, coded);
+	if (!bad && type >= 5) /* back to token-major: a place not coded has digit 0 */
 		for (long i = 0; i < N; i++)
 			sym[(i % ntok) * per + ly->coded[i / ntok]] = coded[i];
 	else if (!bad)

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* A static table: n symbols, symbol s has the slots cum[s] .. cum[s+1]-1 of
- * M = cum[n] (2^16 or 2^12). */
+ * M = cum[n] (2^16, 2^12, or type 6's 2^9). */
 typedef struct {
 	uint32_t n;
 	const uint32_t *cum; /* [n + 1] */
@@ -43,6 +43,8 @@ typedef struct {
 	const int32_t *src;
 	int S5;
 	const int32_t *coded;
+	/* type 6: place j's table at its own precision [S] */
+	const edu_table *place6;
 } edu_layer;
 
 /* Decodes the container file[0..n) into records [L][T][B] (room for

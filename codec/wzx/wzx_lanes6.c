@@ -1,0 +1,378 @@
+/* Type 6 blocks (wzx version 6): type 5's 32 lanes over the same
+ * place-major digits, each coded place's table narrow (2^11, one slot
+ * entry holding frequency, offset and digit: one look-up a symbol) where
+ * it has at most 256 symbols, else type 5's 12-bit table
+ * (docs/wzx-format.md, "Interleaved narrow rANS, place-major").  The
+ * layer's tables, the encoder, the scalar reference (every read checked,
+ * the symbol by binary search), the portable loop (codec/wzx/wzx_rec6.h's
+ * step, shared with the CUDA kernel) and the choice of path; the AVX2
+ * records loop is type 5's (codec/wzx/wzx_records5_x86.c) reading the
+ * narrow places' entries. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/hot.h"
+#include "codec/wz/wz_flat.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_fast32_internal.h"
+#include "codec/wzx/wzx_fast5_internal.h"
+#include "codec/wzx/wzx_internal.h"
+#include "codec/wzx/wzx_lanes.h"
+#include "codec/wzx/wzx_rec6.h"
+#include "codec/wzx/wzx_token.h"
+
+static void tables_free(fast6 *t)
+{
+	if (!t)
+		return;
+	free(t->cum);
+	free(t->cnt);
+	free(t->e);
+	free(t->eq);
+	free(t->ev);
+	free(t->evq);
+	free(t->r6.qoff);
+	free(t->r6.qb);
+	free(t);
+}
+
+void wzc_wzx_fast6_free_layer(wzx_layer *ly)
+{
+	tables_free(ly->fast6);
+	ly->fast6 = NULL;
+}
+
+/* Each coded place's table (the scale codes' and the anchor flags'
+ * uniform ones, the components' from ecum6) and the narrow tables' slot
+ * entries, one arena of 2^11 entries per distinct table. */
+static fast6 *build(const wzc_wzx *x, const wzx_layer *ly, const fast32 *t)
+{
+	int S5 = t->S5;
+	fast6 *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->t = t;
+	s->cum = malloc(sizeof *s->cum * (size_t)S5);
+	s->cnt = malloc(sizeof *s->cnt * (size_t)S5);
+	s->eq = calloc((size_t)S5, sizeof *s->eq);
+	s->evq = calloc((size_t)S5, sizeof *s->evq);
+	s->r6.qoff = calloc((size_t)S5 + 1, sizeof *s->r6.qoff);
+	s->r6.qb = malloc((size_t)S5 + 1);
+	const uint32_t **seen = malloc(sizeof *seen * ((size_t)S5 + 1));
+	/* the rows' entries: per distinct (table, level table) */
+	const uint32_t **vseen = malloc(sizeof *vseen * ((size_t)S5 + 1));
+	int32_t *vlev = malloc(sizeof *vlev * ((size_t)S5 + 1));
+	uint32_t *vat = malloc(sizeof *vat * ((size_t)S5 + 1));
+	if (!s->cum || !s->cnt || !s->eq || !s->evq || !s->r6.qoff || !s->r6.qb || !seen || !vseen || !vlev || !vat)
+		goto fail;
+	int ntab = 0, nv = 0;
+	for (int q = 0; q < S5; q++) {
+		int j = t->coded[q];
+		const uint32_t *cum = j < t->sb ? x->cum6_scale : ly->ecum6[t->src[j]];
+		uint32_t n = t->cnt[j];
+		if (!cum || n < 2 || (cum[n] != WZC_RANS6_M && cum[n] != WZC_RANS12_M))
+			goto fail;
+		s->cum[q] = cum;
+		s->cnt[q] = n;
+		s->r6.qb[q] = cum[n] == WZC_RANS6_M ? WZC_RANS6_BITS : WZC_RANS12_BITS;
+		if (s->r6.qb[q] != WZC_RANS6_BITS)
+			continue;
+		if (n > 256) /* the entry's digit is a byte */
+			goto fail;
+		int k = 0;
+		while (k < ntab && seen[k] != cum)
+			k++;
+		if (k == ntab)
+			seen[ntab++] = cum;
+		s->r6.qoff[q] = (uint32_t)k * WZC_RANS6_M;
+		int v = 0;
+		while (v < nv && !(vseen[v] == cum && vlev[v] == t->lvbase[j]))
+			v++;
+		if (v == nv) {
+			vseen[nv] = cum;
+			vlev[nv++] = t->lvbase[j];
+		}
+		vat[q] = (uint32_t)v;
+	}
+	s->r6.nslots = (size_t)ntab * WZC_RANS6_M;
+	s->e = malloc(sizeof *s->e * (s->r6.nslots + 1));
+	s->ev = malloc(sizeof *s->ev * ((size_t)nv * WZC_RANS6_M + 1));
+	if (!s->e || !s->ev)
+		goto fail;
+	for (int k = 0; k < ntab; k++) {
+		const uint32_t *cum = seen[k];
+		for (uint32_t sy = 0; cum[sy] < WZC_RANS6_M; sy++)
+			for (uint32_t slot = cum[sy]; slot < cum[sy + 1]; slot++)
+				s->e[(size_t)k * WZC_RANS6_M + slot] =
+					sy << 24 | (cum[sy + 1] - cum[sy]) << 12 | (slot - cum[sy]);
+	}
+	for (int v = 0; v < nv; v++) {
+		const uint32_t *cum = vseen[v];
+		for (uint32_t sy = 0; cum[sy] < WZC_RANS6_M; sy++) {
+			uint32_t vb;
+			memcpy(&vb, &t->lv[vlev[v] + sy], sizeof vb);
+			for (uint32_t slot = cum[sy]; slot < cum[sy + 1]; slot++)
+				s->ev[(size_t)v * WZC_RANS6_M + slot] =
+					(uint64_t)vb << 32 | sy << 24 | (cum[sy + 1] - cum[sy]) << 12 | (slot - cum[sy]);
+		}
+	}
+	s->r6.e = s->e;
+	for (int q = 0; q < S5; q++)
+		if (s->r6.qb[q] == WZC_RANS6_BITS) {
+			s->eq[q] = s->e + s->r6.qoff[q];
+			s->evq[q] = s->ev + (size_t)vat[q] * WZC_RANS6_M;
+		}
+	free(seen);
+	free(vseen);
+	free(vlev);
+	free(vat);
+	return s;
+fail:
+	free(seen);
+	free(vseen);
+	free(vlev);
+	free(vat);
+	tables_free(s);
+	return NULL;
+}
+
+static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)
+{
+	const fast32 *t = wzc_wzx_fast32_layer(x, (int)(ly - x->layers));
+	return t ? build(x, ly, t) : NULL;
+}
+
+/* The layer's type 6 tables, built on first use; NULL where it has no
+ * type 5 tables (a count over 4096) or out of memory. */
+const fast6 *wzc_wzx_fast6_layer(const wzc_wzx *cx, int layer)
+{
+	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
+	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly || !ly->type3 || !wzc_wzx_fast32_layer(x, layer))
+		return NULL;
+	return wzc_wzx_layer_table(x, ly, &ly->fast6_ready, &ly->fast6, build_tables);
+}
+
+int wzc_wzx_layer_type6(const wzc_wzx *x, int layer)
+{
+	return wzc_wzx_fast6_layer(x, layer) != NULL;
+}
+
+const wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	return s && s->t->rec5 ? &s->r6 : NULL;
+}
+
+size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *records, uint8_t *out,
+			     size_t cap)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!s || !ly || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return 0;
+	const fast32 *t = s->t;
+	const wzc_wz_flat *f = ly->flat;
+	size_t room = (size_t)n * x->B + 4 * (size_t)K4 + 2;
+	uint16_t *dig = malloc(sizeof *dig * ((size_t)n * t->S5 + 1));
+	uint32_t *d = malloc(sizeof *d * ((size_t)f->nentries + 1));
+	uint8_t *tmp = malloc(room);
+	size_t got = 0;
+	if (dig && d && tmp) {
+		for (int k = 0; k < n; k++) {
+			const uint8_t *rec = records + (size_t)k * x->B;
+			wzc_wzx_digits(f, rec, d);
+			for (int q = 0; q < t->S5; q++) {
+				int j = t->coded[q];
+				dig[(size_t)q * n + k] = (uint16_t)(j < t->sb ? rec[j] : d[t->src[j]]);
+			}
+		}
+		wzc_lanes_enc enc;
+		wzc_lanes_enc_init(&enc, K4, tmp, room);
+		for (long i = (long)n * t->S5 - 1; i >= 0 && !enc.overflow; i--) {
+			int q = (int)(i / n);
+			wzc_lanesb_put(&enc, (int)(i % K4), s->cum[q], dig[i], s->r6.qb[q]);
+		}
+		uint8_t *start = wzc_lanes_enc_flush(&enc);
+		if (start && (size_t)(tmp + room - start) <= cap) {
+			got = (size_t)(tmp + room - start);
+			memcpy(out, start, got);
+		}
+	}
+	free(dig);
+	free(d);
+	free(tmp);
+	return got;
+}
+
+int wzc_wzx_decode_lanes6_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+			      uint16_t *sym)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	if (!s || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	const fast32 *t = s->t;
+	int S = t->S;
+	memset(sym, 0, sizeof *sym * (size_t)n * S);
+	wzc_lanes_dec dec;
+	wzc_lanes_dec_init(&dec, K4, payload, size);
+	long N = (long)n * t->S5;
+	for (long i = 0; i < N && !dec.bad; i++) {
+		int q = (int)(i / n), k = (int)(i % n);
+		sym[(size_t)k * S + t->coded[q]] =
+			(uint16_t)wzc_lanesb_get(&dec, (int)(i % K4), s->cum[q], s->cnt[q], s->r6.qb[q]);
+	}
+	return wzc_lanes_dec_done(&dec) ? 0 : -1;
+}
+
+/* The portable loop to digits, dig[q * n + k]: one symbol at a time by
+ * wzc_wzx6_step, every read checked. */
+WZ_HOT static int digits_portable(const fast6 *s, int n, const uint8_t *payload, size_t size, uint16_t *dig)
+{
+	const fast32 *t = s->t;
+	if (size < 4 * K4 || n < 1 || n > WZC_WZX_BLOCK_TOKENS || !t->rec5)
+		return -1;
+	uint32_t x[K4];
+	read_states(payload, x);
+	const uint8_t *p = payload + 4 * K4, *end = payload + size;
+	long i = 0;
+	for (int q = 0; q < t->S5; q++)
+		for (int k = 0; k < n; k++, i++) {
+			int lane = (int)(i % K4);
+			if (wzc_wzx6_step(t->rec5, &s->r6, q, &x[lane], &dig[(size_t)q * n + k]) &&
+			    wzc_lanes_refill(&x[lane], &p, end))
+				return -1;
+		}
+	if (p != end)
+		return -1;
+	for (int k = 0; k < K4; k++)
+		if (x[k] != WZC_LANES_LOW)
+			return -1;
+	return 0;
+}
+
+int wzc_wzx_decode_lanes6_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				 uint16_t *dig)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	if (!s || !s->t->rec5 || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+#ifdef WZ_HAVE_AVX2_PATH
+	wzc_lanes4_path path = wzc_wzx_lanes5_best();
+	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 && s->t->fused5 &&
+	    wzc_wzx_fused5_have())
+		return wzc_wzx_fused6_avx2_digits(s, n, payload, size, dig);
+#endif
+	return digits_portable(s, n, payload, size, dig);
+}
+
+int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+			       const uint8_t *payload, size_t size, uint16_t *sym)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	if (!s || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	if (path == WZC_LANES4_BEST)
+		path = wzc_wzx_lanes5_best();
+	if (path == WZC_LANES4_REF || !s->t->rec5)
+		return wzc_wzx_decode_lanes6_ref(x, layer, n, payload, size, sym);
+	const fast32 *t = s->t;
+	uint16_t *d = malloc(sizeof *d * ((size_t)t->S5 * n + 1));
+	if (!d)
+		return -1;
+	int bad = path == WZC_LANES4_SCALAR ? digits_portable(s, n, payload, size, d)
+					    : wzc_wzx_decode_lanes6_digits(x, layer, n, payload, size, d);
+	if (!bad) {
+		memset(sym, 0, sizeof *sym * (size_t)n * t->S);
+		for (int q = 0; q < t->S5; q++)
+			for (int k = 0; k < n; k++)
+				sym[(size_t)k * t->S + t->coded[q]] = d[(size_t)q * n + k];
+	}
+	free(d);
+	return bad ? -1 : 0;
+}
+
+/* The reference: symbols by binary search, back to coding order, records
+ * by the division. */
+static int records_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+		       uint8_t *records)
+{
+	int S4 = wzc_wzx_block_symbols4(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
+	uint16_t *s4 = malloc(sizeof *s4 * ((size_t)n * S4 + 1)), *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 1));
+	int bad = !s4 || !s3 || wzc_wzx_decode_lanes6_ref(x, layer, n, payload, size, s4);
+	if (!bad) {
+		wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
+		wzc_wzx_symbols_records(x, layer, n, s3, records);
+	}
+	free(s4);
+	free(s3);
+	return bad ? -1 : 0;
+}
+
+int wzc_wzx_decode_lanes6_records_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				       const uint8_t *payload, size_t size, uint8_t *records)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	if (!s || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+		return -1;
+	const fast32 *t = s->t;
+	if (path == WZC_LANES4_BEST)
+		path = wzc_wzx_lanes5_best();
+	if (path == WZC_LANES4_REF || !t->rec5)
+		return records_ref(x, layer, n, payload, size, records);
+#ifdef WZ_HAVE_AVX2_PATH
+	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 &&
+	    wzc_wzx_lanes5_have(path) && t->fused5 && wzc_wzx_fused5_have())
+		return wzc_wzx_fused6_avx2_records(s, n, payload, size, records, path == WZC_LANES4_AVX2_LOADS);
+#endif
+	uint16_t *d = malloc(sizeof *d * ((size_t)t->S5 * n + 1));
+	if (!d)
+		return -1;
+	int bad = digits_portable(s, n, payload, size, d);
+	if (!bad)
+		for (int k = 0; k < n; k++)
+			wzc_wzx_rec5_token(t->rec5, d, n, k, records + (size_t)k * x->B);
+	free(d);
+	return bad ? -1 : 0;
+}
+
+int wzc_wzx_decode_lanes6_records(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				  uint8_t *records)
+{
+	return wzc_wzx_decode_lanes6_records_path(x, layer, WZC_LANES4_BEST, n, payload, size, records);
+}
+
+int wzc_wzx_decode_lanes6_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
+				    const uint8_t *payload, size_t size, float *rows, size_t stride)
+{
+	if (path == WZC_LANES4_REF)
+		return wzc_wzx_lanes_ref_rows(x, layer, wzc_wzx_decode_lanes6_ref, n, payload, size, rows, stride);
+#ifdef WZ_HAVE_AVX2_PATH
+	if (path == WZC_LANES4_BEST)
+		path = wzc_wzx_lanes5_best();
+	const fast6 *s6 = wzc_wzx_fast6_layer(x, layer);
+	if (s6 && (path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 && n >= K4 &&
+	    n <= WZC_WZX_BLOCK_TOKENS && wzc_wzx_lanes5_have(path))
+		return wzc_wzx_fast6_avx2_rows(s6, n, payload, size, rows, stride, path == WZC_LANES4_AVX2_LOADS);
+#endif
+	/* else from the symbols */
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	int S4 = wzc_wzx_block_symbols4(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
+	if (!ly || S4 < 1 || S3 < 1)
+		return -1;
+	uint16_t *s4 = malloc(sizeof *s4 * ((size_t)n * S4 + 1)), *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));
+	int bad = !s4 || !s3 || wzc_wzx_decode_lanes6_path(x, layer, path, n, payload, size, s4);
+	if (!bad) {
+		wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
+		wzc_wzx_symbols_rows_path(x, layer, WZC_TRANSFORM_BEST, n, s3, rows, stride);
+	}
+	free(s4);
+	free(s3);
+	return bad ? -1 : 0;
+}
+
+int wzc_wzx_decode_lanes6_rows(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+			       float *rows, size_t stride)
+{
+	return wzc_wzx_decode_lanes6_rows_path(x, layer, WZC_LANES4_BEST, n, payload, size, rows, stride);
+}

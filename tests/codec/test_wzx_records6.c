@@ -1,0 +1,193 @@
+/* Tests of type 6 blocks (codec/wzx/wzx_lanes6.c): on every grid wz-2 to
+ * wz-10 and two synthetic families, every path this processor has
+ * (portable, AVX2 by gathers and by loads, best) to records, to symbols and
+ * to rows against the reference (symbols by binary search): the same output
+ * bit for bit, the records equal to those packed, and the same verdict on
+ * every payload (valid, bit-flipped, cut); blocks of 64, 32 and fewer
+ * tokens; the layer's narrow and 12-bit places counted, so that both kinds
+ * are exercised. */
+#include "tests/tap.h"
+
+#include "codec/profile/profile.h"
+#include "codec/wzx/wzx.h"
+#include "codec/wzx/wzx_fast.h"
+#include "codec/wzx/wzx_lanes.h"
+#include "codec/wzx/wzx_rec6.h"
+#include "tests/codec/window.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint64_t next64(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX2, WZC_LANES4_AVX2_LOADS,
+					 WZC_LANES4_BEST };
+static const char *const names[] = { "portable", "AVX2", "AVX2 with loads", "best" };
+
+typedef struct {
+	const wzc_wzx *x;
+	int l, n, S4, W;
+	size_t B;
+	uint8_t *ra, *rb;
+	uint16_t *sa, *sb;
+	float *wa, *wb;
+} bufs;
+
+/* 1: path and reference accept with the same records, symbols and rows;
+ * 2: all refuse; 0: they differ. */
+static int agree(bufs *u, wzc_lanes4_path path, const uint8_t *p, size_t size)
+{
+	size_t nr = (size_t)u->n * u->B, ns = (size_t)u->n * u->S4, nw = (size_t)u->n * u->W;
+	memset(u->ra, 0x5a, nr);
+	memset(u->rb, 0xa5, nr);
+	int va = wzc_wzx_decode_lanes6_records_path(u->x, u->l, path, u->n, p, size, u->ra);
+	int vb = wzc_wzx_decode_lanes6_records_path(u->x, u->l, WZC_LANES4_REF, u->n, p, size, u->rb);
+	int sa = wzc_wzx_decode_lanes6_path(u->x, u->l, path, u->n, p, size, u->sa);
+	int sb = wzc_wzx_decode_lanes6_ref(u->x, u->l, u->n, p, size, u->sb);
+	int wa = wzc_wzx_decode_lanes6_rows_path(u->x, u->l, path, u->n, p, size, u->wa, (size_t)u->W);
+	int wb = wzc_wzx_decode_lanes6_rows_path(u->x, u->l, WZC_LANES4_REF, u->n, p, size, u->wb, (size_t)u->W);
+	if (va != vb || sa != vb || sb != vb || wa != vb || wb != vb)
+		return 0;
+	if (va)
+		return 2;
+	return !memcmp(u->ra, u->rb, nr) && !memcmp(u->sa, u->sb, sizeof *u->sa * ns) &&
+	       !memcmp(u->wa, u->wb, sizeof *u->wa * nw);
+}
+
+static void one(wzt_family fam, const char *rate, int T)
+{
+	const char *fname = wzt_family_name(fam);
+	const int L = 2;
+	wzt_cache_trace *cal = synth(fam, L, 1024, 0, 0, 0, 100, "calibration");
+	wzt_cache_trace *tr = synth(fam, L, T, 0, 0, 4096, 7, "test");
+	wzc_profile *prof = NULL;
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzc_wzx *x = NULL;
+	wz_diag d;
+	if (cal) {
+		wzc_window cw = window_of(cal);
+		const wzc_window *cp = &cw;
+		if (wzc_prepare(&cp, 1, NULL, &prof, &d))
+			printf("# prepare: %s\n", d.msg);
+	}
+	wzc_window w = tr ? window_of(tr) : (wzc_window){ 0 };
+	if (!ok(prof && tr && !wzc_format_parse(rate, &fmt, &d) &&
+			!wzc_codec_new(&fmt, L, w.R, w.P, prof, &c, &d) && !wzc_wzx_of_codec(c, &x, &d),
+		"%s %s: profile, window and coder", fname, rate))
+		return;
+	size_t B = wzc_codec_record_bytes(c);
+	/* type 6 wherever type 5 could be written (a layer with a count over
+	 * 4096 is written as type 2) */
+	int narrow = 0, wide = 0, t6 = 0, same_layers = 1, S4 = 0;
+	for (int l = 0; l < L; l++) {
+		same_layers &= wzc_wzx_layer_type6(x, l) == wzc_wzx_layer_type4(x, l);
+		t6 += wzc_wzx_layer_type6(x, l);
+		if (wzc_wzx_block_symbols4(x, l) > S4)
+			S4 = wzc_wzx_block_symbols4(x, l);
+		const wzx_rec6 *r6 = wzc_wzx_rec6_of(x, l);
+		const struct wzx_rec5 *r5 = wzc_wzx_rec5_of(x, l);
+		for (int q = 0; r6 && r5 && q < r5->S5; q++) {
+			narrow += r6->qb[q] == WZC_RANS6_BITS;
+			wide += r6->qb[q] != WZC_RANS6_BITS;
+		}
+	}
+	ok(same_layers && t6 > 0 && narrow > 0,
+	   "%s %s: type 6 tables in %d of %d layers, as type 5's (%zu B records; %d coded places narrow, %d "
+	   "with type 5's tables)", fname, rate, t6, L, B, narrow, wide);
+	uint8_t *rec = malloc(B * T * L);
+	for (int l = 0; l < L; l++)
+		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
+				 rec + B * T * l, &d);
+	bufs u = { x, 0, 0, S4, w.R + w.P, B, malloc(64 * B), malloc(64 * B), NULL, NULL,
+		   NULL, NULL };
+	u.sa = malloc(sizeof *u.sa * 64 * (size_t)u.S4);
+	u.sb = malloc(sizeof *u.sb * 64 * (size_t)u.S4);
+	u.wa = malloc(sizeof *u.wa * 64 * (size_t)u.W);
+	u.wb = malloc(sizeof *u.wb * 64 * (size_t)u.W);
+	/* the reference gives back the records packed, and its rows are type 5's */
+	int back = 1;
+	for (int l = 0; l < L; l++)
+		for (int t0 = 0; wzc_wzx_layer_type6(x, l) && t0 < T; t0 += 64) {
+			int n = T - t0 < 64 ? T - t0 : 64;
+			size_t cap = (size_t)n * B * 2 + 512, s5, s6;
+			uint8_t *p5 = malloc(cap), *p6 = malloc(cap);
+			const uint8_t *block = rec + B * ((size_t)l * T + t0);
+			s6 = wzc_wzx_encode_lanes6(x, l, n, block, p6, cap);
+			s5 = wzc_wzx_encode_lanes5(x, l, n, block, p5, cap);
+			back &= s6 && s5 && !wzc_wzx_decode_lanes6_records_path(x, l, WZC_LANES4_REF, n, p6, s6, u.ra) &&
+				!memcmp(u.ra, block, (size_t)n * B) &&
+				!wzc_wzx_decode_lanes6_rows_path(x, l, WZC_LANES4_REF, n, p6, s6, u.wa, (size_t)u.W) &&
+				!wzc_wzx_decode_lanes5_rows_path(x, l, WZC_LANES4_REF, n, p5, s5, u.wb, (size_t)u.W) &&
+				!memcmp(u.wa, u.wb, sizeof *u.wa * (size_t)n * u.W);
+			free(p5);
+			free(p6);
+		}
+	ok(back, "%s %s: the type 6 reference gives the records packed, and type 5's rows", fname, rate);
+	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
+		if (!wzc_wzx_lanes5_have(paths[pi])) {
+			ok(1, "# SKIP %s %s: no %s loop on this processor", fname, rate, names[pi]);
+			ok(1, "# SKIP");
+			continue;
+		}
+		int good = 1, same = 1, blocks = 0, tries = 0;
+		/* blocks of 64, then 32, then the rest (the portable loop) */
+		for (int l = 0; l < L; l++)
+			for (int t0 = 0; wzc_wzx_layer_type6(x, l) && t0 < T;) {
+				int n = T - t0 >= 64 ? 64 : T - t0 >= 32 ? 32 : T - t0;
+				size_t cap = (size_t)n * B * 2 + 512;
+				uint8_t *pay = malloc(cap), *bad = malloc(cap);
+				const uint8_t *block = rec + B * ((size_t)l * T + t0);
+				size_t size = wzc_wzx_encode_lanes6(x, l, n, block, pay, cap);
+				u.l = l;
+				u.n = n;
+				good &= size && agree(&u, paths[pi], pay, size) == 1 && !memcmp(u.ra, block, (size_t)n * B);
+				blocks++;
+				for (size_t bit = 0; size && t0 < 64 && bit < 8 * size;
+				     bit += bit < 24 ? 1 : 1 + next64() % 4999) {
+					memcpy(bad, pay, size);
+					bad[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+					same &= agree(&u, paths[pi], bad, size) != 0;
+					tries++;
+				}
+				for (size_t cut = 0; t0 < 64 && cut < size; cut += cut < 24 ? 1 : 1 + next64() % 2999) {
+					same &= agree(&u, paths[pi], pay, cut) == 2;
+					tries++;
+				}
+				free(pay);
+				free(bad);
+				t0 += n;
+			}
+		ok(good && blocks > 0, "%s %s, type 6, %s: %d blocks give the records packed, and the reference's symbols and rows",
+		   fname, rate, names[pi], blocks);
+		ok(same && tries > 0, "%s %s, type 6, %s: %d damaged payloads, the same verdicts and outputs as the reference",
+		   fname, rate, names[pi], tries);
+	}
+	free(u.ra);
+	free(u.rb);
+	free(u.sa);
+	free(u.sb);
+	free(u.wa);
+	free(u.wb);
+	free(rec);
+	wzc_wzx_free(x);
+	wzc_codec_free(c);
+	wzt_cache_trace_free(tr);
+	wzt_cache_trace_free(cal);
+	wzc_profile_free(prof);
+}
+
+int main(void)
+{
+	static const char *const grids[] = { "wz-2", "wz-3", "wz-4", "wz-5", "wz-6", "wz-7", "wz-8", "wz-9", "wz-10" };
+	for (int g = 0; g < 9; g++)
+		/* mla's layers have counts over 4096 from wz-8 (type 2): iid there */
+		one(g >= 6 ? WZT_FAMILY_IID : g % 2 ? WZT_FAMILY_MLA_A : WZT_FAMILY_MLA_B, grids[g],
+		    g == 0 ? 70 : g == 8 ? 64 : 100);
+	one(WZT_FAMILY_IID, "wzx-5.4", 130);
+	return tap_done();
+}
