@@ -1,6 +1,8 @@
-/* The wzx restore against zstd -d in one run, one core: version 5 blocks
- * (what codec pack writes) restored to wz records (what a wz GPU tier
- * holds: codec/wzx/wzx_records5.c) and to the transformed domain, beside
+/* The wzx restore against zstd -d in one run, one core: version 6 blocks
+ * (type 6, what codec pack writes: codec/wzx/wzx_lanes6.c) and version 5
+ * blocks (type 5) of the same records restored to wz records (what a wz
+ * GPU tier holds: codec/wzx/wzx_records5.c) and to the transformed domain,
+ * beside
  * zstd decompressing zstd -3 frames of the same tokens' fp8-mix bytes (one
  * frame per block of 64 tokens x one layer, as wzx has blocks), runs
  * alternated so a shared machine's noise falls on all alike; each row's
@@ -12,8 +14,11 @@
  * (docs/restore.md).  Every path's
  * output is checked against the reference before timing.  Synthetic
  * mla-b statistics, one prepared layer repeated.
- * Usage: bench_wzx_zstd [runs [key]], a key (records, portable, old, rows,
- * zstd) timing that row alone, for a profiler. */
+ * Usage: bench_wzx_zstd [runs [key]], a key (records6, gather6, portable6,
+ * rows6, digits6, records, portable, old, rows, digits, hts0, hts1, zstd)
+ * timing that row alone, for a profiler; bench_wzx_zstd bytes prints the
+ * bits/value of type 5 and type 6 blocks on every synthetic family at
+ * several grids. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +124,75 @@ static double pass(const job *j, int p)
 	return bad ? -1 : dt;
 }
 
+/* `bench_wzx_zstd bytes`: the stored bits/value of type 5 and type 6
+ * blocks of the same records (a test window of each synthetic family, its
+ * profile from the family's calibration window, one layer) at several
+ * grids; "type 2" where the layer's plan has a count over 4096 (neither
+ * type is written). */
+static int bytes_table(void)
+{
+	static const wzt_family fam[] = { WZT_FAMILY_IID, WZT_FAMILY_MLA_A, WZT_FAMILY_MLA_B, WZT_FAMILY_MLA_P };
+	static const char *const grids[] = { "wz-3", "wz-4", "wz-4.5", "wz-5.44", "wz-6", "wz-7" };
+	printf("stored bits/value, type 5 -> type 6 blocks (ratio), 1 layer x %d tokens of each synthetic family\n\n",
+	       TOKENS);
+	printf("%-8s", "family");
+	for (size_t g = 0; g < sizeof grids / sizeof *grids; g++)
+		printf(" %22s", grids[g]);
+	printf("\n");
+	for (size_t fi = 0; fi < sizeof fam / sizeof *fam; fi++) {
+		wzt_cache_trace *cal = bench_window("bench_wzx_zstd", fam[fi], 11, "calibration", 1, TOKENS);
+		wzt_cache_trace *tr = bench_window("bench_wzx_zstd", fam[fi], 11, "test", 3, TOKENS);
+		wzc_profile *one = NULL, *prof = cal ? bench_layered_profile("bench_wzx_zstd", cal, 1, &one) : NULL;
+		if (!prof || !tr)
+			return 1;
+		printf("%-8s", wzt_family_name(fam[fi]));
+		for (size_t g = 0; g < sizeof grids / sizeof *grids; g++) {
+			wzc_format fmt;
+			wzc_codec *c = NULL;
+			wzc_wzx *x = NULL;
+			wz_diag d;
+			if (wzc_format_parse(grids[g], &fmt, &d) || wzc_codec_new(&fmt, 1, tr->R, tr->P, prof, &c, &d) ||
+			    wzc_wzx_of_codec(c, &x, &d)) {
+				fprintf(stderr, "bench_wzx_zstd: %s\n", d.msg);
+				return 1;
+			}
+			size_t B = wzc_codec_record_bytes(c), cap = 64 * B * 2 + 4096, t5 = 0, t6 = 0;
+			uint8_t *rec = malloc((size_t)tr->T * B), *buf = malloc(cap);
+			if (!rec || !buf)
+				return 1;
+			wzc_encode_layer(c, 0, tr->T, tr->latent, tr->rope, rec, &d);
+			int ok = wzc_wzx_layer_type6(x, 0) && wzc_wzx_layer_type4(x, 0);
+			for (int t0 = 0; ok && t0 < tr->T; t0 += 64) {
+				int n = tr->T - t0 < 64 ? tr->T - t0 : 64;
+				size_t a = wzc_wzx_encode_lanes5(x, 0, n, rec + (size_t)t0 * B, buf, cap);
+				size_t b = wzc_wzx_encode_lanes6(x, 0, n, rec + (size_t)t0 * B, buf, cap);
+				ok = a && b;
+				t5 += a;
+				t6 += b;
+			}
+			double v = 8.0 / ((double)tr->T * (tr->R + tr->P));
+			if (ok)
+				printf("  %6.3f -> %6.3f (%.4f)", t5 * v, t6 * v, (double)t6 / (double)t5);
+			else
+				printf(" %22s", "type 2");
+			free(rec);
+			free(buf);
+			wzc_wzx_free(x);
+			wzc_codec_free(c);
+		}
+		printf("\n");
+		wzc_profile_free(prof);
+		wzc_profile_free(one);
+		wzt_cache_trace_free(cal);
+		wzt_cache_trace_free(tr);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "bytes"))
+		return bytes_table();
 	int runs = argc > 1 ? atoi(argv[1]) : 9;
 	if (runs < 1 || runs > 999)
 		runs = 9;
