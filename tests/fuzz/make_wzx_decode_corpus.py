@@ -16,13 +16,15 @@ TINY = "tests/codec/golden/tiny.wzp"
 # is fuzzed by tests/codec/test_wzx_lanes4's damaged payloads); version 5
 # with "v5-" (raw blocks likewise), and "v5t-", a few of the damaged
 # payloads of tiny4's type 5 blocks (its profile is 100 KB a file, so
-# only those)
+# only those); version 6 with "v6-" and "v6t-" (type 6 blocks) likewise
 CONTAINERS = (("", "tests/codec/golden/tiny.wzx", 2, TINY, False),
               ("v2-", "tests/codec/golden/tiny-v2.wzx", 3, TINY, False),
               ("v3-", "tests/codec/golden/tiny-v3.wzx", 4, TINY, False),
               ("v4-", "tests/codec/golden/tiny-v4.wzx", 5, TINY, False),
               ("v5-", "tests/codec/golden/tiny-v5.wzx", 6, TINY, False),
-              ("v5t-", "tests/codec/golden/tiny4-v5.wzx", 6, "tests/codec/golden/tiny4.wzp", True))
+              ("v5t-", "tests/codec/golden/tiny4-v5.wzx", 6, "tests/codec/golden/tiny4.wzp", True),
+              ("v6-", "tests/codec/golden/tiny-v6.wzx", 7, TINY, False),
+              ("v6t-", "tests/codec/golden/tiny4-v6.wzx", 7, "tests/codec/golden/tiny4.wzp", True))
 
 
 def case(name, c, flags=0):
