@@ -14,6 +14,7 @@
 #include "codec/wz/wz_plan.h"
 #include "codec/wz/wz_predict.h"
 #include "codec/wz/wzt_trellis.h"
+#include "codec/wze/wze.h"
 
 static void plan_free(void *plan)
 {
@@ -62,6 +63,21 @@ static wz_err anchored_codec(wzc_codec *c, const wzc_format_info *info, wz_diag 
 	c->anchored->wz_shared = 1;
 	c->anchored->anchored = NULL;
 	return WZ_OK;
+}
+
+/* wze's tables (docs/wze-format.md).  A profile that predicts the
+ * position part (version 7) is refused: wze codes both parts in one
+ * stream, so the decoded latent is not there before the position part. */
+static wz_err wze_plan(wzc_codec *c, const wzc_profile *profile, wz_diag *diag)
+{
+	for (int l = 0; l < profile->L; l++)
+		if (wzc_profile_predicts(profile, l))
+			return wz_diag_set(diag, WZ_ERR_INPUT,
+					   "format %s cannot code with a profile that predicts the "
+					   "position part (version 7): use a profile prepared without "
+					   "--predict",
+					   c->fmt.name);
+	return wzc_wze_plan_new(profile, c->record_bytes, &c->wze, diag);
 }
 
 wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profile *profile,
@@ -118,6 +134,8 @@ wz_err wzc_codec_new(const wzc_format *fmt, int L, int R, int P, const wzc_profi
 			e = wzc_wzt_plan_new(c->wz, wzc_format_trellis_nu(fmt->id), &c->wzt, diag);
 		if (!e && c->wz && c->wz->anchored)
 			e = anchored_codec(c, info, diag);
+		if (!e && fmt->id == WZC_FMT_WZE)
+			e = wze_plan(c, profile, diag);
 		if (e) {
 			wzc_codec_free(c);
 			return e;
@@ -136,6 +154,7 @@ void wzc_codec_free(wzc_codec *c)
 	else
 		wzc_wz_plan_free(c->wz);
 	wzc_wzt_plan_free(c->wzt);
+	wzc_wze_plan_free(c->wze);
 	free(c->tensor_scale);
 	free(c->anchored); /* a shallow copy: its arrays are this codec's */
 	free(c);
@@ -158,7 +177,7 @@ float wzc_codec_tensor_scale(const wzc_codec *c, int layer)
 
 const double *wzc_codec_rope_freq(const wzc_codec *c, int layer)
 {
-	if (!c->wz || !c->profile || !wzc_profile_undoes_rope(c->profile, layer))
+	if ((!c->wz && !c->wze) || !c->profile || !wzc_profile_undoes_rope(c->profile, layer))
 		return NULL;
 	return c->profile->rope_freq + (size_t)layer * (c->P / 2);
 }

@@ -18,6 +18,7 @@ struct wzc_codec {
 	float *tensor_scale;  /* [L], fp8-flat */
 	wzc_wz_plan *wz;      /* wz formats */
 	struct wzc_wzt_plan *wzt; /* wzt: the trellis over wz's plan (owned) */
+	struct wzc_wze_plan *wze; /* wze: its tables (owned) */
 	int wz_shared;        /* wz is the profile cache's, referenced, not owned */
 	const wzc_profile *profile; /* wz: the profile (borrowed) */
 	/* profile version 7 with a layer that predicts: this codec over the

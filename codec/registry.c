@@ -18,6 +18,7 @@
 #include "codec/profile/profile.h"
 #include "codec/wz/wz_gemm.h"
 #include "codec/wz/wz_plan.h"
+#include "codec/wze/wze.h"
 #include "codec/wzx/wzx.h"
 
 /* ---- record sizes, one token of one layer ---- */
@@ -156,6 +157,25 @@ static void wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record
 			    float *rope, int transformed)
 {
 	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, transformed);
+}
+
+/* wze (codec/wze/): its reference is its coder. */
+static void wze_encode(const wzc_codec *c, int layer, int n, const float *latent,
+		       const float *rope, uint8_t *records)
+{
+	wzc_wze_encode_layer(c->wze, layer, n, latent, rope, records);
+}
+
+static void wze_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			     float *latent, float *rope)
+{
+	wzc_wze_decode_layer(c->wze, layer, n, records, latent, rope);
+}
+
+static void wze_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+			     float *rope, int transformed)
+{
+	wzc_wze_decode_token(c->wze, layer, record, latent, rope, transformed);
 }
 
 /* The integer kernels of wz's fast encoder (codec/wz/wz_gemm.c), narrowest
@@ -329,6 +349,10 @@ static wz_err kvtc_window(wzc_codec *c, const wzc_window *w, uint8_t **records, 
 	.encode_layer_ref = kvtc_encode, .decode_layer = bf16_decode_layer,                         \
 	.decode_token = bf16_decode_token, .profile_record_bytes = kvtc_bytes,                      \
 	.window_records = kvtc_window
+#define WZE_CODER                                                                         \
+	.record_bytes = bytes_wz, .needs_profile = 1, .encode_layer = wze_encode,           \
+	.encode_layer_ref = wze_encode, .decode_layer = wze_decode_layer,                     \
+	.decode_token = wze_decode_token
 #define WZT_CODER(nu)                                                                         \
 	PROFILED(wzt_encode, wzt_encode_ref), .trellis_nu = nu, .kernels = wzt_kernels, \
 		.force = wzt_force
@@ -427,6 +451,11 @@ static const wzc_format_info table[] = {
 	  "windows, bits across components by dynamic programming, zstd (docs/kvtc.md)",
 	  "arXiv 2511.01815 (NVIDIA, KVTC), written from the paper's description",
 	  KVTC_CODER },
+	{ WZC_FMT_WZE, "wze", WZC_TIER_GPU, 1,
+	  "ours, GPU tier: a fixed record per token whose coefficients are quantized "
+	  "uniformly and rANS-coded at the finest step that fits (docs/wze-format.md)",
+	  NULL,
+	  WZE_CODER },
 };
 
 #define TABLE_N ((int)(sizeof table / sizeof table[0]))

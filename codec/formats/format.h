@@ -31,6 +31,7 @@ typedef enum {
 	WZC_FMT_WZT32 = 20, /* the same on 32 states: "wzt32-<bits>" */
 	WZC_FMT_WZS = 21,   /* wz's record, each token part's scale code searched: "wzs-<bits>" */
 	WZC_FMT_KVTC = 22,  /* KV-cache transform coding (arXiv 2511.01815): "kvtc-<bits>" */
+	WZC_FMT_WZE = 23,   /* fixed record, entropy-coded coefficients, GPU tier: "wze-<bits>" */
 } wzc_format_id;
 
 /* Where a format lives. */

@@ -7,7 +7,7 @@
 # the graph); a circle of two (a header and the private header of its
 # own source) is allowed, anything larger fails.  It also prints the
 # arrows between codec/'s feature folders (formats/, profile/, wz/, wzx/
-# with its legacy/, measure/, cuda/) and fails on any circle among them
+# with its legacy/, wze/, kvtc/, measure/, cuda/) and fails on any circle among them
 # and on any arrow not in the list below (docs/codec-layout.md): a format
 # never reaches the measurement, the measurement reaches the formats only
 # through the traits table of the core (codec/registry.c).
@@ -23,7 +23,7 @@ top=${1:-${srcdir:-.}}
 max=${CIRCLE_MAX:-2}
 cd "$top"
 allowed="profile>formats wz>profile wz>formats wzx>wz wzx>profile wzx>formats
-measure>profile measure>formats kvtc>profile kvtc>formats cuda>formats cuda>profile cuda>wz cuda>wzx"
+measure>profile measure>formats kvtc>profile kvtc>formats wze>profile wze>formats cuda>formats cuda>profile cuda>wz cuda>wzx"
 [ -d codec ] || { echo "circle_check: no codec/ under $top" >&2; exit 2; }
 
 out=$(find codec -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) | LC_ALL=C sort |

@@ -208,3 +208,10 @@ tests_codec_test_predict_SOURCES = tests/codec/test_predict.c tests/codec/window
 tests_codec_test_predict_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_predict_LDADD = $(TEST_LDADD)
 tests_codec_test_predict_DEPENDENCIES = $(WZ_LIBS)
+
+check_PROGRAMS += tests/codec/test_wze
+TESTS += tests/codec/test_wze
+tests_codec_test_wze_SOURCES = tests/codec/test_wze.c tests/codec/window.h
+tests_codec_test_wze_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_wze_LDADD = $(TEST_LDADD)
+tests_codec_test_wze_DEPENDENCIES = $(WZ_LIBS)

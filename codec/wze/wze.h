@@ -1,0 +1,65 @@
+/* wze-<bits>: fixed-size GPU-tier records whose coefficients are
+ * entropy-coded (docs/wze-format.md): per token and layer a step code
+ * chosen so that the rANS-coded indices of a uniform quantizer fill the
+ * record, over the wz profile's transform and statistics. */
+#ifndef WZC_WZE_H
+#define WZC_WZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/profile/profile.h"
+#include "codec/wze/wze_core.h"
+
+/* The least record: the coder's state and the step code. */
+#define WZE_MIN_BYTES 6
+#include "common/wz_error.h"
+
+/* One layer's plan: the tables of both parts (what wze_layer_view points
+ * into) and what the encoder needs besides. */
+typedef struct {
+	int ready;            /* 0 for a layer the profile does not hold */
+	uint32_t tab_off[2 * WZE_NCLASS], rec_off[2 * WZE_NCLASS];
+	uint16_t tab_k[2 * WZE_NCLASS];
+	uint32_t *cum;        /* cumulative frequencies, 2K + 2 a table */
+	float *recon;         /* reconstruction points in cells, 2K + 1 a table */
+	uint16_t *cost;       /* -log2 of each symbol's probability, 1/256 bit, as recon */
+	float *cstep;         /* [R + P] */
+	int16_t *cls;         /* [R + P] */
+	float *delta;         /* [R + P] */
+	float *wgt;           /* [R + P] the profile's distortion weights (the anchor choice) */
+	float dref;           /* the layer's weighted RMS */
+	float scale_ref[2];   /* the parts' reference scales (the profile's) */
+} wzc_wze_layer;
+
+typedef struct wzc_wze_plan {
+	const wzc_profile *profile;
+	int L, R, P;
+	size_t record_bytes;
+	wzc_wze_layer *layers; /* [L] */
+} wzc_wze_plan;
+
+/* The plan of every layer the profile holds, for records of record_bytes
+ * (at least WZE_MIN_BYTES).  The caller frees it with wzc_wze_plan_free. */
+wz_err wzc_wze_plan_new(const wzc_profile *profile, size_t record_bytes,
+			wzc_wze_plan **out /* OUT */, wz_diag *diag);
+void wzc_wze_plan_free(wzc_wze_plan *plan);
+/* The decoder's view of layer l (its arrays stay the plan's). */
+wze_layer_view wzc_wze_view(const wzc_wze_plan *plan, int l);
+
+/* n tokens of layer l (values as the codec gives them: bf16-rounded, RoPE
+ * undone where the profile says) to records of plan->record_bytes each. */
+void wzc_wze_encode_layer(const wzc_wze_plan *plan, int layer, int n, const float *latent,
+			  const float *rope, uint8_t *records);
+/* Records back to values: into the cache's domain, or (transformed 1) the
+ * coefficients relative to the mean, as wz's decoder gives them. */
+void wzc_wze_decode_token(const wzc_wze_plan *plan, int layer, const uint8_t *record,
+			  float *latent, float *rope, int transformed);
+void wzc_wze_decode_layer(const wzc_wze_plan *plan, int layer, int n, const uint8_t *records,
+			  float *latent, float *rope);
+
+/* The step code a record was coded at (WZE_SMAX: none), for tests and
+ * measurements. */
+int wzc_wze_record_code(const uint8_t *rec, size_t record_bytes);
+
+#endif
