@@ -65,18 +65,10 @@ static wz_err anchored_codec(wzc_codec *c, const wzc_format_info *info, wz_diag 
 	return WZ_OK;
 }
 
-/* wze's tables (docs/wze-format.md).  A profile that predicts the
- * position part (version 7) is refused: wze codes both parts in one
- * stream, so the decoded latent is not there before the position part. */
+/* wze's tables (docs/wze-format.md); it predicts the position part
+ * itself where the profile says (version 7), inside its step search. */
 static wz_err wze_plan(wzc_codec *c, const wzc_profile *profile, wz_diag *diag)
 {
-	for (int l = 0; l < profile->L; l++)
-		if (wzc_profile_predicts(profile, l))
-			return wz_diag_set(diag, WZ_ERR_INPUT,
-					   "format %s cannot code with a profile that predicts the "
-					   "position part (version 7): use a profile prepared without "
-					   "--predict",
-					   c->fmt.name);
 	return wzc_wze_plan_new(profile, c->record_bytes, &c->wze, diag);
 }
 

@@ -19,17 +19,24 @@
  * into) and what the encoder needs besides. */
 typedef struct {
 	int ready;            /* 0 for a layer the profile does not hold */
-	uint32_t tab_off[2 * WZE_NCLASS], rec_off[2 * WZE_NCLASS];
-	uint16_t tab_k[2 * WZE_NCLASS];
+	uint32_t tab_off[3 * WZE_NCLASS], rec_off[3 * WZE_NCLASS];
+	uint16_t tab_k[3 * WZE_NCLASS];
 	uint32_t *cum;        /* cumulative frequencies, 2K + 2 a table */
 	float *recon;         /* reconstruction points in cells, 2K + 1 a table */
 	uint16_t *cost;       /* -log2 of each symbol's probability, 1/256 bit, as recon */
-	float *cstep;         /* [R + P] */
-	int16_t *cls;         /* [R + P] */
-	float *delta;         /* [R + P] */
-	float *wgt;           /* [R + P] the profile's distortion weights (the anchor choice) */
+	float *cstep;         /* [R + P], R + 2P where the layer predicts */
+	int16_t *cls;         /* the same */
+	float *delta;         /* the same */
+	float *wgt;           /* the same: the profile's distortion weights (the anchor choice) */
+	/* profile version 7, a layer that predicts its position part: 1, and
+	 * the map taken through the latent's basis, mp = basis * map (R x P:
+	 * row k, what coefficient k adds to the prediction), with which the
+	 * encoder's step search predicts from the coefficients it would code */
+	int predicts;
+	float *mp;
+	size_t ncum, nrec, nent; /* the sizes of cum, recon and the per-component arrays */
 	float dref;           /* the layer's weighted RMS */
-	float scale_ref[2];   /* the parts' reference scales (the profile's) */
+	float scale_ref[3];   /* the table sets' reference scales (the profile's) */
 } wzc_wze_layer;
 
 typedef struct wzc_wze_plan {
@@ -44,8 +51,11 @@ typedef struct wzc_wze_plan {
 wz_err wzc_wze_plan_new(const wzc_profile *profile, size_t record_bytes,
 			wzc_wze_plan **out /* OUT */, wz_diag *diag);
 void wzc_wze_plan_free(wzc_wze_plan *plan);
-/* The decoder's view of layer l (its arrays stay the plan's). */
+/* The decoder's view of layer l (its arrays stay the plan's), and the
+ * sizes of its arrays (for a copy to the GPU: codec/cuda/wze_kernels.h). */
 wze_layer_view wzc_wze_view(const wzc_wze_plan *plan, int l);
+void wzc_wze_view_sizes(const wzc_wze_plan *plan, int l, size_t *ncum, size_t *nrec,
+			size_t *nent);
 
 /* n tokens of layer l (values as the codec gives them: bf16-rounded, RoPE
  * undone where the profile says) to records of plan->record_bytes each. */

@@ -37,24 +37,23 @@
 /* Low bits are coded in chunks of at most this many. */
 #define WZE_RAW_CHUNK 8
 
-/* 2^(i/32), i = 0..31, as exact float constants (hex literals: the same
- * bits on every machine, no libm). */
-static const float wze_pow32[32] = {
-	0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f,
-	0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f, 0x1.29e9e0p+0f,
-	0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
-	0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f,
-	0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f,
-	0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
-	0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
-	0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f,
-};
-
-/* 2^(e/32) as a float: a table entry times an exact power of two. */
+/* 2^(e/32) as a float: 2^(i/32), i = e mod 32, an exact float constant
+ * (hex literals: the same bits on every machine, no libm; a local table,
+ * so that device code has it too), times an exact power of two. */
 static inline WZ_HD float wze_pow2_32(int e)
 {
+	const float t[32] = {
+		0x1.000000p+0f, 0x1.059b0ep+0f, 0x1.0b5586p+0f, 0x1.11301ep+0f,
+		0x1.172b84p+0f, 0x1.1d4874p+0f, 0x1.2387a6p+0f, 0x1.29e9e0p+0f,
+		0x1.306fe0p+0f, 0x1.371a74p+0f, 0x1.3dea64p+0f, 0x1.44e086p+0f,
+		0x1.4bfdaep+0f, 0x1.5342b6p+0f, 0x1.5ab07ep+0f, 0x1.6247ecp+0f,
+		0x1.6a09e6p+0f, 0x1.71f75ep+0f, 0x1.7a1148p+0f, 0x1.82589ap+0f,
+		0x1.8ace54p+0f, 0x1.93737cp+0f, 0x1.9c4918p+0f, 0x1.a5503cp+0f,
+		0x1.ae89fap+0f, 0x1.b7f770p+0f, 0x1.c199bep+0f, 0x1.cb720ep+0f,
+		0x1.d5818ep+0f, 0x1.dfc974p+0f, 0x1.ea4afap+0f, 0x1.f50766p+0f,
+	};
 	int oct = e >= 0 ? e / 32 : -((-e + 31) / 32);
-	float g = wze_pow32[e - 32 * oct];
+	float g = t[e - 32 * oct];
 	for (; oct > 0; oct--)
 		g *= 2.0f;
 	for (; oct < 0; oct++)
@@ -146,13 +145,17 @@ static inline WZ_HD uint32_t wze_dec_raw(wze_dec *d, int b)
 }
 
 /* One layer's tables as the decoder reads them (flat arrays, so that a
- * GPU copy is a few memcpys): per part and class, the offset of its
+ * GPU copy is a few memcpys): per table set and class, the offset of its
  * cumulative frequencies and reconstruction points and its K (symbols
- * -K..K). */
+ * -K..K).  The sets: 0 the latent, 1 the position part, and in a layer
+ * that predicts its position part (profile version 7) 1 is the residual
+ * from the prediction and 2 the position part of a token whose latent is
+ * coded against the anchor (not predicted).  Per component arrays hold
+ * R + P entries, R + 2P where the layer predicts (set 2's last). */
 typedef struct {
-	const uint32_t *tab_off;  /* [2][WZE_NCLASS] into cum (entries 2K + 2 a table) */
-	const uint32_t *rec_off;  /* [2][WZE_NCLASS] into recon (2K + 1 a table) */
-	const uint16_t *tab_k;    /* [2][WZE_NCLASS] */
+	const uint32_t *tab_off;  /* [3][WZE_NCLASS] into cum (entries 2K + 2 a table) */
+	const uint32_t *rec_off;  /* [3][WZE_NCLASS] into recon (2K + 1 a table) */
+	const uint16_t *tab_k;    /* [3][WZE_NCLASS] */
 	const uint32_t *cum;
 	const float *recon;       /* a symbol's point in cells: ~q, centroid of its cell */
 	const float *cstep;       /* [n] the component's step at g = 1 */
@@ -160,15 +163,25 @@ typedef struct {
 				   * (WZE_CLS_NEVER: never coded) */
 	const float *delta;       /* [n] the anchor's coefficients, less the mean's */
 	int R, P;
+	int predicts;             /* 1: the layer predicts its position part */
 } wze_layer_view;
+
+/* The position part's table set of a record with these flags. */
+static inline WZ_HD int wze_pos_set(const wze_layer_view *v, int flags)
+{
+	return v->predicts && (flags & 1) ? 2 : 1;
+}
 
 #define WZE_CLS_NEVER 30000
 
 /* Decodes one record's coefficients y[R + P] (relative to the mean, the
- * anchor added where flagged): the shared body of the CPU decoder and the
- * GPU kernel.  bytes: the record's size. */
-static inline WZ_HD void wze_decode_coeffs(const wze_layer_view *v, const uint8_t *rec,
-					   uint32_t bytes, float *y)
+ * anchor added where flagged; in a layer that predicts, the position
+ * part's are the residual's unless the latent is coded against the
+ * anchor) and returns its flags (bit 0 latent anchored, bit 1 position
+ * part; bit 2 for a record that codes nothing): the shared body of the
+ * CPU decoder and the GPU kernel.  bytes: the record's size. */
+static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t *rec,
+					  uint32_t bytes, float *y)
 {
 	int n = v->R + v->P;
 	wze_dec d;
@@ -178,7 +191,7 @@ static inline WZ_HD void wze_decode_coeffs(const wze_layer_view *v, const uint8_
 	if (s == WZE_SMAX) {
 		for (int k = 0; k < n; k++)
 			y[k] = 0;
-		return;
+		return 4;
 	}
 	const uint32_t flag_cum[3] = { 0, (1u << WZE_PROB_BITS) - WZE_FLAG_FREQ,
 				       1u << WZE_PROB_BITS };
@@ -188,19 +201,21 @@ static inline WZ_HD void wze_decode_coeffs(const wze_layer_view *v, const uint8_
 	code[0] = (int)wze_dec_raw(&d, 8);
 	code[1] = (int)wze_dec_raw(&d, 8);
 	float g = wze_gain(s);
+	int pset = wze_pos_set(v, flags);
 	for (int k = 0; k < n; k++) {
-		int part = k >= v->R;
+		int part = k >= v->R, set = part ? pset : 0;
+		int kk = set == 2 ? k + v->P : k; /* the component's entry */
 		float yk = 0;
-		if (v->cls[k] != WZE_CLS_NEVER && code[part] &&
-		    wze_class(v->cls[k], s, code[part]) <= WZE_JHI) {
-			int j = wze_class(v->cls[k], s, code[part]);
+		if (v->cls[kk] != WZE_CLS_NEVER && code[part] &&
+		    wze_class(v->cls[kk], s, code[part]) <= WZE_JHI) {
+			int j = wze_class(v->cls[kk], s, code[part]);
 			int b = wze_low_bits(j), jt = j + 16 * b - WZE_JLO;
-			int K = v->tab_k[part * WZE_NCLASS + jt];
-			const uint32_t *cum = v->cum + v->tab_off[part * WZE_NCLASS + jt];
+			int K = v->tab_k[set * WZE_NCLASS + jt];
+			const uint32_t *cum = v->cum + v->tab_off[set * WZE_NCLASS + jt];
 			int sym = wze_dec_symbol(&d, cum, 2 * K + 1);
-			float step = v->cstep[k] * g;
+			float step = v->cstep[kk] * g;
 			if (b == 0) {
-				yk = v->recon[v->rec_off[part * WZE_NCLASS + jt] + sym] * step;
+				yk = v->recon[v->rec_off[set * WZE_NCLASS + jt] + sym] * step;
 			} else {
 				int64_t q = (int64_t)(sym - K);
 				uint32_t lo = 0;
@@ -213,9 +228,10 @@ static inline WZ_HD void wze_decode_coeffs(const wze_layer_view *v, const uint8_
 			}
 		}
 		if (flags & (1 << part))
-			yk += v->delta[k];
+			yk += v->delta[kk];
 		y[k] = yk;
 	}
+	return flags;
 }
 
 #endif

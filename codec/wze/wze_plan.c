@@ -21,15 +21,15 @@ static double class_rho(int j)
 
 /* round(32 log2 x) for x > 0 without libm's log2: the octave from frexp,
  * the thirty-second by comparison with the geometric midpoints of the
- * wze_pow32 steps. */
+ * steps 2^(i/32) of wze_pow2_32. */
 static int class_of(double x)
 {
 	int e;
 	double m = 2 * frexp(x, &e); /* x = m 2^(e - 1), m in [1, 2) */
 	int i = 0;
 	while (i < 32) {
-		double hi = i < 31 ? (double)wze_pow32[i + 1] : 2.0;
-		if (!(m >= sqrt((double)wze_pow32[i] * hi)))
+		double hi = i < 31 ? (double)wze_pow2_32(i + 1) : 2.0;
+		if (!(m >= sqrt((double)wze_pow2_32(i) * hi)))
 			break;
 		i++;
 	}
@@ -165,15 +165,19 @@ static void layer_free(wzc_wze_layer *ly)
 	free(ly->cls);
 	free(ly->delta);
 	free(ly->wgt);
+	free(ly->mp);
 }
 
 static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_diag *diag)
 {
-	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
-	int R = pr->R, P = pr->P, n = R + P;
-	hist_model hm[2] = { { 0 }, { 0 } };
+	int pred = wzc_profile_predicts(pr, l);
+	const wzc_part_profile *parts[3] = { &pr->latent[l], &pr->rope[l],
+					     pred ? &pr->rope_plain[l] : &pr->rope[l] };
+	int R = pr->R, P = pr->P, n = R + P + (pred ? P : 0), nsets = pred ? 3 : 2;
+	hist_model hm[3] = { { 0 }, { 0 }, { 0 } };
 	size_t ncum = 0, nrec = 0;
-	for (int p = 0; p < 2; p++) {
+	ly->predicts = pred;
+	for (int p = 0; p < nsets; p++) {
 		if (hist_model_init(&hm[p], parts[p]->hist))
 			goto nomem;
 		for (int j = WZE_JLO; j <= WZE_JHI; j++) {
@@ -185,6 +189,9 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 			nrec += 2 * (size_t)K + 1;
 		}
 	}
+	ly->ncum = ncum;
+	ly->nrec = nrec;
+	ly->nent = (size_t)n;
 	ly->cum = malloc(sizeof *ly->cum * ncum);
 	ly->recon = malloc(sizeof *ly->recon * nrec);
 	ly->cost = malloc(sizeof *ly->cost * nrec);
@@ -194,29 +201,32 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 	ly->wgt = malloc(sizeof *ly->wgt * (size_t)n);
 	if (!ly->cum || !ly->recon || !ly->cost || !ly->cstep || !ly->cls || !ly->delta || !ly->wgt)
 		goto nomem;
-	for (int p = 0; p < 2; p++)
+	for (int p = 0; p < nsets; p++)
 		for (int j = WZE_JLO; j <= WZE_JHI; j++) {
 			int c = p * WZE_NCLASS + j - WZE_JLO;
 			class_table(&hm[p], j, ly->tab_k[c], ly->cum + ly->tab_off[c],
 				    ly->recon + ly->rec_off[c], ly->cost + ly->rec_off[c]);
 		}
-	/* the layer's weighted RMS: the unit of the step codes */
+	/* the layer's weighted RMS: the unit of the step codes (over the
+	 * latent and the position part as coded, the residual where the
+	 * layer predicts) */
 	double acc = 0;
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < R + P; k++) {
 		const wzc_part_profile *pp = parts[k >= R];
 		int i = k >= R ? k - R : k;
 		double w = pp->weight[i], v = pp->var[i];
 		if (w > 0 && v > 0 && isfinite(w) && isfinite(v))
 			acc += w * v;
 	}
-	ly->dref = (float)sqrt(acc / n);
+	ly->dref = (float)sqrt(acc / (R + P));
 	ly->scale_ref[0] = parts[0]->scale_ref;
 	ly->scale_ref[1] = parts[1]->scale_ref;
+	ly->scale_ref[2] = parts[2]->scale_ref;
 	if (!(ly->dref > 0) || !isfinite(ly->dref))
 		ly->dref = 1;
 	for (int k = 0; k < n; k++) {
-		const wzc_part_profile *pp = parts[k >= R];
-		int i = k >= R ? k - R : k;
+		const wzc_part_profile *pp = parts[k < R ? 0 : k < R + P ? 1 : 2];
+		int i = k < R ? k : k < R + P ? k - R : k - R - P;
 		double w = pp->weight[i], v = pp->var[i];
 		ly->wgt[k] = w > 0 && isfinite(w) ? (float)w : 0;
 		if (!(w > 0 && v > 0 && isfinite(w) && isfinite(v))) {
@@ -237,23 +247,38 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 		ly->cls[k] = (int16_t)(o < -20000 ? -20000 : o > 20000 ? 20000 : o);
 	}
 	/* the anchor's coefficients, less the mean's */
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < nsets; p++) {
 		const wzc_part_profile *pp = parts[p];
 		for (int k = 0; k < pp->n; k++) {
 			double s = 0;
 			for (int i = 0; i < pp->n; i++)
 				s += (double)pp->basis[(size_t)k * pp->n + i] *
 				     ((double)pp->anchor[i] - pp->mean[i]);
-			ly->delta[(p ? R : 0) + k] = (float)s;
+			ly->delta[(p == 0 ? 0 : p == 1 ? R : R + P) + k] = (float)s;
 		}
 	}
-	hist_model_free(&hm[0]);
-	hist_model_free(&hm[1]);
+	/* the prediction's map through the latent's basis (the encoder's
+	 * search alone uses it: the decoder predicts from decoded values) */
+	if (pred) {
+		const float *B = parts[0]->basis, *map = pr->pred_map[l];
+		ly->mp = malloc(sizeof *ly->mp * (size_t)R * P);
+		if (!ly->mp)
+			goto nomem;
+		for (int k = 0; k < R; k++)
+			for (int i = 0; i < P; i++) {
+				double s = 0;
+				for (int j = 0; j < R; j++)
+					s += (double)B[(size_t)k * R + j] * map[(size_t)j * P + i];
+				ly->mp[(size_t)k * P + i] = (float)s;
+			}
+	}
+	for (int p = 0; p < 3; p++)
+		hist_model_free(&hm[p]);
 	ly->ready = 1;
 	return WZ_OK;
 nomem:
-	hist_model_free(&hm[0]);
-	hist_model_free(&hm[1]);
+	for (int p = 0; p < 3; p++)
+		hist_model_free(&hm[p]);
 	return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (wze tables of layer %d)", l);
 }
 
@@ -306,6 +331,14 @@ wze_layer_view wzc_wze_view(const wzc_wze_plan *pl, int l)
 {
 	const wzc_wze_layer *ly = &pl->layers[l];
 	wze_layer_view v = { ly->tab_off, ly->rec_off, ly->tab_k, ly->cum, ly->recon,
-			     ly->cstep, ly->cls, ly->delta, pl->R, pl->P };
+			     ly->cstep, ly->cls, ly->delta, pl->R, pl->P, ly->predicts };
 	return v;
+}
+
+void wzc_wze_view_sizes(const wzc_wze_plan *pl, int l, size_t *ncum, size_t *nrec, size_t *nent)
+{
+	const wzc_wze_layer *ly = &pl->layers[l];
+	*ncum = ly->ncum;
+	*nrec = ly->nrec;
+	*nent = ly->nent;
 }

@@ -6,9 +6,10 @@
 # reports a skip without a CUDA device.  tests/gpu/run.sh does the whole
 # GPU step on a machine with one (docs/gpu-kernels.md).
 WZ_CUDA_HDRS = codec/cuda/wz_kernels.h codec/cuda/paged_baseline.h codec/cuda/paged_wz.h \
-	codec/cuda/attn_tiles.h codec/cuda/wzx_kernels.h codec/cuda/wzx_restore.h codec/cuda/pred_step.h
+	codec/cuda/attn_tiles.h codec/cuda/wzx_kernels.h codec/cuda/wzx_restore.h codec/cuda/pred_step.h \
+	codec/cuda/wze_kernels.h
 WZ_CUDA_SRCS = codec/cuda/wz_kernels.cu codec/cuda/paged_kernels.cu codec/cuda/attn_kernels.cu \
-	codec/cuda/wzx_kernels.cu
+	codec/cuda/wzx_kernels.cu codec/cuda/wze_kernels.cu
 EXTRA_DIST += $(WZ_CUDA_HDRS) $(WZ_CUDA_SRCS) tests/gpu/emulate.h tests/gpu/inputs.h \
 	tests/gpu/test_wz_gpu.cu tests/gpu/gpu_check.h tests/gpu/gpu.sh tests/gpu/run.sh tests/gpu/wzx_blocks.h \
 	bench/gpu/bench_gpu.cu
@@ -33,14 +34,15 @@ if !SANITIZERS
 WZ_NVCC_FLAGS = -O2 -arch=$(CUDA_ARCH) -fmad=false -Xcompiler -Wall,-Wextra \
 	-I$(top_srcdir) -I$(top_builddir)
 WZ_CUDA_OBJS = codec/cuda/wz_kernels-cu.o codec/cuda/paged_kernels-cu.o \
-	codec/cuda/attn_kernels-cu.o codec/cuda/wzx_kernels-cu.o
+	codec/cuda/attn_kernels-cu.o codec/cuda/wzx_kernels-cu.o codec/cuda/wze_kernels-cu.o
 WZ_CUDA_DEPS = $(top_srcdir)/codec/cuda/wz_kernels.h $(top_srcdir)/codec/cuda/paged_baseline.h \
 	$(top_srcdir)/codec/cuda/paged_wz.h $(top_srcdir)/codec/cuda/attn_tiles.h \
 	$(top_srcdir)/codec/wz/wz_flat.h $(top_srcdir)/codec/wz/wzt_trellis.h $(top_srcdir)/codec/formats/fpconv.h \
 	$(top_srcdir)/codec/profile/rope.h $(top_srcdir)/codec/cuda/wzx_kernels.h \
 	$(top_srcdir)/codec/cuda/wzx_restore.h $(top_srcdir)/codec/wzx/wzx_rec5.h $(top_srcdir)/codec/wzx/wzx_rec6.h \
 	$(top_srcdir)/codec/wzx/wzx_token.h \
-	$(top_srcdir)/codec/cuda/pred_step.h $(top_srcdir)/codec/profile/predict.h
+	$(top_srcdir)/codec/cuda/pred_step.h $(top_srcdir)/codec/profile/predict.h \
+	$(top_srcdir)/codec/cuda/wze_kernels.h $(top_srcdir)/codec/wze/wze_core.h
 # tests/gpu/run.sh --build-only links the external libraries statically
 # instead, so that the programs run on a machine without their packages.
 WZ_GPU_EXTERNAL_LIBS = $(WZ_EXTERNAL_LIBS)
@@ -59,6 +61,9 @@ codec/cuda/attn_kernels-cu.o: $(top_srcdir)/codec/cuda/attn_kernels.cu $(WZ_CUDA
 codec/cuda/wzx_kernels-cu.o: $(top_srcdir)/codec/cuda/wzx_kernels.cu $(WZ_CUDA_DEPS)
 	@$(MKDIR_P) codec/cuda
 	$(AM_V_GEN)$(NVCC) $(WZ_NVCC_FLAGS) -c -o $@ $(top_srcdir)/codec/cuda/wzx_kernels.cu
+codec/cuda/wze_kernels-cu.o: $(top_srcdir)/codec/cuda/wze_kernels.cu $(WZ_CUDA_DEPS)
+	@$(MKDIR_P) codec/cuda
+	$(AM_V_GEN)$(NVCC) $(WZ_NVCC_FLAGS) -c -o $@ $(top_srcdir)/codec/cuda/wze_kernels.cu
 tests/gpu/test_wz_gpu: $(top_srcdir)/tests/gpu/test_wz_gpu.cu $(top_srcdir)/tests/gpu/gpu_check.h \
 		$(top_srcdir)/tests/gpu/wzx_blocks.h \
 		$(WZ_CUDA_OBJS) $(WZ_LIBS)

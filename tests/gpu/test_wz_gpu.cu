@@ -8,7 +8,9 @@
  * the fused attention kernel agrees with its CPU emulation (which
  * test_attention_cpu checks against a double reference), RoPE undone
  * too; the wzx restore kernel gives the CPU reference's records and
- * verdicts on type 5 blocks, valid, bit-flipped and cut.
+ * verdicts on type 5 blocks, valid, bit-flipped and cut; the wze decode
+ * kernel gives the CPU decoder's coefficients bit for bit on encoded and
+ * random records.
  * Prints TAP, and with $WZ_GPU_RESULTS appends one "check" row per check
  * (docs/gpu-results.md).  Without a CUDA device it skips (exit 77). */
 #include <math.h>
@@ -18,6 +20,11 @@
 #include "tests/gpu/inputs.h"
 #include "tests/gpu/wzx_blocks.h"
 #include "codec/cuda/wzx_kernels.h"
+#include "codec/cuda/wze_kernels.h"
+extern "C" {
+#include "codec/codec_internal.h"
+#include "codec/wze/wze.h"
+}
 
 static int n_ok, n_fail;
 static FILE *results;
@@ -411,6 +418,55 @@ static void check_wzx(wzt_family fam, const char *rate, int T, int type)
 	wzx_blockset_free(&s);
 }
 
+/* wze-R: the GPU decode into the coefficient domain against the CPU
+ * decoder's (its body is the same wze_core.h function), on encoded and
+ * random records. */
+static void check_wze(wzt_family fam, const wzc_profile *prof, const char *rate)
+{
+	char what[96];
+	snprintf(what, sizeof what, "synthetic %s: wze decode = reference (encoded and random records)",
+		 wzt_family_name(fam));
+	wzt_cache_trace *tst = gpu_synth(fam, 1, 1000, 0, 0, 4096, 2, "test");
+	wzc_format fmt;
+	wzc_codec *c = NULL;
+	wzk_wze *dplan = NULL;
+	size_t ncum = 0, nrec = 0, nent = 0;
+	if (!tst || !prof || wzc_format_parse(rate, &fmt, NULL) ||
+	    wzc_codec_new(&fmt, 1, tst->R, tst->P, prof, &c, NULL) || !c->wze) {
+		check(0, rate, "decode", what);
+		wzc_codec_free(c);
+		wzt_cache_trace_free(tst);
+		return;
+	}
+	wze_layer_view v = wzc_wze_view(c->wze, 0);
+	wzc_wze_view_sizes(c->wze, 0, &ncum, &nrec, &nent);
+	int R = tst->R, P = tst->P, nv = R + P, n = tst->T, ntot = n + 256;
+	size_t rb = wzc_codec_record_bytes(c);
+	uint8_t *rec = (uint8_t *)malloc(rb * ntot);
+	float *want = (float *)malloc(sizeof(float) * ntot * nv), *got = (float *)malloc(sizeof(float) * ntot * nv);
+	const wzc_format_info *info = wzc_format_info_of(fmt.id);
+	wzc_encode_layer(c, 0, n, tst->latent, tst->rope, rec, NULL);
+	for (size_t i = rb * n; i < rb * ntot; i++)
+		rec[i] = (uint8_t)next_u64();
+	for (int i = 0; i < ntot; i++)
+		info->decode_token(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv,
+				   want + (size_t)i * nv + R, 1);
+	uint8_t *dr = dev_copy(rec, rb * ntot);
+	float *dout = dev_alloc<float>((size_t)ntot * nv);
+	int rc = wzk_wze_upload(&v, ncum, nrec, nent, &dplan) || !dr || !dout ||
+		 wzk_wze_decode(dplan, ntot, NULL, dr, (uint32_t)rb, dout) || cudaDeviceSynchronize() ||
+		 host_copy(got, dout, sizeof(float) * ntot * nv);
+	check(!rc && !memcmp(got, want, sizeof(float) * ntot * nv), rate, "decode", what);
+	cudaFree(dr);
+	cudaFree(dout);
+	free(rec);
+	free(want);
+	free(got);
+	wzk_wze_free(dplan);
+	wzc_codec_free(c);
+	wzt_cache_trace_free(tst);
+}
+
 int main(void)
 {
 	int ndev = 0;
@@ -443,6 +499,8 @@ int main(void)
 		wzc_profile *prof = gpu_profile(fams[f]);
 		for (int r = 0; r < 7; r++)
 			check_wz(fams[f], prof, rates[r]);
+		check_wze(fams[f], prof, "wze-4.97");
+		check_wze(fams[f], prof, "wze-5.44");
 		if (fams[f] == WZT_FAMILY_MLA_B)
 			mlab = prof;
 		else
