@@ -29,14 +29,16 @@ static int upload(const wzx_rec5 *h, const wzx_rec6 *h6, wzk_wzx5 **out)
 {
 	*out = NULL;
 	size_t np = h->gp[h->ng], ne = h->pe[np];
-	enum { NA = 14 };
+	enum { NA = 16 };
 	const void *src[NA] = { h->fb, h->sym, h->qoff, h->gp, h->pe, h->pm, h->q, h->pv, h->k, h->rhi, h->rlo,
-				h6 ? h6->e : NULL, h6 ? h6->qoff : NULL, h6 ? h6->qb : NULL };
+				h6 ? h6->e : NULL, h6 ? h6->qoff : NULL, h6 ? h6->qb : NULL, h6 ? h6->qf : NULL,
+				h6 ? h6->qn : NULL };
 	size_t sizes[NA] = { sizeof(uint32_t) * h->nslots, sizeof(uint16_t) * h->nslots, sizeof(uint32_t) * h->S5,
 			     sizeof(int32_t) * (h->ng + 1), sizeof(int32_t) * (np + 1), sizeof(uint64_t) * np,
 			     sizeof(int32_t) * ne, sizeof(uint32_t) * ne, (size_t)h->ng, sizeof(uint64_t) * h->ng,
 			     sizeof(uint64_t) * h->ng, h6 ? sizeof(uint32_t) * h6->nslots : 0,
-			     h6 ? sizeof(uint32_t) * h->S5 : 0, h6 ? (size_t)h->S5 : 0 };
+			     h6 ? sizeof(uint32_t) * h->S5 : 0, h6 ? (size_t)h->S5 : 0, h6 ? sizeof(uint32_t) * h->S5 : 0,
+			     h6 ? sizeof(uint32_t) * h->S5 : 0 };
 	size_t at = 0, pos[NA];
 	for (int i = 0; i < NA; i++)
 		pos[i] = stage(NULL, &at, NULL, sizes[i]);
@@ -78,6 +80,8 @@ static int upload(const wzx_rec5 *h, const wzx_rec6 *h6, wzk_wzx5 **out)
 		p->view6.e = (const uint32_t *)(d + pos[11]);
 		p->view6.qoff = (uint32_t *)(d + pos[12]);
 		p->view6.qb = (uint8_t *)(d + pos[13]);
+		p->view6.qf = (uint32_t *)(d + pos[14]);
+		p->view6.qn = (uint32_t *)(d + pos[15]);
 	}
 	*out = p;
 	return 0;

@@ -143,6 +143,22 @@ static double uniform_bits12(const uint32_t *cum, uint32_t n)
 	return bits;
 }
 
+/* A uniform table of n symbols over M the layer owns (type 2's: f = M / n,
+ * the last symbol the remainder); NULL when out of memory. */
+static const uint32_t *uniform_m(wzx_layer *ly, uint32_t n, uint32_t M)
+{
+	uint32_t **more = realloc(ly->uni12, sizeof *more * ((size_t)ly->nuni12 + 1));
+	if (!more)
+		return NULL;
+	ly->uni12 = more;
+	uint32_t *cum = malloc(sizeof *cum * (n + 1));
+	if (!cum)
+		return NULL;
+	wzc_rans_uniform_cum(n, M, cum);
+	ly->uni12[ly->nuni12++] = cum;
+	return cum;
+}
+
 /* A 12-bit uniform table of n <= 4096 symbols (the coder's for flags and
  * scale codes, else one the layer owns); NULL when out of memory. */
 static const uint32_t *uniform12(const wzc_wzx *x, wzx_layer *ly, uint32_t n)
@@ -209,6 +225,13 @@ static wz_err build_layer(wzc_wzx *x, int l, wz_diag *diag)
 			ly->bits += uniform_bits(n);
 			if (n > WZC_RANS12_M) {
 				ly->type3 = 0; /* no frequency of at least 1 in 2^12 for each */
+				/* type 6: type 2's uniform table, M = 2^16 (a count
+				 * above 2^16 leaves ecum6 NULL: no type 6) */
+				if (n <= WZC_RANS_M && !(ly->ecum6[i] = uniform_m(ly, n, WZC_RANS_M))) {
+					free(prefix);
+					return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+				}
+				ly->bits6 += uniform_bits(n);
 				continue;
 			}
 			if (!(ly->ecum12[i] = uniform12(x, ly, n))) {
@@ -683,9 +706,9 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 {
 	size_t raw = (size_t)n * x->B;
 	/* type 6 (type 5's lanes, narrow tables) where the layer's counts
-	 * allow it, else type 2; either unless it is not smaller than the
-	 * records */
-	int type6 = wzc_wzx_layer_type3(x, layer) && wzc_wzx_layer_type6(x, layer);
+	 * allow it (every count at most 2^16), else type 2; either unless it
+	 * is not smaller than the records */
+	int type6 = wzc_wzx_layer_type6(x, layer);
 	size_t got = type6 ? wzc_wzx_encode_lanes6(x, layer, n, records, out, cap)
 			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
 	if (got && got < raw) {

@@ -136,12 +136,16 @@ const struct wzx_rec5 *wzc_wzx_rec5_of(const wzc_wzx *x, int layer);
  * symbols, or a symbol of frequency 4096) and *rows its rows of sums. */
 int wzc_wzx_records5_fused(const wzc_wzx *x, int layer, int *wide /* OUT */, int *rows /* OUT */);
 /* Type 6 (version 6; codec/wzx/wzx_lanes6.c): type 5's lanes and
- * place-major digits, each coded place's table narrow (2^11, one slot
- * look-up a symbol) where it has at most 256 symbols, else type 5's.  The
+ * place-major digits, each coded place's table narrow (2^9, one slot
+ * look-up a symbol) where it has at most 64 symbols, type 2's uniform
+ * 16-bit table where it has over 4096 (so that a layer with such counts,
+ * which type 5 cannot code, is type 6 too), else type 5's.  The
  * same paths, outputs and verdicts as type 5's: symbols (type 4's order),
  * records (the AVX2 one-pass loop, the portable loop, _REF the symbols'
  * way), rows (from the symbols), digits. */
 int wzc_wzx_layer_type6(const wzc_wzx *x, int layer);
+/* Its places a token (type 4's S, where the layer has type 4's tables). */
+int wzc_wzx_block_symbols6(const wzc_wzx *x, int layer);
 size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			     uint8_t *out, size_t cap);
 int wzc_wzx_decode_lanes6_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
@@ -159,10 +163,11 @@ int wzc_wzx_decode_lanes6_rows(const wzc_wzx *x, int layer, int n, const uint8_t
 			       size_t size, float *rows /* OUT */, size_t stride);
 int wzc_wzx_decode_lanes6_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
 				 uint16_t *dig /* OUT [coded places][n] */);
-/* The layer's narrow tables (codec/wzx/wzx_rec6.h) beside wzc_wzx_rec5_of's
- * plan, what the CUDA restore uploads; NULL as there. */
+/* The layer's type 6 tables (codec/wzx/wzx_rec6.h) and its records plan
+ * (*plan; wzc_wzx_rec5_of's where the layer also has type 5), what the
+ * CUDA restore uploads; NULL where its blocks go the reference's way. */
 struct wzx_rec6;
-const struct wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer);
+const struct wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer, const struct wzx_rec5 **plan /* OUT */);
 /* Type 4 symbols of n tokens to type 2/3's order (wzc_wzx_block_symbols a
  * token), for records. */
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,

@@ -32,6 +32,9 @@ typedef struct {
 	int32_t *lvbase;       /* [S + K4] where place j's level table starts in lv */
 	uint32_t *off;         /* [S + K4] arena offset of place j's table, j mod S */
 	uint8_t *wide;         /* [S] a round from place j meets a table of over 256 symbols */
+	uint8_t *huge;         /* [S] 1: a count over 4096, which only type 6 codes (by its
+				  16-bit table); the place's 12-bit tables here are a
+				  one-symbol stand-in that no type 4 or 5 decoder reads */
 	float *sigma, *delta;  /* [S + K4] the component's sigma (a single level's level x sigma), delta */
 	uint8_t *rope;         /* [S + K4] 0xff for a position component */
 	int flag_place[2];     /* place of the latent and position anchor flags, -1 none */
@@ -52,6 +55,9 @@ typedef struct {
 /* The layer's tables (built on first use), NULL when out of memory or the
  * layer has no 12-bit tables; type 5 (codec/wzx/wzx_fast5.c) shares them. */
 const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer);
+/* The same for type 6 (codec/wzx/wzx_lanes6.c), also where the layer has
+ * counts over 4096 (up to 2^16: those places marked huge). */
+const fast32 *wzc_wzx_fast32_layer6(const wzc_wzx *x, int layer);
 
 /* Codes a block of n records as type 4 (place_major 0: each token's
  * symbols in output order) or type 5 (1: the coded places' digits place

@@ -235,7 +235,39 @@ component6(const fast32 *t, const uint64_t *ev, int j, int n, __m256i *x, const 
 	return 0;
 }
 
-/* Type 5 (s6 NULL) or type 6 (its narrow places by s6's tables) to rows. */
+/* A type 6 uniform 16-bit place's values (count n, f = 2^16 / n): the
+ * symbol by a float division (exact: slot < 2^16, f < 16), the level
+ * value by digit. */
+AVX2_TARGET static inline __attribute__((always_inline)) int
+component_huge(const fast32 *t, uint32_t hf, uint32_t hn, int j, int n, __m256i *x, const uint8_t **pp,
+	       const uint8_t *end, const float *s, const int32_t *fm, float *o, const int loads)
+{
+	const __m256 sig = _mm256_set1_ps(t->sigma[j]), del = _mm256_set1_ps(t->delta[j]);
+	const __m256i low16 = _mm256_set1_epi32(0xffff), f = _mm256_set1_epi32((int)hf),
+		      last = _mm256_set1_epi32((int)(hn - 1)), flast = _mm256_set1_epi32((int)(65536u - (hn - 1) * hf));
+	const __m256 ff = _mm256_set1_ps((float)hf);
+	const int *lv = (const int *)(const void *)(t->lv + t->lvbase[j]);
+	__m256i d[4];
+	for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++) {
+			__m256i slot = _mm256_and_si256(x[h], low16);
+			d[h] = _mm256_min_epu32(_mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(slot), ff)), last);
+			__m256i fs = _mm256_blendv_epi8(f, flast, _mm256_cmpeq_epi32(d[h], last));
+			x[h] = _mm256_add_epi32(_mm256_mullo_epi32(fs, _mm256_srli_epi32(x[h], 16)),
+						_mm256_sub_epi32(slot, _mm256_mullo_epi32(d[h], f)));
+		}
+		if (renorm32(x, pp, end))
+			return -1;
+		for (int h = 0; h < 4; h++)
+			values8(_mm256_castsi256_ps(gather8(lv, d[h], loads)), sig, del, s + K4 * r + 8 * h,
+				fm + K4 * r + 8 * h, o + K4 * r + 8 * h);
+	}
+	return 0;
+}
+
+/* Type 5 (s6 NULL) or type 6 (its narrow and uniform places by s6's
+ * tables) to rows. */
 AVX2_TARGET static inline __attribute__((always_inline)) int
 avx2_rows(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_t size, float *rows,
 	  size_t stride, const int loads)
@@ -281,8 +313,10 @@ avx2_rows(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_
 				continue;
 			}
 			const uint64_t *ev = s6 ? s6->evq[q] : NULL;
+			uint32_t hf = s6 ? s6->r6.qf[q] : 0, hn = s6 ? s6->r6.qn[q] : 0;
 			q++;
-			int bad = ev		     ? component6(t, ev, j, n, x, &p, end, sc[pp], fm[pp], o, loads)
+			int bad = hf ? component_huge(t, hf, hn, j, n, x, &p, end, sc[pp], fm[pp], o, loads)
+				  : ev		     ? component6(t, ev, j, n, x, &p, end, sc[pp], fm[pp], o, loads)
 				  : t->cnt[j] > 256 ? component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 1)
 						    : component(t, j, n, x, &p, end, sc[pp], fm[pp], o, loads, 0);
 			if (bad)

@@ -464,14 +464,14 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 	wz_err err = wzc_wzx_layer_ready(x, layer, diag);
 	if (err)
 		return err;
-	if ((type == WZC_WZX_LANES12 || type == WZC_WZX_LANES4 || type == WZC_WZX_LANES5 ||
-	     type == WZC_WZX_LANES6) &&
+	if ((type == WZC_WZX_LANES12 || type == WZC_WZX_LANES4 || type == WZC_WZX_LANES5) &&
 	    !wzc_wzx_layer_type3(x, layer))
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",
 				   r->origin, what);
 	if (type == WZC_WZX_LANES6 && !wzc_wzx_layer_type6(x, layer))
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: %s: type 6 tables not built (out of memory)",
+		return wz_diag_set(diag, WZ_ERR_INPUT,
+				   "%s: %s: a type 6 block in a layer with a count above 65536 (or out of memory)",
 				   r->origin, what);
 	*blk = b;
 	*payload = pay;
@@ -490,7 +490,8 @@ static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer
 	int bad;
 	if (blk[13] == WZC_WZX_LANES4 || blk[13] == WZC_WZX_LANES5 || blk[13] == WZC_WZX_LANES6) {
 		/* output order, then back to coding order */
-		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * wzc_wzx_block_symbols4(x, layer) + 1);
+		int S4 = blk[13] == WZC_WZX_LANES6 ? wzc_wzx_block_symbols6(x, layer) : wzc_wzx_block_symbols4(x, layer);
+		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * S4 + 1);
 		bad = !s4 || (blk[13] == WZC_WZX_LANES6
 				      ? wzc_wzx_decode_lanes6_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4)
 			      : blk[13] == WZC_WZX_LANES5

@@ -47,7 +47,7 @@ typedef struct {
 	const uint32_t **ecum12;           /* [nentries] each coded component's 12-bit table */
 	uint32_t *ecount12;                /* [nentries] its symbol count */
 	uint32_t *cum12[2][WZC_NSET];      /* 12-bit histogram tables per (part, count index) */
-	uint32_t **uni12;                  /* [nuni12] uniform 12-bit tables the layer owns */
+	uint32_t **uni12;                  /* [nuni12] uniform tables the layer owns (12-bit; type 6's 16-bit) */
 	int nuni12;
 	double bits12;                     /* expected bits of one token's symbols, type 3 */
 	void *fast12;                      /* the type 3 decoder's tables (codec/wzx/legacy/wzx_fast12.c) */
@@ -55,7 +55,8 @@ typedef struct {
 	void *fast32;                      /* type 4's tables (codec/wzx/legacy/wzx_fast32.c) */
 	int fast32_ready;                  /* 1 built, -1 none (atomic) */
 	/* type 6 (version 6): each entry's table, WZC_RANS6_BITS-bit where it
-	 * has at most WZC_RANS6_MAXN symbols, else ecum12's */
+	 * has at most WZC_RANS6_MAXN symbols, type 2's uniform 16-bit one
+	 * where it has over 4096 (at most 2^16), else ecum12's */
 	const uint32_t **ecum6;            /* [nentries] */
 	uint32_t *cum6[2][WZC_NSET];       /* the narrow histogram tables */
 	double bits6;                      /* expected bits of one token's symbols, type 6 */

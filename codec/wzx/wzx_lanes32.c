@@ -36,6 +36,7 @@ static void tables_free(fast32 *t)
 	free(t->lvbase);
 	free(t->off);
 	free(t->wide);
+	free(t->huge);
 	free(t->sigma);
 	free(t->delta);
 	free(t->rope);
@@ -89,10 +90,11 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 	t->cnt = malloc(sizeof *t->cnt * (size_t)S);
 	t->off = malloc(sizeof *t->off * ((size_t)S + K4));
 	t->wide = calloc((size_t)S, 1);
+	t->huge = calloc((size_t)S + 1, 1);
 	t->sigma = calloc((size_t)S + K4, sizeof *t->sigma);
 	t->delta = calloc((size_t)S + K4, sizeof *t->delta);
 	t->rope = calloc((size_t)S + K4, 1);
-	if (!t->src || !t->cum || !t->cnt || !t->off || !t->wide || !t->sigma || !t->delta || !t->rope)
+	if (!t->src || !t->cum || !t->cnt || !t->off || !t->wide || !t->huge || !t->sigma || !t->delta || !t->rope)
 		goto fail;
 	for (int c = 0; c < nv; c++)
 		ent_of[c] = one_of[c] = -1;
@@ -139,6 +141,12 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 				n = ly->ecount12[i];
 				lv = f->tab[i];
 				t->sigma[j] = f->sigma[i];
+				if (!cum && n > SLOTS && ly->ecum6[i]) {
+					/* a count over 4096: type 6's alone; a
+					 * one-symbol stand-in here, the count kept */
+					t->huge[j] = 1;
+					cum = one_cum;
+				}
 			} else if (one_of[c] >= 0) {
 				t->src[j] = -1;
 				cum = one_cum;
@@ -149,7 +157,7 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 				goto fail; /* a component nothing writes */
 			}
 		}
-		if (!cum || n < 1 || n > SLOTS || cum[n] != SLOTS)
+		if (!cum || n < 1 || (!t->huge[j] && (n > SLOTS || cum[n] != SLOTS)))
 			goto fail;
 		t->cum[j] = cum;
 		t->cnt[j] = n;
@@ -175,6 +183,7 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 		const uint32_t *cum = seen[k];
 		for (uint32_t s = 0; cum[s] < SLOTS; s++)
 			for (uint32_t slot = cum[s]; slot < cum[s + 1]; slot++) {
+				/* (a stand-in's level value is its digit 0's: unused) */
 				size_t a = (size_t)k * SLOTS + slot;
 				t->fb[a] = (s & 255) << 24 | (cum[s + 1] - cum[s] - 1) << 12 | (slot - cum[s]);
 				t->sym[a] = (uint16_t)s;
@@ -195,7 +204,7 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 	if (wzc_wzx_rec5_build(t, f, x->B)) /* after the tables' offsets */
 		goto fail;
 	for (int j = 0; j < S; j++)
-		if (t->cnt[j] > 256)
+		if (t->cnt[j] > 256 && !t->huge[j])
 			for (int k = 0; k < K4; k++)
 				t->wide[(j - k % S + S) % S] = 1;
 	/* the level values by symbol, for rounds of tables of at most 256
@@ -251,6 +260,17 @@ static const fast32 *layer_tables(const wzc_wzx *cx, int layer)
 const fast32 *wzc_wzx_fast32_layer(const wzc_wzx *x, int layer)
 {
 	return layer_tables(x, layer);
+}
+
+/* A layer with counts over 4096 builds the same tables with those places
+ * huge; type 4 and 5 never see them (layer_tables refuses the layer). */
+const fast32 *wzc_wzx_fast32_layer6(const wzc_wzx *cx, int layer)
+{
+	wzc_wzx *x = (wzc_wzx *)cx;
+	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	if (!ly)
+		return NULL;
+	return wzc_wzx_layer_table(x, ly, &ly->fast32_ready, &ly->fast32, build_tables);
 }
 
 int wzc_wzx_layer_type4(const wzc_wzx *x, int layer)
@@ -327,7 +347,8 @@ int wzc_wzx_decode_lanes4_ref(const wzc_wzx *x, int layer, int n, const uint8_t 
 void wzc_wzx_symbols4_entries(const wzc_wzx *x, int layer, int n, const uint16_t *sym4,
 			      uint16_t *sym)
 {
-	const fast32 *t = layer_tables(x, layer);
+	/* type 6's symbols too, where a layer has counts over 4096 */
+	const fast32 *t = wzc_wzx_fast32_layer6(x, layer);
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
 	if (!t || !ly)
 		return;
@@ -369,7 +390,7 @@ int wzc_wzx_lanes4_have(wzc_lanes4_path path)
 int wzc_wzx_lanes_ref_rows(const wzc_wzx *x, int layer, wzc_lanes_ref_fn decode_ref, int n,
 			   const uint8_t *payload, size_t size, float *rows, size_t stride)
 {
-	const fast32 *t = layer_tables(x, layer);
+	const fast32 *t = wzc_wzx_fast32_layer6(x, layer); /* as layer_tables where type 4 or 5 calls */
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
 	if (!t || !ly)
 		return -1;

@@ -33,6 +33,8 @@ static void tables_free(fast6 *t)
 	free(t->evq);
 	free(t->r6.qoff);
 	free(t->r6.qb);
+	free(t->r6.qf);
+	free(t->r6.qn);
 	free(t);
 }
 
@@ -58,23 +60,36 @@ static fast6 *build(const wzc_wzx *x, const wzx_layer *ly, const fast32 *t)
 	s->evq = calloc((size_t)S5, sizeof *s->evq);
 	s->r6.qoff = calloc((size_t)S5 + 1, sizeof *s->r6.qoff);
 	s->r6.qb = malloc((size_t)S5 + 1);
+	s->r6.qf = calloc((size_t)S5 + 1, sizeof *s->r6.qf);
+	s->r6.qn = calloc((size_t)S5 + 1, sizeof *s->r6.qn);
 	const uint32_t **seen = malloc(sizeof *seen * ((size_t)S5 + 1));
 	/* the rows' entries: per distinct (table, level table) */
 	const uint32_t **vseen = malloc(sizeof *vseen * ((size_t)S5 + 1));
 	int32_t *vlev = malloc(sizeof *vlev * ((size_t)S5 + 1));
 	uint32_t *vat = malloc(sizeof *vat * ((size_t)S5 + 1));
-	if (!s->cum || !s->cnt || !s->eq || !s->evq || !s->r6.qoff || !s->r6.qb || !seen || !vseen || !vlev || !vat)
+	if (!s->cum || !s->cnt || !s->eq || !s->evq || !s->r6.qoff || !s->r6.qb || !s->r6.qf || !s->r6.qn || !seen ||
+	    !vseen || !vlev || !vat)
 		goto fail;
 	int ntab = 0, nv = 0;
 	for (int q = 0; q < S5; q++) {
 		int j = t->coded[q];
 		const uint32_t *cum = j < t->sb ? x->cum6_scale : ly->ecum6[t->src[j]];
 		uint32_t n = t->cnt[j];
-		if (!cum || n < 2 || (cum[n] != WZC_RANS6_M && cum[n] != WZC_RANS12_M))
+		if (!cum || n < 2 || (cum[n] != WZC_RANS6_M && cum[n] != WZC_RANS12_M && cum[n] != 65536))
 			goto fail;
 		s->cum[q] = cum;
 		s->cnt[q] = n;
-		s->r6.qb[q] = cum[n] == WZC_RANS6_M ? WZC_RANS6_BITS : WZC_RANS12_BITS;
+		s->r6.qb[q] = cum[n] == WZC_RANS6_M ? WZC_RANS6_BITS : cum[n] == WZC_RANS12_M ? WZC_RANS12_BITS : 16;
+		if (s->r6.qb[q] == 16) {
+			/* uniform: only counts over 4096 (type 2's f = 2^16 / n) */
+			if (n <= WZC_RANS12_M || n > 65536 || !t->huge[j] || cum[1] != 65536 / n)
+				goto fail;
+			s->r6.qf[q] = cum[1];
+			s->r6.qn[q] = n;
+			continue;
+		}
+		if (t->huge[j])
+			goto fail;
 		if (s->r6.qb[q] != WZC_RANS6_BITS)
 			continue;
 		if (n > 256) /* the entry's digit is a byte */
@@ -138,17 +153,17 @@ fail:
 
 static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)
 {
-	const fast32 *t = wzc_wzx_fast32_layer(x, (int)(ly - x->layers));
+	const fast32 *t = wzc_wzx_fast32_layer6(x, (int)(ly - x->layers));
 	return t ? build(x, ly, t) : NULL;
 }
 
-/* The layer's type 6 tables, built on first use; NULL where it has no
- * type 5 tables (a count over 4096) or out of memory. */
+/* The layer's type 6 tables, built on first use; NULL where a count is
+ * over 2^16 or out of memory. */
 const fast6 *wzc_wzx_fast6_layer(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
 	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!ly || !ly->type3 || !wzc_wzx_fast32_layer(x, layer))
+	if (!ly || !wzc_wzx_fast32_layer6(x, layer))
 		return NULL;
 	return wzc_wzx_layer_table(x, ly, &ly->fast6_ready, &ly->fast6, build_tables);
 }
@@ -158,9 +173,17 @@ int wzc_wzx_layer_type6(const wzc_wzx *x, int layer)
 	return wzc_wzx_fast6_layer(x, layer) != NULL;
 }
 
-const wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer)
+int wzc_wzx_block_symbols6(const wzc_wzx *x, int layer)
 {
 	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	return s ? s->t->S : 0;
+}
+
+const wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer, const struct wzx_rec5 **plan)
+{
+	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
+	if (plan)
+		*plan = s ? s->t->rec5 : NULL;
 	return s && s->t->rec5 ? &s->r6 : NULL;
 }
 
@@ -297,7 +320,7 @@ int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 static int records_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
 		       uint8_t *records)
 {
-	int S4 = wzc_wzx_block_symbols4(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
+	int S4 = wzc_wzx_block_symbols6(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
 	uint16_t *s4 = malloc(sizeof *s4 * ((size_t)n * S4 + 1)), *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 1));
 	int bad = !s4 || !s3 || wzc_wzx_decode_lanes6_ref(x, layer, n, payload, size, s4);
 	if (!bad) {
@@ -357,7 +380,7 @@ int wzc_wzx_decode_lanes6_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 #endif
 	/* else from the symbols */
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	int S4 = wzc_wzx_block_symbols4(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
+	int S4 = wzc_wzx_block_symbols6(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
 	if (!ly || S4 < 1 || S3 < 1)
 		return -1;
 	uint16_t *s4 = malloc(sizeof *s4 * ((size_t)n * S4 + 1)), *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 2));

@@ -75,7 +75,7 @@ static int fused5_build(fast32 *t, const wzx_rec5 *p, wzx_fused5 **out)
 	size_t nst = 0;
 	for (int q = 0; q < S5; q++) {
 		int j = t->coded[q];
-		if (t->cnt[j] <= 256 && t->soff[j] + t->cnt[j] > nst)
+		if (t->cnt[j] <= 256 && !t->huge[j] && t->soff[j] + t->cnt[j] > nst)
 			nst = t->soff[j] + t->cnt[j];
 	}
 	f->e5 = malloc(sizeof *f->e5 * (nst + 1));
@@ -87,12 +87,14 @@ static int fused5_build(fast32 *t, const wzx_rec5 *p, wzx_fused5 **out)
 	for (int q = 0; q < S5; q++) {
 		int j = t->coded[q];
 		wzx_fused5_place *pl = &f->pl[q];
-		pl->wide = t->cnt[j] > 256;
+		/* a huge place (type 6 alone) reads no table of these */
+		pl->wide = t->cnt[j] > 256 || t->huge[j];
 		for (uint32_t s = 0; !pl->wide && s < t->cnt[j]; s++)
 			pl->wide = (t->stab[t->soff[j] + s] & 0xffff) > 4095;
-		pl->hi4 = pl->wide && t->cnt[j] <= 1280;
+		pl->hi4 = pl->wide && t->cnt[j] <= 1280 && !t->huge[j];
 		for (int h = 0; h < 4; h++)
-			pl->thr[h] = 256u * (h + 1) < t->cnt[j] ? (int32_t)t->cum[j][256 * (h + 1)] - 1 : (int32_t)SLOTS - 1;
+			pl->thr[h] = 256u * (h + 1) < t->cnt[j] && !t->huge[j] ? (int32_t)t->cum[j][256 * (h + 1)] - 1
+									   : (int32_t)SLOTS - 1;
 		pl->fb = t->fb + t->off[j];
 		pl->sym = t->sym + t->off[j];
 		pl->s2s = t->s2s + t->off[j];

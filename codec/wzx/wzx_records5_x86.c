@@ -67,7 +67,7 @@ enum { HEAD, FIRST, ADD, DIG };
 AVX2_TARGET static inline __attribute__((always_inline)) void
 put8(__m256i d, __m256i pv, uint32_t *row, int k0, uint8_t *records, int B, int q, const int kind)
 {
-	if (kind == DIG) { /* the digits alone: records is dig, B its tokens */
+	if (kind == DIG) { /* the digits alone: records is dig, B its tokens (digits below 2^16) */
 		__m128i w = _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(d, d), 0x08));
 		_mm_storeu_si128((__m128i *)(void *)((uint16_t *)(void *)records + (size_t)q * B + k0), w);
 		return;
@@ -89,10 +89,35 @@ put8(__m256i d, __m256i pv, uint32_t *row, int k0, uint8_t *records, int B, int 
  * e6: a type 6 narrow place's slot entries f << 12 | (slot - c) | s << 24
  * (one look-up a lane), else NULL. */
 AVX2_TARGET static inline __attribute__((always_inline)) int
-place(const wzx_fused5_place *pl, const uint32_t *e6, int n, __m256i *x, const uint8_t **pp, const uint8_t *end,
-      uint32_t *row, uint8_t *records, int B, int q, const int kind, const int loads)
+place(const wzx_fused5_place *pl, const uint32_t *e6, uint32_t hf, uint32_t hn, int n, __m256i *x,
+      const uint8_t **pp, const uint8_t *end, uint32_t *row, uint8_t *records, int B, int q, const int kind,
+      const int loads)
 {
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), pv = _mm256_set1_epi32((int)pl->pv);
+	if (hf) {
+		/* a type 6 uniform 16-bit place (wzc_wzx6_uniform): the symbol
+		 * slot / f by a float division (exact: slot < 2^16, f < 16),
+		 * at most n - 1 */
+		const __m256i low16 = _mm256_set1_epi32(0xffff), f = _mm256_set1_epi32((int)hf),
+			      last = _mm256_set1_epi32((int)(hn - 1)),
+			      flast = _mm256_set1_epi32((int)(65536u - (hn - 1) * hf));
+		const __m256 ff = _mm256_set1_ps((float)hf);
+		for (int r = 0; r < n / K4; r++) {
+#pragma GCC unroll 4
+			for (int h = 0; h < 4; h++) {
+				__m256i slot = _mm256_and_si256(x[h], low16);
+				__m256i s = _mm256_cvttps_epi32(_mm256_div_ps(_mm256_cvtepi32_ps(slot), ff));
+				s = _mm256_min_epu32(s, last);
+				__m256i fs = _mm256_blendv_epi8(f, flast, _mm256_cmpeq_epi32(s, last));
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(fs, _mm256_srli_epi32(x[h], 16)),
+							_mm256_sub_epi32(slot, _mm256_mullo_epi32(s, f)));
+				put8(s, pv, row, K4 * r + 8 * h, records, B, q, kind);
+			}
+			if (renorm32(x, pp, end))
+				return -1;
+		}
+		return 0;
+	}
 	if (e6) {
 		const __m256i low6 = _mm256_set1_epi32(WZC_RANS6_M - 1);
 		for (int r = 0; r < n / K4; r++) {
@@ -256,11 +281,11 @@ FUSED_TARGET static void group(const wzx_rec5 *p, const wzx_fused5 *f, const uin
 		fields_full0(vc, w0, p->rhi[g], p->rlo[g], sh, n, p->B);
 }
 
-/* Type 5 (eq NULL) or type 6 (eq[q] a narrow place's entries, NULL where
- * the place has type 5's table) to records, or (dig) to the digits alone,
- * records then dig[q * n + k]. */
+/* Type 5 (s6 NULL) or type 6 (s6's eq[q] a narrow place's entries, NULL
+ * where the place has type 5's table or is uniform, r6.qf[q] nonzero) to
+ * records, or (dig) to the digits alone, records then dig[q * n + k]. */
 FUSED_TARGET static inline __attribute__((always_inline)) int
-avx2_fused(const fast32 *t, const uint32_t *const *eq, int n, const uint8_t *payload, size_t size, uint8_t *records,
+avx2_fused(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_t size, uint8_t *records,
 	   const int loads, const int dig)
 {
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
@@ -279,16 +304,17 @@ avx2_fused(const fast32 *t, const uint32_t *const *eq, int n, const uint8_t *pay
 	int B = p->B, gdone = 0;
 	for (int q = 0; q < p->S5; q++) {
 		const wzx_fused5_place *pl = &f->pl[q];
-		const uint32_t *e6 = eq ? eq[q] : NULL;
+		const uint32_t *e6 = s6 ? s6->eq[q] : NULL;
+		uint32_t hf = s6 ? s6->r6.qf[q] : 0, hn = s6 ? s6->r6.qn[q] : 0;
 		int bad;
 		if (dig)
-			bad = place(pl, e6, n, x, &pp, end, NULL, records, n, q, DIG, loads);
+			bad = place(pl, e6, hf, hn, n, x, &pp, end, NULL, records, n, q, DIG, loads);
 		else if (pl->row < 0)
-			bad = place(pl, e6, n, x, &pp, end, NULL, records, B, q, HEAD, loads);
+			bad = place(pl, e6, hf, hn, n, x, &pp, end, NULL, records, B, q, HEAD, loads);
 		else if (pl->first)
-			bad = place(pl, e6, n, x, &pp, end, acc[pl->row], records, B, q, FIRST, loads);
+			bad = place(pl, e6, hf, hn, n, x, &pp, end, acc[pl->row], records, B, q, FIRST, loads);
 		else
-			bad = place(pl, e6, n, x, &pp, end, acc[pl->row], records, B, q, ADD, loads);
+			bad = place(pl, e6, hf, hn, n, x, &pp, end, acc[pl->row], records, B, q, ADD, loads);
 		if (bad)
 			return -1;
 		for (; !dig && gdone < pl->gend; gdone++)
@@ -326,17 +352,17 @@ FUSED_TARGET static int fused_loads(const fast32 *t, int n, const uint8_t *paylo
 
 FUSED_TARGET static int fused6_gather(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records)
 {
-	return avx2_fused(s->t, s->eq, n, payload, size, records, 0, 0);
+	return avx2_fused(s->t, s, n, payload, size, records, 0, 0);
 }
 
 FUSED_TARGET static int fused6_loads(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records)
 {
-	return avx2_fused(s->t, s->eq, n, payload, size, records, 1, 0);
+	return avx2_fused(s->t, s, n, payload, size, records, 1, 0);
 }
 
 FUSED_TARGET static int fused6_digits(const fast6 *s, int n, const uint8_t *payload, size_t size, uint16_t *dig)
 {
-	return avx2_fused(s->t, s->eq, n, payload, size, (uint8_t *)(void *)dig, 1, 1);
+	return avx2_fused(s->t, s, n, payload, size, (uint8_t *)(void *)dig, 1, 1);
 }
 
 int wzc_wzx_fused6_avx2_records(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records,

@@ -524,6 +524,7 @@ int main(void)
 		check_wzx(WZT_FAMILY_MLA_A, "wz-4.97", 300, type);
 		check_wzx(WZT_FAMILY_IID, "wz-5.44", 130, type);
 	}
+	check_wzx(WZT_FAMILY_MLA_B, "wz-8", 300, 6); /* counts over 4096: uniform places */
 	printf("1..%d\n", n_ok + n_fail);
 	if (results)
 		fclose(results);

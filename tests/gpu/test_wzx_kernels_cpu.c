@@ -73,5 +73,7 @@ int main(void)
 		one(WZT_FAMILY_IID, "wz-5.44", 64, type);
 		one(WZT_FAMILY_MLA_A, "wz-2", 100, type);
 	}
+	/* counts over 4096: type 6's uniform places (no type 5 there) */
+	one(WZT_FAMILY_MLA_B, "wz-8", 100, 6);
 	return tap_done();
 }

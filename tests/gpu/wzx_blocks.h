@@ -103,7 +103,9 @@ static inline int wzx_blockset_make(wzx_blockset *s, wzt_family fam, const char 
 	}
 	s->B = wzc_codec_record_bytes(s->codec);
 	s->plan = wzc_wzx_rec5_of(s->x, 0);
-	s->plan6 = type == 6 ? wzc_wzx_rec6_of(s->x, 0) : NULL;
+	s->plan6 = NULL;
+	if (type == 6)
+		s->plan6 = wzc_wzx_rec6_of(s->x, 0, &s->plan);
 	if (!s->plan || (type == 6 && !s->plan6)) {
 		fprintf(stderr, "wzx blocks: %s: no records plan for the layer\n", rate);
 		goto out;
