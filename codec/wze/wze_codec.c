@@ -85,12 +85,46 @@ static void place(int k, int R, int P, int pset, int *set, int *kk)
 	*kk = *set == 2 ? k + P : k;
 }
 
+/* The refinement bits of a token at code s (wze_core.h's rule): the
+ * first WZE_NREF refinable coded components in order (a table symbol
+ * other than the outermost two, or any class below the tables), each
+ * the half of its cell its value lies in.  With lat, the latent's
+ * coefficients among them set to their refined values, as the decoder
+ * gives them (n = R: the latent alone). */
+static uint32_t refinement(const wzc_wze_layer *ly, int n, int R, int P, int pset, int s,
+			   const uint8_t *code, const float *y, float *lat)
+{
+	uint32_t v = 0;
+	int nref = 0;
+	for (int k = 0; k < n && nref < WZE_NREF; k++) {
+		int set, kk;
+		place(k, R, P, pset, &set, &kk);
+		wze_sym o = quantize(ly, kk, set, s, code[k >= R], y[k]);
+		if (!o.coded)
+			continue;
+		int K = ly->tab_k[set * WZE_NCLASS + o.jt];
+		if (o.b == 0 && !(o.sym > 0 && o.sym < 2 * K))
+			continue;
+		float step = ly->cstep[kk] * wze_gain(s);
+		float qv = o.b == 0 ? (float)(o.sym - K)
+				    : (float)((int64_t)(o.sym - K) * ((int64_t)1 << o.b) + (int64_t)o.lo -
+					      ((int64_t)1 << (o.b - 1)));
+		double t = isfinite(y[k]) ? (double)y[k] / step : 0;
+		int h = t >= qv;
+		v |= (uint32_t)h << nref;
+		if (lat && k < R)
+			lat[k] = (qv + (h ? 0.25f : -0.25f)) * step;
+		nref++;
+	}
+	return v;
+}
+
 /* The estimated code length of a token at code s, 1/256 bits: the
  * symbols' costs, the low bits, the step code and the state's flush. */
 static uint64_t estimate(const wzc_wze_layer *ly, int n, int R, int P, int pset, int s,
 			 const uint8_t *code, const float *y)
 {
-	uint64_t bits = (32 + WZE_SBITS + 16) * 256;
+	uint64_t bits = (32 + WZE_SBITS + 2 * 4) * 256; /* the scale codes: about 4 bits each */
 	for (int k = 0; k < n; k++) {
 		int set, kk;
 		place(k, R, P, pset, &set, &kk);
@@ -128,6 +162,24 @@ static void enc_raw(wze_enc *e, uint32_t v, int c)
 	enc_put(e, v << (WZE_PROB_BITS - c), 1u << (WZE_PROB_BITS - c));
 }
 
+/* A scale code, zigzagged around 128, by wze_dec_eg's code (its parts in
+ * reverse: the suffix's chunks last first, the one, the zeros). */
+static void enc_eg(wze_enc *e, int c)
+{
+	int d = c - 128;
+	uint32_t u = (uint32_t)(d >= 0 ? 2 * d : -2 * d - 1) + (1u << WZE_EG_K);
+	int n = 31 - __builtin_clz(u), z = n - WZE_EG_K;
+	int nch = (n + WZE_RAW_CHUNK - 1) / WZE_RAW_CHUNK;
+	for (int i = nch - 1; i >= 0; i--) {
+		int left = n - WZE_RAW_CHUNK * i;
+		int cw = left < WZE_RAW_CHUNK ? left : WZE_RAW_CHUNK;
+		enc_raw(e, (u >> (left - cw)) & ((1u << cw) - 1), cw);
+	}
+	enc_raw(e, 1, 1);
+	for (int i = 0; i < z; i++)
+		enc_raw(e, 0, 1);
+}
+
 /* The stream of a token at code s (WZE_SMAX: none) with the anchor flags,
  * into the last cap bytes of tmp; returns its length, or -1 when it does
  * not fit.  Symbols go in backwards: the decoder reads the step code, the
@@ -135,8 +187,10 @@ static void enc_raw(wze_enc *e, uint32_t v, int c)
 static long encode_at(const wzc_wze_layer *ly, int n, int R, int P, int s, int flags,
 		      const uint8_t *code, const float *y, uint8_t *tmp, size_t cap)
 {
-	wze_enc e = { WZE_RANS_L, tmp, tmp + cap, 0 };
 	int pset = ly->predicts && (flags & 1) ? 2 : 1;
+	/* the refinement bits ride in the initial state */
+	uint32_t v = s != WZE_SMAX ? refinement(ly, n, R, P, pset, s, code, y, NULL) : 0;
+	wze_enc e = { WZE_RANS_L + v, tmp, tmp + cap, 0 };
 	for (int k = n - 1; k >= 0 && !e.over && s != WZE_SMAX; k--) {
 		int set, kk;
 		place(k, R, P, pset, &set, &kk);
@@ -156,8 +210,8 @@ static long encode_at(const wzc_wze_layer *ly, int n, int R, int P, int s, int f
 		enc_put(&e, cum[o.sym], cum[o.sym + 1] - cum[o.sym]);
 	}
 	if (s != WZE_SMAX) {
-		enc_raw(&e, code[1], 8);
-		enc_raw(&e, code[0], 8);
+		enc_eg(&e, code[1]);
+		enc_eg(&e, code[0]);
 	}
 	if (s != WZE_SMAX)
 		for (int p = 1; p >= 0; p--) {
@@ -256,6 +310,7 @@ static void residual_exact(tok *t, int s)
 	int R = pl->R, P = pl->P;
 	for (int k = 0; k < R; k++)
 		t->lhat[k] = dequantize(ly, k, 0, s, quantize(ly, k, 0, s, t->code[0], t->y[k]));
+	refinement(ly, R, R, P, 1, s, t->code, t->y, t->lhat);
 	float *coef = t->lhat + R; /* R more floats */
 	memcpy(coef, t->lhat, sizeof(float) * (size_t)R);
 	inverse(&pr->latent[t->layer], coef, t->lhat, t->acc);

@@ -34,6 +34,12 @@
  * anchor (the attention sink, one token a sequence) costs 16 bits, one
  * coded against the mean 2^-16 / ln 2 bits. */
 #define WZE_FLAG_FREQ 1u
+/* Refinement bits carried by the coder's initial state (docs/wze-format.md,
+ * "Refinement"): the encoder starts at 2^23 + v, v < 2^WZE_NREF, which
+ * costs at most log2(1.5) of a bit, and the decoder finds v in its state
+ * after the last symbol: one bit for each of the first WZE_NREF
+ * refinable components, the half of its cell it lies in. */
+#define WZE_NREF 22
 /* Low bits are coded in chunks of at most this many. */
 #define WZE_RAW_CHUNK 8
 
@@ -144,6 +150,35 @@ static inline WZ_HD uint32_t wze_dec_raw(wze_dec *d, int b)
 	return v;
 }
 
+/* An Exp-Golomb code of order WZE_EG_K (the scale codes' deviation from
+ * the reference, zigzagged): z zero bits, a one, then z + k bits of
+ * u = value + 2^k below its top bit, most significant first.  At most 16
+ * zeros are read (a damaged record), and the value is at most 255. */
+#define WZE_EG_K 1
+static inline WZ_HD int wze_dec_eg(wze_dec *d)
+{
+	int z = 0;
+	while (z < 16 && wze_dec_raw(d, 1) == 0)
+		z++;
+	int n = z + WZE_EG_K;
+	uint32_t r = 0;
+	for (int left = n; left > 0; left -= WZE_RAW_CHUNK) {
+		int c = left < WZE_RAW_CHUNK ? left : WZE_RAW_CHUNK;
+		r = (r << c) | wze_dec_raw(d, c);
+	}
+	uint32_t v = ((1u << n) | r) - (1u << WZE_EG_K);
+	return v > 255 ? 255 : (int)v;
+}
+
+/* A scale code from its zigzagged deviation from 128 (0, -1, 1, -2, ...
+ * as 0, 1, 2, 3, ...), clamped to 0..255. */
+static inline WZ_HD int wze_unzigzag_code(int zz)
+{
+	int d = zz & 1 ? -((zz + 1) / 2) : zz / 2;
+	int c = 128 + d;
+	return c < 0 ? 0 : c > 255 ? 255 : c;
+}
+
 /* One layer's tables as the decoder reads them (flat arrays, so that a
  * GPU copy is a few memcpys): per table set and class, the offset of its
  * cumulative frequencies and reconstruction points and its K (symbols
@@ -198,10 +233,12 @@ static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t
 	int flags = wze_dec_symbol(&d, flag_cum, 2);
 	flags |= wze_dec_symbol(&d, flag_cum, 2) << 1;
 	int code[2];
-	code[0] = (int)wze_dec_raw(&d, 8);
-	code[1] = (int)wze_dec_raw(&d, 8);
+	code[0] = wze_unzigzag_code(wze_dec_eg(&d));
+	code[1] = wze_unzigzag_code(wze_dec_eg(&d));
 	float g = wze_gain(s);
 	int pset = wze_pos_set(v, flags);
+	int nref = 0, rk[WZE_NREF];
+	float rq[WZE_NREF], rstep[WZE_NREF];
 	for (int k = 0; k < n; k++) {
 		int part = k >= v->R, set = part ? pset : 0;
 		int kk = set == 2 ? k + v->P : k; /* the component's entry */
@@ -216,6 +253,11 @@ static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t
 			float step = v->cstep[kk] * g;
 			if (b == 0) {
 				yk = v->recon[v->rec_off[set * WZE_NCLASS + jt] + sym] * step;
+				if (sym > 0 && sym < 2 * K && nref < WZE_NREF) {
+					rk[nref] = k;
+					rq[nref] = (float)(sym - K);
+					rstep[nref++] = step;
+				}
 			} else {
 				int64_t q = (int64_t)(sym - K);
 				uint32_t lo = 0;
@@ -225,8 +267,24 @@ static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t
 				}
 				q = q * ((int64_t)1 << b) + (int64_t)lo - ((int64_t)1 << (b - 1));
 				yk = (float)q * step;
+				if (nref < WZE_NREF) {
+					rk[nref] = k;
+					rq[nref] = (float)q;
+					rstep[nref++] = step;
+				}
 			}
 		}
+		if (flags & (1 << part))
+			yk += v->delta[kk];
+		y[k] = yk;
+	}
+	/* the refinement: the state after the last symbol is the encoder's
+	 * first, 2^23 + v; bit i of v puts refinable component i at the
+	 * centre of the upper (1) or lower (0) half of its cell */
+	uint32_t bits = (d.x - WZE_RANS_L) & ((1u << WZE_NREF) - 1);
+	for (int i = 0; i < nref; i++) {
+		int k = rk[i], part = k >= v->R, kk = part && pset == 2 ? k + v->P : k;
+		float yk = (rq[i] + ((bits >> i) & 1 ? 0.25f : -0.25f)) * rstep[i];
 		if (flags & (1 << part))
 			yk += v->delta[kk];
 		y[k] = yk;
