@@ -193,10 +193,126 @@ static int bytes_table(void)
 	return 0;
 }
 
+/* `bench_wzx_zstd real PROFILE TRACE GRID [runs]`: a cache trace's layers
+ * (a real model's window) at a grid, each block coded as type 2 (what
+ * version 5 wrote where a count is over 4096) and type 6 (what version 6
+ * writes), both restored to wz records, and zstd -d of zstd -3 frames of
+ * the same tokens' fp8-mix bytes; runs alternated, thread CPU time,
+ * medians. */
+static int real_table(const char *pp, const char *tp, const char *grid, int runs)
+{
+	wz_diag d;
+	wzc_profile *prof = NULL;
+	wzt_cache_trace *tr = NULL;
+	wzc_format fmt, f8fmt;
+	wzc_codec *c = NULL, *f8 = NULL;
+	wzc_wzx *x = NULL;
+	if (wzc_profile_read(pp, &prof, &d) || wzt_cache_trace_read(tp, &tr, &d) || wzc_format_parse(grid, &fmt, &d) ||
+	    wzc_codec_new(&fmt, tr->L, tr->R, tr->P, prof, &c, &d) || wzc_wzx_of_codec(c, &x, &d) ||
+	    wzc_format_parse("fp8-mix", &f8fmt, &d) || wzc_codec_new(&f8fmt, tr->L, tr->R, tr->P, NULL, &f8, &d)) {
+		fprintf(stderr, "bench_wzx_zstd: %s\n", d.msg);
+		return 1;
+	}
+	int L = tr->L, T = tr->T, per = (T + 63) / 64, nb = L * per;
+	size_t B = wzc_codec_record_bytes(c), F = wzc_codec_record_bytes(f8), cap = 64 * B + 4096;
+	size_t capz = ZSTD_compressBound(64 * F);
+	uint8_t *rec = malloc((size_t)L * T * B), *fr = malloc((size_t)L * T * F), *p2 = malloc((size_t)nb * cap),
+		*p6 = malloc((size_t)nb * cap), *pz = malloc((size_t)nb * capz), *out = malloc(64 * (B > F ? B : F));
+	size_t *s2 = calloc((size_t)nb, sizeof *s2), *s6 = calloc((size_t)nb, sizeof *s6), *sz = calloc((size_t)nb, sizeof *sz);
+	int S3 = 0;
+	for (int l = 0; l < L; l++)
+		if (wzc_wzx_block_symbols(x, l) > S3)
+			S3 = wzc_wzx_block_symbols(x, l);
+	uint16_t *sym = malloc(sizeof *sym * (64 * (size_t)S3 + 2));
+	double *t = malloc(sizeof *t * 3 * (size_t)runs);
+	ZSTD_DCtx *dc = ZSTD_createDCtx();
+	if (!rec || !fr || !p2 || !p6 || !pz || !out || !s2 || !s6 || !sz || !sym || !t || !dc)
+		return 1;
+	size_t b2 = 0, b6 = 0, bz = 0;
+	for (int l = 0; l < L; l++) {
+		const size_t o = (size_t)l * T;
+		if (wzc_encode_layer_at(c, l, T, tr->latent + o * tr->R, tr->rope + o * tr->P, tr->positions,
+					rec + o * B, &d) ||
+		    wzc_encode_layer_at(f8, l, T, tr->latent + o * tr->R, tr->rope + o * tr->P, tr->positions,
+					fr + o * F, &d)) {
+			fprintf(stderr, "bench_wzx_zstd: %s\n", d.msg);
+			return 1;
+		}
+	}
+	int t6 = 0;
+	for (int i = 0; i < nb; i++) {
+		int l = i / per, t0 = 64 * (i % per), n = T - t0 < 64 ? T - t0 : 64;
+		const uint8_t *r = rec + ((size_t)l * T + t0) * B;
+		s2[i] = wzc_wzx_encode_lanes(x, l, WZC_LANES, n, r, p2 + i * cap, cap);
+		s6[i] = wzc_wzx_encode_lanes6(x, l, n, r, p6 + i * cap, cap);
+		sz[i] = ZSTD_compress(pz + i * capz, capz, fr + ((size_t)l * T + t0) * F, n * F, 3);
+		t6 += i % per == 0 && wzc_wzx_layer_type6(x, l);
+		if (!s2[i] || !s6[i] || ZSTD_isError(sz[i]) || wzc_wzx_decode_lanes6_records(x, l, n, p6 + i * cap, s6[i], out) ||
+		    memcmp(out, r, (size_t)n * B)) {
+			fprintf(stderr, "bench_wzx_zstd: block %d does not code or come back\n", i);
+			return 1;
+		}
+		b2 += s2[i];
+		b6 += s6[i];
+		bz += sz[i];
+	}
+	for (int r = -1; r < runs; r++)
+		for (int p = 0; p < 3; p++) {
+			int bad = 0;
+			double t0 = bench_thread_cpu_s();
+			for (int i = 0; i < nb; i++) {
+				int l = i / per, n = T - 64 * (i % per) < 64 ? T - 64 * (i % per) : 64;
+				if (p == 0) {
+					bad |= wzc_wzx_decode_lanes(x, l, WZC_LANES, n, p2 + i * cap, s2[i], sym);
+					wzc_wzx_symbols_records(x, l, n, sym, out);
+				} else if (p == 1) {
+					bad |= wzc_wzx_decode_lanes6_records(x, l, n, p6 + i * cap, s6[i], out);
+				} else {
+					bad |= ZSTD_isError(ZSTD_decompressDCtx(dc, out, 64 * F, pz + i * capz, sz[i]));
+				}
+			}
+			if (bad)
+				return 1;
+			if (r >= 0)
+				t[p * runs + r] = bench_thread_cpu_s() - t0;
+		}
+	double tok = (double)L * T, v = 8.0 / (tok * (tr->R + tr->P)), mz = bench_median(t + 2 * runs, runs);
+	static const char *const name[3] = { "type 2 -> wz records (version 5)", "type 6 -> wz records (version 6)",
+					      "zstd -d: zstd -3 frames of fp8-mix" };
+	printf("%s at %s (%zu B records), %d layers x %d tokens, %d layers with type 6 tables; one core, medians of %d\n"
+	       "alternated runs\n",
+	       tp, grid, B, L, T, t6, runs);
+	for (int p = 0; p < 3; p++) {
+		double m = bench_median(t + p * runs, runs);
+		printf("%-40s %8.3f M token-layers/s  %6.3f b/v  %5.2fx zstd\n", name[p], tok / m / 1e6,
+		       (p == 0 ? b2 : p == 1 ? b6 : bz) * v, mz / m);
+	}
+	ZSTD_freeDCtx(dc);
+	free(t);
+	free(sym);
+	free(rec);
+	free(fr);
+	free(p2);
+	free(p6);
+	free(pz);
+	free(out);
+	free(s2);
+	free(s6);
+	free(sz);
+	wzc_wzx_free(x);
+	wzc_codec_free(c);
+	wzc_codec_free(f8);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(tr);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "bytes"))
 		return bytes_table();
+	if (argc > 4 && !strcmp(argv[1], "real"))
+		return real_table(argv[2], argv[3], argv[4], argc > 5 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 9);
 	int runs = argc > 1 ? atoi(argv[1]) : 9;
 	if (runs < 1 || runs > 999)
 		runs = 9;
