@@ -1,5 +1,5 @@
 /* What the predicted position part (profile version 7) costs in speed:
- * wz encode and decode, one core (thread CPU time), medians of several
+ * wz (and wze) encode and decode, one core (thread CPU time), medians of several
  * runs, on a synthetic mla-p layer of 4,096 tokens, with the profile that
  * undoes RoPE (version 6) and the same with the prediction in the layer
  * (version 7), the two alternated in one run. */
@@ -57,7 +57,7 @@ int main(void)
 	       "a synthetic mla-p layer; GB/s of bf16-equivalent cache\n\n", RUNS, T);
 	printf("%-10s %14s %14s %14s %14s %10s %10s\n", "format", "encode v6", "encode v7",
 	       "decode v6", "decode v7", "enc v7/v6", "dec v7/v6");
-	static const char *const names[] = { "wz-4.97", "wz-5.0", "wz-5.44", "wzs-5.0" };
+	static const char *const names[] = { "wz-4.97", "wz-5.0", "wz-5.44", "wzs-5.0", "wze-5.0" };
 	for (size_t f = 0; f < sizeof names / sizeof *names; f++) {
 		wzc_codec *c[2];
 		wzc_format fmt;

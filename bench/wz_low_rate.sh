@@ -12,7 +12,9 @@
 # rows "(RoPE undone)"), and the same with the position part predicted
 # from the latent where it gains (`--predict auto`, profile version 7,
 # rows "(predicted)"; docs/wz-format.md, "Predicted position part").
-: "${WZPLAN:=./wzplan}" "${REAL:=data/real}" "${BOOT:=200}" "${FORMATS:=wz-4.97,wz-5.0}"
+# wze-5.0, the same record size entropy-coded, is among the default
+# formats (docs/wze-format.md, "Why (measured)").
+: "${WZPLAN:=./wzplan}" "${REAL:=data/real}" "${BOOT:=200}" "${FORMATS:=wz-4.97,wz-5.0,wze-5.0}"
 : "${PREDICT:=0}"
 : "${FAMILIES:=iid mla-a mla-b mla-p v4-c4 v4-c128}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wzplan-lowrate.XXXXXX")

@@ -231,35 +231,48 @@ static long encode_at(const wzc_wze_layer *ly, int n, int R, int P, int s, int f
 	return (long)(tmp + cap - e.ptr);
 }
 
-/* y = basis (x - mean), one part. */
-static void forward(const wzc_part_profile *pp, const float *x, float *y, double *xc)
+/* y = basis (x - mean), one part: eight partial sums of single
+ * precision products a row (in vector lanes), added in pairs; the encoder
+ * alone runs it, so its rounding decides nothing the decoder must match. */
+static void forward(const wzc_part_profile *pp, const float *x, float *y, double *scratch)
 {
-	for (int i = 0; i < pp->n; i++)
-		xc[i] = (double)x[i] - pp->mean[i];
-	for (int k = 0; k < pp->n; k++) {
-		const float *b = pp->basis + (size_t)k * pp->n;
-		double s = 0;
-		for (int i = 0; i < pp->n; i++)
-			s += b[i] * xc[i];
-		y[k] = (float)s;
+	int n = pp->n;
+	float *xc = (float *)scratch; /* n floats fit in n doubles */
+	for (int i = 0; i < n; i++)
+		xc[i] = x[i] - pp->mean[i];
+	for (int k = 0; k < n; k++) {
+		const float *b = pp->basis + (size_t)k * n;
+		float s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+		int i = 0;
+		for (; i + 8 <= n; i += 8)
+			for (int j = 0; j < 8; j++)
+				s8[j] += b[i + j] * xc[i + j];
+		for (; i < n; i++)
+			s8[i & 7] += b[i] * xc[i];
+		y[k] = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
 	}
 }
 
-/* x = mean + basis^T y, one part (components at zero skipped): the
- * decoder's, which the encoder runs too where it predicts. */
-static void inverse(const wzc_part_profile *pp, const float *y, float *x, double *acc)
+/* x = mean + basis^T y, one part, in single precision, component by
+ * component in order (components at zero skipped): the decoder's, which
+ * the encoder runs too where it predicts.  Each output is the same chain
+ * of products and sums in component order whatever the vector width. */
+static void inverse(const wzc_part_profile *pp, const float *y, float *x, double *scratch)
 {
-	for (int i = 0; i < pp->n; i++)
+	int n = pp->n;
+	float *acc = (float *)scratch;
+	for (int i = 0; i < n; i++)
 		acc[i] = 0;
-	for (int k = 0; k < pp->n; k++) {
+	for (int k = 0; k < n; k++) {
 		if (y[k] == 0)
 			continue;
-		const float *b = pp->basis + (size_t)k * pp->n;
-		for (int i = 0; i < pp->n; i++)
-			acc[i] += (double)y[k] * b[i];
+		const float *b = pp->basis + (size_t)k * n;
+		float yk = y[k];
+		for (int i = 0; i < n; i++)
+			acc[i] += yk * b[i];
 	}
-	for (int i = 0; i < pp->n; i++)
-		x[i] = (float)(acc[i] + pp->mean[i]);
+	for (int i = 0; i < n; i++)
+		x[i] = acc[i] + pp->mean[i];
 }
 
 /* One token's work: its coefficients y[R + P] as coded (the position
