@@ -4,22 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/cuda/upload.h"
 #include "codec/cuda/wze_kernels.h"
 
 struct wzk_wze {
 	wze_layer_view view; /* device pointers */
 	void *mem;           /* one allocation holding them */
 };
-
-/* Appends n bytes of src at *at (8-byte aligned) in the staging buffer. */
-static size_t stage(uint8_t *buf, size_t *at, const void *src, size_t n)
-{
-	size_t here = (*at + 7) & ~(size_t)7;
-	if (buf && n)
-		memcpy(buf + here, src, n);
-	*at = here + n;
-	return here;
-}
 
 extern "C" int wzk_wze_upload(const wze_layer_view *h, size_t ncum, size_t nrec, size_t nent,
 			      wzk_wze **out)
@@ -34,25 +25,12 @@ extern "C" int wzk_wze_upload(const wze_layer_view *h, size_t ncum, size_t nrec,
 			     sizeof(uint16_t) * 3 * WZE_NCLASS, sizeof(uint32_t) * ncum,
 			     sizeof(float) * nrec, sizeof(float) * nent, sizeof(int16_t) * nent,
 			     sizeof(float) * nent };
-	size_t at = 0, pos[NA];
-	for (int i = 0; i < NA; i++)
-		pos[i] = stage(NULL, &at, NULL, sizes[i]);
-	uint8_t *buf = (uint8_t *)malloc(at + 8);
+	size_t pos[NA];
 	wzk_wze *p = (wzk_wze *)calloc(1, sizeof *p);
-	if (!buf || !p) {
-		free(buf);
-		free(p);
+	if (!p)
 		return cudaErrorMemoryAllocation;
-	}
-	at = 0;
-	for (int i = 0; i < NA; i++)
-		stage(buf, &at, src[i], sizes[i]);
-	cudaError_t e = cudaMalloc(&p->mem, at + 8);
-	if (!e)
-		e = cudaMemcpy(p->mem, buf, at, cudaMemcpyHostToDevice);
-	free(buf);
+	int e = wzk_upload_arrays(src, sizes, NA, &p->mem, pos);
 	if (e) {
-		cudaFree(p->mem);
 		free(p);
 		return e;
 	}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/cuda/upload.h"
 #include "codec/cuda/wzx_kernels.h"
 #include "codec/cuda/wzx_restore.h"
 
@@ -14,16 +15,6 @@ struct wzk_wzx5 {
 	int type6;
 	void *mem;      /* one allocation holding them */
 };
-
-/* Appends n bytes of src at *at (8-byte aligned) in the staging buffer. */
-static size_t stage(uint8_t *buf, size_t *at, const void *src, size_t n)
-{
-	size_t here = (*at + 7) & ~(size_t)7;
-	if (buf && n)
-		memcpy(buf + here, src, n);
-	*at = here + n;
-	return here;
-}
 
 static int upload(const wzx_rec5 *h, const wzx_rec6 *h6, wzk_wzx5 **out)
 {
@@ -39,25 +30,12 @@ static int upload(const wzx_rec5 *h, const wzx_rec6 *h6, wzk_wzx5 **out)
 			     sizeof(uint64_t) * h->ng, h6 ? sizeof(uint32_t) * h6->nslots : 0,
 			     h6 ? sizeof(uint32_t) * h->S5 : 0, h6 ? (size_t)h->S5 : 0, h6 ? sizeof(uint32_t) * h->S5 : 0,
 			     h6 ? sizeof(uint32_t) * h->S5 : 0 };
-	size_t at = 0, pos[NA];
-	for (int i = 0; i < NA; i++)
-		pos[i] = stage(NULL, &at, NULL, sizes[i]);
-	uint8_t *buf = (uint8_t *)malloc(at + 8);
+	size_t pos[NA];
 	wzk_wzx5 *p = (wzk_wzx5 *)calloc(1, sizeof *p);
-	if (!buf || !p) {
-		free(buf);
-		free(p);
+	if (!p)
 		return cudaErrorMemoryAllocation;
-	}
-	at = 0;
-	for (int i = 0; i < NA; i++)
-		stage(buf, &at, src[i], sizes[i]);
-	cudaError_t e = cudaMalloc(&p->mem, at);
-	if (!e)
-		e = cudaMemcpy(p->mem, buf, at, cudaMemcpyHostToDevice);
-	free(buf);
+	int e = wzk_upload_arrays(src, sizes, NA, &p->mem, pos);
 	if (e) {
-		cudaFree(p->mem);
 		free(p);
 		return e;
 	}

@@ -52,21 +52,7 @@ static wzt_cache_trace *make(wzt_family fam, const char *split, uint64_t ws, int
 
 static wzc_profile *prepared(const wzt_cache_trace *cal, int predict)
 {
-	wzc_window w = window_of(cal);
-	const wzc_window *ws[1] = { &w };
-	double f[512];
-	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
-	wzc_prepare_opts o;
-	wzc_prepare_opts_default(&o);
-	o.rope_freq = f;
-	o.rope_pairs = cal->P / 2;
-	o.predict = predict;
-	o.threads = 1;
-	wzc_profile *p = NULL;
-	wz_diag d;
-	if (wzc_prepare(ws, 1, &o, &p, &d))
-		printf("# prepare: %s\n", d.msg);
-	return p;
+	return prepare_rope(cal, predict);
 }
 
 static wzc_codec *codec_of(const char *name, const wzc_profile *p, wz_diag *d)

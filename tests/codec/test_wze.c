@@ -46,27 +46,6 @@ static wzc_profile *prepared(const wzt_cache_trace *cal)
 	return p;
 }
 
-/* The same undoing RoPE (base 10000) in every layer, with the position
- * part predicted from the latent (predict 2: in every layer) or not. */
-static wzc_profile *prepared_rope(const wzt_cache_trace *cal, int predict)
-{
-	wzc_window w = window_of(cal);
-	const wzc_window *ws[1] = { &w };
-	double f[512];
-	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
-	wzc_prepare_opts o;
-	wzc_prepare_opts_default(&o);
-	o.rope_freq = f;
-	o.rope_pairs = cal->P / 2;
-	o.predict = predict;
-	o.threads = 1;
-	wzc_profile *p = NULL;
-	wz_diag d;
-	if (wzc_prepare(ws, 1, &o, &p, &d))
-		printf("# prepare: %s\n", d.msg);
-	return p;
-}
-
 static wzc_codec *codec_of(const char *name, const wzc_profile *p, wz_diag *d)
 {
 	wzc_format fmt;
@@ -271,7 +250,7 @@ int main(void)
 	wzc_profile_free(v7);
 	wzt_cache_trace *pcal = make(WZT_FAMILY_MLA_P, "calibration", 3, 2048);
 	wzt_cache_trace *ptest = make(WZT_FAMILY_MLA_P, "test", 4, 1024);
-	wzc_profile *pp = pcal ? prepared_rope(pcal, 2) : NULL, *pu = pcal ? prepared_rope(pcal, 0) : NULL;
+	wzc_profile *pp = pcal ? prepare_rope(pcal, 2) : NULL, *pu = pcal ? prepare_rope(pcal, 0) : NULL;
 	double n1, k1, n0, k0;
 	if (ok(ptest && pp && pu && pp->version == 7 && wzc_profile_predicts(pp, 0),
 	       "mla-p: a profile predicting in every layer, and one undoing RoPE alone")) {

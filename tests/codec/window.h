@@ -7,6 +7,7 @@
 
 #include "codec/codec.h"
 #include "codec/formats/fpconv.h"
+#include "codec/profile/profile.h"
 #include "traces/cache_trace.h"
 #include "traces/synth_cache.h"
 
@@ -82,6 +83,29 @@ static inline wzt_cache_trace *synth(wzt_family family, int L, int T, int Q, int
 	p.Q = Q;
 	p.H = H;
 	return synth_with(&p);
+}
+
+/* A profile of one calibration window undoing RoPE (base 10000) in every
+ * layer, with the position part predicted from the latent (predict: 0
+ * off, 1 where it gains, 2 in every layer), on one thread; NULL on
+ * failure (printed as a TAP comment). */
+static inline wzc_profile *prepare_rope(const wzt_cache_trace *cal, int predict)
+{
+	wzc_window w = window_of(cal);
+	const wzc_window *ws[1] = { &w };
+	double f[512];
+	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
+	wzc_prepare_opts o;
+	wzc_prepare_opts_default(&o);
+	o.rope_freq = f;
+	o.rope_pairs = cal->P / 2;
+	o.predict = predict;
+	o.threads = 1;
+	wzc_profile *p = NULL;
+	wz_diag d;
+	if (wzc_prepare(ws, 1, &o, &p, &d))
+		printf("# prepare: %s\n", d.msg);
+	return p;
 }
 
 #endif

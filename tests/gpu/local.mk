@@ -7,7 +7,7 @@
 # GPU step on a machine with one (docs/gpu-kernels.md).
 WZ_CUDA_HDRS = codec/cuda/wz_kernels.h codec/cuda/paged_baseline.h codec/cuda/paged_wz.h \
 	codec/cuda/attn_tiles.h codec/cuda/wzx_kernels.h codec/cuda/wzx_restore.h codec/cuda/pred_step.h \
-	codec/cuda/wze_kernels.h
+	codec/cuda/wze_kernels.h codec/cuda/upload.h
 WZ_CUDA_SRCS = codec/cuda/wz_kernels.cu codec/cuda/paged_kernels.cu codec/cuda/attn_kernels.cu \
 	codec/cuda/wzx_kernels.cu codec/cuda/wze_kernels.cu
 EXTRA_DIST += $(WZ_CUDA_HDRS) $(WZ_CUDA_SRCS) tests/gpu/emulate.h tests/gpu/inputs.h \
@@ -42,7 +42,8 @@ WZ_CUDA_DEPS = $(top_srcdir)/codec/cuda/wz_kernels.h $(top_srcdir)/codec/cuda/pa
 	$(top_srcdir)/codec/cuda/wzx_restore.h $(top_srcdir)/codec/wzx/wzx_rec5.h $(top_srcdir)/codec/wzx/wzx_rec6.h \
 	$(top_srcdir)/codec/wzx/wzx_token.h \
 	$(top_srcdir)/codec/cuda/pred_step.h $(top_srcdir)/codec/profile/predict.h \
-	$(top_srcdir)/codec/cuda/wze_kernels.h $(top_srcdir)/codec/wze/wze_core.h
+	$(top_srcdir)/codec/cuda/wze_kernels.h $(top_srcdir)/codec/wze/wze_core.h \
+	$(top_srcdir)/codec/cuda/upload.h
 # tests/gpu/run.sh --build-only links the external libraries statically
 # instead, so that the programs run on a machine without their packages.
 WZ_GPU_EXTERNAL_LIBS = $(WZ_EXTERNAL_LIBS)
