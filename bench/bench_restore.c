@@ -116,6 +116,9 @@ fail:
 #define V4 (-4)
 /* version 5's coding (type 5: type 4's lanes and tables, place-major) */
 #define V5 (-5)
+/* version 6's (type 6: type 5's lanes, narrow and uniform tables; what
+ * codec pack writes) */
+#define V6 (-6)
 
 /* The blocks of records [L][T][B] coded one way: payloads side by side. */
 typedef struct {
@@ -144,6 +147,7 @@ static int code_all(const wzc_wzx *x, int L, int T, size_t B, const uint8_t *rec
 			     : K == V3 ? wzc_wzx_encode_lanes12(x, l, WZC_LANES, n, r, o, cap - c->total)
 			     : K == V4 ? wzc_wzx_encode_lanes4(x, l, n, r, o, cap - c->total)
 			     : K == V5 ? wzc_wzx_encode_lanes5(x, l, n, r, o, cap - c->total)
+			     : K == V6 ? wzc_wzx_encode_lanes6(x, l, n, r, o, cap - c->total)
 				       : wzc_wzx_encode_rans1(x, l, n, r, o, cap - c->total);
 		if (!got)
 			return -1;
@@ -507,7 +511,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 		free(rows);
 		coded_free(&c);
 	}
-	/* version 5: type 5 blocks (what codec pack writes), one at a time */
+	/* version 5: type 5 blocks (what codec pack wrote before version 6), one at a time */
 	double v5_tr = 0, v5_loads_tr = 0;
 	{
 		coded c;
@@ -524,7 +528,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			{ WZC_LANES4_AVX2_LOADS, V4_SYMBOLS, "v5, place-major, to symbols (AVX2, plain loads)" },
 			{ WZC_LANES4_SCALAR, V4_SYMBOLS, "v5, place-major, to symbols, portable loop" },
 			{ WZC_LANES4_REF, V4_SYMBOLS, "v5, place-major, to symbols, scalar reference" },
-			{ WZC_LANES4_BEST, V4_RECORDS, "v5, place-major, to records" },
+			{ WZC_LANES4_BEST, V4_RECORDS, "v5, to records through symbols (before one pass)" },
 			{ WZC_LANES4_SCALAR, V4_ROWS, "v5, to transformed, fused, portable loop" },
 			{ WZC_LANES4_AVX2, V4_ROWS, "v5, to transformed, fused (AVX2)" },
 			{ WZC_LANES4_AVX2_LOADS, V4_ROWS, "v5, to transformed, fused (AVX2, plain loads)" },
@@ -544,7 +548,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			if (v5[vi].what == V4_ROWS && v5[vi].path == WZC_LANES4_BEST) {
 				v5_tr = tok / m;
 				rate("restore_v5_transformed_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v5 (type 5 blocks, what codec pack writes) fused to the transformed domain, "
+				     "wzx v5 (type 5 blocks) fused to the transformed domain, "
 				     "one block at a time (the restore's way), one core");
 				rate("wzx_v5_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
 				     "wzx v5 payload bits per cache value on the benchmark's blocks");
@@ -559,13 +563,43 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 				rate("restore_v5_transformed_scalar_tokens_per_core_s", tok / m, "token-layers/s",
 				     "wzx v5 fused to the transformed domain, one block at a time, portable loop, one core");
 			if (v5[vi].what == V4_RECORDS)
-				rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
-				     "wzx v5 (what codec pack writes) to wz records, one block at a time "
-				     "(the restore's way), one core");
+				rate("restore_v5_records_tokens_per_core_s", tok / m, "token-layers/s",
+				     "wzx v5 (type 5 blocks) to wz records through symbols (the way before the one-pass loop), one block at a time, one core");
 		}
 		free(s4);
 		free(s3);
 		free(rows);
+		coded_free(&c);
+	}
+	/* version 6: type 6 blocks (what codec pack writes), one at a time,
+	 * straight to records (the restore's way into a wz GPU tier) */
+	{
+		coded c;
+		if (code_all(x, L, T, B, rec, V6, &c))
+			return -1;
+		double t[SPEED_RUNS];
+		for (int r = -1; r < SPEED_RUNS; r++) {
+			int per = (T + 63) / 64, bad = 0;
+			double t0 = bench_thread_cpu_s();
+			for (int i = 0; i < c.nb; i++) {
+				int l = i / per, t1 = 64 * (i % per), n = T - t1 < 64 ? T - t1 : 64;
+				bad |= wzc_wzx_decode_lanes6_records(x, l, n, c.bytes + c.off[i], c.size[i], brec);
+				/* the untimed first pass checks every block's records */
+				bad |= r < 0 && memcmp(brec, rec + ((size_t)l * T + t1) * B, (size_t)n * B);
+			}
+			if (bad)
+				return -1;
+			if (r >= 0)
+				t[r] = bench_thread_cpu_s() - t0;
+		}
+		double m = bench_median(t, SPEED_RUNS);
+		printf("%-52s %8.2f %8.3f %9.3f\n", "v6, to records (the restore's)", gb / m, tok / m / 1e6,
+		       c.total * 8.0 / (tok * (R + P)));
+		rate("restore_records_tokens_per_core_s", tok / m, "token-layers/s",
+		     "wzx v6 (type 6 blocks, what codec pack writes) to wz records, one block at a time "
+		     "(the restore's way), one core");
+		rate("wzx_v6_bits_per_value", c.total * 8.0 / (tok * (R + P)), "bits",
+		     "wzx v6 payload bits per cache value on the benchmark's blocks");
 		coded_free(&c);
 	}
 	/* bf16 (the cache's own domain) and the pack side */
@@ -586,18 +620,18 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			t[r] = bench_thread_cpu_s() - t0;
 			t0 = bench_thread_cpu_s();
 			coded c2;
-			code_all(x, L, T, B, rec, V5, &c2);
+			code_all(x, L, T, B, rec, V6, &c2);
 			pk[r] = bench_thread_cpu_s() - t0 + enc[r];
 			coded_free(&c2);
 		}
 		double m = bench_median(t, SPEED_RUNS), mp = bench_median(pk, SPEED_RUNS);
 		printf("%-52s %8.2f %8.3f\n", "v3, to the cache's own values (float)", gb / m,
 		       tok / m / 1e6);
-		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v5 entropy coding", gb / mp, tok / mp / 1e6);
+		printf("%-52s %8.2f %8.3f\n", "pack: wz encode + v6 entropy coding", gb / mp, tok / mp / 1e6);
 		rate("restore_v3_values_tokens_per_core_s", tok / m, "token-layers/s",
 		     "wzx v3 to the cache's own domain through records (inverse transform), one core");
 		rate("pack_tokens_per_core_s", tok / mp, "token-layers/s",
-		     "wz encode and wzx v5 entropy coding (what codec pack writes), one core");
+		     "wz encode and wzx v6 entropy coding (what codec pack writes), one core");
 		free(lat);
 		free(rope);
 		coded_free(&c);
@@ -699,7 +733,7 @@ static int speed(const wzc_profile *one, const wzc_format *fmt)
 			printf("groups / reference: %.2fx; the same bytes: %s\n", mr / mg,
 			       memcmp(b1, b2, sizeof *b1 * nbf) ? "NO" : "yes");
 			rate("restore_values_tokens_per_core_s", tok / mg, "token-layers/s",
-			     "wzx as codec pack writes it (v5) to bf16 cache values, runs of blocks to the "
+			     "wzx as codec pack writes it (v6) to bf16 cache values, runs of blocks to the "
 			     "transformed domain then the inverse transform per block (the restore's way), one core");
 			rate("restore_values_records_tokens_per_core_s", tok / mr, "token-layers/s",
 			     "the same container to bf16 cache values block by block through records (the "

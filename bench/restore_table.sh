@@ -55,14 +55,14 @@ END {
 	printf "| recompute the prefill on one H100 at its dense FP8 peak (%.3g FLOPs; a lower bound) | %.1f |\n", flops, flops / fp8
 	printf "| fp8-mix bytes (%.2f GB) over PCIe Gen5, %.0f GB/s host to device | %.3f |\n", bytes / 1e9, pcie / 1e9, bytes / pcie
 	printf "| fp8-mix bytes from an NVMe SSD, %g GB/s | %.2f |\n", nvme, bytes / (nvme * 1e9)
-	bk = ("wzx_v5_bits_per_value" in r) ? "wzx_v5_bits_per_value" : ("wzx_v4_bits_per_value" in r) ? "wzx_v4_bits_per_value" : "wzx_bits_per_value"
+	bk = ("wzx_v6_bits_per_value" in r) ? "wzx_v6_bits_per_value" : ("wzx_v5_bits_per_value" in r) ? "wzx_v5_bits_per_value" : ("wzx_v4_bits_per_value" in r) ? "wzx_v4_bits_per_value" : "wzx_bits_per_value"
 	if (bk in r) {
 		wb = tl * (R + P) * r[bk] / 8
 		printf "| wzx bytes (%.2f GB, %.3f bits/value) from an NVMe SSD, %g GB/s | %.2f |\n", wb / 1e9, r[bk], nvme, wb / (nvme * 1e9)
 	}
 	printf "| zstd -3 decompressing fp8-mix bytes, %d cores | %.2f |\n", cores, tl / (cores * r["zstd3_fp8mix_tokens_per_core_s"])
 	if ("restore_v5_transformed_tokens_per_core_s" in r)
-		printf "| wzx v5 (what codec pack writes) to the transformed domain, %d cores | %.2f |\n", cores, tl / (cores * r["restore_v5_transformed_tokens_per_core_s"])
+		printf "| wzx v5 (type 5 blocks) to the transformed domain, %d cores | %.2f |\n", cores, tl / (cores * r["restore_v5_transformed_tokens_per_core_s"])
 	if ("restore_v4_transformed_tokens_per_core_s" in r)
 		printf "| wzx v4 to the transformed domain (runs of four blocks), %d cores | %.2f |\n", cores, tl / (cores * r["restore_v4_transformed_tokens_per_core_s"])
 	printf "| wzx v3 to the transformed domain (four blocks at once), %d cores | %.2f |\n", cores, tl / (cores * r["restore_transformed_tokens_per_core_s"])
@@ -74,6 +74,8 @@ END {
 		printf "| set-up: open the %d-layer profile and the container, restore one block (one thread) | %.4f |\n", L, r["setup_one_block_ms"] / 1e3
 	if ("setup_one_block_v4_whole_ms" in r)
 		printf "| the same with a version 4 profile, read whole (the reference, same run) | %.4f |\n", r["setup_one_block_v4_whole_ms"] / 1e3
+	if ("wzx_v6_bits_per_value" in r)
+		printf "\nwzx v6 (what codec pack writes) to wz records per core / zstd -3: %.2fx", r["restore_records_tokens_per_core_s"] / r["zstd3_fp8mix_tokens_per_core_s"]
 	if ("restore_v5_transformed_tokens_per_core_s" in r)
 		printf "\nwzx v5 to the transformed domain per core / zstd -3: %.2fx\n", r["restore_v5_transformed_tokens_per_core_s"] / r["zstd3_fp8mix_tokens_per_core_s"]
 	if ("restore_v4_transformed_tokens_per_core_s" in r)

@@ -169,16 +169,7 @@ static const uint32_t *uniform12(const wzc_wzx *x, wzx_layer *ly, uint32_t n)
 		return x->cum12_scale;
 	/* other counts coded uniform are rare (none in a plan of the level
 	 * count set below 4096): a table for each such entry */
-	uint32_t **more = realloc(ly->uni12, sizeof *more * ((size_t)ly->nuni12 + 1));
-	if (!more)
-		return NULL;
-	ly->uni12 = more;
-	uint32_t *cum = malloc(sizeof *cum * (n + 1));
-	if (!cum)
-		return NULL;
-	wzc_rans_uniform_cum(n, WZC_RANS12_M, cum);
-	ly->uni12[ly->nuni12++] = cum;
-	return cum;
+	return uniform_m(ly, n, WZC_RANS12_M);
 }
 
 static double uniform_bits(uint32_t n)

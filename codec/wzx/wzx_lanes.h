@@ -96,54 +96,11 @@ int wzc_lanes_dec_done(const wzc_lanes_dec *d);
 #define WZC_RANS12_BITS 12
 #define WZC_RANS12_M (1u << WZC_RANS12_BITS)
 
-static inline void wzc_lanes12_put(wzc_lanes_enc *e, int lane, const uint32_t *cum, uint32_t s)
-{
-	uint32_t c = cum[s], f = cum[s + 1] - c, x = e->x[lane];
-	if ((uint64_t)x >= (uint64_t)f << 20) { /* f = 2^12 (one symbol) needs 33 bits */
-		if (e->ptr - e->begin < 2) {
-			e->overflow = 1;
-			return;
-		}
-		e->ptr -= 2;
-		e->ptr[0] = (uint8_t)x;
-		e->ptr[1] = (uint8_t)(x >> 8);
-		x >>= 16;
-	}
-	e->x[lane] = ((x / f) << WZC_RANS12_BITS) + (x % f) + c;
-}
-
-/* The scalar reference step of type 3: the symbol by binary search of cum
- * (n symbols), every read checked. */
-static inline uint32_t wzc_lanes12_get(wzc_lanes_dec *d, int lane, const uint32_t *cum, uint32_t n)
-{
-	uint32_t x = d->x[lane], slot = x & (WZC_RANS12_M - 1), lo = 0, hi = n;
-	while (hi - lo > 1) { /* cum[lo] <= slot < cum[hi] */
-		uint32_t mid = (lo + hi) >> 1;
-		if (cum[mid] <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	uint32_t c = cum[lo], f = cum[lo + 1] - c;
-	x = f * (x >> WZC_RANS12_BITS) + slot - c;
-	if (x < WZC_LANES_LOW) {
-		if (d->end - d->ptr < 2) {
-			d->bad = 1;
-			x = WZC_LANES_LOW;
-		} else {
-			x = x << 16 | (uint32_t)d->ptr[0] | (uint32_t)d->ptr[1] << 8;
-			d->ptr += 2;
-		}
-	}
-	d->x[lane] = x;
-	return lo;
-}
-
 /* Type 6 (version 6): type 5's lanes and words with each coded place's
  * table at its own precision, 2^bits (codec/wzx/wzx_rec6.h,
  * docs/wzx-format.md, "Interleaved narrow rANS, place-major").  The
  * encoder's and the reference's steps for a table of any precision bits
- * <= 12 (cum[n] = 2^bits). */
+ * <= 12 (cum[n] = 2^bits); type 3's are these at 12 bits. */
 
 static inline void wzc_lanesb_put(wzc_lanes_enc *e, int lane, const uint32_t *cum, uint32_t s, int bits)
 {
@@ -184,6 +141,18 @@ static inline uint32_t wzc_lanesb_get(wzc_lanes_dec *d, int lane, const uint32_t
 	}
 	d->x[lane] = x;
 	return lo;
+}
+
+static inline void wzc_lanes12_put(wzc_lanes_enc *e, int lane, const uint32_t *cum, uint32_t s)
+{
+	wzc_lanesb_put(e, lane, cum, s, WZC_RANS12_BITS);
+}
+
+/* The scalar reference step of type 3: the symbol by binary search of cum
+ * (n symbols), every read checked. */
+static inline uint32_t wzc_lanes12_get(wzc_lanes_dec *d, int lane, const uint32_t *cum, uint32_t n)
+{
+	return wzc_lanesb_get(d, lane, cum, n, WZC_RANS12_BITS);
 }
 
 #endif
