@@ -37,7 +37,8 @@ libwzcodec_la_SOURCES += codec/measure/rd_bound.c
 libwzcodec_la_SOURCES += codec/wz/wzt_codec.c codec/wz/wzt_fast.c codec/wz/wzt_trellis.h
 libwzcodec_la_SOURCES += codec/measure/measure_run.c codec/measure/measure_run.h
 libwzcodec_la_SOURCES += codec/kvtc/kvtc.c codec/kvtc/kvtc.h
-libwzcodec_la_SOURCES += codec/wze/wze.h codec/wze/wze_core.h codec/wze/wze_plan.c codec/wze/wze_codec.c
+libwzcodec_la_SOURCES += codec/wze/wze.h codec/wze/wze_core.h codec/wze/wze_plan.c codec/wze/wze_codec.c \
+	codec/wze/wze_enc.h codec/wze/wze_fast_enc.c codec/wze/wze_fast_dec.c
 
 # libwzplan: the codec as an installed library (shared and static) with its
 # public header and a pkg-config file.  The wzplan program links it too.

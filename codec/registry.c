@@ -159,9 +159,15 @@ static void wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record
 	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, transformed);
 }
 
-/* wze (codec/wze/): its reference is its coder. */
+/* wze (codec/wze/): the fast paths, and the reference coder they reproduce. */
 static void wze_encode(const wzc_codec *c, int layer, int n, const float *latent,
 		       const float *rope, uint8_t *records)
+{
+	wzc_wze_encode_layer_fast(c->wze, layer, n, latent, rope, records);
+}
+
+static void wze_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			   const float *rope, uint8_t *records)
 {
 	wzc_wze_encode_layer(c->wze, layer, n, latent, rope, records);
 }
@@ -169,7 +175,7 @@ static void wze_encode(const wzc_codec *c, int layer, int n, const float *latent
 static void wze_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
 			     float *latent, float *rope)
 {
-	wzc_wze_decode_layer(c->wze, layer, n, records, latent, rope);
+	wzc_wze_decode_layer_fast(c->wze, layer, n, records, latent, rope);
 }
 
 static void wze_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
@@ -351,7 +357,7 @@ static wz_err kvtc_window(wzc_codec *c, const wzc_window *w, uint8_t **records, 
 	.window_records = kvtc_window
 #define WZE_CODER                                                                         \
 	.record_bytes = bytes_wz, .needs_profile = 1, .encode_layer = wze_encode,           \
-	.encode_layer_ref = wze_encode, .decode_layer = wze_decode_layer,                     \
+	.encode_layer_ref = wze_encode_ref, .decode_layer = wze_decode_layer,                     \
 	.decode_token = wze_decode_token
 #define WZT_CODER(nu)                                                                         \
 	PROFILED(wzt_encode, wzt_encode_ref), .trellis_nu = nu, .kernels = wzt_kernels, \

@@ -24,6 +24,8 @@ typedef struct {
 	uint32_t *cum;        /* cumulative frequencies, 2K + 2 a table */
 	float *recon;         /* reconstruction points in cells, 2K + 1 a table */
 	uint16_t *cost;       /* -log2 of each symbol's probability, 1/256 bit, as recon */
+	uint16_t *lut;        /* the slot tables (wze_dec_symbol_lut), WZE_LUT_N + 1 a table,
+			       * table set * WZE_NCLASS + class - WZE_JLO */
 	float *cstep;         /* [R + P], R + 2P where the layer predicts */
 	int16_t *cls;         /* the same */
 	float *delta;         /* the same */
@@ -67,6 +69,14 @@ void wzc_wze_decode_token(const wzc_wze_plan *plan, int layer, const uint8_t *re
 			  float *latent, float *rope, int transformed);
 void wzc_wze_decode_layer(const wzc_wze_plan *plan, int layer, int n, const uint8_t *records,
 			  float *latent, float *rope);
+
+/* The fast paths (docs/wze-format.md, "Speed"): the same records and the
+ * same values, bit for bit, as the reference coder above
+ * (wzc_wze_encode_layer, wzc_wze_decode_layer), which tests hold them to. */
+void wzc_wze_encode_layer_fast(const wzc_wze_plan *plan, int layer, int n, const float *latent,
+			       const float *rope, uint8_t *records);
+void wzc_wze_decode_layer_fast(const wzc_wze_plan *plan, int layer, int n,
+			       const uint8_t *records, float *latent, float *rope);
 
 /* The step code a record was coded at (WZE_SMAX: none), for tests and
  * measurements. */

@@ -8,81 +8,18 @@
 #include <string.h>
 
 #include "codec/profile/predict.h"
-#include "codec/profile/scale_code.h"
 #include "codec/wze/wze.h"
+#include "codec/wze/wze_enc.h"
 
-/* One component's symbol at a code: the table index jt (class - WZE_JLO),
- * the symbol, the low bits and how many. */
-typedef struct {
-	int coded, jt, sym, b;
-	uint32_t lo;
-} wze_sym;
-
-/* Component entry k of table set `set` (0 the latent, 1 or 2 the
- * position part: wze_core.h) at step code s, its part's scale code c. */
+/* The reference's symbol of component entry k at step code s. */
 static wze_sym quantize(const wzc_wze_layer *ly, int k, int set, int s, int c0, float y)
 {
-	wze_sym o = { 0, 0, 0, 0, 0 };
-	if (ly->cls[k] == WZE_CLS_NEVER || !c0)
-		return o;
-	int j = wze_class(ly->cls[k], s, c0);
-	if (j > WZE_JHI)
-		return o;
-	o.coded = 1;
-	o.b = wze_low_bits(j);
-	o.jt = j + 16 * o.b - WZE_JLO;
-	int c = set * WZE_NCLASS + o.jt, K = ly->tab_k[c];
-	float step = ly->cstep[k] * wze_gain(s);
-	double t = isfinite(y) ? (double)y / step : 0;
-	if (o.b == 0) {
-		double r = floor(t + 0.5);
-		int q = r < -K ? -K : r > K ? K : (int)r;
-		/* the nearer of the two reconstruction points around t */
-		const float *rc = ly->recon + ly->rec_off[c] + K;
-		int q2 = t < rc[q] ? q - 1 : q + 1;
-		if (q2 >= -K && q2 <= K && fabs(t - rc[q2]) < fabs(t - rc[q]))
-			q = q2;
-		o.sym = q + K;
-		return o;
-	}
-	double lim = ldexp((double)K + 1, o.b);
-	double r = floor(t + 0.5);
-	r = r < -lim ? -lim : r > lim ? lim : r;
-	int64_t q = (int64_t)r, half = (int64_t)1 << (o.b - 1), one = (int64_t)1 << o.b;
-	int64_t v = q + half, hi = v >= 0 ? v / one : -((-v + one - 1) / one);
-	int64_t lo = v - hi * one;
-	if (hi > K) {
-		hi = K;
-		lo = one - 1;
-	} else if (hi < -K) {
-		hi = -K;
-		lo = 0;
-	}
-	o.sym = (int)hi + K;
-	o.lo = (uint32_t)lo;
-	return o;
+	return wze_quantize(ly, k, set, s, wze_gain(s), c0, y);
 }
 
-/* The coefficient the decoder gives a symbol (wze_core.h's formula). */
 static float dequantize(const wzc_wze_layer *ly, int k, int set, int s, wze_sym o)
 {
-	if (!o.coded)
-		return 0;
-	float step = ly->cstep[k] * wze_gain(s);
-	int c = set * WZE_NCLASS + o.jt, K = ly->tab_k[c];
-	if (o.b == 0)
-		return ly->recon[ly->rec_off[c] + o.sym] * step;
-	int64_t q = (int64_t)(o.sym - K) * ((int64_t)1 << o.b) + (int64_t)o.lo -
-		    ((int64_t)1 << (o.b - 1));
-	return (float)q * step;
-}
-
-/* A component's place: its table set and its entry in the per-component
- * arrays, for a record whose position part uses set pset. */
-static void place(int k, int R, int P, int pset, int *set, int *kk)
-{
-	*set = k >= R ? pset : 0;
-	*kk = *set == 2 ? k + P : k;
+	return wze_dequantize(ly, k, set, wze_gain(s), o);
 }
 
 /* The refinement bits of a token at code s (wze_core.h's rule): the
@@ -97,23 +34,15 @@ static uint32_t refinement(const wzc_wze_layer *ly, int n, int R, int P, int pse
 	uint32_t v = 0;
 	int nref = 0;
 	for (int k = 0; k < n && nref < WZE_NREF; k++) {
-		int set, kk;
-		place(k, R, P, pset, &set, &kk);
+		int set, kk, h;
+		float val;
+		wze_place(k, R, P, pset, &set, &kk);
 		wze_sym o = quantize(ly, kk, set, s, code[k >= R], y[k]);
-		if (!o.coded)
+		if (!o.coded || !wze_refine(ly, kk, set, wze_gain(s), o, y[k], &h, &val))
 			continue;
-		int K = ly->tab_k[set * WZE_NCLASS + o.jt];
-		if (o.b == 0 && !(o.sym > 0 && o.sym < 2 * K))
-			continue;
-		float step = ly->cstep[kk] * wze_gain(s);
-		float qv = o.b == 0 ? (float)(o.sym - K)
-				    : (float)((int64_t)(o.sym - K) * ((int64_t)1 << o.b) + (int64_t)o.lo -
-					      ((int64_t)1 << (o.b - 1)));
-		double t = isfinite(y[k]) ? (double)y[k] / step : 0;
-		int h = t >= qv;
 		v |= (uint32_t)h << nref;
 		if (lat && k < R)
-			lat[k] = (qv + (h ? 0.25f : -0.25f)) * step;
+			lat[k] = val;
 		nref++;
 	}
 	return v;
@@ -124,60 +53,16 @@ static uint32_t refinement(const wzc_wze_layer *ly, int n, int R, int P, int pse
 static uint64_t estimate(const wzc_wze_layer *ly, int n, int R, int P, int pset, int s,
 			 const uint8_t *code, const float *y)
 {
-	uint64_t bits = (32 + WZE_SBITS + 2 * 4) * 256; /* the scale codes: about 4 bits each */
+	uint64_t bits = WZE_EST_FIXED;
 	for (int k = 0; k < n; k++) {
 		int set, kk;
-		place(k, R, P, pset, &set, &kk);
+		wze_place(k, R, P, pset, &set, &kk);
 		wze_sym o = quantize(ly, kk, set, s, code[k >= R], y[k]);
 		if (o.coded)
 			bits += ly->cost[ly->rec_off[set * WZE_NCLASS + o.jt] + o.sym] +
 				256u * (unsigned)o.b;
 	}
 	return bits;
-}
-
-/* The rANS encoder writing down from the end of buf. */
-typedef struct {
-	uint32_t x;
-	uint8_t *buf, *ptr;
-	int over;
-} wze_enc;
-
-static void enc_put(wze_enc *e, uint32_t start, uint32_t freq)
-{
-	uint32_t xmax = ((WZE_RANS_L >> WZE_PROB_BITS) << 8) * freq;
-	while (e->x >= xmax) {
-		if (e->ptr == e->buf) {
-			e->over = 1;
-			return;
-		}
-		*--e->ptr = (uint8_t)(e->x & 0xff);
-		e->x >>= 8;
-	}
-	e->x = ((e->x / freq) << WZE_PROB_BITS) + (e->x % freq) + start;
-}
-
-static void enc_raw(wze_enc *e, uint32_t v, int c)
-{
-	enc_put(e, v << (WZE_PROB_BITS - c), 1u << (WZE_PROB_BITS - c));
-}
-
-/* A scale code, zigzagged around 128, by wze_dec_eg's code (its parts in
- * reverse: the suffix's chunks last first, the one, the zeros). */
-static void enc_eg(wze_enc *e, int c)
-{
-	int d = c - 128;
-	uint32_t u = (uint32_t)(d >= 0 ? 2 * d : -2 * d - 1) + (1u << WZE_EG_K);
-	int n = 31 - __builtin_clz(u), z = n - WZE_EG_K;
-	int nch = (n + WZE_RAW_CHUNK - 1) / WZE_RAW_CHUNK;
-	for (int i = nch - 1; i >= 0; i--) {
-		int left = n - WZE_RAW_CHUNK * i;
-		int cw = left < WZE_RAW_CHUNK ? left : WZE_RAW_CHUNK;
-		enc_raw(e, (u >> (left - cw)) & ((1u << cw) - 1), cw);
-	}
-	enc_raw(e, 1, 1);
-	for (int i = 0; i < z; i++)
-		enc_raw(e, 0, 1);
 }
 
 /* The stream of a token at code s (WZE_SMAX: none) with the anchor flags,
@@ -193,99 +78,25 @@ static long encode_at(const wzc_wze_layer *ly, int n, int R, int P, int s, int f
 	wze_enc e = { WZE_RANS_L + v, tmp, tmp + cap, 0 };
 	for (int k = n - 1; k >= 0 && !e.over && s != WZE_SMAX; k--) {
 		int set, kk;
-		place(k, R, P, pset, &set, &kk);
+		wze_place(k, R, P, pset, &set, &kk);
 		wze_sym o = quantize(ly, kk, set, s, code[k >= R], y[k]);
-		if (!o.coded)
-			continue;
-		/* the low bits' chunks, last decoded first: the decoder reads
-		 * them from the most significant, WZE_RAW_CHUNK bits each and
-		 * the rest last */
-		int nch = (o.b + WZE_RAW_CHUNK - 1) / WZE_RAW_CHUNK;
-		for (int i = nch - 1; i >= 0; i--) {
-			int left = o.b - WZE_RAW_CHUNK * i;
-			int c = left < WZE_RAW_CHUNK ? left : WZE_RAW_CHUNK;
-			enc_raw(&e, (o.lo >> (left - c)) & ((1u << c) - 1), c);
-		}
-		const uint32_t *cum = ly->cum + ly->tab_off[set * WZE_NCLASS + o.jt];
-		enc_put(&e, cum[o.sym], cum[o.sym + 1] - cum[o.sym]);
+		if (o.coded)
+			wze_enc_component(&e, ly, set, o);
 	}
-	if (s != WZE_SMAX) {
-		enc_eg(&e, code[1]);
-		enc_eg(&e, code[0]);
-	}
-	if (s != WZE_SMAX)
-		for (int p = 1; p >= 0; p--) {
-			uint32_t f0 = (1u << WZE_PROB_BITS) - WZE_FLAG_FREQ;
-			if (flags & (1 << p))
-				enc_put(&e, f0, WZE_FLAG_FREQ);
-			else
-				enc_put(&e, 0, f0);
-		}
-	enc_raw(&e, (uint32_t)s & ((1u << (WZE_SBITS - 8)) - 1), WZE_SBITS - 8);
-	enc_raw(&e, (uint32_t)s >> (WZE_SBITS - 8), 8);
-	if (e.over || e.ptr - e.buf < 4)
-		return -1;
-	e.ptr -= 4;
-	for (int i = 0; i < 4; i++)
-		e.ptr[i] = (uint8_t)(e.x >> (8 * i));
-	return (long)(tmp + cap - e.ptr);
+	return wze_enc_finish(&e, s, flags, code, cap);
 }
 
-/* y = basis (x - mean), one part: eight partial sums of single
- * precision products a row (in vector lanes), added in pairs; the encoder
- * alone runs it, so its rounding decides nothing the decoder must match. */
 static void forward(const wzc_part_profile *pp, const float *x, float *y, double *scratch)
 {
-	int n = pp->n;
-	float *xc = (float *)scratch; /* n floats fit in n doubles */
-	for (int i = 0; i < n; i++)
-		xc[i] = x[i] - pp->mean[i];
-	for (int k = 0; k < n; k++) {
-		const float *b = pp->basis + (size_t)k * n;
-		float s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-		int i = 0;
-		for (; i + 8 <= n; i += 8)
-			for (int j = 0; j < 8; j++)
-				s8[j] += b[i + j] * xc[i + j];
-		for (; i < n; i++)
-			s8[i & 7] += b[i] * xc[i];
-		y[k] = ((s8[0] + s8[1]) + (s8[2] + s8[3])) + ((s8[4] + s8[5]) + (s8[6] + s8[7]));
-	}
+	wze_forward(pp, x, y, (float *)scratch); /* n floats fit in n doubles */
 }
 
-/* x = mean + basis^T y, one part, in single precision, component by
- * component in order (components at zero skipped): the decoder's, which
- * the encoder runs too where it predicts.  Each output is the same chain
- * of products and sums in component order whatever the vector width. */
 static void inverse(const wzc_part_profile *pp, const float *y, float *x, double *scratch)
 {
-	int n = pp->n;
-	float *acc = (float *)scratch;
-	for (int i = 0; i < n; i++)
-		acc[i] = 0;
-	for (int k = 0; k < n; k++) {
-		if (y[k] == 0)
-			continue;
-		const float *b = pp->basis + (size_t)k * n;
-		float yk = y[k];
-		for (int i = 0; i < n; i++)
-			acc[i] += yk * b[i];
-	}
-	for (int i = 0; i < n; i++)
-		x[i] = acc[i] + pp->mean[i];
+	wze_inverse(pp, y, x, (float *)scratch);
 }
 
-/* One token's work: its coefficients y[R + P] as coded (the position
- * part's the residual's where it is predicted), the position part's
- * values xpos (coded domain) and scratch. */
-typedef struct {
-	const wzc_wze_plan *pl;
-	const wzc_wze_layer *ly;
-	int layer, flags, predicted;
-	uint8_t code[2];
-	float *y, *xpos, *r, *lhat;
-	double *acc;
-} tok;
+typedef wze_tok tok;
 
 /* A predicted token's position coefficients at step code s, from the
  * latent it would code there: the prediction through mp (the map through
@@ -351,65 +162,12 @@ static long encode_tok(tok *t, int s, uint8_t *tmp, int exact)
 			 pl->record_bytes);
 }
 
-/* One token: t->y holds the latent's coefficients relative to its mean
- * and, unless it is predicted, the position part's. */
+/* One token: t->y holds the latent's coefficients relative to its mean. */
 static void encode_token(tok *t, uint8_t *rec, uint8_t *tmp)
 {
 	const wzc_wze_plan *pl = t->pl;
-	const wzc_wze_layer *ly = t->ly;
-	int R = pl->R, P = pl->P;
-	float *y = t->y;
 	size_t cap = pl->record_bytes;
-	t->flags = 0;
-	/* each part against the anchor where that leaves less weighted energy
-	 * to code; where the layer predicts, a latent against its anchor (the
-	 * attention sink) leaves its position part unpredicted, coded with the
-	 * plain part's statistics (set 2), and any other token's position
-	 * part is the residual, never against the anchor */
-	for (int p = 0; p < 2; p++) {
-		int k0 = p ? R : 0, k1 = p ? R + P : R;
-		int off = p && ly->predicts && (t->flags & 1) ? P : 0; /* set 2's entries */
-		if (p && ly->predicts && !(t->flags & 1)) {
-			/* the residual from the prediction of the uncoded latent,
-			 * for its scale */
-			t->predicted = 1;
-			for (int i = 0; i < P; i++)
-				t->acc[i] = 0;
-			for (int k = 0; k < R; k++) {
-				const float *m = ly->mp + (size_t)k * P;
-				for (int i = 0; i < P; i++)
-					t->acc[i] += (double)y[k] * m[i];
-			}
-			for (int i = 0; i < P; i++)
-				t->r[i] = (float)((double)t->xpos[i] - t->acc[i]);
-			forward(&pl->profile->rope[t->layer], t->r, y + R, t->acc);
-		} else if (p) {
-			t->predicted = 0;
-			const wzc_part_profile *pp = ly->predicts ? &pl->profile->rope_plain[t->layer]
-								  : &pl->profile->rope[t->layer];
-			forward(pp, t->xpos, y + R, t->acc);
-		}
-		if (!(p && t->predicted)) {
-			double e0 = 0, e1 = 0;
-			for (int k = k0; k < k1; k++) {
-				double d = (double)y[k] - ly->delta[k + off];
-				e0 += ly->wgt[k + off] * (double)y[k] * y[k];
-				e1 += ly->wgt[k + off] * d * d;
-			}
-			if (e1 < e0) {
-				t->flags |= 1 << p;
-				for (int k = k0; k < k1; k++)
-					y[k] -= ly->delta[k + off];
-			}
-		}
-		/* the scale of what is coded, as wz codes it: the RMS of the
-		 * part's coefficients; the tables' classes are relative to it */
-		double ss = 0;
-		for (int k = k0; k < k1; k++)
-			ss += (double)y[k] * y[k];
-		int sref = p == 0 ? 0 : off ? 2 : 1;
-		t->code[p] = k1 > k0 ? wzc_scale_code(sqrt(ss / (k1 - k0)), ly->scale_ref[sref]) : 0;
-	}
+	wze_prepare_token(t);
 	/* the finest code whose estimate fits, by bisection (the estimate
 	 * falls as the step grows), then the exact length decides: up until
 	 * it fits, then down while it still does */

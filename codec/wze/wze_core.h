@@ -5,6 +5,7 @@
 #ifndef WZC_WZE_CORE_H
 #define WZC_WZE_CORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "codec/formats/fpconv.h" /* WZ_HD */
@@ -141,6 +142,31 @@ static inline WZ_HD int wze_dec_symbol(wze_dec *d, const uint32_t *cum, int n)
 	return lo;
 }
 
+/* The slot table of a table, for a decoder that has one (the CPU's fast
+ * path; docs/wze-format.md, "Speed"): the slot's top WZE_LUT_BITS bits
+ * pick a bucket, lut[b] is the symbol holding the bucket's first slot and
+ * lut[WZE_LUT_N] the last symbol, so the symbol lies in lut[b] ..
+ * lut[b + 1]: most buckets hold one symbol boundary or none, and a
+ * binary search over that range finds any other.  The same symbol as
+ * wze_dec_symbol's, whose search is the reference. */
+#define WZE_LUT_BITS 8
+#define WZE_LUT_N (1 << WZE_LUT_BITS)
+static inline WZ_HD int wze_dec_symbol_lut(wze_dec *d, const uint32_t *cum, const uint16_t *lut)
+{
+	uint32_t slot = d->x & ((1u << WZE_PROB_BITS) - 1);
+	uint32_t b = slot >> (WZE_PROB_BITS - WZE_LUT_BITS);
+	int lo = lut[b], hi = lut[b + 1] + 1; /* cum[lo] <= slot < cum[hi] */
+	while (hi - lo > 1) {
+		int mid = (lo + hi) / 2;
+		if (cum[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	wze_dec_advance(d, cum[lo], cum[lo + 1] - cum[lo], slot);
+	return lo;
+}
+
 /* b uniform bits (b <= WZE_RAW_CHUNK). */
 static inline WZ_HD uint32_t wze_dec_raw(wze_dec *d, int b)
 {
@@ -214,9 +240,12 @@ static inline WZ_HD int wze_pos_set(const wze_layer_view *v, int flags)
  * part's are the residual's unless the latent is coded against the
  * anchor) and returns its flags (bit 0 latent anchored, bit 1 position
  * part; bit 2 for a record that codes nothing): the shared body of the
- * CPU decoder and the GPU kernel.  bytes: the record's size. */
-static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t *rec,
-					  uint32_t bytes, float *y)
+ * CPU decoders and the GPU kernel.  bytes: the record's size.  lut: the
+ * layer's slot tables (WZE_LUT_N + 1 entries a table, in the order of
+ * tab_off), or NULL to find each symbol by binary search, as the
+ * reference does; the two find the same symbols. */
+static inline WZ_HD int wze_decode_coeffs_lut(const wze_layer_view *v, const uint16_t *lut,
+					      const uint8_t *rec, uint32_t bytes, float *y)
 {
 	int n = v->R + v->P;
 	wze_dec d;
@@ -249,7 +278,10 @@ static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t
 			int b = wze_low_bits(j), jt = j + 16 * b - WZE_JLO;
 			int K = v->tab_k[set * WZE_NCLASS + jt];
 			const uint32_t *cum = v->cum + v->tab_off[set * WZE_NCLASS + jt];
-			int sym = wze_dec_symbol(&d, cum, 2 * K + 1);
+			int sym = lut ? wze_dec_symbol_lut(&d, cum,
+							   lut + (size_t)(set * WZE_NCLASS + jt) *
+									 (WZE_LUT_N + 1))
+				      : wze_dec_symbol(&d, cum, 2 * K + 1);
 			float step = v->cstep[kk] * g;
 			if (b == 0) {
 				yk = v->recon[v->rec_off[set * WZE_NCLASS + jt] + sym] * step;
@@ -290,6 +322,13 @@ static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t
 		y[k] = yk;
 	}
 	return flags;
+}
+
+/* The reference: each symbol by binary search (the GPU kernel's body). */
+static inline WZ_HD int wze_decode_coeffs(const wze_layer_view *v, const uint8_t *rec,
+					  uint32_t bytes, float *y)
+{
+	return wze_decode_coeffs_lut(v, NULL, rec, bytes, y);
 }
 
 #endif

@@ -156,8 +156,23 @@ static void class_table(const hist_model *h, int j, int K, uint32_t *cum, float 
 	free(pr);
 }
 
+/* A table's slot table: for each bucket of 2^(16 - WZE_LUT_BITS) slots
+ * the symbol holding its first slot, then the last symbol. */
+static void slot_table(const uint32_t *cum, int n, uint16_t *lut)
+{
+	int s = 0;
+	for (int b = 0; b < WZE_LUT_N; b++) {
+		uint32_t slot = (uint32_t)b << (WZE_PROB_BITS - WZE_LUT_BITS);
+		while (cum[s + 1] <= slot)
+			s++;
+		lut[b] = (uint16_t)s;
+	}
+	lut[WZE_LUT_N] = (uint16_t)(n - 1);
+}
+
 static void layer_free(wzc_wze_layer *ly)
 {
+	free(ly->lut);
 	free(ly->cum);
 	free(ly->recon);
 	free(ly->cost);
@@ -195,17 +210,20 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 	ly->cum = malloc(sizeof *ly->cum * ncum);
 	ly->recon = malloc(sizeof *ly->recon * nrec);
 	ly->cost = malloc(sizeof *ly->cost * nrec);
+	ly->lut = malloc(sizeof *ly->lut * (WZE_LUT_N + 1) * WZE_NCLASS * (size_t)nsets);
 	ly->cstep = malloc(sizeof *ly->cstep * (size_t)n);
 	ly->cls = malloc(sizeof *ly->cls * (size_t)n);
 	ly->delta = malloc(sizeof *ly->delta * (size_t)n);
 	ly->wgt = malloc(sizeof *ly->wgt * (size_t)n);
-	if (!ly->cum || !ly->recon || !ly->cost || !ly->cstep || !ly->cls || !ly->delta || !ly->wgt)
+	if (!ly->cum || !ly->recon || !ly->cost || !ly->lut || !ly->cstep || !ly->cls || !ly->delta || !ly->wgt)
 		goto nomem;
 	for (int p = 0; p < nsets; p++)
 		for (int j = WZE_JLO; j <= WZE_JHI; j++) {
 			int c = p * WZE_NCLASS + j - WZE_JLO;
 			class_table(&hm[p], j, ly->tab_k[c], ly->cum + ly->tab_off[c],
 				    ly->recon + ly->rec_off[c], ly->cost + ly->rec_off[c]);
+			slot_table(ly->cum + ly->tab_off[c], 2 * ly->tab_k[c] + 1,
+				   ly->lut + (size_t)c * (WZE_LUT_N + 1));
 		}
 	/* the layer's weighted RMS: the unit of the step codes (over the
 	 * latent and the position part as coded, the residual where the

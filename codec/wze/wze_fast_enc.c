@@ -1,0 +1,292 @@
+/* wze's fast encoder (docs/wze-format.md, "Speed"): the reference's
+ * records byte for byte (the same step search, the same step code chosen)
+ * with the work of each try cut: the step's gain once a try rather than
+ * once a component, the latent's symbols at a code kept for the tries
+ * that follow at the same code, the stream that last fit kept rather than
+ * coded again, and the transforms vectorised over blocks of tokens, each
+ * output the reference's chain of operations. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/hot.h"
+#include "codec/profile/predict.h"
+#include "codec/wze/wze.h"
+#include "codec/wze/wze_enc.h"
+
+/* Tokens a block of the latent's forward transform: their centred
+ * values (ENC_BLOCK x R floats) stay in the first-level cache while the
+ * basis streams past once. */
+#define ENC_BLOCK 8
+
+/* y[t] = basis (x[t] - mean) for nt tokens: wze_forward's operations
+ * (eight partial sums a row, added in pairs) for each token. */
+WZ_HOT WZ_VEC_CLONES static void forward_block(const wzc_part_profile *pp, int nt, const float *x,
+					       size_t xstride, float *y, size_t ystride, float *xc)
+{
+	int n = pp->n;
+	for (int t = 0; t < nt; t++)
+		for (int i = 0; i < n; i++)
+			xc[(size_t)t * n + i] = x[(size_t)t * xstride + i] - pp->mean[i];
+	for (int k = 0; k < n; k++) {
+		const float *b = pp->basis + (size_t)k * n;
+		for (int t = 0; t < nt; t++) {
+			const float *xt = xc + (size_t)t * n;
+			float s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+			int i = 0;
+			for (; i + 8 <= n; i += 8)
+				for (int j = 0; j < 8; j++)
+					s8[j] += b[i + j] * xt[i + j];
+			for (; i < n; i++)
+				s8[i & 7] += b[i] * xt[i];
+			y[(size_t)t * ystride + k] = ((s8[0] + s8[1]) + (s8[2] + s8[3])) +
+						     ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+		}
+	}
+}
+
+/* wze_inverse, vectorised (the same chain for each output). */
+WZ_HOT WZ_VEC_CLONES static void inverse_vec(const wzc_part_profile *pp, const float *y, float *x,
+					     float *acc)
+{
+	wze_inverse(pp, y, x, acc);
+}
+
+/* acc[i] += v * m[i] in double, i < P: one step of the prediction through
+ * the latent's basis, as the reference's (no sum reordered). */
+WZ_HOT WZ_VEC_CLONES static void axpy_d(double *acc, double v, const float *m, int P)
+{
+	for (int i = 0; i < P; i++)
+		acc[i] += v * m[i];
+}
+
+/* A token's state beside the shared one: the latent's symbols at code
+ * ls (-1: none yet), the position part's of the last stream, and two
+ * stream buffers, the one that last fit (at code fit_s) and the next. */
+typedef struct {
+	wze_tok t;
+	wze_sym *lsym, *psym;
+	int ls, fit_s;
+	long fit_len;
+	uint8_t *buf[2]; /* buf[0]: the last stream that fit */
+} fast_tok;
+
+static void latent_symbols(fast_tok *f, int s, float g)
+{
+	if (f->ls == s)
+		return;
+	const wzc_wze_layer *ly = f->t.ly;
+	for (int k = 0; k < f->t.pl->R; k++)
+		f->lsym[k] = wze_quantize(ly, k, 0, s, g, f->t.code[0], f->t.y[k]);
+	f->ls = s;
+}
+
+/* The reference's residual_at: the position coefficients at code s from
+ * the prediction of the dequantized latent. */
+static void residual_at(fast_tok *f, int s, float g)
+{
+	wze_tok *t = &f->t;
+	const wzc_wze_layer *ly = t->ly;
+	int R = t->pl->R, P = t->pl->P;
+	latent_symbols(f, s, g);
+	for (int i = 0; i < P; i++)
+		t->acc[i] = 0;
+	for (int k = 0; k < R; k++) {
+		float v = wze_dequantize(ly, k, 0, g, f->lsym[k]);
+		if (v != 0)
+			axpy_d(t->acc, (double)v, ly->mp + (size_t)k * P, P);
+	}
+	for (int i = 0; i < P; i++)
+		t->r[i] = (float)((double)t->xpos[i] - t->acc[i]);
+	wze_forward(&t->pl->profile->rope[t->layer], t->r, t->y + R, (float *)t->acc);
+}
+
+/* The reference's residual_exact: the residual from the latent the
+ * decoder will give at code s (refined, through the inverse transform). */
+static void residual_exact(fast_tok *f, int s, float g)
+{
+	wze_tok *t = &f->t;
+	const wzc_wze_layer *ly = t->ly;
+	const wzc_profile *pr = t->pl->profile;
+	int R = t->pl->R, P = t->pl->P, nref = 0;
+	latent_symbols(f, s, g);
+	for (int k = 0; k < R; k++) {
+		t->lhat[R + k] = wze_dequantize(ly, k, 0, g, f->lsym[k]);
+		int h;
+		float val;
+		if (nref < WZE_NREF && f->lsym[k].coded &&
+		    wze_refine(ly, k, 0, g, f->lsym[k], t->y[k], &h, &val)) {
+			t->lhat[R + k] = val;
+			nref++;
+		}
+	}
+	inverse_vec(&pr->latent[t->layer], t->lhat + R, t->lhat, (float *)t->acc);
+	wzc_pred_token(pr->pred_map[t->layer], pr->latent[t->layer].mean, t->lhat, R, P, t->r);
+	for (int i = 0; i < P; i++)
+		t->r[i] = t->xpos[i] - t->r[i];
+	wze_forward(&pr->rope[t->layer], t->r, t->y + R, (float *)t->acc);
+}
+
+static int pos_set(const wze_tok *t)
+{
+	return t->ly->predicts && (t->flags & 1) ? 2 : 1;
+}
+
+/* The reference's estimate at code s. */
+static uint64_t estimate(fast_tok *f, int s)
+{
+	wze_tok *t = &f->t;
+	const wzc_wze_layer *ly = t->ly;
+	int R = t->pl->R, P = t->pl->P, pset = pos_set(t);
+	float g = wze_gain(s);
+	if (t->predicted)
+		residual_at(f, s, g);
+	else
+		latent_symbols(f, s, g);
+	uint64_t bits = WZE_EST_FIXED;
+	for (int k = 0; k < R; k++) {
+		wze_sym o = f->lsym[k];
+		if (o.coded)
+			bits += ly->cost[ly->rec_off[o.jt] + o.sym] + 256u * (unsigned)o.b;
+	}
+	for (int k = R; k < R + P; k++) {
+		int set, kk;
+		wze_place(k, R, P, pset, &set, &kk);
+		wze_sym o = wze_quantize(ly, kk, set, s, g, t->code[1], t->y[k]);
+		if (o.coded)
+			bits += ly->cost[ly->rec_off[set * WZE_NCLASS + o.jt] + o.sym] +
+				256u * (unsigned)o.b;
+	}
+	return bits;
+}
+
+/* The reference's exact encode at code s (< WZE_SMAX) into f->buf[1];
+ * where it fits, that buffer becomes buf[0], the stream kept. */
+static long encode_at(fast_tok *f, int s)
+{
+	wze_tok *t = &f->t;
+	const wzc_wze_layer *ly = t->ly;
+	int R = t->pl->R, P = t->pl->P, n = R + P, pset = pos_set(t);
+	size_t cap = t->pl->record_bytes;
+	float g = wze_gain(s);
+	if (t->predicted)
+		residual_exact(f, s, g);
+	else
+		latent_symbols(f, s, g);
+	for (int k = R; k < n; k++) {
+		int set, kk;
+		wze_place(k, R, P, pset, &set, &kk);
+		f->psym[k - R] = wze_quantize(ly, kk, set, s, g, t->code[1], t->y[k]);
+	}
+	/* the refinement bits, in the initial state */
+	uint32_t v = 0;
+	for (int k = 0, nref = 0; k < n && nref < WZE_NREF; k++) {
+		int set, kk, h;
+		float val;
+		wze_place(k, R, P, pset, &set, &kk);
+		wze_sym o = k < R ? f->lsym[k] : f->psym[k - R];
+		if (o.coded && wze_refine(ly, kk, set, g, o, t->y[k], &h, &val))
+			v |= (uint32_t)h << nref++;
+	}
+	wze_enc e = { WZE_RANS_L + v, f->buf[1], f->buf[1] + cap, 0 };
+	for (int k = n - 1; k >= 0 && !e.over; k--) {
+		wze_sym o = k < R ? f->lsym[k] : f->psym[k - R];
+		if (o.coded)
+			wze_enc_component(&e, ly, k < R ? 0 : pset, o);
+	}
+	long len = wze_enc_finish(&e, s, t->flags, t->code, cap);
+	if (len >= 0) {
+		uint8_t *b = f->buf[0];
+		f->buf[0] = f->buf[1];
+		f->buf[1] = b;
+		f->fit_s = s;
+		f->fit_len = len;
+	}
+	return len;
+}
+
+/* One token, t.y holding the latent's coefficients relative to its mean:
+ * the reference's search (encode_token in wze_codec.c), try for try. */
+static void encode_token(fast_tok *f, uint8_t *rec)
+{
+	wze_tok *t = &f->t;
+	size_t cap = t->pl->record_bytes;
+	wze_prepare_token(t);
+	f->ls = -1;
+	f->fit_s = -1;
+	uint64_t target = (uint64_t)cap * 8 * 256;
+	int lo = -1, hi = WZE_SMAX - 1;
+	while (hi - lo > 1) {
+		int mid = (lo + hi) / 2;
+		if (estimate(f, mid) <= target)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	int s = hi;
+	long len = encode_at(f, s);
+	while (len < 0 && s < WZE_SMAX - 1)
+		len = encode_at(f, ++s);
+	for (int down = 0; len >= 0 && s > 0 && down < 4; down++) {
+		if (encode_at(f, s - 1) < 0)
+			break;
+		s--;
+	}
+	const uint8_t *src;
+	if (len >= 0 && f->fit_s == s) {
+		len = f->fit_len;
+		src = f->buf[0] + cap - len;
+	} else {
+		/* nothing fits: the record of no coefficient */
+		wze_enc e = { WZE_RANS_L, f->buf[1], f->buf[1] + cap, 0 };
+		len = wze_enc_finish(&e, WZE_SMAX, t->flags, t->code, cap);
+		src = f->buf[1] + cap - len;
+	}
+	memset(rec, 0, cap);
+	memcpy(rec, src, (size_t)len);
+}
+
+void wzc_wze_encode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const float *latent,
+			       const float *rope, uint8_t *records)
+{
+	const wzc_profile *pr = pl->profile;
+	const wzc_wze_layer *ly = &pl->layers[layer];
+	int R = pl->R, P = pl->P, W = R > P ? R : P;
+	size_t cap = pl->record_bytes;
+	fast_tok f = { { pl, ly, layer, 0, 0, { 0, 0 }, NULL, NULL, NULL, NULL, NULL },
+		       NULL, NULL, -1, -1, 0, { NULL, NULL } };
+	float *yb = malloc(sizeof(float) * (size_t)ENC_BLOCK * (R + P));
+	float *xc = malloc(sizeof(float) * (size_t)ENC_BLOCK * R);
+	f.t.r = malloc(sizeof(float) * (size_t)P + 1);
+	f.t.lhat = malloc(sizeof(float) * 2 * (size_t)R);
+	f.t.acc = malloc(sizeof(double) * (size_t)W + 1);
+	f.lsym = malloc(sizeof(wze_sym) * (size_t)R);
+	f.psym = malloc(sizeof(wze_sym) * (size_t)P + 1);
+	f.buf[0] = malloc(cap);
+	f.buf[1] = malloc(cap);
+	if (!yb || !xc || !f.t.r || !f.t.lhat || !f.t.acc || !f.lsym || !f.psym || !f.buf[0] ||
+	    !f.buf[1] || !ly->ready) {
+		/* the reference, which codes no coefficient without tables */
+		wzc_wze_encode_layer(pl, layer, n, latent, rope, records);
+		goto done;
+	}
+	for (int t0 = 0; t0 < n; t0 += ENC_BLOCK) {
+		int nt = n - t0 < ENC_BLOCK ? n - t0 : ENC_BLOCK;
+		forward_block(&pr->latent[layer], nt, latent + (size_t)t0 * R, (size_t)R, yb,
+			      (size_t)(R + P), xc);
+		for (int i = 0; i < nt; i++) {
+			f.t.y = yb + (size_t)i * (R + P);
+			f.t.xpos = (float *)rope + (size_t)(t0 + i) * P;
+			encode_token(&f, records + (size_t)(t0 + i) * cap);
+		}
+	}
+done:
+	free(yb);
+	free(xc);
+	free(f.t.r);
+	free(f.t.lhat);
+	free(f.t.acc);
+	free(f.lsym);
+	free(f.psym);
+	free(f.buf[0]);
+	free(f.buf[1]);
+}
