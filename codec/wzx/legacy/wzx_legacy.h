@@ -1,7 +1,7 @@
 /* Reading old wzx files (zstd keeps its old frame versions the same way,
  * lib/legacy/ behind one header): block types 3 and 4, which only version 3
  * and version 4 containers hold (docs/wzx-format.md).  No writer of this
- * build writes them; the container reader (codec/wzx/wzx_file.c) and the
+ * build writes them; the container reader (codec/wzx/wzx_read.c) and the
  * restore (codec/wzx/wzx_restore.c) call them for old files, the tests
  * write them to check that reading.  Everything of the old types is
  * declared here and nowhere else. */
@@ -61,7 +61,7 @@ int wzc_wzx_decode_lanes4_rows(const wzc_wzx *x, int layer, int n, const uint8_t
  * tokens, to rows[g] (one after another: lockstep was measured slower);
  * verdict[g] is what wzc_wzx_decode_lanes4_rows_path gives
  * block g alone (and its rows the same), the result -1 when any fails. */
-#define WZC_LANES4_GROUP_MAX 4 /* at least WZC_LANES12_GROUP_MAX: a restore run (wzx_file.c) */
+#define WZC_LANES4_GROUP_MAX 4 /* at least WZC_LANES12_GROUP_MAX: a restore run (wzx_read.c) */
 int wzc_wzx_decode_lanes4_rows_group(const wzc_wzx *x, int layer, wzc_lanes4_path path, int G,
 				     int n, const uint8_t *const *payload, const size_t *size,
 				     float *const *rows /* OUT: [G] */, size_t stride,
