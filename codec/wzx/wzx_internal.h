@@ -164,6 +164,10 @@ static inline uint64_t wzx_get64(const uint8_t *p)
 	return (uint64_t)wzx_get32(p) | (uint64_t)wzx_get32(p + 4) << 32;
 }
 
+/* A coder as wzc_wzx_new, without the profile's hash: for planning a
+ * grid, never for a container. */
+wz_err wzc_wzx_new_unhashed(const wzc_profile *p, size_t record_bytes, wzc_wzx **out, wz_diag *diag);
+
 /* The grid of wzx-<bits> (wzc_wzx_grid_bytes, without its cache): by a
  * guided search, and by the plain bisection it is tested against, each
  * probe's layers planned on nthreads threads; probes, if not NULL, the
