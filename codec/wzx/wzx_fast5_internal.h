@@ -86,6 +86,15 @@ typedef struct fast6 {
 } fast6;
 const fast6 *wzc_wzx_fast6_layer(const wzc_wzx *x, int layer);
 
+/* The reference to records of types 5 and 6 (codec/wzx/wzx_records5.c):
+ * the block's symbols by dec (wzc_wzx_decode_lanes5_ref or _lanes6_ref, by
+ * binary search; S4 a token), back to coding order, the records by the
+ * division.  0, or -1 as dec. */
+typedef int (*wzc_wzx_symbols_fn)(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
+				  uint16_t *sym);
+int wzc_wzx_records_ref(const wzc_wzx *x, int layer, int n, int S4, wzc_wzx_symbols_fn dec, const uint8_t *payload,
+			size_t size, uint8_t *records /* OUT */);
+
 #ifdef WZ_HAVE_AVX2_PATH
 /* Type 6 by type 5's one-pass loop (its narrow places by one look-up a
  * lane); to records, or to the digits alone (dig[q * n + k], plain

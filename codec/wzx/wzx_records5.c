@@ -314,14 +314,12 @@ static void records_portable(const wzx_rec5 *p, int n, const uint16_t *dig, uint
 		wzc_wzx_rec5_token(p, dig, n, k, records + (size_t)k * p->B);
 }
 
-/* The reference: symbols by binary search, back to coding order, records
- * by the division. */
-static int records_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
-		       uint8_t *records)
+int wzc_wzx_records_ref(const wzc_wzx *x, int layer, int n, int S4, wzc_wzx_symbols_fn dec, const uint8_t *payload,
+			size_t size, uint8_t *records)
 {
-	int S4 = wzc_wzx_block_symbols4(x, layer), S3 = wzc_wzx_block_symbols(x, layer);
+	int S3 = wzc_wzx_block_symbols(x, layer);
 	uint16_t *s4 = malloc(sizeof *s4 * ((size_t)n * S4 + 1)), *s3 = malloc(sizeof *s3 * ((size_t)n * S3 + 1));
-	int bad = !s4 || !s3 || wzc_wzx_decode_lanes5_ref(x, layer, n, payload, size, s4);
+	int bad = !s4 || !s3 || dec(x, layer, n, payload, size, s4);
 	if (!bad) {
 		wzc_wzx_symbols4_entries(x, layer, n, s4, s3);
 		wzc_wzx_symbols_records(x, layer, n, s3, records);
@@ -340,7 +338,8 @@ int wzc_wzx_decode_lanes5_records_path(const wzc_wzx *x, int layer, wzc_lanes4_p
 	if (path == WZC_LANES4_BEST)
 		path = wzc_wzx_lanes5_best();
 	if (path == WZC_LANES4_REF || !t->rec5)
-		return records_ref(x, layer, n, payload, size, records);
+		return wzc_wzx_records_ref(x, layer, n, wzc_wzx_block_symbols4(x, layer), wzc_wzx_decode_lanes5_ref,
+					   payload, size, records);
 #ifdef WZ_HAVE_AVX2_PATH
 	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 &&
 	    wzc_wzx_lanes5_have(path) && t->fused5 && wzc_wzx_fused5_have())
