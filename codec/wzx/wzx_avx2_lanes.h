@@ -92,6 +92,21 @@ AVX2_TARGET static inline __attribute__((always_inline)) int renorm32(__m256i x[
 		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
 	return 0;
 }
+/* A block's end: 0 where the payload is used up (p at end) and every
+ * lane's state is back at the coder's initial one, else -1 (the block is
+ * damaged). */
+AVX2_TARGET static inline int lanes32_end(const __m256i x[4], const uint8_t *p, const uint8_t *end)
+{
+	if (p != end)
+		return -1;
+	uint32_t xs[WZC_LANES4];
+	for (int h = 0; h < 4; h++)
+		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
+	for (int k = 0; k < WZC_LANES4; k++)
+		if (xs[k] != WZC_LANES_LOW)
+			return -1;
+	return 0;
+}
 #endif
 
 #endif

@@ -331,13 +331,8 @@ avx2_rows(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_
 					rows[(size_t)k * stride + c0 + c] = col[c][k];
 		}
 	}
-	if (p != end)
+	if (lanes32_end(x, p, end))
 		return -1;
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (xs[k] != WZC_LANES_LOW)
-			return -1;
 	return 0;
 }
 
@@ -378,13 +373,8 @@ avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16
 					o[(size_t)k * S] = (uint16_t)sy[k];
 		}
 	}
-	if (p != end)
+	if (lanes32_end(x, p, end))
 		return -1;
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (xs[k] != WZC_LANES_LOW)
-			return -1;
 	return 0;
 }
 
@@ -519,13 +509,8 @@ avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_
 				return -1;
 		}
 	}
-	if (p != end)
+	if (lanes32_end(x, p, end))
 		return -1;
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (xs[k] != WZC_LANES_LOW)
-			return -1;
 	return 0;
 }
 

@@ -326,13 +326,8 @@ avx2_fused(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size
 		for (; !dig && gdone < pl->gend; gdone++)
 			group(p, f, (const uint32_t (*)[WZC_WZX_BLOCK_TOKENS])acc, gdone, n, vc, records);
 	}
-	if (pp != end)
+	if (lanes32_end(x, pp, end))
 		return -1;
-	for (int h = 0; h < 4; h++)
-		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
-	for (int k = 0; k < K4; k++)
-		if (xs[k] != WZC_LANES_LOW)
-			return -1;
 	if (dig)
 		return 0;
 	/* the last word's bytes (cur), then zeros to the record's end */
