@@ -1,6 +1,6 @@
 # tests/codec/: the codec's unit tests (formats, conversions, wz, metrics)
 # and the quality must-shows of issue 3 on synthetic windows.
-EXTRA_DIST += tests/codec/window.h
+EXTRA_DIST += tests/codec/window.h tests/codec/wzx_fixture.h
 check_PROGRAMS += tests/codec/test_quality
 TESTS += tests/codec/test_quality
 tests_codec_test_quality_SOURCES = tests/codec/test_quality.c

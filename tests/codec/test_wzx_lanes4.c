@@ -13,6 +13,7 @@
 #include "codec/wzx/wzx_fast.h"
 #include "codec/wzx/wzx_lanes.h"
 #include "tests/codec/window.h"
+#include "tests/codec/wzx_fixture.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint32_t next(void)
@@ -84,29 +85,16 @@ static void one(wzt_family fam, const char *rate, int T)
 {
 	const char *fname = wzt_family_name(fam);
 	const int L = 2;
-	wzt_cache_trace *cal = synth(fam, L, 1024, 0, 0, 0, 100, "calibration");
-	wzt_cache_trace *tr = synth(fam, L, T, 0, 0, 4096, 7, "test");
-	wzc_profile *prof = NULL;
-	wzc_format fmt;
-	wzc_codec *c = NULL;
-	wzc_wzx *x = NULL;
-	wz_diag d;
-	if (cal) {
-		wzc_window cw = window_of(cal);
-		const wzc_window *cp = &cw;
-		if (wzc_prepare(&cp, 1, NULL, &prof, &d))
-			printf("# prepare: %s\n", d.msg);
-	}
-	wzc_window w = tr ? window_of(tr) : (wzc_window){ 0 };
-	if (!ok(prof && tr && !wzc_format_parse(rate, &fmt, &d) &&
-		!wzc_codec_new(&fmt, L, w.R, w.P, prof, &c, &d) && !wzc_wzx_of_codec(c, &x, &d),
-		"%s %s: profile, window and coder", fname, rate))
+	wzx_fixture fx;
+	if (!ok(!wzx_fixture_open(&fx, fam, rate, L, T), "%s %s: profile, window and coder", fname, rate)) {
+		wzx_fixture_free(&fx);
 		return;
-	size_t B = wzc_codec_record_bytes(c);
-	uint8_t *rec = malloc(B * T * L);
-	for (int l = 0; l < L; l++)
-		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
-				 rec + B * T * l, &d);
+	}
+	wzc_codec *c = fx.c;
+	wzc_wzx *x = fx.x;
+	size_t B = fx.B;
+	const uint8_t *rec = fx.rec;
+	const wzc_window w = fx.w;
 	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1),
 	   "%s %s: type 4 tables (%d symbols a token, %d coded in types 2 and 3)", fname, rate,
 	   wzc_wzx_block_symbols4(x, 0), wzc_wzx_block_symbols(x, 0));
@@ -213,12 +201,7 @@ static void one(wzt_family fam, const char *rate, int T)
 		ok(gsame, "%s %s, type 4 blocks together: %d groups (2 to %d blocks, one damaged or cut), "
 			  "each block's verdict and rows as alone", fname, rate, gtries,
 		   nfull < WZC_LANES4_GROUP_MAX ? nfull : WZC_LANES4_GROUP_MAX);
-	free(rec);
-	wzc_wzx_free(x);
-	wzc_codec_free(c);
-	wzt_cache_trace_free(tr);
-	wzt_cache_trace_free(cal);
-	wzc_profile_free(prof);
+	wzx_fixture_free(&fx);
 }
 
 int main(void)

@@ -14,6 +14,7 @@
 #include "codec/wzx/wzx_rec5.h"
 #include "codec/wzx/wzx_token.h"
 #include "tests/codec/window.h"
+#include "tests/codec/wzx_fixture.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t next64(void)
@@ -88,25 +89,14 @@ static void one(wzt_family fam, const char *rate, int T)
 {
 	const char *fname = wzt_family_name(fam);
 	const int L = 2;
-	wzt_cache_trace *cal = synth(fam, L, 1024, 0, 0, 0, 100, "calibration");
-	wzt_cache_trace *tr = synth(fam, L, T, 0, 0, 4096, 7, "test");
-	wzc_profile *prof = NULL;
-	wzc_format fmt;
-	wzc_codec *c = NULL;
-	wzc_wzx *x = NULL;
-	wz_diag d;
-	if (cal) {
-		wzc_window cw = window_of(cal);
-		const wzc_window *cp = &cw;
-		if (wzc_prepare(&cp, 1, NULL, &prof, &d))
-			printf("# prepare: %s\n", d.msg);
-	}
-	wzc_window w = tr ? window_of(tr) : (wzc_window){ 0 };
-	if (!ok(prof && tr && !wzc_format_parse(rate, &fmt, &d) &&
-		!wzc_codec_new(&fmt, L, w.R, w.P, prof, &c, &d) && !wzc_wzx_of_codec(c, &x, &d),
-		"%s %s: profile, window and coder", fname, rate))
+	wzx_fixture fx;
+	if (!ok(!wzx_fixture_open(&fx, fam, rate, L, T), "%s %s: profile, window and coder", fname, rate)) {
+		wzx_fixture_free(&fx);
 		return;
-	size_t B = wzc_codec_record_bytes(c);
+	}
+	wzc_wzx *x = fx.x;
+	size_t B = fx.B;
+	const uint8_t *rec = fx.rec;
 	ok(wzc_wzx_layer_type4(x, 0) && wzc_wzx_layer_type4(x, 1), "%s %s: type 5 tables (%zu B records)",
 	   fname, rate, B);
 	/* what the layers' plans hold: the one-pass loop's plan, places read by
@@ -126,10 +116,6 @@ static void one(wzt_family fam, const char *rate, int T)
 	ok(plan && fused, "%s %s: the one-pass plan (%d places by slot entries, %d rows; layer 0's groups of "
 			  "1, 2, 3, 4+ pieces: %d %d %d %d)",
 	   fname, rate, wide, rows, np[1], np[2], np[3], np[4]);
-	uint8_t *rec = malloc(B * T * L);
-	for (int l = 0; l < L; l++)
-		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
-				 rec + B * T * l, &d);
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
 		if (!wzc_wzx_lanes5_have(paths[pi])) {
 			ok(1, "# SKIP %s %s: no type 5 %s loop on this processor", fname, rate, names[pi]);
@@ -171,12 +157,7 @@ static void one(wzt_family fam, const char *rate, int T)
 		ok(same, "%s %s, type 5 to records, %s: %d damaged payloads, the same verdict and records as the "
 			 "reference", fname, rate, names[pi], tries);
 	}
-	free(rec);
-	wzc_wzx_free(x);
-	wzc_codec_free(c);
-	wzt_cache_trace_free(tr);
-	wzt_cache_trace_free(cal);
-	wzc_profile_free(prof);
+	wzx_fixture_free(&fx);
 }
 
 int main(void)

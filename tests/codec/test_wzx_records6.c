@@ -15,6 +15,7 @@
 #include "codec/wzx/wzx_lanes.h"
 #include "codec/wzx/wzx_rec6.h"
 #include "tests/codec/window.h"
+#include "tests/codec/wzx_fixture.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t next64(void)
@@ -63,25 +64,14 @@ static void one(wzt_family fam, const char *rate, int T)
 {
 	const char *fname = wzt_family_name(fam);
 	const int L = 2;
-	wzt_cache_trace *cal = synth(fam, L, 1024, 0, 0, 0, 100, "calibration");
-	wzt_cache_trace *tr = synth(fam, L, T, 0, 0, 4096, 7, "test");
-	wzc_profile *prof = NULL;
-	wzc_format fmt;
-	wzc_codec *c = NULL;
-	wzc_wzx *x = NULL;
-	wz_diag d;
-	if (cal) {
-		wzc_window cw = window_of(cal);
-		const wzc_window *cp = &cw;
-		if (wzc_prepare(&cp, 1, NULL, &prof, &d))
-			printf("# prepare: %s\n", d.msg);
-	}
-	wzc_window w = tr ? window_of(tr) : (wzc_window){ 0 };
-	if (!ok(prof && tr && !wzc_format_parse(rate, &fmt, &d) &&
-			!wzc_codec_new(&fmt, L, w.R, w.P, prof, &c, &d) && !wzc_wzx_of_codec(c, &x, &d),
-		"%s %s: profile, window and coder", fname, rate))
+	wzx_fixture fx;
+	if (!ok(!wzx_fixture_open(&fx, fam, rate, L, T), "%s %s: profile, window and coder", fname, rate)) {
+		wzx_fixture_free(&fx);
 		return;
-	size_t B = wzc_codec_record_bytes(c);
+	}
+	wzc_wzx *x = fx.x;
+	size_t B = fx.B;
+	const uint8_t *rec = fx.rec;
 	/* type 6 in every layer (its counts at most 2^16), type 5 where they
 	 * are at most 4096 */
 	int narrow = 0, wide = 0, huge = 0, t6 = 0, t5 = 0, S4 = 0;
@@ -101,11 +91,7 @@ static void one(wzt_family fam, const char *rate, int T)
 	ok(t6 == L && narrow > 0,
 	   "%s %s: type 6 tables in %d of %d layers, type 5's in %d (%zu B records; %d coded places narrow, %d "
 	   "with type 5's tables, %d uniform over 2^16)", fname, rate, t6, L, t5, B, narrow, wide, huge);
-	uint8_t *rec = malloc(B * T * L);
-	for (int l = 0; l < L; l++)
-		wzc_encode_layer(c, l, T, w.latent + (size_t)l * T * w.R, w.rope + (size_t)l * T * w.P,
-				 rec + B * T * l, &d);
-	bufs u = { x, 0, 0, S4, w.R + w.P, B, malloc(64 * B), malloc(64 * B), NULL, NULL,
+	bufs u = { x, 0, 0, S4, fx.w.R + fx.w.P, B, malloc(64 * B), malloc(64 * B), NULL, NULL,
 		   NULL, NULL };
 	u.sa = malloc(sizeof *u.sa * 64 * (size_t)u.S4);
 	u.sb = malloc(sizeof *u.sb * 64 * (size_t)u.S4);
@@ -188,12 +174,7 @@ static void one(wzt_family fam, const char *rate, int T)
 	free(u.sb);
 	free(u.wa);
 	free(u.wb);
-	free(rec);
-	wzc_wzx_free(x);
-	wzc_codec_free(c);
-	wzt_cache_trace_free(tr);
-	wzt_cache_trace_free(cal);
-	wzc_profile_free(prof);
+	wzx_fixture_free(&fx);
 }
 
 int main(void)
