@@ -106,7 +106,7 @@ int main(int argc, char **argv)
 		wz_sim_setup_free(&setup);
 		return rc;
 	}
-	int confirm = argc > 1 ? atoi(argv[1]) : 4;
+	int confirm = argc > 1 ? atoi(argv[1]) : WZD_CONFIRM_LIMIT;
 	wz_scenario_opts so;
 	memset(&so, 0, sizeof so);
 	wz_sim_opts o;
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		o.threads = argv[2];
 	if (argc > 3)
 		so.formats = argv[3];
-	if (confirm < 1 || confirm > 64) {
+	if (confirm < 1 || confirm > 4096) {
 		fprintf(stderr, "usage: bench_deploy [CONFIRM [THREADS]]\n");
 		return 2;
 	}

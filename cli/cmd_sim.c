@@ -216,9 +216,10 @@ int wz_cmd_sim(int argc, char **argv)
 	if (simopts.threads)
 		return wz_cli_usage("sim", "--threads: sim runs one simulation, on one thread; "
 				    "--threads is for size and propose, which run several");
-	if (simopts.search || simopts.config)
-		return wz_cli_usage("sim", "--search, --no-search and --config are for size and "
-				    "propose, which search configurations; sim runs the scenario's");
+	if (simopts.search || simopts.config || simopts.confirm_limit)
+		return wz_cli_usage("sim", "--search, --no-search, --config and --confirm-limit are "
+				    "for size and propose, which search configurations; sim runs the "
+				    "scenario's");
 	if (simopts.search_seeds)
 		return wz_cli_usage("sim", "--search-seeds: sim runs one simulation, with --seed's "
 				    "seed; --search-seeds is for size and propose, which search");

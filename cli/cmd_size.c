@@ -271,6 +271,7 @@ static wzp_table *make_search_table(const wz_sim_setup *s, const wz_size_row *ro
 	wzp_table_column(t, "at_baseline_config_gpus", h_base, 1);
 	wzp_table_column(t, "screened", "Configurations screened", 1);
 	wzp_table_column(t, "feasible", "Feasible by the screen", 1);
+	wzp_table_column(t, "confirmed", "Confirmed by simulation", 1);
 	for (int i = 0; i < n; i++) {
 		const wz_size_row *r = &rows[i];
 		char text[256], pct[32];
@@ -309,15 +310,31 @@ static wzp_table *make_search_table(const wz_sim_setup *s, const wz_size_row *ro
 			wzp_table_empty(t);
 		wzp_table_numf(t, (double)r->nconfigs, 0);
 		wzp_table_numf(t, (double)r->nfeasible, 0);
+		if (r->unconfirmed > 0) {
+			char lim[64];
+			snprintf(lim, sizeof lim, "%d (limit; %ld left)", r->nconfirmed, r->unconfirmed);
+			wzp_table_str(t, lim);
+		} else {
+			wzp_table_numf(t, (double)r->nconfirmed, 0);
+		}
 	}
 	wzd_config def;
 	char text[256];
 	wzd_config_of(&s->params, &s->scn->mem, &def);
 	wzp_table_note(t, "Each format's fleet at the cheapest configuration found: an analytic "
 			  "screen of every configuration (the simulator's step times at the mean "
-			  "load), then the simulator sizing the screen's best of each family and "
-			  "the next best, each only below the cheapest fleet found; the baseline "
-			  "first, whose winner is each other format's first candidate.");
+			  "load), then the simulator sizing them in order of the screen's lower "
+			  "bound, each only below the cheapest fleet found, until no unconfirmed "
+			  "one's bound beats it or --confirm-limit (%d) is reached; the baseline "
+			  "first, whose winner is each other format's first candidate.",
+		       s->confirm_limit);
+	for (int i = 0; i < n; i++)
+		if (rows[i].unconfirmed > 0)
+			wzp_table_note(t, "%s: the confirmation limit stopped the search with %ld "
+					  "configurations unconfirmed whose lower bound (from %ld GPUs) "
+					  "beats the fleet found; a larger --confirm-limit may find a "
+					  "cheaper one.",
+				       rows[i].size.name, rows[i].unconfirmed, rows[i].unconfirmed_bound);
 	wzp_table_note(t, "The scenario's configuration: %s, sized the same way up to four times "
 			  "the winner's GPUs.", wzd_config_text(&def, text, sizeof text));
 	for (int i = 0; i < n; i++)

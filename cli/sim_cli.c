@@ -40,7 +40,11 @@ const char wz_sim_threads_help[] =
 	"                         parallelism, expert_parallel, dual_batch_overlap, serving,\n"
 	"                         prefill_gpus_per_replica, prefill_context_parallel,\n"
 	"                         mtp_draft_tokens, max_batch, prefill_pipeline_stages;\n"
-	"                         scenario key config)\n";
+	"                         scenario key config)\n"
+	"  --confirm-limit N      the most configurations the search confirms by simulation\n"
+	"                         (default 32); it stops sooner once no unconfirmed one's\n"
+	"                         lower bound beats the best fleet, and says so if the\n"
+	"                         limit stopped it first\n";
 
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 {
@@ -64,6 +68,7 @@ int wz_sim_opt(wz_sim_opts *o, int val, const char *arg)
 	case 1116: o->search = -1; break;
 	case 1117: o->config = arg; break;
 	case 1118: o->ttft_per_1k = arg; break;
+	case 1119: o->confirm_limit = arg; break;
 	default: return -1;
 	}
 	return 0;

@@ -28,9 +28,10 @@
 	{ "search", no_argument, NULL, 1115 },                                          \
 	{ "no-search", no_argument, NULL, 1116 },                                       \
 	{ "config", required_argument, NULL, 1117 },                                    \
-	{ "ttft-per-1k", required_argument, NULL, 1118 }
+	{ "ttft-per-1k", required_argument, NULL, 1118 },                               \
+	{ "confirm-limit", required_argument, NULL, 1119 }
 
-/* Records option `val` (1100..1118); returns 0 when it was one. */
+/* Records option `val` (1100..1119); returns 0 when it was one. */
 int wz_sim_opt(wz_sim_opts *o, int val, const char *arg);
 extern const char wz_sim_opts_help[];
 /* --threads, for the commands that run several simulations (size, propose);

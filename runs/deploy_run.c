@@ -69,8 +69,8 @@ static int one_format(const char *cmd, const wz_sim_setup *s, int i, long max_re
 	wzd_result res;
 	wz_diag diag;
 	wz_diag_clear(&diag);
-	if (wzd_search(&b, &s->space, seed, seed ? 1 : 0, 4, max_replicas, s->threads, on_run, &n,
-		       &res, &diag)) {
+	if (wzd_search(&b, &s->space, seed, seed ? 1 : 0, s->confirm_limit, max_replicas, s->threads,
+		       on_run, &n, &res, &diag)) {
 		wzd_result_free(&res);
 		return wz_say_fail(cmd, &diag);
 	}
@@ -79,6 +79,19 @@ static int one_format(const char *cmd, const wz_sim_setup *s, int i, long max_re
 	r->nconfigs = res.nconfigs;
 	r->nfeasible = res.nfeasible;
 	r->screen_s = res.screen_s;
+	r->nconfirmed = res.nconfirmed;
+	r->confirm_limit = res.limit;
+	r->unconfirmed = res.unconfirmed;
+	r->unconfirmed_bound = res.unconfirmed_bound;
+	if (res.unconfirmed > 0 && res.best >= 0)
+		wz_say_warn(cmd, "%s: the confirmation limit (%d configurations, --confirm-limit) "
+			    "stopped the search with %ld configurations unconfirmed whose lower bound "
+			    "(from %ld GPUs) beats the fleet found; a larger limit may find a cheaper one",
+			    r->size.name, res.limit, res.unconfirmed, res.unconfirmed_bound);
+	else if (res.unconfirmed > 0)
+		wz_say_warn(cmd, "%s: the confirmation limit (%d configurations, --confirm-limit) "
+			    "stopped the search with %ld configurations unconfirmed and no fleet found",
+			    r->size.name, res.limit, res.unconfirmed);
 	r->at_base_gpus = -1;
 	if (seed && res.nconfirmed > 0 && !memcmp(&res.confirmed[0].est.c, seed, sizeof *seed))
 		r->at_base_gpus = res.confirmed[0].search.replicas > 0 ? res.confirmed[0].gpus : 0;

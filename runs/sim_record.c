@@ -267,6 +267,10 @@ static void record_search(wza_run *run, const wz_size_row *r)
 		wza_run_point(run, f, "pareto", r->pareto_x[k], r->pareto_y[k]);
 	wza_run_figure(run, t, f, "screened", (double)r->nconfigs, NULL);
 	wza_run_figure(run, t, f, "feasible", (double)r->nfeasible, NULL);
+	wza_run_figure(run, t, f, "confirmed", (double)r->nconfirmed, NULL);
+	if (r->unconfirmed > 0)
+		wza_run_figure(run, t, f, "unconfirmed_below_bound", (double)r->unconfirmed,
+			       "the confirmation limit stopped the search");
 	if (r->has_closest) {
 		wza_run_figure(run, t, f, "closest_configuration", NAN,
 			       wzd_config_text(&r->closest, text, sizeof text));

@@ -124,6 +124,13 @@ static int load_search(const char *cmd, const wz_sim_opts *o, wz_sim_setup *out)
 	}
 	if (o->config && wzd_space_pin(&out->space, o->config, "--config", &diag))
 		return wz_say_usage(cmd, "%s", diag.msg);
+	long limit = WZD_CONFIRM_LIMIT;
+	int rc = o->confirm_limit ? wz_say_long(cmd, "--confirm-limit", o->confirm_limit, 1, 4096,
+						&limit)
+				  : 0;
+	if (rc)
+		return rc;
+	out->confirm_limit = (int)limit;
 	return 0;
 }
 

@@ -25,6 +25,7 @@ typedef struct {
 	 * 0 the scenario's `search` key; --config pins keys of the space */
 	int search;
 	const char *config;
+	const char *confirm_limit; /* --confirm-limit */
 } wz_sim_opts;
 
 typedef struct {
@@ -44,6 +45,7 @@ typedef struct {
 	 * deployment search finds (sim/deploy) instead of the scenario's own */
 	int search;
 	wzd_space space;          /* the space searched: the scenario's `config` and --config pinned */
+	int confirm_limit;        /* the most configurations the search confirms (--confirm-limit) */
 } wz_sim_setup;
 
 /* Loads everything; returns an exit status (0 on success) after printing
@@ -95,6 +97,11 @@ typedef struct {
 	long at_base_gpus;
 	long nconfigs, nfeasible;
 	double screen_s;
+	/* configurations confirmed by simulation; where the confirmation limit
+	 * stopped them, how many left unconfirmed could still have beaten the
+	 * winner (their lower bound below it; the lowest: unconfirmed_bound) */
+	int nconfirmed, confirm_limit;
+	long unconfirmed, unconfirmed_bound;
 	int has_closest;
 	wzd_config closest;
 	double closest_over;

@@ -111,10 +111,7 @@ static void pool_pass(wzs_fleet *f, int32_t ri, int inst)
 	int finished_rank[MAX_DONE];
 	while (id >= 0 && !full && nfinished < MAX_DONE) {
 		wzs_req *q = &f->reqs[id];
-		int rank = 0;
-		for (int k = 1; k < ranks; k++)
-			if (pq->rank_tokens[k] < pq->rank_tokens[rank])
-				rank = k;
+		int rank = wzs_pool_least_rank(pq->rank_tokens, ranks);
 		double room = budget - pq->rank_tokens[rank];
 		if (room < 1) {
 			full = 1;
@@ -148,14 +145,8 @@ static void pool_pass(wzs_fleet *f, int32_t ri, int inst)
 		}
 		id = next;
 	}
-	double stage_s = 0, most = 0;
-	for (int k = 0; k < ranks; k++) {
-		if (pq->rank_tokens[k] <= 0)
-			continue;
-		double t = wzs_pool_stage_time(m, pq->rank_tokens[k], pq->rank_pairs[k]);
-		stage_s = t > stage_s ? t : stage_s;
-		most = pq->rank_tokens[k] > most ? pq->rank_tokens[k] : most;
-	}
+	double most;
+	double stage_s = wzs_pool_pass_time(m, pq->rank_tokens, pq->rank_pairs, ranks, &most);
 	double *stage_free = pq->stage_free + (size_t)inst * (size_t)m->pool_stages;
 	double done = wzs_pipeline_pass(stage_free, m->pool_stages, f->now, stage_s,
 					wzs_pool_hop_time(m, most));

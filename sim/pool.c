@@ -19,6 +19,7 @@
 #include "sim/replica.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "sim/moe.h"
 
@@ -98,6 +99,68 @@ double wzs_pipeline_pass(double *stage_free, int stages, double start, double st
 		stage_free[s] = ready = at + stage_s;
 	}
 	return ready;
+}
+
+int wzs_pool_least_rank(const double *rank_tokens, int ranks)
+{
+	int rank = 0;
+	for (int k = 1; k < ranks; k++)
+		if (rank_tokens[k] < rank_tokens[rank])
+			rank = k;
+	return rank;
+}
+
+double wzs_pool_pass_time(const wzs_replica_model *m, const double *rank_tokens,
+			  const double *rank_pairs, int ranks, double *most_tokens)
+{
+	double stage_s = 0, most = 0;
+	for (int k = 0; k < ranks; k++) {
+		if (rank_tokens[k] <= 0)
+			continue;
+		double t = wzs_pool_stage_time(m, rank_tokens[k], rank_pairs[k]);
+		stage_s = t > stage_s ? t : stage_s;
+		most = rank_tokens[k] > most ? rank_tokens[k] : most;
+	}
+	if (most_tokens)
+		*most_tokens = most;
+	return stage_s;
+}
+
+double wzs_pool_pack_pass(const wzs_replica_model *m, double chunk, double chunk_cached,
+			  double n, double tokens, double cached, double *hop_s)
+{
+	enum { LOCAL = 64 };
+	double local[2 * LOCAL];
+	int ranks = m->pool_stage_gpus > 0 ? m->pool_stage_gpus : 1;
+	double *rank_tokens = ranks <= LOCAL ? local : malloc(2 * (size_t)ranks * sizeof *local);
+	if (!rank_tokens)
+		return HUGE_VAL;
+	double *rank_pairs = rank_tokens + ranks;
+	for (int k = 0; k < ranks; k++)
+		rank_tokens[k] = rank_pairs[k] = 0;
+	double budget = m->pool_batch_tokens > 0 ? (double)m->pool_batch_tokens : HUGE_VAL;
+	if (chunk > 0) {
+		rank_tokens[0] = chunk < budget ? chunk : budget;
+		rank_pairs[0] = wzs_model_prefill_pairs(m, chunk_cached, rank_tokens[0]);
+	}
+	/* the prompts in arrival order, each onto the rank with the fewest
+	 * tokens (disagg.c's pool_pass); what does not fit waits */
+	for (double i = 0; i < n && tokens > 0; i++) {
+		int rank = wzs_pool_least_rank(rank_tokens, ranks);
+		double room = budget - rank_tokens[rank];
+		if (room < 1)
+			break;
+		double take = tokens < room ? tokens : room;
+		rank_tokens[rank] += take;
+		rank_pairs[rank] += wzs_model_prefill_pairs(m, cached, take);
+	}
+	double most;
+	double t = wzs_pool_pass_time(m, rank_tokens, rank_pairs, ranks, &most);
+	if (hop_s)
+		*hop_s = wzs_pool_hop_time(m, most);
+	if (rank_tokens != local)
+		free(rank_tokens);
+	return t;
 }
 
 double wzs_pool_chunked_time(const wzs_replica_model *m, double cached, double new_tokens,

@@ -302,6 +302,27 @@ double wzs_pool_hop_time(const wzs_replica_model *m, double tokens);
 double wzs_pipeline_pass(double *stage_free, int stages, double start, double stage_s,
 			 double hop_s);
 
+/* The rank of an instance's stage with the fewest tokens in the pass
+ * being packed (the lowest on a tie): where the next prompt goes. */
+int wzs_pool_least_rank(const double *rank_tokens, int ranks);
+
+/* Stage seconds of a pass whose `ranks` ranks hold rank_tokens new tokens
+ * attending to rank_pairs pairs: its busiest rank's wzs_pool_stage_time
+ * (a pass waits for it); *most_tokens (may be NULL) gets the most tokens
+ * a rank holds, for the hand-off. */
+double wzs_pool_pass_time(const wzs_replica_model *m, const double *rank_tokens,
+			  const double *rank_pairs, int ranks, double *most_tokens /* OUT */);
+
+/* One pass packed as sim/disagg.c packs it, for the deployment screen:
+ * `chunk` tokens of a long prompt after `chunk_cached` (0: none) on a rank
+ * of their own, then n prompts of `tokens` new tokens after `cached`
+ * each, first come first served onto the rank with the fewest tokens up
+ * to pool_batch_tokens a rank (one that does not fit takes the room left;
+ * once no rank has room the rest wait).  Returns the pass's stage seconds
+ * (its busiest rank's); *hop_s (may be NULL) its hand-off between stages. */
+double wzs_pool_pack_pass(const wzs_replica_model *m, double chunk, double chunk_cached,
+			  double n, double tokens, double cached, double *hop_s /* OUT */);
+
 /* One prompt of `new_tokens` after `cached` ones alone on an idle
  * instance rank, in passes of pool_batch_tokens through the stages:
  * returns when its last chunk leaves the last stage, and sets *first_s to

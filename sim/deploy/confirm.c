@@ -1,6 +1,6 @@
 /* The deployment search's two stages: the screen over every configuration
- * of the space, then the simulator's fleet search for the cheapest few
- * (deploy.h). */
+ * of the space, then the simulator's fleet search for candidates in order
+ * of their lower bounds until none left can beat the best (deploy.h). */
 #include "sim/deploy/deploy.h"
 
 #include <math.h>
@@ -98,7 +98,8 @@ static int indistinct(const wzd_estimate *a, const wzd_estimate *b)
 {
 	return a->c.gpus == b->c.gpus && a->c.prefill_gpus == b->c.prefill_gpus && a->c.pp == b->c.pp &&
 	       a->c.tp == b->c.tp && a->bind == b->bind && a->batch == b->batch &&
-	       a->replicas == b->replicas &&
+	       a->replicas == b->replicas && a->feasible == b->feasible &&
+	       a->gpus_bound == b->gpus_bound &&
 	       fabs(a->users_per_replica - b->users_per_replica) <= 1e-3 * a->users_per_replica;
 }
 
@@ -137,8 +138,17 @@ static double shortfall(const wzd_confirmed *c)
 	return t > u ? t : u;
 }
 
+long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *done,
+			long best_gpus)
+{
+	for (long j = 0; j < n; j++)
+		if (!done[j] && (best_gpus <= 0 || cand[j].gpus_bound < best_gpus))
+			return j;
+	return -1;
+}
+
 wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first, int nfirst,
-		  int confirm, long max_replicas, int threads,
+		  int limit, long max_replicas, int threads,
 		  void (*on_run)(void *ud, const wzd_config *c, long replicas,
 				 const wzs_result *r, int ok),
 		  void *ud, wzd_result *out, wz_diag *diag)
@@ -195,83 +205,124 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 		out->screened[i] = rk[i].e;
 	free(rk);
 	out->screen_s = now_s() - t0;
-	/* The cheapest `confirm` distinct feasible ones; where none is
-	 * feasible, the first dropped-free ones still run so that the answer
-	 * can say how close each came. */
-	if (confirm < 1)
-		confirm = 1;
-	out->confirmed = calloc((size_t)(confirm + nfirst), sizeof *out->confirmed);
-	if (!out->confirmed)
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	/* The candidates: those with a bound, feasible by the screen's
+	 * estimate or not (where none has, every one the model runs, so that
+	 * the answer can say how close the first few came), each once among
+	 * those the screen cannot tell apart, none that `first` holds, in
+	 * order of their lower bounds, then the screen's. */
 	if (nfirst < 0 || nfirst > 16)
 		nfirst = 0;
-	long pick[64];
-	int npick = 0;
-	/* The screen's best of each family (aggregated or disaggregated,
-	 * attention-dp or tp) first, since the screen's error is largest
-	 * between families (how prefill stalls decode), then the next
-	 * cheapest, in screen order. */
-	int family_seen[4] = { 0 };
-	for (int pass = 0; pass < 2; pass++)
-		for (long i = 0; i < n && npick < confirm && npick < 64; i++) {
-			const wzd_estimate *e = &out->screened[i];
-			if (e->dropped || (out->nfeasible > 0 && !e->feasible))
-				continue;
-			int fam = (e->c.prefill_gpus > 0) * 2 + e->c.tp;
-			if (pass == 0 && family_seen[fam])
-				continue;
-			int dup = 0;
-			for (int j = 0; j < nfirst && !dup; j++)
-				dup = !memcmp(&first[j], &e->c, sizeof e->c);
-			for (int j = 0; j < npick && !dup; j++)
-				dup = pick[j] == i || indistinct(&out->screened[pick[j]], e);
-			if (dup)
-				continue;
-			family_seen[fam] = 1;
+	if (limit < 1)
+		limit = 1;
+	long nbound = 0;
+	for (long i = 0; i < n; i++)
+		nbound += !out->screened[i].dropped && out->screened[i].gpus_bound > 0;
+	if (nbound == 0 && limit > WZD_INFEASIBLE_CONFIRMS)
+		limit = WZD_INFEASIBLE_CONFIRMS;
+	out->limit = limit;
+	long *pick = malloc((size_t)n * sizeof *pick);
+	out->confirmed = calloc((size_t)(limit + nfirst), sizeof *out->confirmed);
+	if (!pick || !out->confirmed) {
+		free(pick);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	long npick = 0;
+	for (long i = 0; i < n; i++) {
+		const wzd_estimate *e = &out->screened[i];
+		if (e->dropped || (nbound > 0 && e->gpus_bound <= 0))
+			continue;
+		int dup = 0;
+		for (int j = 0; j < nfirst && !dup; j++)
+			dup = !memcmp(&first[j], &e->c, sizeof e->c);
+		for (long j = 0; j < npick && !dup; j++)
+			dup = indistinct(&out->screened[pick[j]], e);
+		if (!dup)
 			pick[npick++] = i;
-		}
-	/* in screen order */
-	for (int a = 1; a < npick; a++)
-		for (int j = a; j > 0 && pick[j - 1] > pick[j]; j--) {
+	}
+	/* by bound, stable on the screen's order */
+	for (long a = 1; a < npick; a++)
+		for (long j = a; j > 0 && out->screened[pick[j - 1]].gpus_bound >
+						  out->screened[pick[j]].gpus_bound; j--) {
 			long t = pick[j];
 			pick[j] = pick[j - 1];
 			pick[j - 1] = t;
 		}
+	wzd_estimate *cand = malloc((size_t)(npick + nfirst) * sizeof *cand);
+	unsigned char *done = calloc((size_t)(npick + nfirst) + 1, 1);
+	int *slot = malloc((size_t)(npick + nfirst + 1) * sizeof *slot);
+	if (!cand || !done || !slot) {
+		free(pick);
+		free(cand);
+		free(done);
+		free(slot);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
+	/* `first` ahead of every bound (0): confirmed whatever their screen */
+	for (int j = 0; j < nfirst; j++) {
+		wzd_screen(b, &first[j], &cand[j]);
+		cand[j].gpus_bound = 0;
+	}
+	for (long j = 0; j < npick; j++)
+		cand[nfirst + j] = out->screened[pick[j]];
+	free(pick);
+	long ncand = npick + nfirst;
 	t0 = now_s();
-	wzd_estimate seeded[16];
-	for (int j = 0; j < nfirst; j++)
-		wzd_screen(b, &first[j], &seeded[j]);
 	/* First each candidate up to twice the replicas the screen expects
 	 * (the screen misjudges some: a candidate that needs more than that
 	 * costs one search, not one to the end), then those that stopped
-	 * there, up to the cheapest fleet found. */
-	long tried[64 + 16] = { 0 };
-	for (int pass = 0; pass < 2; pass++)
-		for (int j = 0; j < nfirst + npick; j++) {
-			const wzd_estimate *e = j < nfirst ? &seeded[j] : &out->screened[pick[j - nfirst]];
-			if (e->dropped)
-				continue;
-			long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
-			/* Once a fleet met the targets, a configuration need not search
-			 * past the replicas that cost as much: it cannot win there. */
-			if (out->best >= 0) {
-				long beat = (out->confirmed[out->best].gpus - 1) / per_replica;
-				if (beat < cap)
-					cap = beat;
-			}
-			long guess = e->feasible ? 2 * e->replicas + 2 : cap;
-			if (pass == 0 && guess < cap)
-				cap = guess;
+	 * there, up to the cheapest fleet found.  Each searches only below
+	 * the cheapest fleet found so far: it cannot win above it. */
+	wz_err err = WZ_OK;
+	int stopped = 0;
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		for (;;) {
+			long best_gpus = out->best >= 0 ? out->confirmed[out->best].gpus : 0;
+			long j;
 			wzd_confirmed *c;
 			if (pass == 0) {
+				j = wzd_next_candidate(cand, ncand, done, best_gpus);
+				if (j < 0)
+					break;
+				if (cand[j].dropped) {
+					done[j] = 3;
+					continue;
+				}
+				if (out->nconfirmed >= limit) {
+					stopped = 1;
+					break;
+				}
 				c = &out->confirmed[out->nconfirmed];
-				tried[j] = out->nconfirmed++;
+				slot[j] = out->nconfirmed++;
+				done[j] = 1;
 			} else {
-				c = &out->confirmed[tried[j]];
-				if (c->search.replicas > 0 || c->search.largest >= cap)
+				/* resume, in the same order, those stopped at twice the
+				 * estimate whose bound still beats the best */
+				j = -1;
+				for (long k = 0; k < ncand && j < 0; k++)
+					if (done[k] == 1 && (best_gpus == 0 || cand[k].gpus_bound < best_gpus))
+						j = k;
+				if (j < 0)
+					break;
+				done[j] = 2;
+				c = &out->confirmed[slot[j]];
+				long per_replica = cand[j].c.gpus + cand[j].c.prefill_gpus;
+				long beat = best_gpus > 0 ? (best_gpus - 1) / per_replica : max_replicas;
+				if (c->search.replicas > 0 || c->search.largest >= beat ||
+				    c->search.largest >= max_replicas || !c->capped)
 					continue;
 				wzd_confirmed_free(c);
 			}
+			const wzd_estimate *e = &cand[j];
+			long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
+			if (best_gpus > 0) {
+				long beat = (best_gpus - 1) / per_replica;
+				if (beat < cap)
+					cap = beat;
+			}
+			long expect = e->feasible ? e->replicas : e->gpus_bound / per_replica;
+			long guess = expect > 0 ? 2 * expect + 2 : cap;
+			if (pass == 0 && guess < cap)
+				cap = guess;
 			if (cap < 1) {
 				memset(c, 0, sizeof *c);
 				c->est = *e;
@@ -279,11 +330,11 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 				continue;
 			}
 			run_relay r = { on_run, ud, &e->c };
-			wz_err err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
+			err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
 			if (err) {
 				wzd_confirmed_free(c);
 				c->search.replicas = 0;
-				return err;
+				break;
 			}
 			c->est = *e;
 			c->capped = cap < max_replicas;
@@ -292,6 +343,22 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 			    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year))
 				out->best = (int)(c - out->confirmed);
 		}
+	}
+	/* what the limit left: candidates whose bound beats the best found */
+	if (!err && stopped && nbound > 0) {
+		long best_gpus = out->best >= 0 ? out->confirmed[out->best].gpus : 0;
+		for (long j = 0; j < ncand; j++)
+			if (!done[j] && (best_gpus == 0 || cand[j].gpus_bound < best_gpus)) {
+				if (!out->unconfirmed || cand[j].gpus_bound < out->unconfirmed_bound)
+					out->unconfirmed_bound = cand[j].gpus_bound;
+				out->unconfirmed++;
+			}
+	}
+	free(cand);
+	free(done);
+	free(slot);
+	if (err)
+		return err;
 	out->confirm_s = now_s() - t0;
 	if (out->best < 0)
 		for (int j = 0; j < out->nconfirmed; j++)

@@ -55,12 +55,11 @@ typedef struct {
  * overlap off or on), aggregated or disaggregated with a prefill pool of
  * one node up to 64 GPUs, context-parallel prefill 1 to 16, MTP 0 to 3
  * drafts where p->mtp_acceptance > 0 (else off), batch caps 64, 128, 256
- * and p->max_batch, and where the scenario gives its disaggregated pool a
- * layout (prefill_instance_gpus or prefill_pipeline_stages) a pool of 1,
- * 2 or 4 pipeline stages and the scenario's own (more than one: the
- * pool's prefill instances, sim/pool.c, of the scenario's
- * prefill_instance_gpus or else the whole pool, in that many stages).  Configurations that cannot hold the weights or that
- * the model refuses are dropped when enumerated. */
+ * and p->max_batch, and for a disaggregated pool 1, 2 or 4 pipeline
+ * stages and the scenario's own (more than one: the pool's prefill
+ * instances, sim/pool.c, of the scenario's prefill_instance_gpus or else
+ * the whole pool, in that many stages).  Configurations that cannot hold
+ * the weights or that the model refuses are dropped when enumerated. */
 void wzd_space_default(const wzs_params *p, wzd_space *out /* OUT */);
 
 /* Pins key=value pairs, "key=value, key=value" (a scenario's `config` or
@@ -121,6 +120,13 @@ typedef struct {
 	int dropped;               /* the model refused it (weights do not fit, ...) */
 	double users_per_replica;  /* the most users a replica serves within the targets */
 	long replicas, gpus;       /* for the scenario's users: the fleet */
+	/* The confirmation's lower bound: the fleet with users counted at
+	 * their mean context and no queue (the mean time per token within the
+	 * TPOT target, the prefill server busy less than all the time, a
+	 * first prompt alone within its target); 0 when even that fails.
+	 * Feasible or not by the estimate, a configuration with a bound is a
+	 * candidate. */
+	long gpus_bound;
 	double usd_year;           /* its reserved cost */
 	double batch;              /* running requests per attention rank at that load */
 	double tpot_s;             /* mean time per output token there */
@@ -183,23 +189,50 @@ typedef struct {
 				      closest to the targets (-1: nothing confirmed) */
 	double screen_s, confirm_s;/* wall seconds of each stage */
 	unsigned long long runs;   /* simulations run */
+	int limit;                 /* the most configurations confirmed */
+	/* the limit stopped the confirmation with this many candidates left
+	 * whose lower bound beats the best fleet found (the lowest such bound:
+	 * unconfirmed_bound GPUs); 0: it stopped because none was left */
+	long unconfirmed;
+	long unconfirmed_bound;
 } wzd_result;
+
+/* Where no configuration has a bound, the most confirmed, in the screen's
+ * order (each to the end: the answer then says how close they came). */
+#define WZD_INFEASIBLE_CONFIRMS 4
+
+/* The default limit on configurations confirmed (wzplan's --confirm-limit). */
+#define WZD_CONFIRM_LIMIT 32
+
+/* The confirmation's stopping rule: of n candidates in the order they are
+ * confirmed (cand[j].gpus_bound rising), the first one not done[j] whose
+ * lower bound is below best_gpus, the best fleet confirmed so far (0 or
+ * less: none yet, any); -1 when none is: no unconfirmed candidate can
+ * beat the best, and the confirmation stops.  (Any order works; in
+ * rising bounds the first one that cannot beat the best ends it.) */
+long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *done,
+			long best_gpus);
 
 /* Screens every configuration of the space, then confirms by simulation
  * (wzs_size with `threads` threads, up to max_replicas replicas each) the
- * screen's cheapest of each family (aggregated or disaggregated,
- * attention-dp or tp) and the next cheapest, `confirm` in all, in screen
- * order; each searches only below the cost of the cheapest fleet found
- * so far, which cannot change the answer.  The nfirst configurations of
- * `first` (another format's winner, say: so that a smaller format is
- * never sized dearer than a larger one's best) are confirmed before the
- * screen's, in the space or not.  Configurations the screen
- * cannot tell apart (the same replica shape at the same load, batch and
- * binding limit) count once.  Fails with
- * WZ_ERR_INPUT naming the pinned key when the space is empty, or when
- * every configuration was dropped (naming the pinned keys, or why). */
+ * configurations with a bound in its order (gpus_bound rising; ties in
+ * the screen's order) until no unconfirmed one's bound is below the best
+ * fleet confirmed (wzd_next_candidate), or `limit` are confirmed (then
+ * out->unconfirmed says how many were left that could still win).  Each
+ * searches first up to twice the replicas the screen expects, then,
+ * where that failed, on up to the best fleet found, and never at or
+ * above it (a fleet there cannot win).  So where every bound holds and
+ * the limit does not bind, the answer is the cheapest simulated fleet of
+ * the space, and a larger space never answers dearer.  The nfirst
+ * configurations of `first` (another format's winner, say: so that a
+ * smaller format is never sized dearer than a larger one's best) are
+ * confirmed before the screen's, in the space or not.  Configurations
+ * the screen cannot tell apart (the same replica shape at the same load,
+ * batch and binding limit) count once.  Fails with WZ_ERR_INPUT naming
+ * the pinned key when the space is empty, or when every configuration
+ * was dropped (naming the pinned keys, or why). */
 wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first, int nfirst,
-		  int confirm, long max_replicas, int threads,
+		  int limit, long max_replicas, int threads,
 		  void (*on_run)(void *ud, const wzd_config *c, long replicas,
 				 const wzs_result *r, int ok),
 		  void *ud, wzd_result *out /* OUT */, wz_diag *diag);

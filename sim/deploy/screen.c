@@ -22,9 +22,30 @@
  * exponential output lengths of mean m, a request of o tokens decoding
  * for o x tpot meets passes of length s at rate r and exceeds the target
  * when o < o* = s / (target - tpot), a share of about r tpot o*^2 / (2 m)
- * of requests, which must stay within 1%.  These are estimates, not the
- * simulator's p99s: the screen ranks configurations, and the simulator
- * sizes the best of them. */
+ * of requests, which must stay within 1%.
+ *
+ * A pool of prefill instances (sim/pool.c) is packed as sim/disagg.c packs
+ * it (wzs_pool_pack_pass): a pass takes as long as its busiest rank, so a
+ * pass that carries a chunk of a new session's first prompt holds the
+ * later turns packed beside it for the chunk's whole time in every stage.
+ * The share of time such passes run is that of an infinite-server queue
+ * (first prompts overlap on separate ranks): 1 - exp(-rate x their
+ * passes' time); a later turn that arrives in one waits for it and rides
+ * the next, which carries the same prompt's next chunk unless that was the
+ * last, and the share of requests whose first token then misses its
+ * target must stay within 1%, as the simulator's p99 asks.  Passes of
+ * later turns alone carry those that arrived during the last.
+ *
+ * These are estimates, not the simulator's p99s: the screen ranks
+ * configurations, and the simulator sizes them.  For the confirmation's
+ * stopping rule (confirm.c) each also gets a lower bound: the same load
+ * limit with users at their mean context (no two-deviation margin) and
+ * no queue, only the mean time per token within the TPOT target and the
+ * prefill server busy less than all the time.  It is as good as the step
+ * model: where one request a rank already misses the mean TPOT (the
+ * screen counts whole requests a rank) it has none, and where the screen
+ * holds fewer users than the simulator (tensor-parallel replicas) it is
+ * too high (docs/validation.md, "The deployment search"). */
 #include "sim/deploy/deploy.h"
 
 #include <math.h>
@@ -57,11 +78,14 @@ typedef struct {
 	double ranks, context, prompt, output, think, first_share;
 	double first_new;              /* a new session's first prompt's tokens */
 	double t_first, t_follow;      /* each alone, to its first token */
-	double s_prefill;              /* disaggregated: pool GPU seconds of prefill a request */
+	double s_prefill;              /* disaggregated without instances: pool GPU seconds of
+					  prefill a request */
 	double first_passes;           /* aggregated: passes of a first prompt alone */
+	double link_first, link_follow;/* disaggregated: each one's cache to the decode GPUs */
 	double follow_pairs;           /* a later turn's (query, key) pairs */
 	double pool;                   /* prefill pool GPUs (0: aggregated) */
 	double users_mem;              /* users a replica holds (resident), or HUGE_VAL */
+	double users_mean;             /* the same at their mean context, no margin */
 	double running_mem;            /* running requests a rank holds */
 	double cap;                    /* decode batch per rank: the batch cap */
 } workload;
@@ -91,14 +115,20 @@ static double alone_aggregated(const workload *w, double cached, double n)
 	return total;
 }
 
+/* A prompt's cache leaving an instance: each stage's GPU of its rank
+ * sends its stage's share of the layers (disagg.c's pool_send). */
+static double instance_link(const wzs_replica_model *m, double n)
+{
+	return m->kv_link_bps > 0 ? n * m->token_bytes / m->pool_stages / m->kv_link_bps : 0;
+}
+
 /* The same on a disaggregated pool GPU (or context-parallel group), with
  * the cache's move to the decode GPUs. */
 static double alone_pool(const workload *w, double cached, double n)
 {
 	const wzs_replica_model *m = &w->m;
 	if (m->pool_instance_gpus > 0)
-		return wzs_pool_chunked_time(m, cached, n, NULL) +
-		       (m->kv_link_bps > 0 ? n * m->token_bytes / m->pool_stages / m->kv_link_bps : 0);
+		return wzs_pool_chunked_time(m, cached, n, NULL) + instance_link(m, n);
 	double pairs = wzs_model_prefill_pairs(m, cached, n);
 	double t = m->cp_ranks > 1 && n >= (double)m->cp_min_tokens
 			   ? wzs_pool_cp_prefill_time(m, cached, n, pairs)
@@ -148,11 +178,14 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 		/* n held + 2 sd sqrt(n) <= rank_tokens, the largest such n */
 		double x = (-2 * sd + sqrt(4 * sd * sd + 4 * held * rank_tokens)) / (2 * held);
 		w->users_mem = w->ranks * floor(x * x);
+		w->users_mean = w->ranks * floor(rank_tokens / held);
 	} else {
-		w->users_mem = HUGE_VAL;
+		w->users_mem = w->users_mean = HUGE_VAL;
 	}
 	double follow_pairs = wzs_model_prefill_pairs(m, w->context, w->prompt);
 	if (w->pool > 0) {
+		w->link_first = instance_link(m, w->first_new);
+		w->link_follow = instance_link(m, w->prompt);
 		w->t_first = alone_pool(w, 0, w->first_new);
 		w->t_follow = alone_pool(w, w->context, w->prompt);
 		/* GPU seconds: a context-parallel first prompt holds its group */
@@ -161,15 +194,6 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 		double g_first = group * (w->t_first - w->first_new * m->token_bytes /
 							       (m->kv_link_bps > 0 ? m->kv_link_bps : HUGE_VAL));
 		double g_follow = wzs_pool_prefill_time(m, w->prompt, follow_pairs);
-		if (m->pool_instance_gpus > 0) {
-			/* a prompt holds its rank's GPU in every stage while the
-			 * first stage works on its chunks */
-			double busy;
-			wzs_pool_chunked_time(m, 0, w->first_new, &busy);
-			g_first = m->pool_stages * busy;
-			wzs_pool_chunked_time(m, w->context, w->prompt, &busy);
-			g_follow = m->pool_stages * busy;
-		}
 		w->s_prefill = w->first_share * g_first + (1 - w->first_share) * g_follow;
 	} else {
 		w->t_first = alone_aggregated(w, 0, w->first_new);
@@ -190,18 +214,89 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 typedef struct {
 	double tpot, rate, busy, users;
 	double tail;   /* aggregated: the share of requests a long pass puts over the TPOT target */
+	double ttft_first, ttft_follow; /* a first prompt's and a later turn's, at this load */
+	double ttft_tail; /* prefill instances: the share of requests past their TTFT target */
 } point;
+
+/* A pool of prefill instances at `rate` requests a second (a replica's):
+ * its first stage's busy share, the first tokens' times and the share of
+ * requests past their TTFT targets, packed as the instances pack passes
+ * (file comment). */
+static void instances_at(const workload *w, double rate, point *out)
+{
+	const wzs_replica_model *m = &w->m;
+	double instances = w->pool / m->pool_instance_gpus, stages = m->pool_stages;
+	double lf = rate * w->first_share / instances, lo = rate * (1 - w->first_share) / instances;
+	double budget = m->pool_batch_tokens > 0 ? (double)m->pool_batch_tokens : w->first_new;
+	int chunks = (int)ceil(w->first_new / budget);
+	double *pass = malloc((size_t)(chunks > 0 ? chunks : 1) * sizeof *pass);
+	out->busy = 1;
+	if (!pass || chunks < 1) {
+		free(pass);
+		return;
+	}
+	/* a first prompt's passes, each chunk beside the later turns that
+	 * arrived during the pass before */
+	double alone_busy;
+	wzs_pool_chunked_time(m, 0, w->first_new, &alone_busy);
+	double beside = ceil(lo * alone_busy / chunks), t_long = 0, hop_long = 0;
+	for (int c = 0; c < chunks; c++) {
+		double done = c * budget, k = w->first_new - done < budget ? w->first_new - done : budget;
+		double hop;
+		pass[c] = wzs_pool_pack_pass(m, k, done, beside, w->prompt, w->context, &hop);
+		t_long += pass[c];
+		hop_long = hop > hop_long ? hop : hop_long;
+	}
+	double share_long = 1 - exp(-lf * t_long), p_long = t_long / chunks;
+	/* passes of later turns alone carry those that arrived during the last */
+	double n = 1, p_short = 0, hop_short = 0;
+	for (int it = 0; it < 8; it++) {
+		p_short = wzs_pool_pack_pass(m, 0, 0, ceil(n), w->prompt, w->context, &hop_short);
+		n = 1 + lo * p_short;
+	}
+	double busy = share_long + lo * (1 - share_long) * p_short / n;
+	/* first prompts in flight at once, each on a rank of its own */
+	if (lf * t_long >= m->pool_stage_gpus)
+		busy = 1;
+	out->busy = busy;
+	if (busy < 1) {
+		double last = pass[chunks - 1], wait = share_long * p_long / 2;
+		out->ttft_first = wait + (t_long - last) + stages * last + (stages - 1) * hop_long +
+				  w->link_first;
+		out->ttft_follow = wait + stages * p_short + (stages - 1) * hop_short + w->link_follow;
+		/* a later turn that arrives during chunk c's pass waits for it and
+		 * rides chunk c + 1's through every stage (after the last chunk,
+		 * another prompt's while one is in flight) */
+		double target = wzd_ttft_target(&w->p, w->prompt), stuck = 0;
+		for (int c = 0; c < chunks; c++) {
+			double next = c + 1 < chunks ? pass[c + 1] : p_long;
+			double ride = c + 1 < chunks ? 1 : share_long;
+			double late = pass[c] / 2 + stages * next + (stages - 1) * hop_long +
+				      w->link_follow;
+			if (late > target)
+				stuck += share_long * pass[c] / t_long * ride;
+		}
+		out->ttft_tail = (1 - w->first_share) * stuck;
+	}
+	free(pass);
+}
 
 static void at_batch(const workload *w, double per_rank, point *out)
 {
 	const wzs_replica_model *m = &w->m;
 	double batch = per_rank * w->ranks;
 	double t = wzs_step_time(m, batch, per_rank * w->context) / m->tokens_per_step;
-	out->tail = 0;
+	out->tail = out->ttft_tail = 0;
 	if (w->pool > 0) {
 		out->tpot = t;
 		out->rate = batch / (w->output * t);
-		out->busy = out->rate * w->s_prefill / w->pool;
+		if (m->pool_instance_gpus > 0) {
+			instances_at(w, out->rate, out);
+		} else {
+			out->busy = out->rate * w->s_prefill / w->pool;
+			out->ttft_first = w->t_first / (1 - out->busy);
+			out->ttft_follow = w->t_follow / (1 - out->busy);
+		}
 	} else {
 		/* Prefill passes stop the replica's decode: the share of time they
 		 * take, at the rate the batch completes requests, found by fixed
@@ -225,6 +320,8 @@ static void at_batch(const workload *w, double per_rank, point *out)
 		out->tpot = tpot;
 		out->rate = batch / (w->output * tpot);
 		out->busy = busy;
+		out->ttft_first = w->t_first / (1 - busy);
+		out->ttft_follow = w->t_follow / (1 - busy);
 		if (w->p.length_dist == WZS_DIST_EXP && tpot < w->p.tpot_p99_s) {
 			double room = w->p.tpot_p99_s - tpot;
 			double follow_rate = out->rate * (1 - w->first_share) / per_pass;
@@ -236,6 +333,57 @@ static void at_batch(const workload *w, double per_rank, point *out)
 	}
 	double cycle = w->think + w->output * out->tpot + w->t_follow;
 	out->users = out->rate * cycle;
+}
+
+/* The most users a replica serves within the targets when it holds at
+ * most users_mem: the largest decode batch per rank that meets them, the
+ * point there, the batch and what stops a larger one.  Relaxed (the
+ * bound), only what no queue can undo: the mean time per token within the
+ * TPOT target and the prefill server busy less than all the time (so no
+ * wait for it, nor short requests behind long passes); where one request
+ * a rank already keeps it busy, the share of that load it carries. */
+static double load_limit(const workload *wl, double users_mem, double first_target,
+			 double follow_target, int relaxed, point *at, double *batch,
+			 wzd_bind *bind)
+{
+	const wzs_params *p = &wl->p;
+	double best = 0;
+	*bind = WZD_BIND_BATCH_CAP;
+	*batch = 0;
+	double cap = wl->cap < wl->running_mem ? wl->cap : wl->running_mem;
+	for (double k = 1; k <= cap; k++) {
+		point pt;
+		at_batch(wl, k, &pt);
+		if (pt.tpot > p->tpot_p99_s || (!relaxed && pt.tail > 0.01)) {
+			*bind = WZD_BIND_TPOT;
+			break;
+		}
+		if (pt.busy >= 1 ||
+		    (!relaxed && (pt.ttft_first > first_target || pt.ttft_follow > follow_target ||
+				  pt.ttft_tail > 0.01))) {
+			*bind = wl->pool > 0 ? WZD_BIND_PREFILL_POOL : WZD_BIND_TTFT;
+			if (relaxed && k == 1 && pt.busy > 0 && pt.users > 0) {
+				best = pt.users / pt.busy;
+				best = best < users_mem ? best : users_mem;
+			}
+			break;
+		}
+		if (pt.users >= users_mem) {
+			/* the replica holds no more users: they run a smaller batch */
+			best = users_mem;
+			*at = pt;
+			at->rate = pt.rate * users_mem / pt.users;
+			*batch = k;
+			*bind = WZD_BIND_MEMORY;
+			break;
+		}
+		best = pt.users;
+		*at = pt;
+		*batch = k;
+		if (k == cap && cap < wl->cap)
+			*bind = WZD_BIND_MEMORY;
+	}
+	return best;
 }
 
 void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
@@ -273,36 +421,20 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 		free(wl);
 		return;
 	}
-	double best = 0;
-	point at = { 0 };
-	wzd_bind bind = WZD_BIND_BATCH_CAP;
-	double cap = wl->cap < wl->running_mem ? wl->cap : wl->running_mem;
-	for (double k = 1; k <= cap; k++) {
-		point pt;
-		at_batch(wl, k, &pt);
-		if (pt.tpot > p->tpot_p99_s || pt.tail > 0.01) {
-			bind = WZD_BIND_TPOT;
-			break;
-		}
-		if (pt.busy >= 1 || wl->t_first / (1 - pt.busy) > out->first_target_s ||
-		    wl->t_follow / (1 - pt.busy) > follow_target) {
-			bind = wl->pool > 0 ? WZD_BIND_PREFILL_POOL : WZD_BIND_TTFT;
-			break;
-		}
-		if (pt.users >= wl->users_mem) {
-			/* the replica holds no more users: they run a smaller batch */
-			best = wl->users_mem;
-			at = pt;
-			at.rate = pt.rate * wl->users_mem / pt.users;
-			out->batch = k;
-			bind = WZD_BIND_MEMORY;
-			break;
-		}
-		best = pt.users;
-		at = pt;
-		out->batch = k;
-		if (k == cap && cap < wl->cap)
-			bind = WZD_BIND_MEMORY;
+	point at = { 0 }, ignore;
+	wzd_bind bind, b2;
+	double batch;
+	double best = load_limit(wl, wl->users_mem, out->first_target_s, follow_target, 0, &at,
+				 &out->batch, &bind);
+	/* the bound: users at their mean context, no queue (load_limit) */
+	double bound = load_limit(wl, wl->users_mean, out->first_target_s, follow_target, 1,
+				  &ignore, &batch, &b2);
+	bound = bound > best ? bound : best;
+	long users = b->run.users > 0 ? b->run.users : 1;
+	long per_replica = c->gpus + c->prefill_gpus;
+	if (bound > 0) {
+		double low = ceil((double)users / bound);
+		out->gpus_bound = (long)(low < (double)users ? low : (double)users) * per_replica;
 	}
 	out->bind = bind;
 	if (!(best > 0)) {
@@ -312,13 +444,11 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 		free(wl);
 		return;
 	}
-	long users = b->run.users > 0 ? b->run.users : 1;
 	out->feasible = 1;
 	out->users_per_replica = best;
 	out->replicas = (long)ceil((double)users / best);
 	if (out->replicas > users)
 		out->replicas = users;
-	long per_replica = c->gpus + c->prefill_gpus;
 	out->gpus = out->replicas * per_replica;
 	out->usd_year = (double)out->gpus * b->usd_per_gpu_year;
 	out->tpot_s = at.tpot;

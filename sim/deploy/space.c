@@ -52,20 +52,16 @@ void wzd_space_default(const wzs_params *p, wzd_space *out)
 		caps[nc++] = (int)p->max_batch;
 	set_choices(out, WZD_KEY_MAX_BATCH, caps, nc);
 	/* A disaggregated pool in pipeline stages, as SGLang runs long
-	 * prompts (sim/pool.c), where the scenario gives its pool a layout;
-	 * 1 keeps the scenario's own pool.  Not by default: the screen takes
-	 * a pass's ranks as evenly packed, and an instance's passes wait for
-	 * their busiest rank, so it ranks pipelined pools above what the
-	 * simulation finds (docs/validation.md, "The prefill pool's own
-	 * parallelism"). */
-	if (p->disaggregated && (p->prefill_instance_gpus > 0 || p->prefill_pp_stages > 1)) {
-		int pp[4] = { 1, 2, 4 }, npp = 3;
-		if (p->prefill_pp_stages != 1 && p->prefill_pp_stages != 2 && p->prefill_pp_stages != 4)
-			pp[npp++] = (int)p->prefill_pp_stages;
-		set_choices(out, WZD_KEY_PP, pp, npp);
-	} else {
-		set_choices(out, WZD_KEY_PP, (const int[]){ 1 }, 1);
-	}
+	 * prompts (sim/pool.c): 1, 2 or 4 stages, and the scenario's own;
+	 * 1 keeps the scenario's own pool.  The screen packs an instance's
+	 * passes as the simulator does (screen.c), so pipelined pools are
+	 * ranked by what their busiest rank costs, and the confirmation
+	 * keeps on until no candidate's bound beats the best fleet
+	 * (confirm.c): more choices cannot make the answer dearer. */
+	int pp[4] = { 1, 2, 4 }, npp = 3;
+	if (p->prefill_pp_stages != 1 && p->prefill_pp_stages != 2 && p->prefill_pp_stages != 4)
+		pp[npp++] = (int)p->prefill_pp_stages;
+	set_choices(out, WZD_KEY_PP, pp, npp);
 }
 
 void wzd_space_pin_key(wzd_space *s, int key, int value)

@@ -1,8 +1,9 @@
 /* The deployment search (sim/deploy): its space and pinning, the screen
  * against the step-time model it is built on, per-request TTFT targets,
- * the errors a pinned or empty space gives, and on a small grid that the
- * screen and confirmation find a fleet within 2% of the cheapest that
- * simulating every configuration finds. */
+ * the errors a pinned or empty space gives, on a small grid that the
+ * screen and confirmation find the cheapest fleet that simulating every
+ * configuration finds, the confirmation's stopping rule, and that a
+ * larger space never answers dearer than a smaller one. */
 #include "tests/tap.h"
 #include "tests/sim/sim_fixture.h"
 
@@ -82,8 +83,8 @@ static void test_space(void)
 	e = wzd_space_pin(&s, "max_batch", "--config", &diag);
 	ok(e == WZ_ERR_INPUT && strstr(diag.msg, "KEY=VALUE"), "a pair without '=': %s", diag.msg);
 
-	/* pipeline stages are searched where the scenario gives its pool a
-	 * layout, and never beside context parallelism */
+	/* pipeline stages are searched for every disaggregated pool, and
+	 * never beside context parallelism */
 	wzs_params lay;
 	wzs_params_default(&lay);
 	lay.disaggregated = 1;
@@ -102,8 +103,13 @@ static void test_space(void)
 	   "a pool with a layout: 1, 2 and 4 stages searched (%ld of %ld configurations pipelined)",
 	   npp, nall);
 	lay.prefill_pp_stages = 1;
+	lay.disaggregated = 0;
 	wzd_space_default(&lay, &s);
-	ok(s.n[WZD_KEY_PP] == 1 && s.v[WZD_KEY_PP][0] == 1, "without one, one stage only");
+	ok(s.n[WZD_KEY_PP] == 3 && s.v[WZD_KEY_PP][0] == 1 && s.v[WZD_KEY_PP][2] == 4,
+	   "without one, 1, 2 and 4 stages too");
+	lay.prefill_pp_stages = 3;
+	wzd_space_default(&lay, &s);
+	ok(s.n[WZD_KEY_PP] == 4 && s.v[WZD_KEY_PP][3] == 3, "and the scenario's own, 3");
 
 	wzd_config c = { 64, 0, 1, 1, 32, 8, 1, 128, 1 }, back;
 	wzs_params q;
@@ -302,17 +308,131 @@ static void test_grid(void)
 	}
 	ok(!e && n == 18 && cheapest > 0, "exhaustive: %ld configurations, the cheapest %ld GPUs", n,
 	   cheapest);
-	for (int confirm = 1; confirm <= 3 && !e; confirm++) {
-		wzd_result res;
-		e = wzd_search(&b, &s, NULL, 0, confirm, 1000, 2, NULL, NULL, &res, &diag);
-		long got = !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0;
-		char text[256] = "";
-		if (which >= 0)
-			wzd_config_text(&cs[which], text, sizeof text);
-		ok(!e && got > 0 && (double)got <= 1.02 * (double)cheapest,
-		   "screen + %d confirmed: %ld GPUs against the exhaustive %ld (%s)", confirm, got,
-		   cheapest, text);
+	char text[256] = "";
+	if (which >= 0)
+		wzd_config_text(&cs[which], text, sizeof text);
+	wzd_result res;
+	e = e ? e : wzd_search(&b, &s, NULL, 0, WZD_CONFIRM_LIMIT, 1000, 2, NULL, NULL, &res, &diag);
+	long got = !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0;
+	ok(!e && got == cheapest && res.unconfirmed == 0,
+	   "screen + %d confirmed (the limit not reached): %ld GPUs against the exhaustive %ld (%s)",
+	   e ? 0 : res.nconfirmed, got, cheapest, text);
+	/* the stopping rule held: every feasible configuration left
+	 * unconfirmed has a bound at or above the answer, or one the screen
+	 * cannot tell from it was confirmed */
+	long missed = 0;
+	for (long i = 0; !e && got > 0 && i < res.nconfigs; i++) {
+		const wzd_estimate *x = &res.screened[i];
+		if (!x->feasible || x->gpus_bound >= got)
+			continue;
+		int seen = 0;
+		for (int j = 0; j < res.nconfirmed && !seen; j++) {
+			const wzd_estimate *y = &res.confirmed[j].est;
+			seen = y->c.gpus == x->c.gpus && y->c.prefill_gpus == x->c.prefill_gpus &&
+			       y->c.pp == x->c.pp && y->c.tp == x->c.tp && y->gpus_bound == x->gpus_bound;
+		}
+		missed += !seen;
+	}
+	ok(!e && got > 0 && missed == 0,
+	   "no unconfirmed configuration's bound is below the answer (%ld are)", missed);
+	if (!e)
 		wzd_result_free(&res);
+	/* a limit of one: stopped by it, it says so */
+	e = e ? e : wzd_search(&b, &s, NULL, 0, 1, 1000, 2, NULL, NULL, &res, &diag);
+	ok(!e && res.nconfirmed == 1 && res.limit == 1 &&
+		   (res.unconfirmed > 0) == (res.best < 0 || res.confirmed[res.best].gpus > cheapest),
+	   "a limit of 1: %d confirmed, %ld left whose bound beats its %ld GPUs", e ? 0 : res.nconfirmed,
+	   e ? 0 : res.unconfirmed, !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0);
+	if (!e)
+		wzd_result_free(&res);
+}
+
+/* The stopping rule alone: the first candidate not yet confirmed whose
+ * bound is below the best fleet, none once no bound is. */
+static void test_stopping_rule(void)
+{
+	wzd_estimate c[4];
+	memset(c, 0, sizeof c);
+	long bounds[4] = { 100, 200, 200, 300 };
+	for (int i = 0; i < 4; i++)
+		c[i].gpus_bound = bounds[i];
+	unsigned char done[4] = { 0 };
+	ok(wzd_next_candidate(c, 4, done, 0) == 0, "no fleet yet: the lowest bound first");
+	done[0] = 1;
+	ok(wzd_next_candidate(c, 4, done, 0) == 1, "then the next, in order");
+	ok(wzd_next_candidate(c, 4, done, 250) == 1, "a best of 250: bounds of 200 can beat it");
+	ok(wzd_next_candidate(c, 4, done, 200) == -1,
+	   "a best of 200: a bound of 200 cannot beat it, so the confirmation stops");
+	done[1] = 1;
+	ok(wzd_next_candidate(c, 4, done, 201) == 2, "a best of 201: the other 200 still can");
+	done[2] = 1;
+	ok(wzd_next_candidate(c, 4, done, 300) == -1 && wzd_next_candidate(c, 4, done, 301) == 3,
+	   "300 cannot beat 300, and can beat 301");
+	done[3] = 1;
+	ok(wzd_next_candidate(c, 4, done, 0) == -1, "all confirmed: none left");
+	memset(done, 0, sizeof done);
+	ok(wzd_next_candidate(c, 4, done, 100) == -1, "a best at the lowest bound: none can beat it");
+}
+
+/* A space and a larger one (S' = S + pipeline stages 2 and 4, S' = S + a
+ * prefill pool of 64) at 1,500 users starting at 60,000 tokens, TTFT
+ * 5 s + 0.1 s per 1,000 new tokens: the larger never answers dearer, the
+ * search's own guarantee where its bounds hold and the limit does not
+ * bind.  Confirming the screen's best of each family and the next, four
+ * in all, answered 544 GPUs for S and 768 for S + stages, where both
+ * have a fleet of 192. */
+static void test_monotone(void)
+{
+	wzd_base b;
+	base_of(&b);
+	b.params.ttft_p99_s = 5;
+	b.params.ttft_per_1k_tokens_s = 0.1;
+	b.run.initial_context = b.context = 60000;
+	wz_diag diag;
+	wzd_space s, big;
+	wzd_space_default(&b.params, &s);
+	wz_err e = wzd_space_pin(&s, "max_batch=256, prefill_pipeline_stages=1", "test", &diag);
+	s.n[WZD_KEY_GPUS] = 3;      /* 16, 32, 64 */
+	s.v[WZD_KEY_GPUS][0] = 16;
+	s.v[WZD_KEY_GPUS][1] = 32;
+	s.v[WZD_KEY_GPUS][2] = 64;
+	s.n[WZD_KEY_PREFILL_GPUS] = 2; /* 16, 32 */
+	s.v[WZD_KEY_PREFILL_GPUS][0] = 16;
+	s.v[WZD_KEY_PREFILL_GPUS][1] = 32;
+	struct {
+		const char *what;
+		int key, n, v[4];
+	} grow[] = {
+		{ "+ pipeline stages 2, 4", WZD_KEY_PP, 3, { 1, 2, 4 } },
+		{ "+ a prefill pool of 64", WZD_KEY_PREFILL_GPUS, 3, { 16, 32, 64 } },
+	};
+	wzd_result res;
+	long small = 0;
+	e = e ? e : wzd_search(&b, &s, NULL, 0, WZD_CONFIRM_LIMIT, 1000, 2, NULL, NULL, &res, &diag);
+	if (!e) {
+		small = res.best >= 0 ? res.confirmed[res.best].gpus : 0;
+		ok(small > 0 && res.unconfirmed == 0, "S: %ld GPUs (%ld configurations, %d confirmed)",
+		   small, res.nconfigs, res.nconfirmed);
+		wzd_result_free(&res);
+	} else {
+		ok(0, "S: %s", diag.msg);
+	}
+	for (size_t g = 0; g < sizeof grow / sizeof grow[0] && !e; g++) {
+		big = s;
+		big.n[grow[g].key] = grow[g].n;
+		for (int k = 0; k < grow[g].n; k++)
+			big.v[grow[g].key][k] = grow[g].v[k];
+		big.pinned[grow[g].key] = 0;
+		e = wzd_search(&b, &big, NULL, 0, WZD_CONFIRM_LIMIT, 1000, 2, NULL, NULL, &res, &diag);
+		long large = !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0;
+		char text[256] = "";
+		if (!e && res.best >= 0)
+			wzd_config_text(&res.confirmed[res.best].est.c, text, sizeof text);
+		ok(!e && large > 0 && large <= small && res.unconfirmed == 0,
+		   "S' = S %s: %ld GPUs, at most S's %ld (%ld configurations, %d confirmed; %s)",
+		   grow[g].what, large, small, e ? 0 : res.nconfigs, e ? 0 : res.nconfirmed, text);
+		if (!e)
+			wzd_result_free(&res);
 	}
 }
 
@@ -325,6 +445,8 @@ int main(void)
 	test_ttft_target();
 	test_errors();
 	test_grid();
+	test_stopping_rule();
+	test_monotone();
 	fixture_close();
 	return tap_done();
 }
