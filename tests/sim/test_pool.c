@@ -1,7 +1,8 @@
 /* Prefill instances (sim/pool.c): one stage is the pool GPU's unpipelined
  * prefill, C chunks through S stages take (C + S - 1) stage times plus the
  * hops, an instance batches the prompts that queue behind its running
- * pass, the benchmark and the pool's weights follow the layout, and the
+ * pass, the screen packs a pass as the instance does, the benchmark and
+ * the pool's weights follow the layout, and the
  * scenario keys are read and their bad values refused naming the key. */
 #include "tests/tap.h"
 #include "tests/sim/sim_fixture.h"
@@ -163,6 +164,52 @@ static void test_batching(void)
 	wzs_result_free(&r);
 }
 
+/* The screen's packing (wzs_pool_pack_pass) against the instance's: a
+ * 2,000-token prompt alone, then a 16K prompt and three of 500 tokens
+ * queued behind it share one pass of 32 GPUs in 4 stages, the short ones
+ * on ranks of their own and the pass as long as the 16K rank. */
+static void test_pack(void)
+{
+	wzs_params p;
+	wzs_replica_model m;
+	wz_diag d;
+	if (pool_model(32, 32, 4, 1e5, &p, &m, &d)) {
+		ok(0, "model: %s", d.msg);
+		return;
+	}
+	wzt_request rows[5] = { { 0, 0, 0.0, 2000, 1, 0, 0, 0 }, { 1, 0, 0.0, 16384, 1, 0, 0, 0 },
+				{ 2, 0, 0.0, 500, 1, 0, 0, 0 }, { 3, 0, 0.0, 500, 1, 0, 0, 0 },
+				{ 4, 0, 0.0, 500, 1, 0, 0, 0 } };
+	double h1, h2;
+	double t1 = wzs_pool_pack_pass(&m, 0, 0, 1, 2000, 0, &h1);
+	double t2 = wzs_pool_pack_pass(&m, 16384, 0, 3, 500, 0, &h2);
+	double alone = wzs_pool_stage_time(&m, 16384, wzs_prefill_pairs(0, 16384));
+	double short1 = wzs_pool_stage_time(&m, 2000, wzs_prefill_pairs(0, 2000));
+	ok(m.pool_stage_gpus == 8 && fabs(t1 - short1) <= 1e-12 * t1 &&
+		   fabs(t2 - alone) <= 1e-12 * alone &&
+		   fabs(h2 - wzs_pool_hop_time(&m, 16384)) <= 1e-12 * h2,
+	   "packed: the 16K chunk's rank sets the pass (%.4f s), the 500-token prompts ride "
+	   "beside it", t2);
+	wzs_result r;
+	if (fixture_run1(&p, &m, rows, 5, &r, &d)) {
+		ok(0, "run: %s", d.msg);
+		return;
+	}
+	double free[4] = { 0 };
+	double d1 = wzs_pipeline_pass(free, 4, 0, t1, h1);
+	double d2 = wzs_pipeline_pass(free, 4, t1, t2, h2);
+	ok(r.completed == 5 && fabs(r.ttft.max - d2) <= 1e-3 * d2 &&
+		   fabs(r.ttft.mean - (d1 + 4 * d2) / 5) <= 1e-3 * d2,
+	   "the instance packs them so: TTFT max %.4f s against %.4f, mean %.4f against %.4f",
+	   r.ttft.max, d2, r.ttft.mean, (d1 + 4 * d2) / 5);
+	wzs_result_free(&r);
+	/* a rank's budget: 40 prompts of 500 tokens on 8 ranks fill 2,500
+	 * tokens each, well within 16,384 */
+	double t40 = wzs_pool_pack_pass(&m, 0, 0, 40, 500, 0, NULL);
+	double even = wzs_pool_stage_time(&m, 2500, 5 * wzs_prefill_pairs(0, 500));
+	ok(fabs(t40 - even) <= 1e-12 * even, "40 short prompts spread evenly: %.4f s", t40);
+}
+
 static int parse(const char *text, wzs_params *p, wz_diag *d)
 {
 	wz_kv *kv = NULL;
@@ -228,6 +275,7 @@ int main(void)
 	test_pipeline();
 	test_times();
 	test_batching();
+	test_pack();
 	test_keys();
 	fixture_close();
 	return tap_done();
