@@ -1,13 +1,14 @@
 /* The deployment search's time on the embedded scenario, every format:
  * the screen over every configuration of the space, then the simulator
- * confirming the cheapest few (sim/deploy/deploy.h), with the winner per
+ * confirming candidates until none left can beat the best fleet or the
+ * limit binds (sim/deploy/deploy.h), with the winner per
  * format and how much cheaper it is than the scenario's own configuration
  * sized the same way.  The baseline is searched first and its winner is
  * each other format's first candidate.  Wall and CPU seconds of the
  * searches (they run on every core; the default's sizing is left out).
  *
- *   bench_deploy [CONFIRM [THREADS [FORMATS]]]   defaults 4, the cores online and
- *                                               the scenario's formats
+ *   bench_deploy [LIMIT [THREADS [FORMATS]]]   defaults WZD_CONFIRM_LIMIT (32), the
+ *                                             cores online and the scenario's formats
  *   bench_deploy screen [N]             the screen's N cheapest per format */
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		so.formats = argv[3];
 	if (confirm < 1 || confirm > 4096) {
-		fprintf(stderr, "usage: bench_deploy [CONFIRM [THREADS]]\n");
+		fprintf(stderr, "usage: bench_deploy [LIMIT [THREADS [FORMATS]]]\n");
 		return 2;
 	}
 	wz_sim_setup setup;
