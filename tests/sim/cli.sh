@@ -1,7 +1,7 @@
 #!/bin/sh
 # CLI tests for `wzplan sim` and `wzplan size`: a small run, byte-identical
-# output for a seed, the occupancy CSV, and exit 2 with file:line and key
-# for bad input.
+# output for a seed, the occupancy CSV, exit 2 with file:line and key for
+# bad input, and the deployment search's confirmation limit reported.
 . "$top_srcdir/tests/cli/lib.sh"
 
 small="--users 120 --replicas 1 --duration 300 --warmup 30 --context 32k -q"
@@ -207,4 +207,19 @@ run "$WZPLAN" sim --benchmark prefill-only --batch 2 --input-tokens 10 --replica
 expect_rc 2 "--benchmark with --replicas is bad usage"
 run "$WZPLAN" sim --batch 2
 expect_rc 2 "--batch without --benchmark is bad usage"
+
+# The deployment search stopped by its confirmation limit says so, on
+# standard error and under its table, and counts what it left.
+run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix \
+	--confirm-limit 1 --threads 1 --no-archive
+expect_rc 0 "size with a confirmation limit of 1"
+contains "$err" "warning: fp8-mix: the confirmation limit (1 configurations, --confirm-limit) stopped the search with" \
+	"the limit that binds is said on stderr"
+contains "$out" "1 (limit; " "and in the table's Confirmed column"
+contains "$out" "a larger --confirm-limit may find a cheaper one" "and in a note"
+run "$WZPLAN" size --users 120 --context 32k --duration 300 --warmup 30 --formats fp8-mix \
+	--threads 1 --no-archive
+expect_rc 0 "size with the default limit"
+printf '%s' "$err" | grep -q "confirmation limit"; [ $? -ne 0 ]
+ok $? "the default limit does not bind: nothing said"
 done_testing
