@@ -8,6 +8,7 @@
 
 #include "codec/wzx/wzx.h"
 #include "codec/wzx/wzx_internal.h"
+#include "codec/wzx/wzx_reader.h"
 
 static const uint8_t MAGIC[8] = { 0x89, 'W', 'Z', 'X', '\r', '\n', 0x1a, '\n' };
 static const uint8_t END_MAGIC[8] = { 0x89, 'W', 'Z', 'X', 'I', 'D', 'X', '\n' };

@@ -1,6 +1,6 @@
 /* Internals shared by the wzx coder (codec/wzx/wzx.c) and its container
- * (codec/wzx/wzx_file.c, wzx_read.c): the block coder, the little-endian
- * field helpers and the reader's state. */
+ * (codec/wzx/wzx_file.c, wzx_read.c): the block coder and the little-endian
+ * field helpers. */
 #ifndef WZC_WZX_INTERNAL_H
 #define WZC_WZX_INTERNAL_H
 
@@ -18,7 +18,6 @@ typedef struct wzc_wzx wzc_wzx;
 
 #include "codec/profile/levels.h"
 #include "codec/wzx/wzx_rans.h"
-#include "codec/wzx/wzx.h"
 
 enum { WZC_WZX_RAW = 0, WZC_WZX_RANS = 1, WZC_WZX_LANES = 2, WZC_WZX_LANES12 = 3, WZC_WZX_LANES4 = 4, WZC_WZX_LANES5 = 5,
        WZC_WZX_LANES6 = 6 };
@@ -176,23 +175,5 @@ wz_err wzc_wzx_grid_search(const wzc_profile *p, double bits, int nthreads, size
 			   int *probes, wz_diag *diag);
 wz_err wzc_wzx_grid_bisect(const wzc_profile *p, double bits, int nthreads, size_t *record_bytes,
 			   int *probes, wz_diag *diag);
-
-/* The container reader (codec/wzx/wzx_file.c opens it, codec/wzx/wzx_read.c
- * reads blocks through it): over bytes in memory (b), or over a source read
- * through a callback: then the header, the index and footer are held (16
- * bytes a block), and the blocks of the run last loaded (win), nothing
- * else. */
-struct wzc_wzx_reader {
-	const uint8_t *b;
-	size_t n, index_off;
-	const uint8_t *index;
-	wzc_wzx_read_fn read;
-	void *ctx;
-	uint8_t *head, *tail;    /* source: the header's bytes; the index and footer */
-	uint8_t *win;            /* source: the loaded run's bytes, from win_off */
-	size_t win_off, win_len, win_cap;
-	wzc_wzx_info info;
-	char origin[128];
-};
 
 #endif

@@ -10,6 +10,7 @@
 #include "codec/wzx/legacy/wzx_legacy.h"
 #include "codec/wzx/wzx_fast.h"
 #include "codec/wzx/wzx_internal.h"
+#include "codec/wzx/wzx_reader.h"
 #include "codec/wzx/wzx_lanes.h"
 
 /* A block's checks (docs/wzx-format.md, "Reading untrusted bytes"): its
