@@ -21,6 +21,10 @@ typedef struct {
 	int ready;            /* 0 for a layer the profile does not hold */
 	uint32_t tab_off[3 * WZE_NCLASS], rec_off[3 * WZE_NCLASS];
 	uint16_t tab_k[3 * WZE_NCLASS];
+	/* the least and the greatest cost of a symbol of each table: bounds
+	 * on the estimate that the fast encoder's search decides by where
+	 * they can (wze_fast_enc.c) */
+	uint16_t cost_min[3 * WZE_NCLASS], cost_max[3 * WZE_NCLASS];
 	uint32_t *cum;        /* cumulative frequencies, 2K + 2 a table */
 	float *recon;         /* reconstruction points in cells, 2K + 1 a table */
 	uint16_t *cost;       /* -log2 of each symbol's probability, 1/256 bit, as recon */
@@ -28,6 +32,8 @@ typedef struct {
 			       * table set * WZE_NCLASS + class - WZE_JLO */
 	float *cstep;         /* [R + P], R + 2P where the layer predicts */
 	int16_t *cls;         /* the same */
+	int32_t *order;       /* the same: each table set's entries (from the set's first) by
+			       * class, the fast encoder's order (wze_fast_enc.c) */
 	float *delta;         /* the same */
 	float *wgt;           /* the same: the profile's distortion weights (the anchor choice) */
 	/* profile version 7, a layer that predicts its position part: 1, and

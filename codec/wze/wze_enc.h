@@ -20,6 +20,57 @@ typedef struct {
 	uint32_t lo;
 } wze_sym;
 
+/* What a component's quantizer rounds: its value over its step (0 for a
+ * value that is not finite). */
+static inline double wze_ratio(float y, float step)
+{
+	return isfinite(y) ? (double)y / step : 0;
+}
+
+/* The symbol of a component of table set `set` in class j (wze_class,
+ * at most WZE_JHI) whose value over its step is t. */
+static inline __attribute__((always_inline)) wze_sym
+wze_quantize_ratio(const wzc_wze_layer *ly, int set, int j, double t)
+{
+	wze_sym o = { 1, 0, 0, 0, 0 };
+	o.b = wze_low_bits(j);
+	o.jt = j + 16 * o.b - WZE_JLO;
+	int c = set * WZE_NCLASS + o.jt, K = ly->tab_k[c];
+	if (o.b == 0) {
+		double r = floor(t + 0.5);
+		int q = r < -K ? -K : r > K ? K : (int)r;
+		/* the nearer of the two reconstruction points around t (the
+		 * second read only inside the table) */
+		const float *rc = ly->recon + ly->rec_off[c] + K;
+		float r1 = rc[q];
+		int q2 = q + 1 - 2 * (t < r1);
+		int in = (q2 >= -K) & (q2 <= K);
+		float r2 = rc[in ? q2 : q];
+		/* as flags, not branches: which way goes with the value */
+		int nearer = in & (fabs(t - r2) < fabs(t - r1));
+		o.sym = q + nearer * (q2 - q) + K;
+		return o;
+	}
+	/* (K + 1) 2^b, exact in a double (K <= 4096, b <= WZE_MAXLOW) */
+	double lim = (double)(((int64_t)K + 1) << o.b);
+	double r = floor(t + 0.5);
+	r = r < -lim ? -lim : r > lim ? lim : r;
+	int64_t q = (int64_t)r, half = (int64_t)1 << (o.b - 1), one = (int64_t)1 << o.b;
+	/* v = hi 2^b + lo, hi rounded down (a division by 2^b, without one) */
+	int64_t v = q + half, hi = v >= 0 ? v >> o.b : -((-v + one - 1) >> o.b);
+	int64_t lo = v - hi * one;
+	if (hi > K) {
+		hi = K;
+		lo = one - 1;
+	} else if (hi < -K) {
+		hi = -K;
+		lo = 0;
+	}
+	o.sym = (int)hi + K;
+	o.lo = (uint32_t)lo;
+	return o;
+}
+
 /* Component entry k of table set `set` (0 the latent, 1 or 2 the
  * position part: wze_core.h) at step code s, whose gain g = wze_gain(s)
  * the caller gives, its part's scale code c0. */
@@ -32,39 +83,7 @@ static inline wze_sym wze_quantize(const wzc_wze_layer *ly, int k, int set, int 
 	int j = wze_class(ly->cls[k], s, c0);
 	if (j > WZE_JHI)
 		return o;
-	o.coded = 1;
-	o.b = wze_low_bits(j);
-	o.jt = j + 16 * o.b - WZE_JLO;
-	int c = set * WZE_NCLASS + o.jt, K = ly->tab_k[c];
-	float step = ly->cstep[k] * g;
-	double t = isfinite(y) ? (double)y / step : 0;
-	if (o.b == 0) {
-		double r = floor(t + 0.5);
-		int q = r < -K ? -K : r > K ? K : (int)r;
-		/* the nearer of the two reconstruction points around t */
-		const float *rc = ly->recon + ly->rec_off[c] + K;
-		int q2 = t < rc[q] ? q - 1 : q + 1;
-		if (q2 >= -K && q2 <= K && fabs(t - rc[q2]) < fabs(t - rc[q]))
-			q = q2;
-		o.sym = q + K;
-		return o;
-	}
-	double lim = ldexp((double)K + 1, o.b);
-	double r = floor(t + 0.5);
-	r = r < -lim ? -lim : r > lim ? lim : r;
-	int64_t q = (int64_t)r, half = (int64_t)1 << (o.b - 1), one = (int64_t)1 << o.b;
-	int64_t v = q + half, hi = v >= 0 ? v / one : -((-v + one - 1) / one);
-	int64_t lo = v - hi * one;
-	if (hi > K) {
-		hi = K;
-		lo = one - 1;
-	} else if (hi < -K) {
-		hi = -K;
-		lo = 0;
-	}
-	o.sym = (int)hi + K;
-	o.lo = (uint32_t)lo;
-	return o;
+	return wze_quantize_ratio(ly, set, j, wze_ratio(y, ly->cstep[k] * g));
 }
 
 /* The coefficient the decoder gives a symbol (wze_core.h's formula), at

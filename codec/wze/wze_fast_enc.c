@@ -14,12 +14,27 @@
 #include "codec/wze/wze_enc.h"
 
 /* Tokens a block of the latent's forward transform: their centred
- * values (ENC_BLOCK x R floats) stay in the first-level cache while the
- * basis streams past once. */
-#define ENC_BLOCK 8
+ * values (ENC_BLOCK x R floats) stay in the second-level cache while the
+ * basis streams past once a block. */
+#define ENC_BLOCK 32
+
+/* Eight floats, one vector register where the clone has 256-bit ones:
+ * element-wise products and sums, the same in each element as a float's. */
+typedef float v8f __attribute__((vector_size(32)));
+/* the same, at any float's address, read as floats are */
+typedef float v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
+#define load8(p) (*(const v8f_u *)(const void *)(p))
+
+/* The eight partial sums a row's product with a centred token leaves,
+ * added in pairs (wze_forward's last step). */
+static inline float sum8(v8f s)
+{
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
 
 /* y[t] = basis (x[t] - mean) for nt tokens: wze_forward's operations
- * (eight partial sums a row, added in pairs) for each token. */
+ * (eight partial sums a row, added in pairs) for each token, four tokens
+ * at a time so that four chains of sums run side by side. */
 WZ_HOT WZ_VEC_CLONES static void forward_block(const wzc_part_profile *pp, int nt, const float *x,
 					       size_t xstride, float *y, size_t ystride, float *xc)
 {
@@ -29,17 +44,29 @@ WZ_HOT WZ_VEC_CLONES static void forward_block(const wzc_part_profile *pp, int n
 			xc[(size_t)t * n + i] = x[(size_t)t * xstride + i] - pp->mean[i];
 	for (int k = 0; k < n; k++) {
 		const float *b = pp->basis + (size_t)k * n;
-		for (int t = 0; t < nt; t++) {
-			const float *xt = xc + (size_t)t * n;
-			float s8[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+		for (int t = 0; t < nt; t += 4) {
+			int m = nt - t < 4 ? nt - t : 4;
+			const float *xt[4];
+			for (int u = 0; u < 4; u++)
+				xt[u] = xc + (size_t)(t + (u < m ? u : 0)) * n;
+			v8f s0 = { 0 }, s1 = { 0 }, s2 = { 0 }, s3 = { 0 };
 			int i = 0;
-			for (; i + 8 <= n; i += 8)
-				for (int j = 0; j < 8; j++)
-					s8[j] += b[i + j] * xt[i + j];
-			for (; i < n; i++)
-				s8[i & 7] += b[i] * xt[i];
-			y[(size_t)t * ystride + k] = ((s8[0] + s8[1]) + (s8[2] + s8[3])) +
-						     ((s8[4] + s8[5]) + (s8[6] + s8[7]));
+			for (; i + 8 <= n; i += 8) {
+				v8f bi = load8(b + i);
+				s0 += bi * load8(xt[0] + i);
+				s1 += bi * load8(xt[1] + i);
+				s2 += bi * load8(xt[2] + i);
+				s3 += bi * load8(xt[3] + i);
+			}
+			for (; i < n; i++) {
+				s0[i & 7] += b[i] * xt[0][i];
+				s1[i & 7] += b[i] * xt[1][i];
+				s2[i & 7] += b[i] * xt[2][i];
+				s3[i & 7] += b[i] * xt[3][i];
+			}
+			v8f sv[4] = { s0, s1, s2, s3 };
+			for (int u = 0; u < m; u++)
+				y[(size_t)(t + u) * ystride + k] = sum8(sv[u]);
 		}
 	}
 }
@@ -59,24 +86,75 @@ WZ_HOT WZ_VEC_CLONES static void axpy_d(double *acc, double v, const float *m, i
 		acc[i] += v * m[i];
 }
 
+/* A table set's entries in the order of their classes (cls, the plan's
+ * order): at any
+ * code and scale code, those coded with low bits come first, then those
+ * of the tables, then those not coded (wze_class grows with cls; an entry
+ * never coded has the greatest). */
+typedef struct {
+	int kk0, n;         /* the set's first entry in the per-component arrays, its count */
+	const int32_t *idx; /* [n] entries from kk0 (the plan's order) */
+} class_order;
+
 /* A token's state beside the shared one: the latent's symbols at code
  * ls (-1: none yet), the position part's of the last stream, and two
  * stream buffers, the one that last fit (at code fit_s) and the next. */
 typedef struct {
 	wze_tok t;
 	wze_sym *lsym, *psym;
+	double *ratio; /* [R + P] scratch */
 	int ls, fit_s;
 	long fit_len;
 	uint8_t *buf[2]; /* buf[0]: the last stream that fit */
+	class_order order[3];
 } fast_tok;
+
+/* t[i] = wze_ratio(y[i], cstep[i] g), i < n: what one part's quantizers
+ * round at one code, the divisions side by side. */
+WZ_HOT WZ_VEC_CLONES static void part_ratios(const float *cstep, float g, const float *y, int n,
+					     double *t)
+{
+	for (int i = 0; i < n; i++)
+		t[i] = wze_ratio(y[i], cstep[i] * g);
+}
+
+/* wze_quantize for a part's components, y (the part's) in table set
+ * `set`, at code s (gain g) and scale code c0, by class order: a loop for
+ * those with low bits, one for those of the tables, one for the rest,
+ * each without a branch that goes one way or the other by component. */
+WZ_HOT WZ_VEC_CLONES static void part_symbols(const fast_tok *f, int set, int s, float g, int c0,
+					      const float *y,
+			 wze_sym *out)
+{
+	const wzc_wze_layer *ly = f->t.ly;
+	const class_order *o = &f->order[set];
+	const int16_t *cls = ly->cls + o->kk0;
+	double *t = f->ratio;
+	int i = 0;
+	if (c0) {
+		part_ratios(ly->cstep + o->kk0, g, y, o->n, t);
+		for (; i < o->n; i++) {
+			int e = o->idx[i], j = wze_class(cls[e], s, c0);
+			if (j >= WZE_JLO)
+				break;
+			out[e] = wze_quantize_ratio(ly, set, j, t[e]);
+		}
+		for (; i < o->n; i++) {
+			int e = o->idx[i], j = wze_class(cls[e], s, c0);
+			if (j > WZE_JHI)
+				break;
+			out[e] = wze_quantize_ratio(ly, set, j, t[e]);
+		}
+	}
+	for (; i < o->n; i++)
+		out[o->idx[i]] = (wze_sym){ 0, 0, 0, 0, 0 };
+}
 
 static void latent_symbols(fast_tok *f, int s, float g)
 {
 	if (f->ls == s)
 		return;
-	const wzc_wze_layer *ly = f->t.ly;
-	for (int k = 0; k < f->t.pl->R; k++)
-		f->lsym[k] = wze_quantize(ly, k, 0, s, g, f->t.code[0], f->t.y[k]);
+	part_symbols(f, 0, s, g, f->t.code[0], f->t.y, f->lsym);
 	f->ls = s;
 }
 
@@ -142,21 +220,45 @@ static uint64_t estimate(fast_tok *f, int s)
 		residual_at(f, s, g);
 	else
 		latent_symbols(f, s, g);
+	part_symbols(f, pset, s, g, t->code[1], t->y + R, f->psym);
 	uint64_t bits = WZE_EST_FIXED;
-	for (int k = 0; k < R; k++) {
-		wze_sym o = f->lsym[k];
+	for (int k = 0; k < R + P; k++) {
+		wze_sym o = k < R ? f->lsym[k] : f->psym[k - R];
 		if (o.coded)
-			bits += ly->cost[ly->rec_off[o.jt] + o.sym] + 256u * (unsigned)o.b;
-	}
-	for (int k = R; k < R + P; k++) {
-		int set, kk;
-		wze_place(k, R, P, pset, &set, &kk);
-		wze_sym o = wze_quantize(ly, kk, set, s, g, t->code[1], t->y[k]);
-		if (o.coded)
-			bits += ly->cost[ly->rec_off[set * WZE_NCLASS + o.jt] + o.sym] +
+			bits += ly->cost[ly->rec_off[(k < R ? 0 : pset) * WZE_NCLASS + o.jt] + o.sym] +
 				256u * (unsigned)o.b;
 	}
 	return bits;
+}
+
+/* Whether the reference's estimate at code s is within the target, from
+ * bounds where they decide it: each coded symbol costs between its
+ * table's least and greatest cost (the plan's), so the bounds need the
+ * classes alone, not the values, and the estimate only where the target
+ * lies between them.  The same answer as estimate(f, s) <= target. */
+static int fits_estimate(fast_tok *f, int s, uint64_t target)
+{
+	const wzc_wze_layer *ly = f->t.ly;
+	int pset = pos_set(&f->t);
+	uint64_t lo = WZE_EST_FIXED, hi = WZE_EST_FIXED;
+	for (int part = 0; part < 2; part++) {
+		int set = part ? pset : 0, c0 = f->t.code[part];
+		const class_order *o = &f->order[set];
+		const int16_t *cls = ly->cls + o->kk0;
+		for (int i = 0; c0 && i < o->n; i++) {
+			int j = wze_class(cls[o->idx[i]], s, c0);
+			if (j > WZE_JHI)
+				break;
+			int b = wze_low_bits(j), c = set * WZE_NCLASS + j + 16 * b - WZE_JLO;
+			lo += ly->cost_min[c] + 256u * (unsigned)b;
+			hi += ly->cost_max[c] + 256u * (unsigned)b;
+		}
+	}
+	if (lo > target)
+		return 0;
+	if (hi <= target)
+		return 1;
+	return estimate(f, s) <= target;
 }
 
 /* The reference's exact encode at code s (< WZE_SMAX) into f->buf[1];
@@ -172,11 +274,7 @@ static long encode_at(fast_tok *f, int s)
 		residual_exact(f, s, g);
 	else
 		latent_symbols(f, s, g);
-	for (int k = R; k < n; k++) {
-		int set, kk;
-		wze_place(k, R, P, pset, &set, &kk);
-		f->psym[k - R] = wze_quantize(ly, kk, set, s, g, t->code[1], t->y[k]);
-	}
+	part_symbols(f, pset, s, g, t->code[1], t->y + R, f->psym);
 	/* the refinement bits, in the initial state */
 	uint32_t v = 0;
 	for (int k = 0, nref = 0; k < n && nref < WZE_NREF; k++) {
@@ -217,7 +315,7 @@ static void encode_token(fast_tok *f, uint8_t *rec)
 	int lo = -1, hi = WZE_SMAX - 1;
 	while (hi - lo > 1) {
 		int mid = (lo + hi) / 2;
-		if (estimate(f, mid) <= target)
+		if (fits_estimate(f, mid, target))
 			hi = mid;
 		else
 			lo = mid;
@@ -253,7 +351,12 @@ void wzc_wze_encode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const f
 	int R = pl->R, P = pl->P, W = R > P ? R : P;
 	size_t cap = pl->record_bytes;
 	fast_tok f = { { pl, ly, layer, 0, 0, { 0, 0 }, NULL, NULL, NULL, NULL, NULL },
-		       NULL, NULL, -1, -1, 0, { NULL, NULL } };
+		       NULL, NULL, NULL, -1, -1, 0, { NULL, NULL }, { { 0, 0, NULL } } };
+	for (int set = 0; set < 3; set++) {
+		f.order[set].kk0 = set == 0 ? 0 : set == 1 ? R : R + P;
+		f.order[set].n = set ? P : R;
+		f.order[set].idx = ly->order + f.order[set].kk0;
+	}
 	float *yb = malloc(sizeof(float) * (size_t)ENC_BLOCK * (R + P));
 	float *xc = malloc(sizeof(float) * (size_t)ENC_BLOCK * R);
 	f.t.r = malloc(sizeof(float) * (size_t)P + 1);
@@ -261,9 +364,10 @@ void wzc_wze_encode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const f
 	f.t.acc = malloc(sizeof(double) * (size_t)W + 1);
 	f.lsym = malloc(sizeof(wze_sym) * (size_t)R);
 	f.psym = malloc(sizeof(wze_sym) * (size_t)P + 1);
+	f.ratio = malloc(sizeof(double) * (size_t)(R + P));
 	f.buf[0] = malloc(cap);
 	f.buf[1] = malloc(cap);
-	if (!yb || !xc || !f.t.r || !f.t.lhat || !f.t.acc || !f.lsym || !f.psym || !f.buf[0] ||
+	if (!yb || !xc || !f.t.r || !f.t.lhat || !f.t.acc || !f.lsym || !f.psym || !f.ratio || !f.buf[0] ||
 	    !f.buf[1] || !ly->ready) {
 		/* the reference, which codes no coefficient without tables */
 		wzc_wze_encode_layer(pl, layer, n, latent, rope, records);
@@ -287,6 +391,7 @@ done:
 	free(f.t.acc);
 	free(f.lsym);
 	free(f.psym);
+	free(f.ratio);
 	free(f.buf[0]);
 	free(f.buf[1]);
 }

@@ -170,8 +170,21 @@ static void slot_table(const uint32_t *cum, int n, uint16_t *lut)
 	lut[WZE_LUT_N] = (uint16_t)(n - 1);
 }
 
+/* The entries of one table set (m from cls) in the order of their
+ * classes, by insertion (once a plan): the fast encoder's order. */
+static void class_order(const int16_t *cls, int m, int32_t *order)
+{
+	for (int i = 0; i < m; i++) {
+		int j = i;
+		for (; j > 0 && cls[order[j - 1]] > cls[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+}
+
 static void layer_free(wzc_wze_layer *ly)
 {
+	free(ly->order);
 	free(ly->lut);
 	free(ly->cum);
 	free(ly->recon);
@@ -224,6 +237,12 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 				    ly->recon + ly->rec_off[c], ly->cost + ly->rec_off[c]);
 			slot_table(ly->cum + ly->tab_off[c], 2 * ly->tab_k[c] + 1,
 				   ly->lut + (size_t)c * (WZE_LUT_N + 1));
+			const uint16_t *cost = ly->cost + ly->rec_off[c];
+			ly->cost_min[c] = ly->cost_max[c] = cost[0];
+			for (int i = 1; i < 2 * ly->tab_k[c] + 1; i++) {
+				ly->cost_min[c] = cost[i] < ly->cost_min[c] ? cost[i] : ly->cost_min[c];
+				ly->cost_max[c] = cost[i] > ly->cost_max[c] ? cost[i] : ly->cost_max[c];
+			}
 		}
 	/* the layer's weighted RMS: the unit of the step codes (over the
 	 * latent and the position part as coded, the residual where the
@@ -263,6 +282,13 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 		}
 		int o = class_of((double)ly->cstep[k] / sg);
 		ly->cls[k] = (int16_t)(o < -20000 ? -20000 : o > 20000 ? 20000 : o);
+	}
+	ly->order = malloc(sizeof *ly->order * (size_t)n);
+	if (!ly->order)
+		goto nomem;
+	for (int p = 0; p < nsets; p++) {
+		int k0 = p == 0 ? 0 : p == 1 ? R : R + P;
+		class_order(ly->cls + k0, p ? P : R, ly->order + k0);
 	}
 	/* the anchor's coefficients, less the mean's */
 	for (int p = 0; p < nsets; p++) {
