@@ -27,6 +27,26 @@ static inline double wze_ratio(float y, float step)
 	return isfinite(y) ? (double)y / step : 0;
 }
 
+/* t rounded to the nearest integer (halves up), clamped to +-K. */
+static inline __attribute__((always_inline)) int wze_round_index(double t, int K)
+{
+	double r = floor(t + 0.5);
+	return r < -K ? -K : r > K ? K : (int)r;
+}
+
+/* Of the two reconstruction points around t (rc: a table's, from its
+ * centre; q: t rounded and clamped to +-K), the index of the nearer:
+ * flags, not branches, as the way goes with the value. */
+static inline __attribute__((always_inline)) int wze_nearer(const float *rc, int K, int q, double t)
+{
+	float r1 = rc[q];
+	int q2 = q + 1 - 2 * (t < r1);
+	int in = (q2 >= -K) & (q2 <= K); /* the second read only inside the table */
+	float r2 = rc[in ? q2 : q];
+	int nearer = in & (fabs(t - r2) < fabs(t - r1));
+	return q + nearer * (q2 - q);
+}
+
 /* The symbol of a component of table set `set` in class j (wze_class,
  * at most WZE_JHI) whose value over its step is t. */
 static inline __attribute__((always_inline)) wze_sym
@@ -37,18 +57,7 @@ wze_quantize_ratio(const wzc_wze_layer *ly, int set, int j, double t)
 	o.jt = j + 16 * o.b - WZE_JLO;
 	int c = set * WZE_NCLASS + o.jt, K = ly->tab_k[c];
 	if (o.b == 0) {
-		double r = floor(t + 0.5);
-		int q = r < -K ? -K : r > K ? K : (int)r;
-		/* the nearer of the two reconstruction points around t (the
-		 * second read only inside the table) */
-		const float *rc = ly->recon + ly->rec_off[c] + K;
-		float r1 = rc[q];
-		int q2 = q + 1 - 2 * (t < r1);
-		int in = (q2 >= -K) & (q2 <= K);
-		float r2 = rc[in ? q2 : q];
-		/* as flags, not branches: which way goes with the value */
-		int nearer = in & (fabs(t - r2) < fabs(t - r1));
-		o.sym = q + nearer * (q2 - q) + K;
+		o.sym = wze_nearer(ly->recon + ly->rec_off[c] + K, K, wze_round_index(t, K), t) + K;
 		return o;
 	}
 	/* (K + 1) 2^b, exact in a double (K <= 4096, b <= WZE_MAXLOW) */

@@ -107,6 +107,10 @@ typedef struct {
 	long fit_len;
 	uint8_t *buf[2]; /* buf[0]: the last stream that fit */
 	class_order order[3];
+	/* each set's classes and steps in its class order, and a part's
+	 * values in that order (scratch) */
+	int32_t *scls[3];
+	float *scstep[3], *ys;
 } fast_tok;
 
 /* t[i] = wze_ratio(y[i], cstep[i] g), i < n: what one part's quantizers
@@ -209,6 +213,66 @@ static int pos_set(const wze_tok *t)
 	return t->ly->predicts && (t->flags & 1) ? 2 : 1;
 }
 
+/* The estimate's sum over components i0 .. i1 - 1 in class order of
+ * table set `set` that the tables code (no low bits), at code s (gain
+ * g) and scale code c0, from their classes, steps and values in that
+ * order (contiguous): wze_quantize_ratio's symbols, their costs added,
+ * nothing stored. */
+WZ_HOT WZ_VEC_CLONES static uint64_t table_cost(const wzc_wze_layer *ly, int set, int s, float g,
+						int c0, const int32_t *cls, const float *cstep,
+						const float *y, int i0, int i1)
+{
+	uint64_t sum = 0;
+	for (int i = i0; i < i1; i++) {
+		double t = wze_ratio(y[i], cstep[i] * g);
+		int c = set * WZE_NCLASS + wze_class(cls[i], s, c0) - WZE_JLO;
+		int K = ly->tab_k[c];
+		uint32_t off = ly->rec_off[c];
+		int q = wze_nearer(ly->recon + off + K, K, wze_round_index(t, K), t);
+		sum += ly->cost[off + (uint32_t)(q + K)];
+	}
+	return sum;
+}
+
+/* The first place in class order of table set `set` from i whose class
+ * at code s and scale code c0 is above jmax (classes grow along it). */
+static int first_above(const fast_tok *f, int set, int s, int c0, int i, int jmax)
+{
+	const int32_t *cls = f->scls[set];
+	int hi = f->order[set].n;
+	while (i < hi) {
+		int mid = (i + hi) / 2;
+		if (wze_class(cls[mid], s, c0) > jmax)
+			hi = mid;
+		else
+			i = mid + 1;
+	}
+	return i;
+}
+
+/* The estimate's sum over a part (y: its values) in table set `set`:
+ * the components with low bits one by one, those of the tables by
+ * table_cost. */
+static uint64_t part_cost(fast_tok *f, int set, int s, float g, int c0, const float *y)
+{
+	const wzc_wze_layer *ly = f->t.ly;
+	const class_order *o = &f->order[set];
+	if (!c0)
+		return 0;
+	int ilo = first_above(f, set, s, c0, 0, WZE_JLO - 1);
+	int ihi = first_above(f, set, s, c0, ilo, WZE_JHI);
+	uint64_t sum = 0;
+	for (int i = 0; i < ilo; i++) {
+		int e = o->idx[i];
+		wze_sym q = wze_quantize_ratio(ly, set, wze_class(f->scls[set][i], s, c0),
+					       wze_ratio(y[e], f->scstep[set][i] * g));
+		sum += ly->cost[ly->rec_off[set * WZE_NCLASS + q.jt] + q.sym] + 256u * (unsigned)q.b;
+	}
+	for (int i = ilo; i < ihi; i++)
+		f->ys[i] = y[o->idx[i]];
+	return sum + table_cost(ly, set, s, g, c0, f->scls[set], f->scstep[set], f->ys, ilo, ihi);
+}
+
 /* The reference's estimate at code s. */
 static uint64_t estimate(fast_tok *f, int s)
 {
@@ -216,10 +280,10 @@ static uint64_t estimate(fast_tok *f, int s)
 	const wzc_wze_layer *ly = t->ly;
 	int R = t->pl->R, P = t->pl->P, pset = pos_set(t);
 	float g = wze_gain(s);
-	if (t->predicted)
-		residual_at(f, s, g);
-	else
-		latent_symbols(f, s, g);
+	if (!t->predicted)
+		return WZE_EST_FIXED + part_cost(f, 0, s, g, t->code[0], t->y) +
+		       part_cost(f, pset, s, g, t->code[1], t->y + R);
+	residual_at(f, s, g);
 	part_symbols(f, pset, s, g, t->code[1], t->y + R, f->psym);
 	uint64_t bits = WZE_EST_FIXED;
 	for (int k = 0; k < R + P; k++) {
@@ -351,12 +415,23 @@ void wzc_wze_encode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const f
 	int R = pl->R, P = pl->P, W = R > P ? R : P;
 	size_t cap = pl->record_bytes;
 	fast_tok f = { { pl, ly, layer, 0, 0, { 0, 0 }, NULL, NULL, NULL, NULL, NULL },
-		       NULL, NULL, NULL, -1, -1, 0, { NULL, NULL }, { { 0, 0, NULL } } };
-	for (int set = 0; set < 3; set++) {
-		f.order[set].kk0 = set == 0 ? 0 : set == 1 ? R : R + P;
-		f.order[set].n = set ? P : R;
-		f.order[set].idx = ly->order + f.order[set].kk0;
+		       NULL, NULL, NULL, -1, -1, 0, { NULL, NULL }, { { 0, 0, NULL } },
+		       { NULL, NULL, NULL }, { NULL, NULL, NULL }, NULL };
+	int nsets = ly->predicts ? 3 : 2, sorted_ok = 1;
+	for (int set = 0; set < nsets; set++) {
+		class_order *o = &f.order[set];
+		o->kk0 = set == 0 ? 0 : set == 1 ? R : R + P;
+		o->n = set ? P : R;
+		o->idx = ly->order ? ly->order + o->kk0 : NULL;
+		f.scls[set] = malloc(sizeof(int32_t) * (size_t)o->n + 1);
+		f.scstep[set] = malloc(sizeof(float) * (size_t)o->n + 1);
+		sorted_ok &= f.scls[set] && f.scstep[set] && o->idx;
+		for (int i = 0; sorted_ok && i < o->n; i++) {
+			f.scls[set][i] = ly->cls[o->kk0 + o->idx[i]];
+			f.scstep[set][i] = ly->cstep[o->kk0 + o->idx[i]];
+		}
 	}
+	f.ys = malloc(sizeof(float) * (size_t)W + 1);
 	float *yb = malloc(sizeof(float) * (size_t)ENC_BLOCK * (R + P));
 	float *xc = malloc(sizeof(float) * (size_t)ENC_BLOCK * R);
 	f.t.r = malloc(sizeof(float) * (size_t)P + 1);
@@ -367,7 +442,7 @@ void wzc_wze_encode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const f
 	f.ratio = malloc(sizeof(double) * (size_t)(R + P));
 	f.buf[0] = malloc(cap);
 	f.buf[1] = malloc(cap);
-	if (!yb || !xc || !f.t.r || !f.t.lhat || !f.t.acc || !f.lsym || !f.psym || !f.ratio || !f.buf[0] ||
+	if (!yb || !xc || !f.t.r || !f.t.lhat || !f.t.acc || !f.lsym || !f.psym || !f.ratio || !f.ys || !sorted_ok || !f.buf[0] ||
 	    !f.buf[1] || !ly->ready) {
 		/* the reference, which codes no coefficient without tables */
 		wzc_wze_encode_layer(pl, layer, n, latent, rope, records);
@@ -392,6 +467,11 @@ done:
 	free(f.lsym);
 	free(f.psym);
 	free(f.ratio);
+	free(f.ys);
+	for (int set = 0; set < 3; set++) {
+		free(f.scls[set]);
+		free(f.scstep[set]);
+	}
 	free(f.buf[0]);
 	free(f.buf[1]);
 }
