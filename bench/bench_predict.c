@@ -16,27 +16,6 @@
 #define RUNS 9
 #define TOKENS 4096
 
-static wzc_profile *prepared(const wzt_cache_trace *cal, int predict)
-{
-	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
-			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
-	const wzc_window *cp = &cw;
-	double f[512];
-	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
-	wzc_prepare_opts o;
-	wzc_prepare_opts_default(&o);
-	o.rope_freq = f;
-	o.rope_pairs = cal->P / 2;
-	o.predict = predict;
-	wzc_profile *prof = NULL;
-	wz_diag d;
-	if (wzc_prepare(&cp, 1, &o, &prof, &d)) {
-		fprintf(stderr, "bench_predict: %s\n", d.msg);
-		return NULL;
-	}
-	return prof;
-}
-
 int main(void)
 {
 	wzt_cache_trace *cal = bench_window("bench_predict", WZT_FAMILY_MLA_P, 11, "calibration", 1,
@@ -45,7 +24,7 @@ int main(void)
 					   TOKENS);
 	if (!cal || !test)
 		return 1;
-	wzc_profile *prof[2] = { prepared(cal, 0), prepared(cal, 2) };
+	wzc_profile *prof[2] = { bench_prepare_rope("bench_predict", cal, 0), bench_prepare_rope("bench_predict", cal, 2) };
 	if (!prof[0] || !prof[1] || prof[1]->version != 7)
 		return 1;
 	int R = test->R, P = test->P, T = test->T;

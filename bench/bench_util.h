@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "codec/profile/profile.h"
+#include "codec/profile/rope.h"
 #include "traces/synth_cache.h"
 
 /* CPU time of this thread: a one-core figure even on a shared machine. */
@@ -55,20 +56,40 @@ static inline wzt_cache_trace *bench_window(const char *who, wzt_family family, 
 	return t;
 }
 
-/* The wz profile of one calibration window of one layer; NULL on
- * failure, with a message on stderr naming WHO. */
-static inline wzc_profile *bench_prepare_window(const char *who, const wzt_cache_trace *cal)
+/* The wz profile of one calibration window of one layer, by o (NULL: the
+ * defaults); NULL on failure, with a message on stderr naming WHO. */
+static inline wzc_profile *bench_prepare_with(const char *who, const wzt_cache_trace *cal, const wzc_prepare_opts *o)
 {
 	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
 			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
 	const wzc_window *cp = &cw;
 	wzc_profile *prof = NULL;
 	wz_diag d;
-	if (wzc_prepare(&cp, 1, NULL, &prof, &d)) {
+	if (wzc_prepare(&cp, 1, o, &prof, &d)) {
 		fprintf(stderr, "%s: %s\n", who, d.msg);
 		return NULL;
 	}
 	return prof;
+}
+
+static inline wzc_profile *bench_prepare_window(const char *who, const wzt_cache_trace *cal)
+{
+	return bench_prepare_with(who, cal, NULL);
+}
+
+/* The same with RoPE (base 10000) undone in the layer and the position
+ * part predicted from the latent (predict: 0 off, 1 where it gains, 2
+ * always). */
+static inline wzc_profile *bench_prepare_rope(const char *who, const wzt_cache_trace *cal, int predict)
+{
+	double f[512];
+	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
+	wzc_prepare_opts o;
+	wzc_prepare_opts_default(&o);
+	o.rope_freq = f;
+	o.rope_pairs = cal->P / 2;
+	o.predict = predict;
+	return bench_prepare_with(who, cal, &o);
 }
 
 /* A profile of L layers, each a copy of one's first: set-up and decode

@@ -15,27 +15,6 @@
 #include "codec/profile/rope.h"
 #include "traces/synth_cache.h"
 
-static wzc_profile *prepared(const wzt_cache_trace *cal, int predict)
-{
-	wzc_window cw = { .L = 1, .T = cal->T, .R = cal->R, .P = cal->P, .latent = cal->latent,
-			  .rope = cal->rope, .positions = cal->positions, .split = "calibration" };
-	const wzc_window *cp = &cw;
-	double f[512];
-	wzc_rope_freqs(cal->P, 10000, 1, 1, 32, 1, f);
-	wzc_prepare_opts o;
-	wzc_prepare_opts_default(&o);
-	o.rope_freq = f;
-	o.rope_pairs = cal->P / 2;
-	o.predict = predict;
-	wzc_profile *prof = NULL;
-	wz_diag d;
-	if (wzc_prepare(&cp, 1, &o, &prof, &d)) {
-		fprintf(stderr, "bench_wze: %s\n", d.msg);
-		return NULL;
-	}
-	return prof;
-}
-
 static wzc_codec *codec_of(const char *name, const wzc_profile *p)
 {
 	wzc_format fmt;
@@ -101,7 +80,7 @@ int main(int argc, char **argv)
 	for (int v = 0; v < 2; v++) {
 		if (only && strcmp(only, v ? "v7" : "v6"))
 			continue;
-		wzc_profile *prof = prepared(cal, v ? 2 : 0);
+		wzc_profile *prof = bench_prepare_rope("bench_wze", cal, v ? 2 : 0);
 		wzc_codec *ce = prof ? codec_of("wze-5.0", prof) : NULL;
 		wzc_codec *cz = prof ? codec_of("wz-5.0", prof) : NULL;
 		if (!ce || !cz || (v && prof->version != 7))
