@@ -196,11 +196,13 @@ static int bytes_table(void)
 /* `bench_wzx_zstd real PROFILE TRACE GRID [runs]`: a cache trace's layers
  * (a real model's window) at a grid, each block coded as type 2 (what
  * version 5 wrote where a count is over 4096) and type 6 (what version 6
- * writes), both restored to wz records, and zstd -d of zstd -3 frames of
- * the same tokens' fp8-mix bytes; runs alternated, thread CPU time,
- * medians. */
+ * writes), both restored to wz records, type 6 to its digits alone (the
+ * rANS without the records' fields: where the restore's time goes), and
+ * zstd -d of zstd -3 frames of the same tokens' fp8-mix bytes; runs
+ * alternated, thread CPU time, medians. */
 static int real_table(const char *pp, const char *tp, const char *grid, int runs)
 {
+	enum { NR = 4 };
 	wz_diag d;
 	wzc_profile *prof = NULL;
 	wzt_cache_trace *tr = NULL;
@@ -224,7 +226,7 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 		if (wzc_wzx_block_symbols(x, l) > S3)
 			S3 = wzc_wzx_block_symbols(x, l);
 	uint16_t *sym = malloc(sizeof *sym * (64 * (size_t)S3 + 2));
-	double *t = malloc(sizeof *t * 3 * (size_t)runs);
+	double *t = malloc(sizeof *t * NR * (size_t)runs);
 	ZSTD_DCtx *dc = ZSTD_createDCtx();
 	if (!rec || !fr || !p2 || !p6 || !pz || !out || !s2 || !s6 || !sz || !sym || !t || !dc)
 		return 1;
@@ -257,7 +259,7 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 		bz += sz[i];
 	}
 	for (int r = -1; r < runs; r++)
-		for (int p = 0; p < 3; p++) {
+		for (int p = 0; p < NR; p++) {
 			int bad = 0;
 			double t0 = bench_thread_cpu_s();
 			for (int i = 0; i < nb; i++) {
@@ -267,6 +269,8 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 					wzc_wzx_symbols_records(x, l, n, sym, out);
 				} else if (p == 1) {
 					bad |= wzc_wzx_decode_lanes6_records(x, l, n, p6 + i * cap, s6[i], out);
+				} else if (p == 2) {
+					bad |= wzc_wzx_decode_lanes6_digits(x, l, n, p6 + i * cap, s6[i], sym);
 				} else {
 					bad |= ZSTD_isError(ZSTD_decompressDCtx(dc, out, 64 * F, pz + i * capz, sz[i]));
 				}
@@ -276,16 +280,16 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 			if (r >= 0)
 				t[p * runs + r] = bench_thread_cpu_s() - t0;
 		}
-	double tok = (double)L * T, v = 8.0 / (tok * (tr->R + tr->P)), mz = bench_median(t + 2 * runs, runs);
-	static const char *const name[3] = { "type 2 -> wz records (version 5)", "type 6 -> wz records (version 6)",
-					      "zstd -d: zstd -3 frames of fp8-mix" };
+	double tok = (double)L * T, v = 8.0 / (tok * (tr->R + tr->P)), mz = bench_median(t + (NR - 1) * runs, runs);
+	static const char *const name[NR] = { "type 2 -> wz records (version 5)", "type 6 -> wz records (version 6)",
+					       "type 6 -> digits alone (its rANS)", "zstd -d: zstd -3 frames of fp8-mix" };
 	printf("%s at %s (%zu B records), %d layers x %d tokens, %d layers with type 6 tables; one core, medians of %d\n"
 	       "alternated runs\n",
 	       tp, grid, B, L, T, t6, runs);
-	for (int p = 0; p < 3; p++) {
+	for (int p = 0; p < NR; p++) {
 		double m = bench_median(t + p * runs, runs);
 		printf("%-40s %8.3f M token-layers/s  %6.3f b/v  %5.2fx zstd\n", name[p], tok / m / 1e6,
-		       (p == 0 ? b2 : p == 1 ? b6 : bz) * v, mz / m);
+		       (p == 0 ? b2 : p < NR - 1 ? b6 : bz) * v, mz / m);
 	}
 	ZSTD_freeDCtx(dc);
 	free(t);
