@@ -125,12 +125,12 @@ static inline WZ_HD void wze_dec_advance(wze_dec *d, uint32_t start, uint32_t fr
 		d->x = (d->x << 8) | wze_byte(d);
 }
 
-/* One symbol of a table: cum[0..n] (cum[0] = 0, cum[n] = 2^16) by binary
- * search of the state's slot. */
-static inline WZ_HD int wze_dec_symbol(wze_dec *d, const uint32_t *cum, int n)
+/* The symbol s in lo .. hi - 1 with cum[s] <= slot < cum[s + 1], by
+ * binary search (cum[lo] <= slot < cum[hi] on entry), and the state's
+ * step past it: the reference's search over the whole table and the fast
+ * path's over a bucket's range. */
+static inline WZ_HD int wze_dec_search(wze_dec *d, const uint32_t *cum, uint32_t slot, int lo, int hi)
 {
-	uint32_t slot = d->x & ((1u << WZE_PROB_BITS) - 1);
-	int lo = 0, hi = n; /* cum[lo] <= slot < cum[hi] */
 	while (hi - lo > 1) {
 		int mid = (lo + hi) / 2;
 		if (cum[mid] <= slot)
@@ -140,6 +140,13 @@ static inline WZ_HD int wze_dec_symbol(wze_dec *d, const uint32_t *cum, int n)
 	}
 	wze_dec_advance(d, cum[lo], cum[lo + 1] - cum[lo], slot);
 	return lo;
+}
+
+/* One symbol of a table: cum[0..n] (cum[0] = 0, cum[n] = 2^16) by binary
+ * search of the state's slot. */
+static inline WZ_HD int wze_dec_symbol(wze_dec *d, const uint32_t *cum, int n)
+{
+	return wze_dec_search(d, cum, d->x & ((1u << WZE_PROB_BITS) - 1), 0, n);
 }
 
 /* The slot table of a table, for a decoder that has one (the CPU's fast
@@ -155,16 +162,7 @@ static inline WZ_HD int wze_dec_symbol_lut(wze_dec *d, const uint32_t *cum, cons
 {
 	uint32_t slot = d->x & ((1u << WZE_PROB_BITS) - 1);
 	uint32_t b = slot >> (WZE_PROB_BITS - WZE_LUT_BITS);
-	int lo = lut[b], hi = lut[b + 1] + 1; /* cum[lo] <= slot < cum[hi] */
-	while (hi - lo > 1) {
-		int mid = (lo + hi) / 2;
-		if (cum[mid] <= slot)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	wze_dec_advance(d, cum[lo], cum[lo + 1] - cum[lo], slot);
-	return lo;
+	return wze_dec_search(d, cum, slot, lut[b], lut[b + 1] + 1);
 }
 
 /* b uniform bits (b <= WZE_RAW_CHUNK). */
