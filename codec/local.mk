@@ -14,7 +14,7 @@ libwzcodec_la_SOURCES = \
 	codec/formats/baseline.c \
 	codec/profile/linalg.c codec/profile/linalg.h \
 	codec/profile/levels.c codec/profile/levels.h \
-	codec/profile/profile.h codec/profile/profile_io.c codec/profile/profile_internal.h codec/profile/profile_layers.c codec/profile/profile_parse.c codec/profile/prepare.c codec/profile/predict_fit.c codec/profile/predict_fit.h codec/profile/predict.h codec/profile/rope.c codec/profile/rope.h \
+	codec/profile/profile.h codec/profile/profile_io.c codec/profile/profile_internal.h codec/profile/profile_layers.c codec/profile/profile_parse.c codec/profile/prepare.c codec/profile/prepare_fit.c codec/profile/prepare_internal.h codec/profile/predict_fit.c codec/profile/predict_fit.h codec/profile/predict.h codec/profile/rope.c codec/profile/rope.h \
 	codec/wz/wz_codec.c codec/wz/wz_plan.c codec/wz/wz_plan.h codec/wz/wz_predict.c codec/wz/wz_predict.h codec/wz/wz_flat.c codec/wz/wz_flat.h \
 	codec/wz/wz_allocate.c codec/wz/wz_allocate.h \
 	codec/wzx/wzx.c codec/wzx/wzx_grid.c codec/wzx/wzx.h codec/wzx/wzx_file.c codec/wzx/wzx_read.c codec/wzx/wzx_reader.h codec/wzx/wzx_internal.h codec/first_fail.h \

@@ -198,7 +198,7 @@ void wzc_rope_freqs(int P, double base, double yarn_factor, double yarn_original
 		    double beta_fast, double beta_slow, double *freq /* OUT [P/2] */);
 
 /* A query's second moment over the keys it meets with RoPE undone
- * (codec/profile/prepare.c, rope_query_moments): for keys at positions
+ * (codec/profile/prepare_fit.c, rope_query_moments): for keys at positions
  * 0 .. keys - 1, wzc_rope_key_phases fills G[4 (P/2)^2] with the mean
  * phases G(f_j - f_i) and G(-(f_i + f_j)), and wzc_rope_query_moment_add
  * adds to M[P][P] the mean over those positions p of v v' with v =
