@@ -108,3 +108,10 @@ bench_bench_wze_SOURCES = bench/bench_wze.c
 bench_bench_wze_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 bench_bench_wze_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
 bench_bench_wze_DEPENDENCIES = $(WZ_LIBS)
+# The deployment search's lower bound against the simulator on
+# test_deploy's fixture (long: minutes; not in `make bench`'s list).
+EXTRA_PROGRAMS += bench/bench_deploy_bound
+bench_bench_deploy_bound_SOURCES = bench/bench_deploy_bound.c
+bench_bench_deploy_bound_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
+bench_bench_deploy_bound_LDADD = $(WZ_LINK) $(WZ_EXTERNAL_LIBS)
+bench_bench_deploy_bound_DEPENDENCIES = $(WZ_LIBS)

@@ -6,33 +6,17 @@
  * larger space never answers dearer than a smaller one. */
 #include "tests/tap.h"
 #include "tests/sim/sim_fixture.h"
+#include "tests/sim/deploy_fixture.h"
 
 #include <stdlib.h>
 
 #include "sim/deploy/deploy.h"
 #include "sim/search.h"
 
-/* The search fixture of test_sim: 1,500 users at 32,000 tokens on
- * DeepSeek-V3 and H100s, targets 30 s and 0.2 s, 300 s simulated. */
+/* The search fixture of test_sim (tests/sim/deploy_fixture.h). */
 static void base_of(wzd_base *b)
 {
-	memset(b, 0, sizeof *b);
-	b->model = dsv3;
-	b->gpu = h100;
-	wzm_memory_params_default(&b->mem);
-	b->mem.gpus_per_replica = 16;
-	b->mem.par = WZM_PAR_ATTN_DP;
-	wzs_params_default(&b->params);
-	b->params.duration_s = 300;
-	b->params.warmup_s = 60;
-	b->params.ttft_p99_s = 30;
-	b->params.tpot_p99_s = 0.2;
-	b->context = 32000;
-	b->record_per_layer = b->offload_per_layer = fixture_record("fp8-mix");
-	b->decode_cost = 1;
-	b->run.users = 1500;
-	b->run.initial_context = 32000;
-	b->usd_per_gpu_year = 2.35 * 8760;
+	deploy_fixture_base(b, dsv3, h100, fixture_record("fp8-mix"));
 }
 
 static void test_space(void)
@@ -385,9 +369,7 @@ static void test_monotone(void)
 {
 	wzd_base b;
 	base_of(&b);
-	b.params.ttft_p99_s = 5;
-	b.params.ttft_per_1k_tokens_s = 0.1;
-	b.run.initial_context = b.context = 60000;
+	deploy_fixture_long(&b);
 	wz_diag diag;
 	wzd_space s, big;
 	wzd_space_default(&b.params, &s);
