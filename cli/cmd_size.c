@@ -323,10 +323,10 @@ static wzp_table *make_search_table(const wz_sim_setup *s, const wz_size_row *ro
 	wzd_config_of(&s->params, &s->scn->mem, &def);
 	wzp_table_note(t, "Each format's fleet at the cheapest configuration found: an analytic "
 			  "screen of every configuration (the simulator's step times at the mean "
-			  "load), then the simulator sizing them in order of the screen's lower "
-			  "bound, each only below the cheapest fleet found, until no unconfirmed "
-			  "one's bound beats it or --confirm-limit (%d) is reached; the baseline "
-			  "first, whose winner is each other format's first candidate.",
+			  "load), then the simulator sizing them in order of the screen's optimistic "
+			  "fleet, each only below the cheapest fleet found, until no unconfirmed "
+			  "one's lower bound beats it or --confirm-limit (%d) is reached; the "
+			  "baseline first, whose winner is each other format's first candidate.",
 		       s->confirm_limit);
 	for (int i = 0; i < n; i++)
 		if (rows[i].unconfirmed > 0)

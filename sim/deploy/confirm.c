@@ -1,6 +1,7 @@
 /* The deployment search's two stages: the screen over every configuration
- * of the space, then the simulator's fleet search for candidates in order
- * of their lower bounds until none left can beat the best (deploy.h). */
+ * of the space, then the simulator's fleet search for candidates in the
+ * order of the screen's optimistic fleets until none left has a lower
+ * bound below the best (deploy.h). */
 #include "sim/deploy/deploy.h"
 
 #include <math.h>
@@ -99,7 +100,7 @@ static int indistinct(const wzd_estimate *a, const wzd_estimate *b)
 	return a->c.gpus == b->c.gpus && a->c.prefill_gpus == b->c.prefill_gpus && a->c.pp == b->c.pp &&
 	       a->c.tp == b->c.tp && a->bind == b->bind && a->batch == b->batch &&
 	       a->replicas == b->replicas && a->feasible == b->feasible &&
-	       a->gpus_bound == b->gpus_bound &&
+	       a->gpus_bound == b->gpus_bound && a->gpus_order == b->gpus_order &&
 	       fabs(a->users_per_replica - b->users_per_replica) <= 1e-3 * a->users_per_replica;
 }
 
@@ -136,6 +137,17 @@ static double shortfall(const wzd_confirmed *c)
 		return HUGE_VAL;
 	double t = s->below_ttft_over, u = s->below_tpot_p99 / c->params.tpot_p99_s;
 	return t > u ? t : u;
+}
+
+/* Whether a is confirmed after b: its optimistic fleet larger, or none
+ * where b has one, or neither and its bound larger. */
+static int order_after(const wzd_estimate *a, const wzd_estimate *b)
+{
+	if ((a->gpus_order > 0) != (b->gpus_order > 0))
+		return b->gpus_order > 0;
+	if (a->gpus_order != b->gpus_order)
+		return a->gpus_order > b->gpus_order;
+	return a->gpus_bound > b->gpus_bound;
 }
 
 long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *done,
@@ -209,7 +221,7 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 	 * estimate or not (where none has, every one the model runs, so that
 	 * the answer can say how close the first few came), each once among
 	 * those the screen cannot tell apart, none that `first` holds, in
-	 * order of their lower bounds, then the screen's. */
+	 * order of their optimistic fleets, then the screen's. */
 	if (nfirst < 0 || nfirst > 16)
 		nfirst = 0;
 	if (limit < 1)
@@ -239,10 +251,12 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 		if (!dup)
 			pick[npick++] = i;
 	}
-	/* by bound, stable on the screen's order */
+	/* by the screen's optimistic fleet (gpus_order), those without one
+	 * after by bound, stable on the screen's order: the order only decides
+	 * how soon the best is found, the bounds when the confirmation stops */
 	for (long a = 1; a < npick; a++)
-		for (long j = a; j > 0 && out->screened[pick[j - 1]].gpus_bound >
-						  out->screened[pick[j]].gpus_bound; j--) {
+		for (long j = a; j > 0 && order_after(&out->screened[pick[j - 1]],
+						      &out->screened[pick[j]]); j--) {
 			long t = pick[j];
 			pick[j] = pick[j - 1];
 			pick[j - 1] = t;
@@ -319,7 +333,9 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 				if (beat < cap)
 					cap = beat;
 			}
-			long expect = e->feasible ? e->replicas : e->gpus_bound / per_replica;
+			long expect = e->feasible ? e->replicas
+						  : (e->gpus_order > 0 ? e->gpus_order : e->gpus_bound) /
+							    per_replica;
 			long guess = expect > 0 ? 2 * expect + 2 : cap;
 			if (pass == 0 && guess < cap)
 				cap = guess;

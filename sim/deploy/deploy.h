@@ -120,13 +120,20 @@ typedef struct {
 	int dropped;               /* the model refused it (weights do not fit, ...) */
 	double users_per_replica;  /* the most users a replica serves within the targets */
 	long replicas, gpus;       /* for the scenario's users: the fleet */
-	/* The confirmation's lower bound: the fleet with users counted at
-	 * their mean context and no queue (the mean time per token within the
-	 * TPOT target, the prefill server busy less than all the time, a
-	 * first prompt alone within its target); 0 when even that fails.
-	 * Feasible or not by the estimate, a configuration with a bound is a
-	 * candidate. */
+	/* The confirmation's lower bound on the simulated fleet: the most
+	 * users a replica could serve where only the mean time per token
+	 * within the TPOT target and the prefill server busy less than all
+	 * the time bind, at any load a rank, HBM holding the running requests
+	 * at the least context and idle sessions evicted as the simulator
+	 * evicts them (their turns recompute), a turn's cycle up to its
+	 * targets (screen.c); 0 when even that fails or a first prompt alone
+	 * misses its target.  Feasible or not by the estimate, a
+	 * configuration with a bound is a candidate. */
 	long gpus_bound;
+	/* The order candidates are confirmed in: the same fleet with users at
+	 * their mean context, HBM capping them, and no queue, closer to the
+	 * simulation than the bound but no bound (0: none). */
+	long gpus_order;
 	double usd_year;           /* its reserved cost */
 	double batch;              /* running requests per attention rank at that load */
 	double tpot_s;             /* mean time per output token there */
@@ -205,18 +212,19 @@ typedef struct {
 #define WZD_CONFIRM_LIMIT 32
 
 /* The confirmation's stopping rule: of n candidates in the order they are
- * confirmed (cand[j].gpus_bound rising), the first one not done[j] whose
+ * confirmed (cand[j].gpus_order rising), the first one not done[j] whose
  * lower bound is below best_gpus, the best fleet confirmed so far (0 or
  * less: none yet, any); -1 when none is: no unconfirmed candidate can
- * beat the best, and the confirmation stops.  (Any order works; in
- * rising bounds the first one that cannot beat the best ends it.) */
+ * beat the best, and the confirmation stops.  (Any order works.) */
 long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *done,
 			long best_gpus);
 
 /* Screens every configuration of the space, then confirms by simulation
  * (wzs_size with `threads` threads, up to max_replicas replicas each) the
- * configurations with a bound in its order (gpus_bound rising; ties in
- * the screen's order) until no unconfirmed one's bound is below the best
+ * configurations with a bound in the order of their optimistic fleets
+ * (gpus_order rising, then gpus_bound; ties in the screen's order: the
+ * best is found sooner than in the bounds' order, and each later
+ * candidate searched only below it) until no unconfirmed one's bound is below the best
  * fleet confirmed (wzd_next_candidate), or `limit` are confirmed (then
  * out->unconfirmed says how many were left that could still win).  Each
  * searches first up to twice the replicas the screen expects, then,

@@ -38,14 +38,20 @@
  *
  * These are estimates, not the simulator's p99s: the screen ranks
  * configurations, and the simulator sizes them.  For the confirmation's
- * stopping rule (confirm.c) each also gets a lower bound: the same load
- * limit with users at their mean context (no two-deviation margin) and
- * no queue, only the mean time per token within the TPOT target and the
- * prefill server busy less than all the time.  It is as good as the step
- * model: where one request a rank already misses the mean TPOT (the
- * screen counts whole requests a rank) it has none, and where the screen
- * holds fewer users than the simulator (tensor-parallel replicas) it is
- * too high (docs/validation.md, "The deployment search"). */
+ * order each also gets an optimistic fleet: the same load limit with users
+ * at their mean context and no queue.  It is not a lower bound on the
+ * simulated fleet (bench/bench_deploy_bound finds fleets below it).  For
+ * the stopping rule (confirm.c) each gets a lower bound, a relaxation of
+ * what the simulator does: only the mean time per token within the TPOT
+ * target and the prefill server busy less than all the time bind; the
+ * load a rank is any number, not whole requests; HBM holds the running
+ * requests at the least context a session's cache holds and does not cap
+ * the users, since the simulator evicts idle sessions for room, whose next
+ * turns then recompute (at least a first prompt's prefill, as many as the
+ * room left for idle caches forces); and by Little's law the users are the
+ * rate times a turn's cycle with its first token and decode at most their
+ * targets and the replica's slowest step (docs/validation.md, "The
+ * deployment search"). */
 #include "sim/deploy/deploy.h"
 
 #include <math.h>
@@ -80,13 +86,16 @@ typedef struct {
 	double t_first, t_follow;      /* each alone, to its first token */
 	double s_prefill;              /* disaggregated without instances: pool GPU seconds of
 					  prefill a request */
+	double g_first, g_follow;      /* the same of a first prompt and of a later turn */
 	double first_passes;           /* aggregated: passes of a first prompt alone */
 	double link_first, link_follow;/* disaggregated: each one's cache to the decode GPUs */
 	double follow_pairs;           /* a later turn's (query, key) pairs */
 	double pool;                   /* prefill pool GPUs (0: aggregated) */
 	double users_mem;              /* users a replica holds (resident), or HUGE_VAL */
 	double users_mean;             /* the same at their mean context, no margin */
+	double users_least;            /* the same at the least context a session holds */
 	double running_mem;            /* running requests a rank holds */
+	double running_least;          /* the same at the least context */
 	double cap;                    /* decode batch per rank: the batch cap */
 } workload;
 
@@ -174,13 +183,25 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 	double rank_tokens = (double)m->blocks_per_rank * m->block_tokens;
 	double per_running = held + per_turn + m->block_tokens;
 	w->running_mem = floor(rank_tokens / per_running);
+	/* The least a session's cache holds: a new session's initial context
+	 * (wzs_pop_steady_start only adds turns to it), in whole blocks as the
+	 * simulator takes them (wzs_blocks_for), and a running request's
+	 * at least one prompt token more. */
+	double least = (double)b->run.initial_context;
+	if (b->run.max_context > 0 && least > (double)b->run.max_context)
+		least = (double)b->run.max_context;
+	double least_blocks = ceil(least / m->block_tokens);
+	if (least_blocks < 1)
+		least_blocks = 1;
+	w->running_least = floor((double)m->blocks_per_rank / ceil((least + 1) / m->block_tokens));
 	if (w->p.idle_policy == WZS_IDLE_RESIDENT) {
 		/* n held + 2 sd sqrt(n) <= rank_tokens, the largest such n */
 		double x = (-2 * sd + sqrt(4 * sd * sd + 4 * held * rank_tokens)) / (2 * held);
 		w->users_mem = w->ranks * floor(x * x);
 		w->users_mean = w->ranks * floor(rank_tokens / held);
+		w->users_least = w->ranks * floor((double)m->blocks_per_rank / least_blocks);
 	} else {
-		w->users_mem = w->users_mean = HUGE_VAL;
+		w->users_mem = w->users_mean = w->users_least = HUGE_VAL;
 	}
 	double follow_pairs = wzs_model_prefill_pairs(m, w->context, w->prompt);
 	if (w->pool > 0) {
@@ -194,6 +215,8 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 		double g_first = group * (w->t_first - w->first_new * m->token_bytes /
 							       (m->kv_link_bps > 0 ? m->kv_link_bps : HUGE_VAL));
 		double g_follow = wzs_pool_prefill_time(m, w->prompt, follow_pairs);
+		w->g_first = g_first;
+		w->g_follow = g_follow;
 		w->s_prefill = w->first_share * g_first + (1 - w->first_share) * g_follow;
 	} else {
 		w->t_first = alone_aggregated(w, 0, w->first_new);
@@ -337,13 +360,13 @@ static void at_batch(const workload *w, double per_rank, point *out)
 
 /* The most users a replica serves within the targets when it holds at
  * most users_mem: the largest decode batch per rank that meets them, the
- * point there, the batch and what stops a larger one.  Relaxed (the
- * bound), only what no queue can undo: the mean time per token within the
- * TPOT target and the prefill server busy less than all the time (so no
- * wait for it, nor short requests behind long passes); where one request
- * a rank already keeps it busy, the share of that load it carries. */
+ * point there, the batch and what stops a larger one.  Optimistic (the
+ * order of confirmation), only the mean time per token within the TPOT
+ * target and the prefill server busy less than all the time, with users
+ * at their mean context; where one request a rank already keeps it busy,
+ * the share of that load it carries.  That is no bound (load_bound). */
 static double load_limit(const workload *wl, double users_mem, double first_target,
-			 double follow_target, int relaxed, point *at, double *batch,
+			 double follow_target, int optimistic, point *at, double *batch,
 			 wzd_bind *bind)
 {
 	const wzs_params *p = &wl->p;
@@ -354,15 +377,15 @@ static double load_limit(const workload *wl, double users_mem, double first_targ
 	for (double k = 1; k <= cap; k++) {
 		point pt;
 		at_batch(wl, k, &pt);
-		if (pt.tpot > p->tpot_p99_s || (!relaxed && pt.tail > 0.01)) {
+		if (pt.tpot > p->tpot_p99_s || (!optimistic && pt.tail > 0.01)) {
 			*bind = WZD_BIND_TPOT;
 			break;
 		}
 		if (pt.busy >= 1 ||
-		    (!relaxed && (pt.ttft_first > first_target || pt.ttft_follow > follow_target ||
-				  pt.ttft_tail > 0.01))) {
+		    (!optimistic && (pt.ttft_first > first_target || pt.ttft_follow > follow_target ||
+				     pt.ttft_tail > 0.01))) {
 			*bind = wl->pool > 0 ? WZD_BIND_PREFILL_POOL : WZD_BIND_TTFT;
-			if (relaxed && k == 1 && pt.busy > 0 && pt.users > 0) {
+			if (optimistic && k == 1 && pt.busy > 0 && pt.users > 0) {
 				best = pt.users / pt.busy;
 				best = best < users_mem ? best : users_mem;
 			}
@@ -382,6 +405,136 @@ static double load_limit(const workload *wl, double users_mem, double first_targ
 		*batch = k;
 		if (k == cap && cap < wl->cap)
 			*bind = WZD_BIND_MEMORY;
+	}
+	return best;
+}
+
+/* Whether a point is within what no queue can undo: the mean time per
+ * token within the TPOT target and the prefill server busy less than all
+ * the time. */
+static int within_relaxed(const workload *wl, const point *pt)
+{
+	return pt->tpot <= wl->p.tpot_p99_s && pt->busy < 1;
+}
+
+/* The share h of later turns whose cache can still be on the GPU when
+ * they arrive, at `rate` requests a second with room for `idle` idle
+ * sessions' caches.  A session's cache idles from its last token until its
+ * next turn, at least its think time (wzs_session_idle, wzs_pop_think),
+ * and a turn finds it only where it stayed resident all that while
+ * (wzs_evict_for frees the least recently used first); a cache holds at
+ * least the least context.  Were those turns the ones with the shortest
+ * think times, they would hold the fewest sessions' caches for the least
+ * time: rate x think x g(h) <= idle, with g(h) = h + (1 - h) ln(1 - h),
+ * the mean of the shortest h of exponential think times over their mean
+ * (g(h) = h for fixed ones). */
+static double hit_share(const workload *wl, double rate, double idle)
+{
+	double need = rate * (1 - wl->first_share) * wl->think;
+	if (!(idle < HUGE_VAL) || need <= idle)
+		return 1;
+	if (idle <= 0)
+		return 0;
+	double x = idle / need;
+	if (wl->p.length_dist == WZS_DIST_FIXED)
+		return x;
+	double lo = 0, hi = 1;
+	for (int it = 0; it < 60; it++) {
+		double h = (lo + hi) / 2;
+		double g = h + (1 - h) * log1p(-h);
+		if (g <= x)
+			lo = h;
+		else
+			hi = h;
+	}
+	return lo;
+}
+
+/* A point of the bound at `per_rank` running requests a rank: the later
+ * turns that cannot find their cache recompute it, at least a new
+ * session's first prompt (the simulator prefills a dropped session's
+ * whole context as new tokens: disagg.c's pool_tokens), so they count as
+ * first prompts; the share is found by fixed point with the rate.  The
+ * users it serves by Little's law: the rate times a turn's cycle, whose
+ * think time is the users', whose first token is at most its target (a
+ * mean within its p99), whose decode is at most the target and at most
+ * the slowest step the replica can take, and which holds at most the
+ * running requests the ranks take. */
+static void bound_at(const workload *wl, double per_rank, double kmax, point *out)
+{
+	workload *w = malloc(sizeof *w);
+	if (!w) {
+		out->busy = 1;
+		return;
+	}
+	*w = *wl;
+	double idle = wl->users_least - per_rank * wl->ranks, miss = 0;
+	for (int it = 0; it < 12; it++) {
+		w->first_share = wl->first_share + (1 - wl->first_share) * miss;
+		w->s_prefill = w->first_share * wl->g_first + (1 - w->first_share) * wl->g_follow;
+		at_batch(w, per_rank, out);
+		double next = out->rate > 0 ? 1 - hit_share(wl, out->rate, idle) : 0;
+		if (fabs(next - miss) < 1e-9)
+			break;
+		miss = (miss + next) / 2;
+	}
+	const wzs_params *p = &wl->p;
+	const wzs_replica_model *m = &wl->m;
+	double ttft = w->first_share * wzd_ttft_target(p, wl->first_new) +
+		      (1 - w->first_share) * wzd_ttft_target(p, wl->prompt);
+	/* a decode step is at most the busiest rank's with every rank at its
+	 * most running requests and its blocks full (wzs_step_time), stretched
+	 * by the prefill passes where they stop decode */
+	double full = (double)m->blocks_per_rank * m->block_tokens;
+	double tpot = wzs_step_time(m, kmax * wl->ranks, full) / m->tokens_per_step;
+	if (wl->pool <= 0)
+		tpot = out->busy < 1 ? tpot / (1 - out->busy) : HUGE_VAL;
+	if (tpot > p->tpot_p99_s)
+		tpot = p->tpot_p99_s;
+	double running = out->rate * wl->output * tpot;
+	if (running > kmax * wl->ranks)
+		running = kmax * wl->ranks;
+	out->users = out->rate * (wl->think + ttft) + running;
+	free(w);
+}
+
+/* The bound's load limit: the most users a replica could serve where only
+ * what no queue can undo binds (within_relaxed), at any load a rank, not
+ * only whole requests: a simulated rank's batch changes step by step, so
+ * its mean is any number, below one request as well (the simulation runs
+ * fewer users than ranks where one running request a rank misses the
+ * TPOT target).  HBM holds the running requests at the least context a
+ * session's cache holds (running_least); it does not cap the users, since
+ * the simulator makes room by evicting idle sessions (wzs_evict_for),
+ * whose next turns recompute (bound_at). */
+static double load_bound(const workload *wl)
+{
+	double kmax = wl->cap < wl->running_least ? wl->cap : wl->running_least;
+	double lo = 0, hi = 0, best = 0;
+	point pt;
+	for (double k = 1; kmax > 0; k++) {
+		double x = k < kmax ? k : kmax;
+		bound_at(wl, x, kmax, &pt);
+		if (!within_relaxed(wl, &pt)) {
+			hi = x;
+			break;
+		}
+		lo = x;
+		best = pt.users > best ? pt.users : best;
+		if (x >= kmax)
+			break;
+	}
+	/* the limit between the last load within it and the first beyond
+	 * (users grow with the load: the rate does) */
+	for (int it = 0; hi > 0 && it < 30; it++) {
+		double mid = (lo + hi) / 2;
+		bound_at(wl, mid, kmax, &pt);
+		if (within_relaxed(wl, &pt)) {
+			lo = mid;
+			best = pt.users > best ? pt.users : best;
+		} else {
+			hi = mid;
+		}
 	}
 	return best;
 }
@@ -426,15 +579,20 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 	double batch;
 	double best = load_limit(wl, wl->users_mem, out->first_target_s, follow_target, 0, &at,
 				 &out->batch, &bind);
-	/* the bound: users at their mean context, no queue (load_limit) */
-	double bound = load_limit(wl, wl->users_mean, out->first_target_s, follow_target, 1,
-				  &ignore, &batch, &b2);
+	double opt = load_limit(wl, wl->users_mean, out->first_target_s, follow_target, 1, &ignore,
+				&batch, &b2);
+	opt = opt > best ? opt : best;
+	double bound = load_bound(wl);
 	bound = bound > best ? bound : best;
 	long users = b->run.users > 0 ? b->run.users : 1;
 	long per_replica = c->gpus + c->prefill_gpus;
 	if (bound > 0) {
 		double low = ceil((double)users / bound);
 		out->gpus_bound = (long)(low < (double)users ? low : (double)users) * per_replica;
+	}
+	if (opt > 0) {
+		double low = ceil((double)users / opt);
+		out->gpus_order = (long)(low < (double)users ? low : (double)users) * per_replica;
 	}
 	out->bind = bind;
 	if (!(best > 0)) {

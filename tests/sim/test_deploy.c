@@ -2,8 +2,9 @@
  * against the step-time model it is built on, per-request TTFT targets,
  * the errors a pinned or empty space gives, on a small grid that the
  * screen and confirmation find the cheapest fleet that simulating every
- * configuration finds, the confirmation's stopping rule, and that a
- * larger space never answers dearer than a smaller one. */
+ * configuration finds, the confirmation's stopping rule, that a
+ * larger space never answers dearer than a smaller one, and that the
+ * simulator finds no fleet below a bound where it did before. */
 #include "tests/tap.h"
 #include "tests/sim/sim_fixture.h"
 #include "tests/sim/deploy_fixture.h"
@@ -321,10 +322,12 @@ static void test_grid(void)
 	   "no unconfirmed configuration's bound is below the answer (%ld are)", missed);
 	if (!e)
 		wzd_result_free(&res);
-	/* a limit of one: stopped by it, it says so */
+	/* a limit of one: where it stopped the search short of the cheapest,
+	 * it says so (with bounds below the answer left, it may say so where
+	 * the one confirmed is the cheapest) */
 	e = e ? e : wzd_search(&b, &s, NULL, 0, 1, 1000, 2, NULL, NULL, &res, &diag);
 	ok(!e && res.nconfirmed == 1 && res.limit == 1 &&
-		   (res.unconfirmed > 0) == (res.best < 0 || res.confirmed[res.best].gpus > cheapest),
+		   (res.unconfirmed > 0 || (res.best >= 0 && res.confirmed[res.best].gpus == cheapest)),
 	   "a limit of 1: %d confirmed, %ld left whose bound beats its %ld GPUs", e ? 0 : res.nconfirmed,
 	   e ? 0 : res.unconfirmed, !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0);
 	if (!e)
@@ -390,7 +393,7 @@ static void test_monotone(void)
 	};
 	wzd_result res;
 	long small = 0;
-	e = e ? e : wzd_search(&b, &s, NULL, 0, WZD_CONFIRM_LIMIT, 1000, 2, NULL, NULL, &res, &diag);
+	e = e ? e : wzd_search(&b, &s, NULL, 0, 64, 1000, 2, NULL, NULL, &res, &diag);
 	if (!e) {
 		small = res.best >= 0 ? res.confirmed[res.best].gpus : 0;
 		ok(small > 0 && res.unconfirmed == 0, "S: %ld GPUs (%ld configurations, %d confirmed)",
@@ -405,7 +408,7 @@ static void test_monotone(void)
 		for (int k = 0; k < grow[g].n; k++)
 			big.v[grow[g].key][k] = grow[g].v[k];
 		big.pinned[grow[g].key] = 0;
-		e = wzd_search(&b, &big, NULL, 0, WZD_CONFIRM_LIMIT, 1000, 2, NULL, NULL, &res, &diag);
+		e = wzd_search(&b, &big, NULL, 0, 64, 1000, 2, NULL, NULL, &res, &diag);
 		long large = !e && res.best >= 0 ? res.confirmed[res.best].gpus : 0;
 		char text[256] = "";
 		if (!e && res.best >= 0)
@@ -415,6 +418,68 @@ static void test_monotone(void)
 		   grow[g].what, large, small, e ? 0 : res.nconfigs, e ? 0 : res.nconfirmed, text);
 		if (!e)
 			wzd_result_free(&res);
+	}
+}
+
+/* The lower bound against the simulator (bench/bench_deploy_bound checks
+ * the whole space): one configuration of each kind whose simulated fleet
+ * was below its bound before the bound let the load go below a request a
+ * rank, let HBM cap only the running requests (evicted sessions
+ * recompute) and took a turn's cycle up to its targets.  Each is sized
+ * only below its bound (or, without one, up to 60 replicas): the
+ * simulation must find no fleet there. */
+static void test_bound(void)
+{
+	static const struct {
+		long start;
+		const char *pairs, *what;
+	} cases[] = {
+		{ 32000, "gpus_per_replica=32, parallelism=attention-dp, expert_parallel=no, "
+			 "serving=aggregated, prefill_context_parallel=1",
+		  "aggregated, one request a rank misses the mean TPOT" },
+		{ 32000, "gpus_per_replica=64, parallelism=tp, serving=aggregated",
+		  "tensor-parallel, HBM full" },
+		{ 32000, "gpus_per_replica=16, parallelism=attention-dp, expert_parallel=no, "
+			 "serving=disaggregated, prefill_gpus_per_replica=16, "
+			 "prefill_context_parallel=1, prefill_pipeline_stages=1",
+		  "disaggregated, HBM full" },
+		{ 60000, "gpus_per_replica=64, parallelism=attention-dp, expert_parallel=no, "
+			 "serving=disaggregated, prefill_gpus_per_replica=16, "
+			 "prefill_context_parallel=2, prefill_pipeline_stages=1",
+		  "context-parallel pool" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		wzd_base b;
+		base_of(&b);
+		if (cases[i].start == 60000)
+			deploy_fixture_long(&b);
+		wzd_space s;
+		wzd_space_default(&b.params, &s);
+		wz_diag diag;
+		wz_err e = wzd_space_pin(&s, cases[i].pairs, "test", &diag);
+		e = e ? e : wzd_space_pin(&s, "max_batch=256, mtp_draft_tokens=0", "test", &diag);
+		wzd_config c;
+		long n = e ? 0 : wzd_space_enumerate(&s, &c, 1);
+		wzd_estimate est;
+		wzd_confirmed got;
+		long per = 0, cap = 0, sim = 0;
+		if (n == 1) {
+			wzd_screen(&b, &c, &est);
+			per = c.gpus + c.prefill_gpus;
+			cap = est.gpus_bound > 0 ? (est.gpus_bound - 1) / per : 60;
+			if (cap > 60)
+				cap = 60;
+			if (cap >= 1) {
+				e = wzd_confirm(&b, &c, cap, 2, NULL, NULL, &got, &diag);
+				if (!e) {
+					sim = got.gpus;
+					wzd_confirmed_free(&got);
+				}
+			}
+		}
+		ok(n == 1 && !e && sim == 0,
+		   "%s at %ld: bound %ld GPUs, no simulated fleet below it (%ld GPUs)", cases[i].what,
+		   cases[i].start, n == 1 ? est.gpus_bound : 0, sim);
 	}
 }
 
@@ -429,6 +494,7 @@ int main(void)
 	test_grid();
 	test_stopping_rule();
 	test_monotone();
+	test_bound();
 	fixture_close();
 	return tap_done();
 }
