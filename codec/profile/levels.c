@@ -259,21 +259,22 @@ int wzc_levels_distortion_exact(const float *hist, int version, double d[WZC_NSE
 	return fit_all(hist, version, d, NULL, 1);
 }
 
-void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
+int wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET])
 {
 	if (wzc_levels_fit_all(hist, version, d, NULL) == 0)
-		return;
+		return 0;
 	for (int j = 0; j < WZC_NSET; j++)
 		d[j] = INFINITY; /* out of memory: no count looks worth its bits */
+	return -1;
 }
 
-void wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
+int wzc_levels_table(const float *hist, int version, int j, float *levels, float *thresholds)
 {
-	wzc_levels_table_count(hist, version, wzc_level_count(j), levels, thresholds);
+	return wzc_levels_table_count(hist, version, wzc_level_count(j), levels, thresholds);
 }
 
-void wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels,
-			    float *thresholds)
+int wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels,
+			   float *thresholds)
 {
 	double *lev = malloc(sizeof *lev * N);
 	scratch *sc = N > 1 ? scratch_of(hist, version) : NULL;
@@ -284,10 +285,11 @@ void wzc_levels_table_count(const float *hist, int version, uint32_t N, float *l
 			levels[i] = 0;
 		for (uint32_t i = 0; i + 1 < N; i++)
 			thresholds[i] = 0;
-		return;
+		return -1;
 	}
 	fit(hist, sc ? &sc->dn : NULL, sc ? &sc->s : NULL, N, lev);
 	to_table(lev, N, levels, thresholds);
 	free(lev);
 	free(sc);
+	return 0;
 }

@@ -23,7 +23,9 @@ uint32_t wzc_level_count(int j);
  * the position floor checks its cap with (docs/wz-format.md).  -1 when out
  * of memory. */
 int wzc_levels_distortion_exact(const float *hist, int version, double d[WZC_NSET] /* OUT */);
-void wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET] /* OUT */);
+/* 0, or -1 when out of memory (d then INFINITY: no count looks worth its
+ * bits, and no plan may be made from it). */
+int wzc_levels_distortion(const float *hist, int version, double d[WZC_NSET] /* OUT */);
 
 /* Both at once: d[] as wzc_levels_distortion, and for each j whose
  * tables[j] is not NULL (any j with at most WZC_LLOYD_MAX levels), its levels at
@@ -35,13 +37,14 @@ int wzc_levels_fit_all(const float *hist, int version, double d[WZC_NSET] /* OUT
 /* Fills levels[N] (increasing) and thresholds[N - 1] (midpoints) for count
  * index j.  Deterministic: encoder and decoder derive the same tables.
  * `version` is the profile's: from 2, companded tables (more than 64
- * levels) span only the histogram's support. */
-void wzc_levels_table(const float *hist, int version, int j, float *levels /* OUT */,
-		      float *thresholds /* OUT */);
+ * levels) span only the histogram's support.  0, or -1 when out of
+ * memory (the tables then all zeros, which no coder may use). */
+int wzc_levels_table(const float *hist, int version, int j, float *levels /* OUT */,
+		     float *thresholds /* OUT */);
 
 /* The same rule for any count N >= 1 (wzt's union codebooks of 2N levels,
  * up to 131,072): Lloyd up to WZC_LLOYD_MAX levels, companded above. */
-void wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels /* OUT */,
-			    float *thresholds /* OUT */);
+int wzc_levels_table_count(const float *hist, int version, uint32_t N, float *levels /* OUT */,
+			   float *thresholds /* OUT */);
 
 #endif

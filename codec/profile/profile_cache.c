@@ -87,20 +87,18 @@ static const float *hist_of(const wzc_profile *p, int l, int part)
 	return part ? p->rope[l].hist : p->latent[l].hist;
 }
 
-void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double d[WZC_NSET])
+int wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double d[WZC_NSET])
 {
 	part_cache *pc = part_of(p, l, part);
-	if (!pc) {
-		wzc_levels_distortion(hist_of(p, l, part), p->version, d);
-		return;
-	}
+	if (!pc)
+		return wzc_levels_distortion(hist_of(p, l, part), p->version, d);
 	pthread_mutex_lock(&p->cache->lock);
 	int have = pc->have_d;
 	if (have)
 		memcpy(d, pc->d, sizeof pc->d);
 	pthread_mutex_unlock(&p->cache->lock);
 	if (have)
-		return;
+		return 0;
 	/* Fitted outside the lock, so that threads planning different layers
 	 * fit at once; the fit that gives the distortions gives the small
 	 * tables too: keep them rather than fitting each again when a plan
@@ -114,8 +112,14 @@ void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double
 			ok = 0;
 	}
 	if (!ok || wzc_levels_fit_all(hist_of(p, l, part), p->version, dd, tables) != 0) {
-		wzc_levels_distortion(hist_of(p, l, part), p->version, dd);
 		ok = 0;
+		if (wzc_levels_distortion(hist_of(p, l, part), p->version, dd)) {
+			/* out of memory: nothing cached, so that it is not kept */
+			for (int j = 0; j < WZC_NSET; j++)
+				free(tables[j]);
+			memcpy(d, dd, sizeof dd);
+			return -1;
+		}
 	}
 	pthread_mutex_lock(&p->cache->lock);
 	if (!pc->have_d) { /* else another thread got there first: the same values */
@@ -131,10 +135,11 @@ void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double
 	pthread_mutex_unlock(&p->cache->lock);
 	for (int j = 0; j < WZC_NSET; j++)
 		free(tables[j]);
+	return 0;
 }
 
-void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, float *levels,
-			      float *thresholds)
+int wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, float *levels,
+			     float *thresholds)
 {
 	part_cache *pc = part_of(p, l, part);
 	uint32_t N = wzc_level_count(j);
@@ -144,8 +149,11 @@ void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, floa
 		pthread_mutex_unlock(&p->cache->lock);
 		if (!t) { /* fitted outside the lock, kept unless another thread was first */
 			float *mine = malloc(sizeof(float) * 2 * N);
+			if (mine && wzc_levels_table(hist_of(p, l, part), p->version, j, mine, mine + N)) {
+				free(mine); /* out of memory: not cached */
+				mine = NULL;
+			}
 			if (mine) {
-				wzc_levels_table(hist_of(p, l, part), p->version, j, mine, mine + N);
 				pthread_mutex_lock(&p->cache->lock);
 				if (!pc->tab[j]) {
 					pc->tab[j] = mine;
@@ -159,11 +167,11 @@ void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, floa
 		if (t) {
 			memcpy(levels, t, sizeof(float) * N);
 			memcpy(thresholds, t + N, sizeof(float) * (N - 1));
-			return;
+			return 0;
 		}
 	}
 	/* no cache, or no memory for it: compute in place */
-	wzc_levels_table(hist_of(p, l, part), p->version, j, levels, thresholds);
+	return wzc_levels_table(hist_of(p, l, part), p->version, j, levels, thresholds);
 }
 
 wz_err wzc_profile_hash(const wzc_profile *p, uint64_t *hash, wz_diag *diag)

@@ -20,12 +20,14 @@ typedef struct wzc_profile_cache wzc_profile_cache;
 wzc_profile_cache *wzc_profile_cache_new(int L);
 void wzc_profile_cache_free(wzc_profile_cache *c);
 
-/* wzc_levels_distortion of part (0 latent, 1 position) of layer l. */
-void wzc_profile_levels_distortion(const wzc_profile *p, int l, int part,
-				   double d[WZC_NSET] /* OUT */);
-/* wzc_levels_table of count index j for part of layer l, copied out. */
-void wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j,
-			      float *levels /* OUT */, float *thresholds /* OUT */);
+/* wzc_levels_distortion of part (0 latent, 1 position) of layer l.  0,
+ * or -1 when out of memory (nothing is cached then: a later call with
+ * memory gets the true values). */
+int wzc_profile_levels_distortion(const wzc_profile *p, int l, int part, double d[WZC_NSET] /* OUT */);
+/* wzc_levels_table of count index j for part of layer l, copied out; 0,
+ * or -1 when out of memory. */
+int wzc_profile_levels_table(const wzc_profile *p, int l, int part, int j, float *levels /* OUT */,
+			     float *thresholds /* OUT */);
 
 /* The profile's hash as the wzx header stores it (the checksum field of
  * its file); computed once.  A profile read from a file knows it already. */

@@ -239,8 +239,8 @@ static wz_err plan_overload(const wzc_profile *pr, int l, layer_plan *lp, wz_dia
 	/* what the plan expects of each part: the same distortions it was
 	 * allocated by */
 	double d[2][WZC_NSET];
-	wzc_profile_levels_distortion(pr, l, 0, d[0]);
-	wzc_profile_levels_distortion(pr, l, 1, d[1]);
+	if (wzc_profile_levels_distortion(pr, l, 0, d[0]) || wzc_profile_levels_distortion(pr, l, 1, d[1]))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	lp->dexp[0] = lp->dexp[1] = 0;
 	for (int j = 0; j < nc; j++) {
 		int k = lp->comp_c[j], p = k >= R, idx = 0;
@@ -353,12 +353,14 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	int R = pr->R, P = pr->P, nv = R + P, n = nv + 2;
 	const wzc_part_profile *parts[2] = { &pr->latent[l], &pr->rope[l] };
 	double d[2][WZC_NSET];
-	wzc_profile_levels_distortion(pr, l, 0, d[0]);
-	wzc_profile_levels_distortion(pr, l, 1, d[1]);
+	if (wzc_profile_levels_distortion(pr, l, 0, d[0]) || wzc_profile_levels_distortion(pr, l, 1, d[1]))
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	double *v = malloc(sizeof *v * (size_t)n);
 	int *part = malloc(sizeof *part * (size_t)n), *jidx = malloc(sizeof *jidx * (size_t)n);
 	int *best = malloc(sizeof *best * (size_t)n);
 	wzc_wz_allocator *alloc = NULL;
+	layer_allocators al = { NULL, NULL, 0 };
+	wz_err e = WZ_OK; /* every way out frees the scratch above (done:) */
 	lp->n = n;
 	lp->nlev = calloc((size_t)n, sizeof *lp->nlev);
 	lp->lev = calloc((size_t)n, sizeof *lp->lev);
@@ -368,14 +370,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 	lp->order = calloc((size_t)n, sizeof *lp->order);
 	lp->gbits = calloc((size_t)n, 1);
 	if (!v || !part || !jidx || !best || !lp->nlev || !lp->lev || !lp->thr || !lp->sigma ||
-	    !lp->gstart || !lp->order || !lp->gbits) {
-		free(v);
-		free(part);
-		free(jidx);
-		free(best);
-		wzc_wz_allocator_free(alloc);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	}
+	    !lp->gstart || !lp->order || !lp->gbits)
+		goto nomem;
 	for (int k = nv; k < n; k++) {
 		part[k] = 0;
 		v[k] = 0;
@@ -389,7 +385,6 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		if (!(lp->sigma[k] > 0))
 			v[k] = 0; /* nothing to code: the component is constant */
 	}
-	layer_allocators al = { NULL, NULL, 0 };
 	/* From profile version 4: the position part's error planned within
 	 * its cap, the int8 position part's error on calibration tokens
 	 * (docs/wz-format.md, "The rate plan", step 1). */
@@ -407,27 +402,16 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 				al.from_floor = wzc_wz_allocator_new_floor(
 					nv, v, (const double(*)[WZC_NSET])d, part, floor);
 		}
-		int nomem = !var || !floor || !tables || (al.floor_bits > 0 && !al.from_floor);
+		int failed = !var || !floor || !tables || (al.floor_bits > 0 && !al.from_floor);
 		free(var);
 		free(floor);
-		if (nomem) {
-			free(v);
-			free(part);
-			free(jidx);
-			free(best);
-			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		}
+		if (failed)
+			goto nomem;
 	}
 	alloc = wzc_wz_allocator_new(nv, v, (const double(*)[WZC_NSET])d, part);
 	al.plain = alloc;
-	if (!alloc) {
-		wzc_wz_allocator_free(al.from_floor);
-		free(v);
-		free(part);
-		free(jidx);
-		free(best);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	}
+	if (!alloc)
+		goto nomem;
 	/* Find the largest allocation whose packed size fits; a few rounds of
 	 * correcting the budget by the grouping's overhead. */
 	double budget = bits - 2, smallest_over = budget;
@@ -502,15 +486,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 				need += 2 * (size_t)wzc_level_count(j);
 	lp->ntables = need;
 	lp->tables = malloc(sizeof(float) * (need ? need : 1));
-	if (!lp->tables) {
-		free(v);
-		free(part);
-		free(jidx);
-		free(best);
-		wzc_wz_allocator_free(alloc);
-		wzc_wz_allocator_free(al.from_floor);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	}
+	if (!lp->tables)
+		goto nomem;
 	float *at = lp->tables, *tab[2][WZC_NSET];
 	for (int p = 0; p < 2; p++)
 		for (int j = 0; j < WZC_NSET; j++) {
@@ -518,19 +495,13 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			if (!used[p][j])
 				continue;
 			tab[p][j] = at;
-			wzc_profile_levels_table(pr, l, p, j, at, at + wzc_level_count(j));
+			if (wzc_profile_levels_table(pr, l, p, j, at, at + wzc_level_count(j)))
+				goto nomem;
 			at += 2 * (size_t)wzc_level_count(j);
 		}
 	lp->ones = malloc(sizeof *lp->ones * (size_t)n);
-	if (!lp->ones) {
-		free(v);
-		free(part);
-		free(jidx);
-		free(best);
-		wzc_wz_allocator_free(alloc);
-		wzc_wz_allocator_free(al.from_floor);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	}
+	if (!lp->ones)
+		goto nomem;
 	for (int k = 0; k < nv; k++)
 		if (best[k] == 0)
 			lp->ones[lp->nones++] = k;
@@ -540,15 +511,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		lp->thr[k] = lp->lev[k] + lp->nlev[k];
 	}
 	lp->dec = calloc((size_t)n, sizeof *lp->dec);
-	if (!lp->dec) {
-		free(v);
-		free(part);
-		free(jidx);
-		free(best);
-		wzc_wz_allocator_free(alloc);
-		wzc_wz_allocator_free(al.from_floor);
-		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-	}
+	if (!lp->dec)
+		goto nomem;
 	for (int i = 0; i < lp->gstart[lp->ngroups]; i++) {
 		int c = lp->order[i];
 		lp->dec[i] = (wzc_dec_entry){ lp->lev[c], lp->sigma[c], lp->nlev[c], c, c >= R };
@@ -557,15 +521,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 		int m = parts[p]->n;
 		lp->bq[p] = malloc(sizeof(int16_t) * (size_t)(m ? m * m : 1));
 		lp->delta[p] = calloc((size_t)(m ? m : 1), sizeof(float));
-		if (!lp->bq[p] || !lp->delta[p]) {
-			free(v);
-			free(part);
-			free(jidx);
-			free(best);
-			wzc_wz_allocator_free(alloc);
-			wzc_wz_allocator_free(al.from_floor);
-			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
-		}
+		if (!lp->bq[p] || !lp->delta[p])
+			goto nomem;
 		for (size_t i = 0; i < (size_t)m * m; i++)
 			lp->bq[p][i] = wzc_basis_q(parts[p]->basis[i]);
 		/* the anchor in the transformed domain, relative to the mean */
@@ -577,13 +534,18 @@ static wz_err plan_layer(const wzc_profile *pr, int l, int bits, layer_plan *lp,
 			lp->delta[p][k] = (float)acc;
 		}
 	}
+	e = plan_fast(pr, l, lp, diag);
+	goto done;
+nomem:
+	e = wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+done:
 	free(v);
 	free(part);
 	free(jidx);
 	free(best);
 	wzc_wz_allocator_free(alloc);
 	wzc_wz_allocator_free(al.from_floor);
-	return plan_fast(pr, l, lp, diag);
+	return e;
 }
 
 wz_err wzc_wz_plan_new(const wzc_profile *pr, double rate_bits, size_t record_bytes,

@@ -160,7 +160,8 @@ static wz_err plan_layer(const wzc_profile *pr, int l, const layer_plan *lp, wzc
 			 * codebook for a memoryless source, the Lloyd-Max
 			 * quantizer of one bit more */
 			const wzc_part_profile *pp = p ? &pr->rope[l] : &pr->latent[l];
-			wzc_levels_table_count(pp->hist, pr->version, 2 * N, at, at + 2 * N);
+			if (wzc_levels_table_count(pp->hist, pr->version, 2 * N, at, at + 2 * N))
+				return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 			at += 2 * (size_t)(2 * N);
 		}
 		tl->cb[i] = tab[p][j];

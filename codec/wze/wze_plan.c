@@ -101,7 +101,8 @@ static void below(const hist_model *h, double t, double *P, double *M)
 }
 
 /* The symbols of class j: K, and for each symbol its frequency out of
- * 2^16, its cost and its reconstruction point in cells. */
+ * 2^16, its cost and its reconstruction point in cells.  0, or -1 when
+ * out of memory. */
 static int class_k(const hist_model *h, int j)
 {
 	double kf = WZC_HIST_RANGE / h->sh / class_rho(j) + 0.5;
@@ -109,14 +110,16 @@ static int class_k(const hist_model *h, int j)
 	return K;
 }
 
-static void class_table(const hist_model *h, int j, int K, uint32_t *cum, float *recon,
-			uint16_t *cost)
+static int class_table(const hist_model *h, int j, int K, uint32_t *cum, float *recon,
+		       uint16_t *cost)
 {
 	int n = 2 * K + 1;
 	double rho = class_rho(j), *pr = malloc(sizeof(double) * (size_t)n);
+	if (!pr)
+		return -1;
 	double P0 = 0, M0 = 0;
 	int best = 0;
-	for (int s = 0; s < n && pr; s++) {
+	for (int s = 0; s < n; s++) {
 		int q = s - K;
 		double P1, M1;
 		if (s == n - 1) {
@@ -140,7 +143,7 @@ static void class_table(const hist_model *h, int j, int K, uint32_t *cum, float 
 	uint32_t avail = (1u << WZE_PROB_BITS) - (uint32_t)n, sum = 0;
 	uint32_t *f = cum + 1;
 	for (int s = 0; s < n; s++) {
-		double x = pr ? pr[s] * avail : 0;
+		double x = pr[s] * avail;
 		f[s] = 1 + (uint32_t)(x < avail ? x : avail);
 		sum += f[s];
 	}
@@ -154,6 +157,7 @@ static void class_table(const hist_model *h, int j, int K, uint32_t *cum, float 
 	for (int s = 0; s < n; s++)
 		cum[s + 1] = cum[s] + f[s];
 	free(pr);
+	return 0;
 }
 
 /* A table's slot table: for each bucket of 2^(16 - WZE_LUT_BITS) slots
@@ -233,8 +237,9 @@ static wz_err plan_layer(const wzc_profile *pr, int l, wzc_wze_layer *ly, wz_dia
 	for (int p = 0; p < nsets; p++)
 		for (int j = WZE_JLO; j <= WZE_JHI; j++) {
 			int c = p * WZE_NCLASS + j - WZE_JLO;
-			class_table(&hm[p], j, ly->tab_k[c], ly->cum + ly->tab_off[c],
-				    ly->recon + ly->rec_off[c], ly->cost + ly->rec_off[c]);
+			if (class_table(&hm[p], j, ly->tab_k[c], ly->cum + ly->tab_off[c],
+					ly->recon + ly->rec_off[c], ly->cost + ly->rec_off[c]))
+				goto nomem;
 			slot_table(ly->cum + ly->tab_off[c], 2 * ly->tab_k[c] + 1,
 				   ly->lut + (size_t)c * (WZE_LUT_N + 1));
 			const uint16_t *cost = ly->cost + ly->rec_off[c];

@@ -102,7 +102,11 @@ static wz_err hist_table(wzx_layer *ly, const wzc_profile *pr, int l, const doub
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
 	}
 	const wzc_part_profile *pp = p ? &pr->rope[l] : &pr->latent[l];
-	wzc_profile_levels_table(pr, l, p, j, lev, lev + n);
+	if (wzc_profile_levels_table(pr, l, p, j, lev, lev + n)) {
+		free(prob);
+		free(lev);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
 	const float *thr = lev + n;
 	double lo = 0, sum = 0;
 	for (uint32_t d = 0; d < n; d++) {

@@ -221,3 +221,10 @@ tests_codec_test_wze_fast_SOURCES = tests/codec/test_wze_fast.c tests/codec/wind
 tests_codec_test_wze_fast_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_wze_fast_LDADD = $(TEST_LDADD)
 tests_codec_test_wze_fast_DEPENDENCIES = $(WZ_LIBS)
+check_PROGRAMS += tests/codec/test_oom
+TESTS += tests/codec/test_oom
+tests_codec_test_oom_SOURCES = tests/codec/test_oom.c tests/codec/window.h
+tests_codec_test_oom_CFLAGS = $(TEST_CFLAGS)
+tests_codec_test_oom_LDADD = $(TEST_LDADD)
+tests_codec_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=strdup,--wrap=strndup
+tests_codec_test_oom_DEPENDENCIES = $(WZ_LIBS)
