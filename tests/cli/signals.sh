@@ -17,7 +17,22 @@ touch "$(dirname "$0")/gnuplot-started"
 sleep 30
 END
 chmod +x slow-gnuplot
+# The signals this shell was started with ignored (nohup ignores SIGHUP):
+# an ignored signal stays ignored in the command too, as it should.
+ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' /proc/$$/status 2>/dev/null)
+ignored() { # ignored SIGNUM: 0 where the signal is ignored here
+	[ -n "$ign" ] && [ $(( 0x$ign >> ($1 - 1) & 1 )) -eq 1 ]
+}
 for sig in TERM HUP; do
+	num=15
+	[ "$sig" = HUP ] && num=1
+	if ignored $num; then
+		for what in "gnuplot was running" "the process died of the signal" "no rendering folder left in the output"; do
+			n=$((n + 1))
+			echo "ok $n # SKIP SIG$sig: $what (the signal is ignored in this environment, e.g. under nohup)"
+		done
+		continue
+	fi
 	rm -f gnuplot-started
 	mkdir "p-$sig"
 	WZ_GNUPLOT="$tmp/slow-gnuplot" "$WZPLAN" plot 1 --archive a.sqlite --out "p-$sig" >/dev/null 2>&1 &
