@@ -23,4 +23,5 @@ libwzsim_a_SOURCES = \
 	sim/moe.c sim/moe.h \
 	sim/benchmark.c sim/benchmark.h \
 	sim/weights.c sim/weights.h \
-	sim/deploy/deploy.h sim/deploy/space.c sim/deploy/screen.c sim/deploy/confirm.c
+	sim/deploy/deploy.h sim/deploy/space.c sim/deploy/screen.c sim/deploy/confirm.c \
+	sim/deploy/workload.h sim/deploy/bound.c

@@ -42,17 +42,8 @@
  * at their mean context and no queue.  It is not a lower bound on the
  * simulated fleet (bench/bench_deploy_bound finds fleets below it).  For
  * the stopping rule (confirm.c) each gets a lower bound, a relaxation of
- * what the simulator does: only the mean time per token within the TPOT
- * target and the prefill server busy less than all the time bind; the
- * load a rank is any number, not whole requests; HBM holds the running
- * requests at the least context a session's cache holds and does not cap
- * the users, since the simulator evicts idle sessions for room, whose next
- * turns then recompute (at least a first prompt's prefill, as many as the
- * room left for idle caches forces); and by Little's law the users are the
- * rate times a turn's cycle with its first token and decode at most their
- * targets and the replica's slowest step (docs/validation.md, "The
- * deployment search"). */
-#include "sim/deploy/deploy.h"
+ * what the simulator does (bound.c). */
+#include "sim/deploy/workload.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,32 +68,11 @@ double wzd_ttft_target(const wzs_params *p, double new_tokens)
 	return wzs_request_ttft_target(p, (int64_t)new_tokens);
 }
 
-typedef struct {
-	const wzd_base *b;
-	wzs_replica_model m;
-	wzs_params p;
-	double ranks, context, prompt, output, think, first_share;
-	double first_new;              /* a new session's first prompt's tokens */
-	double t_first, t_follow;      /* each alone, to its first token */
-	double s_prefill;              /* disaggregated without instances: pool GPU seconds of
-					  prefill a request */
-	double g_first, g_follow;      /* the same of a first prompt and of a later turn */
-	double first_passes;           /* aggregated: passes of a first prompt alone */
-	double link_first, link_follow;/* disaggregated: each one's cache to the decode GPUs */
-	double follow_pairs;           /* a later turn's (query, key) pairs */
-	double pool;                   /* prefill pool GPUs (0: aggregated) */
-	double users_mem;              /* users a replica holds (resident), or HUGE_VAL */
-	double users_mean;             /* the same at their mean context, no margin */
-	double users_least;            /* the same at the least context a session holds */
-	double running_mem;            /* running requests a rank holds */
-	double running_least;          /* the same at the least context */
-	double cap;                    /* decode batch per rank: the batch cap */
-} workload;
 
 /* A prompt of n new tokens after `cached` ones, alone on an idle
  * aggregated replica: chunked passes, each taking prefill_chunk_tokens
  * (times the context-parallel group where it spreads). */
-static double alone_aggregated(const workload *w, double cached, double n)
+static double alone_aggregated(const wzd_workload *w, double cached, double n)
 {
 	const wzs_replica_model *m = &w->m;
 	int cp = m->cp_ranks > 1 && n >= (double)m->cp_min_tokens;
@@ -133,7 +103,7 @@ static double instance_link(const wzs_replica_model *m, double n)
 
 /* The same on a disaggregated pool GPU (or context-parallel group), with
  * the cache's move to the decode GPUs. */
-static double alone_pool(const workload *w, double cached, double n)
+static double alone_pool(const wzd_workload *w, double cached, double n)
 {
 	const wzs_replica_model *m = &w->m;
 	if (m->pool_instance_gpus > 0)
@@ -145,7 +115,7 @@ static double alone_pool(const workload *w, double cached, double n)
 	return t + (m->kv_link_bps > 0 ? n * m->token_bytes / m->kv_link_bps : 0);
 }
 
-static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w, wz_diag *diag)
+wz_err wzd_workload_build(const wzd_base *b, const wzd_config *c, wzd_workload *w, wz_diag *diag)
 {
 	memset(w, 0, sizeof *w);
 	w->b = b;
@@ -231,21 +201,12 @@ static wz_err workload_build(const wzd_base *b, const wzd_config *c, workload *w
 	return WZ_OK;
 }
 
-/* One decode batch per rank: its mean time per output token with the
- * prefill that the batch's completions bring, the replica's request rate,
- * and the prefill server's busy share. */
-typedef struct {
-	double tpot, rate, busy, users;
-	double tail;   /* aggregated: the share of requests a long pass puts over the TPOT target */
-	double ttft_first, ttft_follow; /* a first prompt's and a later turn's, at this load */
-	double ttft_tail; /* prefill instances: the share of requests past their TTFT target */
-} point;
 
 /* A pool of prefill instances at `rate` requests a second (a replica's):
  * its first stage's busy share, the first tokens' times and the share of
  * requests past their TTFT targets, packed as the instances pack passes
  * (file comment). */
-static void instances_at(const workload *w, double rate, point *out)
+static void instances_at(const wzd_workload *w, double rate, wzd_point *out)
 {
 	const wzs_replica_model *m = &w->m;
 	double instances = w->pool / m->pool_instance_gpus, stages = m->pool_stages;
@@ -304,7 +265,7 @@ static void instances_at(const workload *w, double rate, point *out)
 	free(pass);
 }
 
-static void at_batch(const workload *w, double per_rank, point *out)
+void wzd_at_batch(const wzd_workload *w, double per_rank, wzd_point *out)
 {
 	const wzs_replica_model *m = &w->m;
 	double batch = per_rank * w->ranks;
@@ -365,8 +326,8 @@ static void at_batch(const workload *w, double per_rank, point *out)
  * target and the prefill server busy less than all the time, with users
  * at their mean context; where one request a rank already keeps it busy,
  * the share of that load it carries.  That is no bound (load_bound). */
-static double load_limit(const workload *wl, double users_mem, double first_target,
-			 double follow_target, int optimistic, point *at, double *batch,
+static double load_limit(const wzd_workload *wl, double users_mem, double first_target,
+			 double follow_target, int optimistic, wzd_point *at, double *batch,
 			 wzd_bind *bind)
 {
 	const wzs_params *p = &wl->p;
@@ -375,8 +336,8 @@ static double load_limit(const workload *wl, double users_mem, double first_targ
 	*batch = 0;
 	double cap = wl->cap < wl->running_mem ? wl->cap : wl->running_mem;
 	for (double k = 1; k <= cap; k++) {
-		point pt;
-		at_batch(wl, k, &pt);
+		wzd_point pt;
+		wzd_at_batch(wl, k, &pt);
 		if (pt.tpot > p->tpot_p99_s || (!optimistic && pt.tail > 0.01)) {
 			*bind = WZD_BIND_TPOT;
 			break;
@@ -409,141 +370,11 @@ static double load_limit(const workload *wl, double users_mem, double first_targ
 	return best;
 }
 
-/* Whether a point is within what no queue can undo: the mean time per
- * token within the TPOT target and the prefill server busy less than all
- * the time. */
-static int within_relaxed(const workload *wl, const point *pt)
-{
-	return pt->tpot <= wl->p.tpot_p99_s && pt->busy < 1;
-}
-
-/* The share h of later turns whose cache can still be on the GPU when
- * they arrive, at `rate` requests a second with room for `idle` idle
- * sessions' caches.  A session's cache idles from its last token until its
- * next turn, at least its think time (wzs_session_idle, wzs_pop_think),
- * and a turn finds it only where it stayed resident all that while
- * (wzs_evict_for frees the least recently used first); a cache holds at
- * least the least context.  Were those turns the ones with the shortest
- * think times, they would hold the fewest sessions' caches for the least
- * time: rate x think x g(h) <= idle, with g(h) = h + (1 - h) ln(1 - h),
- * the mean of the shortest h of exponential think times over their mean
- * (g(h) = h for fixed ones). */
-static double hit_share(const workload *wl, double rate, double idle)
-{
-	double need = rate * (1 - wl->first_share) * wl->think;
-	if (!(idle < HUGE_VAL) || need <= idle)
-		return 1;
-	if (idle <= 0)
-		return 0;
-	double x = idle / need;
-	if (wl->p.length_dist == WZS_DIST_FIXED)
-		return x;
-	double lo = 0, hi = 1;
-	for (int it = 0; it < 60; it++) {
-		double h = (lo + hi) / 2;
-		double g = h + (1 - h) * log1p(-h);
-		if (g <= x)
-			lo = h;
-		else
-			hi = h;
-	}
-	return lo;
-}
-
-/* A point of the bound at `per_rank` running requests a rank: the later
- * turns that cannot find their cache recompute it, at least a new
- * session's first prompt (the simulator prefills a dropped session's
- * whole context as new tokens: disagg.c's pool_tokens), so they count as
- * first prompts; the share is found by fixed point with the rate.  The
- * users it serves by Little's law: the rate times a turn's cycle, whose
- * think time is the users', whose first token is at most its target (a
- * mean within its p99), whose decode is at most the target and at most
- * the slowest step the replica can take, and which holds at most the
- * running requests the ranks take. */
-static void bound_at(const workload *wl, double per_rank, double kmax, point *out)
-{
-	workload *w = malloc(sizeof *w);
-	if (!w) {
-		out->busy = 1;
-		return;
-	}
-	*w = *wl;
-	double idle = wl->users_least - per_rank * wl->ranks, miss = 0;
-	for (int it = 0; it < 12; it++) {
-		w->first_share = wl->first_share + (1 - wl->first_share) * miss;
-		w->s_prefill = w->first_share * wl->g_first + (1 - w->first_share) * wl->g_follow;
-		at_batch(w, per_rank, out);
-		double next = out->rate > 0 ? 1 - hit_share(wl, out->rate, idle) : 0;
-		if (fabs(next - miss) < 1e-9)
-			break;
-		miss = (miss + next) / 2;
-	}
-	const wzs_params *p = &wl->p;
-	const wzs_replica_model *m = &wl->m;
-	double ttft = w->first_share * wzd_ttft_target(p, wl->first_new) +
-		      (1 - w->first_share) * wzd_ttft_target(p, wl->prompt);
-	/* a decode step is at most the busiest rank's with every rank at its
-	 * most running requests and its blocks full (wzs_step_time), stretched
-	 * by the prefill passes where they stop decode */
-	double full = (double)m->blocks_per_rank * m->block_tokens;
-	double tpot = wzs_step_time(m, kmax * wl->ranks, full) / m->tokens_per_step;
-	if (wl->pool <= 0)
-		tpot = out->busy < 1 ? tpot / (1 - out->busy) : HUGE_VAL;
-	if (tpot > p->tpot_p99_s)
-		tpot = p->tpot_p99_s;
-	double running = out->rate * wl->output * tpot;
-	if (running > kmax * wl->ranks)
-		running = kmax * wl->ranks;
-	out->users = out->rate * (wl->think + ttft) + running;
-	free(w);
-}
-
-/* The bound's load limit: the most users a replica could serve where only
- * what no queue can undo binds (within_relaxed), at any load a rank, not
- * only whole requests: a simulated rank's batch changes step by step, so
- * its mean is any number, below one request as well (the simulation runs
- * fewer users than ranks where one running request a rank misses the
- * TPOT target).  HBM holds the running requests at the least context a
- * session's cache holds (running_least); it does not cap the users, since
- * the simulator makes room by evicting idle sessions (wzs_evict_for),
- * whose next turns recompute (bound_at). */
-static double load_bound(const workload *wl)
-{
-	double kmax = wl->cap < wl->running_least ? wl->cap : wl->running_least;
-	double lo = 0, hi = 0, best = 0;
-	point pt;
-	for (double k = 1; kmax > 0; k++) {
-		double x = k < kmax ? k : kmax;
-		bound_at(wl, x, kmax, &pt);
-		if (!within_relaxed(wl, &pt)) {
-			hi = x;
-			break;
-		}
-		lo = x;
-		best = pt.users > best ? pt.users : best;
-		if (x >= kmax)
-			break;
-	}
-	/* the limit between the last load within it and the first beyond
-	 * (users grow with the load: the rate does) */
-	for (int it = 0; hi > 0 && it < 30; it++) {
-		double mid = (lo + hi) / 2;
-		bound_at(wl, mid, kmax, &pt);
-		if (within_relaxed(wl, &pt)) {
-			lo = mid;
-			best = pt.users > best ? pt.users : best;
-		} else {
-			hi = mid;
-		}
-	}
-	return best;
-}
-
 void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 {
 	memset(out, 0, sizeof *out);
 	out->c = *c;
-	workload *wl = calloc(1, sizeof *wl);
+	wzd_workload *wl = calloc(1, sizeof *wl);
 	wz_diag diag;
 	wz_diag_clear(&diag);
 	if (!wl) {
@@ -551,7 +382,7 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 		snprintf(out->why, sizeof out->why, "out of memory");
 		return;
 	}
-	if (workload_build(b, c, wl, &diag)) {
+	if (wzd_workload_build(b, c, wl, &diag)) {
 		out->dropped = 1;
 		size_t len = strlen(diag.msg);
 		if (len >= sizeof out->why)
@@ -574,7 +405,7 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 		free(wl);
 		return;
 	}
-	point at = { 0 }, ignore;
+	wzd_point at = { 0 }, ignore;
 	wzd_bind bind, b2;
 	double batch;
 	double best = load_limit(wl, wl->users_mem, out->first_target_s, follow_target, 0, &at,
@@ -582,7 +413,7 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 	double opt = load_limit(wl, wl->users_mean, out->first_target_s, follow_target, 1, &ignore,
 				&batch, &b2);
 	opt = opt > best ? opt : best;
-	double bound = load_bound(wl);
+	double bound = wzd_load_bound(wl);
 	bound = bound > best ? bound : best;
 	long users = b->run.users > 0 ? b->run.users : 1;
 	long per_replica = c->gpus + c->prefill_gpus;
@@ -617,11 +448,11 @@ void wzd_screen(const wzd_base *b, const wzd_config *c, wzd_estimate *out)
 int wzd_frontier(const wzd_base *b, const wzd_config *c, double *tok_s_user, double *tok_s_gpu,
 		 int n)
 {
-	workload *wl = calloc(1, sizeof *wl);
+	wzd_workload *wl = calloc(1, sizeof *wl);
 	wz_diag diag;
 	if (!wl)
 		return 0;
-	if (workload_build(b, c, wl, &diag)) {
+	if (wzd_workload_build(b, c, wl, &diag)) {
 		free(wl);
 		return 0;
 	}
@@ -629,8 +460,8 @@ int wzd_frontier(const wzd_base *b, const wzd_config *c, double *tok_s_user, dou
 	double per_replica = c->gpus + c->prefill_gpus;
 	for (double per_rank = 1; per_rank <= wl->cap && per_rank <= wl->running_mem && k < n;
 	     per_rank *= 2) {
-		point pt;
-		at_batch(wl, per_rank, &pt);
+		wzd_point pt;
+		wzd_at_batch(wl, per_rank, &pt);
 		if (pt.busy >= 1)
 			break;
 		tok_s_user[k] = 1 / pt.tpot;
