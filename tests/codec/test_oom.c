@@ -93,40 +93,41 @@ static int refuse(void)
 	return calls++ == fail_at;
 }
 
-void *__wrap_malloc(size_t n)
+/* An allocation's turn: the lock taken, 1 where it is refused; kept(p)
+ * tracks what the real allocator made of it and lets the lock go. */
+static int turn(void)
 {
 	pthread_mutex_lock(&lock);
-	void *p = refuse() ? NULL : __real_malloc(n);
+	return refuse();
+}
+
+static void *kept(void *p)
+{
 	if (p)
 		track(p);
 	pthread_mutex_unlock(&lock);
 	return p;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return kept(turn() ? NULL : __real_malloc(n));
 }
 
 void *__wrap_calloc(size_t a, size_t b)
 {
-	pthread_mutex_lock(&lock);
-	void *p = refuse() ? NULL : __real_calloc(a, b);
-	if (p)
-		track(p);
-	pthread_mutex_unlock(&lock);
-	return p;
+	return kept(turn() ? NULL : __real_calloc(a, b));
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
-	pthread_mutex_lock(&lock);
-	void *q = NULL;
-	if (!refuse()) {
-		int mine = p && untrack(p);
-		q = __real_realloc(p, n);
-		if (q)
-			track(q);
-		else if (mine)
-			track(p); /* refused by the C library: p stays */
-	}
-	pthread_mutex_unlock(&lock);
-	return q;
+	if (turn())
+		return kept(NULL);
+	int mine = p && untrack(p);
+	void *q = __real_realloc(p, n);
+	if (!q && mine)
+		track(p); /* refused by the C library: p stays */
+	return kept(q);
 }
 
 void __wrap_free(void *p)
@@ -141,21 +142,13 @@ void __wrap_free(void *p)
 
 void *__wrap_aligned_alloc(size_t al, size_t n)
 {
-	pthread_mutex_lock(&lock);
-	void *p = refuse() ? NULL : __real_aligned_alloc(al, n);
-	if (p)
-		track(p);
-	pthread_mutex_unlock(&lock);
-	return p;
+	return kept(turn() ? NULL : __real_aligned_alloc(al, n));
 }
 
 int __wrap_posix_memalign(void **out, size_t al, size_t n)
 {
-	pthread_mutex_lock(&lock);
-	int e = refuse() ? ENOMEM : __real_posix_memalign(out, al, n);
-	if (!e)
-		track(*out);
-	pthread_mutex_unlock(&lock);
+	int e = turn() ? ENOMEM : __real_posix_memalign(out, al, n);
+	kept(e ? NULL : *out);
 	return e;
 }
 

@@ -255,6 +255,19 @@ static void test_errors(void)
 	wzd_result_free(&res);
 }
 
+/* The fixture's space narrowed as the tests search it: replicas of 16, 32
+ * or 64 GPUs, prefill pools of 16 or 32. */
+static void narrow(wzd_space *s)
+{
+	s->n[WZD_KEY_GPUS] = 3;
+	s->v[WZD_KEY_GPUS][0] = 16;
+	s->v[WZD_KEY_GPUS][1] = 32;
+	s->v[WZD_KEY_GPUS][2] = 64;
+	s->n[WZD_KEY_PREFILL_GPUS] = 2;
+	s->v[WZD_KEY_PREFILL_GPUS][0] = 16;
+	s->v[WZD_KEY_PREFILL_GPUS][1] = 32;
+}
+
 /* Every configuration of a small grid simulated (its smallest fleet), and
  * the search over the same grid: its fleet is at most 2% dearer than the
  * cheapest, however few it confirms. */
@@ -267,13 +280,7 @@ static void test_grid(void)
 	wz_diag diag;
 	wz_err e = wzd_space_pin(&s, "expert_parallel=no, parallelism=attention-dp, max_batch=256, "
 				 "prefill_pipeline_stages=1", "test", &diag);
-	s.n[WZD_KEY_GPUS] = 3;      /* 16, 32, 64 */
-	s.v[WZD_KEY_GPUS][0] = 16;
-	s.v[WZD_KEY_GPUS][1] = 32;
-	s.v[WZD_KEY_GPUS][2] = 64;
-	s.n[WZD_KEY_PREFILL_GPUS] = 2; /* 16, 32 */
-	s.v[WZD_KEY_PREFILL_GPUS][0] = 16;
-	s.v[WZD_KEY_PREFILL_GPUS][1] = 32;
+	narrow(&s);
 	s.n[WZD_KEY_CP] = 2;        /* 1, 4 */
 	s.v[WZD_KEY_CP][0] = 1;
 	s.v[WZD_KEY_CP][1] = 4;
@@ -377,13 +384,7 @@ static void test_monotone(void)
 	wzd_space s, big;
 	wzd_space_default(&b.params, &s);
 	wz_err e = wzd_space_pin(&s, "max_batch=256, prefill_pipeline_stages=1", "test", &diag);
-	s.n[WZD_KEY_GPUS] = 3;      /* 16, 32, 64 */
-	s.v[WZD_KEY_GPUS][0] = 16;
-	s.v[WZD_KEY_GPUS][1] = 32;
-	s.v[WZD_KEY_GPUS][2] = 64;
-	s.n[WZD_KEY_PREFILL_GPUS] = 2; /* 16, 32 */
-	s.v[WZD_KEY_PREFILL_GPUS][0] = 16;
-	s.v[WZD_KEY_PREFILL_GPUS][1] = 32;
+	narrow(&s);
 	struct {
 		const char *what;
 		int key, n, v[4];
