@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 			 * same input, made inside its timing */
 			double t0 = bench_thread_cpu_s();
 			codec_input(ce, test, in, in + (size_t)T * R);
-			info->encode_layer_ref(ce, 0, T, in, in + (size_t)T * R, rec[0]);
+			info->encode_layer_ref(ce, 0, T, in, in + (size_t)T * R, rec[0], NULL);
 			double t1 = bench_thread_cpu_s();
 			wzc_encode_layer_at(ce, 0, T, test->latent, test->rope, test->positions,
 					    rec[1], NULL);

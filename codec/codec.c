@@ -244,8 +244,7 @@ static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 						     info->encode_layer,
 						     info->decode_layer, layer, n, latent, rope,
 						     positions, records, diag);
-		info->encode_layer(c, layer, n, latent, rope, records);
-		return WZ_OK;
+		return info->encode_layer(c, layer, n, latent, rope, records, diag);
 	}
 	if (c->fmt.id == WZC_FMT_FP8_FLAT)
 		c->tensor_scale[layer] = wzc_flat_scale(n, c->R, c->P, latent, rope);

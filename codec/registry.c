@@ -110,40 +110,52 @@ static size_t bytes_wz(const wzc_format *f, int R, int P)
 
 /* ---- the profiled formats' coders, through the codec's plans ---- */
 
-static void wz_encode(const wzc_codec *c, int layer, int n, const float *latent,
-		      const float *rope, uint8_t *records)
+static wz_err wz_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wz_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
-static void wz_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
-			  const float *rope, uint8_t *records)
+static wz_err wz_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wz_encode_layer_ref(c->wz, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
-static void wzs_encode(const wzc_codec *c, int layer, int n, const float *latent,
-		       const float *rope, uint8_t *records)
+static wz_err wzs_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wzs_encode_layer(c->wz, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
-static void wzs_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
-			   const float *rope, uint8_t *records)
+static wz_err wzs_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wzs_encode_layer_ref(c->wz, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
-static void wzt_encode(const wzc_codec *c, int layer, int n, const float *latent,
-		       const float *rope, uint8_t *records)
+static wz_err wzt_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wzt_encode_layer(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
-static void wzt_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
-			   const float *rope, uint8_t *records)
+static wz_err wzt_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wz_encode_layer_trellis(c->wz, c->wzt, layer, n, latent, rope, records, c->record_bytes);
+	return WZ_OK;
 }
 
 /* wz, wzs and wzt share the decoder (wzt's digits read off its trellis). */
@@ -160,16 +172,20 @@ static void wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record
 }
 
 /* wze (codec/wze/): the fast paths, and the reference coder they reproduce. */
-static void wze_encode(const wzc_codec *c, int layer, int n, const float *latent,
-		       const float *rope, uint8_t *records)
+static wz_err wze_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wze_encode_layer_fast(c->wze, layer, n, latent, rope, records);
+	return WZ_OK;
 }
 
-static void wze_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
-			   const float *rope, uint8_t *records)
+static wz_err wze_encode_ref(const wzc_codec *c, int layer, int n, const float *latent,
+			const float *rope, uint8_t *records, wz_diag *diag)
 {
+	(void)diag;
 	wzc_wze_encode_layer(c->wze, layer, n, latent, rope, records);
+	return WZ_OK;
 }
 
 static void wze_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
@@ -247,22 +263,19 @@ static void bf16_record(int R, int P, const float *latent, const float *rope, ui
 	}
 }
 
-static void kvtc_encode(const wzc_codec *c, int layer, int n, const float *latent,
-			const float *rope, uint8_t *records)
+static wz_err kvtc_encode(const wzc_codec *c, int layer, int n, const float *latent,
+			  const float *rope, uint8_t *records, wz_diag *diag)
 {
 	size_t nl = (size_t)n * c->R, np = (size_t)n * c->P, bytes;
 	float *y = malloc(sizeof *y * (nl + np + 1));
-	wz_diag d;
-	if (!y || wzc_kvtc_roundtrip(c->profile->kvtc, c->fmt.rate_bits, layer, n, latent, rope,
-				     NULL, y, y + nl, &bytes, &d)) {
-		memset(records, 0, (size_t)n * c->record_bytes); /* decodes to zeros */
-		free(y);
-		return;
-	}
-	for (int t = 0; t < n; t++)
+	wz_err e = y ? wzc_kvtc_roundtrip(c->profile->kvtc, c->fmt.rate_bits, layer, n, latent,
+					  rope, NULL, y, y + nl, &bytes, diag)
+		     : wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory (%d tokens)", n);
+	for (int t = 0; !e && t < n; t++)
 		bf16_record(c->R, c->P, y + (size_t)t * c->R, y + nl + (size_t)t * c->P,
 			    records + (size_t)t * c->record_bytes);
 	free(y);
+	return e;
 }
 
 static void bf16_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,

@@ -103,10 +103,10 @@ typedef struct wzc_format_info {
 	 * path and its scalar reference (the same bytes); one token's decode,
 	 * the reference of decode_layer (the same floats), into the cache's
 	 * domain or (transformed 1) the domain attention reads. */
-	void (*encode_layer)(const wzc_codec *c, int layer, int n, const float *latent,
-			     const float *rope, uint8_t *records);
-	void (*encode_layer_ref)(const wzc_codec *c, int layer, int n, const float *latent,
-				 const float *rope, uint8_t *records);
+	wz_err (*encode_layer)(const wzc_codec *c, int layer, int n, const float *latent,
+			       const float *rope, uint8_t *records, wz_diag *diag);
+	wz_err (*encode_layer_ref)(const wzc_codec *c, int layer, int n, const float *latent,
+				   const float *rope, uint8_t *records, wz_diag *diag);
 	void (*decode_layer)(const wzc_codec *c, int layer, int n, const uint8_t *records,
 			     float *latent, float *rope);
 	void (*decode_token)(const wzc_codec *c, int layer, const uint8_t *record, float *latent,

@@ -187,8 +187,9 @@ static wz_err fit_layer(wzc_kvtc *k, const wzc_window *const *w, const cal_ref *
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j <= i; j++)
 			cov[(size_t)j * n + i] = cov[(size_t)i * n + j] /= (double)m;
-	if (wzc_sym_eigen(cov, n, ev))
-		return WZ_ERR_NOMEM;
+	int erc = wzc_sym_eigen(cov, n, ev);
+	if (erc)
+		return erc == WZC_EIG_NOMEM ? WZ_ERR_NOMEM : WZ_ERR_INTERNAL;
 	float *basis = k->basis + (size_t)l * n * n;
 	for (size_t i = 0; i < (size_t)n * n; i++)
 		basis[i] = (float)cov[i];
@@ -268,7 +269,8 @@ wz_err wzc_kvtc_fit(const wzc_window *const *w, int nw, const double *rope_freq,
 	free(x);
 	if (e) {
 		wzc_kvtc_free(k);
-		return wz_diag_set(diag, e, "kvtc: out of memory, or the eigendecomposition failed");
+		return wz_diag_set(diag, e, e == WZ_ERR_NOMEM ? "kvtc: out of memory"
+							       : "kvtc: the eigendecomposition did not converge");
 	}
 	*out = k;
 	return WZ_OK;

@@ -131,6 +131,16 @@ void wzc_spectrum_free(wzc_spectrum *s)
 
 static wz_err spectrum(const wzc_window *w, int parts, wzc_spectrum **out, wz_diag *diag);
 
+/* A decomposition's return as an error. */
+static wz_err eig_error(int rc, wz_diag *diag)
+{
+	if (rc == WZC_EIG_NOMEM)
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	if (rc)
+		return wz_diag_set(diag, WZ_ERR_INTERNAL, "eigenvalues did not converge");
+	return WZ_OK;
+}
+
 wz_err wzc_spectrum_of(const wzc_window *w, wzc_spectrum **out, wz_diag *diag)
 {
 	return spectrum(w, 0, out, diag);
@@ -209,12 +219,12 @@ static WZ_VEC_CLONES WZ_HOT wz_err spectrum(const wzc_window *w, int parts, wzc_
 			for (int i = 0; i < m; i++)
 				memcpy(block + (size_t)i * m, cov + (size_t)(at + i) * un + at,
 				       sizeof *block * (size_t)m);
-			if (wzc_sym_eigenvalues(block, m, (p ? sp->lam_rope + (size_t)l * P
-							      : sp->lam_latent + (size_t)l * R)))
-				rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigenvalues did not converge");
+			rc = eig_error(wzc_sym_eigenvalues(block, m, (p ? sp->lam_rope + (size_t)l * P
+									: sp->lam_latent + (size_t)l * R)),
+				       diag);
 		}
-		if (!rc && wzc_sym_eigenvalues(cov, n, sp->lam + (size_t)l * un))
-			rc = wz_diag_set(diag, WZ_ERR_INTERNAL, "eigenvalues did not converge");
+		if (!rc)
+			rc = eig_error(wzc_sym_eigenvalues(cov, n, sp->lam + (size_t)l * un), diag);
 	}
 out:
 	free(block);

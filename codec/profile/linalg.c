@@ -249,7 +249,7 @@ int wzc_sym_eigenvalues(double *a, int n, double *w)
 		return 0;
 	double *e = malloc(sizeof *e * (size_t)n);
 	if (!e)
-		return -1;
+		return WZC_EIG_NOMEM;
 	/* the lower triangle mirrored into the upper, which tred1 reads as
 	 * the lower triangle of the transpose */
 	for (int i = 0; i < n; i++)
@@ -274,7 +274,7 @@ int wzc_sym_eigen(double *a, int n, double *w)
 		free(e);
 		free(order);
 		free(vt);
-		return -1;
+		return WZC_EIG_NOMEM;
 	}
 	/* into the layout tred2 and tql2 work on (the transpose) */
 	for (int i = 0; i < n; i++)

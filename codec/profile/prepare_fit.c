@@ -17,11 +17,15 @@
 static int rope_query_moments(const wzc_window *const *ws, int nw, int l, const wzc_part_profile *q,
 			      const double *freq, double *qstat, double *q4, double *nq_out);
 
-static void fit_anchor(const wzc_window *const *ws, int nw, int l, int pos, wzc_part_profile *q)
+/* The mean of the attention sinks' values (the part's mean where the
+ * windows hold none); -1 when out of memory. */
+static int fit_anchor(const wzc_window *const *ws, int nw, int l, int pos, wzc_part_profile *q)
 {
 	int n = q->n, count = 0;
 	double *acc = calloc((size_t)(n ? n : 1), sizeof *acc);
-	for (int w = 0; acc && w < nw; w++)
+	if (!acc)
+		return -1;
+	for (int w = 0; w < nw; w++)
 		for (int t = 0; t < ws[w]->T; t++)
 			if (wzc_prep_is_sink(ws[w], t)) {
 				const float *v = wzc_prep_row(ws[w], pos, l, t);
@@ -30,8 +34,9 @@ static void fit_anchor(const wzc_window *const *ws, int nw, int l, int pos, wzc_
 				count++;
 			}
 	for (int i = 0; i < n; i++)
-		q->anchor[i] = acc && count ? (float)(acc[i] / count) : q->mean[i];
+		q->anchor[i] = count ? (float)(acc[i] / count) : q->mean[i];
 	free(acc);
+	return 0;
 }
 
 /* The position part is rotated by RoPE at each token's position, so its
@@ -103,6 +108,7 @@ WZ_VEC_CLONES WZ_HOT wz_err wzc_prepare_fit_part(const wzc_window *const *ws, in
 	}
 	double *mean = calloc(un, sizeof *mean), *cov = calloc(un * un, sizeof *cov);
 	double *eig = calloc(un, sizeof *eig), *x = calloc(un, sizeof *x);
+	int rc;
 	if (!mean || !cov || !eig || !x) {
 		free(mean);
 		free(cov);
@@ -148,11 +154,13 @@ WZ_VEC_CLONES WZ_HOT wz_err wzc_prepare_fit_part(const wzc_window *const *ws, in
 				cov[(size_t)i * un + j] = i == j;
 		}
 		pair_average_d(eig, n);
-	} else if (wzc_sym_eigen(cov, n, eig)) {
+	} else if ((rc = wzc_sym_eigen(cov, n, eig))) {
 		free(mean);
 		free(cov);
 		free(eig);
 		free(x);
+		if (rc == WZC_EIG_NOMEM)
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "layer %d: out of memory", l);
 		return wz_diag_set(diag, WZ_ERR_INTERNAL,
 				   "layer %d: the eigendecomposition did not converge", l);
 	}
@@ -346,7 +354,7 @@ WZ_VEC_CLONES WZ_HOT wz_err wzc_prepare_fit_part(const wzc_window *const *ws, in
 	free(eig);
 	free(x);
 	if (!nomem)
-		fit_anchor(ws, nw, l, pos, q);
+		nomem = fit_anchor(ws, nw, l, pos, q) < 0;
 	return nomem ? wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory") : WZ_OK;
 }
 

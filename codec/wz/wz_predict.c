@@ -42,7 +42,11 @@ wz_err wzc_pred_encode_layer(const wzc_codec *c, const wzc_codec *anchored,
 	float *res = lhat + (size_t)n * R;
 	/* 1. the latent as it will be coded: its digits and scale do not
 	 * depend on the position part (each part is quantized alone) */
-	enc(c, layer, n, latent, rope, records);
+	wz_err e = enc(c, layer, n, latent, rope, records, diag);
+	if (e) {
+		free(lhat);
+		return e;
+	}
 	dec(c, layer, n, records, lhat, res);
 	/* 2. every token's residual from its decoded latent */
 	const float *map = pr->pred_map[layer], *mean = pr->latent[layer].mean;
@@ -51,13 +55,13 @@ wz_err wzc_pred_encode_layer(const wzc_codec *c, const wzc_codec *anchored,
 		res[i] = rope[i] - res[i];
 	/* 3. the records of the residuals; the anchored tokens' (a window
 	 * holds at most a few) by their own plan, unpredicted */
-	enc(c, layer, n, latent, res, records);
-	for (int t = 0; t < n; t++)
+	e = enc(c, layer, n, latent, res, records, diag);
+	for (int t = 0; !e && t < n; t++)
 		if (anchored_at(positions, t))
-			enc(anchored, layer, 1, latent + (size_t)t * R, rope + (size_t)t * P,
-			    records + (size_t)t * B);
+			e = enc(anchored, layer, 1, latent + (size_t)t * R, rope + (size_t)t * P,
+				records + (size_t)t * B, diag);
 	free(lhat);
-	return WZ_OK;
+	return e;
 }
 
 void wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const wzc_profile *pr,

@@ -11,8 +11,8 @@
 #include "codec/profile/profile.h"
 #include "common/wz_error.h"
 
-typedef void (*wzc_layer_coder)(const wzc_codec *c, int layer, int n, const float *latent,
-				const float *rope, uint8_t *records);
+typedef wz_err (*wzc_layer_coder)(const wzc_codec *c, int layer, int n, const float *latent,
+				  const float *rope, uint8_t *records, wz_diag *diag);
 typedef void (*wzc_layer_decoder)(const wzc_codec *c, int layer, int n, const uint8_t *records,
 				  float *latent, float *rope);
 

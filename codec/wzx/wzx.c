@@ -481,9 +481,18 @@ static uint32_t *block_symbols(const wzc_wzx *x, const wzx_layer *ly, int n, con
 size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
 			    uint8_t *out, size_t cap)
 {
+	int nomem = 0;
+	return wzc_wzx_encode_lanes_checked(x, layer, K, n, records, out, cap, &nomem);
+}
+
+size_t wzc_wzx_encode_lanes_checked(const wzc_wzx *x, int layer, int K, int n,
+				    const uint8_t *records, uint8_t *out, size_t cap, int *nomem)
+{
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!ly)
+	if (!ly) {
+		*nomem = 1;
 		return 0;
+	}
 	int sb = x->scale_bytes, S = sb + ly->flat->nentries;
 	size_t room = (size_t)n * x->B + 4 * (size_t)K + 2;
 	uint32_t *sym = block_symbols(x, ly, n, records);
@@ -501,6 +510,8 @@ size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uin
 			got = (size_t)(tmp + room - start);
 			memcpy(out, start, got);
 		}
+	} else if (!sym || !tmp) {
+		*nomem = 1;
 	}
 	free(sym);
 	free(tmp);
@@ -574,9 +585,14 @@ int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *reco
 	/* type 6 (type 5's lanes, narrow tables) where the layer's counts
 	 * allow it (every count at most 2^16), else type 2; either unless it
 	 * is not smaller than the records */
-	int type6 = wzc_wzx_layer_type6(x, layer);
-	size_t got = type6 ? wzc_wzx_encode_lanes6(x, layer, n, records, out, cap)
-			   : wzc_wzx_encode_lanes(x, layer, WZC_LANES, n, records, out, cap);
+	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
+	int type6 = wzc_wzx_layer_type6(x, layer), nomem = !ly || (!type6 && wzc_wzx_table_nomem(&ly->fast6_ready));
+	size_t got = 0;
+	if (!nomem)
+		got = type6 ? wzc_wzx_encode_lanes6_checked(x, layer, n, records, out, cap, &nomem)
+			    : wzc_wzx_encode_lanes_checked(x, layer, WZC_LANES, n, records, out, cap, &nomem);
+	if (nomem)
+		return -1;
 	if (got && got < raw) {
 		*size = got;
 		return type6 ? WZC_WZX_LANES6 : WZC_WZX_LANES;

@@ -72,6 +72,8 @@ void wzc_wzx_fast_free(wzc_wzx *x)
 	}
 }
 
+char wzc_wzx_no_table;
+
 void *wzc_wzx_layer_table(wzc_wzx *x, wzx_layer *ly, int *ready, void **slot,
 			  void *(*build)(const wzc_wzx *x, const wzx_layer *ly))
 {
@@ -80,12 +82,24 @@ void *wzc_wzx_layer_table(wzc_wzx *x, wzx_layer *ly, int *ready, void **slot,
 		return r > 0 ? *slot : NULL;
 	pthread_mutex_lock(x->fast_lock);
 	if (!*ready) {
-		*slot = build(x, ly);
-		__atomic_store_n(ready, *slot ? 1 : -1, __ATOMIC_RELEASE);
+		void *t = build(x, ly);
+		if (t == WZC_WZX_NO_TABLE) {
+			*slot = NULL;
+			__atomic_store_n(ready, -1, __ATOMIC_RELEASE);
+		} else if (t) {
+			*slot = t;
+			__atomic_store_n(ready, 1, __ATOMIC_RELEASE);
+		} /* out of memory: not kept, tried again */
 	}
 	r = *ready;
 	pthread_mutex_unlock(x->fast_lock);
 	return r > 0 ? *slot : NULL;
+}
+
+int wzc_wzx_table_nomem(const int *ready)
+{
+	/* built since by another thread: this one's try still failed */
+	return __atomic_load_n(ready, __ATOMIC_ACQUIRE) != -1;
 }
 
 static int shared_tables(wzc_wzx *x)

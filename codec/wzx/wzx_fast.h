@@ -26,9 +26,12 @@ int wzc_wzx_decode_lanes_ref(const wzc_wzx *x, int layer, int K, int n, const ui
 			     size_t size, uint16_t *sym /* OUT */);
 
 /* Codes n records of a layer with K lanes into out (cap bytes); the payload
- * size, or 0 when it does not fit. */
+ * size, or 0 when it does not fit or memory ran out (_checked: *nomem
+ * set to 1 for the latter, left alone otherwise). */
 size_t wzc_wzx_encode_lanes(const wzc_wzx *x, int layer, int K, int n, const uint8_t *records,
 			    uint8_t *out, size_t cap);
+size_t wzc_wzx_encode_lanes_checked(const wzc_wzx *x, int layer, int K, int n,
+				    const uint8_t *records, uint8_t *out, size_t cap, int *nomem);
 
 /* The version 1 coding of the same block (one byte-wise state, type 1),
  * no longer written: for measuring against and for tests of reading
@@ -148,6 +151,9 @@ int wzc_wzx_layer_type6(const wzc_wzx *x, int layer);
 int wzc_wzx_block_symbols6(const wzc_wzx *x, int layer);
 size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			     uint8_t *out, size_t cap);
+/* The same, *nomem set to 1 where memory ran out (0 returned). */
+size_t wzc_wzx_encode_lanes6_checked(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+				     uint8_t *out, size_t cap, int *nomem);
 int wzc_wzx_decode_lanes6_ref(const wzc_wzx *x, int layer, int n, const uint8_t *payload,
 			      size_t size, uint16_t *sym /* OUT [n][wzc_wzx_block_symbols4] */);
 int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,

@@ -64,6 +64,8 @@ size_t wzc_wzx_frame_block(const wzc_wzx *x, int layer, int t0, int n, const uin
 	size_t size;
 	*type = wzc_wzx_encode_block(x, layer, n, records, blk + 16,
 				     (size_t)n * wzc_wzx_record_bytes(x), &size);
+	if (*type < 0)
+		return 0;
 	wzx_put32(blk, (uint32_t)layer);
 	wzx_put32(blk + 4, (uint32_t)t0);
 	wzx_put32(blk + 8, (uint32_t)size);
@@ -116,6 +118,11 @@ wz_err wzc_wzx_write(const wzc_wzx *x, int T, const uint8_t *records, uint8_t *d
 			int n = T - t0 < WZC_WZX_BLOCK_TOKENS ? T - t0 : WZC_WZX_BLOCK_TOKENS, type;
 			size_t size = wzc_wzx_frame_block(x, l, t0, n, records + ((size_t)l * T + t0) * B,
 							  dst + at, &type);
+			if (type < 0) {
+				free(index);
+				return wz_diag_set(diag, WZ_ERR_NOMEM,
+						   "wzx: out of memory coding layer %d block %d", l, b);
+			}
 			wzc_wzx_index_entry(index + ((size_t)l * nb + b) * WZC_WZX_INDEX_ENTRY, at, size);
 			at += size;
 			st.payload += size - WZC_WZX_BLOCK_OVERHEAD;

@@ -97,11 +97,19 @@ wz_err wzc_wzx_layer_ready(const wzc_wzx *x, int l, wz_diag *diag);
 
 /* A layer's derived table *slot, built by build(x, ly) on first use by
  * whichever thread gets there first, under x->fast_lock (the others wait).
- * *ready (atomic) is 1 once built, -1 where build gave NULL (out of memory,
- * or a plan the table does not cover), and is not tried again.  Returns
- * *slot, or NULL where there is none (codec/wzx/wzx_fast.c). */
+ * build gives the table, WZC_WZX_NO_TABLE for a plan the table does not
+ * cover, or NULL when out of memory.  *ready (atomic) is 1 once built, -1
+ * where there is no table, and is not tried again; out of memory leaves it
+ * 0, for a later try.  Returns *slot, or NULL where there is none
+ * (codec/wzx/wzx_fast.c); *nomem (may be NULL) gets 1 where that is for
+ * want of memory. */
+extern char wzc_wzx_no_table;
+#define WZC_WZX_NO_TABLE ((void *)&wzc_wzx_no_table)
 void *wzc_wzx_layer_table(wzc_wzx *x, wzx_layer *ly, int *ready, void **slot,
 			  void *(*build)(const wzc_wzx *x, const wzx_layer *ly));
+/* Whether a table getter's NULL was for want of memory: 1 unless the
+ * table is known not to exist (*ready -1). */
+int wzc_wzx_table_nomem(const int *ready);
 
 /* The fast decoder's tables (codec/wzx/wzx_fast.c). */
 void wzc_wzx_fast_free_layer(wzx_layer *ly);
@@ -123,7 +131,9 @@ uint64_t wzc_wzx_profile_hash(const wzc_wzx *x);
 const char *wzc_wzx_model(const wzc_wzx *x);
 
 /* Codes n (1..64) records of a layer into out (cap >= n * B bytes); returns
- * the block type and sets *size to the payload bytes. */
+ * the block type and sets *size to the payload bytes, or -1 when out of
+ * memory (a block is coded only as it would be with memory, so that the
+ * container's bytes never depend on it). */
 int wzc_wzx_encode_block(const wzc_wzx *x, int layer, int n, const uint8_t *records,
 			 uint8_t *out, size_t cap, size_t *size);
 /* Decodes a rANS payload of n tokens into records; 0, or -1 when the
@@ -139,7 +149,7 @@ int wzc_wzx_decode_block(const wzc_wzx *x, int layer, int n, const uint8_t *payl
  * its type in *type; an index entry; the footer after the index. */
 size_t wzc_wzx_header(const wzc_wzx *x, int T, uint8_t *dst /* OUT */);
 size_t wzc_wzx_frame_block(const wzc_wzx *x, int layer, int t0, int n, const uint8_t *records,
-			   uint8_t *blk /* OUT */, int *type /* OUT */);
+			   uint8_t *blk /* OUT */, int *type /* OUT: -1 when out of memory, and 0 returned */);
 void wzc_wzx_index_entry(uint8_t *e /* OUT */, size_t offset, size_t block_size);
 void wzc_wzx_footer(uint8_t *dst /* OUT */, size_t index_offset, const uint8_t *index,
 		    size_t nblocks);

@@ -64,11 +64,11 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 	for (int i = 0; i < f->nentries; i++)
 		if (f->comp[i] >= nv) {
 			if (f->comp[i] - nv > 1 || fl[f->comp[i] - nv] >= 0)
-				return NULL;
+				return WZC_WZX_NO_TABLE;
 			fl[f->comp[i] - nv] = i;
 		}
 	nflags = (fl[0] >= 0) + (fl[1] >= 0);
-	int H = sb + nflags, S = H + nv;
+	int H = sb + nflags, S = H + nv, none = 0; /* none: a plan the tables do not cover */
 	fast32 *t = calloc(1, sizeof *t);
 	int32_t *ent_of = malloc(sizeof *ent_of * ((size_t)nv + 1));
 	int32_t *one_of = malloc(sizeof *one_of * ((size_t)nv + 1));
@@ -102,14 +102,18 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 		int c = f->comp[i];
 		if (c >= nv)
 			continue;
-		if (c < 0 || ent_of[c] >= 0)
+		if (c < 0 || ent_of[c] >= 0) {
+			none = 1;
 			goto fail;
+		}
 		ent_of[c] = i;
 	}
 	for (int i = 0; i < f->nones; i++) {
 		int c = f->ones[i];
-		if (c < 0 || c >= nv || ent_of[c] >= 0 || one_of[c] >= 0)
+		if (c < 0 || c >= nv || ent_of[c] >= 0 || one_of[c] >= 0) {
+			none = 1;
 			goto fail;
+		}
 		one_of[c] = i;
 	}
 	/* each place: its table and level table (-1 heads, -2 single levels) */
@@ -154,11 +158,14 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 				lv = -2;
 				t->sigma[j] = f->ones_lev[one_of[c]] * f->ones_sigma[one_of[c]];
 			} else {
-				goto fail; /* a component nothing writes */
+				none = 1; /* a component nothing writes */
+				goto fail;
 			}
 		}
-		if (!cum || n < 1 || (!t->huge[j] && (n > SLOTS || cum[n] != SLOTS)))
+		if (!cum || n < 1 || (!t->huge[j] && (n > SLOTS || cum[n] != SLOTS))) {
+			none = 1;
 			goto fail;
+		}
 		t->cum[j] = cum;
 		t->cnt[j] = n;
 		int k = 0;
@@ -215,7 +222,8 @@ static fast32 *build(const wzc_wzx *x, const wzx_layer *ly)
 			ntables = f->tab[i] + f->nlev[i];
 	t->lv = calloc(ntables + 1 + 256, sizeof *t->lv);
 	t->lvbase = malloc(sizeof *t->lvbase * ((size_t)S + K4));
-	if (!t->lv || !t->lvbase || ntables > INT32_MAX - 512)
+	none = ntables > INT32_MAX - 512;
+	if (none || !t->lv || !t->lvbase)
 		goto fail;
 	if (ntables)
 		memcpy(t->lv, f->tables, sizeof *t->lv * ntables);
@@ -238,7 +246,7 @@ fail:
 	free(seen);
 	free(seen_lev);
 	free(tab_of);
-	return NULL;
+	return none ? WZC_WZX_NO_TABLE : NULL;
 }
 
 static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)

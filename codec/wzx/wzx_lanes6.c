@@ -49,7 +49,7 @@ void wzc_wzx_fast6_free_layer(wzx_layer *ly)
  * entries, one arena of 2^11 entries per distinct table. */
 static fast6 *build(const wzc_wzx *x, const wzx_layer *ly, const fast32 *t)
 {
-	int S5 = t->S5;
+	int S5 = t->S5, none = 0; /* none: a plan the tables do not cover */
 	fast6 *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
@@ -75,24 +75,26 @@ static fast6 *build(const wzc_wzx *x, const wzx_layer *ly, const fast32 *t)
 		int j = t->coded[q];
 		const uint32_t *cum = j < t->sb ? x->cum6_scale : ly->ecum6[t->src[j]];
 		uint32_t n = t->cnt[j];
-		if (!cum || n < 2 || (cum[n] != WZC_RANS6_M && cum[n] != WZC_RANS12_M && cum[n] != 65536))
+		none = !cum || n < 2 || (cum[n] != WZC_RANS6_M && cum[n] != WZC_RANS12_M && cum[n] != 65536);
+		if (none)
 			goto fail;
 		s->cum[q] = cum;
 		s->cnt[q] = n;
 		s->r6.qb[q] = cum[n] == WZC_RANS6_M ? WZC_RANS6_BITS : cum[n] == WZC_RANS12_M ? WZC_RANS12_BITS : 16;
 		if (s->r6.qb[q] == 16) {
 			/* uniform: only counts over 4096 (type 2's f = 2^16 / n) */
-			if (n <= WZC_RANS12_M || n > 65536 || !t->huge[j] || cum[1] != 65536 / n)
+			none = n <= WZC_RANS12_M || n > 65536 || !t->huge[j] || cum[1] != 65536 / n;
+			if (none)
 				goto fail;
 			s->r6.qf[q] = cum[1];
 			s->r6.qn[q] = n;
 			continue;
 		}
-		if (t->huge[j])
+		if ((none = t->huge[j]))
 			goto fail;
 		if (s->r6.qb[q] != WZC_RANS6_BITS)
 			continue;
-		if (n > 256) /* the entry's digit is a byte */
+		if ((none = n > 256)) /* the entry's digit is a byte */
 			goto fail;
 		int k = 0;
 		while (k < ntab && seen[k] != cum)
@@ -148,13 +150,14 @@ fail:
 	free(vlev);
 	free(vat);
 	tables_free(s);
-	return NULL;
+	return none ? WZC_WZX_NO_TABLE : NULL;
 }
 
 static void *build_tables(const wzc_wzx *x, const wzx_layer *ly)
 {
-	const fast32 *t = wzc_wzx_fast32_layer6(x, (int)(ly - x->layers));
-	return t ? build(x, ly, t) : NULL;
+	/* type 4's tables are built or known not to exist (wzc_wzx_fast6_layer) */
+	int r = __atomic_load_n(&ly->fast32_ready, __ATOMIC_ACQUIRE);
+	return r > 0 ? build(x, ly, ly->fast32) : WZC_WZX_NO_TABLE;
 }
 
 /* The layer's type 6 tables, built on first use; NULL where a count is
@@ -163,7 +166,9 @@ const fast6 *wzc_wzx_fast6_layer(const wzc_wzx *cx, int layer)
 {
 	wzc_wzx *x = (wzc_wzx *)cx; /* the tables are a cache, not the coder's state */
 	wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!ly || !wzc_wzx_fast32_layer6(x, layer))
+	/* type 6's tables rest on type 4's, built first outside the lock the
+	 * build holds (none of those: none of these) */
+	if (!ly || (!wzc_wzx_fast32_layer6(x, layer) && wzc_wzx_table_nomem(&ly->fast32_ready)))
 		return NULL;
 	return wzc_wzx_layer_table(x, ly, &ly->fast6_ready, &ly->fast6, build_tables);
 }
@@ -190,10 +195,20 @@ const wzx_rec6 *wzc_wzx_rec6_of(const wzc_wzx *x, int layer, const struct wzx_re
 size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *records, uint8_t *out,
 			     size_t cap)
 {
+	int nomem = 0;
+	return wzc_wzx_encode_lanes6_checked(x, layer, n, records, out, cap, &nomem);
+}
+
+size_t wzc_wzx_encode_lanes6_checked(const wzc_wzx *x, int layer, int n, const uint8_t *records,
+				     uint8_t *out, size_t cap, int *nomem)
+{
 	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
 	const wzx_layer *ly = wzc_wzx_layer_at(x, layer);
-	if (!s || !ly || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
+	if (!s || !ly || n < 1 || n > WZC_WZX_BLOCK_TOKENS) {
+		if (!ly || (!s && wzc_wzx_table_nomem(&ly->fast6_ready)))
+			*nomem = 1;
 		return 0;
+	}
 	const fast32 *t = s->t;
 	const wzc_wz_flat *f = ly->flat;
 	size_t room = (size_t)n * x->B + 4 * (size_t)K4 + 2;
@@ -221,6 +236,8 @@ size_t wzc_wzx_encode_lanes6(const wzc_wzx *x, int layer, int n, const uint8_t *
 			got = (size_t)(tmp + room - start);
 			memcpy(out, start, got);
 		}
+	} else {
+		*nomem = 1;
 	}
 	free(dig);
 	free(d);

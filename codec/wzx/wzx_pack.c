@@ -101,6 +101,9 @@ static wz_err pack_one(run_job *j, long k, float *lat, float *rope, uint8_t *rec
 		e = wzc_encode_layer_at(w->codec, layer, n, lat, rope, pos, rec, diag);
 	if (!e)
 		j->size[k] = wzc_wzx_frame_block(w->x, layer, t0, n, rec, j->slot[k], &j->type[k]);
+	if (!e && j->type[k] < 0)
+		e = wz_diag_set(diag, WZ_ERR_NOMEM, "wzx: out of memory coding layer %d block %d", layer,
+				t0 / WZC_WZX_BLOCK_TOKENS);
 	return e;
 }
 

@@ -66,10 +66,13 @@ static wz_err block_at(const wzc_wzx_reader *r, const wzc_wzx *x, int layer, int
 		return wz_diag_set(diag, WZ_ERR_INPUT,
 				   "%s: %s: a 12-bit rANS block in a layer with a count above 4096",
 				   r->origin, what);
-	if (type == WZC_WZX_LANES6 && !wzc_wzx_layer_type6(x, layer))
+	if (type == WZC_WZX_LANES6 && !wzc_wzx_layer_type6(x, layer)) {
+		if (wzc_wzx_table_nomem(&wzc_wzx_layer_at(x, layer)->fast6_ready))
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "%s: %s: out of memory", r->origin, what);
 		return wz_diag_set(diag, WZ_ERR_INPUT,
-				   "%s: %s: a type 6 block in a layer with a count above 65536 (or out of memory)",
+				   "%s: %s: a type 6 block in a layer with a count above 65536",
 				   r->origin, what);
+	}
 	*blk = b;
 	*payload = pay;
 	*ntok = n;
@@ -89,7 +92,12 @@ static wz_err lanes_symbols(const wzc_wzx_reader *r, const wzc_wzx *x, int layer
 		/* output order, then back to coding order */
 		int S4 = blk[13] == WZC_WZX_LANES6 ? wzc_wzx_block_symbols6(x, layer) : wzc_wzx_block_symbols4(x, layer);
 		uint16_t *s4 = malloc(sizeof *s4 * (size_t)n * S4 + 1);
-		bad = !s4 || (blk[13] == WZC_WZX_LANES6
+		if (!s4) {
+			free(*sym);
+			*sym = NULL;
+			return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+		}
+		bad = (blk[13] == WZC_WZX_LANES6
 				      ? wzc_wzx_decode_lanes6_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4)
 			      : blk[13] == WZC_WZX_LANES5
 				      ? wzc_wzx_decode_lanes5_path(x, layer, WZC_LANES4_BEST, n, blk + 16, payload, s4)

@@ -52,11 +52,12 @@ static void table_free(trans_table *t)
 	wzc_wzx_transform_free_layer(&ly);
 }
 
-/* NULL when out of memory, or when the entries and single-level components
- * do not write every component exactly once (the general loop then). */
+/* NULL when out of memory; WZC_WZX_NO_TABLE when the entries and
+ * single-level components do not write every component exactly once (the
+ * general loop then). */
 static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 {
-	int nv = f->nv;
+	int nv = f->nv, none = 0; /* none: the general loop serves the plan */
 	trans_table *t = calloc(1, sizeof *t);
 	unsigned char *written = calloc((size_t)nv + 1, 1);
 	if (!t || !written)
@@ -73,12 +74,12 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	for (int i = 0; i < f->nentries; i++) {
 		int c = f->comp[i];
 		if (c >= nv) {
-			if (c - nv > 1)
+			if ((none = c - nv > 1))
 				goto fail;
 			t->flag_sym[c - nv] = x->scale_bytes + i;
 			continue;
 		}
-		if (c < 0 || written[c]++ || f->tab[i] > INT32_MAX)
+		if ((none = c < 0 || written[c]++ || f->tab[i] > INT32_MAX))
 			goto fail;
 		t->sym_of[c] = x->scale_bytes + i;
 		t->tab[c] = (int32_t)f->tab[i];
@@ -88,10 +89,10 @@ static trans_table *build(const wzc_wzx *x, const wzc_wz_flat *f)
 	/* single levels are written after the loop; their slots read symbol 0
 	 * of level table 0 (harmless, overwritten) */
 	for (int i = 0; i < f->nones; i++)
-		if (f->ones[i] < 0 || f->ones[i] >= nv || written[f->ones[i]]++)
+		if ((none = f->ones[i] < 0 || f->ones[i] >= nv || written[f->ones[i]]++))
 			goto fail;
 	for (int k = 0; k < nv; k++)
-		if (written[k] != 1)
+		if ((none = written[k] != 1))
 			goto fail;
 	for (int g = 0; g < nv / 8; g++) {
 		int run = 1;
@@ -105,7 +106,7 @@ fail:
 	if (t)
 		table_free(t);
 	free(written);
-	return NULL;
+	return none ? WZC_WZX_NO_TABLE : NULL;
 }
 
 static void *build_table(const wzc_wzx *x, const wzx_layer *ly)

@@ -223,7 +223,8 @@ tests_codec_test_wze_fast_LDADD = $(TEST_LDADD)
 tests_codec_test_wze_fast_DEPENDENCIES = $(WZ_LIBS)
 check_PROGRAMS += tests/codec/test_oom
 TESTS += tests/codec/test_oom
-tests_codec_test_oom_SOURCES = tests/codec/test_oom.c tests/codec/window.h
+tests_codec_test_oom_SOURCES = tests/codec/test_oom.c tests/codec/oom.c tests/codec/oom.h \
+	tests/codec/oom_areas.c tests/codec/oom_areas.h tests/codec/window.h
 tests_codec_test_oom_CFLAGS = $(TEST_CFLAGS)
 tests_codec_test_oom_LDADD = $(TEST_LDADD)
 tests_codec_test_oom_LDFLAGS = $(AM_LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=aligned_alloc,--wrap=posix_memalign,--wrap=strdup,--wrap=strndup

@@ -92,7 +92,7 @@ static void check_profiled(const wzc_format_info *info, const wzc_format *f, con
 	/* the codec plans the layer on its first encode */
 	if (!ok(!wzc_encode_layer(c, layer, T, lat, rope, fast, &d), "%s: encoded", f->name))
 		goto done;
-	info->encode_layer_ref(c, layer, T, lat, rope, ref);
+	info->encode_layer_ref(c, layer, T, lat, rope, ref, &d);
 	int kernels = 0;
 	for (int k = 0; info->kernels && info->kernels[k]; k++) {
 		if (info->force(info->kernels[k])) {
@@ -101,14 +101,14 @@ static void check_profiled(const wzc_format_info *info, const wzc_format *f, con
 		}
 		kernels++;
 		memset(fast, 0xa5, B * T);
-		info->encode_layer(c, layer, T, lat, rope, fast);
+		info->encode_layer(c, layer, T, lat, rope, fast, &d);
 		ok(memcmp(fast, ref, B * T) == 0, "%s: kernel %s gives the reference's records", f->name,
 		   info->kernels[k]);
 	}
 	if (info->kernels)
 		ok(kernels > 0 && !info->force(NULL), "%s: %d kernels run, the widest chosen again",
 		   f->name, kernels);
-	info->encode_layer(c, layer, T, lat, rope, fast);
+	info->encode_layer(c, layer, T, lat, rope, fast, &d);
 	ok(memcmp(fast, ref, B * T) == 0, "%s: the fast path gives the reference's records", f->name);
 	info->decode_layer(c, layer, T, ref, xl, xr);
 	int values_ok = 1;
