@@ -7,7 +7,7 @@
  * each other format's first candidate.  Wall and CPU seconds of the
  * searches (they run on every core; the default's sizing is left out).
  *
- *   bench_deploy [LIMIT [THREADS [FORMATS]]]   defaults WZD_CONFIRM_LIMIT (32), the
+ *   bench_deploy [LIMIT [THREADS [FORMATS]]]   defaults WZD_CONFIRM_LIMIT (128), the
  *                                             cores online and the scenario's formats
  *   bench_deploy screen [N]             the screen's N cheapest per format */
 #include <stdio.h>

@@ -199,8 +199,9 @@ static int bytes_table(void)
  * writes), both restored to wz records, type 6 to its digits alone (the
  * rANS without the records' fields: where the restore's time goes), and
  * zstd -d of zstd -3 frames of the same tokens' fp8-mix bytes; runs
- * alternated, thread CPU time, medians. */
-static int real_table(const char *pp, const char *tp, const char *grid, int runs)
+ * alternated, thread CPU time, medians.  A last argument (0 to 3, the
+ * rows in that order) times that row alone, for a profiler. */
+static int real_table(const char *pp, const char *tp, const char *grid, int runs, int only)
 {
 	enum { NR = 4 };
 	wz_diag d;
@@ -226,7 +227,7 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 		if (wzc_wzx_block_symbols(x, l) > S3)
 			S3 = wzc_wzx_block_symbols(x, l);
 	uint16_t *sym = malloc(sizeof *sym * (64 * (size_t)S3 + 2));
-	double *t = malloc(sizeof *t * NR * (size_t)runs);
+	double *t = calloc((size_t)NR * runs, sizeof *t);
 	ZSTD_DCtx *dc = ZSTD_createDCtx();
 	if (!rec || !fr || !p2 || !p6 || !pz || !out || !s2 || !s6 || !sz || !sym || !t || !dc)
 		return 1;
@@ -261,6 +262,8 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 	for (int r = -1; r < runs; r++)
 		for (int p = 0; p < NR; p++) {
 			int bad = 0;
+			if (only >= 0 && p != only)
+				continue;
 			double t0 = bench_thread_cpu_s();
 			for (int i = 0; i < nb; i++) {
 				int l = i / per, n = T - 64 * (i % per) < 64 ? T - 64 * (i % per) : 64;
@@ -281,12 +284,14 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 				t[p * runs + r] = bench_thread_cpu_s() - t0;
 		}
 	double tok = (double)L * T, v = 8.0 / (tok * (tr->R + tr->P)), mz = bench_median(t + (NR - 1) * runs, runs);
+	if (only >= 0)
+		printf("row %d alone: %.3f M token-layers/s\n", only, tok / bench_median(t + only * runs, runs) / 1e6);
 	static const char *const name[NR] = { "type 2 -> wz records (version 5)", "type 6 -> wz records (version 6)",
 					       "type 6 -> digits alone (its rANS)", "zstd -d: zstd -3 frames of fp8-mix" };
 	printf("%s at %s (%zu B records), %d layers x %d tokens, %d layers with type 6 tables; one core, medians of %d\n"
 	       "alternated runs\n",
 	       tp, grid, B, L, T, t6, runs);
-	for (int p = 0; p < NR; p++) {
+	for (int p = 0; p < NR && only < 0; p++) {
 		double m = bench_median(t + p * runs, runs);
 		printf("%-40s %8.3f M token-layers/s  %6.3f b/v  %5.2fx zstd\n", name[p], tok / m / 1e6,
 		       (p == 0 ? b2 : p < NR - 1 ? b6 : bz) * v, mz / m);
@@ -316,7 +321,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "bytes"))
 		return bytes_table();
 	if (argc > 4 && !strcmp(argv[1], "real"))
-		return real_table(argv[2], argv[3], argv[4], argc > 5 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 9);
+		return real_table(argv[2], argv[3], argv[4], argc > 5 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 9,
+				  argc > 6 && atoi(argv[6]) >= 0 && atoi(argv[6]) < 4 ? atoi(argv[6]) : -1);
 	int runs = argc > 1 ? atoi(argv[1]) : 9;
 	if (runs < 1 || runs > 999)
 		runs = 9;

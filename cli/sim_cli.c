@@ -42,7 +42,7 @@ const char wz_sim_threads_help[] =
 	"                         mtp_draft_tokens, max_batch, prefill_pipeline_stages;\n"
 	"                         scenario key config)\n"
 	"  --confirm-limit N      the most configurations the search confirms by simulation\n"
-	"                         (default 32); it stops sooner once no unconfirmed one's\n"
+	"                         (default 128); it stops sooner once no unconfirmed one's\n"
 	"                         lower bound beats the best fleet, and says so if the\n"
 	"                         limit stopped it first\n";
 

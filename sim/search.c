@@ -14,17 +14,7 @@
 
 #define MAX_THREADS 64
 
-typedef struct {
-	const wzs_run_config *base;
-	long replicas;
-	wzs_result res;
-	wz_err err;
-	wz_diag diag;
-	int ok;
-	long runs;         /* the seeds' runs made */
-	uint64_t events;   /* over them */
-	double seconds;
-} probe;
+typedef wzs_probe probe;
 
 /* How far a run that met the targets came to missing one: its larger
  * p99 over its target. */
@@ -90,7 +80,7 @@ static void *probe_thread(void *arg)
 
 /* Runs n probes, n - 1 of them on threads of their own (inline if a thread
  * cannot be made). */
-static void run_probes(probe *p, int n)
+void wzs_probes_run(wzs_probe *p, int n)
 {
 	pthread_t tid[MAX_THREADS];
 	int started[MAX_THREADS] = { 0 };
@@ -185,16 +175,10 @@ static int probe_tree(long bad, long good, int depth, long *lo, long *hi, long *
 	return slots;
 }
 
-wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
-		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
-		wzs_search *out, wz_diag *diag)
+/* The most replicas a search tries: past one replica per session, more
+ * cannot help. */
+static long size_limit(const wzs_run_config *base, long max_replicas)
 {
-	memset(out, 0, sizeof *out);
-	if (threads < 1)
-		threads = 1;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	/* Past one replica per session, more replicas cannot help. */
 	long sessions = base->users;
 	if (base->traffic) {
 		sessions = 1;
@@ -204,25 +188,60 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 	}
 	if (max_replicas > sessions)
 		max_replicas = sessions > 0 ? sessions : 1;
+	return max_replicas;
+}
+
+/* wzs_size and wzs_size_below: with top_first, max_replicas first (top's
+ * run where it is given), the search ending there where it fails, else
+ * the doubling below it. */
+static wz_err size_search(const wzs_run_config *base, long max_replicas, int threads, int top_first, wzs_probe *top,
+			  void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+			  wzs_search *out, wz_diag *diag)
+{
+	memset(out, 0, sizeof *out);
+	if (threads < 1)
+		threads = 1;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	max_replicas = size_limit(base, max_replicas);
 	out->largest = max_replicas;
 	probe p[MAX_THREADS];
 	long bad = 0, good = 0, next = 1;
-	int more = 1;
 	wz_err err = WZ_OK;
-	/* Doubling: 1, 2, 4, ... up to max_replicas, `threads` at a time. */
-	while (more && !good) {
+	if (top_first) {
+		if (top) {
+			p[0] = *top;
+			memset(&top->res, 0, sizeof top->res);
+		} else {
+			p[0] = (probe){ .base = base, .replicas = max_replicas };
+			run_probe(&p[0]);
+		}
+		if ((err = consume(&p[0], out, on_run, ud, diag)) || !p[0].ok) {
+			free_probes(p, 1);
+			return err;
+		}
+		good = p[0].replicas;
+		out->result = p[0].res;
+	}
+	/* Doubling: 1, 2, 4, ... up to max_replicas (below it where it
+	 * passed first), `threads` at a time. */
+	long lim = good ? good - 1 : max_replicas;
+	int more = lim >= 1, found = 0;
+	while (more && !found) {
 		int n = 0;
 		for (; n < threads && more; n++) {
 			p[n] = (probe){ .base = base, .replicas = next };
-			more = next < max_replicas;
-			next = next * 2 < max_replicas ? next * 2 : max_replicas;
+			more = next < lim;
+			next = next * 2 < lim ? next * 2 : lim;
 		}
-		run_probes(p, n);
-		for (int i = 0; i < n && !good; i++) {
+		wzs_probes_run(p, n);
+		for (int i = 0; i < n && !found; i++) {
 			if ((err = consume(&p[i], out, on_run, ud, diag)))
 				break;
 			if (p[i].ok) {
+				found = 1;
 				good = p[i].replicas;
+				wzs_result_free(&out->result);
 				out->result = p[i].res;
 				memset(&p[i].res, 0, sizeof p[i].res);
 			} else {
@@ -250,7 +269,7 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 				slot_of[i] = n++;
 			}
 		}
-		run_probes(p, n);
+		wzs_probes_run(p, n);
 		for (int i = 0; i < slots && slot_of[i] >= 0;) {
 			probe *q = &p[slot_of[i]];
 			if ((err = consume(q, out, on_run, ud, diag)))
@@ -274,4 +293,37 @@ wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 	out->replicas = good;
 	out->marginal = wzs_within_noise(base->params, &out->result);
 	return WZ_OK;
+}
+
+wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
+		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		wzs_search *out, wz_diag *diag)
+{
+	return size_search(base, max_replicas, threads, 0, NULL, on_run, ud, out, diag);
+}
+
+wz_err wzs_size_below(const wzs_run_config *base, long max_replicas, int threads,
+		      void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		      wzs_search *out, wz_diag *diag)
+{
+	return size_search(base, max_replicas, threads, 1, NULL, on_run, ud, out, diag);
+}
+
+void wzs_probe_init(wzs_probe *p, const wzs_run_config *base, long max_replicas)
+{
+	memset(p, 0, sizeof *p);
+	p->base = base;
+	p->replicas = size_limit(base, max_replicas);
+}
+
+wz_err wzs_size_below_after(wzs_probe *top, int threads,
+			    void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+			    wzs_search *out, wz_diag *diag)
+{
+	return size_search(top->base, top->replicas, threads, 1, top, on_run, ud, out, diag);
+}
+
+void wzs_probe_free(wzs_probe *p)
+{
+	wzs_result_free(&p->res);
 }

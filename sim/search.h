@@ -35,6 +35,20 @@ typedef struct {
 	int marginal, below_marginal;
 } wzs_search;
 
+/* One fleet size's runs (one per seed of the scenario's), as a search
+ * makes them: base and replicas in; the rest out. */
+typedef struct {
+	const wzs_run_config *base;
+	long replicas;
+	wzs_result res;    /* the first failing run, else the tightest (wzs_probe_free) */
+	wz_err err;
+	wz_diag diag;
+	int ok;            /* every run met the targets */
+	long runs;         /* the seeds' runs made */
+	uint64_t events;   /* over them */
+	double seconds;
+} wzs_probe;
+
 /* Room for wzs_search_binds's text. */
 #define WZS_BINDS_TEXT 128
 
@@ -60,5 +74,27 @@ int wzs_within_noise(const wzs_params *p, const wzs_result *r);
 wz_err wzs_size(const wzs_run_config *base, long max_replicas, int threads,
 		void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
 		wzs_search *out /* OUT */, wz_diag *diag);
+
+/* wzs_size for a caller that only wants a fleet of at most max_replicas
+ * (one that beats a fleet found already): max_replicas is run first, and
+ * where it fails the search ends there (replicas 0, `below` that count):
+ * by the same monotonicity, no smaller fleet meets the targets.  Where
+ * it passes, wzs_size's doubling and bisection below it follow.  One run
+ * for a fleet that cannot win, where wzs_size's doubling makes several,
+ * and the same answer wherever feasibility is monotone. */
+wz_err wzs_size_below(const wzs_run_config *base, long max_replicas, int threads,
+		      void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		      wzs_search *out /* OUT */, wz_diag *diag);
+
+/* wzs_size_below's first run made ahead, so that a caller can run the
+ * first runs of several searches at once (wzs_probes_run) and then finish
+ * each in its turn (wzs_size_below_after, which takes over top's result):
+ * the same answer, runs and on_run calls as wzs_size_below. */
+void wzs_probe_init(wzs_probe *p /* OUT */, const wzs_run_config *base, long max_replicas);
+void wzs_probes_run(wzs_probe *p, int n);   /* n at once, on n threads */
+wz_err wzs_size_below_after(wzs_probe *top, int threads,
+			    void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+			    wzs_search *out /* OUT */, wz_diag *diag);
+void wzs_probe_free(wzs_probe *p);
 
 #endif

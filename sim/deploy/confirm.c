@@ -17,9 +17,9 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-wz_err wzd_confirm(const wzd_base *b, const wzd_config *c, long max_replicas, int threads,
-		   void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
-		   wzd_confirmed *out, wz_diag *diag)
+/* A configuration's parameters and replica model, into out->params and
+ * out->model. */
+static wz_err prepare(const wzd_base *b, const wzd_config *c, wzd_confirmed *out, wz_diag *diag)
 {
 	memset(out, 0, sizeof *out);
 	out->params = b->params;
@@ -35,15 +35,41 @@ wz_err wzd_confirm(const wzd_base *b, const wzd_config *c, long max_replicas, in
 	if (out->params.idle_policy == WZS_IDLE_OFFLOAD)
 		wzs_replica_model_set_restore_decode(&out->model, &out->params,
 						     b->restore_per_core_tlps);
+	return WZ_OK;
+}
+
+/* The run configuration of a prepared one. */
+static wzs_run_config run_config(const wzd_base *b, wzd_confirmed *c)
+{
 	wzs_run_config cfg = b->run;
-	cfg.params = &out->params;
-	cfg.model = &out->model;
+	cfg.params = &c->params;
+	cfg.model = &c->model;
 	cfg.replicas = 1;
-	if ((err = wzs_size(&cfg, max_replicas, threads, on_run, ud, &out->search, diag)))
+	return cfg;
+}
+
+/* wzd_confirm; below: only a fleet of at most max_replicas can win, so
+ * that count is run first (wzs_size_below). */
+static wz_err confirm(const wzd_base *b, const wzd_config *c, long max_replicas, int threads, int below,
+		      void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		      wzd_confirmed *out, wz_diag *diag)
+{
+	wz_err err = prepare(b, c, out, diag);
+	if (err)
+		return err;
+	wzs_run_config cfg = run_config(b, out);
+	if ((err = (below ? wzs_size_below : wzs_size)(&cfg, max_replicas, threads, on_run, ud, &out->search, diag)))
 		return err;
 	out->gpus = out->search.replicas * (c->gpus + c->prefill_gpus);
 	out->usd_year = (double)out->gpus * b->usd_per_gpu_year;
 	return WZ_OK;
+}
+
+wz_err wzd_confirm(const wzd_base *b, const wzd_config *c, long max_replicas, int threads,
+		   void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+		   wzd_confirmed *out, wz_diag *diag)
+{
+	return confirm(b, c, max_replicas, threads, 0, on_run, ud, out, diag);
 }
 
 void wzd_confirmed_free(wzd_confirmed *c)
@@ -148,6 +174,117 @@ static int order_after(const wzd_estimate *a, const wzd_estimate *b)
 	if (a->gpus_order != b->gpus_order)
 		return a->gpus_order > b->gpus_order;
 	return a->gpus_bound > b->gpus_bound;
+}
+
+/* First runs made ahead.  While the best fleet found stays the same, the
+ * next candidates that only a fleet below it can win each begin with
+ * wzs_size_below's run at that fleet, and up to `threads` of those runs
+ * are made at once, each on a thread of its own (most fail there, and
+ * their search ends with it).  Each is taken in its candidate's turn, as
+ * its own search would have made it; all are dropped when the best changes
+ * (and their fleets with it).  So the answer, the runs and their order are
+ * the one-thread search's. */
+typedef struct {
+	int n, max;
+	long *j, *cap;         /* the candidate, its fleet (replicas); j -1: taken */
+	wzd_confirmed *c;      /* its parameters and model */
+	wzs_run_config *cfg;   /* its runs' configuration (into c) */
+	wzs_probe *top;        /* the run */
+} ahead;
+
+static int ahead_init(ahead *a, int threads)
+{
+	memset(a, 0, sizeof *a);
+	a->max = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+	a->j = malloc((size_t)a->max * sizeof *a->j);
+	a->cap = malloc((size_t)a->max * sizeof *a->cap);
+	a->c = malloc((size_t)a->max * sizeof *a->c);
+	a->cfg = malloc((size_t)a->max * sizeof *a->cfg);
+	a->top = calloc((size_t)a->max, sizeof *a->top);
+	return a->j && a->cap && a->c && a->cfg && a->top ? 0 : -1;
+}
+
+static void ahead_drop(ahead *a)
+{
+	for (int i = 0; i < a->n; i++)
+		wzs_probe_free(&a->top[i]);
+	a->n = 0;
+}
+
+static void ahead_free(ahead *a)
+{
+	if (a->top)
+		ahead_drop(a);
+	free(a->j);
+	free(a->cap);
+	free(a->c);
+	free(a->cfg);
+	free(a->top);
+}
+
+/* The slot of candidate j's first run at cap replicas, made ahead, or -1. */
+static int ahead_find(const ahead *a, long j, long cap)
+{
+	for (int i = 0; i < a->n; i++)
+		if (a->j[i] == j && a->cap[i] == cap)
+			return i;
+	return -1;
+}
+
+/* Adds candidate j's first run at cap replicas to the batch; -1 where its
+ * model cannot be made (its own turn then says why). */
+static int ahead_add(ahead *a, const wzd_base *b, const wzd_config *c, long j, long cap)
+{
+	wz_diag d;
+	int i = a->n;
+	if (prepare(b, c, &a->c[i], &d))
+		return -1;
+	a->cfg[i] = run_config(b, &a->c[i]);
+	wzs_probe_init(&a->top[i], &a->cfg[i], cap);
+	a->j[i] = j;
+	a->cap[i] = cap;
+	a->n++;
+	return 0;
+}
+
+/* Candidate j's search (at most cap replicas, e its screen) from its first
+ * run made ahead in slot i, into c. */
+static wz_err ahead_take(ahead *a, int i, const wzd_base *b, const wzd_estimate *e, int threads,
+			 void (*on_run)(void *ud, long replicas, const wzs_result *r, int ok), void *ud,
+			 wzd_confirmed *c, wz_diag *diag)
+{
+	*c = a->c[i];
+	a->j[i] = -1;
+	wz_err err = wzs_size_below_after(&a->top[i], threads, on_run, ud, &c->search, diag);
+	if (err)
+		return err;
+	c->gpus = c->search.replicas * (e->c.gpus + e->c.prefill_gpus);
+	c->usd_year = (double)c->gpus * b->usd_per_gpu_year;
+	return WZ_OK;
+}
+
+/* The fleet candidate e's search is capped at in the first pass, and
+ * whether only the best found bounds it (*below: then it runs that fleet
+ * first). */
+static long first_cap(const wzd_estimate *e, long best_gpus, long max_replicas, int pass, int *below)
+{
+	long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
+	*below = 0;
+	if (best_gpus > 0) {
+		long beat = (best_gpus - 1) / per_replica;
+		if (beat < cap) {
+			cap = beat;
+			*below = 1;
+		}
+	}
+	long expect = e->feasible ? e->replicas
+				  : (e->gpus_order > 0 ? e->gpus_order : e->gpus_bound) / per_replica;
+	long guess = expect > 0 ? 2 * expect + 2 : cap;
+	if (pass == 0 && guess < cap) {
+		cap = guess;
+		*below = 0;
+	}
+	return cap;
 }
 
 long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *done,
@@ -288,6 +425,14 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 	 * the cheapest fleet found so far: it cannot win above it. */
 	wz_err err = WZ_OK;
 	int stopped = 0;
+	ahead ah;
+	if (ahead_init(&ah, threads)) {
+		ahead_free(&ah);
+		free(cand);
+		free(done);
+		free(slot);
+		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory");
+	}
 	for (int pass = 0; pass < 2 && !err; pass++) {
 		for (;;) {
 			long best_gpus = out->best >= 0 ? out->confirmed[out->best].gpus : 0;
@@ -327,18 +472,8 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 				wzd_confirmed_free(c);
 			}
 			const wzd_estimate *e = &cand[j];
-			long per_replica = e->c.gpus + e->c.prefill_gpus, cap = max_replicas;
-			if (best_gpus > 0) {
-				long beat = (best_gpus - 1) / per_replica;
-				if (beat < cap)
-					cap = beat;
-			}
-			long expect = e->feasible ? e->replicas
-						  : (e->gpus_order > 0 ? e->gpus_order : e->gpus_bound) /
-							    per_replica;
-			long guess = expect > 0 ? 2 * expect + 2 : cap;
-			if (pass == 0 && guess < cap)
-				cap = guess;
+			int below;
+			long cap = first_cap(e, best_gpus, max_replicas, pass, &below);
 			if (cap < 1) {
 				memset(c, 0, sizeof *c);
 				c->est = *e;
@@ -346,7 +481,33 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 				continue;
 			}
 			run_relay r = { on_run, ud, &e->c };
-			err = wzd_confirm(b, &e->c, cap, threads, relay, &r, c, diag);
+			int at = below && ah.max > 1 ? ahead_find(&ah, j, cap) : -1;
+			if (below && ah.max > 1 && at < 0) {
+				/* j's first run and those of the candidates the first
+				 * pass takes after it while the best stays, at once */
+				ahead_drop(&ah);
+				if (!ahead_add(&ah, b, &e->c, j, cap)) {
+					at = 0;
+					for (long k = j; pass == 0 && ah.n < ah.max &&
+							 out->nconfirmed + ah.n - 1 < limit;) {
+						done[k] = done[k] ? done[k] : 4;
+						k = wzd_next_candidate(cand, ncand, done, best_gpus);
+						int kb;
+						long kc = k >= 0 && !cand[k].dropped
+								  ? first_cap(&cand[k], best_gpus, max_replicas, 0, &kb)
+								  : 0;
+						if (kc < 1 || !kb || ahead_add(&ah, b, &cand[k].c, k, kc))
+							break;
+					}
+					for (long k = 0; k < ncand; k++)
+						done[k] = done[k] == 4 ? 0 : done[k];
+					wzs_probes_run(ah.top, ah.n);
+				}
+			}
+			if (at >= 0)
+				err = ahead_take(&ah, at, b, e, threads, relay, &r, c, diag);
+			else
+				err = confirm(b, &e->c, cap, threads, below, relay, &r, c, diag);
 			if (err) {
 				wzd_confirmed_free(c);
 				c->search.replicas = 0;
@@ -356,10 +517,13 @@ wz_err wzd_search(const wzd_base *b, const wzd_space *s, const wzd_config *first
 			c->capped = cap < max_replicas;
 			out->runs += (unsigned long long)c->search.runs;
 			if (c->search.replicas > 0 &&
-			    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year))
+			    (out->best < 0 || c->usd_year < out->confirmed[out->best].usd_year)) {
 				out->best = (int)(c - out->confirmed);
+				ahead_drop(&ah);
+			}
 		}
 	}
+	ahead_free(&ah);
 	/* what the limit left: candidates whose bound beats the best found */
 	if (!err && stopped && nbound > 0) {
 		long best_gpus = out->best >= 0 ? out->confirmed[out->best].gpus : 0;

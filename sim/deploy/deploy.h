@@ -208,8 +208,11 @@ typedef struct {
  * order (each to the end: the answer then says how close they came). */
 #define WZD_INFEASIBLE_CONFIRMS 4
 
-/* The default limit on configurations confirmed (wzplan's --confirm-limit). */
-#define WZD_CONFIRM_LIMIT 32
+/* The default limit on configurations confirmed (wzplan's --confirm-limit):
+ * a cap on the search's cost, not a model constant.  The embedded
+ * scenario's searches end by their bounds at 67 to 87 confirmations a
+ * format (docs/validation.md), most of them one run each. */
+#define WZD_CONFIRM_LIMIT 128
 
 /* The confirmation's stopping rule: of n candidates in the order they are
  * confirmed (cand[j].gpus_order rising), the first one not done[j] whose
@@ -229,7 +232,13 @@ long wzd_next_candidate(const wzd_estimate *cand, long n, const unsigned char *d
  * out->unconfirmed says how many were left that could still win).  Each
  * searches first up to twice the replicas the screen expects, then,
  * where that failed, on up to the best fleet found, and never at or
- * above it (a fleet there cannot win).  So where every bound holds and
+ * above it (a fleet there cannot win).  Where only the best found caps
+ * a search, the largest fleet below it is run first (wzs_size_below):
+ * where it fails, so does every smaller one by the monotonicity the
+ * fleet search assumes, and the candidate costs one run; those first
+ * runs of the next candidates are made `threads` at once, each on a
+ * thread, and taken in turn, so the answer and the runs are the same on
+ * any number of threads.  So where every bound holds and
  * the limit does not bind, the answer is the cheapest simulated fleet of
  * the space, and a larger space never answers dearer.  The nfirst
  * configurations of `first` (another format's winner, say: so that a

@@ -10,6 +10,7 @@
 #include "tests/sim/deploy_fixture.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/deploy/deploy.h"
 #include "sim/search.h"
@@ -268,6 +269,37 @@ static void narrow(wzd_space *s)
 	s->v[WZD_KEY_PREFILL_GPUS][1] = 32;
 }
 
+/* Threads change nothing: the search of space s (first: confirmed
+ * first, NULL none) with limit on 2 and 3 threads confirms what it does
+ * on one, in the same order, with the same runs (the first runs made
+ * ahead are taken in their turn, and dropped where a new best changes
+ * their fleets: a dear `first` makes the best change). */
+static void same_on_threads(const wzd_base *b, const wzd_space *s, const wzd_config *first, int limit,
+			    const char *what)
+{
+	wzd_result one;
+	wz_diag diag;
+	if (wzd_search(b, s, first, first != NULL, limit, 1000, 1, NULL, NULL, &one, &diag)) {
+		ok(0, "%s: %s", what, diag.msg);
+		return;
+	}
+	for (int threads = 2; threads <= 3; threads++) {
+		wzd_result t;
+		wz_err te = wzd_search(b, s, first, first != NULL, limit, 1000, threads, NULL, NULL, &t, &diag);
+		int same = !te && t.best == one.best && t.nconfirmed == one.nconfirmed && t.runs == one.runs;
+		for (int j = 0; same && j < t.nconfirmed; j++)
+			same = t.confirmed[j].gpus == one.confirmed[j].gpus &&
+			       t.confirmed[j].search.runs == one.confirmed[j].search.runs &&
+			       t.confirmed[j].search.events == one.confirmed[j].search.events &&
+			       !memcmp(&t.confirmed[j].est.c, &one.confirmed[j].est.c, sizeof t.confirmed[j].est.c);
+		ok(same, "%s, %d threads: the same %d confirmed, fleets, runs (%llu) and answer (%ld GPUs) as on one",
+		   what, threads, one.nconfirmed, one.runs, one.best >= 0 ? one.confirmed[one.best].gpus : 0);
+		if (!te)
+			wzd_result_free(&t);
+	}
+	wzd_result_free(&one);
+}
+
 /* Every configuration of a small grid simulated (its smallest fleet), and
  * the search over the same grid: its fleet is at most 2% dearer than the
  * cheapest, however few it confirms. */
@@ -287,8 +319,8 @@ static void test_grid(void)
 	long n = wzd_space_enumerate(&s, NULL, 0);
 	wzd_config cs[32];
 	wzd_space_enumerate(&s, cs, 32);
-	long cheapest = 0;
-	int which = -1;
+	long cheapest = 0, fleet[32];
+	int which = -1, second = -1;
 	for (long i = 0; i < n && !e; i++) {
 		wzd_confirmed c;
 		e = wzd_confirm(&b, &cs[i], 1000, 2, NULL, NULL, &c, &diag);
@@ -296,6 +328,7 @@ static void test_grid(void)
 			cheapest = c.gpus;
 			which = (int)i;
 		}
+		fleet[i] = !e ? c.gpus : 0;
 		wzd_confirmed_free(&c);
 	}
 	ok(!e && n == 18 && cheapest > 0, "exhaustive: %ld configurations, the cheapest %ld GPUs", n,
@@ -329,6 +362,16 @@ static void test_grid(void)
 	   "no unconfirmed configuration's bound is below the answer (%ld are)", missed);
 	if (!e)
 		wzd_result_free(&res);
+	if (!e) {
+		same_on_threads(&b, &s, NULL, WZD_CONFIRM_LIMIT, "the grid");
+		/* the runner-up first: the cheapest then wins from below it,
+		 * and the best changes while first runs are made ahead */
+		for (long i = 0; i < n; i++)
+			if (fleet[i] > cheapest && (second < 0 || fleet[i] < fleet[second]))
+				second = (int)i;
+		if (second >= 0)
+			same_on_threads(&b, &s, &cs[second], WZD_CONFIRM_LIMIT, "the grid, its runner-up first");
+	}
 	/* a limit of one: where it stopped the search short of the cheapest,
 	 * it says so (with bounds below the answer left, it may say so where
 	 * the one confirmed is the cheapest) */

@@ -604,6 +604,44 @@ static void test_determinism(void)
 }
 
 
+/* wzs_size_below against wzs_size's answer s on the same runs: capped at
+ * or above s's fleet it finds the same fleet; below it, none, in one run
+ * (at the cap); its first run made ahead (wzs_probes_run, several at once)
+ * and finished by wzs_size_below_after, the same answers, runs and
+ * events; threads change nothing. */
+static void test_size_below(const wzs_run_config *cfg, const wzs_search *s)
+{
+	long caps[3] = { s->replicas + 3, s->replicas, s->replicas - 1 };
+	wzs_search a[3];
+	wzs_probe top[3];
+	wz_err err = WZ_OK;
+	for (int i = 0; i < 3; i++) {
+		err |= wzs_size_below(cfg, caps[i], 1, NULL, NULL, &a[i], NULL);
+		wzs_probe_init(&top[i], cfg, caps[i]);
+	}
+	ok(!err && a[0].replicas == s->replicas && a[1].replicas == s->replicas && a[2].replicas == 0 &&
+		   a[2].runs == 1 && a[2].below == caps[2],
+	   "below %ld, %ld and %ld replicas: %ld, %ld and none (%ld run, failing at %ld)", caps[0], caps[1],
+	   caps[2], a[0].replicas, a[1].replicas, a[2].runs, a[2].below);
+	wzs_probes_run(top, 3);
+	for (int i = 0; i < 3 && !err; i++) {
+		wzs_search b, t;
+		wz_err e1 = wzs_size_below_after(&top[i], 1, NULL, NULL, &b, NULL);
+		wz_err e2 = wzs_size_below(cfg, caps[i], 2, NULL, NULL, &t, NULL);
+		ok(!e1 && !e2 && b.replicas == a[i].replicas && b.runs == a[i].runs && b.events == a[i].events &&
+			   b.below == a[i].below && t.replicas == a[i].replicas && t.runs == a[i].runs &&
+			   t.events == a[i].events && b.result.events == a[i].result.events,
+		   "below %ld: its first run made ahead, or on 2 threads, the same search (%ld runs, %llu events)",
+		   caps[i], a[i].runs, (unsigned long long)a[i].events);
+		wzs_result_free(&b.result);
+		wzs_result_free(&t.result);
+	}
+	for (int i = 0; i < 3; i++) {
+		wzs_probe_free(&top[i]);
+		wzs_result_free(&a[i].result);
+	}
+}
+
 /* The counts a search tried, in order, and whether each met the targets
  * (wzs_size's on_run). */
 typedef struct {
@@ -664,6 +702,8 @@ static void test_search(void)
 		wzs_run(&cfg, &r, NULL);
 		ok(!wzs_meets_targets(&p, &r), "one replica fewer misses the targets");
 		wzs_result_free(&r);
+		cfg.replicas = 0;
+		test_size_below(&cfg, &s);
 	}
 	wzs_result_free(&s.result);
 
