@@ -76,7 +76,8 @@ int main(int argc, char **argv)
 			double t0 = bench_thread_cpu_s();
 			wzc_encode_layer(c, 0, T, test->latent, test->rope, rec, NULL);
 			double t1 = bench_thread_cpu_s();
-			wzc_decode_layer(c, 0, T, rec, lat, rope);
+			if (wzc_decode_layer(c, 0, T, rec, lat, rope))
+				fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			double t2 = bench_thread_cpu_s();
 			dect[r] = 0;
 			if (fmt.id == WZC_FMT_WZ || fmt.id == WZC_FMT_WZS ||

@@ -132,7 +132,8 @@ int main(int argc, char **argv)
 			if (o == 0)
 				old_wzc_decode_layer(c[f], 0, T, rec, lat, rope);
 			else
-				wzc_decode_layer(c[f], 0, T, rec, lat, rope);
+				if (wzc_decode_layer(c[f], 0, T, rec, lat, rope))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			double t2 = now();
 			e[f * it + k] = gb / (t1 - t0);
 			dd[f * it + k] = gb / (t2 - t1);

@@ -54,7 +54,8 @@ int main(void)
 				wzc_encode_layer_at(c[k], 0, T, test->latent, test->rope, test->positions,
 						    rec, NULL);
 				double t1 = bench_thread_cpu_s();
-				wzc_decode_layer_at(c[k], 0, T, rec, test->positions, lat, rope);
+				if (wzc_decode_layer_at(c[k], 0, T, rec, test->positions, lat, rope))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 				double t2 = bench_thread_cpu_s();
 				enc[k][r] = gb / (t1 - t0);
 				dec[k][r] = gb / (t2 - t1);

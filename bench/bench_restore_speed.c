@@ -523,7 +523,8 @@ int bench_restore_speed(const wzc_profile *one, const wzc_format *fmt)
 				int l = i / per, t1 = 64 * (i % per), n = T - t1 < 64 ? T - t1 : 64;
 				wzc_wzx_decode_lanes12(x, l, n, c.bytes + c.off[i], c.size[i], sym);
 				wzc_wzx_symbols_records(x, l, n, sym, brec);
-				wzc_decode_layer(codec, l, n, brec, lat, rope);
+				if (wzc_decode_layer(codec, l, n, brec, lat, rope))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			}
 			t[r] = bench_thread_cpu_s() - t0;
 			t0 = bench_thread_cpu_s();

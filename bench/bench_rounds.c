@@ -107,7 +107,8 @@ int main(int argc, char **argv)
 				double t0 = thread_cpu_s();
 				wzc_encode_layer(c[f], 0, T, test->latent, test->rope, rec, NULL);
 				double t1 = thread_cpu_s();
-				wzc_decode_layer(c[f], 0, T, rec, lat, rope);
+				if (wzc_decode_layer(c[f], 0, T, rec, lat, rope))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 				double t2 = thread_cpu_s();
 				e[k] = gb / (t1 - t0);
 				dd[k] = gb / (t2 - t1);

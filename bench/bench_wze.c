@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 						    test->positions ? test->positions[i] : i,
 						    lat[0] + (size_t)i * R, rope[0] + (size_t)i * P);
 			double t3 = bench_thread_cpu_s();
-			wzc_decode_layer_at(ce, 0, T, rec[0], test->positions, lat[1], rope[1]);
+			if (wzc_decode_layer_at(ce, 0, T, rec[0], test->positions, lat[1], rope[1]))
+				fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			double t4 = bench_thread_cpu_s();
 			same &= !memcmp(rec[0], rec[1], B * T) &&
 				!memcmp(lat[0], lat[1], sizeof(float) * (size_t)T * R) &&
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
 			wzc_encode_layer_at(cz, 0, T, test->latent, test->rope, test->positions, zr,
 					    NULL);
 			double u1 = bench_thread_cpu_s();
-			wzc_decode_layer_at(cz, 0, T, zr, test->positions, lat[1], rope[1]);
+			if (wzc_decode_layer_at(cz, 0, T, zr, test->positions, lat[1], rope[1]))
+				fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			double u2 = bench_thread_cpu_s();
 			t[ENC_REF][r] = gb / (t1 - t0);
 			t[ENC_FAST][r] = gb / (t2 - t1);

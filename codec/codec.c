@@ -283,31 +283,46 @@ void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, floa
 	wzc_decode_token_at(c, layer, record, 0, latent, rope);
 }
 
-void wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *records,
-			 const int64_t *positions, float *latent, float *rope)
+/* The layer's plans, made now where no encode made them. */
+static wz_err decode_plans(const wzc_codec *c, int layer)
+{
+	const layer_plan *lp;
+	wz_diag d;
+	wz_err e = c->wz ? wzc_wz_plan_layer_get(c->wz, layer, &lp, &d) : WZ_OK;
+	if (!e && pred_layer(c, layer))
+		e = wzc_wz_plan_layer_get(c->anchored->wz, layer, &lp, &d);
+	return e;
+}
+
+wz_err wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			   const int64_t *positions, float *latent, float *rope)
 {
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
 	if (info->decode_layer && layer >= 0 && layer < c->L) {
+		wz_err e = n > 0 ? decode_plans(c, layer) : WZ_OK;
+		if (e)
+			return e;
 		if (pred_layer(c, layer))
-			wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
-					      info->decode_layer, layer, n,
-					      records, positions, latent, rope);
+			e = wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
+						  info->decode_layer, layer, n, records, positions,
+						  latent, rope);
 		else
 			info->decode_layer(c, layer, n, records, latent, rope);
 		const double *f = wzc_codec_rope_freq(c, layer);
-		for (int t = 0; f && t < n; t++)
+		for (int t = 0; !e && f && t < n; t++)
 			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);
-		return;
+		return e;
 	}
 	for (int t = 0; t < n; t++)
 		wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
 				 latent + (size_t)t * c->R, rope + (size_t)t * c->P);
+	return WZ_OK;
 }
 
-void wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
-		      float *latent, float *rope)
+wz_err wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			float *latent, float *rope)
 {
-	wzc_decode_layer_at(c, layer, n, records, NULL, latent, rope);
+	return wzc_decode_layer_at(c, layer, n, records, NULL, latent, rope);
 }
 
 int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t *record,

@@ -47,13 +47,18 @@ void wzc_decode_token_at(const wzc_codec *codec, int layer, const uint8_t *recor
 /* The same at position 0. */
 void wzc_decode_token(const wzc_codec *codec, int layer, const uint8_t *record,
 		      float *latent /* OUT [R] */, float *rope /* OUT [P] */);
-/* n records of tokens at positions[0..n) (NULL: 0..n-1). */
-void wzc_decode_layer_at(const wzc_codec *codec, int layer, int n, const uint8_t *records,
-			 const int64_t *positions, float *latent /* OUT [n][R] */,
-			 float *rope /* OUT [n][P] */);
+/* n records of tokens at positions[0..n) (NULL: 0..n-1).  A codec plans
+ * a layer when it first codes it, so a decode-only caller may be the one
+ * that plans it: WZ_ERR_NOMEM when that plan cannot be made (or the
+ * decode's scratch for a predicted position part), WZ_ERR_USAGE for a
+ * layer of a profile read in part that was not read; the values are then
+ * undefined.  WZ_OK otherwise (a layer out of range decodes nothing). */
+wz_err wzc_decode_layer_at(const wzc_codec *codec, int layer, int n, const uint8_t *records,
+			   const int64_t *positions, float *latent /* OUT [n][R] */,
+			   float *rope /* OUT [n][P] */);
 /* The same at positions 0..n-1. */
-void wzc_decode_layer(const wzc_codec *codec, int layer, int n, const uint8_t *records,
-		      float *latent /* OUT [n][R] */, float *rope /* OUT [n][P] */);
+wz_err wzc_decode_layer(const wzc_codec *codec, int layer, int n, const uint8_t *records,
+			float *latent /* OUT [n][R] */, float *rope /* OUT [n][P] */);
 /* The layer's RoPE inverse frequencies (P / 2) when the codec's profile
  * undoes RoPE in it, else NULL. */
 const double *wzc_codec_rope_freq(const wzc_codec *codec, int layer);

@@ -304,12 +304,23 @@ wz_err wz_encode_layer(wz_codec *c, int layer, int n, const float *latent, const
 	return wz_encode_layer_at(c, layer, n, latent, rope, NULL, records, diag);
 }
 
+/* A decode's error with what it means for the caller. */
+static wz_err decoded(wz_err e, int layer, wz_diag *diag)
+{
+	if (e == WZ_ERR_NOMEM)
+		return wz_diag_set(diag, e, "layer %d: out of memory for its plan", layer);
+	if (e)
+		return wz_diag_set(diag, e, "layer %d: not read from the profile", layer);
+	return WZ_OK;
+}
+
 wz_err wz_decode_layer_at(const wz_codec *c, int layer, int n, const uint8_t *records,
 			  const int64_t *positions, float *latent, float *rope, wz_diag *diag)
 {
 	wz_err e = check_layer(c, layer, n, diag);
 	if (!e)
-		wzc_decode_layer_at(c->c, layer, n, records, positions, latent, rope);
+		e = decoded(wzc_decode_layer_at(c->c, layer, n, records, positions, latent, rope), layer,
+			    diag);
 	return e;
 }
 
@@ -338,7 +349,8 @@ wz_err wz_roundtrip_layer_at(wz_codec *c, int layer, int n, const float *latent,
 		return wz_diag_set(diag, WZ_ERR_NOMEM, "out of memory for %d records", n);
 	e = wzc_encode_layer_at(c->c, layer, n, latent, rope, positions, records, diag);
 	if (!e)
-		wzc_decode_layer_at(c->c, layer, n, records, positions, latent_out, rope_out);
+		e = decoded(wzc_decode_layer_at(c->c, layer, n, records, positions, latent_out, rope_out),
+			    layer, diag);
 	free(records);
 	return e;
 }

@@ -105,7 +105,9 @@ size_t wz_codec_record_bytes(const wz_codec *c);
  * records its container restores exactly. */
 wz_err wz_encode_layer(wz_codec *c, int layer, int n, const float *latent, const float *rope,
 		       uint8_t *records /* OUT */, wz_diag *diag);
-/* Any bytes are safe to decode (records are untrusted). */
+/* Any bytes are safe to decode (records are untrusted).  A codec plans a
+ * layer when it first codes it: WZ_ERR_NOMEM where a decode is the first
+ * and the plan cannot be made. */
 wz_err wz_decode_layer(const wz_codec *c, int layer, int n, const uint8_t *records,
 		       float *latent /* OUT [n][R] */, float *rope /* OUT [n][P] */, wz_diag *diag);
 /* Encode then decode: what attention reads from a cache in this format. */

@@ -491,7 +491,10 @@ static wz_err measure(const wzc_window *w, wzc_codec *codec, const wzc_exact *ex
 			memcpy(rec, wzx_rec + rb * (size_t)T * l, rb * (size_t)T);
 		else if ((rc = wzc_encode_layer_at(codec, l, T, x[0], x[1], w->positions, rec, diag)))
 			goto fail;
-		wzc_decode_layer_at(codec, l, T, rec, w->positions, lat, rope);
+		if ((rc = wzc_decode_layer_at(codec, l, T, rec, w->positions, lat, rope))) {
+			wz_diag_set(diag, rc, "layer %d: its plan could not be made to decode it", l);
+			goto fail;
+		}
 		size_t nkept = keep_first || keep_last
 				       ? keep_tokens(w, keep_first, keep_last, x[0], x[1], lat, rope)
 				       : 0;

@@ -64,9 +64,9 @@ wz_err wzc_pred_encode_layer(const wzc_codec *c, const wzc_codec *anchored,
 	return e;
 }
 
-void wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const wzc_profile *pr,
-			   size_t record_bytes, wzc_layer_decoder dec, int layer, int n, const uint8_t *records,
-			   const int64_t *positions, float *latent, float *rope)
+wz_err wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const wzc_profile *pr,
+			     size_t record_bytes, wzc_layer_decoder dec, int layer, int n,
+			     const uint8_t *records, const int64_t *positions, float *latent, float *rope)
 {
 	int R = pr->R, P = pr->P;
 	size_t B = record_bytes;
@@ -75,8 +75,8 @@ void wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const 
 	enum { BLOCK = 64 };
 	float pbuf[BLOCK * 64];
 	float *pred = P <= 64 ? pbuf : malloc(sizeof *pred * (size_t)BLOCK * P);
-	if (!pred) /* out of memory: the residuals as they are */
-		return;
+	if (!pred)
+		return WZ_ERR_NOMEM;
 	for (int t0 = 0; t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
 		wzc_pred_tokens(map, mean, latent + (size_t)t0 * R, R, P, nb, pred);
@@ -94,4 +94,5 @@ void wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const 
 	}
 	if (pred != pbuf)
 		free(pred);
+	return WZ_OK;
 }

@@ -74,7 +74,10 @@ static wz_err reference_block(const job *j, long i, scratch *s, wz_diag *diag)
 	int64_t pos[WZC_WZX_BLOCK_TOKENS]; /* token t of a container is at position t */
 	for (int t = 0; t < n; t++)
 		pos[t] = (int64_t)block * WZC_WZX_BLOCK_TOKENS + t;
-	wzc_decode_layer_at(wzc_wzx_codec(j->x), layer, n, s->rec, pos, s->lat, s->rope);
+	e = wzc_decode_layer_at(wzc_wzx_codec(j->x), layer, n, s->rec, pos, s->lat, s->rope);
+	if (e)
+		return wz_diag_set(diag, e, "%s: layer %d: out of memory decoding block %d",
+				   in->model, layer, block);
 	for (int t = 0; t < n; t++) {
 		uint16_t *o = (uint16_t *)(void *)dst + (size_t)t * (R + P);
 		for (int k = 0; k < R; k++)

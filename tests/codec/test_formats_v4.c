@@ -59,7 +59,8 @@ int main(void)
 		ropes &= (rec[448 + 2 * i] | rec[449 + 2 * i] << 8) == wzc_bf16_from_f32(rope[i]);
 	ok(ropes, "bytes 448..575: the position part in bf16");
 	is_long(rec[583], 0, "byte 583: the pad");
-	wzc_decode_layer(c, 0, 1, rec, lat2, rope2);
+	if (wzc_decode_layer(c, 0, 1, rec, lat2, rope2))
+		ok(0, "layer %d decoded (out of memory?)", 0);
 	double err = 0, pow2 = 0;
 	for (int i = 0; i < 448; i++) {
 		err += (lat2[i] - lat[i]) * (double)(lat2[i] - lat[i]);

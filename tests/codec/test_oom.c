@@ -1,5 +1,6 @@
 /* Out of memory at every allocation, area by area: a profile read from its
- * file, a codec made for it, every layer encoded and decoded; a wzx
+ * file, a codec made for it, every layer encoded and decoded; records
+ * decoded alone by a codec that has not planned their layers; a wzx
  * container packed to memory and to a file, opened, read and restored
  * every way; kvtc fitted and coded; a profile prepared from a calibration
  * window.  Each pass refuses the k-th allocation (tests/codec/oom.c, the
@@ -8,9 +9,10 @@
  * copes is fine), and free everything it allocated.  Passes of many
  * allocations (the wzx container, prepare) refuse every k below a limit,
  * then a fixed sample of the rest (the same k every run), so that the test
- * stays under a minute; OOM_ALL=1 refuses every k.  A table of the passes
- * is printed as TAP comments; OOM_DEBUG=1 prints each pass that ends
- * otherwise; OOM_TRACE=AREA also prints the stack of its first refusal. */
+ * stays under a minute; OOM_ALL=1 refuses every k.  Each area's line is
+ * its row of the table: allocations, passes, out of memory, coped, wrong,
+ * leaked.  OOM_AREA=AREA runs one area; OOM_DEBUG=1 prints each pass that
+ * ends otherwise; OOM_TRACE=AREA also prints the stack of its first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,40 @@ static wz_err pass_codec(void *vctx, uint8_t *out, size_t cap, size_t *n)
 		float *val = (float *)(rec + B * T);
 		e = wzc_encode_layer(c, l, T, w->latent + o * R, w->rope + o * P, rec, &d);
 		if (!e)
-			wzc_decode_layer(c, l, T, rec, val, val + (size_t)T * R);
+			e = wzc_decode_layer(c, l, T, rec, val, val + (size_t)T * R);
+	}
+	*n = e ? 0 : per * L;
+	wzc_codec_free(c);
+	wzc_profile_free(p);
+	return e;
+}
+
+/* A decode-only pass: the profile read and a codec made for records a
+ * pass with memory encoded (rec, [L][T][B]), each layer decoded by a
+ * codec that has not planned it (the decode plans it). */
+typedef struct {
+	const char *path, *name;
+	const uint8_t *rec;
+} decode_pass;
+
+static wz_err pass_decode(void *vctx, uint8_t *out, size_t cap, size_t *n)
+{
+	const decode_pass *dp = vctx;
+	wz_diag d;
+	wzc_profile *p = NULL;
+	wzc_codec *c = NULL;
+	wzc_format fmt;
+	wz_err e = wzc_profile_read(dp->path, &p, &d);
+	if (!e)
+		e = wzc_format_parse(dp->name, &fmt, &d);
+	if (!e)
+		e = wzc_codec_new(&fmt, L, R, P, p, &c, &d);
+	size_t B = c ? wzc_codec_record_bytes(c) : 0, per = sizeof(float) * T * (R + P);
+	if (!e && per * L > cap)
+		e = WZ_ERR_RANGE;
+	for (int l = 0; !e && l < L; l++) {
+		float *val = (float *)(out + per * l);
+		e = wzc_decode_layer(c, l, T, dp->rec + B * T * l, val, val + (size_t)T * R);
 	}
 	*n = e ? 0 : per * L;
 	wzc_codec_free(c);
@@ -106,6 +141,36 @@ int main(void)
 		codec_pass cp = { path, names[i], &w };
 		report(names[i], oom_check(names[i], pass_codec, &cp, cap, 100000, 1));
 	}
+	/* decoding alone, from records encoded with memory */
+	static const char *const decoders[] = { "wz-5.0", "wzt-5.0", "wze-5.0" };
+	uint8_t *rec = malloc(cap);
+	for (size_t i = 0; rec && i < sizeof decoders / sizeof *decoders; i++) {
+		codec_pass cp = { path, decoders[i], &w };
+		size_t nrec = 0;
+		if (!ok(!pass_codec(&cp, rec, cap, &nrec), "%s: records encoded", decoders[i]))
+			continue;
+		/* pass_codec's layers are records then values; the records alone */
+		wzc_profile *p = NULL;
+		wzc_codec *c = NULL;
+		wzc_format fmt;
+		uint8_t *recs = NULL;
+		if (!wzc_profile_read(path, &p, &d) && !wzc_format_parse(decoders[i], &fmt, &d) &&
+		    !wzc_codec_new(&fmt, L, R, P, p, &c, &d)) {
+			size_t B = wzc_codec_record_bytes(c), per = B * T + sizeof(float) * T * (R + P);
+			if ((recs = malloc(B * T * L)))
+				for (int l = 0; l < L; l++)
+					memcpy(recs + B * T * l, rec + per * l, B * T);
+		}
+		wzc_codec_free(c);
+		wzc_profile_free(p);
+		char name[64];
+		snprintf(name, sizeof name, "%s decode", decoders[i]);
+		decode_pass dp = { path, decoders[i], recs };
+		if (recs)
+			report(name, oom_check(name, pass_decode, &dp, cap, 100000, 1));
+		free(recs);
+	}
+	free(rec);
 	oom_inputs in = { path, &cw, &wx, fa, fb };
 	size_t acap = oom_area_cap(&in);
 	report("wzx container", oom_check("wzx", oom_wzx_pass, &in, acap, 400, 200));

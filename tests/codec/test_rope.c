@@ -247,7 +247,8 @@ static void container(wzc_codec *c, const wzc_window *w)
 	for (int l = 0; good && l < L; l++) {
 		good = !wzc_encode_layer_at(c, l, T, w->latent + (size_t)l * T * R,
 					    w->rope + (size_t)l * T * P, pos, rec + per * l, &d);
-		wzc_decode_layer_at(c, l, T, rec + per * l, pos, lat, rope);
+		if (wzc_decode_layer_at(c, l, T, rec + per * l, pos, lat, rope))
+			ok(0, "layer %d decoded (out of memory?)", l);
 		to_bf16(lat, rope, T, ref + (size_t)l * T * (R + P));
 	}
 	good = good && !wzc_wzx_write(x, T, rec, buf, cap, &n, NULL, &d) &&
@@ -380,7 +381,8 @@ int main(void)
 		wzc_encode_layer_at(cu, 1, T, far->latent + (size_t)T * R, far->rope + (size_t)T * P,
 				    far->positions, rec, &d);
 		for (int k = 0; k < 2; k++) {
-			wzc_decode_layer_at(cu, 1, T, rec, k ? shifted : far->positions, lat, rope);
+			if (wzc_decode_layer_at(cu, 1, T, rec, k ? shifted : far->positions, lat, rope))
+				ok(0, "layer %d decoded (out of memory?)", 1);
 			for (size_t i = 0; i < (size_t)T * P; i++) {
 				double e = rope[i] - far->rope[(size_t)T * P + i];
 				err[k] += e * e;
@@ -394,8 +396,10 @@ int main(void)
 		ok(!memcmp(rec0, rec1, B * T), "wzc_encode_layer is wzc_encode_layer_at at 0..n-1");
 		float *lat2 = malloc(sizeof(float) * (size_t)T * R), *rope2 = malloc(sizeof(float) * (size_t)T * P);
 		if (lat2 && rope2) {
-			wzc_decode_layer(cu, 0, T, rec0, lat, rope);
-			wzc_decode_layer_at(cu, 0, T, rec0, zero, lat2, rope2);
+			if (wzc_decode_layer(cu, 0, T, rec0, lat, rope))
+				ok(0, "layer %d decoded (out of memory?)", 0);
+			if (wzc_decode_layer_at(cu, 0, T, rec0, zero, lat2, rope2))
+				ok(0, "layer %d decoded (out of memory?)", 0);
 			float one_l[R], one_r[P];
 			wzc_decode_token(cu, 0, rec0, one_l, one_r);
 			ok(!memcmp(lat, lat2, sizeof(float) * T * R) && !memcmp(rope, rope2, sizeof(float) * T * P) &&

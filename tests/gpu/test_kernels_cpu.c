@@ -51,7 +51,8 @@ static int check_baseline(int b, int R, int P, int n, const float *lat, const fl
 	float *rl = malloc(sizeof(float) * (size_t)n * R), *rr = malloc(sizeof(float) * (size_t)n * (P + 1));
 	float *gl = malloc(sizeof(float) * (size_t)n * R), *gr = malloc(sizeof(float) * (size_t)n * (P + 1));
 	wzc_encode_layer(c, 0, n, lat, rope, ref, NULL);
-	wzc_decode_layer(c, 0, n, ref, rl, rr);
+	if (wzc_decode_layer(c, 0, n, ref, rl, rr))
+		ok(0, "layer %d decoded (out of memory?)", 0);
 	for (int order = 0; order < 2 && same; order++) {
 		memset(pool[order], 0xa5, poolb);
 		emu_reverse = order;

@@ -63,7 +63,8 @@ static void check_baseline(int b, int R, int P, int n, const float *lat, const f
 	float *rl = (float *)malloc(sizeof(float) * n * R), *rr = (float *)malloc(sizeof(float) * n * (P + 1));
 	float *gl = (float *)malloc(sizeof(float) * n * R), *gr = (float *)malloc(sizeof(float) * n * (P + 1));
 	wzc_encode_layer(c, 0, n, lat, rope, ref, NULL);
-	wzc_decode_layer(c, 0, n, ref, rl, rr);
+	if (wzc_decode_layer(c, 0, n, ref, rl, rr))
+		check(0, baselines[b].name, "decode", "the reference decode (out of memory)");
 	float *dl = dev_copy(lat, (size_t)n * R), *dr = dev_copy(rope, (size_t)n * P);
 	float *dol = dev_alloc<float>((size_t)n * R), *dor = dev_alloc<float>((size_t)n * P);
 	int64_t *ds = dev_copy(slots, (size_t)n);
