@@ -6,8 +6,8 @@ libwzsim_a_CFLAGS = $(AM_CFLAGS) $(WZ_EXTERNAL_CFLAGS)
 libwzsim_a_SOURCES = \
 	sim/engine.c sim/engine.h \
 	sim/bigmem.c sim/bigmem.h \
-	sim/params.c sim/params.h \
-	sim/replica.c sim/replica.h sim/replica_hybrid.c sim/overlap.c \
+	sim/params.c sim/params_parse.c sim/params_derive.c sim/params.h \
+	sim/replica.c sim/replica_time.c sim/replica.h sim/replica_hybrid.c sim/overlap.c \
 	sim/metrics.c sim/metrics.h \
 	sim/population.c sim/population.h \
 	sim/scheduler.c sim/fleet.h \

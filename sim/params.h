@@ -13,7 +13,7 @@
 #include "costmodel/catalog.h"
 
 /* How tokens spread over the routed experts in NVIDIA AIConfigurator's
- * measured MoE rows (sim/params.c, wzs_prefill_moe_share). */
+ * measured MoE rows (sim/params_derive.c, wzs_prefill_moe_share). */
 typedef enum {
 	WZS_ROUTING_BALANCED = 0, /* evenly: its "uniform" rows */
 	WZS_ROUTING_EPLB = 1,     /* SGLang with EPLB: power-law 0.6 at 0.8 of the tokens */
@@ -259,7 +259,7 @@ double wzs_prefill_efficiency(const wzs_params *p);
 /* The share of peak FLOP/s prefill's routed-expert grouped GEMMs sustain
  * with the routed experts split over `gpus` GPUs: prefill_moe_efficiency
  * where set, else the measured share for that split and
- * prefill_expert_routing (sim/params.c). */
+ * prefill_expert_routing (sim/params_derive.c). */
 double wzs_prefill_moe_share(const wzs_params *p, int gpus);
 
 /* prefill_expert_routing's name: balanced, eplb or power-law. */
