@@ -19,7 +19,9 @@ libwzcodec_la_SOURCES = \
 	codec/wz/wz_allocate.c codec/wz/wz_allocate.h \
 	codec/wzx/wzx.c codec/wzx/wzx_grid.c codec/wzx/wzx.h codec/wzx/wzx_file.c codec/wzx/wzx_read.c codec/wzx/wzx_reader.h codec/wzx/wzx_internal.h codec/first_fail.h \
 	codec/wzx/wzx_rans.c codec/wzx/wzx_rans.h codec/wzx/wzx_token.h \
-	codec/wz/wz_encode.c codec/wz/wz_gemm.c codec/wz/wz_gemm.h \
+	codec/wz/wz_encode.c codec/wz/wz_encode_block.c codec/wz/wz_encode_overload.c \
+	codec/wz/wz_encode_internal.h codec/wz/wz_gemm.c codec/wz/wz_gemm.h \
+	codec/wz/wz_gemm_x86.c codec/wz/wz_gemm_internal.h \
 	codec/measure/metrics.c codec/measure/metrics.h
 libwzcodec_la_SOURCES += codec/profile/profile_cache.c codec/profile/profile_cache.h
 libwzcodec_la_SOURCES += codec/wzx/wzx_lanes.c codec/wzx/wzx_lanes.h codec/wzx/wzx_fast.c codec/wzx/wzx_fast.h

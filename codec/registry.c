@@ -200,8 +200,9 @@ static void wze_decode_token(const wzc_codec *c, int layer, const uint8_t *recor
 	wzc_wze_decode_token(c->wze, layer, record, latent, rope, transformed);
 }
 
-/* The integer kernels of wz's fast encoder (codec/wz/wz_gemm.c), narrowest
- * first; NULL chooses the widest this processor runs again. */
+/* The integer kernels of wz's fast encoder (codec/wz/wz_gemm.c and
+ * wz_gemm_x86.c), narrowest first; NULL chooses the widest this processor
+ * runs again. */
 static const char *const wz_kernels[] = { "portable", "avx2", "avx512bw", "avx512vnni", NULL };
 
 static int wz_force(const char *kernel)

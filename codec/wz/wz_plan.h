@@ -173,8 +173,8 @@ static inline uint64_t wzc_field_word(uint64_t V, int kb, const wzc_divisor *q)
  * as the rule defines them: a coded component's clipping cost ew x^2, x
  * how far z lies past its outermost levels lo, hi; and its weighted
  * error ew (zr - level)^2 at a candidate scale.  The reference sums them
- * in list order; the fast encoder (codec/wz/wz_encode.c,
- * overload_raise_fast) computes the same terms and sums. */
+ * in list order; the fast encoder (codec/wz/wz_encode_overload.c,
+ * wzc_wz_overload_raise_fast) computes the same terms and sums. */
 static inline double wzc_overload_clip_term(float z, float lo, float hi, double ew)
 {
 	double x = z > hi ? (double)z - hi : z < lo ? (double)lo - z : 0;
@@ -251,7 +251,8 @@ static inline int wzc_overload_candidates(int D, int d[5])
  * common case, at the cost of one comparison pair per component.  The caller multiplies z by
  * mult[c0] / mult[c0 + d] and takes the digits of the products.  The
  * reference's rule; the fast encoder computes the same sums faster
- * (codec/wz/wz_encode.c, overload_raise_fast) from the same parts. */
+ * (codec/wz/wz_encode_overload.c, wzc_wz_overload_raise_fast) from the same
+ * parts. */
 static inline int wzc_overload_raise(const layer_plan *lp, int part, int j0, int nc,
 				     const float *z, const float *mult, int c0)
 {
