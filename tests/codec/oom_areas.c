@@ -219,10 +219,10 @@ wz_err oom_kvtc_pass(void *vin, uint8_t *out, size_t cap, size_t *n)
 				     w->rope + (size_t)l * w->T * w->P, rec, &d);
 		if (!e)
 			e = put(&s, rec, B * w->T);
-		if (!e) {
-			wzc_decode_layer(c, l, w->T, rec, val, val + (size_t)w->T * w->R);
+		if (!e)
+			e = wzc_decode_layer(c, l, w->T, rec, val, val + (size_t)w->T * w->R);
+		if (!e)
 			e = put(&s, val, sizeof *val * w->T * (w->R + w->P));
-		}
 	}
 	const wzc_format_info *info = wzc_format_info_of(fmt.id);
 	if (!e)

@@ -27,6 +27,19 @@
 
 enum { L = 2, T = 96, TX = 150, R = 64, P = 16 };
 
+/* The profile read from path and a codec of format name made for it,
+ * as each pass begins (*p and *c NULL where not made). */
+static wz_err open_codec(const char *path, const char *name, wzc_profile **p, wzc_codec **c, wz_diag *d)
+{
+	wzc_format fmt;
+	wz_err e = wzc_profile_read(path, p, d);
+	if (!e)
+		e = wzc_format_parse(name, &fmt, d);
+	if (!e)
+		e = wzc_codec_new(&fmt, L, R, P, *p, c, d);
+	return e;
+}
+
 /* A codec pass: the profile read, the codec of a format made, each layer
  * encoded and decoded. */
 typedef struct {
@@ -41,12 +54,7 @@ static wz_err pass_codec(void *vctx, uint8_t *out, size_t cap, size_t *n)
 	wz_diag d;
 	wzc_profile *p = NULL;
 	wzc_codec *c = NULL;
-	wzc_format fmt;
-	wz_err e = wzc_profile_read(cp->path, &p, &d);
-	if (!e)
-		e = wzc_format_parse(cp->name, &fmt, &d);
-	if (!e)
-		e = wzc_codec_new(&fmt, L, R, P, p, &c, &d);
+	wz_err e = open_codec(cp->path, cp->name, &p, &c, &d);
 	size_t B = c ? wzc_codec_record_bytes(c) : 0, nval = (size_t)T * (R + P);
 	size_t per = B * T + sizeof(float) * nval;
 	if (!e && per * L > cap)
@@ -79,12 +87,7 @@ static wz_err pass_decode(void *vctx, uint8_t *out, size_t cap, size_t *n)
 	wz_diag d;
 	wzc_profile *p = NULL;
 	wzc_codec *c = NULL;
-	wzc_format fmt;
-	wz_err e = wzc_profile_read(dp->path, &p, &d);
-	if (!e)
-		e = wzc_format_parse(dp->name, &fmt, &d);
-	if (!e)
-		e = wzc_codec_new(&fmt, L, R, P, p, &c, &d);
+	wz_err e = open_codec(dp->path, dp->name, &p, &c, &d);
 	size_t B = c ? wzc_codec_record_bytes(c) : 0, per = sizeof(float) * T * (R + P);
 	if (!e && per * L > cap)
 		e = WZ_ERR_RANGE;
