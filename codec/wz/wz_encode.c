@@ -13,7 +13,6 @@
 #include "codec/profile/scale_code.h"
 #include "codec/wz/wz_plan.h"
 #include "codec/wz/wz_gemm.h"
-#include "codec/wz/wz_plan.h"
 #include "codec/wz/wz_encode_internal.h"
 
 typedef unsigned __int128 u128;
