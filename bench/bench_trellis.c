@@ -113,7 +113,8 @@ int main(void)
 					wzc_wzt_encode_layer(c->wz, tp, 0, T, test->latent, test->rope, rec,
 							     rb);
 				double t1 = bench_thread_cpu_s();
-				wzc_wz_decode_layer_trellis(c->wz, tp, 0, T, rec, lat, rope);
+				if (wzc_wz_decode_layer_trellis(c->wz, tp, 0, T, rec, lat, rope))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 				double t2 = bench_thread_cpu_s();
 				enc[run] = (t1 - t0) * 1e6 / T;
 				dec[run] = (t2 - t1) * 1e6 / T;

@@ -100,9 +100,10 @@ int main(int argc, char **argv)
 					    rec[1], NULL);
 			double t2 = bench_thread_cpu_s();
 			for (int i = 0; i < T; i++)
-				wzc_decode_token_at(ce, 0, rec[0] + (size_t)i * B,
-						    test->positions ? test->positions[i] : i,
-						    lat[0] + (size_t)i * R, rope[0] + (size_t)i * P);
+				if (wzc_decode_token_at(ce, 0, rec[0] + (size_t)i * B,
+							test->positions ? test->positions[i] : i,
+							lat[0] + (size_t)i * R, rope[0] + (size_t)i * P))
+					fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);
 			double t3 = bench_thread_cpu_s();
 			if (wzc_decode_layer_at(ce, 0, T, rec[0], test->positions, lat[1], rope[1]))
 				fprintf(stderr, "decoding failed (out of memory)\n"), exit(1);

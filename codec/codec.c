@@ -255,32 +255,33 @@ static wz_err encode_layer(wzc_codec *c, int layer, int n, const float *latent,
 	return WZ_OK;
 }
 
-void wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record, int64_t position,
-			 float *latent, float *rope)
+wz_err wzc_decode_token_at(const wzc_codec *c, int layer, const uint8_t *record,
+			   int64_t position, float *latent, float *rope)
 {
 	if (layer < 0 || layer >= c->L)
-		return;
+		return WZ_OK;
 	const wzc_format_info *info = wzc_format_info_of(c->fmt.id);
-	if (info->decode_token) {
-		if (pred_layer(c, layer))
-			wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
-					      info->decode_layer, layer, 1,
-					      record, &position, latent, rope);
-		else
-			info->decode_token(c, layer, record, latent, rope, 0);
-		const double *f = wzc_codec_rope_freq(c, layer);
-		if (f)
-			wzc_rope_turn(rope, c->P, position, f, 1);
-	} else {
+	if (!info->decode_token) {
 		wzc_rec_ctx rc = { c->fmt.id, c->R, c->P, c->tensor_scale[layer] };
 		info->decode(&rc, record, latent, rope);
+		return WZ_OK;
 	}
+	/* the layer's plans are made by the decoders where no encode made them */
+	wz_err e = pred_layer(c, layer)
+			   ? wzc_pred_decode_layer(c, c->anchored, c->profile, c->record_bytes,
+						   info->decode_layer, layer, 1, record, &position,
+						   latent, rope)
+			   : info->decode_token(c, layer, record, latent, rope, 0);
+	const double *f = wzc_codec_rope_freq(c, layer);
+	if (!e && f)
+		wzc_rope_turn(rope, c->P, position, f, 1);
+	return e;
 }
 
-void wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-		      float *rope)
+wz_err wzc_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+			float *rope)
 {
-	wzc_decode_token_at(c, layer, record, 0, latent, rope);
+	return wzc_decode_token_at(c, layer, record, 0, latent, rope);
 }
 
 /* The layer's plans, made now where no encode made them. */
@@ -307,16 +308,17 @@ wz_err wzc_decode_layer_at(const wzc_codec *c, int layer, int n, const uint8_t *
 						  info->decode_layer, layer, n, records, positions,
 						  latent, rope);
 		else
-			info->decode_layer(c, layer, n, records, latent, rope);
+			e = info->decode_layer(c, layer, n, records, latent, rope);
 		const double *f = wzc_codec_rope_freq(c, layer);
 		for (int t = 0; !e && f && t < n; t++)
 			wzc_rope_turn(rope + (size_t)t * c->P, c->P, positions ? positions[t] : t, f, 1);
 		return e;
 	}
-	for (int t = 0; t < n; t++)
-		wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
-				 latent + (size_t)t * c->R, rope + (size_t)t * c->P);
-	return WZ_OK;
+	wz_err e = WZ_OK;
+	for (int t = 0; !e && t < n; t++)
+		e = wzc_decode_token(c, layer, records + (size_t)t * c->record_bytes,
+				     latent + (size_t)t * c->R, rope + (size_t)t * c->P);
+	return e;
 }
 
 wz_err wzc_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
@@ -332,6 +334,7 @@ int wzc_wz_decode_token_transformed(const wzc_codec *c, int layer, const uint8_t
 	 * its values need the decoded latent */
 	if (!c->wz || layer < 0 || layer >= c->L || pred_layer(c, layer))
 		return -1;
-	wzc_format_info_of(c->fmt.id)->decode_token(c, layer, record, y_latent, y_rope, 1);
-	return 0;
+	return wzc_format_info_of(c->fmt.id)->decode_token(c, layer, record, y_latent, y_rope, 1)
+		       ? -1
+		       : 0;
 }

@@ -41,18 +41,22 @@ wz_err wzc_encode_layer(wzc_codec *codec, int layer, int n, const float *latent,
 			const float *rope, uint8_t *records /* OUT */, wz_diag *diag);
 
 /* Decodes one record of a token at `position` (any bytes: a record is
- * untrusted and never makes the decoder read or write out of bounds). */
-void wzc_decode_token_at(const wzc_codec *codec, int layer, const uint8_t *record,
-			 int64_t position, float *latent /* OUT [R] */, float *rope /* OUT [P] */);
+ * untrusted and never makes the decoder read or write out of bounds, and
+ * none is refused).  A codec plans a layer when it first codes it, so a
+ * decode-only caller may be the one that plans it: WZ_ERR_NOMEM when that
+ * plan cannot be made, or the decode's scratch (a predicted position part
+ * over 64 wide, or a shape over about 1,024 values a token), WZ_ERR_USAGE
+ * for a layer of a profile read in part that was not read; the values are
+ * then undefined.  WZ_OK otherwise (a layer out of range decodes
+ * nothing). */
+wz_err wzc_decode_token_at(const wzc_codec *codec, int layer, const uint8_t *record,
+			   int64_t position, float *latent /* OUT [R] */,
+			   float *rope /* OUT [P] */);
 /* The same at position 0. */
-void wzc_decode_token(const wzc_codec *codec, int layer, const uint8_t *record,
-		      float *latent /* OUT [R] */, float *rope /* OUT [P] */);
-/* n records of tokens at positions[0..n) (NULL: 0..n-1).  A codec plans
- * a layer when it first codes it, so a decode-only caller may be the one
- * that plans it: WZ_ERR_NOMEM when that plan cannot be made (or the
- * decode's scratch for a predicted position part), WZ_ERR_USAGE for a
- * layer of a profile read in part that was not read; the values are then
- * undefined.  WZ_OK otherwise (a layer out of range decodes nothing). */
+wz_err wzc_decode_token(const wzc_codec *codec, int layer, const uint8_t *record,
+			float *latent /* OUT [R] */, float *rope /* OUT [P] */);
+/* n records of tokens at positions[0..n) (NULL: 0..n-1), failing as
+ * wzc_decode_token_at does. */
 wz_err wzc_decode_layer_at(const wzc_codec *codec, int layer, int n, const uint8_t *records,
 			   const int64_t *positions, float *latent /* OUT [n][R] */,
 			   float *rope /* OUT [n][P] */);
@@ -67,7 +71,8 @@ const double *wzc_codec_rope_freq(const wzc_codec *codec, int layer);
  * attention can read directly: x = mean + basis^T y for each part, the
  * position part's x rotated back where the profile undoes RoPE (so x
  * there is R(-p f) of the cached values).  Returns 0, or -1 for a codec
- * that is not wz. */
+ * that is not wz or where the decode fails (wzc_decode_token_at's
+ * errors). */
 int wzc_wz_decode_token_transformed(const wzc_codec *codec, int layer, const uint8_t *record,
 				    float *y_latent /* OUT [R] */, float *y_rope /* OUT [P] */);
 

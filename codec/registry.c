@@ -159,16 +159,16 @@ static wz_err wzt_encode_ref(const wzc_codec *c, int layer, int n, const float *
 }
 
 /* wz, wzs and wzt share the decoder (wzt's digits read off its trellis). */
-static void wz_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
-			    float *latent, float *rope)
+static wz_err wz_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			      float *latent, float *rope)
 {
-	wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
+	return wzc_wz_decode_layer_trellis(c->wz, c->wzt, layer, n, records, latent, rope);
 }
 
-static void wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-			    float *rope, int transformed)
+static wz_err wz_decode_token(const wzc_codec *c, int layer, const uint8_t *record,
+			      float *latent, float *rope, int transformed)
 {
-	wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, transformed);
+	return wzc_wz_decode_trellis(c->wz, c->wzt, layer, record, latent, rope, transformed);
 }
 
 /* wze (codec/wze/): the fast paths, and the reference coder they reproduce. */
@@ -188,16 +188,16 @@ static wz_err wze_encode_ref(const wzc_codec *c, int layer, int n, const float *
 	return WZ_OK;
 }
 
-static void wze_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
-			     float *latent, float *rope)
+static wz_err wze_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			       float *latent, float *rope)
 {
-	wzc_wze_decode_layer_fast(c->wze, layer, n, records, latent, rope);
+	return wzc_wze_decode_layer_fast(c->wze, layer, n, records, latent, rope);
 }
 
-static void wze_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-			     float *rope, int transformed)
+static wz_err wze_decode_token(const wzc_codec *c, int layer, const uint8_t *record,
+			       float *latent, float *rope, int transformed)
 {
-	wzc_wze_decode_token(c->wze, layer, record, latent, rope, transformed);
+	return wzc_wze_decode_token(c->wze, layer, record, latent, rope, transformed);
 }
 
 /* The integer kernels of wz's fast encoder (codec/wz/wz_gemm.c and
@@ -279,8 +279,8 @@ static wz_err kvtc_encode(const wzc_codec *c, int layer, int n, const float *lat
 	return e;
 }
 
-static void bf16_decode_token(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-			      float *rope, int transformed)
+static wz_err bf16_decode_token(const wzc_codec *c, int layer, const uint8_t *record,
+				float *latent, float *rope, int transformed)
 {
 	(void)layer;
 	(void)transformed;
@@ -291,14 +291,16 @@ static void bf16_decode_token(const wzc_codec *c, int layer, const uint8_t *reco
 		else
 			rope[i - c->R] = v;
 	}
+	return WZ_OK;
 }
 
-static void bf16_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
-			      float *latent, float *rope)
+static wz_err bf16_decode_layer(const wzc_codec *c, int layer, int n, const uint8_t *records,
+				float *latent, float *rope)
 {
 	for (int t = 0; t < n; t++)
 		bf16_decode_token(c, layer, records + (size_t)t * c->record_bytes,
 				  latent + (size_t)t * c->R, rope + (size_t)t * c->P, 0);
+	return WZ_OK;
 }
 
 static wz_err kvtc_bytes(const wzc_profile *p, const wzc_format *f, size_t *record_bytes,

@@ -308,7 +308,8 @@ wz_err wz_encode_layer(wz_codec *c, int layer, int n, const float *latent, const
 static wz_err decoded(wz_err e, int layer, wz_diag *diag)
 {
 	if (e == WZ_ERR_NOMEM)
-		return wz_diag_set(diag, e, "layer %d: out of memory for its plan", layer);
+		return wz_diag_set(diag, e, "layer %d: out of memory for its plan or the decode's scratch",
+				   layer);
 	if (e)
 		return wz_diag_set(diag, e, "layer %d: not read from the profile", layer);
 	return WZ_OK;

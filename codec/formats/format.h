@@ -102,15 +102,18 @@ typedef struct wzc_format_info {
 	/* The profiled formats: n tokens of a layer through the codec, the fast
 	 * path and its scalar reference (the same bytes); one token's decode,
 	 * the reference of decode_layer (the same floats), into the cache's
-	 * domain or (transformed 1) the domain attention reads. */
+	 * domain or (transformed 1) the domain attention reads.  The decoders
+	 * give WZ_ERR_NOMEM where the layer's plan (made on first use) or
+	 * their scratch cannot be had, WZ_ERR_USAGE for a layer of a profile
+	 * read in part that was not read. */
 	wz_err (*encode_layer)(const wzc_codec *c, int layer, int n, const float *latent,
 			       const float *rope, uint8_t *records, wz_diag *diag);
 	wz_err (*encode_layer_ref)(const wzc_codec *c, int layer, int n, const float *latent,
 				   const float *rope, uint8_t *records, wz_diag *diag);
-	void (*decode_layer)(const wzc_codec *c, int layer, int n, const uint8_t *records,
-			     float *latent, float *rope);
-	void (*decode_token)(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
-			     float *rope, int transformed);
+	wz_err (*decode_layer)(const wzc_codec *c, int layer, int n, const uint8_t *records,
+			       float *latent, float *rope);
+	wz_err (*decode_token)(const wzc_codec *c, int layer, const uint8_t *record, float *latent,
+			       float *rope, int transformed);
 	/* The SIMD kernels the fast path may be held to (NULL-terminated, the
 	 * first the portable one; NULL: no choice), and how: force(name) gives
 	 * 0, or -1 where this processor lacks it; force(NULL) lets it choose

@@ -492,7 +492,7 @@ static wz_err measure(const wzc_window *w, wzc_codec *codec, const wzc_exact *ex
 		else if ((rc = wzc_encode_layer_at(codec, l, T, x[0], x[1], w->positions, rec, diag)))
 			goto fail;
 		if ((rc = wzc_decode_layer_at(codec, l, T, rec, w->positions, lat, rope))) {
-			wz_diag_set(diag, rc, "layer %d: its plan could not be made to decode it", l);
+			wz_diag_set(diag, rc, "layer %d: could not be decoded (%s)", l, wz_strerror(rc));
 			goto fail;
 		}
 		size_t nkept = keep_first || keep_last

@@ -337,26 +337,27 @@ static WZ_HOT void walk_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp,
 	}
 }
 
-WZ_HOT void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec, float *latent,
-			  float *rope, int transformed)
+WZ_HOT wz_err wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *rec,
+			    float *latent, float *rope, int transformed)
 {
-	wzc_wz_decode_trellis(plan, NULL, layer, rec, latent, rope, transformed);
+	return wzc_wz_decode_trellis(plan, NULL, layer, rec, latent, rope, transformed);
 }
 
 /* With a trellis (wzt), a trellis component's digit names a level of its
  * union codebook by the state, and moves the state (wzt_trellis.h). */
-WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
-				  const uint8_t *rec, float *latent, float *rope, int transformed)
+WZ_HOT wz_err wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				    const uint8_t *rec, float *latent, float *rope, int transformed)
 {
-	const layer_plan *lp = wzc_wz_plan_layer(plan, layer);
+	const layer_plan *lp;
+	wz_err planned = wzc_wz_plan_layer_get(plan, layer, &lp, NULL);
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
 	int R = plan->R, P = plan->P;
 	float s[2];
-	if (!lp) { /* out of memory: nothing to decode with */
+	if (planned) { /* out of memory, or a layer not read: nothing to decode with */
 		memset(latent, 0, sizeof(float) * (size_t)R);
 		memset(rope, 0, sizeof(float) * (size_t)P);
-		return;
+		return planned;
 	}
 	s[0] = plan->scale_mult[0][rec[0]] * parts[0]->scale_ref;
 	s[1] = P ? plan->scale_mult[1][rec[1]] * parts[1]->scale_ref : 0;
@@ -367,7 +368,7 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 	if (!y) { /* out of memory, as above */
 		memset(latent, 0, sizeof(float) * (size_t)R);
 		memset(rope, 0, sizeof(float) * (size_t)P);
-		return;
+		return WZ_ERR_NOMEM;
 	}
 	/* Components with one level decode to that level. */
 	for (int i = 0; i < lp->nones; i++) {
@@ -419,17 +420,18 @@ WZ_HOT void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *t
 	}
 	if (y != ybuf)
 		free(y);
+	return WZ_OK;
 }
 
 
-void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
-			 float *latent, float *rope)
+wz_err wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
+			   float *latent, float *rope)
 {
-	wzc_wz_decode_layer_trellis(plan, NULL, layer, n, records, latent, rope);
+	return wzc_wz_decode_layer_trellis(plan, NULL, layer, n, records, latent, rope);
 }
 
-void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
-				 int n, const uint8_t *records, float *latent, float *rope)
+wz_err wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				   int n, const uint8_t *records, float *latent, float *rope)
 {
 	const wzc_profile *pr = plan->profile;
 	const wzc_part_profile *parts[2] = { &pr->latent[layer], &pr->rope[layer] };
@@ -437,21 +439,25 @@ void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 	float *yb[2] = { malloc(sizeof(float) * (size_t)DEC_BLOCK * R),
 			 malloc(sizeof(float) * ((size_t)DEC_BLOCK * P + 1)) };
 	float *out[2] = { latent, rope };
+	wz_err e = WZ_OK;
 	if (!yb[0] || !yb[1]) {
 		/* no memory for blocks: one token at a time (same values) */
-		for (int t = 0; t < n; t++)
-			wzc_wz_decode_trellis(plan, tp, layer, records + (size_t)t * plan->record_bytes,
-					      latent + (size_t)t * R, rope + (size_t)t * P, 0);
+		for (int t = 0; !e && t < n; t++)
+			e = wzc_wz_decode_trellis(plan, tp, layer,
+						  records + (size_t)t * plan->record_bytes,
+						  latent + (size_t)t * R, rope + (size_t)t * P, 0);
 		free(yb[0]);
 		free(yb[1]);
-		return;
+		return e;
 	}
-	for (int t0 = 0; t0 < n; t0 += DEC_BLOCK) {
+	for (int t0 = 0; !e && t0 < n; t0 += DEC_BLOCK) {
 		int nb = n - t0 < DEC_BLOCK ? n - t0 : DEC_BLOCK;
-		for (int t = 0; t < nb; t++)
-			wzc_wz_decode_trellis(plan, tp, layer,
-					      records + (size_t)(t0 + t) * plan->record_bytes,
-					      yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
+		for (int t = 0; !e && t < nb; t++)
+			e = wzc_wz_decode_trellis(plan, tp, layer,
+						  records + (size_t)(t0 + t) * plan->record_bytes,
+						  yb[0] + (size_t)t * R, yb[1] + (size_t)t * P, 1);
+		if (e)
+			break;
 		for (int p = 0; p < 2; p++) {
 			int m = width[p];
 			float *o = out[p] + (size_t)t0 * m;
@@ -464,4 +470,5 @@ void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp
 	}
 	free(yb[0]);
 	free(yb[1]);
+	return e;
 }

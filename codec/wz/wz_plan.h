@@ -103,12 +103,16 @@ wz_err wzc_wz_plan_new(const wzc_profile *profile, double rate_bits, size_t reco
 void wzc_wz_plan_free(wzc_wz_plan *plan);
 void wzc_wz_encode_layer(const wzc_wz_plan *plan, int layer, int n, const float *latent,
 			 const float *rope, uint8_t *records, size_t record_bytes);
-void wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *record, float *latent,
-		   float *rope, int transformed);
+/* WZ_ERR_NOMEM when the layer's plan, made on first use, or the decode's
+ * scratch (R + P over 1023) cannot be had, WZ_ERR_USAGE for a layer of a
+ * profile read in part that was not read: the values are then zeros. */
+wz_err wzc_wz_decode(const wzc_wz_plan *plan, int layer, const uint8_t *record, float *latent,
+		     float *rope, int transformed);
 /* n records to the cache's own domain, blocks of tokens through one inverse
- * transform; the same values as wzc_wz_decode one by one. */
-void wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
-			 float *latent, float *rope);
+ * transform; the same values as wzc_wz_decode one by one, and its errors
+ * (the values then undefined). */
+wz_err wzc_wz_decode_layer(const wzc_wz_plan *plan, int layer, int n, const uint8_t *records,
+			   float *latent, float *rope);
 
 
 /* Layer l of the plan, planned on first use by whichever thread gets
@@ -435,14 +439,15 @@ void wzc_wzt_encode_layer(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int l
 			  size_t record_bytes);
 
 /* The reference encoder and the decoder with an optional trellis: NULL
- * codes the wz record (codec/wz/wz_codec.c). */
+ * codes the wz record (codec/wz/wz_codec.c); the decoders fail as
+ * wzc_wz_decode and wzc_wz_decode_layer do. */
 void wzc_wz_encode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
 				 int n, const float *latent, const float *rope, uint8_t *records,
 				 size_t record_bytes);
-void wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
-			   const uint8_t *rec, float *latent, float *rope, int transformed);
-void wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
-				 int n, const uint8_t *records, float *latent, float *rope);
+wz_err wzc_wz_decode_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+			     const uint8_t *rec, float *latent, float *rope, int transformed);
+wz_err wzc_wz_decode_layer_trellis(const wzc_wz_plan *plan, const wzc_wzt_plan *tp, int layer,
+				   int n, const uint8_t *records, float *latent, float *rope);
 
 /* The scalar reference encoder (codec/wz/wz_codec.c): the record bytes the
  * fast encoder, wzc_wz_encode_layer, must reproduce exactly. */

@@ -47,7 +47,11 @@ wz_err wzc_pred_encode_layer(const wzc_codec *c, const wzc_codec *anchored,
 		free(lhat);
 		return e;
 	}
-	dec(c, layer, n, records, lhat, res);
+	if ((e = dec(c, layer, n, records, lhat, res))) {
+		free(lhat);
+		return wz_diag_set(diag, e, "layer %d: its latent could not be decoded to predict from",
+				   layer);
+	}
 	/* 2. every token's residual from its decoded latent */
 	const float *map = pr->pred_map[layer], *mean = pr->latent[layer].mean;
 	wzc_pred_tokens(map, mean, lhat, R, P, n, res);
@@ -70,21 +74,23 @@ wz_err wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, cons
 {
 	int R = pr->R, P = pr->P;
 	size_t B = record_bytes;
-	dec(c, layer, n, records, latent, rope);
+	wz_err e = dec(c, layer, n, records, latent, rope);
+	if (e)
+		return e;
 	const float *map = pr->pred_map[layer], *mean = pr->latent[layer].mean;
 	enum { BLOCK = 64 };
 	float pbuf[BLOCK * 64];
 	float *pred = P <= 64 ? pbuf : malloc(sizeof *pred * (size_t)BLOCK * P);
 	if (!pred)
 		return WZ_ERR_NOMEM;
-	for (int t0 = 0; t0 < n; t0 += BLOCK) {
+	for (int t0 = 0; !e && t0 < n; t0 += BLOCK) {
 		int nb = n - t0 < BLOCK ? n - t0 : BLOCK;
 		wzc_pred_tokens(map, mean, latent + (size_t)t0 * R, R, P, nb, pred);
-		for (int t = t0; t < t0 + nb; t++) {
+		for (int t = t0; !e && t < t0 + nb; t++) {
 			float *rt = rope + (size_t)t * P;
 			if (anchored_at(positions, t)) {
-				dec(anchored, layer, 1, records + (size_t)t * B,
-				    latent + (size_t)t * R, rt);
+				e = dec(anchored, layer, 1, records + (size_t)t * B,
+					latent + (size_t)t * R, rt);
 				continue;
 			}
 			const float *pt = pred + (size_t)(t - t0) * P;
@@ -94,5 +100,5 @@ wz_err wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, cons
 	}
 	if (pred != pbuf)
 		free(pred);
-	return WZ_OK;
+	return e;
 }

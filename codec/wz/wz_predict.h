@@ -13,8 +13,8 @@
 
 typedef wz_err (*wzc_layer_coder)(const wzc_codec *c, int layer, int n, const float *latent,
 				  const float *rope, uint8_t *records, wz_diag *diag);
-typedef void (*wzc_layer_decoder)(const wzc_codec *c, int layer, int n, const uint8_t *records,
-				  float *latent, float *rope);
+typedef wz_err (*wzc_layer_decoder)(const wzc_codec *c, int layer, int n,
+				    const uint8_t *records, float *latent, float *rope);
 
 /* The prediction step (wz_predict.h) of n tokens' decoded latents lat
  * [n][R] into pred [n][P]: vectorized clones, the step's floats. */
@@ -33,8 +33,8 @@ wz_err wzc_pred_encode_layer(const wzc_codec *c, const wzc_codec *anchored,
 			     const int64_t *positions, uint8_t *records, wz_diag *diag);
 /* The records decoded, the position part in the coded domain (rotated
  * back), the prediction added back (the token at position 0: decoded by
- * its own plan).  WZ_ERR_NOMEM when the prediction's scratch cannot be
- * had (a position part over 64 wide). */
+ * its own plan).  dec's error, or WZ_ERR_NOMEM when the prediction's
+ * scratch cannot be had (a position part over 64 wide). */
 wz_err wzc_pred_decode_layer(const wzc_codec *c, const wzc_codec *anchored, const wzc_profile *pr,
 			     size_t record_bytes, wzc_layer_decoder dec, int layer, int n,
 			     const uint8_t *records, const int64_t *positions, float *latent,

@@ -70,19 +70,22 @@ void wzc_wze_view_sizes(const wzc_wze_plan *plan, int l, size_t *ncum, size_t *n
 void wzc_wze_encode_layer(const wzc_wze_plan *plan, int layer, int n, const float *latent,
 			  const float *rope, uint8_t *records);
 /* Records back to values: into the cache's domain, or (transformed 1) the
- * coefficients relative to the mean, as wz's decoder gives them. */
-void wzc_wze_decode_token(const wzc_wze_plan *plan, int layer, const uint8_t *record,
-			  float *latent, float *rope, int transformed);
-void wzc_wze_decode_layer(const wzc_wze_plan *plan, int layer, int n, const uint8_t *records,
-			  float *latent, float *rope);
+ * coefficients relative to the mean, as wz's decoder gives them.
+ * WZ_ERR_USAGE for a layer the profile does not hold (read in part),
+ * WZ_ERR_NOMEM when the scratch of a wide shape (R + P over 1024, P over
+ * 256) cannot be had: the values are then zeros. */
+wz_err wzc_wze_decode_token(const wzc_wze_plan *plan, int layer, const uint8_t *record,
+			    float *latent, float *rope, int transformed);
+wz_err wzc_wze_decode_layer(const wzc_wze_plan *plan, int layer, int n, const uint8_t *records,
+			    float *latent, float *rope);
 
 /* The fast paths (docs/wze-format.md, "Speed"): the same records and the
  * same values, bit for bit, as the reference coder above
  * (wzc_wze_encode_layer, wzc_wze_decode_layer), which tests hold them to. */
 void wzc_wze_encode_layer_fast(const wzc_wze_plan *plan, int layer, int n, const float *latent,
 			       const float *rope, uint8_t *records);
-void wzc_wze_decode_layer_fast(const wzc_wze_plan *plan, int layer, int n,
-			       const uint8_t *records, float *latent, float *rope);
+wz_err wzc_wze_decode_layer_fast(const wzc_wze_plan *plan, int layer, int n,
+				 const uint8_t *records, float *latent, float *rope);
 
 /* The step code a record was coded at (WZE_SMAX: none), for tests and
  * measurements. */

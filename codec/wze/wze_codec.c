@@ -238,8 +238,8 @@ void wzc_wze_encode_layer(const wzc_wze_plan *pl, int layer, int n, const float 
 	free(tmp);
 }
 
-void wzc_wze_decode_token(const wzc_wze_plan *pl, int layer, const uint8_t *rec, float *latent,
-			  float *rope, int transformed)
+wz_err wzc_wze_decode_token(const wzc_wze_plan *pl, int layer, const uint8_t *rec,
+			    float *latent, float *rope, int transformed)
 {
 	const wzc_profile *pr = pl->profile;
 	const wzc_wze_layer *ly = &pl->layers[layer];
@@ -249,7 +249,8 @@ void wzc_wze_decode_token(const wzc_wze_plan *pl, int layer, const uint8_t *rec,
 	float *y = R + P <= 1024 ? ybuf : malloc(sizeof(float) * (size_t)(R + P));
 	double *acc = R + P <= 1024 ? abuf : malloc(sizeof(double) * (size_t)(R + P));
 	float *pred = P <= 256 ? pbuf : malloc(sizeof(float) * (size_t)P);
-	if (!y || !acc || !pred || !ly->ready) {
+	wz_err e = !ly->ready ? WZ_ERR_USAGE : !y || !acc || !pred ? WZ_ERR_NOMEM : WZ_OK;
+	if (e) {
 		memset(latent, 0, sizeof(float) * (size_t)R);
 		memset(rope, 0, sizeof(float) * (size_t)P);
 	} else {
@@ -280,12 +281,15 @@ void wzc_wze_decode_token(const wzc_wze_plan *pl, int layer, const uint8_t *rec,
 		free(acc);
 	if (pred != pbuf)
 		free(pred);
+	return e;
 }
 
-void wzc_wze_decode_layer(const wzc_wze_plan *pl, int layer, int n, const uint8_t *records,
-			  float *latent, float *rope)
+wz_err wzc_wze_decode_layer(const wzc_wze_plan *pl, int layer, int n, const uint8_t *records,
+			    float *latent, float *rope)
 {
-	for (int t = 0; t < n; t++)
-		wzc_wze_decode_token(pl, layer, records + (size_t)t * pl->record_bytes,
-				     latent + (size_t)t * pl->R, rope + (size_t)t * pl->P, 0);
+	wz_err e = WZ_OK;
+	for (int t = 0; !e && t < n; t++)
+		e = wzc_wze_decode_token(pl, layer, records + (size_t)t * pl->record_bytes,
+					 latent + (size_t)t * pl->R, rope + (size_t)t * pl->P, 0);
+	return e;
 }

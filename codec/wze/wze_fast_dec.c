@@ -53,8 +53,8 @@ WZ_HOT WZ_VEC_CLONES static void add_prediction(const float *map, const float *m
 		rope[i] += pred[i];
 }
 
-void wzc_wze_decode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const uint8_t *records,
-			       float *latent, float *rope)
+wz_err wzc_wze_decode_layer_fast(const wzc_wze_plan *pl, int layer, int n,
+				 const uint8_t *records, float *latent, float *rope)
 {
 	const wzc_profile *pr = pl->profile;
 	const wzc_wze_layer *ly = &pl->layers[layer];
@@ -62,9 +62,11 @@ void wzc_wze_decode_layer_fast(const wzc_wze_plan *pl, int layer, int n, const u
 	float *y = malloc(sizeof(float) * (size_t)DEC_BLOCK * N);
 	float *acc = malloc(sizeof(float) * (size_t)DEC_BLOCK * W);
 	float *pred = malloc(sizeof(float) * (size_t)P + 1);
+	wz_err e = WZ_OK;
 	if (!y || !acc || !pred || !ly->ready) {
-		/* the reference, which gives zeros for a layer without tables */
-		wzc_wze_decode_layer(pl, layer, n, records, latent, rope);
+		/* the reference, which says why it cannot decode a layer
+		 * without tables (and may cope without these blocks) */
+		e = wzc_wze_decode_layer(pl, layer, n, records, latent, rope);
 		goto done;
 	}
 	wze_layer_view v = wzc_wze_view(pl, layer);
@@ -92,4 +94,5 @@ done:
 	free(y);
 	free(acc);
 	free(pred);
+	return e;
 }

@@ -1,9 +1,9 @@
 /* Out of memory at every allocation, area by area: a profile read from its
  * file, a codec made for it, every layer encoded and decoded; records
- * decoded alone by a codec that has not planned their layers; a wzx
- * container packed to memory and to a file, opened, read and restored
- * every way; kvtc fitted and coded; a profile prepared from a calibration
- * window.  Each pass refuses the k-th allocation (tests/codec/oom.c, the
+ * decoded alone, whole layers or a token at a time, by a codec that has
+ * not planned their layers; a wzx container packed to memory and to a
+ * file, opened, read and restored every way; kvtc fitted and coded; a
+ * profile prepared from a calibration window.  Each pass refuses the k-th allocation (tests/codec/oom.c, the
  * allocator wrapped at link time) for k = 0, 1, 2, ... and must end in
  * WZ_ERR_NOMEM or in the output of a pass with memory (a fallback that
  * copes is fine), and free everything it allocated.  Passes of many
@@ -75,10 +75,12 @@ static wz_err pass_codec(void *vctx, uint8_t *out, size_t cap, size_t *n)
 
 /* A decode-only pass: the profile read and a codec made for records a
  * pass with memory encoded (rec, [L][T][B]), each layer decoded by a
- * codec that has not planned it (the decode plans it). */
+ * codec that has not planned it (the decode plans it): whole, or (tokens
+ * 1) a token at a time at its position, which gives the same values. */
 typedef struct {
 	const char *path, *name;
 	const uint8_t *rec;
+	int tokens;
 } decode_pass;
 
 static wz_err pass_decode(void *vctx, uint8_t *out, size_t cap, size_t *n)
@@ -92,8 +94,13 @@ static wz_err pass_decode(void *vctx, uint8_t *out, size_t cap, size_t *n)
 	if (!e && per * L > cap)
 		e = WZ_ERR_RANGE;
 	for (int l = 0; !e && l < L; l++) {
-		float *val = (float *)(out + per * l);
-		e = wzc_decode_layer(c, l, T, dp->rec + B * T * l, val, val + (size_t)T * R);
+		float *val = (float *)(out + per * l), *rope = val + (size_t)T * R;
+		const uint8_t *rec = dp->rec + B * T * l;
+		if (!dp->tokens)
+			e = wzc_decode_layer(c, l, T, rec, val, rope);
+		for (int t = 0; dp->tokens && !e && t < T; t++)
+			e = wzc_decode_token_at(c, l, rec + B * t, t, val + (size_t)t * R,
+						rope + (size_t)t * P);
 	}
 	*n = e ? 0 : per * L;
 	wzc_codec_free(c);
@@ -166,11 +173,13 @@ int main(void)
 		}
 		wzc_codec_free(c);
 		wzc_profile_free(p);
-		char name[64];
-		snprintf(name, sizeof name, "%s decode", decoders[i]);
-		decode_pass dp = { path, decoders[i], recs };
-		if (recs)
+		for (int tokens = 0; recs && tokens < 2; tokens++) {
+			char name[64];
+			snprintf(name, sizeof name, "%s decode%s", decoders[i],
+				 tokens ? " by token" : "");
+			decode_pass dp = { path, decoders[i], recs, tokens };
 			report(name, oom_check(name, pass_decode, &dp, cap, 100000, 1));
+		}
 		free(recs);
 	}
 	free(rec);

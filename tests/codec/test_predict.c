@@ -204,8 +204,8 @@ static void fast_vs_ref(wzc_codec *c, const wzt_cache_trace *t)
 	int same = 1;
 	for (int k = 0; k < T; k++) {
 		float ol[R], orp[P];
-		wzc_decode_token_at(c, 1, rf + B * k, t->positions[k], ol, orp);
-		same &= !memcmp(ol, lat + (size_t)k * R, sizeof ol) &&
+		same &= !wzc_decode_token_at(c, 1, rf + B * k, t->positions[k], ol, orp) &&
+			!memcmp(ol, lat + (size_t)k * R, sizeof ol) &&
 			!memcmp(orp, rope + (size_t)k * P, sizeof orp);
 	}
 	ok(same, "%s: a layer decoded whole gives each token's values decoded alone",
@@ -220,7 +220,7 @@ static void fast_vs_ref(wzc_codec *c, const wzt_cache_trace *t)
 		int agree = !wzc_pred_decode_layer(c, c->anchored, c->profile, B, info->decode_layer, 1, T,
 					       rf, t->positions, el, cr);
 		for (int rev = 0; rev < 2; rev++) {
-			info->decode_layer(c, 1, T, rf, el, er);
+			agree &= !info->decode_layer(c, 1, T, rf, el, er);
 			wzk_pred_args a = { c->profile->pred_map[1], c->profile->latent[1].mean, el, er,
 					    t->positions, R, P, T };
 			long total = (long)T * P;
@@ -409,9 +409,10 @@ int main(int argc, char **argv)
 			wzc_encode_layer_at(cp->anchored, 1, 1, test->latent + (size_t)test->T * R,
 					    test->rope + (size_t)test->T * P, from0, ra, &d);
 			float l0[R], p0[P], la[R], pa[P];
-			wzc_decode_token_at(cp, 1, r0, 0, l0, p0);
-			wzc_decode_token_at(cp->anchored, 1, ra, 0, la, pa);
-			ok(!memcmp(r0, ra, B) && !memcmp(l0, la, sizeof l0) && !memcmp(p0, pa, sizeof p0),
+			wz_err e0 = wzc_decode_token_at(cp, 1, r0, 0, l0, p0);
+			wz_err ea = wzc_decode_token_at(cp->anchored, 1, ra, 0, la, pa);
+			ok(!e0 && !ea && !memcmp(r0, ra, B) && !memcmp(l0, la, sizeof l0) &&
+				   !memcmp(p0, pa, sizeof p0),
 			   "the token at position 0: the record and values of the plan of the part's own "
 			   "statistics, unpredicted");
 		}

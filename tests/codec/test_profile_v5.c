@@ -118,9 +118,35 @@ static void version5(void)
 			e = wzc_encode_layer(cp, 2, 4, lat, rope, rp, &d);
 			ok(e == WZ_ERR_USAGE && strstr(d.msg, "layer 2"), "layer 2, not read, refuses to code: %s",
 			   e ? d.msg : "(coded)");
+			/* and to decode, where its values would be zeros */
+			float yl[4 * R], yr[4 * P];
+			wz_err et = rw ? wzc_decode_token(cp, 2, rw, yl, yr) : WZ_ERR_NOMEM;
+			wz_err el = rw ? wzc_decode_layer(cp, 2, 4, rw, yl, yr) : WZ_ERR_NOMEM;
+			wz_err e3 = rw ? wzc_decode_token_at(cp, 3, rw, 0, yl, yr) : WZ_ERR_NOMEM;
+			ok(et == WZ_ERR_USAGE && el == WZ_ERR_USAGE && !e3,
+			   "wz: layer 2 refuses to decode a token (%s) or the layer (%s); layer 3 decodes (%s)",
+			   wz_strerror(et), wz_strerror(el), wz_strerror(e3));
 			free(rw);
 			free(rp);
 		}
+		wzc_codec *ce = NULL;
+		if (ok(!wzc_format_parse("wze-5.0", &fmt, &d) && !wzc_codec_new(&fmt, L, R, P, part, &ce, &d),
+		       "a wze codec on the profile read in part")) {
+			size_t B = wzc_codec_record_bytes(ce);
+			uint8_t *re = malloc(4 * B);
+			float yl[4 * R], yr[4 * P];
+			wz_err e3 = re ? wzc_encode_layer(ce, 3, 4, lat, rope, re, &d) : WZ_ERR_NOMEM;
+			wz_err et = e3 ? e3 : wzc_decode_token(ce, 2, re, yl, yr);
+			wz_err el = e3 ? e3 : wzc_decode_layer(ce, 2, 4, re, yl, yr);
+			if (!e3)
+				e3 = wzc_decode_layer(ce, 3, 4, re, yl, yr);
+			ok(et == WZ_ERR_USAGE && el == WZ_ERR_USAGE && !e3,
+			   "wze: layer 2 refuses to decode a token (%s) or the layer (%s); layer 3 codes "
+			   "and decodes (%s)",
+			   wz_strerror(et), wz_strerror(el), wz_strerror(e3));
+			free(re);
+		}
+		wzc_codec_free(ce);
 		wzc_codec_free(cw);
 		wzc_codec_free(cp);
 	}

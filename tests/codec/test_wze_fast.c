@@ -60,9 +60,10 @@ static int same_decode(const wzc_wze_plan *pl, int layer, int n, const uint8_t *
 	float *l0 = buf, *r0 = l0 + nl, *l1 = r0 + np, *r1 = l1 + nl;
 	memset(buf, 0x5a, sizeof(float) * (nl + np));
 	memset(l1, 0xa5, sizeof(float) * (nl + np));
-	wzc_wze_decode_layer(pl, layer, n, rec, l0, r0);
-	wzc_wze_decode_layer_fast(pl, layer, n, rec, l1, r1);
-	return !memcmp(l0, l1, sizeof(float) * nl) && !memcmp(r0, r1, sizeof(float) * np);
+	wz_err e0 = wzc_wze_decode_layer(pl, layer, n, rec, l0, r0);
+	wz_err e1 = wzc_wze_decode_layer_fast(pl, layer, n, rec, l1, r1);
+	return !e0 && !e1 && !memcmp(l0, l1, sizeof(float) * nl) &&
+	       !memcmp(r0, r1, sizeof(float) * np);
 }
 
 /* One family's profile at every rate; what the checks counted goes to

@@ -417,8 +417,8 @@ static void round_trip(wzt_family fam, const char *prefix, int nu)
 			}
 			for (int t = 0; t < T; t++) {
 				const uint8_t *rt = rec + (size_t)t * B;
-				wzc_decode_token(ct, l, rt, l1, r1);
-				alone += memcmp(l1, lat + (size_t)t * R, sizeof(float) * R) != 0 ||
+				alone += wzc_decode_token(ct, l, rt, l1, r1) != WZ_OK ||
+					 memcmp(l1, lat + (size_t)t * R, sizeof(float) * R) != 0 ||
 					 memcmp(r1, rope + (size_t)t * P, sizeof(float) * P) != 0;
 				decode_spec(ct, l, rt, y);
 				wzc_wz_decode_token_transformed(ct, l, rt, yl, yr);
@@ -488,7 +488,7 @@ static void round_trip(wzt_family fam, const char *prefix, int nu)
 			rec[0] = (uint8_t)(1 + uniform() * 200);
 			if (P)
 				rec[1] = (uint8_t)(1 + uniform() * 200);
-			wzc_decode_token(ct, 0, rec, l1, r1);
+			finite &= !wzc_decode_token(ct, 0, rec, l1, r1);
 			for (int i = 0; i < R; i++)
 				finite &= isfinite(l1[i]);
 			for (int i = 0; i < P; i++)

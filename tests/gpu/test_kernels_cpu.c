@@ -273,13 +273,16 @@ static void check_wz_rope(wzt_family fam, const char *rate)
 	wzc_encode_layer_at(c, 0, n, tst->latent, tst->rope, pos, rec, NULL);
 	for (size_t i = rb * (size_t)n; i < rb * (size_t)ntot; i++)
 		rec[i] = (uint8_t)next_u64();
+	int decoded = 1;
 	for (int i = 0; i < ntot; i++) {
 		float yr[WZK_ATT_MAXP];
 		memcpy(pool + (size_t)slots[i] * rb, rec + (size_t)i * rb, rb);
-		wzc_wz_decode_token_transformed(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv, yr);
-		wzc_decode_token_at(c, 0, rec + (size_t)i * rb, pos[i], lat, want + (size_t)i * nv + R);
+		decoded &= !wzc_wz_decode_token_transformed(c, 0, rec + (size_t)i * rb,
+							    want + (size_t)i * nv, yr) &&
+			   !wzc_decode_token_at(c, 0, rec + (size_t)i * rb, pos[i], lat,
+						want + (size_t)i * nv + R);
 	}
-	int same = flat->record_bytes == (int)rb && pos[0] == 70000;
+	int same = decoded && flat->record_bytes == (int)rb && pos[0] == 70000;
 	for (int order = 0; order < 2 && same; order++) {
 		emu_reverse = order;
 		memset(got, 0xff, sizeof(float) * (size_t)ntot * nv);

@@ -449,12 +449,13 @@ static void check_wze(wzt_family fam, const wzc_profile *prof, const char *rate)
 	wzc_encode_layer(c, 0, n, tst->latent, tst->rope, rec, NULL);
 	for (size_t i = rb * n; i < rb * ntot; i++)
 		rec[i] = (uint8_t)next_u64();
+	int decoded = 1;
 	for (int i = 0; i < ntot; i++)
-		info->decode_token(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv,
-				   want + (size_t)i * nv + R, 1);
+		decoded &= !info->decode_token(c, 0, rec + (size_t)i * rb, want + (size_t)i * nv,
+					       want + (size_t)i * nv + R, 1);
 	uint8_t *dr = dev_copy(rec, rb * ntot);
 	float *dout = dev_alloc<float>((size_t)ntot * nv);
-	int rc = wzk_wze_upload(&v, ncum, nrec, nent, &dplan) || !dr || !dout ||
+	int rc = !decoded || wzk_wze_upload(&v, ncum, nrec, nent, &dplan) || !dr || !dout ||
 		 wzk_wze_decode(dplan, ntot, NULL, dr, (uint32_t)rb, dout) || cudaDeviceSynchronize() ||
 		 host_copy(got, dout, sizeof(float) * ntot * nv);
 	check(!rc && !memcmp(got, want, sizeof(float) * ntot * nv), rate, "decode", what);
