@@ -14,7 +14,7 @@
  * (docs/restore.md).  Every path's
  * output is checked against the reference before timing.  Synthetic
  * mla-b statistics, one prepared layer repeated.
- * Usage: bench_wzx_zstd [runs [key]], a key (records6, gather6, portable6,
+ * Usage: bench_wzx_zstd [runs [key]], a key (records6, avx2-6, gather6, portable6,
  * rows6, digits6, records, portable, old, rows, digits, hts0, hts1, zstd)
  * timing that row alone, for a profiler; bench_wzx_zstd bytes prints the
  * bits/value of type 5 and type 6 blocks on every synthetic family at
@@ -41,12 +41,13 @@
 #define LAYERS 4
 #define TOKENS 1024
 
-enum { RECORDS6, RECORDS6_GATHER, RECORDS6_PORTABLE, ROWS6, DIGITS6, RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, DIGITS, HTS0, HTS1,
+enum { RECORDS6, RECORDS6_AVX2, RECORDS6_GATHER, RECORDS6_PORTABLE, ROWS6, DIGITS6, RECORDS, RECORDS_PORTABLE, RECORDS_OLD, ROWS, DIGITS, HTS0, HTS1,
        ZSTD, NP };
-static const char *const keys[NP] = { "records6", "gather6", "portable6", "rows6", "digits6", "records", "portable", "old",
+static const char *const keys[NP] = { "records6", "avx2-6", "gather6", "portable6", "rows6", "digits6", "records", "portable", "old",
 				      "rows",     "digits",    "hts0",    "hts1",    "zstd" };
 static const char *const names[NP] = {
 	"wzx v6 -> wz records (the restore)",
+	"wzx v6 -> wz records, AVX2 alone",
 	"wzx v6 -> wz records, by vpgatherdd",
 	"wzx v6 -> wz records, portable loop",
 	"wzx v6 -> transformed domain",
@@ -86,6 +87,9 @@ static double pass(const job *j, int p)
 		size_t s = j->size5[i], s6 = j->size6[i];
 		switch (p) {
 		case RECORDS6: bad |= wzc_wzx_decode_lanes6_records(j->x, l, n, b6, s6, j->out); break;
+		case RECORDS6_AVX2:
+			bad |= wzc_wzx_decode_lanes6_records_path(j->x, l, WZC_LANES4_AVX2_LOADS, n, b6, s6, j->out);
+			break;
 		case RECORDS6_GATHER:
 			bad |= wzc_wzx_decode_lanes6_records_path(j->x, l, WZC_LANES4_AVX2, n, b6, s6, j->out);
 			break;
@@ -196,14 +200,15 @@ static int bytes_table(void)
 /* `bench_wzx_zstd real PROFILE TRACE GRID [runs]`: a cache trace's layers
  * (a real model's window) at a grid, each block coded as type 2 (what
  * version 5 wrote where a count is over 4096) and type 6 (what version 6
- * writes), both restored to wz records, type 6 to its digits alone (the
- * rANS without the records' fields: where the restore's time goes), and
- * zstd -d of zstd -3 frames of the same tokens' fp8-mix bytes; runs
- * alternated, thread CPU time, medians.  A last argument (0 to 3, the
- * rows in that order) times that row alone, for a profiler. */
+ * writes), both restored to wz records (type 6 by the best loop and by
+ * the AVX2 loop alone), type 6 to its digits alone (the rANS without the
+ * records' fields: where the restore's time goes), and zstd -d of zstd -3
+ * frames of the same tokens' fp8-mix bytes; runs alternated, thread CPU
+ * time, medians.  A last argument (0 to 4, the rows in that order) times
+ * that row alone, for a profiler. */
 static int real_table(const char *pp, const char *tp, const char *grid, int runs, int only)
 {
-	enum { NR = 4 };
+	enum { NR = 5 };
 	wz_diag d;
 	wzc_profile *prof = NULL;
 	wzt_cache_trace *tr = NULL;
@@ -259,8 +264,12 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 		b6 += s6[i];
 		bz += sz[i];
 	}
+	/* each timed pass after an untimed one of the same row, so that no row
+	 * meets the caches as the row before it left them (type 2's 2^16-entry
+	 * tables, zstd's window) */
 	for (int r = -1; r < runs; r++)
-		for (int p = 0; p < NR; p++) {
+		for (int p = 0; p < NR; p++)
+			for (int warm = 1; warm >= 0; warm--) {
 			int bad = 0;
 			if (only >= 0 && p != only)
 				continue;
@@ -273,6 +282,9 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 				} else if (p == 1) {
 					bad |= wzc_wzx_decode_lanes6_records(x, l, n, p6 + i * cap, s6[i], out);
 				} else if (p == 2) {
+					bad |= wzc_wzx_decode_lanes6_records_path(x, l, WZC_LANES4_AVX2_LOADS, n,
+										  p6 + i * cap, s6[i], out);
+				} else if (p == 3) {
 					bad |= wzc_wzx_decode_lanes6_digits(x, l, n, p6 + i * cap, s6[i], sym);
 				} else {
 					bad |= ZSTD_isError(ZSTD_decompressDCtx(dc, out, 64 * F, pz + i * capz, sz[i]));
@@ -280,14 +292,15 @@ static int real_table(const char *pp, const char *tp, const char *grid, int runs
 			}
 			if (bad)
 				return 1;
-			if (r >= 0)
+			if (r >= 0 && !warm)
 				t[p * runs + r] = bench_thread_cpu_s() - t0;
 		}
 	double tok = (double)L * T, v = 8.0 / (tok * (tr->R + tr->P)), mz = bench_median(t + (NR - 1) * runs, runs);
 	if (only >= 0)
 		printf("row %d alone: %.3f M token-layers/s\n", only, tok / bench_median(t + only * runs, runs) / 1e6);
 	static const char *const name[NR] = { "type 2 -> wz records (version 5)", "type 6 -> wz records (version 6)",
-					       "type 6 -> digits alone (its rANS)", "zstd -d: zstd -3 frames of fp8-mix" };
+					       "type 6 -> wz records, AVX2 alone", "type 6 -> digits alone (its rANS)",
+					       "zstd -d: zstd -3 frames of fp8-mix" };
 	printf("%s at %s (%zu B records), %d layers x %d tokens, %d layers with type 6 tables; one core, medians of %d\n"
 	       "alternated runs\n",
 	       tp, grid, B, L, T, t6, runs);
@@ -322,7 +335,7 @@ int main(int argc, char **argv)
 		return bytes_table();
 	if (argc > 4 && !strcmp(argv[1], "real"))
 		return real_table(argv[2], argv[3], argv[4], argc > 5 && atoi(argv[5]) > 0 ? atoi(argv[5]) : 9,
-				  argc > 6 && atoi(argv[6]) >= 0 && atoi(argv[6]) < 4 ? atoi(argv[6]) : -1);
+				  argc > 6 && atoi(argv[6]) >= 0 && atoi(argv[6]) < 5 ? atoi(argv[6]) : -1);
 	int runs = argc > 1 ? atoi(argv[1]) : 9;
 	if (runs < 1 || runs > 999)
 		runs = 9;
@@ -451,11 +464,14 @@ int main(int argc, char **argv)
 	for (int p = 0; p < NP; p++) /* tables built, caches warm */
 		if (pass(&j, p) < 0)
 			return 1;
+	/* each timed pass after an untimed one of the same row, so that no row
+	 * meets the caches as the row before it left them */
 	for (int r = 0; r < runs; r++)
-		for (int p = 0; p < NP; p++)
-			if ((t[p * runs + r] = (!only || !strcmp(only, keys[p])) && (have_hts || (p != HTS0 && p != HTS1))
-						       ? pass(&j, p) : 1e-9) < 0)
+		for (int p = 0; p < NP; p++) {
+			int on = (!only || !strcmp(only, keys[p])) && (have_hts || (p != HTS0 && p != HTS1));
+			if ((on && pass(&j, p) < 0) || (t[p * runs + r] = on ? pass(&j, p) : 1e-9) < 0)
 				return 1;
+		}
 	double tok = (double)L * T, mz = bench_median(t + ZSTD * runs, runs);
 	printf("wzx restore against zstd -d, one core (thread CPU time), median of %d alternated runs,\n"
 	       "%d layers x %d tokens of synthetic mla-b, wzx v5 at wz-5.44's grid (%zu B records);\n"

@@ -92,6 +92,30 @@ AVX2_TARGET static inline __attribute__((always_inline)) int renorm32(__m256i x[
 		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
 	return 0;
 }
+/* renorm8 and renorm32 with AVX-512F and AVX-512VL: the lanes below 2^16
+ * by a compare into a mask, each its word by vpexpandd of the next eight
+ * widened (htscodecs' rANS_static32x16pr_avx512 technique), where renorm8
+ * takes a movemask and a permutation from a table, a load on the state's
+ * chain of dependencies. */
+#define AVX512VL_TARGET __attribute__((target("avx2,popcnt,avx512f,avx512vl")))
+AVX512VL_TARGET static inline __attribute__((always_inline)) __m256i renorm8_vl(__m256i x, const uint8_t **pp)
+{
+	__mmask8 need = _mm256_cmplt_epu32_mask(x, _mm256_set1_epi32(1 << 16));
+	__m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)*pp));
+	*pp += 2 * (size_t)(unsigned)__builtin_popcount((unsigned)need);
+	return _mm256_mask_or_epi32(x, need, _mm256_slli_epi32(x, 16), _mm256_maskz_expand_epi32(need, w));
+}
+AVX512VL_TARGET static inline __attribute__((always_inline)) int renorm32_vl(__m256i x[4], const uint8_t **pp,
+									    const uint8_t *end)
+{
+	if (end - *pp >= 2 * WZC_LANES4) {
+#pragma GCC unroll 4
+		for (int h = 0; h < 4; h++)
+			x[h] = renorm8_vl(x[h], pp);
+		return 0;
+	}
+	return renorm32(x, pp, end);
+}
 /* A block's end: 0 where the payload is used up (p at end) and every
  * lane's state is back at the coder's initial one, else -1 (the block is
  * damaged). */

@@ -145,7 +145,13 @@ int wzc_wzx_records5_fused(const wzc_wzx *x, int layer, int *wide /* OUT */, int
  * which type 5 cannot code, is type 6 too), else type 5's.  The
  * same paths, outputs and verdicts as type 5's: symbols (type 4's order),
  * records (the AVX2 one-pass loop, the portable loop, _REF the symbols'
- * way), rows (from the symbols), digits. */
+ * way), rows (from the symbols), digits; and _AVX512, the one-pass loop
+ * with plain loads compiled with AVX-512F and AVX-512VL too (its rounds
+ * renormalised by vpexpandd) for records, symbols and digits, the AVX2
+ * loop for rows.  _BEST is _AVX512 where the processor has it and
+ * WZX_LANES5_PATH is not set, else type 5's. */
+int wzc_wzx_lanes6_have(wzc_lanes4_path path);
+wzc_lanes4_path wzc_wzx_lanes6_best(void);
 int wzc_wzx_layer_type6(const wzc_wzx *x, int layer);
 /* Its places a token (type 4's S, where the layer has type 4's tables). */
 int wzc_wzx_block_symbols6(const wzc_wzx *x, int layer);

@@ -101,6 +101,11 @@ int wzc_wzx_records_ref(const wzc_wzx *x, int layer, int n, int S4, wzc_wzx_symb
  * loads).  0, or -1 as the reference. */
 int wzc_wzx_fused6_avx2_records(const fast6 *s, int n, const uint8_t *payload, size_t size,
 				uint8_t *records /* OUT */, int loads);
+/* The same loop with plain loads, compiled with AVX-512F and AVX-512VL
+ * (its renormalisation by vpexpandd): where wzc_wzx_fused6_vl_have. */
+int wzc_wzx_fused6_vl_have(void);
+int wzc_wzx_fused6_vl_records(const fast6 *s, int n, const uint8_t *payload, size_t size, uint8_t *records /* OUT */);
+int wzc_wzx_fused6_vl_digits(const fast6 *s, int n, const uint8_t *payload, size_t size, uint16_t *dig /* OUT */);
 int wzc_wzx_fused6_avx2_digits(const fast6 *s, int n, const uint8_t *payload, size_t size,
 			       uint16_t *dig /* OUT */);
 /* Type 6 to rows by type 5's AVX2 loop, its narrow places by one look-up

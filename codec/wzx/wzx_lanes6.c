@@ -291,19 +291,66 @@ WZ_HOT static int digits_portable(const fast6 *s, int n, const uint8_t *payload,
 	return 0;
 }
 
+int wzc_wzx_lanes6_have(wzc_lanes4_path path)
+{
+	if (path != WZC_LANES4_AVX512)
+		return wzc_wzx_lanes5_have(path);
+#ifdef WZ_HAVE_AVX2_PATH
+	return wzc_wzx_lanes5_have(WZC_LANES4_AVX2_LOADS) && wzc_wzx_fused6_vl_have();
+#else
+	return 0;
+#endif
+}
+
+/* BEST: type 5's (wzc_wzx_lanes5_best), and the AVX-512VL loop in place
+ * of the AVX2 loop with plain loads where the processor has it and
+ * WZX_LANES5_PATH does not choose a loop.  Measured in one run,
+ * bench/bench_wzx_zstd's rows "v6 -> wz records" and "... AVX2 alone"
+ * (docs/restore.md, "AVX-512VL"). */
+wzc_lanes4_path wzc_wzx_lanes6_best(void)
+{
+	static int best = -1;
+	int b = __atomic_load_n(&best, __ATOMIC_RELAXED);
+	if (b < 0) {
+		b = wzc_wzx_lanes5_best();
+		if (b == WZC_LANES4_AVX2_LOADS && !getenv("WZX_LANES5_PATH") && wzc_wzx_lanes6_have(WZC_LANES4_AVX512))
+			b = WZC_LANES4_AVX512;
+		__atomic_store_n(&best, b, __ATOMIC_RELAXED);
+	}
+	return (wzc_lanes4_path)b;
+}
+
+/* BEST resolved, and a path the processor lacks made the portable loop */
+static wzc_lanes4_path resolve6(wzc_lanes4_path path)
+{
+	if (path == WZC_LANES4_BEST)
+		return wzc_wzx_lanes6_best();
+	return path == WZC_LANES4_REF || wzc_wzx_lanes6_have(path) ? path : WZC_LANES4_SCALAR;
+}
+
+static int digits_path(const fast6 *s, wzc_lanes4_path path, int n, const uint8_t *payload, size_t size,
+		       uint16_t *dig)
+{
+#ifdef WZ_HAVE_AVX2_PATH
+	path = resolve6(path);
+	int fused = n % K4 == 0 && s->t->fused5 && wzc_wzx_fused5_have();
+	if (fused && path == WZC_LANES4_AVX512)
+		return wzc_wzx_fused6_vl_digits(s, n, payload, size, dig);
+	if (fused && (path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS))
+		return wzc_wzx_fused6_avx2_digits(s, n, payload, size, dig);
+#else
+	(void)path;
+#endif
+	return digits_portable(s, n, payload, size, dig);
+}
+
 int wzc_wzx_decode_lanes6_digits(const wzc_wzx *x, int layer, int n, const uint8_t *payload, size_t size,
 				 uint16_t *dig)
 {
 	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
 	if (!s || !s->t->rec5 || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
-#ifdef WZ_HAVE_AVX2_PATH
-	wzc_lanes4_path path = wzc_wzx_lanes5_best();
-	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 && s->t->fused5 &&
-	    wzc_wzx_fused5_have())
-		return wzc_wzx_fused6_avx2_digits(s, n, payload, size, dig);
-#endif
-	return digits_portable(s, n, payload, size, dig);
+	return digits_path(s, WZC_LANES4_BEST, n, payload, size, dig);
 }
 
 int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path, int n,
@@ -312,16 +359,14 @@ int wzc_wzx_decode_lanes6_path(const wzc_wzx *x, int layer, wzc_lanes4_path path
 	const fast6 *s = wzc_wzx_fast6_layer(x, layer);
 	if (!s || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
-	if (path == WZC_LANES4_BEST)
-		path = wzc_wzx_lanes5_best();
+	path = resolve6(path);
 	if (path == WZC_LANES4_REF || !s->t->rec5)
 		return wzc_wzx_decode_lanes6_ref(x, layer, n, payload, size, sym);
 	const fast32 *t = s->t;
 	uint16_t *d = malloc(sizeof *d * ((size_t)t->S5 * n + 1));
 	if (!d)
 		return -1;
-	int bad = path == WZC_LANES4_SCALAR ? digits_portable(s, n, payload, size, d)
-					    : wzc_wzx_decode_lanes6_digits(x, layer, n, payload, size, d);
+	int bad = digits_path(s, path, n, payload, size, d);
 	if (!bad) {
 		memset(sym, 0, sizeof *sym * (size_t)n * t->S);
 		for (int q = 0; q < t->S5; q++)
@@ -339,14 +384,15 @@ int wzc_wzx_decode_lanes6_records_path(const wzc_wzx *x, int layer, wzc_lanes4_p
 	if (!s || n < 1 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
 	const fast32 *t = s->t;
-	if (path == WZC_LANES4_BEST)
-		path = wzc_wzx_lanes5_best();
+	path = resolve6(path);
 	if (path == WZC_LANES4_REF || !t->rec5)
 		return wzc_wzx_records_ref(x, layer, n, wzc_wzx_block_symbols6(x, layer), wzc_wzx_decode_lanes6_ref,
 					   payload, size, records);
 #ifdef WZ_HAVE_AVX2_PATH
-	if ((path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 &&
-	    wzc_wzx_lanes5_have(path) && t->fused5 && wzc_wzx_fused5_have())
+	int fused = n % K4 == 0 && t->fused5 && wzc_wzx_fused5_have();
+	if (fused && path == WZC_LANES4_AVX512)
+		return wzc_wzx_fused6_vl_records(s, n, payload, size, records);
+	if (fused && (path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS))
 		return wzc_wzx_fused6_avx2_records(s, n, payload, size, records, path == WZC_LANES4_AVX2_LOADS);
 #endif
 	uint16_t *d = malloc(sizeof *d * ((size_t)t->S5 * n + 1));
@@ -372,8 +418,9 @@ int wzc_wzx_decode_lanes6_rows_path(const wzc_wzx *x, int layer, wzc_lanes4_path
 	if (path == WZC_LANES4_REF)
 		return wzc_wzx_lanes_ref_rows(x, layer, wzc_wzx_decode_lanes6_ref, n, payload, size, rows, stride);
 #ifdef WZ_HAVE_AVX2_PATH
-	if (path == WZC_LANES4_BEST)
-		path = wzc_wzx_lanes5_best();
+	path = resolve6(path);
+	if (path == WZC_LANES4_AVX512) /* no AVX-512VL loop to rows: the AVX2 one */
+		path = WZC_LANES4_AVX2_LOADS;
 	const fast6 *s6 = wzc_wzx_fast6_layer(x, layer);
 	if (s6 && (path == WZC_LANES4_AVX2 || path == WZC_LANES4_AVX2_LOADS) && n % K4 == 0 && n >= K4 &&
 	    n <= WZC_WZX_BLOCK_TOKENS && wzc_wzx_lanes5_have(path))

@@ -27,8 +27,8 @@ static uint64_t next64(void)
 }
 
 static const wzc_lanes4_path paths[] = { WZC_LANES4_SCALAR, WZC_LANES4_AVX2, WZC_LANES4_AVX2_LOADS,
-					 WZC_LANES4_BEST };
-static const char *const names[] = { "portable", "AVX2", "AVX2 with loads", "best" };
+					 WZC_LANES4_AVX512, WZC_LANES4_BEST };
+static const char *const names[] = { "portable", "AVX2", "AVX2 with loads", "AVX-512VL", "best" };
 
 typedef struct {
 	const wzc_wzx *x;
@@ -130,7 +130,7 @@ static void one(wzt_family fam, const char *rate, int T)
 	   "%s %s: the type 6 reference gives the records packed (%d blocks), and type 5's rows where the layer has "
 	   "type 5", fname, rate, coded);
 	for (size_t pi = 0; pi < sizeof paths / sizeof *paths; pi++) {
-		if (!wzc_wzx_lanes5_have(paths[pi])) {
+		if (!wzc_wzx_lanes6_have(paths[pi])) {
 			ok(1, "# SKIP %s %s: no %s loop on this processor", fname, rate, names[pi]);
 			ok(1, "# SKIP");
 			continue;
