@@ -79,27 +79,35 @@ FL(place)(const wzx_fused5_place *pl, const uint32_t *e6, uint32_t hf, uint32_t 
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), pv = _mm256_set1_epi32((int)pl->pv);
 	if (hf) {
 		/* a type 6 uniform 16-bit place (wzc_wzx6_uniform): the symbol
-		 * slot / f, at most n - 1.  The quotient by the float product
-		 * with 1/f, then one correction: slot < 2^16 and f < 16 put
-		 * slot/f within 2^-7 of the product, so it is the true one or
-		 * one below where slot/f is whole (the remainder then f).  A
+		 * slot / f, at most n - 1, by the float product with 1/f
+		 * truncated, exact for every slot below 2^16 and f below 16:
+		 * float(1/f) is at least 1/f for each such f (so a whole
+		 * quotient is not rounded down), and above it by less than
+		 * 2^-24, which moves the product less than 2^16 2^-24 < 1/f
+		 * (so no quotient reaches the next whole number).
+		 * tests/codec/test_wzx_records6 checks every (slot, f).  A
 		 * multiply where a division was: the division's 3.5-cycle
-		 * throughput bound the place on Zen 3. */
+		 * throughput bound the place on Zen 3.  The symbol times f is
+		 * at most the slot, below 2^16, so one 16-bit product
+		 * (vpmullw) gives the offset slot - c; the last symbol's is
+		 * slot - (n - 1) f.  No 32-bit product but the state's (vpmulld
+		 * takes 10 cycles and 2 micro-ops on Intel's Golden Cove). */
 		const __m256i low16 = _mm256_set1_epi32(0xffff), f = _mm256_set1_epi32((int)hf),
-			      fm1 = _mm256_set1_epi32((int)hf - 1), last = _mm256_set1_epi32((int)(hn - 1)),
-			      flast = _mm256_set1_epi32((int)(65536u - (hn - 1) * hf));
+			      last = _mm256_set1_epi32((int)(hn - 1)),
+			      flast = _mm256_set1_epi32((int)(65536u - (hn - 1) * hf)),
+			      clast = _mm256_set1_epi32((int)((hn - 1) * hf));
 		const __m256 inv = _mm256_set1_ps(1.0f / (float)hf);
 		for (int r = 0; r < n / K4; r++) {
 #pragma GCC unroll 4
 			for (int h = 0; h < 4; h++) {
 				__m256i slot = _mm256_and_si256(x[h], low16);
 				__m256i s = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(slot), inv));
-				__m256i rem = _mm256_sub_epi32(slot, _mm256_mullo_epi32(s, f));
-				__m256i up = _mm256_cmpgt_epi32(rem, fm1); /* -1 where rem = f */
-				s = _mm256_min_epu32(_mm256_sub_epi32(s, up), last);
-				__m256i fs = _mm256_blendv_epi8(f, flast, _mm256_cmpeq_epi32(s, last));
-				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(fs, _mm256_srli_epi32(x[h], 16)),
-							_mm256_sub_epi32(slot, _mm256_mullo_epi32(s, f)));
+				s = _mm256_min_epu32(s, last);
+				__m256i is_last = _mm256_cmpeq_epi32(s, last);
+				__m256i fs = _mm256_blendv_epi8(f, flast, is_last);
+				__m256i rem = _mm256_blendv_epi8(_mm256_sub_epi32(slot, _mm256_mullo_epi16(s, f)),
+								 _mm256_sub_epi32(slot, clast), is_last);
+				x[h] = _mm256_add_epi32(_mm256_mullo_epi32(fs, _mm256_srli_epi32(x[h], 16)), rem);
 				FL(put8)(s, pv, row, K4 * r + 8 * h, records, B, q, kind);
 			}
 			if (FL_RENORM32(x, pp, end))

@@ -177,8 +177,25 @@ static void one(wzt_family fam, const char *rate, int T)
 	wzx_fixture_free(&fx);
 }
 
+/* The AVX loops' uniform places take slot / f as the float product of
+ * slot and 1/f, truncated (codec/wzx/wzx_fused_loop.h): exact for every
+ * slot below 2^16 and every f a uniform place can have (2^16 / n for n
+ * over 4096: 1 to 15). */
+static void uniform_quotient(void)
+{
+	long wrong = 0;
+	for (uint32_t f = 1; f < 16; f++) {
+		volatile float inv = 1.0f / (float)f;
+		for (uint32_t slot = 0; slot < 65536; slot++)
+			wrong += (uint32_t)((float)slot * inv) != slot / f;
+	}
+	ok(!wrong, "uniform places: slot / f as float(slot) x float(1/f) truncated, exact for all 2^16 slots and f 1 "
+		   "to 15 (%ld differ)", wrong);
+}
+
 int main(void)
 {
+	uniform_quotient();
 	static const char *const grids[] = { "wz-2", "wz-3", "wz-4", "wz-5", "wz-6", "wz-7", "wz-8", "wz-9", "wz-10" };
 	for (int g = 0; g < 9; g++)
 		one(g % 2 ? WZT_FAMILY_MLA_A : WZT_FAMILY_MLA_B, grids[g], g == 0 ? 70 : g == 8 ? 64 : 100);
