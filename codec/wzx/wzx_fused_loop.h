@@ -6,6 +6,7 @@
  * AVX2 loop takes a permutation from a table by the lanes' movemask.
  * Before including it, define FL(name), FL_TARGET and FL_RENORM32; the
  * caller defines the enum HEAD, FIRST, ADD, DIG. */
+
 /* The entries f | c << 12 | s << 24 of 8 lanes' slots: the slot's symbol
  * byte, then its symbol's entry, by plain loads (the slots stored and
  * read back as indices, 2-4% faster on Zen 3 than taking them out of the

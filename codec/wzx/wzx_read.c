@@ -198,8 +198,10 @@ wz_err wzc_wzx_read_block_transformed(const wzc_wzx_reader *r, const wzc_wzx *x,
 		int got;
 		e = wzc_wzx_read_block(r, x, layer, block, rec, &got, diag);
 		for (int t = 0; !e && t < n; t++)
-			wzc_wz_decode_token_transformed(wzc_wzx_codec(x), layer, rec + (size_t)t * in->record_bytes,
-							y_latent + (size_t)t * in->R, y_rope + (size_t)t * in->P);
+			if (wzc_wz_decode_token_transformed(wzc_wzx_codec(x), layer, rec + (size_t)t * in->record_bytes,
+							    y_latent + (size_t)t * in->R, y_rope + (size_t)t * in->P))
+				e = wz_diag_set(diag, WZ_ERR_NOMEM, "%s: its records could not be decoded (out of memory)",
+						what);
 		free(rec);
 		if (e)
 			return e;

@@ -1,5 +1,6 @@
-/* Type 5 blocks straight to wz records with AVX2, in one pass over the
- * payload (the plan: wzx_fused5, codec/wzx/wzx_fast5_internal.h; the
+/* Type 5 and type 6 blocks straight to wz records with AVX2 (and again
+ * with AVX-512VL: the loop is codec/wzx/wzx_fused_loop.h, included once
+ * for each), in one pass over the payload (the plan: wzx_fused5, codec/wzx/wzx_fast5_internal.h; the
  * portable loop and the reference it is tested against:
  * codec/wzx/wzx_records5.c).  Each round of 32 lanes decodes one coded place
  * of 32 tokens and adds digit x place value into its piece's row of 32-bit
