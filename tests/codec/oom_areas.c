@@ -1,7 +1,8 @@
 /* Passes of tests/codec/test_oom beyond the codec (tests/codec/oom_areas.h):
  * a wzx container packed to memory and to a file, opened, read and
  * restored; kvtc fitted and attached as codec measure attaches it; a
- * profile prepared from a calibration window. */
+ * profile prepared from a calibration window; a profile that predicts
+ * the position part, coded and decoded. */
 #include "tests/codec/oom_areas.h"
 
 #include <stdio.h>
@@ -264,6 +265,83 @@ wz_err oom_prepare_pass(void *vin, uint8_t *out, size_t cap, size_t *n)
 		free(bytes);
 		wzc_profile_free(p);
 	}
+	*n = s.n;
+	return e;
+}
+
+/* The profile read from path and a codec of wz-5.0 made for it. */
+static wz_err open_wz(const oom_inputs *in, wzc_profile **p, wzc_codec **c, wz_diag *d)
+{
+	const wzc_window *w = in->test;
+	wzc_format fmt;
+	wz_err e = wzc_profile_read(in->profile_path, p, d);
+	if (!e)
+		e = wzc_format_parse("wz-5.0", &fmt, d);
+	if (!e)
+		e = wzc_codec_new(&fmt, w->L, w->R, w->P, *p, c, d);
+	return e;
+}
+
+/* A profile that predicts a position part over 64 wide (version 7; the
+ * decode's prediction then needs scratch), and a window at positions 0,
+ * 1, ...: wz-5.0 encodes each layer at the window's positions and decodes
+ * it whole, at them and without them (the same positions); a codec that
+ * has not planned the layers then decodes them a token at a time at their
+ * positions, the token at position 0 by wzc_decode_token. */
+wz_err oom_predict_pass(void *vin, uint8_t *out, size_t cap, size_t *n)
+{
+	const oom_inputs *in = vin;
+	const wzc_window *w = in->test;
+	const int64_t *pos = w->positions;
+	sink s = { out, 0, cap };
+	wz_diag d;
+	wzc_profile *p = NULL;
+	wzc_codec *c = NULL;
+	size_t B = 0, per = (size_t)w->T * (w->R + w->P);
+	uint8_t *rec = NULL;
+	float *val = malloc(sizeof *val * per), *vrope = val + (size_t)w->T * w->R;
+	wz_err e = val ? open_wz(in, &p, &c, &d) : WZ_ERR_NOMEM;
+	if (!e) {
+		B = wzc_codec_record_bytes(c);
+		if (!(rec = malloc(B * w->T * w->L)))
+			e = WZ_ERR_NOMEM;
+	}
+	for (int l = 0; !e && l < w->L; l++) {
+		uint8_t *lrec = rec + B * w->T * l;
+		e = wzc_encode_layer_at(c, l, w->T, w->latent + (size_t)l * w->T * w->R,
+					w->rope + (size_t)l * w->T * w->P, pos, lrec, &d);
+		if (!e)
+			e = put(&s, lrec, B * w->T);
+		if (!e)
+			e = wzc_decode_layer_at(c, l, w->T, lrec, pos, val, vrope);
+		if (!e)
+			e = put(&s, val, sizeof *val * per);
+		if (!e)
+			e = wzc_decode_layer(c, l, w->T, lrec, val, vrope);
+		if (!e)
+			e = put(&s, val, sizeof *val * per);
+	}
+	wzc_codec_free(c);
+	wzc_profile_free(p);
+	c = NULL;
+	p = NULL;
+	if (!e)
+		e = open_wz(in, &p, &c, &d);
+	for (int l = 0; !e && l < w->L; l++) {
+		const uint8_t *lrec = rec + B * w->T * l;
+		for (int t = 0; !e && t < w->T; t++) {
+			int64_t at = pos ? pos[t] : t;
+			float *lat = val + (size_t)t * w->R, *rope = vrope + (size_t)t * w->P;
+			e = at ? wzc_decode_token_at(c, l, lrec + B * t, at, lat, rope)
+			       : wzc_decode_token(c, l, lrec + B * t, lat, rope);
+		}
+		if (!e)
+			e = put(&s, val, sizeof *val * per);
+	}
+	wzc_codec_free(c);
+	wzc_profile_free(p);
+	free(rec);
+	free(val);
 	*n = s.n;
 	return e;
 }

@@ -1,5 +1,6 @@
 /* The areas tests/codec/test_oom runs out of memory beyond the codec
- * (tests/codec/oom_areas.c): the wzx container, kvtc and prepare. */
+ * (tests/codec/oom_areas.c): the wzx container, kvtc, prepare, and a
+ * profile that predicts the position part. */
 #ifndef WZ_TEST_CODEC_OOM_AREAS_H
 #define WZ_TEST_CODEC_OOM_AREAS_H
 
@@ -18,6 +19,7 @@ typedef struct {
 wz_err oom_wzx_pass(void *in, uint8_t *out, size_t cap, size_t *n);
 wz_err oom_kvtc_pass(void *in, uint8_t *out, size_t cap, size_t *n);
 wz_err oom_prepare_pass(void *in, uint8_t *out, size_t cap, size_t *n);
+wz_err oom_predict_pass(void *in, uint8_t *out, size_t cap, size_t *n);
 size_t oom_area_cap(const oom_inputs *in);
 
 #endif

@@ -3,16 +3,22 @@
  * decoded alone, whole layers or a token at a time, by a codec that has
  * not planned their layers; a wzx container packed to memory and to a
  * file, opened, read and restored every way; kvtc fitted and coded; a
- * profile prepared from a calibration window.  Each pass refuses the k-th allocation (tests/codec/oom.c, the
- * allocator wrapped at link time) for k = 0, 1, 2, ... and must end in
- * WZ_ERR_NOMEM or in the output of a pass with memory (a fallback that
- * copes is fine), and free everything it allocated.  Passes of many
- * allocations (the wzx container, prepare) refuse every k below a limit,
- * then a fixed sample of the rest (the same k every run), so that the test
- * stays under a minute; OOM_ALL=1 refuses every k.  Each area's line is
- * its row of the table: allocations, passes, out of memory, coped, wrong,
- * leaked.  OOM_AREA=AREA runs one area; OOM_DEBUG=1 prints each pass that
- * ends otherwise; OOM_TRACE=AREA also prints the stack of its first. */
+ * profile prepared from a calibration window; a profile of version 7 that
+ * predicts a position part over 64 wide (the prediction decoded in
+ * scratch), each layer encoded and decoded whole, then a token at a time
+ * by a codec that has not planned them.  Each pass refuses the k-th
+ * allocation (tests/codec/oom.c, the allocator wrapped at link time) for
+ * k = 0, 1, 2, ... and must end in WZ_ERR_NOMEM or in the output of a
+ * pass with memory (a fallback that copes is fine), and free everything
+ * it allocated.  Passes of many allocations (the wzx container, kvtc,
+ * prepare) refuse every k below a limit, then a fixed sample of the rest
+ * (the same k every run), so that the test stays under a minute;
+ * OOM_ALL=1 refuses every k.  Each area's line is its row of the table:
+ * allocations, passes, out of memory, coped, wrong, leaked.
+ * OOM_AREA=AREA runs one area (by the name oom_check is given: wz-5.0,
+ * "wz-5.0 decode by token", wzx, kvtc, prepare, predict, ...); OOM_DEBUG=1
+ * prints each pass that ends otherwise; OOM_TRACE=AREA also prints the
+ * stack of its first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +32,10 @@
 #include "tests/tap.h"
 
 enum { L = 2, T = 96, TX = 150, R = 64, P = 16 };
+/* the predicting profile's shape: a position part over 64 wide, whose
+ * prediction the decoder computes in scratch it allocates, and more
+ * tokens than the 64 it predicts at once; small, as each pass plans */
+enum { PRED_L = 1, PRED_T = 66, PRED_R = 16, PRED_P = 66 };
 
 /* The profile read from path and a codec of format name made for it,
  * as each pass begins (*p and *c NULL where not made). */
@@ -118,6 +128,40 @@ static void report(const char *area, oom_table tb)
 	   tb.leak_at);
 }
 
+/* The predict area: a version 7 profile of a calibration window whose
+ * position part the latent predicts (every layer predicting), written to
+ * a file of its own, and a test window of its shape. */
+static void predict_area(const char *fa, const char *fb)
+{
+	wzt_cache_trace *cal = synth_shape(WZT_FAMILY_MLA_P, PRED_L, 256, PRED_R, PRED_P, 0, 1,
+					   "calibration");
+	wzt_cache_trace *t = synth_shape(WZT_FAMILY_MLA_P, PRED_L, PRED_T, PRED_R, PRED_P, 0, 2,
+					 "test");
+	wzc_profile *prof = cal ? prepare_rope(cal, 2) : NULL;
+	char path[] = "test_oom-XXXXXX";
+	int fd = mkstemp(path), every = prof != NULL;
+	wz_diag d;
+	for (int l = 0; prof && l < PRED_L; l++)
+		every &= wzc_profile_predicts(prof, l);
+	if (fd >= 0)
+		close(fd);
+	if (prof && fd >= 0 && wzc_profile_write(path, prof, &d))
+		printf("# %s\n", d.msg);
+	if (ok(t && every && prof->version == 7 && fd >= 0,
+	       "a version 7 profile of %d layer%s x (%d + %d), each predicting its position part, "
+	       "written", PRED_L, PRED_L == 1 ? "" : "s", PRED_R, PRED_P)) {
+		wzc_window cw = window_of(cal), w = window_of(t);
+		oom_inputs in = { path, &cw, &w, fa, fb };
+		report("predict", oom_check("predict", oom_predict_pass, &in, oom_area_cap(&in),
+					    100000, 1));
+	}
+	if (fd >= 0)
+		unlink(path);
+	wzc_profile_free(prof);
+	wzt_cache_trace_free(cal);
+	wzt_cache_trace_free(t);
+}
+
 int main(void)
 {
 	wzt_cache_trace *cal = synth_shape(WZT_FAMILY_MLA_A, L, 256, R, P, 0, 1, "calibration");
@@ -189,6 +233,7 @@ int main(void)
 	oom_inputs kin = { path, &cw, &w, fa, fb };
 	report("kvtc", oom_check("kvtc", oom_kvtc_pass, &kin, acap, 400, 200));
 	report("prepare", oom_check("prepare", oom_prepare_pass, &in, acap, 400, 200));
+	predict_area(fa, fb);
 done:
 	if (fd >= 0)
 		unlink(path);
