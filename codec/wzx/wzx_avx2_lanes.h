@@ -57,6 +57,15 @@ gather8(const int *base, __m256i idx, const int loads)
 	return _mm256_inserti128_si256(_mm256_castsi128_si256(r0), r1, 1);
 }
 
+/* The 32 lanes' states at the payload's start (4 bytes each,
+ * little-endian, lane 0 first: as an x86 load reads them) into four
+ * vectors of 8. */
+AVX2_TARGET static inline __attribute__((always_inline)) void states32_load(const uint8_t *payload, __m256i x[4])
+{
+	for (int h = 0; h < 4; h++)
+		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(payload + 32 * h));
+}
+
 /* The renormalisation of one vector of 8 lanes: those below 2^16 take the
  * next words (the next 8 widened, then permuted to them); *pp moves past
  * the words taken.  The caller makes sure 16 bytes are there. */

@@ -275,11 +275,8 @@ avx2_rows(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
 	wzx_spread8_ready();
-	uint32_t xs[K4];
-	read_states(payload, xs);
 	__m256i x[4];
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	states32_load(payload, x);
 	const uint8_t *p = payload + 4 * K4, *end = payload + size;
 	uint32_t hd[4][WZC_WZX_BLOCK_TOKENS];
 	float sc[2][WZC_WZX_BLOCK_TOKENS];
@@ -346,11 +343,8 @@ avx2_symbols(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
 	wzx_spread8_ready();
-	uint32_t xs[K4];
-	read_states(payload, xs);
 	__m256i x[4];
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	states32_load(payload, x);
 	const uint8_t *p = payload + 4 * K4, *end = payload + size;
 	const int *fb = (const int *)(const void *)t->fb;
 	int S = t->S;
@@ -469,11 +463,8 @@ avx2_digits(const fast32 *t, int n, const uint8_t *payload, size_t size, uint16_
 	if (size < 4 * K4 || n % K4 || n < K4 || n > WZC_WZX_BLOCK_TOKENS)
 		return -1;
 	wzx_spread8_ready();
-	uint32_t xs[K4];
-	read_states(payload, xs);
 	__m256i x[4];
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	states32_load(payload, x);
 	const uint8_t *p = payload + 4 * K4, *end = payload + size;
 	const __m256i low12 = _mm256_set1_epi32(SLOTS - 1), low16 = _mm256_set1_epi32(0xffff);
 	for (int q = 0; q < t->S5; q++) {

@@ -291,11 +291,8 @@ FL(loop)(const fast32 *t, const fast6 *s6, int n, const uint8_t *payload, size_t
 	const wzx_rec5 *p = t->rec5;
 	const wzx_fused5 *f = t->fused5;
 	wzx_spread8_ready();
-	uint32_t xs[K4];
-	read_states(payload, xs);
 	__m256i x[4];
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	states32_load(payload, x);
 	const uint8_t *pp = payload + 4 * K4, *end = payload + size;
 	uint32_t acc[WZC_FUSED5_ROWS][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32)));
 	uint64_t vc[2][WZC_WZX_BLOCK_TOKENS] __attribute__((aligned(32))) = { { 0 } }; /* values, words in the making */

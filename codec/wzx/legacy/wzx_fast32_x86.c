@@ -279,11 +279,8 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 	if (size < 4 * K4)
 		return -1;
 	wzx_spread8_ready();
-	uint32_t xs[K4];
-	read_states(payload, xs);
 	__m256i x[4];
-	for (int h = 0; h < 4; h++)
-		x[h] = _mm256_loadu_si256((const __m256i *)(const void *)(xs + 8 * h));
+	states32_load(payload, x);
 	const uint8_t *p = payload + 4 * K4, *end = payload + size;
 	const int *fb = (const int *)(const void *)t->fb, *sy = (const int *)(const void *)t->sym;
 	long i = 0;
@@ -353,6 +350,7 @@ avx2_loop(const fast32 *t, long N, const uint8_t *payload, size_t size, uint16_t
 		while (j >= S)
 			j -= S;
 	}
+	uint32_t xs[K4];
 	for (int h = 0; h < 4; h++)
 		_mm256_storeu_si256((__m256i *)(void *)(xs + 8 * h), x[h]);
 	return wzc_wzx_fast32_tail(t, xs, i, N, j, p, end, sym, r);
